@@ -1,0 +1,56 @@
+//===- MPTBase.td - mpt dialect definition -----------------*- tablegen -*-===//
+//
+// The `mpt` dialect: the tensor-level IR that MPT imports ONNX into and on
+// which precision assignment, autodiff and lowering work.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MPT_DIALECT_MPT_IR_MPTBASE_TD
+#define MPT_DIALECT_MPT_IR_MPTBASE_TD
+
+include "mlir/IR/OpBase.td"
+include "mlir/IR/AttrTypeBase.td"
+
+def MPT_Dialect : Dialect {
+  let name = "mpt";
+  let cppNamespace = "::mpt";
+  let summary = "Mixed-precision training tensor dialect";
+  let description = [{
+    The `mpt` dialect models the operators that MLPs, CNNs and transformers
+    need when they are exported to ONNX (opsets 13 to 21), at the level of
+    ranked tensors with static shapes. Every op verifies its operands and
+    infers its result type where the operands determine it; ops whose result
+    shape is a value in ONNX (Reshape, Expand, ConstantOfShape, Range) carry
+    that shape in their result type and accept the ONNX shape operand only
+    until canonicalization proves it redundant.
+
+    Element types are `f32`, `f16`, `bf16`, `f8E4M3FN`, `f8E5M2`, `i64`, `i32`
+    and `i1`. Trainable parameters are FP32 function arguments marked with
+    `mpt.param`; graph inputs and outputs carry `mpt.input` / `mpt.output`
+    with their ONNX names, and every op's location is its ONNX node name.
+  }];
+  let hasConstantMaterializer = 1;
+  let useDefaultAttributePrinterParser = 0;
+}
+
+//===----------------------------------------------------------------------===//
+// Type constraints.
+//===----------------------------------------------------------------------===//
+
+def MPT_FloatElement : AnyTypeOf<[F32, F16, BF16, F8E4M3FN, F8E5M2]>;
+def MPT_IntElement : AnyTypeOf<[I64, I32]>;
+def MPT_IndexElement : AnyTypeOf<[I64, I32]>;
+def MPT_NumericElement : AnyTypeOf<[F32, F16, BF16, F8E4M3FN, F8E5M2, I64, I32]>;
+def MPT_AnyElement : AnyTypeOf<[F32, F16, BF16, F8E4M3FN, F8E5M2, I64, I32, I1]>;
+
+def MPT_FloatTensor : StaticShapeTensorOf<[MPT_FloatElement]>;
+def MPT_NumericTensor : StaticShapeTensorOf<[MPT_NumericElement]>;
+def MPT_IndexTensor : StaticShapeTensorOf<[MPT_IndexElement]>;
+def MPT_BoolTensor : StaticShapeTensorOf<[I1]>;
+def MPT_Tensor : StaticShapeTensorOf<[MPT_AnyElement]>;
+def MPT_ShapeTensor : 1DTensorOf<[I64]>;
+
+class MPT_Op<string mnemonic, list<Trait> traits = []>
+    : Op<MPT_Dialect, mnemonic, traits>;
+
+#endif // MPT_DIALECT_MPT_IR_MPTBASE_TD

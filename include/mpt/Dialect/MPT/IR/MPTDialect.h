@@ -1,0 +1,18 @@
+//===- MPTDialect.h - mpt dialect -------------------------------*- C++ -*-===//
+#ifndef MPT_DIALECT_MPT_IR_MPTDIALECT_H
+#define MPT_DIALECT_MPT_IR_MPTDIALECT_H
+
+#include "mlir/IR/Dialect.h"
+
+#include "mpt/Dialect/MPT/IR/MPTOpsDialect.h.inc"
+
+namespace mpt {
+/// Argument attribute naming an ONNX graph input.
+inline constexpr llvm::StringLiteral kInputAttrName = "mpt.input";
+/// Argument attribute naming a trainable parameter (an FP32 master value).
+inline constexpr llvm::StringLiteral kParamAttrName = "mpt.param";
+/// Result attribute naming an ONNX graph output.
+inline constexpr llvm::StringLiteral kOutputAttrName = "mpt.output";
+} // namespace mpt
+
+#endif // MPT_DIALECT_MPT_IR_MPTDIALECT_H

@@ -1,0 +1,18 @@
+//===- MPTOps.h - mpt dialect operations ------------------------*- C++ -*-===//
+#ifndef MPT_DIALECT_MPT_IR_MPTOPS_H
+#define MPT_DIALECT_MPT_IR_MPTOPS_H
+
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/Interfaces/InferTypeOpInterface.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mpt/Dialect/MPT/IR/MPTDialect.h"
+#include "mpt/Dialect/MPT/IR/ShapeRules.h"
+
+#define GET_OP_CLASSES
+#include "mpt/Dialect/MPT/IR/MPTOps.h.inc"
+
+#endif // MPT_DIALECT_MPT_IR_MPTOPS_H

@@ -1,0 +1,381 @@
+//===- MPTFolds.cpp - mpt folders and canonicalization patterns -----------===//
+//
+// These reduce the shape arithmetic that ONNX exporters emit
+// (Shape -> Gather -> Unsqueeze -> Concat -> Reshape, Constant chains,
+// Identity) to static ops. Folding is limited to small constants: data
+// movement of real weights is left to the runtime.
+//
+//===----------------------------------------------------------------------===//
+#include "mpt/Dialect/MPT/IR/MPTOps.h"
+
+#include "mlir/IR/Matchers.h"
+#include "llvm/ADT/APSInt.h"
+#include "mlir/IR/PatternMatch.h"
+
+using namespace mlir;
+using namespace mpt;
+
+namespace {
+constexpr int64_t kFoldLimit = 1 << 16;
+
+DenseElementsAttr smallConstant(Attribute attr) {
+  auto dense = dyn_cast_or_null<DenseElementsAttr>(attr);
+  if (!dense || (!dense.isSplat() && dense.getNumElements() > kFoldLimit))
+    return {};
+  return dense;
+}
+
+/// Row-major strides of a shape.
+SmallVector<int64_t> stridesOf(ArrayRef<int64_t> shape) {
+  SmallVector<int64_t> strides(shape.size(), 1);
+  for (int64_t i = static_cast<int64_t>(shape.size()) - 2; i >= 0; --i)
+    strides[i] = strides[i + 1] * shape[i + 1];
+  return strides;
+}
+
+/// Builds a constant of `type` whose element n is source[indexOf(n)], where
+/// indexOf maps a result multi-index to a flat source index.
+template <typename IndexFn>
+DenseElementsAttr gatherElements(DenseElementsAttr source,
+                                 RankedTensorType type, IndexFn indexOf) {
+  if (type.getNumElements() > kFoldLimit)
+    return {};
+  if (source.isSplat())
+    return DenseElementsAttr::get(type, source.getSplatValue<Attribute>());
+  auto values = llvm::to_vector(source.getValues<Attribute>());
+  SmallVector<Attribute> out;
+  out.reserve(type.getNumElements());
+  ArrayRef<int64_t> shape = type.getShape();
+  SmallVector<int64_t> index(shape.size(), 0);
+  for (int64_t n = 0, e = type.getNumElements(); n < e; ++n) {
+    out.push_back(values[indexOf(index)]);
+    for (int64_t d = static_cast<int64_t>(shape.size()) - 1; d >= 0; --d) {
+      if (++index[d] < shape[d])
+        break;
+      index[d] = 0;
+    }
+  }
+  return DenseElementsAttr::get(type, out);
+}
+
+/// Folds any op that only reinterprets the shape of a constant.
+OpFoldResult foldReshapeLike(Value input, Type resultType, Attribute constant) {
+  if (input.getType() == resultType)
+    return input;
+  if (auto dense = dyn_cast_or_null<DenseElementsAttr>(constant))
+    return dense.reshape(cast<ShapedType>(resultType));
+  return {};
+}
+
+/// Drops the ONNX shape operand of an op whose result type holds the shape.
+template <typename OpTy>
+struct DropShapeOperand : OpRewritePattern<OpTy> {
+  using OpRewritePattern<OpTy>::OpRewritePattern;
+  LogicalResult matchAndRewrite(OpTy op,
+                                PatternRewriter &rewriter) const override {
+    if (!op.getShape())
+      return failure();
+    rewriter.replaceOpWithNewOp<OpTy>(op, op.getType(), op.getInput(),
+                                      /*shape=*/Value());
+    return success();
+  }
+};
+
+/// reshape(reshape(x)) -> reshape(x).
+struct ReshapeOfReshape : OpRewritePattern<ReshapeOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ReshapeOp op,
+                                PatternRewriter &rewriter) const override {
+    auto inner = op.getInput().getDefiningOp<ReshapeOp>();
+    if (!inner)
+      return failure();
+    rewriter.replaceOpWithNewOp<ReshapeOp>(op, op.getType(), inner.getInput(),
+                                           /*shape=*/Value());
+    return success();
+  }
+};
+
+/// An inference-mode dropout is the identity with an all-true mask.
+struct RemoveInferenceDropout : OpRewritePattern<DropoutOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(DropoutOp op,
+                                PatternRewriter &rewriter) const override {
+    if (op.getTraining() && !op.getRatio().isZero())
+      return failure();
+    auto maskType = op.getMask().getType();
+    Value mask = ConstantOp::create(
+        rewriter, op.getLoc(),
+        DenseElementsAttr::get(maskType, rewriter.getBoolAttr(true)));
+    rewriter.replaceOp(op, {op.getInput(), mask});
+    return success();
+  }
+};
+} // namespace
+
+OpFoldResult ConstantOp::fold(FoldAdaptor) { return getValue(); }
+
+OpFoldResult IdentityOp::fold(FoldAdaptor) { return getInput(); }
+
+OpFoldResult CastOp::fold(FoldAdaptor adaptor) {
+  if (getInput().getType() == getOutput().getType())
+    return getInput();
+  auto dense = smallConstant(adaptor.getInput());
+  if (!dense)
+    return {};
+  Type to = getOutput().getType().getElementType();
+  Type from = dense.getElementType();
+  auto resultType = getOutput().getType();
+  // Integer <-> integer and integer -> float are exact for shape values;
+  // float -> float rounds to nearest even, float -> integer truncates.
+  if (auto toInt = dyn_cast<IntegerType>(to)) {
+    SmallVector<APInt> out;
+    for (Attribute a : dense.getValues<Attribute>()) {
+      if (auto i = dyn_cast<IntegerAttr>(a)) {
+        bool isBool = from.isInteger(1);
+        out.push_back(toInt.getWidth() == 1
+                          ? APInt(1, !i.getValue().isZero())
+                          : (isBool ? i.getValue().zext(toInt.getWidth())
+                                    : i.getValue().sextOrTrunc(toInt.getWidth())));
+      } else {
+        APSInt value(toInt.getWidth(), /*isUnsigned=*/false);
+        bool exact;
+        APFloat f = cast<FloatAttr>(a).getValue();
+        if (toInt.getWidth() == 1) {
+          out.push_back(APInt(1, !f.isZero()));
+          continue;
+        }
+        f.convertToInteger(value, APFloat::rmTowardZero, &exact);
+        out.push_back(value);
+      }
+    }
+    return DenseElementsAttr::get(resultType, out);
+  }
+  auto toFloat = cast<FloatType>(to);
+  SmallVector<APFloat> out;
+  for (Attribute a : dense.getValues<Attribute>()) {
+    bool lost;
+    if (auto i = dyn_cast<IntegerAttr>(a)) {
+      APFloat f(toFloat.getFloatSemantics());
+      f.convertFromAPInt(i.getValue(), /*isSigned=*/!from.isInteger(1),
+                         APFloat::rmNearestTiesToEven);
+      out.push_back(f);
+    } else {
+      APFloat f = cast<FloatAttr>(a).getValue();
+      f.convert(toFloat.getFloatSemantics(), APFloat::rmNearestTiesToEven,
+                &lost);
+      out.push_back(f);
+    }
+  }
+  return DenseElementsAttr::get(resultType, out);
+}
+
+OpFoldResult NegOp::fold(FoldAdaptor adaptor) {
+  auto dense = dyn_cast_or_null<DenseIntElementsAttr>(smallConstant(adaptor.getInput()));
+  if (!dense)
+    return {};
+  return dense.mapValues(dense.getElementType(),
+                         [](const APInt &v) { return -v; });
+}
+
+OpFoldResult NotOp::fold(FoldAdaptor adaptor) {
+  auto dense = dyn_cast_or_null<DenseIntElementsAttr>(smallConstant(adaptor.getInput()));
+  if (!dense)
+    return {};
+  return dense.mapValues(dense.getElementType(),
+                         [](const APInt &v) { return ~v; });
+}
+
+OpFoldResult WhereOp::fold(FoldAdaptor adaptor) {
+  auto cond = smallConstant(adaptor.getCondition());
+  if (!cond || !cond.isSplat())
+    return {};
+  Value chosen = cond.getSplatValue<bool>() ? getX() : getY();
+  if (chosen.getType() == getType())
+    return chosen;
+  return {};
+}
+
+void DropoutOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
+                                            MLIRContext *context) {
+  patterns.add<RemoveInferenceDropout>(context);
+}
+
+OpFoldResult ReshapeOp::fold(FoldAdaptor adaptor) {
+  if (getShape())
+    return {};
+  return foldReshapeLike(getInput(), getType(), smallConstant(adaptor.getInput()));
+}
+
+void ReshapeOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
+                                            MLIRContext *context) {
+  patterns.add<DropShapeOperand<ReshapeOp>, ReshapeOfReshape>(context);
+}
+
+OpFoldResult ExpandOp::fold(FoldAdaptor adaptor) {
+  if (getShape())
+    return {};
+  if (getInput().getType() == getType())
+    return getInput();
+  auto dense = smallConstant(adaptor.getInput());
+  if (!dense)
+    return {};
+  auto inShape = getInput().getType().getShape();
+  auto outType = getType();
+  auto inStrides = stridesOf(inShape);
+  size_t offset = outType.getRank() - inShape.size();
+  return gatherElements(dense, outType, [&](ArrayRef<int64_t> index) {
+    int64_t flat = 0;
+    for (size_t i = 0; i < inShape.size(); ++i)
+      flat += (inShape[i] == 1 ? 0 : index[offset + i]) * inStrides[i];
+    return flat;
+  });
+}
+
+void ExpandOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
+                                           MLIRContext *context) {
+  patterns.add<DropShapeOperand<ExpandOp>>(context);
+}
+
+OpFoldResult TransposeOp::fold(FoldAdaptor adaptor) {
+  ArrayRef<int64_t> perm = getPerm();
+  if (llvm::equal(perm, llvm::seq<int64_t>(0, perm.size())))
+    return getInput();
+  auto dense = smallConstant(adaptor.getInput());
+  if (!dense)
+    return {};
+  auto inStrides = stridesOf(getInput().getType().getShape());
+  return gatherElements(dense, getType(), [&](ArrayRef<int64_t> index) {
+    int64_t flat = 0;
+    for (size_t i = 0; i < perm.size(); ++i)
+      flat += index[i] * inStrides[perm[i]];
+    return flat;
+  });
+}
+
+OpFoldResult FlattenOp::fold(FoldAdaptor adaptor) {
+  return foldReshapeLike(getInput(), getType(), smallConstant(adaptor.getInput()));
+}
+OpFoldResult SqueezeOp::fold(FoldAdaptor adaptor) {
+  return foldReshapeLike(getInput(), getType(), smallConstant(adaptor.getInput()));
+}
+OpFoldResult UnsqueezeOp::fold(FoldAdaptor adaptor) {
+  return foldReshapeLike(getInput(), getType(), smallConstant(adaptor.getInput()));
+}
+
+OpFoldResult ConcatOp::fold(FoldAdaptor adaptor) {
+  if (getInputs().size() == 1)
+    return getInputs().front();
+  SmallVector<DenseElementsAttr> parts;
+  for (Attribute a : adaptor.getInputs()) {
+    auto dense = smallConstant(a);
+    if (!dense)
+      return {};
+    parts.push_back(dense);
+  }
+  auto type = getType();
+  if (type.getNumElements() > kFoldLimit)
+    return {};
+  int64_t axis = static_cast<int64_t>(getAxis());
+  // Outer = product of dims before the axis; each part contributes a
+  // contiguous run of (its axis size * inner) elements per outer index.
+  int64_t outer = 1, inner = 1;
+  for (int64_t i = 0; i < type.getRank(); ++i)
+    (i < axis ? outer : (i > axis ? inner : outer)) *= (i == axis ? 1 : type.getDimSize(i));
+  SmallVector<SmallVector<Attribute>> values;
+  for (DenseElementsAttr p : parts) {
+    auto pt = cast<RankedTensorType>(p.getType());
+    if (p.isSplat())
+      values.emplace_back(pt.getNumElements(), p.getSplatValue<Attribute>());
+    else
+      values.push_back(llvm::to_vector(p.getValues<Attribute>()));
+  }
+  SmallVector<Attribute> out;
+  for (int64_t o = 0; o < outer; ++o)
+    for (auto [p, vals] : llvm::zip(parts, values)) {
+      int64_t run = cast<RankedTensorType>(p.getType()).getDimSize(axis) * inner;
+      out.append(vals.begin() + o * run, vals.begin() + (o + 1) * run);
+    }
+  return DenseElementsAttr::get(type, out);
+}
+
+OpFoldResult SliceOp::fold(FoldAdaptor adaptor) {
+  if (getInput().getType() == getType() &&
+      llvm::all_of(getSteps(), [](int64_t s) { return s == 1; }))
+    return getInput();
+  auto dense = smallConstant(adaptor.getInput());
+  if (!dense)
+    return {};
+  auto inStrides = stridesOf(getInput().getType().getShape());
+  ArrayRef<int64_t> starts = getStarts(), steps = getSteps();
+  return gatherElements(dense, getType(), [&](ArrayRef<int64_t> index) {
+    int64_t flat = 0;
+    for (size_t i = 0; i < index.size(); ++i)
+      flat += (starts[i] + index[i] * steps[i]) * inStrides[i];
+    return flat;
+  });
+}
+
+OpFoldResult GatherOp::fold(FoldAdaptor adaptor) {
+  auto data = smallConstant(adaptor.getData());
+  auto indices = dyn_cast_or_null<DenseIntElementsAttr>(smallConstant(adaptor.getIndices()));
+  if (!data || !indices)
+    return {};
+  auto dataShape = getData().getType().getShape();
+  auto dataStrides = stridesOf(dataShape);
+  int64_t axis = static_cast<int64_t>(getAxis());
+  int64_t indexRank = getIndices().getType().getRank();
+  auto indexStrides = stridesOf(getIndices().getType().getShape());
+  auto idx = llvm::to_vector(indices.getValues<int64_t>());
+  for (int64_t &i : idx) {
+    if (i < -dataShape[axis] || i >= dataShape[axis])
+      return {};
+    if (i < 0)
+      i += dataShape[axis];
+  }
+  return gatherElements(data, getType(), [&](ArrayRef<int64_t> index) {
+    int64_t flat = 0;
+    for (int64_t i = 0; i < axis; ++i)
+      flat += index[i] * dataStrides[i];
+    int64_t which = 0;
+    for (int64_t i = 0; i < indexRank; ++i)
+      which += index[axis + i] * indexStrides[i];
+    flat += idx[which] * dataStrides[axis];
+    for (int64_t i = axis + 1; i < static_cast<int64_t>(dataShape.size()); ++i)
+      flat += index[i + indexRank - 1] * dataStrides[i];
+    return flat;
+  });
+}
+
+OpFoldResult RangeOp::fold(FoldAdaptor adaptor) {
+  auto start = dyn_cast_or_null<DenseIntElementsAttr>(adaptor.getStart());
+  auto delta = dyn_cast_or_null<DenseIntElementsAttr>(adaptor.getDelta());
+  if (!start || !delta)
+    return {};
+  int64_t s = start.getSplatValue<APInt>().getSExtValue();
+  int64_t d = delta.getSplatValue<APInt>().getSExtValue();
+  auto type = getType();
+  if (type.getNumElements() > kFoldLimit)
+    return {};
+  unsigned width = type.getElementTypeBitWidth();
+  SmallVector<APInt> out;
+  for (int64_t i = 0; i < type.getNumElements(); ++i)
+    out.push_back(APInt(width, static_cast<uint64_t>(s + i * d), true, true));
+  return DenseElementsAttr::get(type, out);
+}
+
+OpFoldResult ShapeOp::fold(FoldAdaptor) {
+  auto dims = getInput().getType().getShape();
+  int64_t start = static_cast<int64_t>(getStart());
+  int64_t end = getEnd() ? static_cast<int64_t>(*getEnd())
+                         : static_cast<int64_t>(dims.size());
+  return DenseIntElementsAttr::get(getType(), dims.slice(start, end - start));
+}
+
+OpFoldResult ConstantOfShapeOp::fold(FoldAdaptor) {
+  if (getShape())
+    return {};
+  Attribute value = getValue();
+  if (auto dense = dyn_cast<DenseElementsAttr>(value))
+    value = dense.getSplatValue<Attribute>();
+  return DenseElementsAttr::get(getType(), value);
+}

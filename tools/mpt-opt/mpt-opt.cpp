@@ -1,0 +1,20 @@
+//===- mpt-opt.cpp - the MPT optimizer driver -----------------------------===//
+//
+// mlir-opt with the mpt dialect and the upstream dialects and passes that
+// MPT pipelines use.
+//
+//===----------------------------------------------------------------------===//
+#include "mpt/Dialect/MPT/IR/MPTDialect.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/Tools/mlir-opt/MlirOptMain.h"
+#include "mlir/Transforms/Passes.h"
+
+int main(int argc, char **argv) {
+  mlir::registerTransformsPasses();
+  mlir::DialectRegistry registry;
+  registry.insert<mpt::MPTDialect, mlir::func::FuncDialect>();
+  return mlir::asMainReturnCode(
+      mlir::MlirOptMain(argc, argv, "MPT optimizer driver\n", registry));
+}
