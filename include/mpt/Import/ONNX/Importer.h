@@ -1,0 +1,65 @@
+//===- Importer.h - ONNX to mpt dialect -------------------------*- C++ -*-===//
+//
+// The public entry point of the ONNX importer. It reads a binary `.onnx`
+// model (with external data files) or a textual `.onnxtext` model and builds
+// one `func.func` in the `mpt` dialect whose arguments are the graph inputs
+// followed by the trainable parameters.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MPT_IMPORT_ONNX_IMPORTER_H
+#define MPT_IMPORT_ONNX_IMPORTER_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringMap.h"
+#include <string>
+
+namespace mpt {
+
+struct OnnxImportOptions {
+  /// Static shapes for graph inputs, by input name (`--input-shape`). Every
+  /// symbolic or unknown dimension of a graph input must be bound here.
+  llvm::StringMap<llvm::SmallVector<int64_t>> inputShapes;
+  /// Name of the function that holds the graph.
+  std::string entryName = "forward";
+};
+
+/// Outcome of an import. Diagnostics have been reported through the
+/// context's diagnostic engine in every case but Imported.
+enum class OnnxImportStatus {
+  Imported,
+  /// The model is well formed but uses ops, versions, element types or
+  /// features this importer does not support; every such use was reported.
+  Unsupported,
+  /// The file or the graph is broken (unreadable, truncated, dangling or
+  /// unsorted references, missing external data, invalid shapes).
+  Failed,
+};
+
+struct OnnxImportResult {
+  OnnxImportStatus status = OnnxImportStatus::Failed;
+  mlir::OwningOpRef<mlir::ModuleOp> module;
+};
+
+/// Imports the model at `path`. Files ending in `.onnxtext` are parsed as the
+/// ONNX text syntax; anything else as a binary ModelProto.
+OnnxImportResult importOnnxFile(llvm::StringRef path, mlir::MLIRContext &context,
+                                const OnnxImportOptions &options = {});
+
+/// Imports a model held in memory. `sourceName` names it in diagnostics and
+/// locations; `baseDir` is where external data files are looked up.
+OnnxImportResult importOnnxBuffer(llvm::StringRef bytes, bool isText,
+                                  llvm::StringRef sourceName,
+                                  llvm::StringRef baseDir,
+                                  mlir::MLIRContext &context,
+                                  const OnnxImportOptions &options = {});
+
+/// Parses `name=d0,d1,...` into `options.inputShapes`; returns an error
+/// message, or an empty string on success.
+std::string parseInputShapeBinding(llvm::StringRef binding,
+                                   OnnxImportOptions &options);
+
+} // namespace mpt
+
+#endif // MPT_IMPORT_ONNX_IMPORTER_H

@@ -1,0 +1,118 @@
+//===- ElementwiseImport.cpp - elementwise ONNX ops -----------------------===//
+#include "NodeImporter.h"
+
+using namespace mlir;
+
+namespace mpt::onnx_import {
+namespace {
+
+template <typename OpTy>
+LogicalResult importUnary(NodeContext &c) {
+  return c.produce<OpTy>({c.input(0)});
+}
+
+template <typename OpTy>
+LogicalResult importBinary(NodeContext &c) {
+  return c.produce<OpTy>({c.input(0), c.input(1)});
+}
+
+/// ONNX Max/Min take any number of inputs; fold them left to right.
+template <typename OpTy>
+LogicalResult importVariadic(NodeContext &c) {
+  Value acc = c.input(0);
+  for (unsigned i = 1; i < c.numInputs(); ++i) {
+    auto v = c.create1<OpTy>({acc, c.input(i)});
+    if (failed(v))
+      return failure();
+    acc = *v;
+  }
+  c.setResults(acc);
+  return success();
+}
+
+LogicalResult importLeakyRelu(NodeContext &c) {
+  return c.produce<LeakyReluOp>(
+      {c.input(0)}, {c.named("alpha", c.b.getF32FloatAttr(c.getFloat("alpha", 0.01f)))});
+}
+
+LogicalResult importGelu(NodeContext &c) {
+  std::string approximate = c.getString("approximate", "none");
+  if (approximate != "none" && approximate != "tanh")
+    return c.emitError() << "approximate must be 'none' or 'tanh', got '"
+                         << approximate << "'";
+  return c.produce<GeluOp>(
+      {c.input(0)}, {c.named("approximate", c.b.getStringAttr(approximate))});
+}
+
+LogicalResult buildClip(NodeContext &c, std::optional<double> lo,
+                        std::optional<double> hi) {
+  SmallVector<NamedAttribute> attrs;
+  if (lo)
+    attrs.push_back(c.named("min", c.b.getF64FloatAttr(*lo)));
+  if (hi)
+    attrs.push_back(c.named("max", c.b.getF64FloatAttr(*hi)));
+  return c.produce<ClipOp>({c.input(0)}, attrs);
+}
+
+/// Clip-6: bounds are attributes.
+LogicalResult importClip6(NodeContext &c) {
+  std::optional<double> lo, hi;
+  if (c.hasAttr("min"))
+    lo = c.getFloat("min", 0);
+  if (c.hasAttr("max"))
+    hi = c.getFloat("max", 0);
+  return buildClip(c, lo, hi);
+}
+
+/// Clip-11+: bounds are optional constant inputs.
+LogicalResult importClip11(NodeContext &c) {
+  std::optional<double> lo, hi;
+  if (c.hasInput(1)) {
+    auto v = c.constantScalar(1, "min");
+    if (failed(v))
+      return failure();
+    lo = *v;
+  }
+  if (c.hasInput(2)) {
+    auto v = c.constantScalar(2, "max");
+    if (failed(v))
+      return failure();
+    hi = *v;
+  }
+  return buildClip(c, lo, hi);
+}
+
+} // namespace
+
+void registerElementwiseImporters(OpImporterTable &t) {
+  t.add("Sqrt", {6, importUnary<SqrtOp>});
+  t.add("Exp", {6, importUnary<ExpOp>});
+  t.add("Log", {6, importUnary<LogOp>});
+  t.add("Erf", {9, importUnary<ErfOp>});
+  t.add("Tanh", {6, importUnary<TanhOp>});
+  t.add("Sigmoid", {6, importUnary<SigmoidOp>});
+  t.add("Relu", {6, importUnary<ReluOp>});
+  t.add("Neg", {6, importUnary<NegOp>});
+  t.add("Abs", {6, importUnary<AbsOp>});
+  t.add("Not", {1, importUnary<NotOp>});
+  t.add("LeakyRelu", {6, importLeakyRelu});
+  t.add("Gelu", {20, importGelu});
+  t.add("Clip", {6, importClip6});
+  t.add("Clip", {11, importClip11, /*constantInputs=*/0b110});
+
+  t.add("Add", {7, importBinary<AddOp>});
+  t.add("Sub", {7, importBinary<SubOp>});
+  t.add("Mul", {7, importBinary<MulOp>});
+  t.add("Div", {7, importBinary<DivOp>});
+  t.add("Pow", {7, importBinary<PowOp>});
+  t.add("Max", {8, importVariadic<MaxOp>});
+  t.add("Min", {8, importVariadic<MinOp>});
+  t.add("Equal", {7, importBinary<EqualOp>});
+  t.add("Less", {7, importBinary<LessOp>});
+  t.add("Greater", {7, importBinary<GreaterOp>});
+  t.add("Where", {9, [](NodeContext &c) -> LogicalResult {
+          return c.produce<WhereOp>({c.input(0), c.input(1), c.input(2)});
+        }});
+}
+
+} // namespace mpt::onnx_import

@@ -1,0 +1,492 @@
+//===- Importer.cpp - ONNX graph to one mpt function ----------------------===//
+//
+// Reads the model, checks the graph's structure (every use defined, in
+// topological order), reports every unsupported op at once, decides which
+// initializers are trainable parameters, then imports node by node through
+// the op table. Every op carries its ONNX node name as its location.
+//
+//===----------------------------------------------------------------------===//
+#include "mpt/Import/ONNX/Importer.h"
+#include "NodeImporter.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Verifier.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/ADT/SmallString.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "onnx/defs/parser.h"
+
+using namespace mlir;
+
+namespace mpt {
+using namespace onnx_import;
+
+std::string parseInputShapeBinding(StringRef binding,
+                                   OnnxImportOptions &options) {
+  auto [name, dims] = binding.split('=');
+  if (name.empty() || dims.empty())
+    return "expected name=d0,d1,... but got '" + binding.str() + "'";
+  SmallVector<int64_t> shape;
+  SmallVector<StringRef> parts;
+  dims.split(parts, ',');
+  for (StringRef p : parts) {
+    int64_t d;
+    if (p.trim().getAsInteger(10, d) || d < 0)
+      return "dimension '" + p.str() + "' of input '" + name.str() +
+             "' is not a non-negative integer";
+    shape.push_back(d);
+  }
+  options.inputShapes[name] = shape;
+  return "";
+}
+
+namespace {
+
+bool isDefaultDomain(StringRef domain) {
+  return domain.empty() || domain == "ai.onnx";
+}
+
+class GraphImporter {
+public:
+  GraphImporter(const onnx::ModelProto &model, StringRef sourceName,
+                StringRef baseDir, MLIRContext &ctx,
+                const OnnxImportOptions &options)
+      : model(model), graph(model.graph()), sourceName(sourceName),
+        baseDir(baseDir), ctx(ctx), options(options), builder(&ctx) {}
+
+  OnnxImportResult run();
+
+private:
+  Location locFor(StringRef name) {
+    return NameLoc::get(StringAttr::get(&ctx, name),
+                        FileLineColLoc::get(&ctx, sourceName, 0, 0));
+  }
+  std::string nodeName(int index) const {
+    const auto &node = graph.node(index);
+    if (!node.name().empty())
+      return node.name();
+    return node.op_type() + "_" + std::to_string(index);
+  }
+  LogicalResult checkOpsets();
+  LogicalResult checkSupported();
+  LogicalResult checkStructure();
+  void classifyInitializers();
+  FailureOr<RankedTensorType> inputType(const onnx::ValueInfoProto &info);
+  LogicalResult importNode(int index);
+
+  const onnx::ModelProto &model;
+  const onnx::GraphProto &graph;
+  StringRef sourceName, baseDir;
+  MLIRContext &ctx;
+  const OnnxImportOptions &options;
+  OpBuilder builder;
+
+  int64_t opset = 0;
+  bool unsupported = false;
+  llvm::StringMap<const onnx::TensorProto *> initializers;
+  llvm::StringSet<> parameterNames;
+  llvm::StringMap<Value> values;
+};
+
+LogicalResult GraphImporter::checkOpsets() {
+  for (const auto &entry : model.opset_import())
+    if (isDefaultDomain(entry.domain()))
+      opset = entry.version();
+  if (opset == 0) {
+    // IR version 1/2 models without opset_import predate opset 13 anyway.
+    emitError(locFor(graph.name())) << "the model imports no opset of the "
+                                       "default ONNX domain";
+    return failure();
+  }
+  return success();
+}
+
+/// Reports every node whose op type, domain or version has no importer.
+LogicalResult GraphImporter::checkSupported() {
+  const auto &table = OpImporterTable::get();
+  bool ok = true;
+  for (int i = 0; i < graph.node_size(); ++i) {
+    const auto &node = graph.node(i);
+    if (isDefaultDomain(node.domain()) &&
+        table.lookup(node.op_type(), opset))
+      continue;
+    ok = false;
+    auto diag = emitError(locFor(nodeName(i)));
+    diag << "unsupported op " << node.op_type() << " (domain '"
+         << (node.domain().empty() ? "ai.onnx" : node.domain())
+         << "', opset " << opset << ") at node '" << nodeName(i) << "'";
+    if (isDefaultDomain(node.domain()) && table.knows(node.op_type()))
+      diag << ": this opset's version of the op is not supported";
+  }
+  unsupported |= !ok;
+  return success(ok);
+}
+
+/// Every input is defined before use: by a graph input, an initializer, or
+/// an earlier node. A later producer means the graph is not sorted; no
+/// producer at all is a dangling input.
+LogicalResult GraphImporter::checkStructure() {
+  llvm::StringMap<int> producer;
+  for (int i = 0; i < graph.node_size(); ++i)
+    for (const auto &out : graph.node(i).output())
+      if (!out.empty())
+        producer.try_emplace(out, i);
+  llvm::StringSet<> defined;
+  for (const auto &in : graph.input())
+    defined.insert(in.name());
+  for (const auto &init : graph.initializer())
+    defined.insert(init.name());
+  bool ok = true;
+  for (int i = 0; i < graph.node_size(); ++i) {
+    const auto &node = graph.node(i);
+    for (const auto &in : node.input()) {
+      if (in.empty() || defined.contains(in))
+        continue;
+      ok = false;
+      auto it = producer.find(in);
+      if (it != producer.end())
+        emitError(locFor(nodeName(i)))
+            << node.op_type() << " node '" << nodeName(i) << "' uses '" << in
+            << "' before node '" << nodeName(it->second)
+            << "' produces it: the graph is not topologically sorted";
+      else
+        emitError(locFor(nodeName(i)))
+            << node.op_type() << " node '" << nodeName(i) << "' has dangling "
+            << "input '" << in << "': no node, graph input or initializer "
+            << "produces it";
+    }
+    for (const auto &out : node.output())
+      defined.insert(out);
+  }
+  for (const auto &out : graph.output())
+    if (!defined.contains(out.name())) {
+      ok = false;
+      emitError(locFor(out.name()))
+          << "graph output '" << out.name() << "' is not produced by any node";
+    }
+  return success(ok);
+}
+
+/// A float initializer is a trainable parameter if some node consumes it as
+/// data (not as an attribute-like constant input such as a shape or axes).
+void GraphImporter::classifyInitializers() {
+  const auto &table = OpImporterTable::get();
+  for (const auto &init : graph.initializer())
+    initializers[init.name()] = &init;
+  auto isFloat = [](int32_t t) {
+    return t == onnx::TensorProto::FLOAT || t == onnx::TensorProto::FLOAT16 ||
+           t == onnx::TensorProto::BFLOAT16 || t == onnx::TensorProto::DOUBLE;
+  };
+  for (const auto &node : graph.node()) {
+    const OpImporter *entry = table.lookup(node.op_type(), opset);
+    for (int i = 0; i < node.input_size(); ++i) {
+      auto it = initializers.find(node.input(i));
+      if (it == initializers.end() || !isFloat(it->second->data_type()))
+        continue;
+      if (!entry || !(entry->constantInputs & (1u << i)))
+        parameterNames.insert(node.input(i));
+    }
+  }
+  for (const auto &out : graph.output())
+    if (auto it = initializers.find(out.name());
+        it != initializers.end() && isFloat(it->second->data_type()))
+      parameterNames.insert(out.name());
+}
+
+FailureOr<RankedTensorType>
+GraphImporter::inputType(const onnx::ValueInfoProto &info) {
+  Location loc = locFor(info.name());
+  if (!info.type().has_tensor_type()) {
+    unsupported = true;
+    return emitError(loc) << "unsupported: graph input '" << info.name()
+                          << "' is not a tensor",
+           failure();
+  }
+  const auto &tensor = info.type().tensor_type();
+  Type element = convertElementType(tensor.elem_type(), &ctx);
+  if (!element) {
+    unsupported = true;
+    return emitError(loc) << "unsupported: graph input '" << info.name()
+                          << "' has element type "
+                          << elementTypeName(tensor.elem_type()),
+           failure();
+  }
+  SmallVector<int64_t> shape;
+  auto bound = options.inputShapes.find(info.name());
+  if (!tensor.has_shape()) {
+    if (bound == options.inputShapes.end())
+      return emitError(loc) << "graph input '" << info.name()
+                            << "' has no shape; bind one with --input-shape "
+                            << info.name() << "=d0,d1,...",
+             failure();
+    return RankedTensorType::get(bound->second, element);
+  }
+  const auto &dims = tensor.shape().dim();
+  if (bound != options.inputShapes.end()) {
+    if (static_cast<int>(bound->second.size()) != dims.size())
+      return emitError(loc) << "--input-shape gives " << bound->second.size()
+                            << " dimensions for input '" << info.name()
+                            << "' of rank " << dims.size(),
+             failure();
+    for (int i = 0; i < dims.size(); ++i)
+      if (dims[i].has_dim_value() && dims[i].dim_value() != bound->second[i])
+        return emitError(loc) << "--input-shape sets dimension " << i
+                              << " of input '" << info.name() << "' to "
+                              << bound->second[i] << " but the model fixes it at "
+                              << dims[i].dim_value(),
+               failure();
+    return RankedTensorType::get(bound->second, element);
+  }
+  for (int i = 0; i < dims.size(); ++i) {
+    if (!dims[i].has_dim_value() || dims[i].dim_value() < 0)
+      return emitError(loc)
+                 << "dimension " << i << " of graph input '" << info.name()
+                 << "' is dynamic"
+                 << (dims[i].has_dim_param()
+                         ? " ('" + dims[i].dim_param() + "')"
+                         : std::string())
+                 << "; bind it with --input-shape " << info.name()
+                 << "=d0,d1,...",
+             failure();
+    shape.push_back(dims[i].dim_value());
+  }
+  return RankedTensorType::get(shape, element);
+}
+
+LogicalResult GraphImporter::importNode(int index) {
+  const auto &node = graph.node(index);
+  const OpImporter *entry = OpImporterTable::get().lookup(node.op_type(), opset);
+  std::string name = nodeName(index);
+  Location loc = locFor(name);
+  SmallVector<Value> inputs;
+  for (const auto &in : node.input())
+    inputs.push_back(in.empty() ? Value() : values.lookup(in));
+
+  // Collect this node's diagnostics and re-emit them prefixed with the op
+  // type and node name, so every message names the node the user knows.
+  SmallVector<std::pair<DiagnosticSeverity, std::string>> messages;
+  LogicalResult result = success();
+  bool nodeUnsupported = false;
+  NodeContext context(node, opset, builder, loc, name, inputs, baseDir);
+  {
+    ScopedDiagnosticHandler capture(&ctx, [&](Diagnostic &diag) {
+      messages.emplace_back(diag.getSeverity(), diag.str());
+      return success();
+    });
+    result = entry->fn(context);
+    nodeUnsupported = context.reportedUnsupported();
+  }
+  for (auto &[severity, text] : messages) {
+    auto prefix = node.op_type() + " node '" + name + "': ";
+    if (severity == DiagnosticSeverity::Error)
+      emitError(loc) << prefix << text;
+    else if (severity == DiagnosticSeverity::Warning)
+      emitWarning(loc) << prefix << text;
+    else
+      emitRemark(loc) << prefix << text;
+  }
+  if (failed(result)) {
+    if (messages.empty())
+      emitError(loc) << node.op_type() << " node '" << name
+                     << "': import failed";
+    unsupported |= nodeUnsupported;
+    return failure();
+  }
+  ArrayRef<Value> results = context.results();
+  for (int i = 0; i < node.output_size(); ++i) {
+    if (node.output(i).empty())
+      continue;
+    if (i >= static_cast<int>(results.size()) || !results[i]) {
+      unsupported = true;
+      emitError(loc) << node.op_type() << " node '" << name
+                     << "': unsupported: output " << i << " ('"
+                     << node.output(i) << "') is not produced by MPT";
+      return failure();
+    }
+    values[node.output(i)] = results[i];
+  }
+  return success();
+}
+
+OnnxImportResult GraphImporter::run() {
+  OnnxImportResult result;
+  auto failWith = [&](bool maybeUnsupported) {
+    result.status = maybeUnsupported && unsupported
+                        ? OnnxImportStatus::Unsupported
+                        : OnnxImportStatus::Failed;
+    result.module = nullptr;
+    return std::move(result);
+  };
+  if (failed(checkOpsets()))
+    return failWith(false);
+  // Broken structure is reported before unsupported ops: it is the user's
+  // first problem. Unsupported ops are all reported together.
+  if (failed(checkStructure()))
+    return failWith(false);
+  if (failed(checkSupported()))
+    return failWith(true);
+  classifyInitializers();
+
+  // Arguments: graph inputs (not shadowed by initializers), then parameters
+  // in initializer order.
+  SmallVector<Type> argTypes;
+  SmallVector<std::pair<StringRef, StringRef>> argNames; // (attr kind, name)
+  bool inputsOk = true;
+  for (const auto &in : graph.input()) {
+    if (initializers.count(in.name()))
+      continue;
+    auto type = inputType(in);
+    if (failed(type)) {
+      inputsOk = false;
+      continue;
+    }
+    argTypes.push_back(*type);
+    argNames.push_back({kInputAttrName, in.name()});
+  }
+  for (const auto &[bindingName, _] : options.inputShapes) {
+    bool found = llvm::any_of(graph.input(), [&](const auto &in) {
+      return in.name() == bindingName;
+    });
+    if (!found) {
+      emitError(locFor(bindingName)) << "--input-shape names '" << bindingName
+                                     << "', which is not a graph input";
+      inputsOk = false;
+    }
+  }
+  if (!inputsOk)
+    return failWith(true);
+
+  auto module = ModuleOp::create(locFor(sourceName));
+  result.module = module;
+  builder.setInsertionPointToEnd(module.getBody());
+  auto func = func::FuncOp::create(builder, locFor(graph.name()),
+                                   options.entryName,
+                                   builder.getFunctionType(argTypes, {}));
+  Block *body = func.addEntryBlock();
+  builder.setInsertionPointToEnd(body);
+  for (auto [arg, kind] : llvm::zip(body->getArguments(), argNames))
+    values[kind.second] = arg;
+
+  // Initializers: parameters become arguments, the rest constants.
+  bool initOk = true;
+  for (const auto &init : graph.initializer()) {
+    Location loc = locFor(init.name());
+    if (parameterNames.contains(init.name())) {
+      Type element = convertElementType(init.data_type(), &ctx);
+      if (!element) {
+        unsupported = true;
+        emitError(loc) << "unsupported: parameter '" << init.name()
+                       << "' has element type "
+                       << elementTypeName(init.data_type());
+        initOk = false;
+        continue;
+      }
+      // Parameters are FP32 master values whatever their stored type.
+      SmallVector<int64_t> shape(init.dims().begin(), init.dims().end());
+      auto type = RankedTensorType::get(shape, builder.getF32Type());
+      Value param = body->addArgument(type, loc);
+      argNames.push_back({kParamAttrName, init.name()});
+      // A model stored in a lower precision reads its parameters through a
+      // cast, so the graph computes exactly as the model was written.
+      if (element != type.getElementType())
+        param = CastOp::create(builder, loc,
+                               RankedTensorType::get(shape, element), param);
+      values[init.name()] = param;
+      continue;
+    }
+    bool unsupportedType = false;
+    auto value = convertTensor(init, baseDir, loc, unsupportedType);
+    unsupported |= unsupportedType;
+    if (failed(value)) {
+      initOk = false;
+      continue;
+    }
+    values[init.name()] = ConstantOp::create(builder, loc, *value);
+  }
+  if (!initOk)
+    return failWith(true);
+
+  bool nodesOk = true;
+  for (int i = 0; i < graph.node_size(); ++i) {
+    if (failed(importNode(i))) {
+      nodesOk = false;
+      break;
+    }
+  }
+  if (!nodesOk)
+    return failWith(true);
+
+  SmallVector<Value> outputs;
+  for (const auto &out : graph.output())
+    outputs.push_back(values.lookup(out.name()));
+  func::ReturnOp::create(builder, locFor(graph.name()), outputs);
+  func.setFunctionType(builder.getFunctionType(body->getArgumentTypes(),
+                                               ValueRange(outputs).getTypes()));
+  for (auto [i, kind] : llvm::enumerate(argNames))
+    func.setArgAttr(i, kind.first, builder.getStringAttr(kind.second));
+  for (auto [i, out] : llvm::enumerate(graph.output()))
+    func.setResultAttr(i, kOutputAttrName, builder.getStringAttr(out.name()));
+
+  if (failed(verify(module)))
+    return failWith(false);
+  result.status = OnnxImportStatus::Imported;
+  return result;
+}
+
+} // namespace
+
+OnnxImportResult importOnnxBuffer(StringRef bytes, bool isText,
+                                  StringRef sourceName, StringRef baseDir,
+                                  MLIRContext &context,
+                                  const OnnxImportOptions &options) {
+  context.loadDialect<MPTDialect, func::FuncDialect>();
+  onnx::ModelProto model;
+  Location fileLoc = FileLineColLoc::get(&context, sourceName, 0, 0);
+  if (isText) {
+    std::string text = bytes.str();
+    onnx::Status status;
+    try {
+      status = onnx::OnnxParser::Parse(model, text.c_str());
+    } catch (const std::exception &e) {
+      emitError(fileLoc) << "cannot parse ONNX text: " << e.what();
+      return {};
+    }
+    if (!status.IsOK()) {
+      emitError(fileLoc) << "cannot parse ONNX text: " << status.ErrorMessage();
+      return {};
+    }
+  } else if (bytes.size() > static_cast<size_t>(INT_MAX) ||
+             !model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
+    emitError(fileLoc) << "not a valid ONNX model: the protobuf data is "
+                          "truncated or corrupt ("
+                       << bytes.size() << " bytes)";
+    return {};
+  }
+  if (!model.has_graph()) {
+    emitError(fileLoc) << "not a valid ONNX model: it has no graph";
+    return {};
+  }
+  GraphImporter importer(model, sourceName, baseDir, context, options);
+  return importer.run();
+}
+
+OnnxImportResult importOnnxFile(StringRef path, MLIRContext &context,
+                                const OnnxImportOptions &options) {
+  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
+                                            /*RequiresNullTerminator=*/false);
+  if (!buffer) {
+    emitError(FileLineColLoc::get(&context, path, 0, 0))
+        << "cannot read '" << path << "': " << buffer.getError().message();
+    return {};
+  }
+  SmallString<256> dir(path);
+  llvm::sys::path::remove_filename(dir);
+  if (dir.empty())
+    dir = ".";
+  return importOnnxBuffer((*buffer)->getBuffer(), path.ends_with(".onnxtext"),
+                          path, dir, context, options);
+}
+
+} // namespace mpt

@@ -1,0 +1,147 @@
+//===- NodeContext.cpp - per-node helpers and the op table ----------------===//
+#include "NodeImporter.h"
+
+#include "mlir/IR/Matchers.h"
+
+using namespace mlir;
+
+namespace mpt::onnx_import {
+
+void OpImporterTable::add(StringRef opType, OpImporter importer) {
+  auto &entries = table[opType];
+  entries.push_back(importer);
+  llvm::sort(entries, [](const OpImporter &a, const OpImporter &b) {
+    return a.sinceVersion < b.sinceVersion;
+  });
+}
+
+const OpImporter *OpImporterTable::lookup(StringRef opType,
+                                          int64_t opset) const {
+  auto it = table.find(opType);
+  if (it == table.end())
+    return nullptr;
+  const OpImporter *best = nullptr;
+  for (const OpImporter &entry : it->second)
+    if (entry.sinceVersion <= opset)
+      best = &entry;
+  return best;
+}
+
+const OpImporterTable &OpImporterTable::get() {
+  static const OpImporterTable instance = [] {
+    OpImporterTable t;
+    registerElementwiseImporters(t);
+    registerContractionImporters(t);
+    registerNormalizationImporters(t);
+    registerReductionImporters(t);
+    registerShapeImporters(t);
+    return t;
+  }();
+  return instance;
+}
+
+DenseElementsAttr NodeContext::constantInput(unsigned i) const {
+  DenseElementsAttr value;
+  if (hasInput(i) && matchPattern(inputs[i], m_Constant(&value)))
+    return value;
+  return {};
+}
+
+FailureOr<SmallVector<int64_t>> NodeContext::constantInts(unsigned i,
+                                                          StringRef what) {
+  auto value = dyn_cast_or_null<DenseIntElementsAttr>(constantInput(i));
+  if (!value) {
+    (void)unsupported(Twine(what) + " (input " + Twine(i) +
+                      ") must be a compile-time constant");
+    return failure();
+  }
+  SmallVector<int64_t> out;
+  for (const APInt &v : value.getValues<APInt>())
+    out.push_back(v.getSExtValue());
+  return out;
+}
+
+FailureOr<double> NodeContext::constantScalar(unsigned i, StringRef what) {
+  DenseElementsAttr value = constantInput(i);
+  if (!value || value.getNumElements() != 1) {
+    (void)unsupported(Twine(what) + " (input " + Twine(i) +
+                      ") must be a compile-time scalar constant");
+    return failure();
+  }
+  Attribute v = value.getSplatValue<Attribute>();
+  if (auto f = dyn_cast<FloatAttr>(v))
+    return f.getValueAsDouble();
+  return static_cast<double>(cast<IntegerAttr>(v).getValue().getSExtValue());
+}
+
+const onnx::AttributeProto *NodeContext::attr(StringRef attrName) const {
+  for (const auto &a : node.attribute())
+    if (a.name() == attrName)
+      return &a;
+  return nullptr;
+}
+
+int64_t NodeContext::getInt(StringRef attrName, int64_t def) const {
+  const auto *a = attr(attrName);
+  return a ? a->i() : def;
+}
+
+float NodeContext::getFloat(StringRef attrName, float def) const {
+  const auto *a = attr(attrName);
+  return a ? a->f() : def;
+}
+
+std::string NodeContext::getString(StringRef attrName, StringRef def) const {
+  const auto *a = attr(attrName);
+  return a ? a->s() : def.str();
+}
+
+SmallVector<int64_t> NodeContext::getInts(StringRef attrName) const {
+  const auto *a = attr(attrName);
+  if (!a)
+    return {};
+  return SmallVector<int64_t>(a->ints().begin(), a->ints().end());
+}
+
+FailureOr<DenseElementsAttr> NodeContext::getTensor(StringRef attrName) {
+  const auto *a = attr(attrName);
+  if (!a || !a->has_t())
+    return emitError() << "missing tensor attribute '" << attrName << "'",
+           failure();
+  bool unsupportedType = false;
+  auto value = convertTensor(a->t(), baseDir, loc, unsupportedType);
+  if (unsupportedType)
+    isUnsupported = true;
+  return value;
+}
+
+void NodeContext::setResults(ValueRange values) {
+  resultValues.assign(values.begin(), values.end());
+}
+
+InFlightDiagnostic NodeContext::emitError() const { return mlir::emitError(loc); }
+
+LogicalResult NodeContext::unsupported(const Twine &what) {
+  isUnsupported = true;
+  return emitError() << "unsupported: " << what, failure();
+}
+
+FailureOr<int64_t> NodeContext::axis(int64_t value, int64_t rank) {
+  auto normalized = normalizeAxis(value, rank);
+  if (!normalized)
+    return emitError() << "axis " << value << " is out of range for rank "
+                       << rank,
+           failure();
+  return *normalized;
+}
+
+SmallVector<Value> NodeContext::finish(Operation *op) {
+  SmallVector<Value> folded;
+  if (succeeded(b.tryFold(op, folded)) && !folded.empty()) {
+    op->erase();
+    return folded;
+  }
+  return SmallVector<Value>(op->getResults());
+}
+
+} // namespace mpt::onnx_import

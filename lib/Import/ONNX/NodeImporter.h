@@ -1,0 +1,206 @@
+//===- NodeImporter.h - per-node import context and op table ----*- C++ -*-===//
+//
+// Internal to the ONNX importer. Each ONNX op is imported by a small function
+// registered in a table keyed by op type and the opset version it was
+// introduced in ("since version"); the per-family files (Elementwise,
+// Contraction, Normalization, Reduction, Shape) register their entries.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MPT_LIB_IMPORT_ONNX_NODEIMPORTER_H
+#define MPT_LIB_IMPORT_ONNX_NODEIMPORTER_H
+
+#include "mpt/Dialect/MPT/IR/MPTOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "llvm/ADT/StringMap.h"
+#include "onnx/onnx_pb.h"
+
+#include <functional>
+
+namespace mpt::onnx_import {
+
+class NodeContext;
+using ImportFn = llvm::LogicalResult (*)(NodeContext &);
+
+struct OpImporter {
+  /// Opset version of the default domain from which this entry applies.
+  int64_t sinceVersion;
+  ImportFn fn;
+  /// Bit i set: input i must be a compile-time constant (axes, shapes,
+  /// clip bounds...). Initializers used only there stay constants rather
+  /// than becoming trainable parameters.
+  uint32_t constantInputs = 0;
+};
+
+class OpImporterTable {
+public:
+  void add(llvm::StringRef opType, OpImporter importer);
+  /// The entry with the greatest sinceVersion <= opset, or null.
+  const OpImporter *lookup(llvm::StringRef opType, int64_t opset) const;
+  /// Whether any version of `opType` is registered.
+  bool knows(llvm::StringRef opType) const { return table.count(opType); }
+  /// The table with every family registered.
+  static const OpImporterTable &get();
+
+private:
+  llvm::StringMap<llvm::SmallVector<OpImporter, 2>> table;
+};
+
+void registerElementwiseImporters(OpImporterTable &table);
+void registerContractionImporters(OpImporterTable &table);
+void registerNormalizationImporters(OpImporterTable &table);
+void registerReductionImporters(OpImporterTable &table);
+void registerShapeImporters(OpImporterTable &table);
+
+/// Converts an ONNX element type code; null if unsupported.
+mlir::Type convertElementType(int32_t onnxType, mlir::MLIRContext *ctx);
+/// Name of an ONNX element type code, for diagnostics.
+llvm::StringRef elementTypeName(int32_t onnxType);
+
+/// Converts a TensorProto to an attribute. `baseDir` resolves external data.
+/// Emits a diagnostic at `loc` and fails on unsupported types or bad data.
+llvm::FailureOr<mlir::DenseElementsAttr>
+convertTensor(const onnx::TensorProto &tensor, llvm::StringRef baseDir,
+              mlir::Location loc, bool &unsupported);
+
+/// Everything one node's import function needs.
+class NodeContext {
+public:
+  NodeContext(const onnx::NodeProto &node, int64_t opset, mlir::OpBuilder &b,
+              mlir::Location loc, llvm::StringRef name,
+              llvm::ArrayRef<mlir::Value> inputs, llvm::StringRef baseDir)
+      : node(node), opset(opset), b(b), loc(loc), name(name), inputs(inputs),
+        baseDir(baseDir) {}
+
+  const onnx::NodeProto &node;
+  const int64_t opset;
+  mlir::OpBuilder &b;
+  const mlir::Location loc;
+  const llvm::StringRef name;
+
+  // Inputs. Absent optional inputs (empty names) are null values.
+  unsigned numInputs() const { return inputs.size(); }
+  bool hasInput(unsigned i) const { return i < inputs.size() && inputs[i]; }
+  mlir::Value input(unsigned i) const { return hasInput(i) ? inputs[i] : nullptr; }
+  mlir::RankedTensorType inputType(unsigned i) const {
+    return mlir::cast<mlir::RankedTensorType>(inputs[i].getType());
+  }
+  /// The value of input `i` if it folded to a constant, else null.
+  mlir::DenseElementsAttr constantInput(unsigned i) const;
+  /// Integer values of constant input `i`; reports `what` if not constant.
+  llvm::FailureOr<llvm::SmallVector<int64_t>> constantInts(unsigned i,
+                                                           llvm::StringRef what);
+  /// A float scalar from constant input `i`; reports if not constant.
+  llvm::FailureOr<double> constantScalar(unsigned i, llvm::StringRef what);
+
+  // Attributes.
+  const onnx::AttributeProto *attr(llvm::StringRef attrName) const;
+  bool hasAttr(llvm::StringRef attrName) const { return attr(attrName); }
+  int64_t getInt(llvm::StringRef attrName, int64_t def) const;
+  float getFloat(llvm::StringRef attrName, float def) const;
+  std::string getString(llvm::StringRef attrName, llvm::StringRef def) const;
+  llvm::SmallVector<int64_t> getInts(llvm::StringRef attrName) const;
+  llvm::FailureOr<mlir::DenseElementsAttr> getTensor(llvm::StringRef attrName);
+
+  // Outputs.
+  unsigned numOutputs() const { return node.output_size(); }
+  bool outputWanted(unsigned i) const {
+    return static_cast<int>(i) < node.output_size() && !node.output(i).empty();
+  }
+  void setResults(mlir::ValueRange values);
+  llvm::ArrayRef<mlir::Value> results() const { return resultValues; }
+
+  // Diagnostics. Messages are prefixed with the op type and node name.
+  mlir::InFlightDiagnostic emitError() const;
+  /// Reports a feature of this op that MPT does not support.
+  llvm::LogicalResult unsupported(const llvm::Twine &what);
+  bool reportedUnsupported() const { return isUnsupported; }
+
+  /// Normalises an axis against `rank`, reporting if out of range.
+  llvm::FailureOr<int64_t> axis(int64_t value, int64_t rank);
+
+  // Op construction. `create` infers the result types first, so an invalid
+  // combination is a diagnostic at this node rather than a crash, then folds.
+  template <typename OpTy>
+  llvm::FailureOr<llvm::SmallVector<mlir::Value>>
+  create(mlir::ValueRange operands,
+         llvm::ArrayRef<mlir::NamedAttribute> attrs = {});
+  template <typename OpTy>
+  llvm::FailureOr<mlir::Value> create1(mlir::ValueRange operands,
+                                       llvm::ArrayRef<mlir::NamedAttribute> attrs = {}) {
+    auto values = create<OpTy>(operands, attrs);
+    if (mlir::failed(values))
+      return mlir::failure();
+    return values->front();
+  }
+  /// Creates an op and makes its results the node's outputs.
+  template <typename OpTy>
+  llvm::LogicalResult produce(mlir::ValueRange operands,
+                              llvm::ArrayRef<mlir::NamedAttribute> attrs = {}) {
+    auto values = create<OpTy>(operands, attrs);
+    if (mlir::failed(values))
+      return mlir::failure();
+    setResults(*values);
+    return mlir::success();
+  }
+  /// Creates an op with explicit result types, then folds.
+  template <typename OpTy>
+  llvm::SmallVector<mlir::Value> createTyped(mlir::TypeRange types,
+                                             mlir::ValueRange operands,
+                                             llvm::ArrayRef<mlir::NamedAttribute> attrs = {});
+  mlir::NamedAttribute named(llvm::StringRef attrName, mlir::Attribute value) {
+    return b.getNamedAttr(attrName, value);
+  }
+
+private:
+  llvm::SmallVector<mlir::Value> finish(mlir::Operation *op);
+
+  llvm::ArrayRef<mlir::Value> inputs;
+  llvm::StringRef baseDir;
+  llvm::SmallVector<mlir::Value> resultValues;
+  bool isUnsupported = false;
+};
+
+template <typename OpTy>
+llvm::FailureOr<llvm::SmallVector<mlir::Value>>
+NodeContext::create(mlir::ValueRange operands,
+                    llvm::ArrayRef<mlir::NamedAttribute> attrs) {
+  mlir::MLIRContext *ctx = b.getContext();
+  mlir::OperationState state(loc, OpTy::getOperationName());
+  state.addOperands(operands);
+  state.addAttributes(attrs);
+  mlir::DictionaryAttr dict = state.attributes.getDictionary(ctx);
+  llvm::SmallVector<mlir::Type> types;
+  if constexpr (std::is_same_v<typename OpTy::Properties, mlir::EmptyProperties>) {
+    if (mlir::failed(OpTy::inferReturnTypes(ctx, loc, operands, dict, nullptr,
+                                            {}, types)))
+      return mlir::failure();
+  } else {
+    typename OpTy::Properties props;
+    if (mlir::failed(OpTy::setPropertiesFromAttr(
+            props, dict, [&] { return emitError(); })))
+      return mlir::failure();
+    if (mlir::failed(OpTy::inferReturnTypes(ctx, loc, operands, dict,
+                                            mlir::OpaqueProperties(&props), {},
+                                            types)))
+      return mlir::failure();
+  }
+  state.addTypes(types);
+  return finish(b.create(state));
+}
+
+template <typename OpTy>
+llvm::SmallVector<mlir::Value>
+NodeContext::createTyped(mlir::TypeRange types, mlir::ValueRange operands,
+                         llvm::ArrayRef<mlir::NamedAttribute> attrs) {
+  mlir::OperationState state(loc, OpTy::getOperationName());
+  state.addOperands(operands);
+  state.addAttributes(attrs);
+  state.addTypes(types);
+  return finish(b.create(state));
+}
+
+} // namespace mpt::onnx_import
+
+#endif // MPT_LIB_IMPORT_ONNX_NODEIMPORTER_H

@@ -1,0 +1,435 @@
+//===- ShapeImport.cpp - constants, casts, shape and data movement --------===//
+//
+// ONNX passes shapes, axes and sizes as tensors. The importer folds the
+// exporters' shape arithmetic as it builds (NodeContext::create folds each
+// op), reads the resulting constants, and emits ops whose result types are
+// static.
+//
+//===----------------------------------------------------------------------===//
+#include "NodeImporter.h"
+
+using namespace mlir;
+
+namespace mpt::onnx_import {
+namespace {
+
+RankedTensorType withShape(RankedTensorType t, ArrayRef<int64_t> shape) {
+  return RankedTensorType::get(shape, t.getElementType());
+}
+
+LogicalResult importConstant(NodeContext &c) {
+  DenseElementsAttr value;
+  Builder &b = c.b;
+  if (c.hasAttr("value")) {
+    auto t = c.getTensor("value");
+    if (failed(t))
+      return failure();
+    value = *t;
+  } else if (c.hasAttr("value_float")) {
+    value = DenseElementsAttr::get(RankedTensorType::get({}, b.getF32Type()),
+                                   c.getFloat("value_float", 0));
+  } else if (c.hasAttr("value_int")) {
+    value = DenseElementsAttr::get(RankedTensorType::get({}, b.getI64Type()),
+                                   c.getInt("value_int", 0));
+  } else if (const auto *a = c.attr("value_floats")) {
+    SmallVector<float> v(a->floats().begin(), a->floats().end());
+    value = DenseElementsAttr::get(
+        RankedTensorType::get({(int64_t)v.size()}, b.getF32Type()), ArrayRef(v));
+  } else if (c.hasAttr("value_ints")) {
+    SmallVector<int64_t> v = c.getInts("value_ints");
+    value = DenseElementsAttr::get(
+        RankedTensorType::get({(int64_t)v.size()}, b.getI64Type()), ArrayRef(v));
+  } else {
+    return c.unsupported("a Constant that is not a dense numeric tensor");
+  }
+  c.setResults(ConstantOp::create(c.b, c.loc, value).getResult());
+  return success();
+}
+
+LogicalResult importIdentity(NodeContext &c) {
+  c.setResults(c.input(0));
+  return success();
+}
+
+LogicalResult importCast(NodeContext &c) {
+  int64_t to = c.getInt("to", 0);
+  Type element = convertElementType(to, c.b.getContext());
+  if (!element)
+    return c.unsupported(Twine("cast to ") + elementTypeName(to));
+  if (c.opset >= 19 && c.getInt("saturate", 1) == 0 &&
+      isa<Float8E4M3FNType, Float8E5M2Type>(element))
+    return c.unsupported("non-saturating casts to FP8");
+  c.setResults(c.createTyped<CastOp>(withShape(c.inputType(0), c.inputType(0).getShape())
+                                         .clone(element),
+                                     {c.input(0)}));
+  return success();
+}
+
+LogicalResult importDropout(NodeContext &c) {
+  float ratio = 0.5f;
+  bool training = false;
+  if (c.hasInput(1)) {
+    auto r = c.constantScalar(1, "ratio");
+    if (failed(r))
+      return failure();
+    ratio = static_cast<float>(*r);
+  }
+  if (c.hasInput(2)) {
+    auto t = c.constantScalar(2, "training_mode");
+    if (failed(t))
+      return failure();
+    training = *t != 0;
+  }
+  if (ratio < 0.0f || ratio >= 1.0f)
+    return c.emitError() << "ratio must be in [0, 1), got " << ratio;
+  SmallVector<NamedAttribute> attrs = {
+      c.named("ratio", c.b.getF32FloatAttr(ratio)),
+      c.named("training", c.b.getBoolAttr(training))};
+  if (c.hasAttr("seed"))
+    attrs.push_back(c.named("seed", c.b.getI64IntegerAttr(c.getInt("seed", 0))));
+  auto type = c.inputType(0);
+  c.setResults(c.createTyped<DropoutOp>(
+      {type, type.clone(c.b.getI1Type())}, {c.input(0)}, attrs));
+  return success();
+}
+
+LogicalResult importReshape(NodeContext &c) {
+  auto shape = c.constantInts(1, "shape");
+  if (failed(shape))
+    return failure();
+  auto input = c.inputType(0);
+  bool allowZero = c.getInt("allowzero", 0) != 0;
+  SmallVector<int64_t> dims;
+  int64_t known = 1, inferAt = -1;
+  for (auto [i, d] : llvm::enumerate(*shape)) {
+    if (d == 0 && !allowZero) {
+      if (static_cast<int64_t>(i) >= input.getRank())
+        return c.emitError() << "shape entry " << i
+                             << " is 0 but the input has no such axis";
+      d = input.getDimSize(i);
+    }
+    if (d == -1) {
+      if (inferAt >= 0)
+        return c.emitError() << "shape has more than one -1";
+      inferAt = i;
+      dims.push_back(1);
+      continue;
+    }
+    if (d < -1)
+      return c.emitError() << "shape entry " << i << " is " << d;
+    dims.push_back(d);
+    known *= d;
+  }
+  if (inferAt >= 0) {
+    if (known == 0 || input.getNumElements() % known != 0)
+      return c.emitError() << "cannot infer the -1 in shape for " << input;
+    dims[inferAt] = input.getNumElements() / known;
+  }
+  int64_t count = 1;
+  for (int64_t d : dims)
+    count *= d;
+  if (count != input.getNumElements())
+    return c.emitError() << "cannot reshape " << input << " into "
+                         << withShape(input, dims);
+  c.setResults(c.createTyped<ReshapeOp>(withShape(input, dims), {c.input(0)}));
+  return success();
+}
+
+LogicalResult importTranspose(NodeContext &c) {
+  SmallVector<int64_t> perm = c.getInts("perm");
+  int64_t rank = c.inputType(0).getRank();
+  if (perm.empty())
+    for (int64_t i = rank - 1; i >= 0; --i)
+      perm.push_back(i);
+  return c.produce<TransposeOp>({c.input(0)},
+                                {c.named("perm", c.b.getDenseI64ArrayAttr(perm))});
+}
+
+LogicalResult importFlatten(NodeContext &c) {
+  int64_t rank = c.inputType(0).getRank();
+  int64_t axis = c.getInt("axis", 1);
+  if (axis < 0)
+    axis += rank;
+  if (axis < 0 || axis > rank)
+    return c.emitError() << "axis " << c.getInt("axis", 1)
+                         << " is out of range for rank " << rank;
+  return c.produce<FlattenOp>({c.input(0)},
+                              {c.named("axis", c.b.getI64IntegerAttr(axis))});
+}
+
+/// Squeeze/Unsqueeze axes: an attribute before opset 13, an input from 13.
+FailureOr<SmallVector<int64_t>> squeezeAxes(NodeContext &c) {
+  if (c.opset < 13)
+    return c.getInts("axes");
+  if (!c.hasInput(1))
+    return SmallVector<int64_t>{};
+  return c.constantInts(1, "axes");
+}
+
+LogicalResult importSqueeze(NodeContext &c) {
+  auto axes = squeezeAxes(c);
+  if (failed(axes))
+    return failure();
+  auto input = c.inputType(0);
+  if (axes->empty()) {
+    for (int64_t i = 0; i < input.getRank(); ++i)
+      if (input.getDimSize(i) == 1)
+        axes->push_back(i);
+  }
+  for (int64_t &a : *axes) {
+    auto n = c.axis(a, input.getRank());
+    if (failed(n))
+      return failure();
+    a = *n;
+  }
+  llvm::sort(*axes);
+  return c.produce<SqueezeOp>({c.input(0)},
+                              {c.named("axes", c.b.getDenseI64ArrayAttr(*axes))});
+}
+
+LogicalResult importUnsqueeze(NodeContext &c) {
+  auto axes = squeezeAxes(c);
+  if (failed(axes))
+    return failure();
+  int64_t outRank = c.inputType(0).getRank() + axes->size();
+  for (int64_t &a : *axes) {
+    auto n = c.axis(a, outRank);
+    if (failed(n))
+      return failure();
+    a = *n;
+  }
+  llvm::sort(*axes);
+  return c.produce<UnsqueezeOp>({c.input(0)},
+                                {c.named("axes", c.b.getDenseI64ArrayAttr(*axes))});
+}
+
+LogicalResult importConcat(NodeContext &c) {
+  SmallVector<Value> inputs;
+  for (unsigned i = 0; i < c.numInputs(); ++i)
+    if (c.hasInput(i))
+      inputs.push_back(c.input(i));
+  if (inputs.empty())
+    return c.emitError() << "has no inputs";
+  auto axis = c.axis(c.getInt("axis", 0), c.inputType(0).getRank());
+  if (failed(axis))
+    return failure();
+  return c.produce<ConcatOp>(inputs,
+                             {c.named("axis", c.b.getI64IntegerAttr(*axis))});
+}
+
+LogicalResult importSplit(NodeContext &c) {
+  auto input = c.inputType(0);
+  auto axis = c.axis(c.getInt("axis", 0), input.getRank());
+  if (failed(axis))
+    return failure();
+  int64_t dim = input.getDimSize(*axis);
+  SmallVector<int64_t> sizes;
+  if (c.opset < 13) {
+    sizes = c.getInts("split");
+  } else if (c.hasInput(1)) {
+    auto s = c.constantInts(1, "split");
+    if (failed(s))
+      return failure();
+    sizes = *s;
+  }
+  if (sizes.empty()) {
+    int64_t pieces = c.opset >= 18 && c.hasAttr("num_outputs")
+                         ? c.getInt("num_outputs", 1)
+                         : c.numOutputs();
+    if (pieces < 1)
+      return c.emitError() << "needs at least one output";
+    // Equal pieces; from opset 18 the last may be smaller.
+    int64_t chunk = (dim + pieces - 1) / pieces;
+    if (c.opset < 18 && dim % pieces != 0)
+      return c.emitError() << "cannot split axis of size " << dim << " into "
+                           << pieces << " equal pieces";
+    for (int64_t i = 0, left = dim; i < pieces; ++i, left -= chunk)
+      sizes.push_back(std::min(chunk, std::max<int64_t>(left, 0)));
+  }
+  return c.produce<SplitOp>(
+      {c.input(0)}, {c.named("axis", c.b.getI64IntegerAttr(*axis)),
+                     c.named("sizes", c.b.getDenseI64ArrayAttr(sizes))});
+}
+
+/// Normalises ONNX slice parameters into one clamped entry per axis.
+LogicalResult buildSlice(NodeContext &c, ArrayRef<int64_t> starts,
+                         ArrayRef<int64_t> ends, SmallVector<int64_t> axes,
+                         SmallVector<int64_t> steps) {
+  auto input = c.inputType(0);
+  int64_t rank = input.getRank();
+  if (axes.empty())
+    for (int64_t i = 0; i < static_cast<int64_t>(starts.size()); ++i)
+      axes.push_back(i);
+  if (steps.empty())
+    steps.assign(starts.size(), 1);
+  if (ends.size() != starts.size() || axes.size() != starts.size() ||
+      steps.size() != starts.size())
+    return c.emitError() << "starts, ends, axes and steps differ in length";
+  SmallVector<int64_t> s(rank, 0), e(input.getShape()), st(rank, 1);
+  SmallVector<bool> seen(rank, false);
+  for (size_t i = 0; i < starts.size(); ++i) {
+    auto axis = c.axis(axes[i], rank);
+    if (failed(axis))
+      return failure();
+    if (seen[*axis])
+      return c.emitError() << "axis " << *axis << " is sliced twice";
+    seen[*axis] = true;
+    int64_t dim = input.getDimSize(*axis), step = steps[i];
+    if (step == 0)
+      return c.emitError() << "step of axis " << *axis << " is 0";
+    int64_t lo = starts[i] < 0 ? starts[i] + dim : starts[i];
+    int64_t hi = ends[i] < 0 ? ends[i] + dim : ends[i];
+    if (step > 0) {
+      lo = std::clamp<int64_t>(lo, 0, dim);
+      hi = std::clamp<int64_t>(hi, lo, dim);
+    } else {
+      lo = std::clamp<int64_t>(lo, 0, std::max<int64_t>(dim - 1, 0));
+      hi = std::clamp<int64_t>(hi, -1, lo);
+      if (dim == 0)
+        hi = lo = 0, step = 1;
+    }
+    s[*axis] = lo;
+    e[*axis] = hi;
+    st[*axis] = step;
+  }
+  return c.produce<SliceOp>({c.input(0)},
+                            {c.named("starts", c.b.getDenseI64ArrayAttr(s)),
+                             c.named("ends", c.b.getDenseI64ArrayAttr(e)),
+                             c.named("steps", c.b.getDenseI64ArrayAttr(st))});
+}
+
+LogicalResult importSlice1(NodeContext &c) {
+  return buildSlice(c, c.getInts("starts"), c.getInts("ends"), c.getInts("axes"),
+                    {});
+}
+
+LogicalResult importSlice10(NodeContext &c) {
+  auto starts = c.constantInts(1, "starts");
+  auto ends = c.constantInts(2, "ends");
+  if (failed(starts) || failed(ends))
+    return failure();
+  SmallVector<int64_t> axes, steps;
+  if (c.hasInput(3)) {
+    auto a = c.constantInts(3, "axes");
+    if (failed(a))
+      return failure();
+    axes = *a;
+  }
+  if (c.hasInput(4)) {
+    auto s = c.constantInts(4, "steps");
+    if (failed(s))
+      return failure();
+    steps = *s;
+  }
+  return buildSlice(c, *starts, *ends, axes, steps);
+}
+
+LogicalResult importGather(NodeContext &c) {
+  auto axis = c.axis(c.getInt("axis", 0), c.inputType(0).getRank());
+  if (failed(axis))
+    return failure();
+  return c.produce<GatherOp>({c.input(0), c.input(1)},
+                             {c.named("axis", c.b.getI64IntegerAttr(*axis))});
+}
+
+LogicalResult importExpand(NodeContext &c) {
+  auto shape = c.constantInts(1, "shape");
+  if (failed(shape))
+    return failure();
+  auto input = c.inputType(0);
+  auto out = broadcastShapes(input.getShape(), *shape);
+  if (!out)
+    return c.emitError() << "cannot broadcast " << input << " with shape ["
+                         << llvm::make_range(shape->begin(), shape->end()) << "]";
+  c.setResults(c.createTyped<ExpandOp>(withShape(input, *out), {c.input(0)}));
+  return success();
+}
+
+LogicalResult importTrilu(NodeContext &c) {
+  int64_t k = 0;
+  if (c.hasInput(1)) {
+    auto v = c.constantScalar(1, "k");
+    if (failed(v))
+      return failure();
+    k = static_cast<int64_t>(*v);
+  }
+  return c.produce<TriluOp>(
+      {c.input(0)}, {c.named("upper", c.b.getBoolAttr(c.getInt("upper", 1) != 0)),
+                     c.named("k", c.b.getI64IntegerAttr(k))});
+}
+
+LogicalResult importRange(NodeContext &c) {
+  auto start = c.constantScalar(0, "start");
+  auto limit = c.constantScalar(1, "limit");
+  auto delta = c.constantScalar(2, "delta");
+  if (failed(start) || failed(limit) || failed(delta))
+    return failure();
+  if (*delta == 0)
+    return c.emitError() << "delta is 0";
+  int64_t count = std::max<int64_t>(
+      0, static_cast<int64_t>(std::ceil((*limit - *start) / *delta)));
+  auto type = RankedTensorType::get({count}, c.inputType(0).getElementType());
+  c.setResults(c.createTyped<RangeOp>(type, {c.input(0), c.input(1), c.input(2)}));
+  return success();
+}
+
+LogicalResult importShape(NodeContext &c) {
+  int64_t rank = c.inputType(0).getRank();
+  auto clampDim = [&](int64_t v) {
+    return std::clamp<int64_t>(v < 0 ? v + rank : v, 0, rank);
+  };
+  int64_t start = clampDim(c.getInt("start", 0));
+  int64_t end = clampDim(c.getInt("end", rank));
+  end = std::max(start, end);
+  return c.produce<ShapeOp>({c.input(0)},
+                            {c.named("start", c.b.getI64IntegerAttr(start)),
+                             c.named("end", c.b.getI64IntegerAttr(end))});
+}
+
+LogicalResult importConstantOfShape(NodeContext &c) {
+  auto shape = c.constantInts(0, "shape");
+  if (failed(shape))
+    return failure();
+  Attribute value = c.b.getF32FloatAttr(0.0f);
+  if (c.hasAttr("value")) {
+    auto t = c.getTensor("value");
+    if (failed(t))
+      return failure();
+    if (t->getNumElements() != 1)
+      return c.emitError() << "value must hold one element";
+    value = t->getSplatValue<Attribute>();
+  }
+  auto type = RankedTensorType::get(*shape, cast<TypedAttr>(value).getType());
+  c.setResults(c.createTyped<ConstantOfShapeOp>(
+      type, {}, {c.named("value", value)}));
+  return success();
+}
+
+} // namespace
+
+void registerShapeImporters(OpImporterTable &t) {
+  t.add("Constant", {9, importConstant});
+  t.add("Identity", {1, importIdentity});
+  t.add("Cast", {6, importCast});
+  t.add("Dropout", {12, importDropout, /*constantInputs=*/0b110});
+  t.add("Reshape", {5, importReshape, /*constantInputs=*/0b10});
+  t.add("Transpose", {1, importTranspose});
+  t.add("Flatten", {1, importFlatten});
+  t.add("Squeeze", {1, importSqueeze});
+  t.add("Squeeze", {13, importSqueeze, 0b10});
+  t.add("Unsqueeze", {1, importUnsqueeze});
+  t.add("Unsqueeze", {13, importUnsqueeze, 0b10});
+  t.add("Concat", {4, importConcat});
+  t.add("Split", {2, importSplit});
+  t.add("Split", {13, importSplit, 0b10});
+  t.add("Slice", {1, importSlice1});
+  t.add("Slice", {10, importSlice10, 0b11110});
+  t.add("Gather", {1, importGather});
+  t.add("Expand", {8, importExpand, 0b10});
+  t.add("Trilu", {14, importTrilu, 0b10});
+  t.add("Range", {11, importRange, 0b111});
+  t.add("Shape", {1, importShape});
+  t.add("ConstantOfShape", {9, importConstantOfShape, 0b1});
+}
+
+} // namespace mpt::onnx_import

@@ -1,0 +1,173 @@
+//===- TensorConversion.cpp - ONNX element types and TensorProto data -----===//
+#include "NodeImporter.h"
+
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Diagnostics.h"
+#include "llvm/ADT/SmallString.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+
+using namespace mlir;
+
+namespace mpt::onnx_import {
+
+Type convertElementType(int32_t onnxType, MLIRContext *ctx) {
+  switch (onnxType) {
+  case onnx::TensorProto::FLOAT: return Float32Type::get(ctx);
+  case onnx::TensorProto::FLOAT16: return Float16Type::get(ctx);
+  case onnx::TensorProto::BFLOAT16: return BFloat16Type::get(ctx);
+  case 17: return Float8E4M3FNType::get(ctx); // FLOAT8E4M3FN (onnx >= 1.14)
+  case 19: return Float8E5M2Type::get(ctx);   // FLOAT8E5M2
+  case onnx::TensorProto::INT64: return IntegerType::get(ctx, 64);
+  case onnx::TensorProto::INT32: return IntegerType::get(ctx, 32);
+  case onnx::TensorProto::BOOL: return IntegerType::get(ctx, 1);
+  default: return nullptr;
+  }
+}
+
+StringRef elementTypeName(int32_t onnxType) {
+  static const char *names[] = {
+      "UNDEFINED", "FLOAT",  "UINT8",     "INT8",       "UINT16",
+      "INT16",     "INT32",  "INT64",     "STRING",     "BOOL",
+      "FLOAT16",   "DOUBLE", "UINT32",    "UINT64",     "COMPLEX64",
+      "COMPLEX128", "BFLOAT16", "FLOAT8E4M3FN", "FLOAT8E4M3FNUZ",
+      "FLOAT8E5M2", "FLOAT8E5M2FNUZ", "UINT4", "INT4", "FLOAT4E2M1"};
+  if (onnxType >= 0 && onnxType < static_cast<int32_t>(std::size(names)))
+    return names[onnxType];
+  return "unknown";
+}
+
+/// Reads the bytes of an externally stored tensor.
+static FailureOr<std::string> readExternal(const onnx::TensorProto &tensor,
+                                           StringRef baseDir, Location loc) {
+  std::string location;
+  uint64_t offset = 0, length = 0;
+  bool hasLength = false;
+  for (const auto &entry : tensor.external_data()) {
+    if (entry.key() == "location")
+      location = entry.value();
+    else if (entry.key() == "offset")
+      offset = std::strtoull(entry.value().c_str(), nullptr, 10);
+    else if (entry.key() == "length") {
+      length = std::strtoull(entry.value().c_str(), nullptr, 10);
+      hasLength = true;
+    }
+  }
+  if (location.empty())
+    return emitError(loc) << "initializer '" << tensor.name()
+                          << "' is stored externally but names no file",
+           failure();
+  SmallString<256> path(baseDir);
+  llvm::sys::path::append(path, location);
+  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
+                                            /*RequiresNullTerminator=*/false);
+  if (!buffer)
+    return emitError(loc) << "cannot read external data file '" << path
+                          << "' for initializer '" << tensor.name()
+                          << "': " << buffer.getError().message(),
+           failure();
+  uint64_t size = (*buffer)->getBufferSize();
+  if (!hasLength)
+    length = offset <= size ? size - offset : 0;
+  if (offset > size || length > size - offset)
+    return emitError(loc) << "external data for initializer '" << tensor.name()
+                          << "' lies outside '" << path << "' (offset "
+                          << offset << ", length " << length << ", file size "
+                          << size << ")",
+           failure();
+  return std::string((*buffer)->getBufferStart() + offset, length);
+}
+
+FailureOr<DenseElementsAttr> convertTensor(const onnx::TensorProto &tensor,
+                                           StringRef baseDir, Location loc,
+                                           bool &unsupported) {
+  MLIRContext *ctx = loc.getContext();
+  Type element = convertElementType(tensor.data_type(), ctx);
+  if (!element) {
+    unsupported = true;
+    return emitError(loc) << "tensor '" << tensor.name() << "' has element type "
+                          << elementTypeName(tensor.data_type())
+                          << ", which MPT does not support",
+           failure();
+  }
+  SmallVector<int64_t> shape;
+  int64_t count = 1;
+  for (int64_t d : tensor.dims()) {
+    if (d < 0)
+      return emitError(loc) << "tensor '" << tensor.name()
+                            << "' has a negative dimension",
+             failure();
+    shape.push_back(d);
+    count *= d;
+  }
+  auto type = RankedTensorType::get(shape, element);
+  unsigned bits = element.isInteger(1) ? 8 : element.getIntOrFloatBitWidth();
+  size_t bytes = bits / 8;
+
+  std::string external;
+  const std::string *raw = nullptr;
+  if (tensor.data_location() == onnx::TensorProto::EXTERNAL) {
+    auto data = readExternal(tensor, baseDir, loc);
+    if (failed(data))
+      return failure();
+    external = std::move(*data);
+    raw = &external;
+  } else if (tensor.has_raw_data()) {
+    raw = &tensor.raw_data();
+  }
+
+  auto badSize = [&](size_t got) {
+    return emitError(loc) << "tensor '" << tensor.name() << "' holds " << got
+                          << " values but its shape " << type
+                          << " needs " << count,
+           failure();
+  };
+
+  if (raw) {
+    if (raw->size() != static_cast<size_t>(count) * bytes)
+      return badSize(raw->size() / std::max<size_t>(bytes, 1));
+    if (element.isInteger(1)) {
+      SmallVector<bool> values;
+      for (char c : *raw)
+        values.push_back(c != 0);
+      return DenseElementsAttr::get(type, values);
+    }
+    if (count == 0)
+      return DenseElementsAttr::get(type, ArrayRef<Attribute>{});
+    // A one-element buffer would be read as a splat, which is right.
+    return DenseElementsAttr::getFromRawBuffer(
+        type, ArrayRef<char>(raw->data(), raw->size()));
+  }
+
+  // Typed fields.
+  if (element.isF32()) {
+    if (tensor.float_data_size() != count)
+      return badSize(tensor.float_data_size());
+    return DenseElementsAttr::get(
+        type, ArrayRef<float>(tensor.float_data().data(), count));
+  }
+  if (element.isInteger(64)) {
+    if (tensor.int64_data_size() != count)
+      return badSize(tensor.int64_data_size());
+    return DenseElementsAttr::get(
+        type, ArrayRef<int64_t>(tensor.int64_data().data(), count));
+  }
+  // int32_data carries int32, bool, and the bit patterns of 16/8-bit floats.
+  if (tensor.int32_data_size() != count)
+    return badSize(tensor.int32_data_size());
+  if (element.isInteger(32))
+    return DenseElementsAttr::get(
+        type, ArrayRef<int32_t>(tensor.int32_data().data(), count));
+  if (element.isInteger(1)) {
+    SmallVector<bool> values(tensor.int32_data().begin(), tensor.int32_data().end());
+    return DenseElementsAttr::get(type, values);
+  }
+  SmallVector<APFloat> values;
+  auto &semantics = cast<FloatType>(element).getFloatSemantics();
+  for (int32_t v : tensor.int32_data())
+    values.emplace_back(semantics, APInt(bits, static_cast<uint64_t>(v) &
+                                                   ((1ull << bits) - 1)));
+  return DenseElementsAttr::get(type, values);
+}
+
+} // namespace mpt::onnx_import
