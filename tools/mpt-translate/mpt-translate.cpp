@@ -26,6 +26,11 @@ static llvm::cl::list<std::string> inputShapes(
     llvm::cl::desc("Bind the shape of a graph input: name=d0,d1,... "
                    "(repeatable; required for dynamic dimensions)"));
 
+static llvm::cl::list<std::string> constantBindings(
+    "bind-constant",
+    llvm::cl::desc("Import a graph input as a constant read from an ONNX "
+                   "TensorProto file: name=file.pb (repeatable)"));
+
 static llvm::cl::opt<std::string>
     entryName("entry-name", llvm::cl::desc("Name of the imported function"),
               llvm::cl::init("forward"));
@@ -47,6 +52,16 @@ static void registerOnnxImport() {
             emitError(UnknownLoc::get(context)) << "--input-shape: " << error;
             return nullptr;
           }
+        }
+        for (const std::string &binding : constantBindings) {
+          auto [name, file] = StringRef(binding).split('=');
+          if (name.empty() || file.empty()) {
+            emitError(UnknownLoc::get(context))
+                << "--bind-constant: expected name=file.pb but got '"
+                << binding << "'";
+            return nullptr;
+          }
+          options.constantInputFiles[name] = file.str();
         }
         const llvm::MemoryBuffer *buffer =
             sourceMgr->getMemoryBuffer(sourceMgr->getMainFileID());

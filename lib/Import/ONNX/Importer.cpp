@@ -75,6 +75,8 @@ private:
   void classifyInitializers();
   FailureOr<RankedTensorType> inputType(const onnx::ValueInfoProto &info);
   LogicalResult importNode(int index);
+  FailureOr<DenseElementsAttr> readConstantBinding(StringRef name,
+                                                   StringRef path);
 
   const onnx::ModelProto &model;
   const onnx::GraphProto &graph;
@@ -94,8 +96,10 @@ LogicalResult GraphImporter::checkOpsets() {
   for (const auto &entry : model.opset_import())
     if (isDefaultDomain(entry.domain()))
       opset = entry.version();
-  if (opset == 0) {
-    // IR version 1/2 models without opset_import predate opset 13 anyway.
+  bool usesDefaultDomain = llvm::any_of(graph.node(), [](const auto &node) {
+    return isDefaultDomain(node.domain());
+  });
+  if (opset == 0 && usesDefaultDomain) {
     emitError(locFor(graph.name())) << "the model imports no opset of the "
                                        "default ONNX domain";
     return failure();
@@ -255,6 +259,24 @@ GraphImporter::inputType(const onnx::ValueInfoProto &info) {
   return RankedTensorType::get(shape, element);
 }
 
+FailureOr<DenseElementsAttr>
+GraphImporter::readConstantBinding(StringRef name, StringRef path) {
+  Location loc = locFor(name);
+  auto buffer = llvm::MemoryBuffer::getFile(path, false, false);
+  onnx::TensorProto tensor;
+  if (!buffer || !tensor.ParseFromArray((*buffer)->getBufferStart(),
+                                        (*buffer)->getBufferSize()))
+    return emitError(loc) << "--bind-constant " << name << "=" << path
+                          << ": cannot read an ONNX TensorProto from the file",
+           failure();
+  SmallString<256> dir(path);
+  llvm::sys::path::remove_filename(dir);
+  bool unsupportedType = false;
+  auto value = convertTensor(tensor, dir, loc, unsupportedType);
+  unsupported |= unsupportedType;
+  return value;
+}
+
 LogicalResult GraphImporter::importNode(int index) {
   const auto &node = graph.node(index);
   const OpImporter *entry = OpImporterTable::get().lookup(node.op_type(), opset);
@@ -334,9 +356,20 @@ OnnxImportResult GraphImporter::run() {
   SmallVector<Type> argTypes;
   SmallVector<std::pair<StringRef, StringRef>> argNames; // (attr kind, name)
   bool inputsOk = true;
+  SmallVector<std::pair<std::string, DenseElementsAttr>> boundConstants;
   for (const auto &in : graph.input()) {
     if (initializers.count(in.name()))
       continue;
+    auto file = options.constantInputFiles.find(in.name());
+    if (file != options.constantInputFiles.end()) {
+      auto value = readConstantBinding(in.name(), file->second);
+      if (failed(value)) {
+        inputsOk = false;
+        continue;
+      }
+      boundConstants.push_back({in.name(), *value});
+      continue;
+    }
     auto type = inputType(in);
     if (failed(type)) {
       inputsOk = false;
@@ -345,16 +378,20 @@ OnnxImportResult GraphImporter::run() {
     argTypes.push_back(*type);
     argNames.push_back({kInputAttrName, in.name()});
   }
-  for (const auto &[bindingName, _] : options.inputShapes) {
+  auto checkNamesInput = [&](StringRef bindingName, StringRef flag) {
     bool found = llvm::any_of(graph.input(), [&](const auto &in) {
       return in.name() == bindingName;
     });
     if (!found) {
-      emitError(locFor(bindingName)) << "--input-shape names '" << bindingName
+      emitError(locFor(bindingName)) << flag << " names '" << bindingName
                                      << "', which is not a graph input";
       inputsOk = false;
     }
-  }
+  };
+  for (const auto &binding : options.inputShapes)
+    checkNamesInput(binding.first(), "--input-shape");
+  for (const auto &binding : options.constantInputFiles)
+    checkNamesInput(binding.first(), "--bind-constant");
   if (!inputsOk)
     return failWith(true);
 
@@ -368,6 +405,8 @@ OnnxImportResult GraphImporter::run() {
   builder.setInsertionPointToEnd(body);
   for (auto [arg, kind] : llvm::zip(body->getArguments(), argNames))
     values[kind.second] = arg;
+  for (auto &[name, value] : boundConstants)
+    values[name] = ConstantOp::create(builder, locFor(name), value);
 
   // Initializers: parameters become arguments, the rest constants.
   bool initOk = true;

@@ -93,6 +93,15 @@ LogicalResult importDropout(NodeContext &c) {
   return success();
 }
 
+/// Dropout-7 to -11: an inference-only op with `ratio` as an attribute.
+LogicalResult importDropout7(NodeContext &c) {
+  auto type = c.inputType(0);
+  c.setResults(c.createTyped<DropoutOp>(
+      {type, type.clone(c.b.getI1Type())}, {c.input(0)},
+      {c.named("ratio", c.b.getF32FloatAttr(c.getFloat("ratio", 0.5f)))}));
+  return success();
+}
+
 LogicalResult importReshape(NodeContext &c) {
   auto shape = c.constantInts(1, "shape");
   if (failed(shape))
@@ -411,6 +420,7 @@ void registerShapeImporters(OpImporterTable &t) {
   t.add("Constant", {9, importConstant});
   t.add("Identity", {1, importIdentity});
   t.add("Cast", {6, importCast});
+  t.add("Dropout", {7, importDropout7});
   t.add("Dropout", {12, importDropout, /*constantInputs=*/0b110});
   t.add("Reshape", {5, importReshape, /*constantInputs=*/0b10});
   t.add("Transpose", {1, importTranspose});

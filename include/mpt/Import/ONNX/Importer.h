@@ -21,6 +21,10 @@ struct OnnxImportOptions {
   /// Static shapes for graph inputs, by input name (`--input-shape`). Every
   /// symbolic or unknown dimension of a graph input must be bound here.
   llvm::StringMap<llvm::SmallVector<int64_t>> inputShapes;
+  /// Graph inputs to import as constants instead of arguments, by input
+  /// name, each read from an ONNX TensorProto file (`--bind-constant`). This
+  /// is how a graph that takes its shapes or axes as inputs gets static.
+  llvm::StringMap<std::string> constantInputFiles;
   /// Name of the function that holds the graph.
   std::string entryName = "forward";
 };

@@ -1,0 +1,177 @@
+//===- ImportConformance.cpp - import every ONNX backend node test --------===//
+//
+//   mpt-import-conformance <node-test-dir> <expected-unsupported.txt>
+//
+// Imports the model of every ONNX backend node test (Debian's
+// libonnx-testdata) and prints how many imported, how many were reported
+// unsupported, and how many failed. It fails when a test whose ops are all
+// on MPT's supported list does not import, unless expected-unsupported.txt
+// lists it with a reason; and when a listed test imports after all (so the
+// list stays true). A crash fails it too, since it runs in-process.
+//
+//===----------------------------------------------------------------------===//
+#include "mpt/Import/ONNX/Importer.h"
+#include "../../lib/Import/ONNX/NodeImporter.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <fstream>
+#include <set>
+#include <sstream>
+
+using namespace mlir;
+
+int main(int argc, char **argv) {
+  if (argc != 3) {
+    llvm::errs() << "usage: " << argv[0]
+                 << " <node-test-dir> <expected-unsupported.txt>\n";
+    return 2;
+  }
+  std::string root = argv[1];
+  llvm::StringMap<std::string> expected;
+  {
+    std::ifstream in(argv[2]);
+    if (!in) {
+      llvm::errs() << "cannot read " << argv[2] << "\n";
+      return 2;
+    }
+    std::string line;
+    while (std::getline(in, line)) {
+      if (line.empty() || line[0] == '#')
+        continue;
+      std::istringstream fields(line);
+      std::string name, reason;
+      fields >> name;
+      std::getline(fields, reason);
+      expected[name] = reason;
+    }
+  }
+
+  std::vector<std::string> tests;
+  std::error_code ec;
+  for (llvm::sys::fs::directory_iterator it(root, ec), end; it != end && !ec;
+       it.increment(ec))
+    tests.push_back(llvm::sys::path::filename(it->path()).str());
+  if (ec || tests.empty()) {
+    llvm::errs() << "cannot list node tests under " << root << "\n";
+    return 2;
+  }
+  std::sort(tests.begin(), tests.end());
+
+  const auto &table = mpt::onnx_import::OpImporterTable::get();
+  int imported = 0, unsupported = 0, failed = 0, problems = 0;
+  int outOfTypeSet = 0;
+  MLIRContext typeContext;
+  std::set<std::string> seenExpected;
+  for (const std::string &test : tests) {
+    std::string path = root + "/" + test + "/model.onnx";
+    auto buffer = llvm::MemoryBuffer::getFile(path, false, false);
+    if (!buffer)
+      continue;
+    onnx::ModelProto model;
+    bool allKnown = model.ParseFromArray((*buffer)->getBufferStart(),
+                                         (*buffer)->getBufferSize());
+    int64_t opset = 0;
+    for (const auto &entry : model.opset_import())
+      if (entry.domain().empty() || entry.domain() == "ai.onnx")
+        opset = entry.version();
+    const auto &graph = model.graph();
+    for (const auto &node : graph.node())
+      allKnown &= (node.domain().empty() || node.domain() == "ai.onnx") &&
+                  table.knows(node.op_type());
+    // A test whose tensors use element types outside MPT's set (f32, f16,
+    // bf16, fp8, i64, i32, i1) is out of scope, whatever its ops.
+    bool typesSupported = true;
+    auto checkType = [&](const onnx::TypeProto &type) {
+      typesSupported &= type.has_tensor_type() &&
+                        mpt::onnx_import::convertElementType(
+                            type.tensor_type().elem_type(), &typeContext);
+    };
+    for (const auto &v : graph.input())
+      checkType(v.type());
+    for (const auto &v : graph.output())
+      checkType(v.type());
+    if (!typesSupported)
+      ++outOfTypeSet;
+
+    // Graph inputs that feed attribute-like positions (shapes, axes, clip
+    // bounds...) are bound as constants from the test's own data, as a user
+    // would with --bind-constant.
+    mpt::OnnxImportOptions options;
+    for (const auto &node : graph.node()) {
+      const auto *entry = table.lookup(node.op_type(), opset);
+      if (!entry)
+        continue;
+      for (int i = 0; i < node.input_size(); ++i) {
+        if (!(entry->constantInputs & (1u << i)))
+          continue;
+        for (int g = 0; g < graph.input_size(); ++g)
+          if (graph.input(g).name() == node.input(i))
+            options.constantInputFiles[node.input(i)] =
+                root + "/" + test + "/test_data_set_0/input_" +
+                std::to_string(g) + ".pb";
+      }
+    }
+
+    MLIRContext context;
+    std::string messages;
+    ScopedDiagnosticHandler capture(&context, [&](Diagnostic &diag) {
+      messages += "    " + diag.str() + "\n";
+      return success();
+    });
+    auto result = mpt::importOnnxFile(path, context, options);
+    bool listed = expected.count(test);
+    if (listed)
+      seenExpected.insert(test);
+    switch (result.status) {
+    case mpt::OnnxImportStatus::Imported:
+      ++imported;
+      if (listed) {
+        ++problems;
+        llvm::outs() << "UNEXPECTED IMPORT " << test
+                     << " (remove it from the expected-unsupported list)\n";
+      }
+      continue;
+    case mpt::OnnxImportStatus::Unsupported:
+      ++unsupported;
+      break;
+    case mpt::OnnxImportStatus::Failed:
+      ++failed;
+      if (!allKnown || !typesSupported)
+        llvm::outs() << "failed (out of scope) " << test << ":\n" << messages;
+      break;
+    }
+    if (allKnown && typesSupported && !listed) {
+      ++problems;
+      llvm::outs() << "REGRESSION " << test
+                   << ": every op is supported but the import "
+                   << (result.status == mpt::OnnxImportStatus::Failed
+                           ? "failed"
+                           : "reported something unsupported")
+                   << ":\n"
+                   << messages;
+    }
+  }
+  for (const auto &entry : expected)
+    if (!seenExpected.count(entry.first().str())) {
+      ++problems;
+      llvm::outs() << "STALE expected-unsupported entry " << entry.first()
+                   << ": no such node test\n";
+    }
+  llvm::outs() << "ONNX node tests: " << tests.size() << ", imported "
+               << imported << ", unsupported " << unsupported << ", failed "
+               << failed << " (" << outOfTypeSet
+               << " use element types outside MPT's set; " << expected.size()
+               << " listed as expected-unsupported)\n";
+  if (problems) {
+    llvm::outs() << problems << " conformance problem(s)\n";
+    return 1;
+  }
+  return 0;
+}
