@@ -12,6 +12,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Verifier.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -403,8 +404,10 @@ OnnxImportResult GraphImporter::run() {
                                    builder.getFunctionType(argTypes, {}));
   Block *body = func.addEntryBlock();
   builder.setInsertionPointToEnd(body);
-  for (auto [arg, kind] : llvm::zip(body->getArguments(), argNames))
+  for (auto [arg, kind] : llvm::zip(body->getArguments(), argNames)) {
     values[kind.second] = arg;
+    arg.setLoc(locFor(kind.second));
+  }
   for (auto &[name, value] : boundConstants)
     values[name] = ConstantOp::create(builder, locFor(name), value);
 
@@ -467,6 +470,11 @@ OnnxImportResult GraphImporter::run() {
     func.setArgAttr(i, kind.first, builder.getStringAttr(kind.second));
   for (auto [i, out] : llvm::enumerate(graph.output()))
     func.setResultAttr(i, kOutputAttrName, builder.getStringAttr(out.name()));
+
+  // Shape arithmetic that folded into static types leaves dead constants.
+  for (Operation &op : llvm::make_early_inc_range(llvm::reverse(*body)))
+    if (op.use_empty() && isPure(&op) && !op.hasTrait<OpTrait::IsTerminator>())
+      op.erase();
 
   if (failed(verify(module)))
     return failWith(false);

@@ -1,0 +1,330 @@
+//===- PlanFormatTest.cpp - writer, reader and verifier of plans ---------===//
+//
+// The encoding is pinned by a byte-exact golden plan (docs/plan-format.md
+// walks through the same bytes); the reader is attacked with every
+// truncation and with byte flips; each verifier rule has a targeted case.
+//
+//===----------------------------------------------------------------------===//
+#include "PlanBuilder.h"
+#include "mptrt/PlanFormat.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+using namespace mptrt;
+using namespace mptrt::plan;
+using mptrt::test::PlanBuilder;
+
+namespace {
+
+bool operator==(const Attribute &a, const Attribute &b) {
+  return a.name == b.name && a.type == b.type && a.i == b.i &&
+         std::memcmp(&a.f, &b.f, sizeof(double)) == 0 && a.ints == b.ints && a.s == b.s;
+}
+
+void expectSamePlan(const Plan &a, const Plan &b) {
+  ASSERT_EQ(a.tensors.size(), b.tensors.size());
+  for (size_t i = 0; i < a.tensors.size(); ++i) {
+    const Tensor &x = a.tensors[i], &y = b.tensors[i];
+    EXPECT_EQ(x.name, y.name);
+    EXPECT_EQ(x.dtype, y.dtype);
+    EXPECT_EQ(x.storage, y.storage);
+    EXPECT_EQ(x.shape, y.shape);
+    EXPECT_EQ(x.offset, y.offset);
+    EXPECT_EQ(x.hasInitializer, y.hasInitializer);
+  }
+  ASSERT_EQ(a.kernels.size(), b.kernels.size());
+  for (size_t i = 0; i < a.kernels.size(); ++i) {
+    EXPECT_EQ(a.kernels[i].kind, b.kernels[i].kind);
+    EXPECT_EQ(a.kernels[i].operands, b.kernels[i].operands);
+    EXPECT_EQ(a.kernels[i].results, b.kernels[i].results);
+    ASSERT_EQ(a.kernels[i].attrs.size(), b.kernels[i].attrs.size());
+    for (size_t j = 0; j < a.kernels[i].attrs.size(); ++j)
+      EXPECT_TRUE(a.kernels[i].attrs[j] == b.kernels[i].attrs[j]);
+  }
+  ASSERT_EQ(a.entries.size(), b.entries.size());
+  for (size_t i = 0; i < a.entries.size(); ++i) {
+    const EntryPoint &x = a.entries[i], &y = b.entries[i];
+    EXPECT_EQ(x.name, y.name);
+    EXPECT_EQ(x.arenaBytes, y.arenaBytes);
+    EXPECT_EQ(x.kernels, y.kernels);
+    EXPECT_EQ(x.inputs, y.inputs);
+    EXPECT_EQ(x.params, y.params);
+    EXPECT_EQ(x.outputs, y.outputs);
+  }
+  EXPECT_EQ(a.constants, b.constants);
+}
+
+/// A plan that uses every dtype, storage kind and attribute type, with two
+/// entry points sharing a parameter.
+Plan richPlan() {
+  PlanBuilder b;
+  const float w[6] = {1, 2, 3, 4, 5, 6};
+  const int64_t idx[2] = {1, 0};
+  uint32_t x = b.input("x", DType::BF16, {2, 3});
+  uint32_t wp = b.param("w", DType::F32, {3, 2}, w, sizeof(w));
+  uint32_t lr = b.param("lr", DType::F32, {});
+  uint32_t c = b.constant(DType::I64, {2}, idx, sizeof(idx), "idx");
+  uint32_t t = b.temp(DType::F16, {2, 2});
+  uint32_t t8 = b.temp(DType::F8E4M3FN, {2, 2});
+  uint32_t t5 = b.temp(DType::F8E5M2, {2, 2});
+  uint32_t ti = b.temp(DType::I32, {2});
+  uint32_t tb = b.temp(DType::I1, {2, 2});
+  uint32_t y = b.output("y", DType::F32, {2, 2});
+  b.kernel("matmul", {x, wp}, {t});
+  b.kernel("cast", {t}, {t8}, {Attribute::makeInt("saturate", 1)});
+  b.kernel("cast", {t8}, {t5});
+  b.kernel("cast", {c}, {ti});
+  b.kernel("greater", {t5, t}, {tb});
+  b.kernel("gelu", {t5}, {y},
+           {Attribute::makeString("approximate", "tanh"),
+            Attribute::makeFloat("alpha", -0.25), Attribute::makeInts("perm", {1, 0, -7})});
+  b.entry("forward");
+  uint32_t g = b.input("g", DType::F32, {3, 2});
+  uint32_t s = b.temp(DType::F32, {3, 2});
+  b.kernel("mul", {g, lr}, {s});
+  b.kernel("sub", {wp, s}, {wp});
+  b.entry("sgd");
+  return b.plan;
+}
+
+// Tests that serialize -> parse gives back the same structs and bytes.
+TEST(PlanFormat, RoundTrip) {
+  Plan plan = richPlan();
+  std::string error;
+  ASSERT_TRUE(verifyPlan(plan, &error)) << error;
+  std::vector<uint8_t> bytes = serializePlan(plan);
+  Plan back;
+  ASSERT_TRUE(parsePlan(bytes.data(), bytes.size(), &back, &error)) << error;
+  expectSamePlan(plan, back);
+  EXPECT_EQ(serializePlan(back), bytes);
+  uint64_t constantsOffset;
+  std::memcpy(&constantsOffset, bytes.data() + 40, 8);
+  EXPECT_EQ(constantsOffset % 64, 0u);
+}
+
+// Tests the exact bytes of a small plan, as docs/plan-format.md lays out.
+TEST(PlanFormat, GoldenBytes) {
+  Plan plan;
+  Tensor x;
+  x.name = "x";
+  x.dtype = DType::F32;
+  x.storage = Storage::Input;
+  x.shape = {2};
+  Tensor y = x;
+  y.name = "y";
+  y.storage = Storage::Output;
+  plan.tensors = {x, y};
+  Kernel k;
+  k.kind = "relu";
+  k.operands = {0};
+  k.results = {1};
+  k.attrs = {Attribute::makeInt("k", 7)};
+  plan.kernels = {k};
+  EntryPoint e;
+  e.name = "main";
+  e.kernels = {0};
+  e.inputs = {0};
+  e.outputs = {1};
+  plan.entries = {e};
+  plan.constants = {0xAA, 0xBB, 0xCC, 0xDD};
+
+  const std::vector<uint8_t> golden = {
+      // Header.
+      'M', 'P', 'T', 'P', 'L', 'A', 'N', 0,  // magic
+      1, 0, 0, 0,                            // version 1
+      0, 0, 0, 0,                            // flags
+      4, 1, 0, 0, 0, 0, 0, 0,                // file size 260
+      64, 0, 0, 0, 0, 0, 0, 0,               // tables offset 64
+      148, 0, 0, 0, 0, 0, 0, 0,              // tables size 148
+      0, 1, 0, 0, 0, 0, 0, 0,                // constants offset 256
+      4, 0, 0, 0, 0, 0, 0, 0,                // constants size 4
+      0, 0, 0, 0, 0, 0, 0, 0,                // reserved
+      // Tensor table: count, then name, dtype, storage, rank, flags, dims, offset.
+      2, 0, 0, 0,
+      1, 0, 0, 0, 'x', 1, 2, 1, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+      1, 0, 0, 0, 'y', 1, 3, 1, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+      // Kernel table: count, then kind, operands, results, attributes.
+      1, 0, 0, 0,
+      4, 0, 0, 0, 'r', 'e', 'l', 'u',
+      1, 0, 0, 0, 0, 0, 0, 0,
+      1, 0, 0, 0, 1, 0, 0, 0,
+      1, 0, 0, 0, 1, 0, 0, 0, 'k', 1, 7, 0, 0, 0, 0, 0, 0, 0,
+      // Entry points: count, then name, arena size, kernels, inputs, params, outputs.
+      1, 0, 0, 0,
+      4, 0, 0, 0, 'm', 'a', 'i', 'n',
+      0, 0, 0, 0, 0, 0, 0, 0,
+      1, 0, 0, 0, 0, 0, 0, 0,
+      1, 0, 0, 0, 0, 0, 0, 0,
+      0, 0, 0, 0,
+      1, 0, 0, 0, 1, 0, 0, 0,
+      // Zero padding up to byte 256, then the constants.
+      0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+      0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+      0xAA, 0xBB, 0xCC, 0xDD};
+  std::vector<uint8_t> bytes = serializePlan(plan);
+  ASSERT_EQ(bytes.size(), 260u);
+  EXPECT_EQ(bytes, golden);
+  Plan back;
+  std::string error;
+  ASSERT_TRUE(parsePlan(golden.data(), golden.size(), &back, &error)) << error;
+  expectSamePlan(plan, back);
+}
+
+// Tests that every proper prefix of a valid plan is rejected with a message.
+TEST(PlanFormat, TruncatedAtEveryLength) {
+  std::vector<uint8_t> bytes = serializePlan(richPlan());
+  for (size_t len = 0; len < bytes.size(); ++len) {
+    Plan out;
+    std::string error;
+    std::vector<uint8_t> prefix(bytes.begin(), bytes.begin() + len);
+    ASSERT_FALSE(parsePlan(prefix.data(), prefix.size(), &out, &error)) << len;
+    ASSERT_EQ(error.rfind("plan:", 0), 0u) << error;
+  }
+}
+
+// Tests truncation inside the tables with the header patched to agree, so
+// that the record reader itself meets the end of the data at every byte.
+TEST(PlanFormat, TablesTruncatedAtEveryLengthWithConsistentHeader) {
+  std::vector<uint8_t> bytes = serializePlan(richPlan());
+  uint64_t tablesSize;
+  std::memcpy(&tablesSize, bytes.data() + 32, 8);
+  for (uint64_t cut = 0; cut < tablesSize; ++cut) {
+    uint64_t tablesEnd = kHeaderSize + cut;
+    uint64_t constantsOffset = alignUp(tablesEnd);
+    std::vector<uint8_t> b(bytes.begin(), bytes.begin() + tablesEnd);
+    b.resize(constantsOffset, 0);
+    auto put = [&](size_t at, uint64_t v) { std::memcpy(b.data() + at, &v, 8); };
+    put(16, b.size());
+    put(32, cut);
+    put(40, constantsOffset);
+    put(48, 0);
+    Plan out;
+    std::string error;
+    ASSERT_FALSE(parsePlan(b.data(), b.size(), &out, &error)) << cut;
+    ASSERT_FALSE(error.empty());
+  }
+}
+
+// Tests that flipping any byte either still parses or fails with a message
+// (never crashes or reads out of bounds; run under ASan to see the latter).
+TEST(PlanFormat, ByteFlips) {
+  std::vector<uint8_t> bytes = serializePlan(richPlan());
+  int rejected = 0;
+  for (size_t at = 0; at < bytes.size(); ++at) {
+    for (uint8_t mask : {0x01, 0x10, 0x80, 0xFF}) {
+      std::vector<uint8_t> b = bytes;
+      b[at] ^= mask;
+      Plan out;
+      std::string error;
+      if (!parsePlan(b.data(), b.size(), &out, &error)) {
+        ASSERT_FALSE(error.empty());
+        ++rejected;
+      }
+    }
+  }
+  EXPECT_GT(rejected, 0);
+}
+
+//===----------------------------------------------------------------------===//
+// One case per rule.
+//===----------------------------------------------------------------------===//
+
+/// Serializes `plan` after `mutate` and expects parsing to fail mentioning
+/// `expected`.
+template <typename Mutate>
+void expectRejected(Mutate mutate, const std::string &expected) {
+  Plan plan = richPlan();
+  mutate(plan);
+  std::string error;
+  EXPECT_FALSE(verifyPlan(plan, &error));
+  EXPECT_NE(error.find(expected), std::string::npos) << error;
+  std::vector<uint8_t> bytes = serializePlan(plan);
+  Plan out;
+  error.clear();
+  EXPECT_FALSE(parsePlan(bytes.data(), bytes.size(), &out, &error));
+  EXPECT_NE(error.find(expected), std::string::npos) << error;
+}
+
+/// Patches the serialized bytes and expects a parse failure mentioning
+/// `expected`.
+template <typename Patch>
+void expectBytesRejected(Patch patch, const std::string &expected) {
+  std::vector<uint8_t> bytes = serializePlan(richPlan());
+  patch(bytes);
+  Plan out;
+  std::string error;
+  EXPECT_FALSE(parsePlan(bytes.data(), bytes.size(), &out, &error));
+  EXPECT_NE(error.find(expected), std::string::npos) << error;
+}
+
+TEST(PlanFormatRules, Header) {
+  expectBytesRejected([](auto &b) { b[0] = 'X'; }, "bad magic");
+  expectBytesRejected([](auto &b) { b[8] = 2; }, "unsupported format version 2");
+  expectBytesRejected([](auto &b) { b[12] = 1; }, "must be zero");
+  expectBytesRejected([](auto &b) { b.push_back(0); }, "truncated or padded");
+  expectBytesRejected([](auto &b) { b[24] = 72; }, "must start at byte 64");
+  expectBytesRejected([](auto &b) { b[40] ^= 64; }, "constants offset");
+  expectBytesRejected([](auto &b) { b[37] = 1; }, "runs past the end");
+}
+
+TEST(PlanFormatRules, Encoding) {
+  // Tensor count far beyond what the bytes can hold.
+  expectBytesRejected([](auto &b) { b[64 + 3] = 0x7F; }, "cannot fit");
+  // First tensor name length beyond the limit.
+  expectBytesRejected([](auto &b) { b[68 + 3] = 0x10; }, "exceeds the limit");
+  // First tensor's dtype, storage and rank codes.
+  expectBytesRejected([](auto &b) { b[68 + 5] = 9; }, "invalid dtype code 9");
+  expectBytesRejected([](auto &b) { b[68 + 6] = 5; }, "invalid storage code 5");
+  expectBytesRejected([](auto &b) { b[68 + 7] = 9; }, "rank 9 exceeds 8");
+  expectBytesRejected([](auto &b) { b[68 + 8] = 2; }, "unknown flag bits");
+}
+
+TEST(PlanFormatRules, Tensors) {
+  expectRejected([](Plan &p) { p.tensors[0].shape = {2, -3}; }, "negative dimension");
+  expectRejected([](Plan &p) { p.tensors[0].shape = {1 << 30, 1 << 30}; },
+                 "overflows 2^48");
+  expectRejected([](Plan &p) { p.tensors[4].offset = 32; }, "not a multiple of 64");
+  expectRejected([](Plan &p) { p.tensors[3].offset = alignUp(p.constants.size()); },
+                 "outside the constants blob");
+  expectRejected([](Plan &p) { p.tensors[0].offset = 64; }, "must have offset 0");
+  expectRejected([](Plan &p) { p.tensors[0].hasInitializer = true; },
+                 "only parameters may have an initializer");
+  expectRejected([](Plan &p) { p.tensors[2].name = ""; }, "need a name");
+  expectRejected([](Plan &p) { p.tensors[2].name = "w"; }, "two parameter tensors");
+}
+
+TEST(PlanFormatRules, Kernels) {
+  expectRejected([](Plan &p) { p.kernels[0].operands[1] = 99; },
+                 "operand id 99 out of range");
+  expectRejected([](Plan &p) { p.kernels[0].results[0] = 1000; },
+                 "result id 1000 out of range");
+  expectRejected([](Plan &p) { p.kernels[0].results[0] = 0; }, "read-only");
+  expectRejected([](Plan &p) { p.kernels[0].kind = ""; }, "empty or overlong kind");
+  expectRejected(
+      [](Plan &p) { p.kernels[1].attrs.push_back(Attribute::makeInt("saturate", 0)); },
+      "given twice");
+  expectRejected([](Plan &p) { p.kernels[1].results.push_back(p.kernels[1].results[0]); },
+                 "twice among the results");
+}
+
+TEST(PlanFormatRules, EntryPoints) {
+  expectRejected([](Plan &p) { p.entries[0].arenaBytes -= 64; }, "exceed the arena");
+  expectRejected([](Plan &p) { p.entries[0].arenaBytes += 1; }, "not a multiple of 64");
+  expectRejected([](Plan &p) { p.entries[0].kernels.push_back(77); },
+                 "kernel id 77 out of range");
+  expectRejected([](Plan &p) { p.entries[0].inputs.clear(); },
+                 "not among the entry point's inputs");
+  expectRejected([](Plan &p) { p.entries[1].params.clear(); },
+                 "not among the entry point's parameters");
+  expectRejected([](Plan &p) { p.entries[0].outputs.clear(); },
+                 "not among the entry point's outputs");
+  expectRejected([](Plan &p) { p.entries[0].outputs.push_back(0); }, "has storage input");
+  expectRejected([](Plan &p) { p.entries[1].inputs.push_back(p.entries[1].inputs[0]); },
+                 "lists the same input twice");
+  expectRejected([](Plan &p) { p.entries[1].name = "forward"; },
+                 "two entry points are named 'forward'");
+}
+
+} // namespace

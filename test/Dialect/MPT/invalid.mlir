@@ -1,0 +1,104 @@
+// RUN: mpt-opt %s -split-input-file -verify-diagnostics
+
+// Tests that broadcasting mismatches are rejected.
+func.func @bad_broadcast(%a: tensor<2x3xf32>, %b: tensor<4xf32>) -> tensor<2x3xf32> {
+  // expected-error @+2 {{operand shapes are not broadcastable}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = mpt.add %a, %b : (tensor<2x3xf32>, tensor<4xf32>) -> tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}
+
+// -----
+
+// Tests that a wrong stated result type is caught by type inference.
+func.func @bad_result(%a: tensor<2x3xf32>, %b: tensor<3x4xf32>) -> tensor<2x5xf32> {
+  // expected-error @+2 {{inferred type(s) 'tensor<2x4xf32>' are incompatible with return type(s) of operation 'tensor<2x5xf32>'}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = mpt.matmul %a, %b : (tensor<2x3xf32>, tensor<3x4xf32>) -> tensor<2x5xf32>
+  return %0 : tensor<2x5xf32>
+}
+
+// -----
+
+// Tests that contracting dimensions must agree.
+func.func @bad_matmul(%a: tensor<2x3xf32>, %b: tensor<4x4xf32>) -> tensor<2x4xf32> {
+  // expected-error @+2 {{contracting dimensions differ}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = mpt.matmul %a, %b : (tensor<2x3xf32>, tensor<4x4xf32>) -> tensor<2x4xf32>
+  return %0 : tensor<2x4xf32>
+}
+
+// -----
+
+// Tests that conv channels must match the group count.
+func.func @bad_conv(%x: tensor<1x4x8x8xf32>, %w: tensor<8x3x3x3xf32>) -> tensor<1x8x6x6xf32> {
+  // expected-error @+2 {{channels do not match}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = mpt.conv %x, %w {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} : (tensor<1x4x8x8xf32>, tensor<8x3x3x3xf32>) -> tensor<1x8x6x6xf32>
+  return %0 : tensor<1x8x6x6xf32>
+}
+
+// -----
+
+// Tests that a reshape must keep the element count.
+func.func @bad_reshape(%x: tensor<2x3xf32>) -> tensor<7xf32> {
+  // expected-error @+1 {{cannot reshape}}
+  %0 = mpt.reshape %x : (tensor<2x3xf32>) -> tensor<7xf32>
+  return %0 : tensor<7xf32>
+}
+
+// -----
+
+// Tests that a softmax axis must be in range.
+func.func @bad_softmax(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  // expected-error @+1 {{axis 2 is out of range [0, 2)}}
+  %0 = mpt.softmax %x {axis = 2 : i64} : tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}
+
+// -----
+
+// Tests that reduction axes may not repeat.
+func.func @bad_reduce(%x: tensor<2x3xf32>) -> tensor<1x3xf32> {
+  // expected-error @+2 {{reduction axis 0 is repeated}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = mpt.reduce_sum %x {axes = array<i64: 0, 0>} : (tensor<2x3xf32>) -> tensor<1x3xf32>
+  return %0 : tensor<1x3xf32>
+}
+
+// -----
+
+// Tests that squeeze rejects an axis that is not of size 1.
+func.func @bad_squeeze(%x: tensor<2x3xf32>) -> tensor<3xf32> {
+  // expected-error @+2 {{cannot squeeze axis 0 of size 2}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = mpt.squeeze %x {axes = array<i64: 0>} : (tensor<2x3xf32>) -> tensor<3xf32>
+  return %0 : tensor<3xf32>
+}
+
+// -----
+
+// Tests that a dropout ratio must lie in [0, 1).
+func.func @bad_dropout(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{ratio must be in [0, 1)}}
+  %0, %m = mpt.dropout %x {ratio = 1.5 : f32} : tensor<4xf32> -> tensor<4xf32>, tensor<4xi1>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+// Tests that expand only broadcasts.
+func.func @bad_expand(%x: tensor<3xf32>) -> tensor<2x4xf32> {
+  // expected-error @+1 {{cannot broadcast}}
+  %0 = mpt.expand %x : (tensor<3xf32>) -> tensor<2x4xf32>
+  return %0 : tensor<2x4xf32>
+}
+
+// -----
+
+// Tests that element types outside MPT's set are rejected.
+func.func @bad_type(%x: tensor<4xf64>) -> tensor<4xf64> {
+  // expected-error @+1 {{must be statically shaped tensor of}}
+  %0 = mpt.relu %x : tensor<4xf64>
+  return %0 : tensor<4xf64>
+}

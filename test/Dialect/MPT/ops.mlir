@@ -1,0 +1,35 @@
+// RUN: mpt-opt %s -split-input-file | mpt-opt -split-input-file | FileCheck %s
+
+// Tests that contractions, norms and losses round-trip.
+// CHECK-LABEL: func.func @contractions
+func.func @contractions(%x: tensor<2x3xf32>, %w: tensor<4x3xf32>, %b: tensor<4xf32>,
+                        %img: tensor<1x3x8x8xbf16>, %k: tensor<6x1x3x3xbf16>) -> (tensor<2x4xf32>, tensor<1x6x4x4xbf16>) {
+  // CHECK: mpt.gemm %{{.*}} {trans_b = true}
+  %0 = mpt.gemm %x, %w, %b {trans_b = true} : (tensor<2x3xf32>, tensor<4x3xf32>, tensor<4xf32>) -> tensor<2x4xf32>
+  // CHECK: mpt.conv
+  %1 = mpt.conv %img, %k {strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, group = 3 : i64} : (tensor<1x3x8x8xbf16>, tensor<6x1x3x3xbf16>) -> tensor<1x6x4x4xbf16>
+  return %0, %1 : tensor<2x4xf32>, tensor<1x6x4x4xbf16>
+}
+
+// -----
+
+// Tests that layer_norm returns f32 statistics and the loss a scalar.
+// CHECK-LABEL: func.func @norm_and_loss
+func.func @norm_and_loss(%x: tensor<4x8xf32>, %g: tensor<8xf32>, %labels: tensor<4xi64>) -> tensor<f32> {
+  // CHECK: mpt.layer_norm {{.*}} -> (tensor<4x8xf32>, tensor<4x1xf32>, tensor<4x1xf32>)
+  %y, %mean, %inv = mpt.layer_norm %x, %g {axis = 1 : i64} : (tensor<4x8xf32>, tensor<8xf32>) -> (tensor<4x8xf32>, tensor<4x1xf32>, tensor<4x1xf32>)
+  %loss, %lp = mpt.softmax_cross_entropy_loss %y, %labels {ignore_index = -100 : i64} : (tensor<4x8xf32>, tensor<4xi64>) -> (tensor<f32>, tensor<4x8xf32>)
+  return %loss : tensor<f32>
+}
+
+// -----
+
+// Tests the low-precision element types and casts between them.
+// CHECK-LABEL: func.func @types
+func.func @types(%x: tensor<4xf32>) -> tensor<4xf8E5M2> {
+  // CHECK: mpt.cast %{{.*}} : tensor<4xf32> to tensor<4xf8E4M3FN>
+  %0 = mpt.cast %x : tensor<4xf32> to tensor<4xf8E4M3FN>
+  %1 = mpt.cast %0 : tensor<4xf8E4M3FN> to tensor<4xf16>
+  %2 = mpt.cast %1 : tensor<4xf16> to tensor<4xf8E5M2>
+  return %2 : tensor<4xf8E5M2>
+}

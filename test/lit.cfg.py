@@ -1,0 +1,15 @@
+# -*- Python -*-
+import os
+import lit.formats
+
+config.name = "MPT"
+config.test_format = lit.formats.ShTest(True)
+config.suffixes = [".mlir", ".onnxtext", ".test"]
+config.excludes = ["lit.cfg.py", "lit.site.cfg.py", "CMakeLists.txt", "Inputs",
+                   "unit", "Conformance", "fixtures"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.mpt_obj_root, "test")
+
+config.substitutions.append(("%fixtures", os.path.join(config.test_source_root, "fixtures", "models")))
+config.environment["PATH"] = os.pathsep.join(
+    [config.mpt_tools_dir, config.llvm_tools_dir, config.environment.get("PATH", os.environ["PATH"])])
