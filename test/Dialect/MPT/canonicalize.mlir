@@ -60,3 +60,20 @@ func.func @splats() -> (tensor<2x3xf32>, tensor<4xi64>) {
   %k = mpt.constant_of_shape {value = 7 : i64} : () -> tensor<4xi64>
   return %e, %k : tensor<2x3xf32>, tensor<4xi64>
 }
+
+// -----
+
+// Tests that casts of constants fold: float to int truncates toward zero,
+// int to bool is "non-zero", bool to float is 0 or 1.
+// CHECK-LABEL: func.func @cast_constants
+// CHECK-DAG: mpt.constant dense<[1, -2, 0]> : tensor<3xi64>
+// CHECK-DAG: mpt.constant dense<[false, true]> : tensor<2xi1>
+// CHECK-DAG: mpt.constant dense<[0.000000e+00, 1.000000e+00]> : tensor<2xf32>
+func.func @cast_constants() -> (tensor<3xi64>, tensor<2xi1>, tensor<2xf32>) {
+  %f = mpt.constant dense<[1.9, -2.7, 0.0]> : tensor<3xf32>
+  %i = mpt.cast %f : tensor<3xf32> to tensor<3xi64>
+  %b = mpt.constant dense<[0, 5]> : tensor<2xi64>
+  %bb = mpt.cast %b : tensor<2xi64> to tensor<2xi1>
+  %ff = mpt.cast %bb : tensor<2xi1> to tensor<2xf32>
+  return %i, %bb, %ff : tensor<3xi64>, tensor<2xi1>, tensor<2xf32>
+}

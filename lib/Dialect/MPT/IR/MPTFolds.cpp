@@ -129,24 +129,24 @@ OpFoldResult CastOp::fold(FoldAdaptor adaptor) {
   // float -> float rounds to nearest even, float -> integer truncates.
   if (auto toInt = dyn_cast<IntegerType>(to)) {
     SmallVector<APInt> out;
+    unsigned width = toInt.getWidth();
     for (Attribute a : dense.getValues<Attribute>()) {
+      // Everything goes through int64: shape values fit, and bool is 0/1.
+      int64_t v;
       if (auto i = dyn_cast<IntegerAttr>(a)) {
-        bool isBool = from.isInteger(1);
-        out.push_back(toInt.getWidth() == 1
-                          ? APInt(1, !i.getValue().isZero())
-                          : (isBool ? i.getValue().zext(toInt.getWidth())
-                                    : i.getValue().sextOrTrunc(toInt.getWidth())));
+        v = from.isInteger(1) ? static_cast<int64_t>(i.getValue().getZExtValue())
+                              : i.getValue().getSExtValue();
       } else {
-        APSInt value(toInt.getWidth(), /*isUnsigned=*/false);
-        bool exact;
         APFloat f = cast<FloatAttr>(a).getValue();
-        if (toInt.getWidth() == 1) {
-          out.push_back(APInt(1, !f.isZero()));
-          continue;
-        }
-        f.convertToInteger(value, APFloat::rmTowardZero, &exact);
-        out.push_back(value);
+        APSInt asInt(64, /*isUnsigned=*/false);
+        bool exact;
+        f.convertToInteger(asInt, APFloat::rmTowardZero, &exact);
+        v = f.isZero() ? 0 : (width == 1 ? 1 : asInt.getExtValue());
       }
+      if (width == 1)
+        v = v != 0;
+      out.push_back(APInt(width, static_cast<uint64_t>(v), /*isSigned=*/width > 1,
+                          /*implicitTrunc=*/true));
     }
     return DenseElementsAttr::get(resultType, out);
   }
