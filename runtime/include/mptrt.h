@@ -1,0 +1,119 @@
+/*===- mptrt.h - C API of the MPT runtime -------------------------*- C -*-===//
+ *
+ * Load an execution plan (.mptp, docs/plan-format.md), bind parameters and
+ * inputs by name, run entry points by name, read outputs.
+ *
+ *   mptrt_model *m;
+ *   if (mptrt_model_load_file("mlp.mptp", NULL, &m) != MPTRT_OK)
+ *     fprintf(stderr, "%s\n", mptrt_last_error());
+ *   int64_t shape[2] = {8, 784};
+ *   mptrt_bind_input(m, "x", MPTRT_F32, shape, 2, x, sizeof(x));
+ *   mptrt_run(m, "forward");
+ *   mptrt_read_output(m, "logits", logits, sizeof(logits));
+ *   mptrt_model_free(m);
+ *
+ * Every function that can fail returns MPTRT_OK (0) or MPTRT_ERROR and then
+ * sets the calling thread's last error message. Bound data is copied; the
+ * caller keeps ownership of its buffers. A model is not thread-safe: use one
+ * thread at a time per model (different models are independent).
+ *
+ *===----------------------------------------------------------------------===*/
+#ifndef MPTRT_H
+#define MPTRT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define MPTRT_OK 0
+#define MPTRT_ERROR 1
+
+/* Largest tensor rank a plan may use. */
+#define MPTRT_MAX_RANK 8
+
+/* Element types; the values are the plan format's dtype codes. */
+typedef enum mptrt_dtype {
+  MPTRT_F32 = 1,
+  MPTRT_F16 = 2,
+  MPTRT_BF16 = 3,
+  MPTRT_F8E4M3FN = 4,
+  MPTRT_F8E5M2 = 5,
+  MPTRT_I64 = 6,
+  MPTRT_I32 = 7,
+  MPTRT_I1 = 8 /* one byte per element, 0 or 1 */
+} mptrt_dtype;
+
+/* The kinds of named tensors. */
+typedef enum mptrt_binding_kind {
+  MPTRT_INPUT = 0,
+  MPTRT_PARAMETER = 1,
+  MPTRT_OUTPUT = 2
+} mptrt_binding_kind;
+
+typedef struct mptrt_model mptrt_model;
+
+/* The calling thread's most recent error message ("" if none). The pointer
+ * stays valid until the next failing call on this thread. */
+const char *mptrt_last_error(void);
+
+/* "f32", "bf16", "f8E4M3FN", ...; "invalid" for an unknown value. */
+const char *mptrt_dtype_name(mptrt_dtype dtype);
+/* Bytes per element; 0 for an unknown value. */
+size_t mptrt_dtype_size(mptrt_dtype dtype);
+
+/* Loads, verifies and prepares a plan. `backend` is NULL or "cpu". On
+ * failure *out is NULL. */
+int mptrt_model_load_file(const char *path, const char *backend, mptrt_model **out);
+int mptrt_model_load_memory(const void *data, size_t size, const char *backend,
+                            mptrt_model **out);
+/* Frees a model; NULL is allowed. */
+void mptrt_model_free(mptrt_model *model);
+/* The backend that runs the model ("cpu"). */
+const char *mptrt_model_backend(const mptrt_model *model);
+
+/* Copies `bytes` bytes of `data` into a parameter or input. The dtype and
+ * shape must equal the plan's, and bytes its byte size. Parameters keep
+ * their value across runs (and may be updated by runs); a parameter with an
+ * initial value in the plan need not be bound. */
+int mptrt_bind_parameter(mptrt_model *model, const char *name, mptrt_dtype dtype,
+                         const int64_t *shape, size_t rank, const void *data,
+                         size_t bytes);
+int mptrt_bind_input(mptrt_model *model, const char *name, mptrt_dtype dtype,
+                     const int64_t *shape, size_t rank, const void *data, size_t bytes);
+
+/* Runs an entry point. Every input and parameter it uses must have a value. */
+int mptrt_run(mptrt_model *model, const char *entry);
+
+/* Copies an output computed by the last successful run that produced it,
+ * or a parameter's current value; `bytes` must equal its byte size. */
+int mptrt_read_output(const mptrt_model *model, const char *name, void *dst, size_t bytes);
+int mptrt_read_parameter(const mptrt_model *model, const char *name, void *dst,
+                         size_t bytes);
+
+/* The dtype and shape of a named tensor; `shape` has room for
+ * MPTRT_MAX_RANK values. Any of dtype, rank, shape may be NULL. */
+int mptrt_tensor_info(const mptrt_model *model, mptrt_binding_kind kind, const char *name,
+                      mptrt_dtype *dtype, size_t *rank, int64_t *shape);
+
+/* Entry points and the names they bind. Names are owned by the model. */
+size_t mptrt_entry_count(const mptrt_model *model);
+const char *mptrt_entry_name(const mptrt_model *model, size_t index);
+int mptrt_entry_binding_count(const mptrt_model *model, const char *entry,
+                              mptrt_binding_kind kind, size_t *count);
+int mptrt_entry_binding_name(const mptrt_model *model, const char *entry,
+                             mptrt_binding_kind kind, size_t index, const char **name);
+/* The arena size the plan gives an entry point. */
+int mptrt_entry_arena_bytes(const mptrt_model *model, const char *entry, uint64_t *bytes);
+
+/* Bytes of arena memory allocated so far: the sum over the entry points
+ * that have run (each keeps its arena). This is the model's peak. */
+uint64_t mptrt_peak_arena_bytes(const mptrt_model *model);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* MPTRT_H */

@@ -1,0 +1,167 @@
+//===- mptrt.hpp - thin C++ wrapper over the C API ---------------*- C++ -*-===//
+//
+// RAII ownership of a model and std::vector/std::string conveniences. Like
+// the C API it reports failure by return value (no exceptions), so it can be
+// used from code built with -fno-exceptions; the message is lastError().
+//
+//   mptrt::Model model;
+//   if (!model.loadFile("mlp.mptp") || !model.bindInput("x", MPTRT_F32, {8, 784}, x) ||
+//       !model.run("forward") || !model.readOutput("logits", &logits))
+//     std::cerr << mptrt::lastError() << "\n";
+//
+//===----------------------------------------------------------------------===//
+#ifndef MPTRT_HPP
+#define MPTRT_HPP
+
+#include "mptrt.h"
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace mptrt {
+
+inline std::string lastError() { return mptrt_last_error(); }
+
+/// A named tensor's type.
+struct TensorInfo {
+  mptrt_dtype dtype = MPTRT_F32;
+  std::vector<int64_t> shape;
+
+  int64_t numel() const {
+    int64_t n = 1;
+    for (int64_t d : shape)
+      n *= d;
+    return n;
+  }
+  size_t bytes() const { return static_cast<size_t>(numel()) * mptrt_dtype_size(dtype); }
+};
+
+class Model {
+public:
+  Model() = default;
+  ~Model() { mptrt_model_free(handle_); }
+  Model(const Model &) = delete;
+  Model &operator=(const Model &) = delete;
+  Model(Model &&other) noexcept : handle_(std::exchange(other.handle_, nullptr)) {}
+  Model &operator=(Model &&other) noexcept {
+    std::swap(handle_, other.handle_);
+    return *this;
+  }
+
+  [[nodiscard]] bool loadFile(const std::string &path, const char *backend = nullptr) {
+    reset();
+    return mptrt_model_load_file(path.c_str(), backend, &handle_) == MPTRT_OK;
+  }
+  [[nodiscard]] bool loadMemory(const void *data, size_t size, const char *backend = nullptr) {
+    reset();
+    return mptrt_model_load_memory(data, size, backend, &handle_) == MPTRT_OK;
+  }
+  bool loaded() const { return handle_ != nullptr; }
+  mptrt_model *handle() const { return handle_; }
+  std::string backend() const { return mptrt_model_backend(handle_); }
+
+  [[nodiscard]] bool bindInput(const std::string &name, mptrt_dtype dtype,
+                               const std::vector<int64_t> &shape, const void *data,
+                               size_t bytes) {
+    return mptrt_bind_input(handle_, name.c_str(), dtype, shape.data(), shape.size(), data,
+                            bytes) == MPTRT_OK;
+  }
+  template <typename T>
+  [[nodiscard]] bool bindInput(const std::string &name, mptrt_dtype dtype,
+                               const std::vector<int64_t> &shape, const std::vector<T> &v) {
+    return bindInput(name, dtype, shape, v.data(), v.size() * sizeof(T));
+  }
+  [[nodiscard]] bool bindParameter(const std::string &name, mptrt_dtype dtype,
+                                   const std::vector<int64_t> &shape, const void *data,
+                                   size_t bytes) {
+    return mptrt_bind_parameter(handle_, name.c_str(), dtype, shape.data(), shape.size(),
+                                data, bytes) == MPTRT_OK;
+  }
+  template <typename T>
+  [[nodiscard]] bool bindParameter(const std::string &name, mptrt_dtype dtype,
+                                   const std::vector<int64_t> &shape,
+                                   const std::vector<T> &v) {
+    return bindParameter(name, dtype, shape, v.data(), v.size() * sizeof(T));
+  }
+
+  [[nodiscard]] bool run(const std::string &entry) {
+    return mptrt_run(handle_, entry.c_str()) == MPTRT_OK;
+  }
+
+  [[nodiscard]] bool info(mptrt_binding_kind kind, const std::string &name,
+                          TensorInfo *out) const {
+    int64_t shape[MPTRT_MAX_RANK];
+    size_t rank = 0;
+    if (mptrt_tensor_info(handle_, kind, name.c_str(), &out->dtype, &rank, shape) != MPTRT_OK)
+      return false;
+    out->shape.assign(shape, shape + rank);
+    return true;
+  }
+
+  /// Reads an output's raw bytes (element type as in info()).
+  [[nodiscard]] bool readOutput(const std::string &name, std::vector<uint8_t> *bytes) const {
+    return readRaw(MPTRT_OUTPUT, name, bytes);
+  }
+  [[nodiscard]] bool readParameter(const std::string &name, std::vector<uint8_t> *bytes) const {
+    return readRaw(MPTRT_PARAMETER, name, bytes);
+  }
+  /// Reads an output into a vector of T (sizeof(T) must be the element size).
+  template <typename T>
+  [[nodiscard]] bool readOutput(const std::string &name, std::vector<T> *values) const {
+    TensorInfo i;
+    if (!info(MPTRT_OUTPUT, name, &i))
+      return false;
+    values->resize(i.bytes() / sizeof(T));
+    return mptrt_read_output(handle_, name.c_str(), values->data(),
+                             values->size() * sizeof(T)) == MPTRT_OK;
+  }
+
+  std::vector<std::string> entryPoints() const {
+    std::vector<std::string> names;
+    for (size_t i = 0, e = mptrt_entry_count(handle_); i < e; ++i)
+      names.push_back(mptrt_entry_name(handle_, i));
+    return names;
+  }
+  /// The names an entry point binds of one kind; false if no such entry.
+  [[nodiscard]] bool entryBindings(const std::string &entry, mptrt_binding_kind kind,
+                                   std::vector<std::string> *names) const {
+    size_t n;
+    if (mptrt_entry_binding_count(handle_, entry.c_str(), kind, &n) != MPTRT_OK)
+      return false;
+    names->clear();
+    for (size_t i = 0; i < n; ++i) {
+      const char *name;
+      if (mptrt_entry_binding_name(handle_, entry.c_str(), kind, i, &name) != MPTRT_OK)
+        return false;
+      names->push_back(name);
+    }
+    return true;
+  }
+
+  uint64_t peakArenaBytes() const { return mptrt_peak_arena_bytes(handle_); }
+
+private:
+  void reset() {
+    mptrt_model_free(handle_);
+    handle_ = nullptr;
+  }
+  bool readRaw(mptrt_binding_kind kind, const std::string &name,
+               std::vector<uint8_t> *bytes) const {
+    TensorInfo i;
+    if (!info(kind, name, &i))
+      return false;
+    bytes->resize(i.bytes());
+    int rc = kind == MPTRT_OUTPUT
+                 ? mptrt_read_output(handle_, name.c_str(), bytes->data(), bytes->size())
+                 : mptrt_read_parameter(handle_, name.c_str(), bytes->data(), bytes->size());
+    return rc == MPTRT_OK;
+  }
+
+  mptrt_model *handle_ = nullptr;
+};
+
+} // namespace mptrt
+
+#endif // MPTRT_HPP

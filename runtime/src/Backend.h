@@ -1,0 +1,65 @@
+//===- Backend.h - what a device must provide to run plans -------*- C++ -*-===//
+//
+// The model (Model.cpp) owns the plan, the bindings and the schedule; a
+// backend owns device memory and kernels. Loading a plan asks the backend to
+// prepare every kernel once (decode and check its operands and attributes,
+// precompute loop bounds); a run then calls each prepared kernel with the
+// device addresses of its tensors. Memory handed to kernels comes from
+// `allocate`; the model moves host data in and out only through
+// `copyToDevice` / `copyToHost`, so a device backend (CUDA, later) fits the
+// same model: its pointers are device pointers and `run` enqueues work.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MPTRT_SRC_BACKEND_H
+#define MPTRT_SRC_BACKEND_H
+
+#include "Status.h"
+#include "TensorDesc.h"
+#include "ops/KernelView.h"
+
+#include <memory>
+#include <string>
+
+namespace mptrt {
+namespace rt {
+
+/// One kernel of the plan, checked and ready to run.
+class PreparedKernel {
+public:
+  virtual ~PreparedKernel() = default;
+  /// Runs on the tensors in `args`, whose types are those it was prepared
+  /// with. Fails only on data-dependent errors (an index out of range).
+  virtual Status run(const KernelArgs &args) = 0;
+};
+
+class Backend {
+public:
+  virtual ~Backend() = default;
+
+  /// "cpu", "cuda", ...
+  virtual const char *name() const = 0;
+
+  /// Device memory of at least `bytes` bytes (64-byte aligned), or an error.
+  virtual Status allocate(uint64_t bytes, void **out) = 0;
+  virtual void deallocate(void *ptr) = 0;
+  virtual Status copyToDevice(void *dst, const void *src, uint64_t bytes) = 0;
+  virtual Status copyToHost(void *dst, const void *src, uint64_t bytes) = 0;
+  virtual Status fillZero(void *dst, uint64_t bytes) = 0;
+  /// Waits for all work enqueued by prepared kernels.
+  virtual Status synchronize() = 0;
+
+  /// Decodes and checks one kernel; fails for an unknown kind or operands,
+  /// results or attributes that the kind does not accept.
+  virtual Status prepareKernel(const KernelView &kernel,
+                               std::unique_ptr<PreparedKernel> *out) = 0;
+};
+
+/// The backend named `name` ("cpu"; empty means "cpu").
+Status createBackend(const std::string &name, std::unique_ptr<Backend> *out);
+
+std::unique_ptr<Backend> createCpuBackend();
+
+} // namespace rt
+} // namespace mptrt
+
+#endif // MPTRT_SRC_BACKEND_H

@@ -1,0 +1,245 @@
+//===- CApi.cpp - the C API over rt::Model ------------------------------===//
+#include "mptrt.h"
+
+#include "Model.h"
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+using mptrt::rt::BindingKind;
+using mptrt::rt::Model;
+using mptrt::rt::Status;
+
+struct mptrt_model {
+  std::unique_ptr<Model> impl;
+};
+
+namespace {
+
+thread_local std::string lastError;
+
+int report(const Status &status) {
+  if (status)
+    return MPTRT_OK;
+  lastError = status.message();
+  return MPTRT_ERROR;
+}
+
+int fail(const std::string &message) { return report(Status::error(message)); }
+
+bool validKind(mptrt_binding_kind kind) {
+  return kind == MPTRT_INPUT || kind == MPTRT_PARAMETER || kind == MPTRT_OUTPUT;
+}
+
+/// Reads a whole file; fails with the path and the reason.
+Status readFile(const char *path, std::vector<uint8_t> *out) {
+  FILE *f = std::fopen(path, "rb");
+  if (!f)
+    return Status::error(std::string("cannot open '") + path + "'");
+  std::vector<uint8_t> bytes;
+  uint8_t chunk[1 << 16];
+  size_t n;
+  while ((n = std::fread(chunk, 1, sizeof(chunk), f)) > 0)
+    bytes.insert(bytes.end(), chunk, chunk + n);
+  bool bad = std::ferror(f);
+  std::fclose(f);
+  if (bad)
+    return Status::error(std::string("error reading '") + path + "'");
+  *out = std::move(bytes);
+  return Status::ok();
+}
+
+} // namespace
+
+extern "C" {
+
+const char *mptrt_last_error(void) { return lastError.c_str(); }
+
+const char *mptrt_dtype_name(mptrt_dtype dtype) {
+  if (!mptrt::plan::isValidDType(static_cast<uint8_t>(dtype)))
+    return "invalid";
+  return mptrt::plan::dtypeName(static_cast<mptrt::plan::DType>(dtype));
+}
+
+size_t mptrt_dtype_size(mptrt_dtype dtype) {
+  if (!mptrt::plan::isValidDType(static_cast<uint8_t>(dtype)))
+    return 0;
+  return mptrt::plan::dtypeSize(static_cast<mptrt::plan::DType>(dtype));
+}
+
+int mptrt_model_load_memory(const void *data, size_t size, const char *backend,
+                            mptrt_model **out) {
+  if (!out)
+    return fail("mptrt_model_load_memory: null output handle");
+  *out = nullptr;
+  std::unique_ptr<Model> impl;
+  Status s = Model::load(static_cast<const uint8_t *>(data), size, backend ? backend : "",
+                         &impl);
+  if (!s)
+    return report(s);
+  *out = new mptrt_model{std::move(impl)};
+  return MPTRT_OK;
+}
+
+int mptrt_model_load_file(const char *path, const char *backend, mptrt_model **out) {
+  if (!out)
+    return fail("mptrt_model_load_file: null output handle");
+  *out = nullptr;
+  if (!path)
+    return fail("mptrt_model_load_file: null path");
+  std::vector<uint8_t> bytes;
+  if (int rc = report(readFile(path, &bytes)))
+    return rc;
+  std::unique_ptr<Model> impl;
+  Status s = Model::load(bytes.data(), bytes.size(), backend ? backend : "", &impl);
+  if (!s)
+    return fail(std::string(path) + ": " + s.message());
+  *out = new mptrt_model{std::move(impl)};
+  return MPTRT_OK;
+}
+
+void mptrt_model_free(mptrt_model *model) { delete model; }
+
+const char *mptrt_model_backend(const mptrt_model *model) {
+  return model ? model->impl->backend().name() : "";
+}
+
+#define MPTRT_CHECK_MODEL(fn)                                                  \
+  if (!model)                                                                  \
+  return fail(#fn ": null model")
+#define MPTRT_CHECK_NAME(fn, what)                                             \
+  if (!what)                                                                   \
+  return fail(#fn ": null " #what)
+
+int mptrt_bind_parameter(mptrt_model *model, const char *name, mptrt_dtype dtype,
+                         const int64_t *shape, size_t rank, const void *data,
+                         size_t bytes) {
+  MPTRT_CHECK_MODEL(mptrt_bind_parameter);
+  MPTRT_CHECK_NAME(mptrt_bind_parameter, name);
+  return report(model->impl->bind(BindingKind::Parameter, name,
+                                  static_cast<mptrt::plan::DType>(dtype), shape, rank,
+                                  data, bytes));
+}
+
+int mptrt_bind_input(mptrt_model *model, const char *name, mptrt_dtype dtype,
+                     const int64_t *shape, size_t rank, const void *data, size_t bytes) {
+  MPTRT_CHECK_MODEL(mptrt_bind_input);
+  MPTRT_CHECK_NAME(mptrt_bind_input, name);
+  return report(model->impl->bind(BindingKind::Input, name,
+                                  static_cast<mptrt::plan::DType>(dtype), shape, rank,
+                                  data, bytes));
+}
+
+int mptrt_run(mptrt_model *model, const char *entry) {
+  MPTRT_CHECK_MODEL(mptrt_run);
+  MPTRT_CHECK_NAME(mptrt_run, entry);
+  return report(model->impl->run(entry));
+}
+
+int mptrt_read_output(const mptrt_model *model, const char *name, void *dst,
+                      size_t bytes) {
+  MPTRT_CHECK_MODEL(mptrt_read_output);
+  MPTRT_CHECK_NAME(mptrt_read_output, name);
+  return report(model->impl->read(BindingKind::Output, name, dst, bytes));
+}
+
+int mptrt_read_parameter(const mptrt_model *model, const char *name, void *dst,
+                         size_t bytes) {
+  MPTRT_CHECK_MODEL(mptrt_read_parameter);
+  MPTRT_CHECK_NAME(mptrt_read_parameter, name);
+  return report(model->impl->read(BindingKind::Parameter, name, dst, bytes));
+}
+
+int mptrt_tensor_info(const mptrt_model *model, mptrt_binding_kind kind, const char *name,
+                      mptrt_dtype *dtype, size_t *rank, int64_t *shape) {
+  MPTRT_CHECK_MODEL(mptrt_tensor_info);
+  MPTRT_CHECK_NAME(mptrt_tensor_info, name);
+  if (!validKind(kind))
+    return fail("mptrt_tensor_info: invalid binding kind");
+  uint32_t id;
+  if (int rc = report(model->impl->find(static_cast<BindingKind>(kind), name, &id)))
+    return rc;
+  const auto &d = model->impl->desc(id);
+  if (dtype)
+    *dtype = static_cast<mptrt_dtype>(d.dtype);
+  if (rank)
+    *rank = d.shape.size();
+  if (shape)
+    for (size_t i = 0; i < d.shape.size(); ++i)
+      shape[i] = d.shape[i];
+  return MPTRT_OK;
+}
+
+size_t mptrt_entry_count(const mptrt_model *model) {
+  return model ? model->impl->numEntries() : 0;
+}
+
+const char *mptrt_entry_name(const mptrt_model *model, size_t index) {
+  if (!model || index >= model->impl->numEntries()) {
+    fail("mptrt_entry_name: index out of range");
+    return nullptr;
+  }
+  return model->impl->entry(index).name.c_str();
+}
+
+namespace {
+const std::vector<uint32_t> *bindingList(const mptrt::plan::EntryPoint &e,
+                                         mptrt_binding_kind kind) {
+  switch (kind) {
+  case MPTRT_INPUT: return &e.inputs;
+  case MPTRT_PARAMETER: return &e.params;
+  case MPTRT_OUTPUT: return &e.outputs;
+  }
+  return nullptr;
+}
+} // namespace
+
+int mptrt_entry_binding_count(const mptrt_model *model, const char *entry,
+                              mptrt_binding_kind kind, size_t *count) {
+  MPTRT_CHECK_MODEL(mptrt_entry_binding_count);
+  MPTRT_CHECK_NAME(mptrt_entry_binding_count, entry);
+  MPTRT_CHECK_NAME(mptrt_entry_binding_count, count);
+  if (!validKind(kind))
+    return fail("mptrt_entry_binding_count: invalid binding kind");
+  size_t index;
+  if (int rc = report(model->impl->findEntry(entry, &index)))
+    return rc;
+  *count = bindingList(model->impl->entry(index), kind)->size();
+  return MPTRT_OK;
+}
+
+int mptrt_entry_binding_name(const mptrt_model *model, const char *entry,
+                             mptrt_binding_kind kind, size_t i, const char **name) {
+  MPTRT_CHECK_MODEL(mptrt_entry_binding_name);
+  MPTRT_CHECK_NAME(mptrt_entry_binding_name, entry);
+  MPTRT_CHECK_NAME(mptrt_entry_binding_name, name);
+  if (!validKind(kind))
+    return fail("mptrt_entry_binding_name: invalid binding kind");
+  size_t index;
+  if (int rc = report(model->impl->findEntry(entry, &index)))
+    return rc;
+  const std::vector<uint32_t> &list = *bindingList(model->impl->entry(index), kind);
+  if (i >= list.size())
+    return fail("mptrt_entry_binding_name: index " + std::to_string(i) +
+                " out of range (" + std::to_string(list.size()) + ")");
+  *name = model->impl->tensorName(list[i]).c_str();
+  return MPTRT_OK;
+}
+
+int mptrt_entry_arena_bytes(const mptrt_model *model, const char *entry, uint64_t *bytes) {
+  MPTRT_CHECK_MODEL(mptrt_entry_arena_bytes);
+  MPTRT_CHECK_NAME(mptrt_entry_arena_bytes, entry);
+  MPTRT_CHECK_NAME(mptrt_entry_arena_bytes, bytes);
+  size_t index;
+  if (int rc = report(model->impl->findEntry(entry, &index)))
+    return rc;
+  *bytes = model->impl->entry(index).arenaBytes;
+  return MPTRT_OK;
+}
+
+uint64_t mptrt_peak_arena_bytes(const mptrt_model *model) {
+  return model ? model->impl->peakArenaBytes() : 0;
+}
+
+} // extern "C"

@@ -1,0 +1,295 @@
+//===- Model.cpp - loading, binding and running a plan -------------------===//
+#include "Model.h"
+
+#include <cstring>
+
+namespace mptrt {
+namespace rt {
+
+namespace {
+
+const char *kindName(BindingKind kind) {
+  switch (kind) {
+  case BindingKind::Input: return "input";
+  case BindingKind::Parameter: return "parameter";
+  case BindingKind::Output: return "output";
+  }
+  return "tensor";
+}
+
+/// Kernel kinds that may write their result over an operand occupying
+/// exactly the same bytes with the same type: each output element depends
+/// only on the input element at the same position, and the CPU kernels load
+/// a block of inputs before storing the block (and the copies use memmove).
+bool allowsInPlace(const std::string &kind) {
+  static const char *const kinds[] = {
+      "sqrt", "exp", "log", "erf", "tanh", "sigmoid", "relu", "neg", "abs", "not",
+      "leaky_relu", "gelu", "clip", "add", "sub", "mul", "div", "pow", "max", "min",
+      "where", "copy", "identity", "reshape", "flatten", "squeeze", "unsqueeze",
+      "cast", "dropout"};
+  for (const char *k : kinds)
+    if (kind == k)
+      return true;
+  return false;
+}
+
+std::string label(const plan::Plan &plan, uint32_t id) {
+  const plan::Tensor &t = plan.tensors[id];
+  return "tensor " + std::to_string(id) + (t.name.empty() ? "" : " '" + t.name + "'");
+}
+
+} // namespace
+
+Status Model::load(const uint8_t *data, size_t size, const std::string &backend,
+                   std::unique_ptr<Model> *out) {
+  std::unique_ptr<Model> model(new Model());
+  std::string error;
+  if (!plan::parsePlan(data, size, &model->plan_, &error))
+    return Status::error(error);
+  MPTRT_TRY(createBackend(backend, &model->backend_));
+  MPTRT_TRY(model->prepare());
+  *out = std::move(model);
+  return Status::ok();
+}
+
+Model::~Model() {
+  if (!backend_)
+    return;
+  for (void *p : buffers_)
+    if (p)
+      backend_->deallocate(p);
+  for (EntryState &e : entryStates_)
+    if (e.arena)
+      backend_->deallocate(e.arena);
+  if (constants_)
+    backend_->deallocate(constants_);
+}
+
+Status Model::prepare() {
+  const size_t numTensors = plan_.tensors.size();
+  descs_.resize(numTensors);
+  for (size_t i = 0; i < numTensors; ++i)
+    descs_[i] = makeDesc(plan_.tensors[i].dtype, plan_.tensors[i].shape);
+
+  // Prepare every kernel; the backend checks kinds, types and attributes.
+  kernels_.resize(plan_.kernels.size());
+  for (uint32_t k = 0; k < plan_.kernels.size(); ++k) {
+    const plan::Kernel &kernel = plan_.kernels[k];
+    const std::string where = "plan: kernel " + std::to_string(k) + " (" + kernel.kind + ")";
+    std::vector<const TensorDesc *> operands, results;
+    for (uint32_t id : kernel.operands)
+      operands.push_back(&descs_[id]);
+    for (uint32_t id : kernel.results)
+      results.push_back(&descs_[id]);
+    KernelView view(kernel, std::move(operands), std::move(results));
+    MPTRT_TRY(backend_->prepareKernel(view, &kernels_[k]).withContext(where));
+    MPTRT_TRY(checkAliasing(k).withContext(where));
+  }
+
+  // Named tensors: one buffer each. Parameters start from their initial
+  // value if the plan has one, otherwise from zero and unbound.
+  buffers_.assign(numTensors, nullptr);
+  bound_.assign(numTensors, 0);
+  computed_.assign(numTensors, 0);
+  for (uint32_t id = 0; id < numTensors; ++id) {
+    const plan::Tensor &t = plan_.tensors[id];
+    BindingKind kind;
+    switch (t.storage) {
+    case plan::Storage::Input: kind = BindingKind::Input; break;
+    case plan::Storage::Parameter: kind = BindingKind::Parameter; break;
+    case plan::Storage::Output: kind = BindingKind::Output; break;
+    default: continue;
+    }
+    names_[static_cast<int>(kind)][t.name] = id;
+    MPTRT_TRY(backend_->allocate(descs_[id].bytes, &buffers_[id]));
+    if (t.hasInitializer) {
+      MPTRT_TRY(backend_->copyToDevice(buffers_[id], plan_.constants.data() + t.offset,
+                                       descs_[id].bytes));
+      bound_[id] = 1;
+    } else {
+      MPTRT_TRY(backend_->fillZero(buffers_[id], descs_[id].bytes));
+    }
+  }
+  MPTRT_TRY(backend_->allocate(plan_.constants.size(), &constants_));
+  MPTRT_TRY(backend_->copyToDevice(constants_, plan_.constants.data(), plan_.constants.size()));
+
+  entryStates_.resize(plan_.entries.size());
+  for (size_t e = 0; e < plan_.entries.size(); ++e)
+    entryIndex_[plan_.entries[e].name] = e;
+  return Status::ok();
+}
+
+/// A result may not share bytes with another result, nor with an operand
+/// unless the kind computes elementwise and the two are the same bytes with
+/// the same type (an in-place update such as `w = w - g`).
+Status Model::checkAliasing(uint32_t kernelId) const {
+  const plan::Kernel &kernel = plan_.kernels[kernelId];
+  auto overlap = [&](uint32_t a, uint32_t b, bool *identical) {
+    const plan::Tensor &ta = plan_.tensors[a], &tb = plan_.tensors[b];
+    *identical = false;
+    if (a == b) {
+      *identical = true;
+      return true;
+    }
+    if (ta.storage != plan::Storage::Arena || tb.storage != plan::Storage::Arena)
+      return false;
+    uint64_t aEnd = ta.offset + descs_[a].bytes, bEnd = tb.offset + descs_[b].bytes;
+    if (descs_[a].bytes == 0 || descs_[b].bytes == 0)
+      return false;
+    *identical = ta.offset == tb.offset && descs_[a].bytes == descs_[b].bytes;
+    return ta.offset < bEnd && tb.offset < aEnd;
+  };
+  for (size_t r = 0; r < kernel.results.size(); ++r) {
+    uint32_t res = kernel.results[r];
+    for (size_t o = r + 1; o < kernel.results.size(); ++o) {
+      bool identical;
+      if (overlap(res, kernel.results[o], &identical))
+        return Status::error("results " + label(plan_, res) + " and " +
+                             label(plan_, kernel.results[o]) + " overlap in the arena");
+    }
+    for (uint32_t op : kernel.operands) {
+      bool identical;
+      if (!overlap(res, op, &identical))
+        continue;
+      bool sameType = descs_[res].dtype == descs_[op].dtype &&
+                      descs_[res].numel == descs_[op].numel;
+      if (identical && sameType && allowsInPlace(kernel.kind))
+        continue;
+      return Status::error("result " + label(plan_, res) + " overlaps operand " +
+                           label(plan_, op) +
+                           (allowsInPlace(kernel.kind)
+                                ? " without being the same bytes of the same type"
+                                : " and this kind cannot run in place"));
+    }
+  }
+  return Status::ok();
+}
+
+Status Model::find(BindingKind kind, const std::string &name, uint32_t *id) const {
+  const auto &names = names_[static_cast<int>(kind)];
+  auto it = names.find(name);
+  if (it == names.end()) {
+    std::string known;
+    for (const auto &kv : names)
+      known += (known.empty() ? "" : ", ") + ("'" + kv.first + "'");
+    return Status::error(std::string("no ") + kindName(kind) + " named '" + name +
+                         "' (the plan has: " + (known.empty() ? "none" : known) + ")");
+  }
+  *id = it->second;
+  return Status::ok();
+}
+
+Status Model::findEntry(const std::string &name, size_t *index) const {
+  auto it = entryIndex_.find(name);
+  if (it == entryIndex_.end()) {
+    std::string known;
+    for (const auto &kv : entryIndex_)
+      known += (known.empty() ? "" : ", ") + ("'" + kv.first + "'");
+    return Status::error("no entry point named '" + name + "' (the plan has: " +
+                         (known.empty() ? "none" : known) + ")");
+  }
+  *index = it->second;
+  return Status::ok();
+}
+
+Status Model::bind(BindingKind kind, const std::string &name, DType dtype,
+                   const int64_t *shape, size_t rank, const void *data, size_t bytes) {
+  if (kind == BindingKind::Output)
+    return Status::error("outputs cannot be bound");
+  uint32_t id;
+  MPTRT_TRY(find(kind, name, &id));
+  const TensorDesc &d = descs_[id];
+  std::vector<int64_t> given(shape, shape + (shape ? rank : 0));
+  if (!plan::isValidDType(static_cast<uint8_t>(dtype)) || dtype != d.dtype ||
+      given != d.shape) {
+    std::string givenType = plan::isValidDType(static_cast<uint8_t>(dtype))
+                                ? describeType(dtype, given)
+                                : "invalid dtype";
+    return Status::error(std::string(kindName(kind)) + " '" + name + "' has type " +
+                         describe(d) + ", but " + givenType + " was given");
+  }
+  if (bytes != d.bytes)
+    return Status::error(std::string(kindName(kind)) + " '" + name + "' needs " +
+                         std::to_string(d.bytes) + " bytes, " + std::to_string(bytes) +
+                         " were given");
+  if (!data && bytes != 0)
+    return Status::error(std::string(kindName(kind)) + " '" + name + "': null data");
+  MPTRT_TRY(backend_->copyToDevice(buffers_[id], data, bytes));
+  bound_[id] = 1;
+  return Status::ok();
+}
+
+Status Model::read(BindingKind kind, const std::string &name, void *dst,
+                   size_t bytes) const {
+  if (kind == BindingKind::Input)
+    return Status::error("inputs cannot be read back");
+  uint32_t id;
+  MPTRT_TRY(find(kind, name, &id));
+  const TensorDesc &d = descs_[id];
+  if (bytes != d.bytes)
+    return Status::error(std::string(kindName(kind)) + " '" + name + "' has " +
+                         std::to_string(d.bytes) + " bytes (" + describe(d) + "), " +
+                         std::to_string(bytes) + " were asked for");
+  if (kind == BindingKind::Output && !computed_[id])
+    return Status::error("output '" + name + "' has not been computed by a run");
+  if (kind == BindingKind::Parameter && !bound_[id])
+    return Status::error("parameter '" + name + "' has no value");
+  if (!dst && bytes != 0)
+    return Status::error("null destination");
+  return backend_->copyToHost(dst, buffers_[id], bytes);
+}
+
+void *Model::address(uint32_t tensor, void *arena) const {
+  const plan::Tensor &t = plan_.tensors[tensor];
+  switch (t.storage) {
+  case plan::Storage::Arena:
+    return static_cast<uint8_t *>(arena) + t.offset;
+  case plan::Storage::Constant:
+    return static_cast<uint8_t *>(constants_) + t.offset;
+  default:
+    return buffers_[tensor];
+  }
+}
+
+Status Model::run(const std::string &entryName) {
+  size_t index;
+  MPTRT_TRY(findEntry(entryName, &index));
+  const plan::EntryPoint &entry = plan_.entries[index];
+  const std::string where = "entry point '" + entryName + "'";
+  for (uint32_t id : entry.inputs)
+    if (!bound_[id])
+      return Status::error(where + ": input '" + plan_.tensors[id].name + "' is not bound");
+  for (uint32_t id : entry.params)
+    if (!bound_[id])
+      return Status::error(where + ": parameter '" + plan_.tensors[id].name +
+                           "' is not bound and the plan has no initial value for it");
+
+  EntryState &state = entryStates_[index];
+  if (!state.allocated) {
+    MPTRT_TRY(backend_->allocate(entry.arenaBytes, &state.arena).withContext(where));
+    state.allocated = true;
+    arenaBytesAllocated_ += entry.arenaBytes;
+  }
+
+  for (uint32_t id : entry.outputs)
+    computed_[id] = 0;
+  KernelArgs args;
+  for (uint32_t k : entry.kernels) {
+    const plan::Kernel &kernel = plan_.kernels[k];
+    args.operands.resize(kernel.operands.size());
+    args.results.resize(kernel.results.size());
+    for (size_t i = 0; i < kernel.operands.size(); ++i)
+      args.operands[i] = {&descs_[kernel.operands[i]], address(kernel.operands[i], state.arena)};
+    for (size_t i = 0; i < kernel.results.size(); ++i)
+      args.results[i] = {&descs_[kernel.results[i]], address(kernel.results[i], state.arena)};
+    MPTRT_TRY(kernels_[k]->run(args).withContext(where + ", kernel " + std::to_string(k) +
+                                                  " (" + kernel.kind + ")"));
+  }
+  MPTRT_TRY(backend_->synchronize().withContext(where));
+  for (uint32_t id : entry.outputs)
+    computed_[id] = 1;
+  return Status::ok();
+}
+
+} // namespace rt
+} // namespace mptrt

@@ -1,0 +1,85 @@
+//===- Model.h - a loaded plan with its bindings and arenas ------*- C++ -*-===//
+//
+// The state behind a `mptrt_model` handle: the verified plan, the backend
+// with every kernel prepared, one buffer per parameter, input and output,
+// the constants in device memory, and one arena per entry point (allocated
+// on the entry point's first run and kept).
+//
+//===----------------------------------------------------------------------===//
+#ifndef MPTRT_SRC_MODEL_H
+#define MPTRT_SRC_MODEL_H
+
+#include "Backend.h"
+#include "Status.h"
+#include "TensorDesc.h"
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace mptrt {
+namespace rt {
+
+/// The three kinds of named tensors a user sees.
+enum class BindingKind { Input = 0, Parameter = 1, Output = 2 };
+
+class Model {
+public:
+  /// Parses, verifies and prepares the plan in `data`; `backend` "" = cpu.
+  static Status load(const uint8_t *data, size_t size, const std::string &backend,
+                     std::unique_ptr<Model> *out);
+  ~Model();
+
+  Backend &backend() { return *backend_; }
+
+  /// Looks up a named tensor of the given kind.
+  Status find(BindingKind kind, const std::string &name, uint32_t *id) const;
+  const TensorDesc &desc(uint32_t id) const { return descs_[id]; }
+
+  /// Copies host data into a parameter or input after checking its dtype,
+  /// shape and byte count against the plan.
+  Status bind(BindingKind kind, const std::string &name, DType dtype,
+              const int64_t *shape, size_t rank, const void *data, size_t bytes);
+  /// Copies an output (after a run that computed it) or a parameter to host.
+  Status read(BindingKind kind, const std::string &name, void *dst, size_t bytes) const;
+
+  Status run(const std::string &entry);
+
+  size_t numEntries() const { return plan_.entries.size(); }
+  const plan::EntryPoint &entry(size_t i) const { return plan_.entries[i]; }
+  Status findEntry(const std::string &name, size_t *index) const;
+  const std::string &tensorName(uint32_t id) const { return plan_.tensors[id].name; }
+
+  /// Sum of the arenas allocated so far (each entry point's arena is
+  /// allocated on its first run and kept, so this is also the peak).
+  uint64_t peakArenaBytes() const { return arenaBytesAllocated_; }
+
+private:
+  Model() = default;
+  Status prepare();
+  Status checkAliasing(uint32_t kernelId) const;
+  void *address(uint32_t tensor, void *arena) const;
+
+  plan::Plan plan_;
+  std::unique_ptr<Backend> backend_;
+  std::vector<TensorDesc> descs_;
+  std::vector<std::unique_ptr<PreparedKernel>> kernels_;
+  std::vector<void *> buffers_;  // parameter, input and output tensors
+  std::vector<char> bound_;      // parameter / input: holds a value
+  std::vector<char> computed_;   // output: written by a successful run
+  void *constants_ = nullptr;
+  struct EntryState {
+    void *arena = nullptr;
+    bool allocated = false;
+  };
+  std::vector<EntryState> entryStates_;
+  uint64_t arenaBytesAllocated_ = 0;
+  std::map<std::string, uint32_t> names_[3];  // by BindingKind
+  std::map<std::string, size_t> entryIndex_;
+};
+
+} // namespace rt
+} // namespace mptrt
+
+#endif // MPTRT_SRC_MODEL_H

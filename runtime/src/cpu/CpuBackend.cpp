@@ -1,0 +1,131 @@
+//===- CpuBackend.cpp - the CPU backend: host memory and kernel table ----===//
+#include "Backend.h"
+#include "cpu/CpuKernels.h"
+
+#include <cstdlib>
+#include <cstring>
+
+#include <unistd.h>
+
+namespace mptrt {
+namespace rt {
+namespace cpu {
+
+namespace {
+
+/// Kernel kind -> prepare function. docs/runtime.md lists the same table.
+struct KindEntry {
+  const char *kind;
+  PrepareFn prepare;
+};
+
+const KindEntry kKinds[] = {
+    // Elementwise unary.
+    {"sqrt", prepareUnary}, {"exp", prepareUnary}, {"log", prepareUnary},
+    {"erf", prepareUnary}, {"tanh", prepareUnary}, {"sigmoid", prepareUnary},
+    {"relu", prepareUnary}, {"neg", prepareUnary}, {"abs", prepareUnary},
+    {"not", prepareUnary}, {"leaky_relu", prepareUnary}, {"gelu", prepareUnary},
+    {"clip", prepareUnary},
+    // Elementwise binary with broadcasting, and select.
+    {"add", prepareBinary}, {"sub", prepareBinary}, {"mul", prepareBinary},
+    {"div", prepareBinary}, {"pow", prepareBinary}, {"max", prepareBinary},
+    {"min", prepareBinary}, {"equal", prepareBinary}, {"less", prepareBinary},
+    {"greater", prepareBinary}, {"where", prepareWhere},
+    // Contractions.
+    {"matmul", prepareMatMul}, {"gemm", prepareGemm}, {"conv", prepareConv},
+    // Pooling.
+    {"max_pool", preparePool}, {"average_pool", preparePool},
+    {"global_average_pool", preparePool},
+    // Normalisation, softmax.
+    {"batch_norm", prepareBatchNorm}, {"batch_norm_train", prepareBatchNorm},
+    {"layer_norm", prepareLayerNorm}, {"softmax", prepareSoftmax},
+    {"log_softmax", prepareSoftmax},
+    // Reductions and losses.
+    {"reduce_sum", prepareReduce}, {"reduce_mean", prepareReduce},
+    {"reduce_max", prepareReduce}, {"reduce_l2", prepareReduce},
+    {"softmax_cross_entropy_loss", prepareLoss}, {"nll_loss", prepareLoss},
+    // Data movement.
+    {"copy", prepareCopy}, {"identity", prepareCopy}, {"reshape", prepareCopy},
+    {"flatten", prepareCopy}, {"squeeze", prepareCopy}, {"unsqueeze", prepareCopy},
+    {"cast", prepareCast}, {"dropout", prepareDropout}, {"transpose", prepareTranspose},
+    {"concat", prepareConcat}, {"split", prepareSplit}, {"slice", prepareSlice},
+    {"gather", prepareGather}, {"expand", prepareExpand}, {"trilu", prepareTrilu},
+    {"constant_of_shape", prepareFill},
+};
+
+/// Physical memory in bytes, or 0 if unknown.
+uint64_t physicalMemoryBytes() {
+  static const uint64_t bytes = [] {
+    const long pages = sysconf(_SC_PHYS_PAGES), pageSize = sysconf(_SC_PAGE_SIZE);
+    return pages > 0 && pageSize > 0 ? static_cast<uint64_t>(pages) * pageSize : 0;
+  }();
+  return bytes;
+}
+
+class CpuBackend final : public Backend {
+public:
+  const char *name() const override { return "cpu"; }
+
+  Status allocate(uint64_t bytes, void **out) override {
+    // aligned_alloc wants a multiple of the alignment; never zero bytes, so
+    // every tensor, even an empty one, has a valid address.
+    // A corrupt or hostile plan can ask for absurd sizes; with memory
+    // overcommit such an allocation might "succeed" and fail only when
+    // touched, so refuse anything larger than the machine's memory.
+    const uint64_t physical = physicalMemoryBytes();
+    if (physical != 0 && bytes > physical)
+      return Status::error("cannot allocate " + std::to_string(bytes) +
+                           " bytes: more than the machine's " + std::to_string(physical) +
+                           " bytes of memory");
+    uint64_t size = (bytes + 63) / 64 * 64;
+    if (size == 0)
+      size = 64;
+    void *p = std::aligned_alloc(64, size);
+    if (!p)
+      return Status::error("out of host memory allocating " + std::to_string(bytes) +
+                           " bytes");
+    *out = p;
+    return Status::ok();
+  }
+  void deallocate(void *ptr) override { std::free(ptr); }
+  Status copyToDevice(void *dst, const void *src, uint64_t bytes) override {
+    if (bytes)
+      std::memcpy(dst, src, bytes);
+    return Status::ok();
+  }
+  Status copyToHost(void *dst, const void *src, uint64_t bytes) override {
+    if (bytes)
+      std::memcpy(dst, src, bytes);
+    return Status::ok();
+  }
+  Status fillZero(void *dst, uint64_t bytes) override {
+    if (bytes)
+      std::memset(dst, 0, bytes);
+    return Status::ok();
+  }
+  Status synchronize() override { return Status::ok(); }
+
+  Status prepareKernel(const KernelView &kernel,
+                       std::unique_ptr<PreparedKernel> *out) override {
+    for (const KindEntry &k : kKinds)
+      if (kernel.kind() == k.kind)
+        return k.prepare(kernel, out);
+    return Status::error("unknown kernel kind '" + kernel.kind() + "'");
+  }
+};
+
+} // namespace
+} // namespace cpu
+
+std::unique_ptr<Backend> createCpuBackend() { return std::make_unique<cpu::CpuBackend>(); }
+
+Status createBackend(const std::string &name, std::unique_ptr<Backend> *out) {
+  if (name.empty() || name == "cpu") {
+    *out = createCpuBackend();
+    return Status::ok();
+  }
+  return Status::error("unknown backend '" + name + "' (this build has: cpu)");
+}
+
+} // namespace rt
+} // namespace mptrt

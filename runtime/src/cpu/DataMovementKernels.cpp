@@ -1,0 +1,265 @@
+//===- DataMovementKernels.cpp - copies, transposes and indexing ---------===//
+//
+// These kernels move elements without arithmetic, so they work on raw
+// bytes (element size 1, 2, 4 or 8) whatever the dtype; only dropout
+// (float to float) and constant_of_shape convert values.
+//
+//===----------------------------------------------------------------------===//
+#include "cpu/Convert.h"
+#include "cpu/CpuKernels.h"
+#include "cpu/Parallel.h"
+
+#include "mptrt/Numerics.h"
+
+#include <cstring>
+#include <vector>
+
+namespace mptrt {
+namespace rt {
+namespace cpu {
+
+namespace {
+
+constexpr int64_t kGrain = 1 << 15;
+
+/// Copies one element of `size` bytes.
+inline void copyElement(uint8_t *dst, const uint8_t *src, int64_t size) {
+  switch (size) {
+  case 1: *dst = *src; return;
+  case 2: std::memcpy(dst, src, 2); return;
+  case 4: std::memcpy(dst, src, 4); return;
+  default: std::memcpy(dst, src, 8); return;
+  }
+}
+
+/// copy / identity / reshape / flatten / squeeze / unsqueeze: the bytes.
+Status runCopy(const CopyParams &p, const KernelArgs &args) {
+  if (p.bytes)
+    std::memmove(args.results[0].data, args.operands[0].data, p.bytes);
+  return Status::ok();
+}
+
+/// dropout (inference): output = input (converted between float types),
+/// mask = all true.
+Status runDropout(const DropoutParams &p, const KernelArgs &args) {
+  const TensorArg &x = args.operands[0], &y = args.results[0];
+  const DType xt = x.desc->dtype, yt = y.desc->dtype;
+  parallelFor(p.numel, kGrain, [&](int64_t begin, int64_t end) {
+    float buf[kBlock];
+    for (int64_t i = begin; i < end; i += kBlock) {
+      const int64_t m = std::min(kBlock, end - i);
+      loadF32(xt, elementPtr(x.data, xt, i), m, buf);
+      storeF32(buf, m, yt, elementPtr(y.data, yt, i));
+    }
+  });
+  if (p.hasMask && p.numel)
+    std::memset(args.results[1].data, 1, p.numel);
+  return Status::ok();
+}
+
+/// transpose: output element at index o reads the input at
+/// sum_i o[i] * inStride[i] (inStride[i]: input stride of axis perm[i]).
+Status runTranspose(const TransposeParams &p, const KernelArgs &args) {
+  const uint8_t *in = static_cast<const uint8_t *>(args.operands[0].data);
+  uint8_t *out = static_cast<uint8_t *>(args.results[0].data);
+  parallelFor(p.numel, kGrain, [&](int64_t begin, int64_t end) {
+    int64_t index[kMaxRank];
+    int64_t offset = 0, rest = begin;
+    for (int d = p.rank - 1; d >= 0; --d) {
+      index[d] = rest % p.outShape[d];
+      rest /= p.outShape[d];
+      offset += index[d] * p.inStride[d];
+    }
+    for (int64_t i = begin; i < end; ++i) {
+      copyElement(out + i * p.elementSize, in + offset * p.elementSize, p.elementSize);
+      for (int d = p.rank - 1; d >= 0; --d) {
+        offset += p.inStride[d];
+        if (++index[d] < p.outShape[d])
+          break;
+        offset -= p.inStride[d] * p.outShape[d];
+        index[d] = 0;
+      }
+    }
+  });
+  return Status::ok();
+}
+
+/// concat: for each outer index, the operands' [dim_i * inner] runs in turn.
+Status runConcat(const ConcatParams &p, const KernelArgs &args) {
+  uint8_t *out = static_cast<uint8_t *>(args.results[0].data);
+  for (int64_t o = 0; o < p.outer; ++o)
+    for (size_t i = 0; i < p.dims.size(); ++i) {
+      const int64_t run = p.dims[i] * p.inner * p.elementSize;
+      if (run) {
+        std::memcpy(out, static_cast<const uint8_t *>(args.operands[i].data) + o * run, run);
+        out += run;
+      }
+    }
+  return Status::ok();
+}
+
+/// split: the inverse of concat.
+Status runSplit(const SplitParams &p, const KernelArgs &args) {
+  const uint8_t *in = static_cast<const uint8_t *>(args.operands[0].data);
+  for (int64_t o = 0; o < p.outer; ++o)
+    for (size_t i = 0; i < p.sizes.size(); ++i) {
+      const int64_t run = p.sizes[i] * p.inner * p.elementSize;
+      if (run) {
+        std::memcpy(static_cast<uint8_t *>(args.results[i].data) + o * run, in, run);
+        in += run;
+      }
+    }
+  return Status::ok();
+}
+
+/// slice: output index o reads input index start + o * step per axis.
+Status runSlice(const SliceParams &p, const KernelArgs &args) {
+  const uint8_t *in = static_cast<const uint8_t *>(args.operands[0].data);
+  uint8_t *out = static_cast<uint8_t *>(args.results[0].data);
+  int64_t base = 0;  // input offset of output index 0
+  for (int d = 0; d < p.rank; ++d)
+    base += p.start[d] * p.inStride[d];
+  parallelFor(p.numel, kGrain, [&](int64_t begin, int64_t end) {
+    int64_t index[kMaxRank];
+    int64_t offset = base, rest = begin;
+    for (int d = p.rank - 1; d >= 0; --d) {
+      index[d] = rest % p.outShape[d];
+      rest /= p.outShape[d];
+      offset += index[d] * p.step[d] * p.inStride[d];
+    }
+    for (int64_t i = begin; i < end; ++i) {
+      copyElement(out + i * p.elementSize, in + offset * p.elementSize, p.elementSize);
+      for (int d = p.rank - 1; d >= 0; --d) {
+        offset += p.step[d] * p.inStride[d];
+        if (++index[d] < p.outShape[d])
+          break;
+        offset -= p.step[d] * p.inStride[d] * p.outShape[d];
+        index[d] = 0;
+      }
+    }
+  });
+  return Status::ok();
+}
+
+/// gather: out[o, i, :] = data[o, indices[i], :] with negative indices
+/// counting from the end; an index outside [-dim, dim) fails the run.
+Status runGather(const GatherParams &p, const KernelArgs &args) {
+  const TensorArg &indices = args.operands[1];
+  std::vector<int64_t> idx(p.numIndices);
+  loadI64(indices.desc->dtype, indices.data, p.numIndices, idx.data());
+  for (int64_t i = 0; i < p.numIndices; ++i) {
+    if (idx[i] < -p.axisDim || idx[i] >= p.axisDim)
+      return Status::error("index " + std::to_string(idx[i]) + " at position " +
+                           std::to_string(i) + " is outside [-" +
+                           std::to_string(p.axisDim) + ", " + std::to_string(p.axisDim) +
+                           ")");
+    if (idx[i] < 0)
+      idx[i] += p.axisDim;
+  }
+  const uint8_t *data = static_cast<const uint8_t *>(args.operands[0].data);
+  uint8_t *out = static_cast<uint8_t *>(args.results[0].data);
+  const int64_t run = p.inner * p.elementSize;
+  const int64_t grain = std::max<int64_t>(1, (1 << 16) / std::max<int64_t>(run, 1));
+  parallelFor(p.outer * p.numIndices, grain, [&](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r) {
+      const int64_t o = r / p.numIndices, i = r % p.numIndices;
+      if (run)
+        std::memcpy(out + r * run, data + (o * p.axisDim + idx[i]) * run, run);
+    }
+  });
+  return Status::ok();
+}
+
+/// expand: every output element copies its broadcast source element.
+Status runExpand(const ExpandParams &p, const KernelArgs &args) {
+  const uint8_t *in = static_cast<const uint8_t *>(args.operands[0].data);
+  uint8_t *out = static_cast<uint8_t *>(args.results[0].data);
+  parallelFor(p.bc.numel, kGrain, [&](int64_t begin, int64_t end) {
+    int64_t offsets[kBlock];
+    int64_t *lists[3] = {offsets, nullptr, nullptr};
+    for (int64_t i = begin; i < end; i += kBlock) {
+      const int64_t m = std::min(kBlock, end - i);
+      broadcastOffsets(p.bc, i, m, lists);
+      for (int64_t j = 0; j < m; ++j)
+        copyElement(out + (i + j) * p.elementSize, in + offsets[j] * p.elementSize,
+                    p.elementSize);
+    }
+  });
+  return Status::ok();
+}
+
+/// trilu: element (r, c) of each matrix is kept if c - r >= k (upper) or
+/// c - r <= k (lower), else set to zero bytes.
+Status runTrilu(const TriluParams &p, const KernelArgs &args) {
+  const uint8_t *in = static_cast<const uint8_t *>(args.operands[0].data);
+  uint8_t *out = static_cast<uint8_t *>(args.results[0].data);
+  const int64_t rowBytes = p.cols * p.elementSize;
+  for (int64_t b = 0; b < p.batch; ++b)
+    for (int64_t r = 0; r < p.rows; ++r) {
+      const int64_t at = (b * p.rows + r) * rowBytes;
+      for (int64_t c = 0; c < p.cols; ++c) {
+        const bool keep = p.upper ? c - r >= p.k : c - r <= p.k;
+        if (keep)
+          copyElement(out + at + c * p.elementSize, in + at + c * p.elementSize,
+                      p.elementSize);
+        else
+          std::memset(out + at + c * p.elementSize, 0, p.elementSize);
+      }
+    }
+  return Status::ok();
+}
+
+/// constant_of_shape: one value converted to the result dtype, repeated.
+Status runFill(const FillParams &p, const KernelArgs &args) {
+  const TensorArg &y = args.results[0];
+  const DType yt = y.desc->dtype;
+  const int64_t size = y.desc->elementSize();
+  uint8_t one[8];
+  if (p.isInt) {
+    storeI64(&p.intValue, 1, yt, one);
+  } else {
+    const float v = static_cast<float>(p.value);
+    storeF32(&v, 1, yt, one);
+  }
+  uint8_t *out = static_cast<uint8_t *>(y.data);
+  for (int64_t i = 0; i < p.numel; ++i)
+    copyElement(out + i * size, one, size);
+  return Status::ok();
+}
+
+} // namespace
+
+Status prepareCopy(const KernelView &v, std::unique_ptr<PreparedKernel> *out) {
+  return prepareWith<CopyParams>(v, out, decodeCopy, runCopy);
+}
+Status prepareDropout(const KernelView &v, std::unique_ptr<PreparedKernel> *out) {
+  return prepareWith<DropoutParams>(v, out, decodeDropout, runDropout);
+}
+Status prepareTranspose(const KernelView &v, std::unique_ptr<PreparedKernel> *out) {
+  return prepareWith<TransposeParams>(v, out, decodeTranspose, runTranspose);
+}
+Status prepareConcat(const KernelView &v, std::unique_ptr<PreparedKernel> *out) {
+  return prepareWith<ConcatParams>(v, out, decodeConcat, runConcat);
+}
+Status prepareSplit(const KernelView &v, std::unique_ptr<PreparedKernel> *out) {
+  return prepareWith<SplitParams>(v, out, decodeSplit, runSplit);
+}
+Status prepareSlice(const KernelView &v, std::unique_ptr<PreparedKernel> *out) {
+  return prepareWith<SliceParams>(v, out, decodeSlice, runSlice);
+}
+Status prepareGather(const KernelView &v, std::unique_ptr<PreparedKernel> *out) {
+  return prepareWith<GatherParams>(v, out, decodeGather, runGather);
+}
+Status prepareExpand(const KernelView &v, std::unique_ptr<PreparedKernel> *out) {
+  return prepareWith<ExpandParams>(v, out, decodeExpand, runExpand);
+}
+Status prepareTrilu(const KernelView &v, std::unique_ptr<PreparedKernel> *out) {
+  return prepareWith<TriluParams>(v, out, decodeTrilu, runTrilu);
+}
+Status prepareFill(const KernelView &v, std::unique_ptr<PreparedKernel> *out) {
+  return prepareWith<FillParams>(v, out, decodeFill, runFill);
+}
+
+} // namespace cpu
+} // namespace rt
+} // namespace mptrt

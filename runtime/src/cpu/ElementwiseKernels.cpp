@@ -1,0 +1,394 @@
+//===- ElementwiseKernels.cpp - unary, binary, where, cast on the CPU ----===//
+//
+// Every kernel here walks the output in blocks of kBlock elements: load the
+// block's inputs into float (or int64) buffers, compute, store the block in
+// the output dtype. Blocks are split over the cores by parallelFor once the
+// tensor has at least kGrain elements per thread.
+//
+//===----------------------------------------------------------------------===//
+#include "cpu/Convert.h"
+#include "cpu/CpuKernels.h"
+#include "cpu/Parallel.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+namespace mptrt {
+namespace rt {
+namespace cpu {
+
+namespace {
+
+/// Elements per thread below which a kernel stays on one core.
+constexpr int64_t kGrain = 1 << 15;
+
+constexpr float kSqrtHalf = 0.70710678118654752f;
+constexpr float kSqrtTwoOverPi = 0.79788456080286536f;
+
+//===----------------------------------------------------------------------===//
+// Unary.
+//===----------------------------------------------------------------------===//
+
+/// x[i] = f(x[i]) in float32.
+void unaryF32(const UnaryParams &p, float *x, int64_t n) {
+  switch (p.op) {
+  case UnaryOp::Sqrt:
+    for (int64_t i = 0; i < n; ++i) x[i] = std::sqrt(x[i]);
+    return;
+  case UnaryOp::Exp:
+    for (int64_t i = 0; i < n; ++i) x[i] = std::exp(x[i]);
+    return;
+  case UnaryOp::Log:
+    for (int64_t i = 0; i < n; ++i) x[i] = std::log(x[i]);
+    return;
+  case UnaryOp::Erf:
+    for (int64_t i = 0; i < n; ++i) x[i] = std::erf(x[i]);
+    return;
+  case UnaryOp::Tanh:
+    for (int64_t i = 0; i < n; ++i) x[i] = std::tanh(x[i]);
+    return;
+  case UnaryOp::Sigmoid:
+    for (int64_t i = 0; i < n; ++i) x[i] = 1.0f / (1.0f + std::exp(-x[i]));
+    return;
+  case UnaryOp::Relu:  // NaN stays NaN
+    for (int64_t i = 0; i < n; ++i) x[i] = x[i] < 0.0f ? 0.0f : x[i];
+    return;
+  case UnaryOp::Neg:
+    for (int64_t i = 0; i < n; ++i) x[i] = -x[i];
+    return;
+  case UnaryOp::Abs:
+    for (int64_t i = 0; i < n; ++i) x[i] = std::fabs(x[i]);
+    return;
+  case UnaryOp::LeakyRelu:
+    for (int64_t i = 0; i < n; ++i) x[i] = x[i] < 0.0f ? p.alpha * x[i] : x[i];
+    return;
+  case UnaryOp::Gelu:  // 0.5 x (1 + erf(x / sqrt 2))
+    for (int64_t i = 0; i < n; ++i) x[i] = 0.5f * x[i] * (1.0f + std::erf(x[i] * kSqrtHalf));
+    return;
+  case UnaryOp::GeluTanh:  // 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
+    for (int64_t i = 0; i < n; ++i) {
+      float v = x[i];
+      x[i] = 0.5f * v * (1.0f + std::tanh(kSqrtTwoOverPi * (v + 0.044715f * v * v * v)));
+    }
+    return;
+  case UnaryOp::Clip: {
+    const float lo = p.hasMin ? static_cast<float>(p.clipMin) : -INFINITY;
+    const float hi = p.hasMax ? static_cast<float>(p.clipMax) : INFINITY;
+    for (int64_t i = 0; i < n; ++i) x[i] = x[i] < lo ? lo : (x[i] > hi ? hi : x[i]);
+    return;
+  }
+  case UnaryOp::Not:
+    return;  // integer only
+  }
+}
+
+/// Clamps a double bound into int64 (ceil for a lower, floor for an upper).
+int64_t intBound(double v, bool lower) {
+  double r = lower ? std::ceil(v) : std::floor(v);
+  if (r >= 9223372036854775807.0)
+    return std::numeric_limits<int64_t>::max();
+  if (r <= -9223372036854775808.0)
+    return std::numeric_limits<int64_t>::min();
+  return static_cast<int64_t>(r);
+}
+
+/// x[i] = f(x[i]) in int64, wrapping like the two's-complement types.
+void unaryI64(const UnaryParams &p, int64_t *x, int64_t n) {
+  switch (p.op) {
+  case UnaryOp::Relu:
+    for (int64_t i = 0; i < n; ++i) x[i] = x[i] < 0 ? 0 : x[i];
+    return;
+  case UnaryOp::Neg:
+    for (int64_t i = 0; i < n; ++i) x[i] = static_cast<int64_t>(0 - static_cast<uint64_t>(x[i]));
+    return;
+  case UnaryOp::Abs:
+    for (int64_t i = 0; i < n; ++i)
+      x[i] = x[i] < 0 ? static_cast<int64_t>(0 - static_cast<uint64_t>(x[i])) : x[i];
+    return;
+  case UnaryOp::Not:
+    for (int64_t i = 0; i < n; ++i) x[i] = x[i] == 0;
+    return;
+  case UnaryOp::Clip: {
+    const int64_t lo = p.hasMin ? intBound(p.clipMin, true) : std::numeric_limits<int64_t>::min();
+    const int64_t hi = p.hasMax ? intBound(p.clipMax, false) : std::numeric_limits<int64_t>::max();
+    for (int64_t i = 0; i < n; ++i) x[i] = x[i] < lo ? lo : (x[i] > hi ? hi : x[i]);
+    return;
+  }
+  default:
+    return;  // float only
+  }
+}
+
+Status runUnary(const UnaryParams &p, const KernelArgs &args) {
+  const TensorArg &in = args.operands[0];
+  const TensorArg &out = args.results[0];
+  const DType inType = in.desc->dtype, outType = out.desc->dtype;
+  parallelFor(out.desc->numel, kGrain, [&](int64_t begin, int64_t end) {
+    if (p.integer) {
+      int64_t buf[kBlock];
+      for (int64_t i = begin; i < end; i += kBlock) {
+        const int64_t m = std::min(kBlock, end - i);
+        loadI64(inType, elementPtr(in.data, inType, i), m, buf);
+        unaryI64(p, buf, m);
+        storeI64(buf, m, outType, elementPtr(out.data, outType, i));
+      }
+      return;
+    }
+    float buf[kBlock];
+    for (int64_t i = begin; i < end; i += kBlock) {
+      const int64_t m = std::min(kBlock, end - i);
+      loadF32(inType, elementPtr(in.data, inType, i), m, buf);
+      unaryF32(p, buf, m);
+      storeF32(buf, m, outType, elementPtr(out.data, outType, i));
+    }
+  });
+  return Status::ok();
+}
+
+//===----------------------------------------------------------------------===//
+// Binary.
+//===----------------------------------------------------------------------===//
+
+/// out[i] = a[i] op b[i] in float32; comparisons write 0 / 1.
+void binaryF32(BinaryOp op, const float *a, const float *b, float *out, int64_t n) {
+  switch (op) {
+  case BinaryOp::Add:
+    for (int64_t i = 0; i < n; ++i) out[i] = a[i] + b[i];
+    return;
+  case BinaryOp::Sub:
+    for (int64_t i = 0; i < n; ++i) out[i] = a[i] - b[i];
+    return;
+  case BinaryOp::Mul:
+    for (int64_t i = 0; i < n; ++i) out[i] = a[i] * b[i];
+    return;
+  case BinaryOp::Div:
+    for (int64_t i = 0; i < n; ++i) out[i] = a[i] / b[i];
+    return;
+  case BinaryOp::Pow:
+    for (int64_t i = 0; i < n; ++i) out[i] = std::pow(a[i], b[i]);
+    return;
+  case BinaryOp::Max:  // NaN if either is NaN
+    for (int64_t i = 0; i < n; ++i)
+      out[i] = (a[i] != a[i] || b[i] != b[i]) ? NAN : (a[i] < b[i] ? b[i] : a[i]);
+    return;
+  case BinaryOp::Min:
+    for (int64_t i = 0; i < n; ++i)
+      out[i] = (a[i] != a[i] || b[i] != b[i]) ? NAN : (b[i] < a[i] ? b[i] : a[i]);
+    return;
+  case BinaryOp::Equal:
+    for (int64_t i = 0; i < n; ++i) out[i] = a[i] == b[i];
+    return;
+  case BinaryOp::Less:
+    for (int64_t i = 0; i < n; ++i) out[i] = a[i] < b[i];
+    return;
+  case BinaryOp::Greater:
+    for (int64_t i = 0; i < n; ++i) out[i] = a[i] > b[i];
+    return;
+  }
+}
+
+/// Integer power with wrap-around; negative exponents truncate like 1/x^n.
+int64_t powI64(int64_t base, int64_t exponent) {
+  if (exponent < 0)
+    return base == 1 ? 1 : base == -1 ? ((exponent & 1) ? -1 : 1) : 0;
+  uint64_t result = 1, b = static_cast<uint64_t>(base);
+  for (uint64_t e = static_cast<uint64_t>(exponent); e; e >>= 1) {
+    if (e & 1)
+      result *= b;
+    b *= b;
+  }
+  return static_cast<int64_t>(result);
+}
+
+/// out[i] = a[i] op b[i] in int64 (two's-complement wrap; x / 0 = 0).
+void binaryI64(BinaryOp op, const int64_t *a, const int64_t *b, int64_t *out, int64_t n) {
+  auto wrap = [](uint64_t v) { return static_cast<int64_t>(v); };
+  switch (op) {
+  case BinaryOp::Add:
+    for (int64_t i = 0; i < n; ++i) out[i] = wrap(uint64_t(a[i]) + uint64_t(b[i]));
+    return;
+  case BinaryOp::Sub:
+    for (int64_t i = 0; i < n; ++i) out[i] = wrap(uint64_t(a[i]) - uint64_t(b[i]));
+    return;
+  case BinaryOp::Mul:
+    for (int64_t i = 0; i < n; ++i) out[i] = wrap(uint64_t(a[i]) * uint64_t(b[i]));
+    return;
+  case BinaryOp::Div:  // truncates; never traps
+    for (int64_t i = 0; i < n; ++i)
+      out[i] = b[i] == 0 ? 0
+               : (b[i] == -1) ? wrap(0 - uint64_t(a[i]))
+                              : a[i] / b[i];
+    return;
+  case BinaryOp::Pow:
+    for (int64_t i = 0; i < n; ++i) out[i] = powI64(a[i], b[i]);
+    return;
+  case BinaryOp::Max:
+    for (int64_t i = 0; i < n; ++i) out[i] = a[i] < b[i] ? b[i] : a[i];
+    return;
+  case BinaryOp::Min:
+    for (int64_t i = 0; i < n; ++i) out[i] = b[i] < a[i] ? b[i] : a[i];
+    return;
+  case BinaryOp::Equal:
+    for (int64_t i = 0; i < n; ++i) out[i] = a[i] == b[i];
+    return;
+  case BinaryOp::Less:
+    for (int64_t i = 0; i < n; ++i) out[i] = a[i] < b[i];
+    return;
+  case BinaryOp::Greater:
+    for (int64_t i = 0; i < n; ++i) out[i] = a[i] > b[i];
+    return;
+  }
+}
+
+Status runBinary(const BinaryParams &p, const KernelArgs &args) {
+  const TensorArg &lhs = args.operands[0], &rhs = args.operands[1];
+  const TensorArg &out = args.results[0];
+  const DType lt = lhs.desc->dtype, rt = rhs.desc->dtype, ot = out.desc->dtype;
+  const BroadcastIndex &bc = p.bc;
+  parallelFor(bc.numel, kGrain, [&](int64_t begin, int64_t end) {
+    int64_t offA[kBlock], offB[kBlock];
+    int64_t *offsets[3] = {offA, offB, nullptr};
+    for (int64_t i = begin; i < end; i += kBlock) {
+      const int64_t m = std::min(kBlock, end - i);
+      const bool gather = !bc.sameShape[0] || !bc.sameShape[1];
+      if (gather)
+        broadcastOffsets(bc, i, m, offsets);
+      if (p.integer) {
+        int64_t a[kBlock], b[kBlock], r[kBlock];
+        if (bc.sameShape[0]) loadI64(lt, elementPtr(lhs.data, lt, i), m, a);
+        else gatherI64(lt, lhs.data, offA, m, a);
+        if (bc.sameShape[1]) loadI64(rt, elementPtr(rhs.data, rt, i), m, b);
+        else gatherI64(rt, rhs.data, offB, m, b);
+        binaryI64(p.op, a, b, r, m);
+        storeI64(r, m, ot, elementPtr(out.data, ot, i));
+      } else {
+        float a[kBlock], b[kBlock], r[kBlock];
+        if (bc.sameShape[0]) loadF32(lt, elementPtr(lhs.data, lt, i), m, a);
+        else gatherF32(lt, lhs.data, offA, m, a);
+        if (bc.sameShape[1]) loadF32(rt, elementPtr(rhs.data, rt, i), m, b);
+        else gatherF32(rt, rhs.data, offB, m, b);
+        binaryF32(p.op, a, b, r, m);
+        storeF32(r, m, ot, elementPtr(out.data, ot, i));
+      }
+    }
+  });
+  return Status::ok();
+}
+
+//===----------------------------------------------------------------------===//
+// Where and cast.
+//===----------------------------------------------------------------------===//
+
+template <typename T>
+void selectElements(const uint8_t *cond, const int64_t *offC, const T *x, const int64_t *offX,
+                    const T *y, const int64_t *offY, T *out, int64_t m) {
+  for (int64_t j = 0; j < m; ++j)
+    out[j] = cond[offC[j]] ? x[offX[j]] : y[offY[j]];
+}
+
+Status runWhere(const WhereParams &p, const KernelArgs &args) {
+  const uint8_t *cond = static_cast<const uint8_t *>(args.operands[0].data);
+  const void *x = args.operands[1].data, *y = args.operands[2].data;
+  void *out = args.results[0].data;
+  parallelFor(p.bc.numel, kGrain, [&](int64_t begin, int64_t end) {
+    int64_t offC[kBlock], offX[kBlock], offY[kBlock];
+    int64_t *offsets[3] = {offC, offX, offY};
+    for (int64_t i = begin; i < end; i += kBlock) {
+      const int64_t m = std::min(kBlock, end - i);
+      broadcastOffsets(p.bc, i, m, offsets);
+      switch (p.elementSize) {
+      case 1:
+        selectElements(cond, offC, static_cast<const uint8_t *>(x), offX,
+                       static_cast<const uint8_t *>(y), offY, static_cast<uint8_t *>(out) + i, m);
+        break;
+      case 2:
+        selectElements(cond, offC, static_cast<const uint16_t *>(x), offX,
+                       static_cast<const uint16_t *>(y), offY, static_cast<uint16_t *>(out) + i, m);
+        break;
+      case 4:
+        selectElements(cond, offC, static_cast<const uint32_t *>(x), offX,
+                       static_cast<const uint32_t *>(y), offY, static_cast<uint32_t *>(out) + i, m);
+        break;
+      default:
+        selectElements(cond, offC, static_cast<const uint64_t *>(x), offX,
+                       static_cast<const uint64_t *>(y), offY, static_cast<uint64_t *>(out) + i, m);
+        break;
+      }
+    }
+  });
+  return Status::ok();
+}
+
+/// Float sources go through float32 (exact), integer and bool sources
+/// through int64 (exact), so each element is rounded once, into the target.
+Status runCast(const CastParams &p, const KernelArgs &args) {
+  const TensorArg &in = args.operands[0], &out = args.results[0];
+  const DType it = in.desc->dtype, ot = out.desc->dtype;
+  const bool fromFloat = plan::isFloatDType(it);
+  parallelFor(p.numel, kGrain, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; i += kBlock) {
+      const int64_t m = std::min(kBlock, end - i);
+      if (fromFloat) {
+        float buf[kBlock];
+        loadF32(it, elementPtr(in.data, it, i), m, buf);
+        storeF32(buf, m, ot, elementPtr(out.data, ot, i), p.saturate);
+      } else {
+        int64_t buf[kBlock];
+        loadI64(it, elementPtr(in.data, it, i), m, buf);
+        storeI64(buf, m, ot, elementPtr(out.data, ot, i));
+      }
+    }
+  });
+  return Status::ok();
+}
+
+} // namespace
+
+void broadcastOffsets(const BroadcastIndex &bc, int64_t start, int64_t m,
+                      int64_t *const *offsets) {
+  const int rank = bc.rank;
+  int64_t index[kMaxRank];
+  int64_t rest = start;
+  for (int d = rank - 1; d >= 0; --d) {
+    index[d] = rest % bc.outShape[d];
+    rest /= bc.outShape[d];
+  }
+  int64_t off[3] = {0, 0, 0};
+  for (int k = 0; k < bc.numInputs; ++k)
+    for (int d = 0; d < rank; ++d)
+      off[k] += index[d] * bc.strides[k][d];
+  for (int64_t j = 0; j < m; ++j) {
+    for (int k = 0; k < bc.numInputs; ++k)
+      if (offsets[k])
+        offsets[k][j] = off[k];
+    // Step the row-major index, carrying into outer axes.
+    for (int d = rank - 1; d >= 0; --d) {
+      for (int k = 0; k < bc.numInputs; ++k)
+        off[k] += bc.strides[k][d];
+      if (++index[d] < bc.outShape[d])
+        break;
+      for (int k = 0; k < bc.numInputs; ++k)
+        off[k] -= bc.strides[k][d] * bc.outShape[d];
+      index[d] = 0;
+    }
+  }
+}
+
+Status prepareUnary(const KernelView &v, std::unique_ptr<PreparedKernel> *out) {
+  return prepareWith<UnaryParams>(v, out, decodeUnary, runUnary);
+}
+Status prepareBinary(const KernelView &v, std::unique_ptr<PreparedKernel> *out) {
+  return prepareWith<BinaryParams>(v, out, decodeBinary, runBinary);
+}
+Status prepareWhere(const KernelView &v, std::unique_ptr<PreparedKernel> *out) {
+  return prepareWith<WhereParams>(v, out, decodeWhere, runWhere);
+}
+Status prepareCast(const KernelView &v, std::unique_ptr<PreparedKernel> *out) {
+  return prepareWith<CastParams>(v, out, decodeCast, runCast);
+}
+
+} // namespace cpu
+} // namespace rt
+} // namespace mptrt

@@ -1,0 +1,190 @@
+//===- NormalizationKernels.cpp - batch norm, layer norm, softmax --------===//
+//
+// Statistics (means, variances, softmax denominators) accumulate in double;
+// everything else computes in float32. Work is split over channels (batch
+// norm) or rows (layer norm, softmax).
+//
+//===----------------------------------------------------------------------===//
+#include "cpu/Convert.h"
+#include "cpu/CpuKernels.h"
+#include "cpu/Parallel.h"
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+namespace mptrt {
+namespace rt {
+namespace cpu {
+
+namespace {
+
+/// A small tensor (per-channel parameters) widened to float32.
+std::vector<float> widen(const TensorArg &t) {
+  std::vector<float> v(t.desc->numel);
+  loadF32(t.desc->dtype, t.data, t.desc->numel, v.data());
+  return v;
+}
+
+//===----------------------------------------------------------------------===//
+// batch_norm (running statistics) and batch_norm_train (batch statistics):
+//   y[n, c, i] = (x[n, c, i] - mean[c]) / sqrt(var[c] + epsilon) * scale[c] + bias[c]
+// Training uses the batch's mean and biased variance over (n, i) and returns
+//   running * momentum + batch * (1 - momentum)   for mean and variance.
+//===----------------------------------------------------------------------===//
+
+Status runBatchNorm(const BatchNormParams &p, const KernelArgs &args) {
+  const TensorArg &x = args.operands[0], &y = args.results[0];
+  const DType xt = x.desc->dtype, yt = y.desc->dtype;
+  const std::vector<float> scale = widen(args.operands[1]), bias = widen(args.operands[2]);
+  const std::vector<float> runningMean = widen(args.operands[3]),
+                           runningVar = widen(args.operands[4]);
+  std::vector<float> mean(p.C), var(p.C);
+  const int64_t grain = std::max<int64_t>(1, (1 << 15) / std::max<int64_t>(p.N * p.inner, 1));
+  parallelFor(p.C, grain, [&](int64_t cBegin, int64_t cEnd) {
+    std::vector<float> row(p.inner);
+    for (int64_t c = cBegin; c < cEnd; ++c) {
+      if (p.training) {
+        // Two passes over channel c: mean, then biased variance.
+        double sum = 0, sq = 0;
+        for (int64_t n = 0; n < p.N; ++n) {
+          loadF32(xt, elementPtr(x.data, xt, (n * p.C + c) * p.inner), p.inner, row.data());
+          for (int64_t i = 0; i < p.inner; ++i)
+            sum += row[i];
+        }
+        const double count = static_cast<double>(p.N * p.inner);
+        const double m = count > 0 ? sum / count : 0.0;
+        for (int64_t n = 0; n < p.N; ++n) {
+          loadF32(xt, elementPtr(x.data, xt, (n * p.C + c) * p.inner), p.inner, row.data());
+          for (int64_t i = 0; i < p.inner; ++i)
+            sq += (row[i] - m) * (row[i] - m);
+        }
+        mean[c] = static_cast<float>(m);
+        var[c] = static_cast<float>(count > 0 ? sq / count : 0.0);
+      } else {
+        mean[c] = runningMean[c];
+        var[c] = runningVar[c];
+      }
+      const float invStd = 1.0f / std::sqrt(var[c] + p.epsilon);
+      for (int64_t n = 0; n < p.N; ++n) {
+        const int64_t at = (n * p.C + c) * p.inner;
+        loadF32(xt, elementPtr(x.data, xt, at), p.inner, row.data());
+        for (int64_t i = 0; i < p.inner; ++i)
+          row[i] = (row[i] - mean[c]) * invStd * scale[c] + bias[c];
+        storeF32(row.data(), p.inner, yt, elementPtr(y.data, yt, at));
+      }
+    }
+  });
+  if (p.updateRunningStats) {
+    std::vector<float> newMean(p.C), newVar(p.C);
+    for (int64_t c = 0; c < p.C; ++c) {
+      newMean[c] = runningMean[c] * p.momentum + mean[c] * (1.0f - p.momentum);
+      newVar[c] = runningVar[c] * p.momentum + var[c] * (1.0f - p.momentum);
+    }
+    storeF32(newMean.data(), p.C, args.results[1].desc->dtype, args.results[1].data);
+    storeF32(newVar.data(), p.C, args.results[2].desc->dtype, args.results[2].data);
+  }
+  return Status::ok();
+}
+
+//===----------------------------------------------------------------------===//
+// layer_norm: for each of `outer` rows of `inner` elements,
+//   mean = avg(x), inv_std_dev = 1 / sqrt(avg((x - mean)^2) + epsilon),
+//   y = (x - mean) * inv_std_dev * scale + bias.
+//===----------------------------------------------------------------------===//
+
+Status runLayerNorm(const LayerNormParams &p, const KernelArgs &args) {
+  const TensorArg &x = args.operands[0], &y = args.results[0];
+  const DType xt = x.desc->dtype, yt = y.desc->dtype;
+  const std::vector<float> scale = widen(args.operands[1]);
+  const std::vector<float> bias = p.hasBias ? widen(args.operands[2]) : std::vector<float>();
+  std::vector<float> means(p.hasStats ? p.outer : 0), invStds(p.hasStats ? p.outer : 0);
+  const int64_t grain = std::max<int64_t>(1, (1 << 15) / std::max<int64_t>(p.inner, 1));
+  parallelFor(p.outer, grain, [&](int64_t begin, int64_t end) {
+    std::vector<float> row(p.inner);
+    for (int64_t r = begin; r < end; ++r) {
+      loadF32(xt, elementPtr(x.data, xt, r * p.inner), p.inner, row.data());
+      double sum = 0;
+      for (int64_t i = 0; i < p.inner; ++i)
+        sum += row[i];
+      const double mean = p.inner ? sum / static_cast<double>(p.inner) : 0.0;
+      double sq = 0;
+      for (int64_t i = 0; i < p.inner; ++i)
+        sq += (row[i] - mean) * (row[i] - mean);
+      const double var = p.inner ? sq / static_cast<double>(p.inner) : 0.0;
+      const float m = static_cast<float>(mean);
+      const float invStd = static_cast<float>(1.0 / std::sqrt(var + p.epsilon));
+      for (int64_t i = 0; i < p.inner; ++i) {
+        const float s = scale[p.scaleIsScalar ? 0 : i];
+        const float b = p.hasBias ? bias[p.biasIsScalar ? 0 : i] : 0.0f;
+        row[i] = (row[i] - m) * invStd * s + b;
+      }
+      storeF32(row.data(), p.inner, yt, elementPtr(y.data, yt, r * p.inner));
+      if (p.hasStats) {
+        means[r] = m;
+        invStds[r] = invStd;
+      }
+    }
+  });
+  if (p.hasStats) {
+    storeF32(means.data(), p.outer, args.results[1].desc->dtype, args.results[1].data);
+    storeF32(invStds.data(), p.outer, args.results[2].desc->dtype, args.results[2].data);
+  }
+  return Status::ok();
+}
+
+//===----------------------------------------------------------------------===//
+// softmax / log_softmax along an axis viewed as [outer, dim, inner]: each of
+// the outer * inner rows (stride `inner`) is shifted by its maximum, then
+//   softmax = exp(x - max) / sum,   log_softmax = x - max - log(sum).
+//===----------------------------------------------------------------------===//
+
+Status runSoftmax(const SoftmaxParams &p, const KernelArgs &args) {
+  const TensorArg &x = args.operands[0], &y = args.results[0];
+  const DType xt = x.desc->dtype, yt = y.desc->dtype;
+  const int64_t rows = p.outer * p.inner;
+  const int64_t grain = std::max<int64_t>(1, (1 << 15) / std::max<int64_t>(p.dim, 1));
+  parallelFor(rows, grain, [&](int64_t begin, int64_t end) {
+    std::vector<float> row(p.dim);
+    std::vector<int64_t> offsets(p.dim);
+    for (int64_t r = begin; r < end; ++r) {
+      const int64_t o = r / p.inner, i = r % p.inner;
+      for (int64_t d = 0; d < p.dim; ++d)
+        offsets[d] = (o * p.dim + d) * p.inner + i;
+      gatherF32(xt, x.data, offsets.data(), p.dim, row.data());
+      float max = -INFINITY;
+      for (int64_t d = 0; d < p.dim; ++d)
+        max = std::max(max, row[d]);
+      double sum = 0;
+      for (int64_t d = 0; d < p.dim; ++d)
+        sum += std::exp(row[d] - max);
+      const float logSum = static_cast<float>(std::log(sum));
+      const float inv = static_cast<float>(1.0 / sum);
+      for (int64_t d = 0; d < p.dim; ++d)
+        row[d] = p.log ? row[d] - max - logSum : std::exp(row[d] - max) * inv;
+      if (p.inner == 1) {
+        storeF32(row.data(), p.dim, yt, elementPtr(y.data, yt, r * p.dim));
+        continue;
+      }
+      for (int64_t d = 0; d < p.dim; ++d)
+        storeF32(&row[d], 1, yt, elementPtr(y.data, yt, offsets[d]));
+    }
+  });
+  return Status::ok();
+}
+
+} // namespace
+
+Status prepareBatchNorm(const KernelView &v, std::unique_ptr<PreparedKernel> *out) {
+  return prepareWith<BatchNormParams>(v, out, decodeBatchNorm, runBatchNorm);
+}
+Status prepareLayerNorm(const KernelView &v, std::unique_ptr<PreparedKernel> *out) {
+  return prepareWith<LayerNormParams>(v, out, decodeLayerNorm, runLayerNorm);
+}
+Status prepareSoftmax(const KernelView &v, std::unique_ptr<PreparedKernel> *out) {
+  return prepareWith<SoftmaxParams>(v, out, decodeSoftmax, runSoftmax);
+}
+
+} // namespace cpu
+} // namespace rt
+} // namespace mptrt

@@ -1,0 +1,112 @@
+//===- PoolingKernels.cpp - max, average and global average pool ---------===//
+//
+// One (n, c) plane at a time, planes split over the cores. For each output
+// position o the window covers input positions
+//   o * stride - padBegin + j * dilation,   j in [0, kernel)
+// per spatial axis; positions outside the input are padding. Max ignores
+// padding (an all-padding window gives -inf, or the integer minimum);
+// average divides by the in-input count, or with count_include_pad by the
+// count inside the explicitly padded extent [-padBegin, in + padEnd)
+// (positions that ceil_mode adds beyond it never count).
+//
+//===----------------------------------------------------------------------===//
+#include "cpu/Convert.h"
+#include "cpu/CpuKernels.h"
+#include "cpu/Parallel.h"
+
+#include <cmath>
+#include <limits>
+#include <vector>
+
+namespace mptrt {
+namespace rt {
+namespace cpu {
+
+namespace {
+
+/// Pools one plane of floats (or int64s for integer max pool).
+template <typename T>
+void poolPlane(const PoolParams &p, const T *in, T *out) {
+  const int nsp = p.spatialRank;
+  int64_t kernelCount = 1;
+  for (int d = 0; d < nsp; ++d)
+    kernelCount *= p.kernel[d];
+  int64_t o[kMaxRank] = {};  // output position, stepped row-major
+  for (int64_t i = 0; i < p.outSize; ++i) {
+    double sum = 0;
+    T best = std::numeric_limits<T>::has_infinity ? -std::numeric_limits<T>::infinity()
+                                                  : std::numeric_limits<T>::lowest();
+    int64_t valid = 0, padded = 0;
+    int64_t j[kMaxRank] = {};  // window position
+    for (int64_t w = 0; w < kernelCount; ++w) {
+      int64_t offset = 0;
+      bool inside = true, inPadded = true;
+      for (int d = 0; d < nsp; ++d) {
+        const int64_t pos = o[d] * p.strides[d] - p.padsBegin[d] + j[d] * p.dilations[d];
+        inside = inside && pos >= 0 && pos < p.in[d];
+        inPadded = inPadded && pos >= -p.padsBegin[d] && pos < p.in[d] + p.padsEnd[d];
+        offset = offset * p.in[d] + pos;
+      }
+      padded += inPadded;
+      if (inside) {
+        ++valid;
+        const T v = in[offset];
+        sum += static_cast<double>(v);
+        if (v > best || v != v)  // NaN propagates
+          best = v;
+      }
+      for (int d = nsp - 1; d >= 0; --d) {
+        if (++j[d] < p.kernel[d])
+          break;
+        j[d] = 0;
+      }
+    }
+    if (p.kind == PoolKind::Max) {
+      out[i] = best;
+    } else {
+      const int64_t count = p.countIncludePad ? padded : valid;
+      out[i] = static_cast<T>(count ? sum / static_cast<double>(count) : NAN);
+    }
+    for (int d = nsp - 1; d >= 0; --d) {
+      if (++o[d] < p.out[d])
+        break;
+      o[d] = 0;
+    }
+  }
+}
+
+Status runPool(const PoolParams &p, const KernelArgs &args) {
+  const TensorArg &x = args.operands[0], &y = args.results[0];
+  const DType xt = x.desc->dtype, yt = y.desc->dtype;
+  const int64_t planes = p.N * p.C;
+  // Enough planes per thread that a chunk outweighs starting a thread.
+  const int64_t grain = std::max<int64_t>(1, (1 << 16) / std::max<int64_t>(p.inSize, 1));
+  parallelFor(planes, grain, [&](int64_t begin, int64_t end) {
+    if (p.integer) {
+      std::vector<int64_t> in(p.inSize), out(p.outSize);
+      for (int64_t plane = begin; plane < end; ++plane) {
+        loadI64(xt, elementPtr(x.data, xt, plane * p.inSize), p.inSize, in.data());
+        poolPlane<int64_t>(p, in.data(), out.data());
+        storeI64(out.data(), p.outSize, yt, elementPtr(y.data, yt, plane * p.outSize));
+      }
+      return;
+    }
+    std::vector<float> in(p.inSize), out(p.outSize);
+    for (int64_t plane = begin; plane < end; ++plane) {
+      loadF32(xt, elementPtr(x.data, xt, plane * p.inSize), p.inSize, in.data());
+      poolPlane<float>(p, in.data(), out.data());
+      storeF32(out.data(), p.outSize, yt, elementPtr(y.data, yt, plane * p.outSize));
+    }
+  });
+  return Status::ok();
+}
+
+} // namespace
+
+Status preparePool(const KernelView &v, std::unique_ptr<PreparedKernel> *out) {
+  return prepareWith<PoolParams>(v, out, decodePool, runPool);
+}
+
+} // namespace cpu
+} // namespace rt
+} // namespace mptrt

@@ -1,0 +1,245 @@
+//===- ReductionKernels.cpp - reduce_* and the classification losses -----===//
+#include "cpu/Convert.h"
+#include "cpu/CpuKernels.h"
+#include "cpu/Parallel.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+namespace mptrt {
+namespace rt {
+namespace cpu {
+
+namespace {
+
+//===----------------------------------------------------------------------===//
+// reduce_sum / reduce_mean / reduce_max / reduce_l2.
+//
+// Float reductions accumulate in double: sum, sum / count, max (NaN wins),
+// sqrt(sum of squares). Integer sum and max accumulate in int64 (wrapping).
+// When the reduced axes are the trailing ones, output element o reduces
+// the contiguous input range [o * count, (o + 1) * count) and outputs are
+// split over the cores; otherwise one pass walks the input in order and
+// adds each element into its output slot.
+//===----------------------------------------------------------------------===//
+
+struct Accumulator {
+  ReduceOp op;
+  double init() const { return op == ReduceOp::Max ? -INFINITY : 0.0; }
+  void add(double &acc, double v) const {
+    switch (op) {
+    case ReduceOp::Sum:
+    case ReduceOp::Mean:
+      acc += v;
+      return;
+    case ReduceOp::Max:
+      if (v > acc || v != v)
+        acc = v;
+      return;
+    case ReduceOp::L2:
+      acc += v * v;
+      return;
+    }
+  }
+  double finish(double acc, int64_t count) const {
+    switch (op) {
+    case ReduceOp::Mean:
+      return acc / static_cast<double>(count);  // 0 / 0 is NaN
+    case ReduceOp::L2:
+      return std::sqrt(acc);
+    default:
+      return acc;
+    }
+  }
+};
+
+/// True if the reduced axes (stride 0 in the output) are exactly the
+/// trailing ones, ignoring axes of size 1.
+bool reducesTrailingAxes(const ReduceParams &p) {
+  bool seenReduced = false;
+  for (int d = 0; d < p.rank; ++d) {
+    if (p.inShape[d] == 1)
+      continue;
+    if (p.outStride[d] == 0)
+      seenReduced = true;
+    else if (seenReduced)
+      return false;
+  }
+  return true;
+}
+
+Status runReduceFloat(const ReduceParams &p, const KernelArgs &args) {
+  const TensorArg &x = args.operands[0], &y = args.results[0];
+  const DType xt = x.desc->dtype, yt = y.desc->dtype;
+  const Accumulator acc{p.op};
+  std::vector<float> out(p.outNumel);
+  if (reducesTrailingAxes(p)) {
+    const int64_t count = p.reducedCount;
+    const int64_t grain = std::max<int64_t>(1, (1 << 15) / std::max<int64_t>(count, 1));
+    parallelFor(p.outNumel, grain, [&](int64_t begin, int64_t end) {
+      float buf[kBlock];
+      for (int64_t o = begin; o < end; ++o) {
+        double a = acc.init();
+        for (int64_t i = 0; i < count; i += kBlock) {
+          const int64_t m = std::min(kBlock, count - i);
+          loadF32(xt, elementPtr(x.data, xt, o * count + i), m, buf);
+          for (int64_t j = 0; j < m; ++j)
+            acc.add(a, buf[j]);
+        }
+        out[o] = static_cast<float>(acc.finish(a, count));
+      }
+    });
+  } else {
+    std::vector<double> sums(p.outNumel, acc.init());
+    int64_t index[kMaxRank] = {};
+    int64_t o = 0;  // output slot of the current input element
+    float buf[kBlock];
+    const int64_t n = x.desc->numel;
+    for (int64_t i = 0; i < n; i += kBlock) {
+      const int64_t m = std::min(kBlock, n - i);
+      loadF32(xt, elementPtr(x.data, xt, i), m, buf);
+      for (int64_t j = 0; j < m; ++j) {
+        acc.add(sums[o], buf[j]);
+        for (int d = p.rank - 1; d >= 0; --d) {
+          o += p.outStride[d];
+          if (++index[d] < p.inShape[d])
+            break;
+          o -= p.outStride[d] * p.inShape[d];
+          index[d] = 0;
+        }
+      }
+    }
+    for (int64_t k = 0; k < p.outNumel; ++k)
+      out[k] = static_cast<float>(acc.finish(sums[k], p.reducedCount));
+  }
+  storeF32(out.data(), p.outNumel, yt, y.data);
+  return Status::ok();
+}
+
+Status runReduceInt(const ReduceParams &p, const KernelArgs &args) {
+  const TensorArg &x = args.operands[0], &y = args.results[0];
+  const bool isMax = p.op == ReduceOp::Max;
+  std::vector<int64_t> acc(p.outNumel, isMax ? std::numeric_limits<int64_t>::min() : 0);
+  int64_t index[kMaxRank] = {};
+  int64_t o = 0;
+  int64_t buf[kBlock];
+  const int64_t n = x.desc->numel;
+  for (int64_t i = 0; i < n; i += kBlock) {
+    const int64_t m = std::min(kBlock, n - i);
+    loadI64(x.desc->dtype, elementPtr(x.data, x.desc->dtype, i), m, buf);
+    for (int64_t j = 0; j < m; ++j) {
+      if (isMax)
+        acc[o] = std::max(acc[o], buf[j]);
+      else
+        acc[o] = static_cast<int64_t>(static_cast<uint64_t>(acc[o]) + static_cast<uint64_t>(buf[j]));
+      for (int d = p.rank - 1; d >= 0; --d) {
+        o += p.outStride[d];
+        if (++index[d] < p.inShape[d])
+          break;
+        o -= p.outStride[d] * p.inShape[d];
+        index[d] = 0;
+      }
+    }
+  }
+  storeI64(acc.data(), p.outNumel, y.desc->dtype, y.data);
+  return Status::ok();
+}
+
+Status runReduce(const ReduceParams &p, const KernelArgs &args) {
+  return p.integer ? runReduceInt(p, args) : runReduceFloat(p, args);
+}
+
+//===----------------------------------------------------------------------===//
+// softmax_cross_entropy_loss and nll_loss over scores [N, C, D] (D: the
+// trailing axes flattened). For sample (n, d) with label t (not ignored):
+//   log_prob[n, :, d] = log_softmax(scores[n, :, d])      (SCE only)
+//   loss[n, d] = -w[t] * log_prob[n, t, d]   (nll: -w[t] * input[n, t, d])
+// Ignored samples have loss 0 and weight 0. "sum" adds the losses, "mean"
+// divides that by the sum of the weights of the non-ignored samples (their
+// count without weights; 0 / 0 gives NaN).
+//===----------------------------------------------------------------------===//
+
+Status runLoss(const LossParams &p, const KernelArgs &args) {
+  const TensorArg &scores = args.operands[0], &labels = args.operands[1];
+  const DType st = scores.desc->dtype;
+  const int64_t samples = p.N * p.D;
+  // Labels first: a bad one fails the run before anything is written.
+  std::vector<int64_t> label(samples);
+  loadI64(labels.desc->dtype, labels.data, samples, label.data());
+  for (int64_t s = 0; s < samples; ++s) {
+    if (p.hasIgnoreIndex && label[s] == p.ignoreIndex)
+      continue;
+    if (label[s] < 0 || label[s] >= p.C)
+      return Status::error("label " + std::to_string(label[s]) + " at sample " +
+                           std::to_string(s) + " is outside [0, " + std::to_string(p.C) +
+                           ")");
+  }
+  std::vector<float> weights(p.C, 1.0f);
+  if (p.hasWeights)
+    loadF32(args.operands[2].desc->dtype, args.operands[2].data, p.C, weights.data());
+
+  std::vector<float> loss(samples), weightOf(samples);
+  std::vector<float> logProb(p.hasLogProb ? scores.desc->numel : 0);
+  const int64_t grain = std::max<int64_t>(1, (1 << 14) / std::max<int64_t>(p.C, 1));
+  parallelFor(samples, grain, [&](int64_t begin, int64_t end) {
+    std::vector<float> row(p.C);
+    std::vector<int64_t> offsets(p.C);
+    for (int64_t s = begin; s < end; ++s) {
+      const int64_t n = s / p.D, d = s % p.D;
+      for (int64_t c = 0; c < p.C; ++c)
+        offsets[c] = (n * p.C + c) * p.D + d;
+      gatherF32(st, scores.data, offsets.data(), p.C, row.data());
+      if (p.fromLogits) {
+        float max = -INFINITY;
+        for (int64_t c = 0; c < p.C; ++c)
+          max = std::max(max, row[c]);
+        double sum = 0;
+        for (int64_t c = 0; c < p.C; ++c)
+          sum += std::exp(row[c] - max);
+        const float logSum = static_cast<float>(std::log(sum));
+        for (int64_t c = 0; c < p.C; ++c)
+          row[c] = row[c] - max - logSum;
+        if (p.hasLogProb)
+          for (int64_t c = 0; c < p.C; ++c)
+            logProb[offsets[c]] = row[c];
+      }
+      const bool ignored = p.hasIgnoreIndex && label[s] == p.ignoreIndex;
+      weightOf[s] = ignored ? 0.0f : weights[label[s]];
+      loss[s] = ignored ? 0.0f : -weightOf[s] * row[label[s]];
+    }
+  });
+
+  const TensorArg &out = args.results[0];
+  if (p.reduction == Reduction::None) {
+    storeF32(loss.data(), samples, out.desc->dtype, out.data);
+  } else {
+    double total = 0, weightSum = 0;
+    for (int64_t s = 0; s < samples; ++s) {
+      total += loss[s];
+      weightSum += weightOf[s];
+    }
+    const float value =
+        static_cast<float>(p.reduction == Reduction::Sum ? total : total / weightSum);
+    storeF32(&value, 1, out.desc->dtype, out.data);
+  }
+  if (p.hasLogProb)
+    storeF32(logProb.data(), scores.desc->numel, args.results[1].desc->dtype,
+             args.results[1].data);
+  return Status::ok();
+}
+
+} // namespace
+
+Status prepareReduce(const KernelView &v, std::unique_ptr<PreparedKernel> *out) {
+  return prepareWith<ReduceParams>(v, out, decodeReduce, runReduce);
+}
+Status prepareLoss(const KernelView &v, std::unique_ptr<PreparedKernel> *out) {
+  return prepareWith<LossParams>(v, out, decodeLoss, runLoss);
+}
+
+} // namespace cpu
+} // namespace rt
+} // namespace mptrt

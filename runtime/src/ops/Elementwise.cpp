@@ -1,0 +1,200 @@
+//===- Elementwise.cpp - decoders for elementwise kernels ----------------===//
+#include "ops/DecodeUtil.h"
+#include "ops/OpParams.h"
+
+#include <cmath>
+#include <cstring>
+
+namespace mptrt {
+namespace rt {
+
+Status makeBroadcast(const std::vector<const TensorDesc *> &inputs, const TensorDesc &out,
+                     bool exact, BroadcastIndex *bc) {
+  const int rank = out.rank();
+  bc->rank = rank;
+  bc->numInputs = static_cast<int>(inputs.size());
+  bc->numel = out.numel;
+  for (int d = 0; d < rank; ++d)
+    bc->outShape[d] = out.shape[d];
+  // The numpy broadcast of the inputs, to compare with `out` if `exact`.
+  std::vector<int64_t> joint(rank, 1);
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const TensorDesc &in = *inputs[i];
+    if (in.rank() > rank)
+      return Status::error("operand " + std::to_string(i) + " (" + describe(in) +
+                           ") has a higher rank than the result (" + describe(out) + ")");
+    bc->sameShape[i] = in.shape == out.shape;
+    // Right-align the input's axes with the output's.
+    const int lead = rank - in.rank();
+    int64_t stride = 1;
+    for (int d = rank - 1; d >= 0; --d) {
+      int64_t dim = d >= lead ? in.shape[d - lead] : 1;
+      if (dim != 1 && dim != out.shape[d])
+        return Status::error("operand " + std::to_string(i) + " (" + describe(in) +
+                             ") does not broadcast to the result (" + describe(out) + ")");
+      bc->strides[i][d] = dim == 1 ? 0 : stride;
+      stride *= dim;
+      if (dim != 1)
+        joint[d] = dim;
+    }
+  }
+  if (exact && joint != out.shape)
+    return Status::error("result (" + describe(out) +
+                         ") is not the broadcast of the operands' shapes");
+  return Status::ok();
+}
+
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+struct UnaryKind {
+  const char *name;
+  UnaryOp op;
+  bool allowsInt;
+};
+
+const UnaryKind kUnaryKinds[] = {
+    {"sqrt", UnaryOp::Sqrt, false},     {"exp", UnaryOp::Exp, false},
+    {"log", UnaryOp::Log, false},       {"erf", UnaryOp::Erf, false},
+    {"tanh", UnaryOp::Tanh, false},     {"sigmoid", UnaryOp::Sigmoid, false},
+    {"relu", UnaryOp::Relu, true},      {"neg", UnaryOp::Neg, true},
+    {"abs", UnaryOp::Abs, true},        {"not", UnaryOp::Not, false},
+    {"leaky_relu", UnaryOp::LeakyRelu, false}, {"gelu", UnaryOp::Gelu, false},
+    {"clip", UnaryOp::Clip, true},
+};
+
+} // namespace
+
+Status decodeUnary(const KernelView &v, UnaryParams *p) {
+  const UnaryKind *kind = nullptr;
+  for (const UnaryKind &k : kUnaryKinds)
+    if (v.kind() == k.name)
+      kind = &k;
+  if (!kind)
+    return v.error("not an elementwise unary kind");
+  p->op = kind->op;
+  MPTRT_TRY(v.expectCounts(1, 1, 1, 1));
+  const TensorDesc &in = v.operand(0), &out = v.result(0);
+  if (in.shape != out.shape)
+    return v.error(resultLabel(v, 0) + " must have the shape of " + operandLabel(v, 0));
+
+  switch (p->op) {
+  case UnaryOp::LeakyRelu: {
+    MPTRT_TRY(v.allowOnly({"alpha"}));
+    double alpha;
+    MPTRT_TRY(v.getFloat("alpha", 0.01, &alpha));
+    p->alpha = static_cast<float>(alpha);
+    break;
+  }
+  case UnaryOp::Gelu: {
+    MPTRT_TRY(v.allowOnly({"approximate"}));
+    std::string approximate;
+    MPTRT_TRY(v.getString("approximate", "none", &approximate));
+    if (approximate == "tanh")
+      p->op = UnaryOp::GeluTanh;
+    else if (approximate != "none")
+      return v.error("attribute 'approximate' must be \"none\" or \"tanh\", not \"" +
+                     approximate + "\"");
+    break;
+  }
+  case UnaryOp::Clip:
+    MPTRT_TRY(v.allowOnly({"min", "max"}));
+    p->hasMin = v.has("min");
+    p->hasMax = v.has("max");
+    MPTRT_TRY(v.getFloat("min", 0, &p->clipMin));
+    MPTRT_TRY(v.getFloat("max", 0, &p->clipMax));
+    if (std::isnan(p->clipMin) || std::isnan(p->clipMax))
+      return v.error("clip bounds must not be NaN");
+    break;
+  default:
+    MPTRT_TRY(v.allowOnly({}));
+    break;
+  }
+
+  if (p->op == UnaryOp::Not) {
+    if (in.dtype != DType::I1 || out.dtype != DType::I1)
+      return v.error("operand and result must be i1");
+    p->integer = true;
+    return Status::ok();
+  }
+  if (isFloat(in) && isFloat(out))
+    return Status::ok();
+  if (kind->allowsInt && isInt(in) && in.dtype == out.dtype) {
+    p->integer = true;
+    return Status::ok();
+  }
+  return v.error(std::string("operand and result must both be float") +
+                 (kind->allowsInt ? ", or the same integer type" : "") + "; got " +
+                 describe(in) + " -> " + describe(out));
+}
+
+//===----------------------------------------------------------------------===//
+
+Status decodeBinary(const KernelView &v, BinaryParams *p) {
+  static const struct {
+    const char *name;
+    BinaryOp op;
+  } kinds[] = {{"add", BinaryOp::Add},     {"sub", BinaryOp::Sub},
+               {"mul", BinaryOp::Mul},     {"div", BinaryOp::Div},
+               {"pow", BinaryOp::Pow},     {"max", BinaryOp::Max},
+               {"min", BinaryOp::Min},     {"equal", BinaryOp::Equal},
+               {"less", BinaryOp::Less},   {"greater", BinaryOp::Greater}};
+  bool found = false;
+  for (const auto &k : kinds)
+    if (v.kind() == k.name) {
+      p->op = k.op;
+      found = true;
+    }
+  if (!found)
+    return v.error("not an elementwise binary kind");
+  MPTRT_TRY(v.expectCounts(2, 2, 1, 1));
+  MPTRT_TRY(v.allowOnly({}));
+  const TensorDesc &lhs = v.operand(0), &rhs = v.operand(1), &out = v.result(0);
+  const bool compare =
+      p->op == BinaryOp::Equal || p->op == BinaryOp::Less || p->op == BinaryOp::Greater;
+  const bool lhsInt = !isFloat(lhs), rhsInt = !isFloat(rhs);
+  if (compare) {
+    if (out.dtype != DType::I1)
+      return v.error(resultLabel(v, 0) + " of a comparison must be i1");
+    // Integers and booleans compare exactly in int64, anything else in f32.
+    p->integer = lhsInt && rhsInt;
+  } else if (isFloat(out)) {
+    if (lhs.dtype == DType::I1 || rhs.dtype == DType::I1)
+      return v.error("arithmetic on i1 operands is not supported");
+    p->integer = false;  // integer operands are converted to f32
+  } else if (isInt(out) && isInt(lhs) && isInt(rhs)) {
+    p->integer = true;
+  } else {
+    return v.error("operands " + describe(lhs) + ", " + describe(rhs) + " and result " +
+                   describe(out) + ": an integer result needs integer operands");
+  }
+  return makeBroadcast({&lhs, &rhs}, out, /*exact=*/true, &p->bc);
+}
+
+Status decodeWhere(const KernelView &v, WhereParams *p) {
+  MPTRT_TRY(v.expectCounts(3, 3, 1, 1));
+  MPTRT_TRY(v.allowOnly({}));
+  const TensorDesc &cond = v.operand(0), &x = v.operand(1), &y = v.operand(2),
+                   &out = v.result(0);
+  if (cond.dtype != DType::I1)
+    return v.error(operandLabel(v, 0) + " (the condition) must be i1");
+  if (x.dtype != out.dtype || y.dtype != out.dtype)
+    return v.error("x, y and the result must have one element type; got " + describe(x) +
+                   ", " + describe(y) + " -> " + describe(out));
+  p->elementSize = out.elementSize();
+  return makeBroadcast({&cond, &x, &y}, out, /*exact=*/true, &p->bc);
+}
+
+Status decodeCast(const KernelView &v, CastParams *p) {
+  MPTRT_TRY(v.expectCounts(1, 1, 1, 1));
+  MPTRT_TRY(v.allowOnly({"saturate"}));
+  MPTRT_TRY(v.getBool("saturate", false, &p->saturate));
+  if (v.operand(0).shape != v.result(0).shape)
+    return v.error(resultLabel(v, 0) + " must have the shape of " + operandLabel(v, 0));
+  p->numel = v.result(0).numel;
+  return Status::ok();
+}
+
+} // namespace rt
+} // namespace mptrt

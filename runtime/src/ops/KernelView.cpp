@@ -1,0 +1,121 @@
+//===- KernelView.cpp - checked access to a kernel's attributes ----------===//
+#include "ops/KernelView.h"
+
+#include <cstring>
+
+namespace mptrt {
+namespace rt {
+
+namespace {
+const char *typeName(plan::AttrType t) {
+  switch (t) {
+  case plan::AttrType::Int: return "int";
+  case plan::AttrType::Float: return "float";
+  case plan::AttrType::IntList: return "int list";
+  case plan::AttrType::String: return "string";
+  }
+  return "invalid";
+}
+
+std::string range(size_t lo, size_t hi) {
+  return lo == hi ? std::to_string(lo) : std::to_string(lo) + " to " + std::to_string(hi);
+}
+} // namespace
+
+Status KernelView::expectCounts(size_t minOps, size_t maxOps, size_t minRes,
+                                size_t maxRes) const {
+  if (operands.size() < minOps || operands.size() > maxOps)
+    return error("expects " + range(minOps, maxOps) + " operands, got " +
+                 std::to_string(operands.size()));
+  if (results.size() < minRes || results.size() > maxRes)
+    return error("expects " + range(minRes, maxRes) + " results, got " +
+                 std::to_string(results.size()));
+  return Status::ok();
+}
+
+Status KernelView::allowOnly(std::initializer_list<const char *> names) const {
+  for (const plan::Attribute &a : kernel.attrs) {
+    bool known = false;
+    for (const char *n : names)
+      known = known || a.name == n;
+    if (!known)
+      return error("unknown attribute '" + a.name + "'");
+  }
+  return Status::ok();
+}
+
+const plan::Attribute *KernelView::find(const char *name, plan::AttrType type,
+                                        bool required, Status *status) const {
+  const plan::Attribute *a = kernel.findAttr(name);
+  if (!a) {
+    if (required)
+      *status = error(std::string("missing required attribute '") + name + "'");
+    return nullptr;
+  }
+  bool ok = a->type == type || (type == plan::AttrType::Float && a->type == plan::AttrType::Int);
+  if (!ok) {
+    *status = error(std::string("attribute '") + name + "' must be " + typeName(type) +
+                    ", not " + typeName(a->type));
+    return nullptr;
+  }
+  return a;
+}
+
+Status KernelView::getInt(const char *name, int64_t defaultValue, int64_t *out) const {
+  Status s;
+  const plan::Attribute *a = find(name, plan::AttrType::Int, false, &s);
+  *out = a ? a->i : defaultValue;
+  return s;
+}
+
+Status KernelView::getRequiredInt(const char *name, int64_t *out) const {
+  Status s;
+  const plan::Attribute *a = find(name, plan::AttrType::Int, true, &s);
+  if (a)
+    *out = a->i;
+  return s;
+}
+
+Status KernelView::getBool(const char *name, bool defaultValue, bool *out) const {
+  int64_t v;
+  MPTRT_TRY(getInt(name, defaultValue ? 1 : 0, &v));
+  if (v != 0 && v != 1)
+    return error(std::string("attribute '") + name + "' must be 0 or 1, got " +
+                 std::to_string(v));
+  *out = v == 1;
+  return Status::ok();
+}
+
+Status KernelView::getFloat(const char *name, double defaultValue, double *out) const {
+  Status s;
+  const plan::Attribute *a = find(name, plan::AttrType::Float, false, &s);
+  *out = !a ? defaultValue : a->type == plan::AttrType::Int ? static_cast<double>(a->i) : a->f;
+  return s;
+}
+
+Status KernelView::getInts(const char *name, std::vector<int64_t> defaultValue,
+                           std::vector<int64_t> *out) const {
+  Status s;
+  const plan::Attribute *a = find(name, plan::AttrType::IntList, false, &s);
+  *out = a ? a->ints : std::move(defaultValue);
+  return s;
+}
+
+Status KernelView::getRequiredInts(const char *name, std::vector<int64_t> *out) const {
+  Status s;
+  const plan::Attribute *a = find(name, plan::AttrType::IntList, true, &s);
+  if (a)
+    *out = a->ints;
+  return s;
+}
+
+Status KernelView::getString(const char *name, const std::string &defaultValue,
+                             std::string *out) const {
+  Status s;
+  const plan::Attribute *a = find(name, plan::AttrType::String, false, &s);
+  *out = a ? a->s : defaultValue;
+  return s;
+}
+
+} // namespace rt
+} // namespace mptrt

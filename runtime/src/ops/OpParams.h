@@ -1,0 +1,289 @@
+//===- OpParams.h - decoded kernels, shared by every backend ------*- C++ -*-===//
+//
+// Each kernel kind has a decoder that checks a plan kernel (operand and
+// result counts, dtypes, shapes, attributes) and turns it into a plain
+// parameter struct with the loop bounds a backend needs. Backends only
+// implement kernels over these structs, so a plan is checked the same way
+// whichever device runs it. docs/runtime.md lists the kinds and attributes.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MPTRT_SRC_OPS_OPPARAMS_H
+#define MPTRT_SRC_OPS_OPPARAMS_H
+
+#include "Status.h"
+#include "TensorDesc.h"
+#include "ops/KernelView.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace mptrt {
+namespace rt {
+
+inline constexpr int kMaxRank = static_cast<int>(plan::kMaxRank);
+
+//===----------------------------------------------------------------------===//
+// Broadcasting.
+//===----------------------------------------------------------------------===//
+
+/// Up to three inputs broadcast (numpy rules) to one output shape: for each
+/// input, its element stride along each output axis (0 where broadcast).
+struct BroadcastIndex {
+  int rank = 0;
+  int numInputs = 0;
+  int64_t outShape[kMaxRank] = {};
+  int64_t strides[3][kMaxRank] = {};
+  bool sameShape[3] = {};  // input i has exactly the output's shape
+  int64_t numel = 1;
+};
+
+/// Fills `bc` for `inputs` broadcast to `out`; fails unless every input is
+/// broadcastable to `out`, and (if `exact`) `out` is exactly their
+/// broadcast shape.
+Status makeBroadcast(const std::vector<const TensorDesc *> &inputs, const TensorDesc &out,
+                     bool exact, BroadcastIndex *bc);
+
+//===----------------------------------------------------------------------===//
+// Elementwise.
+//===----------------------------------------------------------------------===//
+
+enum class UnaryOp {
+  Sqrt, Exp, Log, Erf, Tanh, Sigmoid, Relu, Neg, Abs, Not, LeakyRelu, Gelu, GeluTanh, Clip
+};
+
+/// sqrt exp log erf tanh sigmoid relu neg abs not leaky_relu gelu clip.
+struct UnaryParams {
+  UnaryOp op = UnaryOp::Relu;
+  bool integer = false;  // i32/i64 in and out (relu, neg, abs, clip); i1 for not
+  float alpha = 0.01f;   // leaky_relu
+  double clipMin = 0, clipMax = 0;
+  bool hasMin = false, hasMax = false;
+};
+Status decodeUnary(const KernelView &v, UnaryParams *p);
+
+enum class BinaryOp { Add, Sub, Mul, Div, Pow, Max, Min, Equal, Less, Greater };
+
+/// add sub mul div pow max min (arithmetic) and equal less greater (to i1).
+struct BinaryParams {
+  BinaryOp op = BinaryOp::Add;
+  bool integer = false;  // computed in int64 (else in float32)
+  BroadcastIndex bc;
+};
+Status decodeBinary(const KernelView &v, BinaryParams *p);
+
+/// where(condition, x, y); x, y and the result share one dtype.
+struct WhereParams {
+  BroadcastIndex bc;
+  int64_t elementSize = 4;
+};
+Status decodeWhere(const KernelView &v, WhereParams *p);
+
+/// cast: any dtype to any dtype. `saturate` clamps float -> fp8 overflow to
+/// the largest finite value instead of APFloat's NaN / inf.
+struct CastParams {
+  bool saturate = false;
+  int64_t numel = 0;
+};
+Status decodeCast(const KernelView &v, CastParams *p);
+
+//===----------------------------------------------------------------------===//
+// Contractions.
+//===----------------------------------------------------------------------===//
+
+/// numpy matmul: [..., M, K] x [..., K, N] -> [..., M, N] with batch
+/// broadcasting; a 1-D lhs is [1, K] and a 1-D rhs [K, 1] (dropped again).
+struct MatMulParams {
+  int64_t M = 0, N = 0, K = 0;
+  int64_t batch = 1;
+  std::vector<int64_t> aOffset, bOffset;  // element offset of each batch's A and B
+};
+Status decodeMatMul(const KernelView &v, MatMulParams *p);
+
+enum class Activation { None, Relu, Gelu, GeluTanh };
+
+/// gemm: Y = act(alpha * op(A) * op(B) + beta * C), C broadcast to [M, N].
+struct GemmParams {
+  int64_t M = 0, N = 0, K = 0;
+  bool transA = false, transB = false;
+  float alpha = 1, beta = 1;
+  bool hasC = false;
+  int64_t cRowStride = 0, cColStride = 0;  // C's element strides (0: broadcast)
+  Activation activation = Activation::None;
+};
+Status decodeGemm(const KernelView &v, GemmParams *p);
+
+/// conv: N-d grouped convolution, NC[spatial], weight [M, C/group, k...].
+struct ConvParams {
+  int64_t N = 0, C = 0, M = 0, group = 1;
+  int spatialRank = 0;
+  std::vector<int64_t> in, out, kernel, strides, padsBegin, dilations;
+  bool hasBias = false;
+  int64_t inSize = 1, outSize = 1, kernelSize = 1;  // spatial products
+};
+Status decodeConv(const KernelView &v, ConvParams *p);
+
+//===----------------------------------------------------------------------===//
+// Pooling.
+//===----------------------------------------------------------------------===//
+
+enum class PoolKind { Max, Average, GlobalAverage };
+
+struct PoolParams {
+  PoolKind kind = PoolKind::Max;
+  bool integer = false;  // max_pool over i32/i64
+  int64_t N = 0, C = 0;
+  int spatialRank = 0;
+  std::vector<int64_t> in, out, kernel, strides, padsBegin, padsEnd, dilations;
+  bool countIncludePad = false;
+  int64_t inSize = 1, outSize = 1;
+};
+Status decodePool(const KernelView &v, PoolParams *p);
+
+//===----------------------------------------------------------------------===//
+// Normalisation and softmax.
+//===----------------------------------------------------------------------===//
+
+/// batch_norm / batch_norm_train over x [N, C, ...].
+struct BatchNormParams {
+  bool training = false;
+  int64_t N = 0, C = 0, inner = 1;
+  float epsilon = 1e-5f, momentum = 0.9f;
+  bool updateRunningStats = false;  // batch_norm_train with 3 results
+};
+Status decodeBatchNorm(const KernelView &v, BatchNormParams *p);
+
+/// layer_norm: normalise each of `outer` rows of `inner` elements.
+struct LayerNormParams {
+  int64_t outer = 1, inner = 1;
+  float epsilon = 1e-5f;
+  bool hasBias = false;
+  bool scaleIsScalar = false, biasIsScalar = false;
+  bool hasStats = false;  // results mean and inv_std_dev present
+};
+Status decodeLayerNorm(const KernelView &v, LayerNormParams *p);
+
+/// softmax / log_softmax along one axis: [outer, dim, inner].
+struct SoftmaxParams {
+  bool log = false;
+  int64_t outer = 1, dim = 1, inner = 1;
+};
+Status decodeSoftmax(const KernelView &v, SoftmaxParams *p);
+
+//===----------------------------------------------------------------------===//
+// Reductions and losses.
+//===----------------------------------------------------------------------===//
+
+enum class ReduceOp { Sum, Mean, Max, L2 };
+
+struct ReduceParams {
+  ReduceOp op = ReduceOp::Sum;
+  bool integer = false;
+  int rank = 0;
+  int64_t inShape[kMaxRank] = {};
+  int64_t outStride[kMaxRank] = {};  // output stride per input axis; 0 if reduced
+  int64_t outNumel = 1;
+  int64_t reducedCount = 1;  // input elements per output element
+};
+Status decodeReduce(const KernelView &v, ReduceParams *p);
+
+enum class Reduction { None, Sum, Mean };
+
+/// softmax_cross_entropy_loss and nll_loss over scores [N, C, d...].
+struct LossParams {
+  bool fromLogits = true;  // softmax_cross_entropy_loss; false: nll_loss
+  int64_t N = 0, C = 0, D = 1;  // D: product of the trailing dims
+  Reduction reduction = Reduction::Mean;
+  bool hasIgnoreIndex = false;
+  int64_t ignoreIndex = 0;
+  bool hasWeights = false;
+  bool hasLogProb = false;  // second result of softmax_cross_entropy_loss
+};
+Status decodeLoss(const KernelView &v, LossParams *p);
+
+//===----------------------------------------------------------------------===//
+// Data movement.
+//===----------------------------------------------------------------------===//
+
+/// copy, identity, reshape, flatten, squeeze, unsqueeze: same bytes.
+struct CopyParams {
+  uint64_t bytes = 0;
+};
+Status decodeCopy(const KernelView &v, CopyParams *p);
+
+/// dropout in inference: copy (converting float types) and an all-true mask.
+struct DropoutParams {
+  int64_t numel = 0;
+  bool hasMask = false;
+};
+Status decodeDropout(const KernelView &v, DropoutParams *p);
+
+/// transpose: output axis i is input axis perm[i].
+struct TransposeParams {
+  int rank = 0;
+  int64_t outShape[kMaxRank] = {};
+  int64_t inStride[kMaxRank] = {};  // input element stride of output axis i
+  int64_t elementSize = 4;
+  int64_t numel = 0;
+};
+Status decodeTranspose(const KernelView &v, TransposeParams *p);
+
+/// concat along `axis`: [outer, dim_i * inner] pieces.
+struct ConcatParams {
+  int64_t outer = 1, inner = 1, elementSize = 4;
+  std::vector<int64_t> dims;  // each operand's size along the axis
+};
+Status decodeConcat(const KernelView &v, ConcatParams *p);
+
+/// split along `axis` into pieces of `sizes`.
+struct SplitParams {
+  int64_t outer = 1, inner = 1, elementSize = 4, dim = 0;
+  std::vector<int64_t> sizes;
+};
+Status decodeSplit(const KernelView &v, SplitParams *p);
+
+/// slice with one normalised start and step per axis.
+struct SliceParams {
+  int rank = 0;
+  int64_t outShape[kMaxRank] = {};
+  int64_t start[kMaxRank] = {};
+  int64_t step[kMaxRank] = {};
+  int64_t inStride[kMaxRank] = {};
+  int64_t elementSize = 4;
+  int64_t numel = 0;
+};
+Status decodeSlice(const KernelView &v, SliceParams *p);
+
+/// gather along `axis`: out[o, i, n] = data[o, idx[i], n].
+struct GatherParams {
+  int64_t outer = 1, axisDim = 0, inner = 1, numIndices = 0, elementSize = 4;
+};
+Status decodeGather(const KernelView &v, GatherParams *p);
+
+/// expand: broadcast the input to the result's shape.
+struct ExpandParams {
+  BroadcastIndex bc;
+  int64_t elementSize = 4;
+};
+Status decodeExpand(const KernelView &v, ExpandParams *p);
+
+/// trilu over the last two axes: keep j - i >= k (upper) or <= k (lower).
+struct TriluParams {
+  bool upper = true;
+  int64_t k = 0;
+  int64_t batch = 1, rows = 0, cols = 0, elementSize = 4;
+};
+Status decodeTrilu(const KernelView &v, TriluParams *p);
+
+/// constant_of_shape: fill the result with one value.
+struct FillParams {
+  double value = 0;
+  bool isInt = false;
+  int64_t intValue = 0;
+  int64_t numel = 0;
+};
+Status decodeFill(const KernelView &v, FillParams *p);
+
+} // namespace rt
+} // namespace mptrt
+
+#endif // MPTRT_SRC_OPS_OPPARAMS_H

@@ -1,0 +1,317 @@
+//===- ApiTest.cpp - the C API and C++ wrapper end to end ----------------===//
+#include "KernelTestUtil.h"
+#include "MlpPlan.h"
+#include "PlanBuilder.h"
+#include "mptrt.h"
+#include "mptrt.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+#include <random>
+#include <string>
+
+using namespace mptrt;
+using namespace mptrt::test;
+using plan::DType;
+
+namespace {
+
+std::vector<float> randomFloats(size_t n, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  std::vector<float> v(n);
+  for (float &x : v)
+    x = dist(rng);
+  return v;
+}
+
+std::string tempPath(const std::string &name) {
+  return ::testing::TempDir() + "mptrt_api_" + name;
+}
+
+// Tests the MLP plan through the C API: load from a file, bind, run, read,
+// introspect, and the peak arena size.
+TEST(CApi, MlpFromFile) {
+  Mlp mlp(5, 4, 8, 3, 1);
+  std::vector<uint8_t> bytes = plan::serializePlan(mlp.plan());
+  const std::string path = tempPath("mlp.mptp");
+  std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char *>(bytes.data()),
+                                              bytes.size());
+  mptrt_model *m = nullptr;
+  ASSERT_EQ(mptrt_model_load_file(path.c_str(), nullptr, &m), MPTRT_OK) << mptrt_last_error();
+  EXPECT_STREQ(mptrt_model_backend(m), "cpu");
+  ASSERT_EQ(mptrt_entry_count(m), 1u);
+  EXPECT_STREQ(mptrt_entry_name(m, 0), "forward");
+
+  size_t n = 0;
+  const char *name = nullptr;
+  ASSERT_EQ(mptrt_entry_binding_count(m, "forward", MPTRT_PARAMETER, &n), MPTRT_OK);
+  EXPECT_EQ(n, 4u);
+  ASSERT_EQ(mptrt_entry_binding_count(m, "forward", MPTRT_OUTPUT, &n), MPTRT_OK);
+  ASSERT_EQ(n, 1u);
+  ASSERT_EQ(mptrt_entry_binding_name(m, "forward", MPTRT_OUTPUT, 0, &name), MPTRT_OK);
+  EXPECT_STREQ(name, "y");
+  EXPECT_EQ(mptrt_entry_binding_name(m, "forward", MPTRT_OUTPUT, 1, &name), MPTRT_ERROR);
+
+  mptrt_dtype dtype;
+  size_t rank;
+  int64_t shape[MPTRT_MAX_RANK];
+  ASSERT_EQ(mptrt_tensor_info(m, MPTRT_INPUT, "x", &dtype, &rank, shape), MPTRT_OK);
+  EXPECT_EQ(dtype, MPTRT_F32);
+  ASSERT_EQ(rank, 2u);
+  EXPECT_EQ(shape[0], 5);
+  EXPECT_EQ(shape[1], 4);
+
+  EXPECT_EQ(mptrt_peak_arena_bytes(m), 0u);
+  std::vector<float> x = randomFloats(5 * 4, 2);
+  const int64_t xShape[2] = {5, 4};
+  ASSERT_EQ(mptrt_bind_input(m, "x", MPTRT_F32, xShape, 2, x.data(), x.size() * 4), MPTRT_OK)
+      << mptrt_last_error();
+  ASSERT_EQ(mptrt_run(m, "forward"), MPTRT_OK) << mptrt_last_error();
+  std::vector<float> y(5 * 3);
+  ASSERT_EQ(mptrt_read_output(m, "y", y.data(), y.size() * 4), MPTRT_OK) << mptrt_last_error();
+  HostTensor got(DType::F32, {5, 3});
+  std::memcpy(got.bytes.data(), y.data(), y.size() * 4);
+  EXPECT_TRUE(closeTo(got, mlp.reference(x), 1e-5, 1e-5));
+
+  uint64_t arena = 0;
+  ASSERT_EQ(mptrt_entry_arena_bytes(m, "forward", &arena), MPTRT_OK);
+  EXPECT_EQ(arena, 2u * 192);  // two 5x8 f32 temporaries, each padded to 192
+  EXPECT_EQ(mptrt_peak_arena_bytes(m), arena);
+  mptrt_model_free(m);
+  std::remove(path.c_str());
+}
+
+// Tests the C++ wrapper on the same plan, and overriding a parameter.
+TEST(CppApi, MlpAndParameterOverride) {
+  Mlp mlp(3, 4, 6, 2, 7);
+  std::vector<uint8_t> bytes = plan::serializePlan(mlp.plan());
+  Model model;
+  ASSERT_TRUE(model.loadMemory(bytes.data(), bytes.size())) << lastError();
+  EXPECT_EQ(model.entryPoints(), std::vector<std::string>{"forward"});
+  std::vector<std::string> inputs;
+  ASSERT_TRUE(model.entryBindings("forward", MPTRT_INPUT, &inputs));
+  EXPECT_EQ(inputs, std::vector<std::string>{"x"});
+  std::vector<float> x = randomFloats(12, 3);
+  ASSERT_TRUE(model.bindInput("x", MPTRT_F32, {3, 4}, x)) << lastError();
+  ASSERT_TRUE(model.run("forward")) << lastError();
+  std::vector<float> y;
+  ASSERT_TRUE(model.readOutput("y", &y)) << lastError();
+  HostTensor got(DType::F32, {3, 2});
+  std::memcpy(got.bytes.data(), y.data(), y.size() * 4);
+  EXPECT_TRUE(closeTo(got, mlp.reference(x), 1e-5, 1e-5));
+
+  // W2 = 0 leaves y = b2 in every row.
+  std::vector<float> zeros(6 * 2, 0.0f);
+  ASSERT_TRUE(model.bindParameter("w2", MPTRT_F32, {6, 2}, zeros)) << lastError();
+  ASSERT_TRUE(model.run("forward"));
+  ASSERT_TRUE(model.readOutput("y", &y));
+  for (int r = 0; r < 3; ++r)
+    for (int c = 0; c < 2; ++c)
+      EXPECT_EQ(y[r * 2 + c], mlp.b2[c]);
+  std::vector<uint8_t> w2;
+  ASSERT_TRUE(model.readParameter("w2", &w2));
+  EXPECT_EQ(w2, std::vector<uint8_t>(6 * 2 * 4, 0));
+}
+
+// Tests every binding and run error the API reports.
+TEST(CApi, Errors) {
+  Mlp mlp(2, 3, 4, 2, 5);
+  std::vector<uint8_t> bytes = plan::serializePlan(mlp.plan());
+  mptrt_model *m = nullptr;
+  ASSERT_EQ(mptrt_model_load_memory(bytes.data(), bytes.size(), "cpu", &m), MPTRT_OK);
+  std::vector<float> x(6, 1.0f);
+  const int64_t good[2] = {2, 3}, bad[2] = {3, 2};
+
+  auto expectError = [](int rc, const std::string &text) {
+    EXPECT_EQ(rc, MPTRT_ERROR);
+    EXPECT_NE(std::string(mptrt_last_error()).find(text), std::string::npos)
+        << mptrt_last_error();
+  };
+  expectError(mptrt_run(m, "forward"), "input 'x' is not bound");
+  expectError(mptrt_bind_input(m, "x", MPTRT_BF16, good, 2, x.data(), 24),
+              "has type 2x3xf32, but 2x3xbf16 was given");
+  expectError(mptrt_bind_input(m, "x", MPTRT_F32, bad, 2, x.data(), 24),
+              "but 3x2xf32 was given");
+  expectError(mptrt_bind_input(m, "x", MPTRT_F32, good, 2, x.data(), 20), "needs 24 bytes");
+  expectError(mptrt_bind_input(m, "x", static_cast<mptrt_dtype>(42), good, 2, x.data(), 24),
+              "invalid dtype");
+  expectError(mptrt_bind_input(m, "nope", MPTRT_F32, good, 2, x.data(), 24),
+              "no input named 'nope' (the plan has: 'x')");
+  expectError(mptrt_bind_parameter(m, "x", MPTRT_F32, good, 2, x.data(), 24),
+              "no parameter named 'x'");
+  expectError(mptrt_bind_input(nullptr, "x", MPTRT_F32, good, 2, x.data(), 24), "null model");
+  expectError(mptrt_run(m, "backward"), "no entry point named 'backward'");
+  float y[4];
+  expectError(mptrt_read_output(m, "y", y, sizeof(y)), "has not been computed");
+  ASSERT_EQ(mptrt_bind_input(m, "x", MPTRT_F32, good, 2, x.data(), 24), MPTRT_OK);
+  ASSERT_EQ(mptrt_run(m, "forward"), MPTRT_OK);
+  expectError(mptrt_read_output(m, "y", y, 8), "has 16 bytes");
+  EXPECT_EQ(mptrt_read_output(m, "y", y, sizeof(y)), MPTRT_OK);
+  mptrt_model_free(m);
+
+  mptrt_model *none = reinterpret_cast<mptrt_model *>(1);
+  expectError(mptrt_model_load_file("/nonexistent/plan.mptp", nullptr, &none), "cannot open");
+  EXPECT_EQ(none, nullptr);
+  const char garbage[] = "definitely not a plan, but long enough to hold a header .........";
+  expectError(mptrt_model_load_memory(garbage, sizeof(garbage), nullptr, &none), "bad magic");
+  expectError(mptrt_model_load_memory(bytes.data(), bytes.size(), "tpu", &none),
+              "unknown backend 'tpu'");
+}
+
+// Tests that a parameter updated in place persists across runs (SGD).
+TEST(CppApi, InPlaceParameterUpdate) {
+  PlanBuilder b;
+  const float w0[4] = {1, 2, 3, 4};
+  const float lr = 0.5f;
+  uint32_t w = b.param("w", DType::F32, {4}, w0, sizeof(w0));
+  uint32_t l = b.param("lr", DType::F32, {}, &lr, sizeof(lr));
+  uint32_t g = b.input("g", DType::F32, {4});
+  uint32_t s = b.temp(DType::F32, {4});
+  b.kernel("mul", {g, l}, {s});
+  b.kernel("sub", {w, s}, {w});
+  b.entry("sgd");
+  std::vector<uint8_t> bytes = b.bytes();
+  Model model;
+  ASSERT_TRUE(model.loadMemory(bytes.data(), bytes.size())) << lastError();
+  std::vector<float> grad = {1, -1, 2, 0.5f};
+  ASSERT_TRUE(model.bindInput("g", MPTRT_F32, {4}, grad));
+  ASSERT_TRUE(model.run("sgd")) << lastError();
+  ASSERT_TRUE(model.run("sgd")) << lastError();
+  std::vector<uint8_t> raw;
+  ASSERT_TRUE(model.readParameter("w", &raw));
+  const float *after = reinterpret_cast<const float *>(raw.data());
+  for (int i = 0; i < 4; ++i)
+    EXPECT_FLOAT_EQ(after[i], w0[i] - 2 * lr * grad[i]);
+}
+
+/// Loads `plan` and expects failure mentioning `text`.
+void expectLoadError(const plan::Plan &plan, const std::string &text) {
+  std::vector<uint8_t> bytes = plan::serializePlan(plan);
+  Model model;
+  EXPECT_FALSE(model.loadMemory(bytes.data(), bytes.size()));
+  EXPECT_NE(lastError().find(text), std::string::npos) << lastError();
+}
+
+// Tests the load-time kernel checks: kind, attributes, types, aliasing.
+TEST(CppApi, KernelChecksAtLoad) {
+  {
+    PlanBuilder b;
+    uint32_t x = b.input("x", DType::F32, {4});
+    b.kernel("frobnicate", {x}, {b.output("y", DType::F32, {4})});
+    b.entry("main");
+    expectLoadError(b.plan, "kernel 0 (frobnicate): unknown kernel kind 'frobnicate'");
+  }
+  {
+    PlanBuilder b;
+    uint32_t x = b.input("x", DType::F32, {2, 2});
+    b.kernel("gemm", {x, x}, {b.output("y", DType::F32, {2, 2})},
+             {plan::Attribute::makeInt("transA", 1)});
+    b.entry("main");
+    expectLoadError(b.plan, "unknown attribute 'transA'");
+  }
+  {
+    PlanBuilder b;
+    uint32_t x = b.input("x", DType::F32, {2, 2});
+    b.kernel("gemm", {x, x}, {b.output("y", DType::F32, {2, 2})},
+             {plan::Attribute::makeString("alpha", "two")});
+    b.entry("main");
+    expectLoadError(b.plan, "attribute 'alpha' must be float, not string");
+  }
+  {
+    PlanBuilder b;
+    uint32_t x = b.input("x", DType::F32, {2, 3});
+    b.kernel("gemm", {x, x}, {b.output("y", DType::F32, {2, 2})});
+    b.entry("main");
+    expectLoadError(b.plan, "contraction sizes differ");
+  }
+  {
+    PlanBuilder b;
+    uint32_t x = b.input("x", DType::F32, {2, 3});
+    b.kernel("add", {x, x}, {b.output("y", DType::F32, {3, 2})});
+    b.entry("main");
+    expectLoadError(b.plan, "does not broadcast to the result");
+  }
+  {
+    // A matmul whose result overlaps its operand in the arena.
+    PlanBuilder b;
+    uint32_t x = b.input("x", DType::F32, {4, 4});
+    uint32_t t = b.temp(DType::F32, {4, 4});
+    plan::Tensor alias = b.plan.tensors[t];
+    alias.offset += 0;
+    b.plan.tensors.push_back(alias);
+    uint32_t u = static_cast<uint32_t>(b.plan.tensors.size() - 1);
+    b.kernel("copy", {x}, {t});
+    b.kernel("matmul", {t, t}, {u});
+    b.kernel("copy", {u}, {b.output("y", DType::F32, {4, 4})});
+    b.entry("main");
+    expectLoadError(b.plan, "kernel 1 (matmul): result tensor");
+  }
+}
+
+// Tests that a data-dependent failure (a gather index out of range) fails
+// the run with a message and leaves the model usable.
+TEST(CppApi, RunTimeError) {
+  PlanBuilder b;
+  uint32_t data = b.input("data", DType::F32, {3, 2});
+  uint32_t idx = b.input("idx", DType::I64, {2});
+  b.kernel("gather", {data, idx}, {b.output("y", DType::F32, {2, 2})});
+  b.entry("main");
+  std::vector<uint8_t> bytes = b.bytes();
+  Model model;
+  ASSERT_TRUE(model.loadMemory(bytes.data(), bytes.size())) << lastError();
+  std::vector<float> d = {1, 2, 3, 4, 5, 6};
+  std::vector<int64_t> bad = {0, 3}, good = {-1, 0};
+  ASSERT_TRUE(model.bindInput("data", MPTRT_F32, {3, 2}, d));
+  ASSERT_TRUE(model.bindInput("idx", MPTRT_I64, {2}, bad));
+  EXPECT_FALSE(model.run("main"));
+  EXPECT_NE(lastError().find("kernel 0 (gather): index 3 at position 1 is outside [-3, 3)"),
+            std::string::npos)
+      << lastError();
+  std::vector<float> y;
+  EXPECT_FALSE(model.readOutput("y", &y));
+  ASSERT_TRUE(model.bindInput("idx", MPTRT_I64, {2}, good));
+  ASSERT_TRUE(model.run("main")) << lastError();
+  ASSERT_TRUE(model.readOutput("y", &y));
+  EXPECT_EQ(y, (std::vector<float>{5, 6, 1, 2}));
+}
+
+// Tests that flipping any byte of a valid plan never crashes the loader or
+// a run of whatever still loads (run under ASan/UBSan for full value).
+TEST(CppApi, ByteFlipsThroughLoaderAndRun) {
+  Mlp mlp(2, 3, 4, 2, 11);
+  std::vector<uint8_t> bytes = plan::serializePlan(mlp.plan());
+  int loaded = 0, rejected = 0;
+  for (size_t at = 0; at < bytes.size(); ++at) {
+    for (uint8_t mask : {0x01, 0x04, 0x80, 0xFF}) {
+      std::vector<uint8_t> b = bytes;
+      b[at] ^= mask;
+      Model model;
+      if (!model.loadMemory(b.data(), b.size())) {
+        EXPECT_FALSE(lastError().empty());
+        ++rejected;
+        continue;
+      }
+      ++loaded;
+      // Bind every input the (possibly altered) plan declares, then run.
+      for (const std::string &entry : model.entryPoints()) {
+        std::vector<std::string> inputs;
+        ASSERT_TRUE(model.entryBindings(entry, MPTRT_INPUT, &inputs));
+        for (const std::string &name : inputs) {
+          TensorInfo info;
+          ASSERT_TRUE(model.info(MPTRT_INPUT, name, &info));
+          std::vector<uint8_t> zeros(info.bytes(), 0);
+          ASSERT_TRUE(model.bindInput(name, info.dtype, info.shape, zeros.data(), zeros.size()))
+              << lastError();
+        }
+        (void)model.run(entry);
+      }
+    }
+  }
+  EXPECT_GT(loaded, 0);
+  EXPECT_GT(rejected, 0);
+}
+
+} // namespace

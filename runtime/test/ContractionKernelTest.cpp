@@ -1,0 +1,265 @@
+//===- ContractionKernelTest.cpp - matmul, gemm and conv -----------------===//
+#include "KernelTestUtil.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+using namespace mptrt;
+using namespace mptrt::test;
+
+namespace {
+
+//===----------------------------------------------------------------------===//
+// matmul.
+//===----------------------------------------------------------------------===//
+
+/// numpy matmul in float64.
+std::vector<double> matmulRef(const HostTensor &a, const HostTensor &b,
+                              const std::vector<int64_t> &outShape) {
+  std::vector<int64_t> as = a.shape, bs = b.shape;
+  const bool aVec = as.size() == 1, bVec = bs.size() == 1;
+  if (aVec)
+    as.insert(as.begin(), 1);
+  if (bVec)
+    bs.push_back(1);
+  const int64_t M = as[as.size() - 2], K = as.back(), N = bs.back();
+  std::vector<int64_t> batch(outShape.begin(), outShape.end() - (aVec ? 0 : 1) - (bVec ? 0 : 1));
+  int64_t nb = 1;
+  for (int64_t d : batch)
+    nb *= d;
+  std::vector<double> out;
+  for (int64_t n = 0; n < nb; ++n) {
+    std::vector<int64_t> idx = unflatten(n, batch);
+    // Broadcast batch index into each operand's batch axes.
+    auto batchOffset = [&](const std::vector<int64_t> &s) {
+      const size_t r = s.size() - 2, lead = batch.size() - r;
+      int64_t off = 0;
+      for (size_t d = 0; d < r; ++d)
+        off = off * s[d] + (s[d] == 1 ? 0 : idx[lead + d]);
+      return off;
+    };
+    const int64_t ao = batchOffset(as) * M * K, bo = batchOffset(bs) * K * N;
+    for (int64_t i = 0; i < M; ++i)
+      for (int64_t j = 0; j < N; ++j) {
+        double s = 0;
+        for (int64_t k = 0; k < K; ++k)
+          s += a.get(ao + i * K + k) * b.get(bo + k * N + j);
+        out.push_back(s);
+      }
+  }
+  return out;
+}
+
+// Tests matmul on 2-D, batched, broadcast-batched and 1-D operands, in
+// every float dtype.
+TEST(MatMulKernel, ShapesAndDTypes) {
+  std::mt19937 rng(10);
+  struct {
+    std::vector<int64_t> a, b, out;
+  } cases[] = {
+      {{5, 7}, {7, 3}, {5, 3}},
+      {{2, 5, 7}, {2, 7, 3}, {2, 5, 3}},
+      {{2, 1, 5, 7}, {3, 7, 4}, {2, 3, 5, 4}},
+      {{7}, {7, 3}, {3}},
+      {{4, 5, 7}, {7}, {4, 5}},
+      {{7}, {7}, {}},
+      {{3, 0}, {0, 2}, {3, 2}},
+  };
+  for (auto &c : cases)
+    for (DType t : floatDTypes()) {
+      HostTensor a = randomTensor(t, c.a, rng), b = randomTensor(t, c.b, rng);
+      KernelRun r = runKernel("matmul", {a, b}, {HostTensor(t, c.out)});
+      ASSERT_TRUE(r.ok) << r.error;
+      EXPECT_TRUE(closeTo(r.outputs[0], matmulRef(a, b, c.out), 1e-5, 1e-4))
+          << plan::dtypeName(t);
+    }
+  // bf16 operands with an f32 result.
+  HostTensor a = randomTensor(DType::BF16, {16, 33}, rng), b = randomTensor(DType::BF16, {33, 9}, rng);
+  KernelRun r = runKernel("matmul", {a, b}, {HostTensor(DType::F32, {16, 9})});
+  ASSERT_TRUE(r.ok) << r.error;
+  EXPECT_TRUE(closeTo(r.outputs[0], matmulRef(a, b, {16, 9}), 1e-5, 1e-4));
+}
+
+//===----------------------------------------------------------------------===//
+// gemm.
+//===----------------------------------------------------------------------===//
+
+double activate(const std::string &act, double x) {
+  if (act == "relu")
+    return x > 0 ? x : 0;
+  if (act == "gelu")
+    return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0)));
+  if (act == "gelu_tanh")
+    return 0.5 * x * (1 + std::tanh(std::sqrt(2 / 3.14159265358979323846) * (x + 0.044715 * x * x * x)));
+  return x;
+}
+
+std::vector<double> gemmRef(const HostTensor &a, const HostTensor &b, const HostTensor *c,
+                            bool ta, bool tb, double alpha, double beta, int64_t M, int64_t N,
+                            int64_t K, const std::string &act) {
+  std::vector<double> y(M * N);
+  for (int64_t i = 0; i < M; ++i)
+    for (int64_t j = 0; j < N; ++j) {
+      double s = 0;
+      for (int64_t k = 0; k < K; ++k)
+        s += a.get(ta ? k * M + i : i * K + k) * b.get(tb ? j * K + k : k * N + j);
+      s *= alpha;
+      if (c) {
+        std::vector<int64_t> cs = c->shape;
+        while (cs.size() < 2)
+          cs.insert(cs.begin(), 1);
+        s += beta * c->get((cs[0] == 1 ? 0 : i) * cs[1] + (cs[1] == 1 ? 0 : j));
+      }
+      y[i * N + j] = activate(act, s);
+    }
+  return y;
+}
+
+// Tests gemm's transposes, alpha/beta, every C broadcast shape and the
+// fused activations, in every float dtype.
+TEST(GemmKernel, AllVariants) {
+  std::mt19937 rng(11);
+  const int64_t M = 6, N = 5, K = 9;
+  const std::vector<std::vector<int64_t>> cShapes = {{}, {N}, {1}, {M, N}, {1, N}, {M, 1}, {1, 1}};
+  int cases = 0;
+  for (DType t : floatDTypes())
+    for (int trans = 0; trans < 4; ++trans) {
+      const bool ta = trans & 1, tb = trans & 2;
+      for (size_t ci = 0; ci <= cShapes.size(); ++ci) {
+        const std::string act = std::vector<std::string>{"none", "relu", "gelu", "gelu_tanh"}[(ci + trans) % 4];
+        HostTensor a = randomTensor(t, ta ? std::vector<int64_t>{K, M} : std::vector<int64_t>{M, K}, rng);
+        HostTensor b = randomTensor(t, tb ? std::vector<int64_t>{N, K} : std::vector<int64_t>{K, N}, rng);
+        std::vector<HostTensor> ops = {a, b};
+        if (ci < cShapes.size())
+          ops.push_back(randomTensor(t, cShapes[ci], rng));
+        std::vector<Attribute> attrs = {Attribute::makeFloat("alpha", 0.75),
+                                        Attribute::makeFloat("beta", -1.5),
+                                        Attribute::makeInt("trans_a", ta),
+                                        Attribute::makeInt("trans_b", tb),
+                                        Attribute::makeString("activation", act)};
+        KernelRun r = runKernel("gemm", ops, {HostTensor(t, {M, N})}, attrs);
+        ASSERT_TRUE(r.ok) << r.error;
+        std::vector<double> ref = gemmRef(a, b, ops.size() == 3 ? &ops[2] : nullptr, ta, tb,
+                                          0.75, -1.5, M, N, K, act);
+        EXPECT_TRUE(closeTo(r.outputs[0], ref, 1e-5, 1e-4))
+            << plan::dtypeName(t) << " trans " << trans << " C " << ci << " " << act;
+        ++cases;
+      }
+    }
+  EXPECT_EQ(cases, 5 * 4 * 8);
+}
+
+// Tests the defaults (alpha = beta = 1, no transposes, no activation) with
+// mixed dtypes: fp8 operands, bf16 bias, f32 result.
+TEST(GemmKernel, DefaultsMixedDTypes) {
+  std::mt19937 rng(12);
+  HostTensor a = randomTensor(DType::F8E4M3FN, {33, 65}, rng);
+  HostTensor b = randomTensor(DType::F8E5M2, {65, 17}, rng);
+  HostTensor c = randomTensor(DType::BF16, {17}, rng);
+  KernelRun r = runKernel("gemm", {a, b, c}, {HostTensor(DType::F32, {33, 17})});
+  ASSERT_TRUE(r.ok) << r.error;
+  EXPECT_TRUE(closeTo(r.outputs[0], gemmRef(a, b, &c, false, false, 1, 1, 33, 17, 65, "none"),
+                      1e-5, 1e-4));
+}
+
+//===----------------------------------------------------------------------===//
+// conv.
+//===----------------------------------------------------------------------===//
+
+struct ConvCase {
+  std::vector<int64_t> x, w;  // [N, C, in...], [M, C/group, k...]
+  std::vector<int64_t> strides, pads, dilations;
+  int64_t group;
+  bool bias;
+};
+
+std::vector<int64_t> convOutShape(const ConvCase &c) {
+  const size_t nsp = c.x.size() - 2;
+  std::vector<int64_t> out = {c.x[0], c.w[0]};
+  for (size_t d = 0; d < nsp; ++d)
+    out.push_back((c.x[2 + d] + c.pads[d] + c.pads[nsp + d] - c.dilations[d] * (c.w[2 + d] - 1) - 1) /
+                      c.strides[d] + 1);
+  return out;
+}
+
+std::vector<double> convRef(const ConvCase &c, const HostTensor &x, const HostTensor &w,
+                            const HostTensor *bias) {
+  const size_t nsp = c.x.size() - 2;
+  const std::vector<int64_t> outShape = convOutShape(c);
+  const int64_t Cg = c.x[1] / c.group, Mg = c.w[0] / c.group;
+  std::vector<int64_t> kShape(c.w.begin() + 2, c.w.end());
+  int64_t kSize = 1;
+  for (int64_t k : kShape)
+    kSize *= k;
+  int64_t total = 1;
+  for (int64_t d : outShape)
+    total *= d;
+  std::vector<double> y(total);
+  const std::vector<int64_t> xStrides = stridesOf(c.x), wStrides = stridesOf(c.w);
+  for (int64_t i = 0; i < total; ++i) {
+    std::vector<int64_t> o = unflatten(i, outShape);
+    const int64_t n = o[0], m = o[1], g = m / Mg;
+    double s = bias ? bias->get(m) : 0.0;
+    for (int64_t cg = 0; cg < Cg; ++cg)
+      for (int64_t kf = 0; kf < kSize; ++kf) {
+        std::vector<int64_t> k = unflatten(kf, kShape);
+        int64_t xOff = n * xStrides[0] + (g * Cg + cg) * xStrides[1];
+        bool inside = true;
+        for (size_t d = 0; d < nsp; ++d) {
+          const int64_t pos = o[2 + d] * c.strides[d] - c.pads[d] + k[d] * c.dilations[d];
+          inside = inside && pos >= 0 && pos < c.x[2 + d];
+          xOff += pos * xStrides[2 + d];
+        }
+        if (!inside)
+          continue;
+        int64_t wOff = m * wStrides[0] + cg * wStrides[1];
+        for (size_t d = 0; d < nsp; ++d)
+          wOff += k[d] * wStrides[2 + d];
+        s += x.get(xOff) * w.get(wOff);
+      }
+    y[i] = s;
+  }
+  return y;
+}
+
+// Tests 1-D, 2-D and 3-D convolutions with strides, asymmetric pads,
+// dilations, groups (incl. depthwise) and bias, in every float dtype.
+TEST(ConvKernel, Variants) {
+  std::mt19937 rng(13);
+  const ConvCase cases[] = {
+      {{2, 3, 11}, {4, 3, 3}, {1}, {1, 1}, {1}, 1, true},
+      {{1, 4, 9, 8}, {6, 2, 3, 3}, {2, 1}, {1, 0, 2, 1}, {1, 2}, 2, true},
+      {{2, 4, 7, 7}, {4, 1, 3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, 4, false},  // depthwise
+      {{1, 2, 5, 6, 4}, {3, 2, 2, 3, 2}, {1, 2, 1}, {0, 1, 1, 1, 0, 0}, {2, 1, 1}, 1, true},
+      {{3, 5, 6, 6}, {8, 5, 1, 1}, {1, 1}, {0, 0, 0, 0}, {1, 1}, 1, true},  // pointwise
+  };
+  for (const ConvCase &c : cases)
+    for (DType t : floatDTypes()) {
+      HostTensor x = randomTensor(t, c.x, rng), w = randomTensor(t, c.w, rng);
+      std::vector<HostTensor> ops = {x, w};
+      if (c.bias)
+        ops.push_back(randomTensor(t, {c.w[0]}, rng));
+      std::vector<Attribute> attrs = {Attribute::makeInts("strides", c.strides),
+                                      Attribute::makeInts("pads", c.pads),
+                                      Attribute::makeInts("dilations", c.dilations),
+                                      Attribute::makeInt("group", c.group)};
+      KernelRun r = runKernel("conv", ops, {HostTensor(t, convOutShape(c))}, attrs);
+      ASSERT_TRUE(r.ok) << r.error;
+      EXPECT_TRUE(closeTo(r.outputs[0], convRef(c, x, w, c.bias ? &ops[2] : nullptr), 1e-5, 1e-4))
+          << plan::dtypeName(t) << " x " << x.shape.size();
+    }
+}
+
+// Tests that conv rejects a result shape that does not follow the formula.
+TEST(ConvKernel, RejectsWrongResultShape) {
+  HostTensor x(DType::F32, {1, 1, 5, 5}), w(DType::F32, {1, 1, 3, 3});
+  KernelRun r = runKernel("conv", {x, w}, {HostTensor(DType::F32, {1, 1, 5, 5})},
+                          {Attribute::makeInts("strides", {1, 1}),
+                           Attribute::makeInts("pads", {0, 0, 0, 0}),
+                           Attribute::makeInts("dilations", {1, 1})});
+  EXPECT_FALSE(r.ok);
+  EXPECT_NE(r.error.find("must have shape [1, 1, 3, 3]"), std::string::npos) << r.error;
+}
+
+} // namespace

@@ -1,0 +1,172 @@
+//===- MptRunTest.cpp - the mpt-run tool end to end ----------------------===//
+//
+// Writes plans and tensor files, runs the real mpt-run binary and checks
+// its exit status, its messages and the .npy files it writes.
+//
+//===----------------------------------------------------------------------===//
+#include "KernelTestUtil.h"
+#include "MlpPlan.h"
+#include "PlanBuilder.h"
+#include "TensorFile.h"
+#include "TensorFileTest.h"
+
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+using namespace mptrt;
+using namespace mptrt::test;
+namespace fs = std::filesystem;
+
+namespace {
+
+class MptRunTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    dir = fs::path(::testing::TempDir()) /
+          ("mpt_run_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+  }
+  void TearDown() override { fs::remove_all(dir); }
+
+  std::string path(const std::string &name) const { return (dir / name).string(); }
+
+  void writeFile(const std::string &name, const std::vector<uint8_t> &bytes) const {
+    std::ofstream(path(name), std::ios::binary)
+        .write(reinterpret_cast<const char *>(bytes.data()), bytes.size());
+  }
+
+  /// Runs mpt-run with `args`; returns its exit status, output in `log`.
+  int run(const std::string &args) {
+    const std::string logPath = path("log.txt");
+    const std::string cmd = std::string(MPT_RUN_PATH) + " " + args + " > " + logPath + " 2>&1";
+    const int status = std::system(cmd.c_str());
+    std::ifstream in(logPath);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    log = ss.str();
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  }
+
+  tools::FileTensor readNpy(const std::string &name) {
+    tools::FileTensor t;
+    std::string error;
+    EXPECT_TRUE(tools::readTensorFile(path(name), &t, &error)) << error;
+    return t;
+  }
+
+  fs::path dir;
+  std::string log;
+};
+
+// Tests the MLP plan with an .npy input: the output file matches float64.
+TEST_F(MptRunTest, MlpWithNpyInput) {
+  Mlp mlp(4, 6, 10, 3, 21);
+  writeFile("mlp.mptp", plan::serializePlan(mlp.plan()));
+  std::vector<float> x(24);
+  for (size_t i = 0; i < x.size(); ++i)
+    x[i] = std::sin(float(i)) * 2;
+  writeFile("x.npy", tools::encodeNpy(MPTRT_F32, {4, 6}, x.data(), x.size() * 4));
+  ASSERT_EQ(run(path("mlp.mptp") + " --entry forward --input x=" + path("x.npy") +
+                " --output-dir " + path("out")),
+            0)
+      << log;
+  EXPECT_NE(log.find("entry point 'forward': wall time"), std::string::npos) << log;
+  EXPECT_NE(log.find("peak arena 384 bytes"), std::string::npos) << log;
+  tools::FileTensor y = readNpy("out/y.npy");
+  ASSERT_EQ(y.shape, (std::vector<int64_t>{4, 3}));
+  HostTensor got(DType::F32, {4, 3});
+  got.bytes = y.bytes;
+  EXPECT_TRUE(closeTo(got, mlp.reference(x), 1e-5, 1e-5));
+}
+
+// Tests a .pb input, a --param override, and --entry defaulting to the
+// plan's only entry point.
+TEST_F(MptRunTest, TensorProtoInputAndParamOverride) {
+  Mlp mlp(2, 3, 5, 2, 22);
+  writeFile("mlp.mptp", plan::serializePlan(mlp.plan()));
+  ProtoWriter pb;
+  pb.packedInts(1, {2, 3});
+  pb.intField(2, 1);
+  pb.stringField(8, "x");
+  pb.packedFloats(4, {1, 2, 3, -1, -2, -3});
+  writeFile("x.pb", pb.out);
+  std::vector<float> zeros(10, 0.0f);
+  writeFile("w2.npy", tools::encodeNpy(MPTRT_F32, {5, 2}, zeros.data(), 40));
+  ASSERT_EQ(run(path("mlp.mptp") + " --input x=" + path("x.pb") + " --param w2=" +
+                path("w2.npy") + " --output-dir " + path("out")),
+            0)
+      << log;
+  tools::FileTensor y = readNpy("out/y.npy");
+  const float *v = reinterpret_cast<const float *>(y.bytes.data());
+  for (int i = 0; i < 4; ++i)
+    EXPECT_EQ(v[i], mlp.b2[i % 2]);
+}
+
+// Tests bf16 input and output through '<V2' files, and the file name of
+// an output whose name has path characters.
+TEST_F(MptRunTest, Bf16FilesAndOutputNames) {
+  PlanBuilder b;
+  uint32_t x = b.input("x", DType::BF16, {3});
+  b.kernel("neg", {x}, {b.output("model/out:0", DType::BF16, {3})});
+  b.entry("main");
+  writeFile("neg.mptp", b.bytes());
+  const uint16_t bits[3] = {0x3F80, 0xC000, 0x0000};  // 1, -2, 0
+  writeFile("x.npy", tools::encodeNpy(MPTRT_BF16, {3}, bits, 6));
+  ASSERT_EQ(run(path("neg.mptp") + " --input x=" + path("x.npy") + " --output-dir " + path("o")),
+            0)
+      << log;
+  tools::FileTensor y = readNpy("o/model_out_0.npy");
+  EXPECT_EQ(y.typeName, "'<V2'");
+  const uint16_t *v = reinterpret_cast<const uint16_t *>(y.bytes.data());
+  EXPECT_EQ(v[0], 0xBF80);
+  EXPECT_EQ(v[1], 0x4000);
+  EXPECT_EQ(v[2], 0x8000);
+}
+
+// Tests the failures: each exits non-zero with a clear message.
+TEST_F(MptRunTest, Errors) {
+  Mlp mlp(2, 3, 4, 2, 23);
+  writeFile("mlp.mptp", plan::serializePlan(mlp.plan()));
+  std::vector<float> x(6, 1.0f);
+  writeFile("x.npy", tools::encodeNpy(MPTRT_F32, {2, 3}, x.data(), 24));
+  writeFile("x_t.npy", tools::encodeNpy(MPTRT_F32, {3, 2}, x.data(), 24));
+  std::vector<int32_t> xi(6, 1);
+  writeFile("x_i.npy", tools::encodeNpy(MPTRT_I32, {2, 3}, xi.data(), 24));
+  writeFile("junk.npy", {1, 2, 3, 4});
+  std::vector<uint8_t> corrupt = plan::serializePlan(mlp.plan());
+  corrupt.resize(corrupt.size() - 1);
+  writeFile("corrupt.mptp", corrupt);
+  const std::string plan = path("mlp.mptp") + " --output-dir " + path("out");
+  struct {
+    std::string args;
+    int status;
+    const char *message;
+  } cases[] = {
+      {plan, 1, "needs --input x=FILE (f32 [2, 3])"},
+      {plan + " --input y=" + path("x.npy"), 1, "has no input named 'y' (its inputs: 'x')"},
+      {plan + " --input x=" + path("x_t.npy"), 1, "holds '<f4' [3, 2], the plan expects f32 [2, 3]"},
+      {plan + " --input x=" + path("x_i.npy"), 1, "holds '<i4' [2, 3], the plan expects f32 [2, 3]"},
+      {plan + " --input x=" + path("junk.npy"), 1, "bad magic"},
+      {plan + " --input x=" + path("missing.npy"), 1, "cannot open"},
+      {plan + " --param w9=" + path("x.npy"), 1, "has no parameter named 'w9'"},
+      {plan + " --entry backward", 1, "no entry point named 'backward'"},
+      {path("corrupt.mptp"), 1, "truncated or padded file"},
+      {path("nothing.mptp"), 1, "cannot open"},
+      {"", 2, "no plan given"},
+      {plan + " --frobnicate", 2, "unknown option '--frobnicate'"},
+      {plan + " --input x", 2, "needs NAME=FILE"},
+  };
+  for (auto &c : cases) {
+    EXPECT_EQ(run(c.args), c.status) << c.args << "\n" << log;
+    EXPECT_NE(log.find(c.message), std::string::npos) << c.args << "\n" << log;
+  }
+}
+
+} // namespace

@@ -1,0 +1,45 @@
+//===- TensorFile.cpp - pick the reader for a tensor file ----------------===//
+#include "TensorFile.h"
+
+#include <cstdio>
+#include <cstring>
+
+namespace mptrt {
+namespace tools {
+
+bool readTensorFile(const std::string &path, FileTensor *out, std::string *error) {
+  FILE *f = std::fopen(path.c_str(), "rb");
+  if (!f) {
+    *error = "cannot open '" + path + "'";
+    return false;
+  }
+  std::vector<uint8_t> bytes;
+  uint8_t chunk[1 << 16];
+  size_t n;
+  while ((n = std::fread(chunk, 1, sizeof(chunk), f)) > 0)
+    bytes.insert(bytes.end(), chunk, chunk + n);
+  const bool bad = std::ferror(f);
+  std::fclose(f);
+  if (bad) {
+    *error = "error reading '" + path + "'";
+    return false;
+  }
+  const bool isNpy = bytes.size() >= 6 && std::memcmp(bytes.data(), "\x93NUMPY", 6) == 0;
+  const bool isPb = path.size() >= 3 && path.compare(path.size() - 3, 3, ".pb") == 0;
+  std::string message;
+  bool ok;
+  if (isNpy)
+    ok = parseNpy(bytes, out, &message);
+  else if (isPb)
+    ok = parseTensorProto(bytes, out, &message);
+  else {
+    ok = false;
+    message = "neither a .npy file (no \\x93NUMPY magic) nor a .pb TensorProto";
+  }
+  if (!ok)
+    *error = path + ": " + message;
+  return ok;
+}
+
+} // namespace tools
+} // namespace mptrt

@@ -1,0 +1,68 @@
+//===- TensorFile.h - .npy and ONNX TensorProto files -------------*- C++ -*-===//
+//
+// Readers for the tensor files mpt-run accepts and a writer for .npy:
+//
+//   .npy (format versions 1, 2 and 3): little-endian, C order. Element
+//   types: '<f4' f32, '<f2' f16, '<i8' i64, '<i4' i32, '|b1' i1; raw types
+//   for the formats numpy lacks, as ml_dtypes writes them: '<V2' (or '<u2')
+//   holds bf16 or f16 bit patterns and '|V1' (or '|u1') holds fp8 bit
+//   patterns; '|u1' also serves for i1 (0 / 1). A raw file takes its meaning
+//   from the plan tensor it is bound to.
+//
+//   .pb: a serialized onnx.TensorProto (fields dims, data_type, raw_data,
+//   float_data, int32_data, int64_data, name), decoded from the protobuf
+//   wire format directly. Data types FLOAT, FLOAT16, BFLOAT16,
+//   FLOAT8E4M3FN, FLOAT8E5M2, INT64, INT32, BOOL; external data is not
+//   supported.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MPTRT_TOOLS_MPTRUN_TENSORFILE_H
+#define MPTRT_TOOLS_MPTRUN_TENSORFILE_H
+
+#include "mptrt.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace mptrt {
+namespace tools {
+
+/// A tensor read from a file.
+struct FileTensor {
+  std::string typeName;                 // as the file spells it, for messages
+  std::vector<mptrt_dtype> compatible;  // plan dtypes these bytes can be
+  std::vector<int64_t> shape;
+  std::vector<uint8_t> bytes;           // little-endian elements, C order
+  std::string name;                     // TensorProto name ("" for .npy)
+
+  int64_t numel() const {
+    int64_t n = 1;
+    for (int64_t d : shape)
+      n *= d;
+    return n;
+  }
+};
+
+/// Parses a .npy file's bytes. False with a message on any malformation.
+bool parseNpy(const std::vector<uint8_t> &file, FileTensor *out, std::string *error);
+
+/// Parses a serialized onnx.TensorProto.
+bool parseTensorProto(const std::vector<uint8_t> &file, FileTensor *out, std::string *error);
+
+/// Reads `path`, choosing the format by its first bytes (the .npy magic) and
+/// otherwise by the extension .pb; the message names the path.
+bool readTensorFile(const std::string &path, FileTensor *out, std::string *error);
+
+/// Encodes a tensor of `dtype` as a version 1.0 .npy file (bf16 as '<V2',
+/// fp8 as '|V1', i1 as '|b1').
+std::vector<uint8_t> encodeNpy(mptrt_dtype dtype, const std::vector<int64_t> &shape,
+                               const void *data, size_t bytes);
+
+/// The .npy descr written for `dtype` ('<f4', '<V2', ...).
+const char *npyDescr(mptrt_dtype dtype);
+
+} // namespace tools
+} // namespace mptrt
+
+#endif // MPTRT_TOOLS_MPTRUN_TENSORFILE_H
