@@ -84,8 +84,8 @@ TEST(Npy, Rejections) {
       {npyWithHeader(1, "{'descr': '>f4', 'fortran_order': False, 'shape': (6,), }", data), "unsupported .npy dtype '>f4'"},
       {npyWithHeader(1, "{'descr': '<f8', 'fortran_order': False, 'shape': (3,), }", data), "unsupported .npy dtype '<f8'"},
       {npyWithHeader(1, "{'descr': '<f4', 'fortran_order': True, 'shape': (6,), }", data), "Fortran-order"},
-      {npyWithHeader(1, "{'descr': '<f4', 'fortran_order': False, 'shape': (7,), }", data), "needs 28"},
-      {npyWithHeader(1, "{'descr': '<f4', 'fortran_order': False, 'shape': (5,), }", data), "needs 20"},
+      {npyWithHeader(1, "{'descr': '<f4', 'fortran_order': False, 'shape': (7,), }", data), "need 28"},
+      {npyWithHeader(1, "{'descr': '<f4', 'fortran_order': False, 'shape': (5,), }", data), "need 20"},
       {npyWithHeader(1, "{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (6,), }", data), "structured"},
       {npyWithHeader(1, "{'descr': '<f4', 'shape': (6,), }", data), "needs 'descr'"},
       {npyWithHeader(1, "['descr']", data), "not a dict"},
@@ -235,8 +235,9 @@ TEST(TensorProto, TruncatedAtEveryLength) {
     FileTensor t;
     std::string error;
     std::vector<uint8_t> prefix(w.out.begin(), w.out.begin() + n);
-    if (!parseTensorProto(prefix, &t, &error))
+    if (!parseTensorProto(prefix, &t, &error)) {
       EXPECT_FALSE(error.empty());
+    }
   }
 }
 

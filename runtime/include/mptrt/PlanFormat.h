@@ -605,8 +605,8 @@ namespace detail {
 /// records a message with the byte offset; later reads then fail too.
 class ByteReader {
 public:
-  ByteReader(const uint8_t *file, uint64_t begin, uint64_t end)
-      : file(file), pos(begin), end(end) {}
+  ByteReader(const uint8_t *data, uint64_t begin, uint64_t limit)
+      : file(data), pos(begin), end(limit) {}
 
   bool failed() const { return !error.empty(); }
   uint64_t offset() const { return pos; }

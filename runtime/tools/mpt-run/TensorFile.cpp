@@ -24,8 +24,13 @@ bool readTensorFile(const std::string &path, FileTensor *out, std::string *error
     *error = "error reading '" + path + "'";
     return false;
   }
-  const bool isNpy = bytes.size() >= 6 && std::memcmp(bytes.data(), "\x93NUMPY", 6) == 0;
-  const bool isPb = path.size() >= 3 && path.compare(path.size() - 3, 3, ".pb") == 0;
+  auto endsWith = [&](const char *ext) {
+    const size_t n = std::strlen(ext);
+    return path.size() >= n && path.compare(path.size() - n, n, ext) == 0;
+  };
+  const bool isNpy = (bytes.size() >= 6 && std::memcmp(bytes.data(), "\x93NUMPY", 6) == 0) ||
+                     endsWith(".npy");
+  const bool isPb = endsWith(".pb");
   std::string message;
   bool ok;
   if (isNpy)
