@@ -14,6 +14,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
+#include <new>
+#include <string>
 #include <vector>
 
 namespace mptrt {
@@ -149,8 +152,19 @@ Status runGemmBiasActivation(const GemmParams &p, const KernelArgs &args) {
 //===----------------------------------------------------------------------===//
 
 /// Fills col[Cg * kernelSize, outSize] from x's channels [c0, c0 + Cg).
+///
+/// Each column row is filled one run of the innermost output axis at a
+/// time: for output positions o along the last axis the input position is
+/// p = o * stride + first (first = k * dilation - padBegin), so the run is
+/// zeros for o < lo, x values for lo <= o < hi, zeros after, with
+/// lo = ceil(-first / stride) and hi = ceil((in - first) / stride) clamped
+/// to [0, out].
 void im2col(const ConvParams &p, const float *x, int64_t c0, int64_t Cg, float *col) {
   const int nsp = p.spatialRank;
+  const int last = nsp - 1;
+  const int64_t runLength = p.out[last];
+  const int64_t runs = p.outSize / std::max<int64_t>(runLength, 1);
+  const int64_t stride = p.strides[last], inLast = p.in[last];
   parallelFor(Cg * p.kernelSize, 16, [&](int64_t rowBegin, int64_t rowEnd) {
     for (int64_t row = rowBegin; row < rowEnd; ++row) {
       const int64_t c = row / p.kernelSize;
@@ -160,18 +174,31 @@ void im2col(const ConvParams &p, const float *x, int64_t c0, int64_t Cg, float *
         rest /= p.kernel[d];
       }
       const float *plane = x + (c0 + c) * p.inSize;
+      const int64_t first = k[last] * p.dilations[last] - p.padsBegin[last];
+      const int64_t lo = std::min(runLength, std::max<int64_t>(0, (-first + stride - 1) / stride));
+      const int64_t hi =
+          std::max(lo, std::min(runLength, (inLast - first + stride - 1) / stride));
       float *dst = col + row * p.outSize;
-      int64_t o[kMaxRank] = {};  // output position, stepped row-major
-      for (int64_t i = 0; i < p.outSize; ++i) {
+      int64_t o[kMaxRank] = {};  // output position on the outer axes
+      for (int64_t r = 0; r < runs; ++r, dst += runLength) {
+        // Offset of this run's input row, if it lies inside on every outer axis.
         int64_t offset = 0;
         bool inside = true;
-        for (int d = 0; d < nsp; ++d) {
+        for (int d = 0; d < last; ++d) {
           const int64_t pos = o[d] * p.strides[d] - p.padsBegin[d] + k[d] * p.dilations[d];
           inside = inside && pos >= 0 && pos < p.in[d];
           offset = offset * p.in[d] + pos;
         }
-        dst[i] = inside ? plane[offset] : 0.0f;
-        for (int d = nsp - 1; d >= 0; --d) {
+        if (!inside) {
+          std::fill(dst, dst + runLength, 0.0f);
+        } else {
+          const float *src = plane + offset * inLast;
+          std::fill(dst, dst + lo, 0.0f);
+          for (int64_t i = lo; i < hi; ++i)
+            dst[i] = src[i * stride + first];
+          std::fill(dst + hi, dst + runLength, 0.0f);
+        }
+        for (int d = last - 1; d >= 0; --d) {
           if (++o[d] < p.out[d])
             break;
           o[d] = 0;
@@ -188,13 +215,23 @@ Status runConv(const ConvParams &p, const KernelArgs &args) {
   std::vector<float> wBuf, bBuf, xBuf, yBuf;
   const float *W = asF32(w, 0, p.M * rows, wBuf);
   const float *bias = p.hasBias ? asF32(args.operands[2], 0, p.M, bBuf) : nullptr;
-  std::vector<float> col(std::max<int64_t>(rows * p.outSize, 1));
+  // The im2col workspace can dwarf the tensors (rows * outSize floats);
+  // fail cleanly rather than throw if it cannot be had.
+  if (p.outSize != 0 && rows > (int64_t{1} << 44) / p.outSize)
+    return Status::error("the im2col workspace (" + std::to_string(rows) + " x " +
+                         std::to_string(p.outSize) + " floats) is too large");
+  std::unique_ptr<float[]> colBuffer(
+      new (std::nothrow) float[static_cast<size_t>(std::max<int64_t>(rows * p.outSize, 1))]);
+  if (!colBuffer)
+    return Status::error("cannot allocate the im2col workspace (" +
+                         std::to_string(rows * p.outSize * 4) + " bytes)");
+  float *col = colBuffer.get();
   for (int64_t n = 0; n < p.N; ++n) {
     const float *X = asF32(x, n * p.C * p.inSize, p.C * p.inSize, xBuf);
     float *Y = outputF32(y, n * p.M * p.outSize, p.M * p.outSize, yBuf);
     for (int64_t g = 0; g < p.group; ++g) {
-      im2col(p, X, g * Cg, Cg, col.data());
-      sgemm(false, false, Mg, p.outSize, rows, 1.0f, W + g * Mg * rows, col.data(), 0.0f,
+      im2col(p, X, g * Cg, Cg, col);
+      sgemm(false, false, Mg, p.outSize, rows, 1.0f, W + g * Mg * rows, col, 0.0f,
             Y + g * Mg * p.outSize);
     }
     if (bias)
