@@ -7,18 +7,6 @@
 namespace mptrt {
 namespace rt {
 
-namespace {
-
-Status expectAllFloat(const KernelView &v) {
-  for (size_t i = 0; i < v.numOperands(); ++i)
-    MPTRT_TRY(expectFloatOperand(v, i));
-  for (size_t i = 0; i < v.numResults(); ++i)
-    MPTRT_TRY(expectFloatResult(v, i));
-  return Status::ok();
-}
-
-} // namespace
-
 Status decodeMatMul(const KernelView &v, MatMulParams *p) {
   MPTRT_TRY(v.expectCounts(2, 2, 1, 1));
   MPTRT_TRY(v.allowOnly({}));

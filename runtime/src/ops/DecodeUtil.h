@@ -40,6 +40,15 @@ inline Status expectFloatResult(const KernelView &v, size_t i) {
     return v.error(resultLabel(v, i) + " must have a float element type");
   return Status::ok();
 }
+
+/// Every operand and result is a float tensor.
+inline Status expectAllFloat(const KernelView &v) {
+  for (size_t i = 0; i < v.numOperands(); ++i)
+    MPTRT_TRY(expectFloatOperand(v, i));
+  for (size_t i = 0; i < v.numResults(); ++i)
+    MPTRT_TRY(expectFloatResult(v, i));
+  return Status::ok();
+}
 inline Status expectIndexOperand(const KernelView &v, size_t i) {
   if (!isInt(v.operand(i)))
     return v.error(operandLabel(v, i) + " must have element type i32 or i64");

@@ -5,18 +5,6 @@
 namespace mptrt {
 namespace rt {
 
-namespace {
-
-Status expectAllFloat(const KernelView &v) {
-  for (size_t i = 0; i < v.numOperands(); ++i)
-    MPTRT_TRY(expectFloatOperand(v, i));
-  for (size_t i = 0; i < v.numResults(); ++i)
-    MPTRT_TRY(expectFloatResult(v, i));
-  return Status::ok();
-}
-
-} // namespace
-
 Status decodeBatchNorm(const KernelView &v, BatchNormParams *p) {
   p->training = v.kind() == "batch_norm_train";
   MPTRT_TRY(v.expectCounts(5, 5, 1, p->training ? 3 : 1));
