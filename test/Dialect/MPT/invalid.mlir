@@ -20,6 +20,16 @@ func.func @bad_result(%a: tensor<2x3xf32>, %b: tensor<3x4xf32>) -> tensor<2x5xf3
 
 // -----
 
+// Tests that a gemm epilogue must be one the runtime has.
+func.func @bad_gemm_activation(%a: tensor<2x3xf32>, %b: tensor<3x4xf32>) -> tensor<2x4xf32> {
+  // expected-error @+2 {{unknown gemm activation 'swish'}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = mpt.gemm %a, %b {activation = "swish"} : (tensor<2x3xf32>, tensor<3x4xf32>) -> tensor<2x4xf32>
+  return %0 : tensor<2x4xf32>
+}
+
+// -----
+
 // Tests that contracting dimensions must agree.
 func.func @bad_matmul(%a: tensor<2x3xf32>, %b: tensor<4x4xf32>) -> tensor<2x4xf32> {
   // expected-error @+2 {{contracting dimensions differ}}

@@ -6,6 +6,8 @@ func.func @contractions(%x: tensor<2x3xf32>, %w: tensor<4x3xf32>, %b: tensor<4xf
                         %img: tensor<1x3x8x8xbf16>, %k: tensor<6x1x3x3xbf16>) -> (tensor<2x4xf32>, tensor<1x6x4x4xbf16>) {
   // CHECK: mpt.gemm %{{.*}} {trans_b = true}
   %0 = mpt.gemm %x, %w, %b {trans_b = true} : (tensor<2x3xf32>, tensor<4x3xf32>, tensor<4xf32>) -> tensor<2x4xf32>
+  // CHECK: mpt.gemm %{{.*}} {activation = "gelu_tanh", trans_b = true}
+  %g = mpt.gemm %x, %w, %b {activation = "gelu_tanh", trans_b = true} : (tensor<2x3xf32>, tensor<4x3xf32>, tensor<4xf32>) -> tensor<2x4xf32>
   // CHECK: mpt.conv
   %1 = mpt.conv %img, %k {strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, group = 3 : i64} : (tensor<1x3x8x8xbf16>, tensor<6x1x3x3xbf16>) -> tensor<1x6x4x4xbf16>
   return %0, %1 : tensor<2x4xf32>, tensor<1x6x4x4xbf16>

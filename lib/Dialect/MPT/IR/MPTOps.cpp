@@ -163,6 +163,12 @@ LogicalResult GemmOp::inferReturnTypes(MLIRContext *, std::optional<Location> lo
   auto a = tensorType(adaptor.getA()), b = tensorType(adaptor.getB());
   if (a.getRank() != 2 || b.getRank() != 2)
     return emitOptionalError(loc, "gemm operands must be 2-D");
+  // Properties built from an attribute dictionary leave defaults unset.
+  StringAttr actAttr = adaptor.getActivationAttr();
+  StringRef act = actAttr ? actAttr.getValue() : StringRef("none");
+  if (act != "none" && act != "relu" && act != "gelu" && act != "gelu_tanh")
+    return emitOptionalError(loc, "unknown gemm activation '", act,
+                             "'; expected none, relu, gelu or gelu_tanh");
   int64_t m = a.getDimSize(adaptor.getTransA() ? 1 : 0);
   int64_t k = a.getDimSize(adaptor.getTransA() ? 0 : 1);
   int64_t kb = b.getDimSize(adaptor.getTransB() ? 1 : 0);

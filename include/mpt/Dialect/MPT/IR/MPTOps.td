@@ -221,13 +221,21 @@ def MPT_MatMulOp : MPT_Op<"matmul", [Pure, InferTypeOpAdaptor, SameOperandsEleme
 }
 
 def MPT_GemmOp : MPT_Op<"gemm", [Pure, InferTypeOpAdaptor]> {
-  let summary = "alpha * op(A) * op(B) + beta * C (ONNX Gemm)";
+  let summary = "act(alpha * op(A) * op(B) + beta * C) (ONNX Gemm, plus an epilogue)";
+  let description = [{
+    ONNX Gemm with an optional fused activation epilogue, `activation`:
+    `none` (the default, as ONNX Gemm), `relu`, `gelu` (erf form) or
+    `gelu_tanh`. The importer always produces `none`; the runtime lowering's
+    kernel selection (`--mpt-fuse-epilogues`) folds a following Relu or Gelu
+    into it.
+  }];
   let arguments = (ins MPT_FloatTensor:$a, MPT_FloatTensor:$b,
                    Optional<MPT_FloatTensor>:$c,
                    DefaultValuedAttr<F32Attr, "1.0">:$alpha,
                    DefaultValuedAttr<F32Attr, "1.0">:$beta,
                    DefaultValuedAttr<BoolAttr, "false">:$trans_a,
-                   DefaultValuedAttr<BoolAttr, "false">:$trans_b);
+                   DefaultValuedAttr<BoolAttr, "false">:$trans_b,
+                   DefaultValuedStrAttr<StrAttr, "none">:$activation);
   let results = (outs MPT_FloatTensor:$output);
   let assemblyFormat = "$a `,` $b (`,` $c^)? attr-dict `:` functional-type(operands, results)";
 }
