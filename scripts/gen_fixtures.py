@@ -23,9 +23,13 @@ Models (all architectures are written out in this file; no torchvision):
                   (idx[2,16] i64, targets[2,16] i64) -> (logits[2,16,65], loss[]),
                   opset 17
     resnet18      ResNet-18 ([2,2,2,2] BasicBlocks), widths 8/16/32/64,
-                  10 classes, x[1,3,32,32] -> logits[1,10], opset 17
+                  10 classes, x[1,3,64,64] -> logits[1,10], opset 17
     mobilenetv2   MobileNetV2, width multiplier 0.35, 10 classes,
-                  x[1,3,32,32] -> logits[1,10], opset 17
+                  x[1,3,64,64] -> logits[1,10], opset 17
+
+The CNNs use 64x64 inputs so that, after the 32x total downsampling, their
+last feature map is 2x2 rather than 1x1 (GlobalAveragePool then really
+averages, and the last 3x3 convs see real pixels, not just padding).
 
 Reference outputs are computed by onnxruntime (CPU, graph optimizations
 disabled) on the exported model, and the script fails loudly unless they
@@ -71,12 +75,19 @@ from typing import Callable
 
 import numpy as np
 import onnx
-import onnxruntime as ort
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+try:
+    import onnxruntime as ort
+except ImportError:
+    # Generation needs onnxruntime (main() says so); importing this file for
+    # its model classes (bench/forward_cpu.py does) does not.
+    ort = None
+
 SEED = 1234
+IMAGE_SIZE = 64  # H = W of the CNN fixtures' input (and of BN calibration)
 MAX_MODEL_BYTES = 2 * 1024 * 1024  # every model.onnx must stay below 2 MB
 TOLERANCE = 1e-4  # max |torch - onnxruntime| allowed for every output
 # Ops that would mean shape computations leaked into a static-shape fixture
@@ -415,19 +426,19 @@ def gpt_inputs(gen: torch.Generator) -> dict:
 def build_resnet18(gen: torch.Generator) -> nn.Module:
     model = ResNet18()
     randomize_norm_affine(model, gen)
-    calibrate_batchnorm(model, (8, 3, 32, 32), gen)
+    calibrate_batchnorm(model, (8, 3, IMAGE_SIZE, IMAGE_SIZE), gen)
     return model.eval()
 
 
 def build_mobilenetv2(gen: torch.Generator) -> nn.Module:
     model = MobileNetV2()
     randomize_norm_affine(model, gen)
-    calibrate_batchnorm(model, (8, 3, 32, 32), gen)
+    calibrate_batchnorm(model, (8, 3, IMAGE_SIZE, IMAGE_SIZE), gen)
     return model.eval()
 
 
 def image_inputs(gen: torch.Generator) -> dict:
-    return {"x": torch.randn(1, 3, 32, 32, generator=gen)}
+    return {"x": torch.randn(1, 3, IMAGE_SIZE, IMAGE_SIZE, generator=gen)}
 
 
 def check_gpt_tied_head(model: onnx.ModelProto) -> str | None:
@@ -669,6 +680,10 @@ def main(argv=None) -> int:
                     choices=[f.name for f in FIXTURES],
                     help="generate only these fixtures")
     args = ap.parse_args(argv)
+    if ort is None:
+        print("error: generating fixtures needs onnxruntime (pip install onnxruntime)",
+              file=sys.stderr)
+        return 1
 
     print(f"torch {torch.__version__}, onnx {onnx.__version__}, "
           f"onnxruntime {ort.__version__}, numpy {np.__version__}")

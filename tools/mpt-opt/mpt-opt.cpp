@@ -4,6 +4,7 @@
 // MPT pipelines use.
 //
 //===----------------------------------------------------------------------===//
+#include "mpt/Conversion/Passes.h"
 #include "mpt/Dialect/MPT/IR/MPTDialect.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -13,6 +14,7 @@
 
 int main(int argc, char **argv) {
   mlir::registerTransformsPasses();
+  mpt::registerConversionPasses();
   mlir::DialectRegistry registry;
   registry.insert<mpt::MPTDialect, mlir::func::FuncDialect>();
   return mlir::asMainReturnCode(

@@ -1,6 +1,7 @@
 //===- mpt-translate.cpp - translations into and out of MPT ---------------===//
 //
 //   mpt-translate --import-onnx model.onnx [--input-shape x=8,16] -o out.mlir
+//   mpt-translate --mlir-to-plan lowered.mlir -o model.mptp
 //
 // `.onnxtext` inputs are parsed as the ONNX text syntax. The exit code is 0
 // on success, 1 when the model is broken, and 2 when it only uses features
@@ -9,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 #include "mpt/Dialect/MPT/IR/MPTDialect.h"
 #include "mpt/Import/ONNX/Importer.h"
+#include "mpt/Target/Plan/PlanEmitter.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -31,6 +33,13 @@ static llvm::cl::list<std::string> constantBindings(
     llvm::cl::desc("Import a graph input as a constant read from an ONNX "
                    "TensorProto file: name=file.pb (repeatable)"));
 
+static llvm::cl::opt<bool> embedWeights(
+    "embed-weights",
+    llvm::cl::desc("Attach each parameter's initializer to its argument as "
+                   "mpt.initial_value (a dense_resource blob), so the IR "
+                   "lowers to a runnable plan (default: true)"),
+    llvm::cl::init(true));
+
 static llvm::cl::opt<std::string>
     entryName("entry-name", llvm::cl::desc("Name of the imported function"),
               llvm::cl::init("forward"));
@@ -46,6 +55,7 @@ static void registerOnnxImport() {
          MLIRContext *context) -> OwningOpRef<Operation *> {
         mpt::OnnxImportOptions options;
         options.entryName = entryName;
+        options.embedWeights = embedWeights;
         for (const std::string &binding : inputShapes) {
           std::string error = mpt::parseInputShapeBinding(binding, options);
           if (!error.empty()) {
@@ -86,6 +96,7 @@ static void registerOnnxImport() {
 
 int main(int argc, char **argv) {
   registerOnnxImport();
+  mpt::registerToPlanTranslation();
   LogicalResult result = mlirTranslateMain(argc, argv, "MPT translation tool");
   if (succeeded(result))
     return EXIT_SUCCESS;

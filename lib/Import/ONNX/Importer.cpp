@@ -10,6 +10,8 @@
 #include "NodeImporter.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/AsmState.h"
+#include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Verifier.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
@@ -78,6 +80,8 @@ private:
   LogicalResult importNode(int index);
   FailureOr<DenseElementsAttr> readConstantBinding(StringRef name,
                                                    StringRef path);
+  FailureOr<Attribute> initialValue(const onnx::TensorProto &init,
+                                    RankedTensorType type, Location loc);
 
   const onnx::ModelProto &model;
   const onnx::GraphProto &graph;
@@ -198,6 +202,31 @@ void GraphImporter::classifyInitializers() {
     if (auto it = initializers.find(out.name());
         it != initializers.end() && isFloat(it->second->data_type()))
       parameterNames.insert(out.name());
+}
+
+/// A parameter's initializer as an FP32 `dense_resource` blob named after
+/// it (blobs keep large weights out of the context's uniquing tables and out
+/// of the printed IR's body).
+FailureOr<Attribute>
+GraphImporter::initialValue(const onnx::TensorProto &init,
+                            RankedTensorType type, Location loc) {
+  bool unsupportedType = false;
+  auto stored = convertTensor(init, baseDir, loc, unsupportedType);
+  unsupported |= unsupportedType;
+  if (failed(stored))
+    return failure();
+  std::vector<float> values;
+  values.reserve(stored->getNumElements());
+  for (const APFloat &v : stored->getValues<APFloat>()) {
+    bool lost;
+    APFloat f = v;
+    f.convert(APFloat::IEEEsingle(), APFloat::rmNearestTiesToEven, &lost);
+    values.push_back(f.convertToFloat());
+  }
+  AsmResourceBlob blob = HeapAsmResourceBlob::allocateAndCopyInferAlign(
+      ArrayRef<float>(values));
+  return Attribute(
+      DenseResourceElementsAttr::get(type, init.name(), std::move(blob)));
 }
 
 FailureOr<RankedTensorType>
@@ -356,6 +385,7 @@ OnnxImportResult GraphImporter::run() {
   // in initializer order.
   SmallVector<Type> argTypes;
   SmallVector<std::pair<StringRef, StringRef>> argNames; // (attr kind, name)
+  SmallVector<Attribute> argInitialValues;                // null for inputs
   bool inputsOk = true;
   SmallVector<std::pair<std::string, DenseElementsAttr>> boundConstants;
   for (const auto &in : graph.input()) {
@@ -378,6 +408,7 @@ OnnxImportResult GraphImporter::run() {
     }
     argTypes.push_back(*type);
     argNames.push_back({kInputAttrName, in.name()});
+    argInitialValues.push_back(nullptr);
   }
   auto checkNamesInput = [&](StringRef bindingName, StringRef flag) {
     bool found = llvm::any_of(graph.input(), [&](const auto &in) {
@@ -430,6 +461,16 @@ OnnxImportResult GraphImporter::run() {
       auto type = RankedTensorType::get(shape, builder.getF32Type());
       Value param = body->addArgument(type, loc);
       argNames.push_back({kParamAttrName, init.name()});
+      Attribute initial;
+      if (options.embedWeights) {
+        auto value = initialValue(init, type, loc);
+        if (failed(value)) {
+          initOk = false;
+          continue;
+        }
+        initial = *value;
+      }
+      argInitialValues.push_back(initial);
       // A model stored in a lower precision reads its parameters through a
       // cast, so the graph computes exactly as the model was written.
       if (element != type.getElementType())
@@ -466,8 +507,11 @@ OnnxImportResult GraphImporter::run() {
   func::ReturnOp::create(builder, locFor(graph.name()), outputs);
   func.setFunctionType(builder.getFunctionType(body->getArgumentTypes(),
                                                ValueRange(outputs).getTypes()));
-  for (auto [i, kind] : llvm::enumerate(argNames))
+  for (auto [i, kind] : llvm::enumerate(argNames)) {
     func.setArgAttr(i, kind.first, builder.getStringAttr(kind.second));
+    if (argInitialValues[i])
+      func.setArgAttr(i, kInitialValueAttrName, argInitialValues[i]);
+  }
   for (auto [i, out] : llvm::enumerate(graph.output()))
     func.setResultAttr(i, kOutputAttrName, builder.getStringAttr(out.name()));
 

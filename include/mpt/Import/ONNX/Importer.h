@@ -27,6 +27,10 @@ struct OnnxImportOptions {
   llvm::StringMap<std::string> constantInputFiles;
   /// Name of the function that holds the graph.
   std::string entryName = "forward";
+  /// Attach each parameter's initial value (its initializer, as FP32) to its
+  /// argument as `mpt.initial_value`, a `dense_resource` blob, so that the
+  /// IR alone can be lowered to a runnable plan (`--embed-weights`).
+  bool embedWeights = true;
 };
 
 /// Outcome of an import. Diagnostics have been reported through the

@@ -13,6 +13,10 @@ inline constexpr llvm::StringLiteral kInputAttrName = "mpt.input";
 inline constexpr llvm::StringLiteral kParamAttrName = "mpt.param";
 /// Result attribute naming an ONNX graph output.
 inline constexpr llvm::StringLiteral kOutputAttrName = "mpt.output";
+/// Argument attribute holding a parameter's initial value: an FP32 elements
+/// attribute (the importer writes a `dense_resource` blob) of the argument's
+/// type. The runtime lowering stores it in the plan.
+inline constexpr llvm::StringLiteral kInitialValueAttrName = "mpt.initial_value";
 } // namespace mpt
 
 #endif // MPT_DIALECT_MPT_IR_MPTDIALECT_H

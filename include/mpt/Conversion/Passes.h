@@ -1,0 +1,47 @@
+//===- Passes.h - the lowering of mpt IR to a runtime plan ------*- C++ -*-===//
+#ifndef MPT_CONVERSION_PASSES_H
+#define MPT_CONVERSION_PASSES_H
+
+#include "mpt/Dialect/MPT/IR/MPTDialect.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Pass/Pass.h"
+#include "mlir/Pass/PassOptions.h"
+
+namespace mpt {
+
+#define GEN_PASS_DECL
+#include "mpt/Conversion/Passes.h.inc"
+
+/// Discardable attributes the lowering leaves for the plan emitter.
+inline constexpr llvm::StringLiteral kArenaOffsetsAttrName = "mpt.arena_offsets";
+inline constexpr llvm::StringLiteral kArenaBytesAttrName = "mpt.arena_bytes";
+inline constexpr llvm::StringLiteral kViewAttrName = "mpt.view";
+
+/// Options of the `--lower-to-runtime` pipeline.
+struct LowerToRuntimeOptions
+    : public mlir::PassPipelineOptions<LowerToRuntimeOptions> {
+  Option<bool> fuseEpilogues{
+      *this, "fuse-epilogues",
+      llvm::cl::desc("Fold bias adds and activations into gemm kernels"),
+      llvm::cl::init(true)};
+  Option<bool> reportPeak{
+      *this, "report-peak",
+      llvm::cl::desc("Emit a remark with each function's arena peak"),
+      llvm::cl::init(false)};
+};
+
+/// Canonicalize, select kernels, assign bindings and plan memory: the IR
+/// that `translateToPlan` accepts.
+void buildLowerToRuntimePipeline(mlir::OpPassManager &pm,
+                                 const LowerToRuntimeOptions &options);
+
+/// Registers the passes and the `lower-to-runtime` pipeline with mlir-opt.
+void registerConversionPasses();
+
+#define GEN_PASS_REGISTRATION
+#include "mpt/Conversion/Passes.h.inc"
+
+} // namespace mpt
+
+#endif // MPT_CONVERSION_PASSES_H

@@ -1,0 +1,74 @@
+//===- Passes.td - the lowering of mpt IR to a runtime plan -*- tablegen -*-===//
+//
+// The passes of `--lower-to-runtime`. They keep the IR in the mpt dialect
+// and annotate it with what the plan emitter (`mpt-translate --mlir-to-plan`)
+// needs: the kernels to run (after epilogue fusion), the bindings, and an
+// arena offset for every intermediate value.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MPT_CONVERSION_PASSES
+#define MPT_CONVERSION_PASSES
+
+include "mlir/Pass/PassBase.td"
+
+def MPTFuseEpilogues : Pass<"mpt-fuse-epilogues", "mlir::func::FuncOp"> {
+  let summary = "Kernel selection: fold bias adds and activations into GEMMs";
+  let description = [{
+    Rewrites contractions into the runtime's `gemm` kernel with its fused
+    epilogue:
+
+    - `matmul` whose right operand is 2-D becomes `gemm`; a left operand of
+      rank above 2 is reshaped to 2-D and the result reshaped back (reshapes
+      of intermediates are free: the memory planner makes them views);
+    - a 2-D `transpose` feeding either side of a `gemm` becomes its
+      `trans_a`/`trans_b` flag, so weights stored as ONNX/PyTorch `[N, K]`
+      are never transposed at run time;
+    - `add(gemm(a, b), bias)` with a bias that broadcasts along the rows
+      becomes `gemm(a, b, bias)`, also through a reshape;
+    - `relu` and `gelu` (both forms) of a single-use `gemm` become its
+      `activation` epilogue, also through a reshape.
+
+    Element types never change: a bf16 `gemm` absorbs only a bf16 bias.
+  }];
+  let dependentDialects = ["mpt::MPTDialect"];
+}
+
+def MPTAssignBindings : Pass<"mpt-assign-bindings", "mlir::func::FuncOp"> {
+  let summary = "Give every argument and result a binding name and a writer";
+  let description = [{
+    Every argument becomes an input (`mpt.input`) or a parameter
+    (`mpt.param`), every result an output (`mpt.output`); missing names
+    become `input<i>` / `output<i>`, and a name used twice within a kind is
+    an error. A result that no kernel writes (a function argument, a
+    constant, or a value returned twice) gets an explicit `mpt.identity`
+    copy, because the runtime writes every output through a kernel.
+  }];
+  let dependentDialects = ["mpt::MPTDialect"];
+}
+
+def MPTPlanMemory : Pass<"mpt-plan-memory", "mlir::func::FuncOp"> {
+  let summary = "Static memory planning: liveness-based arena offsets";
+  let description = [{
+    Places every intermediate value (not an argument, constant or returned
+    value) in one arena per function, at a 64-byte aligned offset. Two
+    values share bytes only when their live ranges (definition to last use,
+    in program order) do not overlap. Placement is greedy by size: largest
+    first, each at the lowest offset free for its whole live range.
+
+    Shape-only ops (`reshape`, `flatten`, `squeeze`, `unsqueeze`,
+    `identity`) whose operand is itself in the arena become views: they get
+    their operand's offset, extend its live range, and run no kernel
+    (`mpt.view`).
+
+    Annotates each op with `mpt.arena_offsets` (one entry per result; -1 =
+    not in the arena) and the function with `mpt.arena_bytes` (its peak).
+    With `report-peak`, also emits a remark per function with the peak and
+    what the same values would take without reuse.
+  }];
+  let options = [
+    Option<"reportPeak", "report-peak", "bool", /*default=*/"false",
+           "Emit a remark with each function's arena peak">,
+  ];
+}
+
+#endif // MPT_CONVERSION_PASSES

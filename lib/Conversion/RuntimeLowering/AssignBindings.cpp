@@ -1,0 +1,116 @@
+//===- AssignBindings.cpp - names and writers for a function's interface --===//
+//
+// Every argument becomes a named input or parameter and every result a named
+// output written by a kernel. See Passes.td.
+//
+//===----------------------------------------------------------------------===//
+#include "mpt/Conversion/Passes.h"
+#include "mpt/Dialect/MPT/IR/MPTOps.h"
+
+#include "llvm/ADT/StringSet.h"
+
+namespace mpt {
+#define GEN_PASS_DEF_MPTASSIGNBINDINGS
+#include "mpt/Conversion/Passes.h.inc"
+} // namespace mpt
+
+using namespace mlir;
+using namespace mpt;
+
+namespace {
+
+struct AssignBindingsPass
+    : public mpt::impl::MPTAssignBindingsBase<AssignBindingsPass> {
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    if (func.isExternal())
+      return;
+    if (!func.getBody().hasOneBlock()) {
+      func.emitError("the runtime lowering expects a single-block function");
+      return signalPassFailure();
+    }
+    if (failed(nameArguments(func)) || failed(nameResults(func)))
+      return signalPassFailure();
+    giveResultsWriters(func);
+  }
+
+  /// Names must be unique within a kind: the runtime binds by name.
+  static LogicalResult claim(llvm::StringSet<> &names, StringRef name,
+                             StringRef kind, Location loc) {
+    if (names.insert(name).second)
+      return success();
+    return emitError(loc) << "two " << kind << "s are named '" << name
+                          << "'; the runtime binds them by name",
+           failure();
+  }
+
+  static std::string freshName(llvm::StringSet<> &names, StringRef stem,
+                               unsigned index) {
+    std::string name = (stem + Twine(index)).str();
+    while (names.contains(name))
+      name += "_";
+    return name;
+  }
+
+  LogicalResult nameArguments(func::FuncOp func) {
+    llvm::StringSet<> inputs, params;
+    SmallVector<unsigned> unnamed;
+    for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i) {
+      Location loc = func.getArgument(i).getLoc();
+      if (auto name = func.getArgAttrOfType<StringAttr>(i, kParamAttrName)) {
+        if (failed(claim(params, name.getValue(), "parameter", loc)))
+          return failure();
+      } else if (auto name =
+                     func.getArgAttrOfType<StringAttr>(i, kInputAttrName)) {
+        if (failed(claim(inputs, name.getValue(), "input", loc)))
+          return failure();
+      } else {
+        unnamed.push_back(i);
+      }
+    }
+    for (unsigned i : unnamed) {
+      std::string name = freshName(inputs, "input", i);
+      inputs.insert(name);
+      func.setArgAttr(i, kInputAttrName,
+                      StringAttr::get(func.getContext(), name));
+    }
+    return success();
+  }
+
+  LogicalResult nameResults(func::FuncOp func) {
+    llvm::StringSet<> outputs;
+    SmallVector<unsigned> unnamed;
+    for (unsigned i = 0, e = func.getNumResults(); i < e; ++i) {
+      if (auto name = func.getResultAttrOfType<StringAttr>(i, kOutputAttrName)) {
+        if (failed(claim(outputs, name.getValue(), "output", func.getLoc())))
+          return failure();
+      } else {
+        unnamed.push_back(i);
+      }
+    }
+    for (unsigned i : unnamed) {
+      std::string name = freshName(outputs, "output", i);
+      outputs.insert(name);
+      func.setResultAttr(i, kOutputAttrName,
+                         StringAttr::get(func.getContext(), name));
+    }
+    return success();
+  }
+
+  /// An argument, a constant or a value returned twice has no kernel of its
+  /// own writing the output buffer: copy it.
+  static void giveResultsWriters(func::FuncOp func) {
+    Operation *ret = func.getBody().front().getTerminator();
+    OpBuilder builder(ret);
+    llvm::SmallPtrSet<Value, 8> seen;
+    for (OpOperand &operand : ret->getOpOperands()) {
+      Value v = operand.get();
+      bool needsCopy = isa<BlockArgument>(v) || v.getDefiningOp<ConstantOp>() ||
+                       !seen.insert(v).second;
+      if (needsCopy)
+        operand.set(IdentityOp::create(builder, v.getLoc(), v).getResult());
+    }
+  }
+};
+
+} // namespace

@@ -1,0 +1,34 @@
+//===- Pipeline.cpp - the --lower-to-runtime pipeline ---------------------===//
+#include "mpt/Conversion/Passes.h"
+
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+
+using namespace mlir;
+
+void mpt::buildLowerToRuntimePipeline(OpPassManager &pm,
+                                      const LowerToRuntimeOptions &options) {
+  // Fold what the importer left (shape chains, constant subgraphs) so that
+  // no op without a runtime kernel survives, and merge duplicates.
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  OpPassManager &funcPm = pm.nest<func::FuncOp>();
+  if (options.fuseEpilogues) {
+    funcPm.addPass(createMPTFuseEpilogues());
+    funcPm.addPass(createCanonicalizerPass());
+  }
+  funcPm.addPass(createMPTAssignBindings());
+  MPTPlanMemoryOptions memory;
+  memory.reportPeak = options.reportPeak;
+  funcPm.addPass(createMPTPlanMemory(memory));
+}
+
+void mpt::registerConversionPasses() {
+  registerMPTConversionPasses();
+  PassPipelineRegistration<LowerToRuntimeOptions>(
+      "lower-to-runtime",
+      "Lower mpt IR to what the plan emitter accepts: canonicalize, select "
+      "kernels (gemm epilogues), assign bindings, plan the arena",
+      buildLowerToRuntimePipeline);
+}

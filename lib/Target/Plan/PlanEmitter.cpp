@@ -1,0 +1,430 @@
+//===- PlanEmitter.cpp - mpt IR to a runtime plan file --------------------===//
+//
+// Walks each lowered function once, in program order, and builds the plan
+// structs of runtime/include/mptrt/PlanFormat.h; the runtime's own verifier
+// checks the result before it is written.
+//
+//===----------------------------------------------------------------------===//
+#include "mpt/Target/Plan/PlanEmitter.h"
+#include "mpt/Conversion/Passes.h"
+#include "mpt/Dialect/MPT/IR/MPTOps.h"
+
+#include "mptrt/PlanFormat.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+#include "mlir/Tools/mlir-translate/Translation.h"
+#include "llvm/ADT/StringMap.h"
+
+using namespace mlir;
+using namespace mpt;
+namespace plan = mptrt::plan;
+
+namespace {
+
+FailureOr<plan::DType> dtypeOf(Type element, Location loc) {
+  if (element.isF32())
+    return plan::DType::F32;
+  if (element.isF16())
+    return plan::DType::F16;
+  if (element.isBF16())
+    return plan::DType::BF16;
+  if (isa<Float8E4M3FNType>(element))
+    return plan::DType::F8E4M3FN;
+  if (isa<Float8E5M2Type>(element))
+    return plan::DType::F8E5M2;
+  if (element.isSignlessInteger(64))
+    return plan::DType::I64;
+  if (element.isSignlessInteger(32))
+    return plan::DType::I32;
+  if (element.isSignlessInteger(1))
+    return plan::DType::I1;
+  return emitError(loc) << "element type " << element
+                        << " has no plan encoding",
+         failure();
+}
+
+/// The elements of a constant or initial value, little-endian, in their
+/// own type's width (i1 as one byte).
+FailureOr<std::vector<uint8_t>> elementBytes(ElementsAttr attr, Location loc) {
+  Type element = attr.getElementType();
+  unsigned width = element.isInteger(1)
+                       ? 8
+                       : element.getIntOrFloatBitWidth();
+  std::vector<uint8_t> out;
+  if (auto blob = dyn_cast<DenseResourceElementsAttr>(attr)) {
+    ArrayRef<char> data = blob.getData();
+    uint64_t expected = attr.getNumElements() * (width / 8);
+    if (element.isInteger(1) || data.size() != expected)
+      return emitError(loc) << "resource '" << blob.getRawHandle().getKey()
+                            << "' holds " << data.size()
+                            << " bytes; expected " << expected,
+             failure();
+    out.assign(data.begin(), data.end());
+    return out;
+  }
+  auto dense = dyn_cast<DenseElementsAttr>(attr);
+  if (!dense)
+    return emitError(loc) << "constant " << attr << " has no plan encoding",
+           failure();
+  out.reserve(dense.getNumElements() * (width / 8));
+  auto append = [&](const APInt &bits) {
+    for (unsigned byte = 0; byte < width / 8; ++byte)
+      out.push_back(
+          static_cast<uint8_t>(bits.extractBitsAsZExtValue(8, byte * 8)));
+  };
+  if (isa<FloatType>(element)) {
+    for (const APFloat &v : dense.getValues<APFloat>())
+      append(v.bitcastToAPInt());
+  } else {
+    for (const APInt &v : dense.getValues<APInt>())
+      append(width == 8 && element.isInteger(1) ? v.zext(8) : v);
+  }
+  return out;
+}
+
+std::vector<int64_t> shapeOf(Type type) {
+  auto shape = cast<RankedTensorType>(type).getShape();
+  return std::vector<int64_t>(shape.begin(), shape.end());
+}
+
+/// Builds one plan from every public function of a module.
+class PlanBuilder {
+public:
+  LogicalResult addFunction(func::FuncOp func);
+  plan::Plan &result() { return built; }
+
+private:
+  FailureOr<uint32_t> newTensor(Value value, plan::Storage storage,
+                                StringRef name, uint64_t offset = 0);
+  FailureOr<uint32_t> bound(llvm::StringMap<uint32_t> &table, Value value,
+                            plan::Storage storage, StringRef name,
+                            StringRef kind);
+  FailureOr<uint32_t> constant(ConstantOp op);
+  LogicalResult setInitialValue(uint32_t id, Attribute value, Location loc);
+  LogicalResult addKernel(Operation *op, plan::EntryPoint &entry);
+  FailureOr<std::vector<plan::Attribute>> kernelAttrs(Operation *op);
+
+  plan::Plan built;
+  llvm::StringMap<uint32_t> params, inputs, outputs;
+  DenseMap<Attribute, uint32_t> constants;
+  DenseMap<Value, uint32_t> tensorOf;    // per function
+  DenseMap<Value, StringRef> outputName; // per function
+};
+
+FailureOr<uint32_t> PlanBuilder::newTensor(Value value, plan::Storage storage,
+                                           StringRef name, uint64_t offset) {
+  auto type = cast<RankedTensorType>(value.getType());
+  if (!type.hasStaticShape())
+    return emitError(value.getLoc())
+               << "value of type " << type
+               << " has a dynamic shape; plans need static shapes",
+           failure();
+  auto dtype = dtypeOf(type.getElementType(), value.getLoc());
+  if (failed(dtype))
+    return failure();
+  plan::Tensor tensor;
+  tensor.name = name.str();
+  tensor.dtype = *dtype;
+  tensor.storage = storage;
+  tensor.shape = shapeOf(type);
+  tensor.offset = offset;
+  built.tensors.push_back(std::move(tensor));
+  return static_cast<uint32_t>(built.tensors.size() - 1);
+}
+
+/// Parameters, inputs and outputs are shared by name across entry points.
+FailureOr<uint32_t> PlanBuilder::bound(llvm::StringMap<uint32_t> &table,
+                                       Value value, plan::Storage storage,
+                                       StringRef name, StringRef kind) {
+  auto it = table.find(name);
+  if (it == table.end()) {
+    auto id = newTensor(value, storage, name);
+    if (succeeded(id))
+      table[name] = *id;
+    return id;
+  }
+  const plan::Tensor &existing = built.tensors[it->second];
+  auto type = cast<RankedTensorType>(value.getType());
+  auto dtype = dtypeOf(type.getElementType(), value.getLoc());
+  if (failed(dtype))
+    return failure();
+  if (existing.dtype != *dtype || existing.shape != shapeOf(type))
+    return emitError(value.getLoc())
+               << kind << " '" << name << "' is " << type
+               << " here but has another type in an earlier entry point",
+           failure();
+  return it->second;
+}
+
+FailureOr<uint32_t> PlanBuilder::constant(ConstantOp op) {
+  Attribute value = op.getValue();
+  if (auto it = constants.find(value); it != constants.end())
+    return it->second;
+  auto bytes = elementBytes(cast<ElementsAttr>(value), op.getLoc());
+  if (failed(bytes))
+    return failure();
+  uint64_t offset = plan::appendConstant(built, bytes->data(), bytes->size());
+  auto id = newTensor(op.getResult(), plan::Storage::Constant, "", offset);
+  if (succeeded(id))
+    constants[value] = *id;
+  return id;
+}
+
+LogicalResult PlanBuilder::setInitialValue(uint32_t id, Attribute value,
+                                           Location loc) {
+  plan::Tensor &tensor = built.tensors[id];
+  if (tensor.hasInitializer)
+    return success(); // the first entry point that names it set it
+  auto elements = dyn_cast<ElementsAttr>(value);
+  if (!elements)
+    return emitError(loc) << "mpt.initial_value must be an elements attribute",
+           failure();
+  auto bytes = elementBytes(elements, loc);
+  if (failed(bytes))
+    return failure();
+  uint64_t expected = 0;
+  plan::tensorByteSize(tensor, &expected);
+  if (bytes->size() != expected ||
+      elements.getElementType() !=
+          Float32Type::get(loc.getContext()))
+    return emitError(loc) << "initial value of parameter '" << tensor.name
+                          << "' is " << elements.getType()
+                          << ", which does not match the parameter",
+           failure();
+  uint64_t offset = plan::appendConstant(built, bytes->data(), bytes->size());
+  // appendConstant may reallocate the tensor table's neighbour, not it.
+  built.tensors[id].offset = offset;
+  built.tensors[id].hasInitializer = true;
+  return success();
+}
+
+FailureOr<std::vector<plan::Attribute>>
+PlanBuilder::kernelAttrs(Operation *op) {
+  std::vector<plan::Attribute> attrs;
+  for (NamedAttribute named : op->getAttrDictionary()) {
+    StringRef name = named.getName().getValue();
+    // Discardable attributes (mpt.* annotations) are the compiler's.
+    if (name.contains('.') || name == "operandSegmentSizes" ||
+        name == "resultSegmentSizes")
+      continue;
+    Attribute value = named.getValue();
+    if (auto b = dyn_cast<BoolAttr>(value))
+      attrs.push_back(plan::Attribute::makeInt(name.str(), b.getValue()));
+    else if (auto i = dyn_cast<IntegerAttr>(value))
+      attrs.push_back(
+          plan::Attribute::makeInt(name.str(), i.getValue().getSExtValue()));
+    else if (auto f = dyn_cast<FloatAttr>(value))
+      attrs.push_back(
+          plan::Attribute::makeFloat(name.str(), f.getValueAsDouble()));
+    else if (auto s = dyn_cast<StringAttr>(value))
+      attrs.push_back(plan::Attribute::makeString(name.str(), s.str()));
+    else if (auto list = dyn_cast<DenseI64ArrayAttr>(value))
+      attrs.push_back(plan::Attribute::makeInts(
+          name.str(), std::vector<int64_t>(list.asArrayRef().begin(),
+                                           list.asArrayRef().end())));
+    else
+      return op->emitOpError() << "attribute '" << name << "' (" << value
+                               << ") has no plan encoding",
+             failure();
+  }
+  // FP8 conversions saturate (see mpt.cast); say so to the kernel.
+  if (auto castOp = dyn_cast<CastOp>(op)) {
+    Type to = castOp.getType().getElementType();
+    if (isa<Float8E4M3FNType, Float8E5M2Type>(to))
+      attrs.push_back(plan::Attribute::makeInt("saturate", 1));
+  }
+  return attrs;
+}
+
+LogicalResult PlanBuilder::addKernel(Operation *op, plan::EntryPoint &entry) {
+  if (!isa<MPTDialect>(op->getDialect()))
+    return op->emitOpError("has no runtime kernel; only mpt ops lower to a plan"),
+           failure();
+  if (isa<RangeOp, ShapeOp>(op))
+    return op->emitOpError(
+               "has no runtime kernel: it must fold to a constant before "
+               "lowering, which needs constant operands and static shapes"),
+           failure();
+  auto offsets = op->getAttrOfType<DenseI64ArrayAttr>(mpt::kArenaOffsetsAttrName);
+  if (!offsets || offsets.size() != static_cast<int64_t>(op->getNumResults()))
+    return op->emitOpError("has no arena placement; run --lower-to-runtime "
+                           "before emitting a plan"),
+           failure();
+
+  // A view aliases its operand's bytes: a new tensor record, no kernel.
+  if (op->hasAttr(mpt::kViewAttrName)) {
+    auto id = newTensor(op->getResult(0), plan::Storage::Arena, "",
+                        static_cast<uint64_t>(offsets[0]));
+    if (failed(id))
+      return failure();
+    tensorOf[op->getResult(0)] = *id;
+    return success();
+  }
+
+  plan::Kernel kernel;
+  kernel.kind = op->getName().stripDialect().str();
+  for (Value operand : op->getOperands()) {
+    auto it = tensorOf.find(operand);
+    if (it == tensorOf.end())
+      return op->emitOpError("uses a value the plan has no tensor for"),
+             failure();
+    kernel.operands.push_back(it->second);
+  }
+  for (auto [result, offset] : llvm::zip(op->getResults(), offsets.asArrayRef())) {
+    FailureOr<uint32_t> id = failure();
+    if (auto name = outputName.find(result); name != outputName.end())
+      id = bound(outputs, result, plan::Storage::Output, name->second, "output");
+    else if (offset >= 0)
+      id = newTensor(result, plan::Storage::Arena, "",
+                     static_cast<uint64_t>(offset));
+    else
+      return op->emitOpError("result has neither an arena offset nor an "
+                             "output binding"),
+             failure();
+    if (failed(id))
+      return failure();
+    tensorOf[result] = *id;
+    kernel.results.push_back(*id);
+  }
+  auto attrs = kernelAttrs(op);
+  if (failed(attrs))
+    return failure();
+  kernel.attrs = std::move(*attrs);
+  built.kernels.push_back(std::move(kernel));
+  entry.kernels.push_back(static_cast<uint32_t>(built.kernels.size() - 1));
+  return success();
+}
+
+LogicalResult PlanBuilder::addFunction(func::FuncOp func) {
+  tensorOf.clear();
+  outputName.clear();
+  auto arena = func->getAttrOfType<IntegerAttr>(mpt::kArenaBytesAttrName);
+  if (!arena)
+    return func.emitOpError("has no memory plan; run --lower-to-runtime "
+                            "before emitting a plan"),
+           failure();
+  plan::EntryPoint entry;
+  entry.name = func.getSymName().str();
+  entry.arenaBytes = plan::alignUp(arena.getInt());
+
+  for (auto [i, arg] : llvm::enumerate(func.getArguments())) {
+    if (auto name = func.getArgAttrOfType<StringAttr>(i, mpt::kParamAttrName)) {
+      auto id = bound(params, arg, plan::Storage::Parameter, name, "parameter");
+      if (failed(id))
+        return failure();
+      if (Attribute init = func.getArgAttr(i, mpt::kInitialValueAttrName))
+        if (failed(setInitialValue(*id, init, arg.getLoc())))
+          return failure();
+      tensorOf[arg] = *id;
+      entry.params.push_back(*id);
+    } else if (auto name =
+                   func.getArgAttrOfType<StringAttr>(i, mpt::kInputAttrName)) {
+      auto id = bound(inputs, arg, plan::Storage::Input, name, "input");
+      if (failed(id))
+        return failure();
+      tensorOf[arg] = *id;
+      entry.inputs.push_back(*id);
+    } else {
+      return emitError(arg.getLoc())
+                 << "argument " << i
+                 << " has no binding; run --lower-to-runtime first",
+             failure();
+    }
+  }
+  Operation *terminator = func.getBody().front().getTerminator();
+  for (auto [i, value] : llvm::enumerate(terminator->getOperands())) {
+    auto name = func.getResultAttrOfType<StringAttr>(i, mpt::kOutputAttrName);
+    if (!name)
+      return func.emitOpError() << "result " << i
+                                << " has no binding; run --lower-to-runtime "
+                                   "first",
+             failure();
+    if (!outputName.try_emplace(value, name.getValue()).second ||
+        isa<BlockArgument>(value) || value.getDefiningOp<ConstantOp>())
+      return func.emitOpError()
+                 << "result " << i
+                 << " is not written by a kernel of its own; run "
+                    "--lower-to-runtime first",
+             failure();
+  }
+
+  for (Operation &op : func.getBody().front()) {
+    if (&op == terminator)
+      break;
+    if (auto c = dyn_cast<ConstantOp>(op)) {
+      auto id = constant(c);
+      if (failed(id))
+        return failure();
+      tensorOf[c.getResult()] = *id;
+      continue;
+    }
+    if (failed(addKernel(&op, entry)))
+      return failure();
+  }
+  for (Value value : terminator->getOperands())
+    entry.outputs.push_back(tensorOf[value]);
+  built.entries.push_back(std::move(entry));
+  return success();
+}
+
+} // namespace
+
+FailureOr<std::vector<uint8_t>> mpt::emitPlan(ModuleOp module,
+                                              PlanSummary *summary) {
+  PlanBuilder builder;
+  bool any = false;
+  for (auto func : module.getOps<func::FuncOp>()) {
+    if (func.isExternal() || func.isPrivate())
+      continue;
+    any = true;
+    if (failed(builder.addFunction(func)))
+      return failure();
+  }
+  if (!any)
+    return module.emitError("no public function to make an entry point of"),
+           failure();
+  plan::Plan &built = builder.result();
+  std::string error;
+  if (!plan::verifyPlan(built, &error))
+    return module.emitError("the plan fails the runtime's checks: ") << error,
+           failure();
+  if (summary) {
+    *summary = PlanSummary();
+    summary->entries = built.entries.size();
+    summary->kernels = built.kernels.size();
+    summary->tensors = built.tensors.size();
+    for (const plan::Tensor &t : built.tensors) {
+      uint64_t bytes = 0;
+      plan::tensorByteSize(t, &bytes);
+      if (t.storage == plan::Storage::Parameter) {
+        ++summary->parameters;
+        summary->parameterBytes += bytes;
+      }
+    }
+    summary->constantBytes = built.constants.size();
+    for (const plan::EntryPoint &e : built.entries)
+      summary->maxArenaBytes = std::max(summary->maxArenaBytes, e.arenaBytes);
+  }
+  return plan::serializePlan(built);
+}
+
+void mpt::registerToPlanTranslation() {
+  TranslateFromMLIRRegistration reg(
+      "mlir-to-plan",
+      "Serialize lowered mpt IR (after --lower-to-runtime) to a plan file",
+      [](Operation *op, raw_ostream &os) -> LogicalResult {
+        auto module = dyn_cast<ModuleOp>(op);
+        if (!module)
+          return op->emitError("expected a builtin.module");
+        auto bytes = emitPlan(module);
+        if (failed(bytes))
+          return failure();
+        os.write(reinterpret_cast<const char *>(bytes->data()), bytes->size());
+        return success();
+      },
+      [](DialectRegistry &registry) {
+        registry.insert<mpt::MPTDialect, func::FuncDialect>();
+      });
+}

@@ -1,0 +1,217 @@
+//===- mpt-compile.cpp - ONNX (or mpt IR) to a runtime plan, in one step --===//
+//
+//   mpt-compile model.onnx -o model.mptp [--input-shape x=8,16] ...
+//
+// Runs the importer (for .onnx / .onnxtext; .mlir is parsed as is), the
+// `--lower-to-runtime` pipeline and the plan emitter. The exit code is 0 on
+// success, 1 when the input is broken or cannot be lowered, and 2 when the
+// model only uses features MPT does not support (all of them are reported).
+//
+//===----------------------------------------------------------------------===//
+#include "mpt/Conversion/Passes.h"
+#include "mpt/Dialect/MPT/IR/MPTDialect.h"
+#include "mpt/Import/ONNX/Importer.h"
+#include "mpt/Target/Plan/PlanEmitter.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/AsmState.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Support/FileUtilities.h"
+#include "mlir/Support/Timing.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/ToolOutputFile.h"
+
+#include <chrono>
+
+using namespace mlir;
+namespace cl = llvm::cl;
+
+static cl::OptionCategory category("mpt-compile options");
+
+static cl::opt<std::string> inputPath(cl::Positional, cl::Required,
+                                      cl::desc("<model.onnx | .onnxtext | .mlir>"),
+                                      cl::cat(category));
+static cl::opt<std::string>
+    outputPath("o", cl::desc("Plan file to write (default: the input's name "
+                             "with .mptp; '-' for stdout)"),
+               cl::value_desc("file"), cl::cat(category));
+static cl::list<std::string> inputShapes(
+    "input-shape",
+    cl::desc("Bind the shape of a graph input: name=d0,d1,... (repeatable; "
+             "required for dynamic dimensions)"),
+    cl::cat(category));
+static cl::list<std::string> constantBindings(
+    "bind-constant",
+    cl::desc("Import a graph input as a constant read from an ONNX "
+             "TensorProto file: name=file.pb (repeatable)"),
+    cl::cat(category));
+static cl::opt<std::string> entryName("entry-name",
+                                      cl::desc("Name of the entry point"),
+                                      cl::init("forward"), cl::cat(category));
+static cl::opt<bool> fuseEpilogues(
+    "fuse-epilogues",
+    cl::desc("Fold bias adds and activations into gemm kernels (default: "
+             "true; as --lower-to-runtime's fuse-epilogues)"),
+    cl::init(true), cl::cat(category));
+static cl::opt<bool> emitMlir(
+    "emit-mlir",
+    cl::desc("Write the lowered mpt IR instead of the plan (for inspection)"),
+    cl::init(false), cl::cat(category));
+static cl::opt<bool> quiet("quiet", cl::desc("Print nothing on success"),
+                           cl::init(false), cl::cat(category));
+
+namespace {
+
+enum ExitCode { kOk = 0, kBroken = 1, kUnsupported = 2 };
+
+bool isOnnx(StringRef path) {
+  return path.ends_with(".onnx") || path.ends_with(".onnxtext");
+}
+
+std::string defaultOutput(StringRef input) {
+  llvm::SmallString<256> path(input);
+  llvm::sys::path::replace_extension(path, emitMlir ? ".mlir" : ".mptp");
+  return path.str().str();
+}
+
+std::string humanBytes(uint64_t bytes) {
+  char buffer[32];
+  if (bytes >= (1u << 20))
+    snprintf(buffer, sizeof(buffer), "%.1f MiB", bytes / 1048576.0);
+  else if (bytes >= 1024)
+    snprintf(buffer, sizeof(buffer), "%.1f KiB", bytes / 1024.0);
+  else
+    snprintf(buffer, sizeof(buffer), "%llu B",
+             static_cast<unsigned long long>(bytes));
+  return buffer;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  registerAsmPrinterCLOptions();
+  registerMLIRContextCLOptions();
+  registerPassManagerCLOptions();
+  registerDefaultTimingManagerCLOptions();
+  cl::HideUnrelatedOptions(category);
+  cl::ParseCommandLineOptions(
+      argc, argv,
+      "MPT compiler: import an ONNX model, lower it to the runtime and write "
+      "a plan for mpt-run\n\nMLIR's pass-manager and printing flags (--mlir-timing,\n--mlir-print-ir-after-all, ...) are accepted too; --help-hidden lists them.\n");
+  auto start = std::chrono::steady_clock::now();
+
+  DialectRegistry registry;
+  registry.insert<mpt::MPTDialect, func::FuncDialect>();
+  MLIRContext context(registry);
+  context.loadAllAvailableDialects();
+
+  OwningOpRef<ModuleOp> module;
+  llvm::SourceMgr sourceMgr;
+  SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
+  if (isOnnx(inputPath)) {
+    mpt::OnnxImportOptions options;
+    options.entryName = entryName;
+    for (const std::string &binding : inputShapes) {
+      std::string error = mpt::parseInputShapeBinding(binding, options);
+      if (!error.empty()) {
+        llvm::errs() << "mpt-compile: --input-shape: " << error << "\n";
+        return kBroken;
+      }
+    }
+    for (const std::string &binding : constantBindings) {
+      auto [name, file] = StringRef(binding).split('=');
+      if (name.empty() || file.empty()) {
+        llvm::errs() << "mpt-compile: --bind-constant: expected name=file.pb "
+                        "but got '"
+                     << binding << "'\n";
+        return kBroken;
+      }
+      options.constantInputFiles[name] = file.str();
+    }
+    mpt::OnnxImportResult result =
+        mpt::importOnnxFile(inputPath, context, options);
+    if (!result.module) {
+      llvm::errs() << "mpt-compile: cannot import " << inputPath << "\n";
+      return result.status == mpt::OnnxImportStatus::Unsupported
+                 ? kUnsupported
+                 : kBroken;
+    }
+    module = std::move(result.module);
+  } else {
+    if (!inputShapes.empty() || !constantBindings.empty()) {
+      llvm::errs() << "mpt-compile: --input-shape and --bind-constant apply "
+                      "to ONNX inputs only\n";
+      return kBroken;
+    }
+    module = parseSourceFile<ModuleOp>(inputPath, sourceMgr, &context);
+    if (!module) {
+      llvm::errs() << "mpt-compile: cannot parse " << inputPath << "\n";
+      return kBroken;
+    }
+  }
+
+  PassManager pm(&context);
+  if (failed(applyPassManagerCLOptions(pm)))
+    return kBroken;
+  DefaultTimingManager timing;
+  applyDefaultTimingManagerCLOptions(timing);
+  TimingScope timingScope = timing.getRootScope();
+  pm.enableTiming(timingScope);
+  mpt::LowerToRuntimeOptions lowering;
+  lowering.fuseEpilogues = fuseEpilogues;
+  mpt::buildLowerToRuntimePipeline(pm, lowering);
+  if (failed(pm.run(*module))) {
+    llvm::errs() << "mpt-compile: lowering " << inputPath << " failed\n";
+    return kBroken;
+  }
+
+  std::string output = outputPath.empty() ? defaultOutput(inputPath)
+                                          : outputPath.getValue();
+  std::string error;
+  auto file = openOutputFile(output, &error);
+  if (!file) {
+    llvm::errs() << "mpt-compile: " << error << "\n";
+    return kBroken;
+  }
+  mpt::PlanSummary summary;
+  if (emitMlir) {
+    module->print(file->os());
+  } else {
+    auto bytes = mpt::emitPlan(*module, &summary);
+    if (failed(bytes)) {
+      llvm::errs() << "mpt-compile: cannot write a plan for " << inputPath
+                   << "\n";
+      return kBroken;
+    }
+    file->os().write(reinterpret_cast<const char *>(bytes->data()),
+                     bytes->size());
+  }
+  file->keep();
+  if (quiet || emitMlir || output == "-")
+    return kOk;
+
+  double ms = std::chrono::duration<double, std::milli>(
+                  std::chrono::steady_clock::now() - start)
+                  .count();
+  llvm::outs() << "mpt-compile: " << inputPath << " -> " << output << " in "
+               << llvm::format("%.0f", ms) << " ms\n"
+               << "  " << summary.kernels << " kernels, " << summary.tensors
+               << " tensors, " << summary.parameters << " parameters ("
+               << humanBytes(summary.parameterBytes) << "), data blob "
+               << humanBytes(summary.constantBytes) << "\n";
+  for (auto func : module->getOps<func::FuncOp>())
+    if (auto arena =
+            func->getAttrOfType<IntegerAttr>(mpt::kArenaBytesAttrName))
+      llvm::outs() << "  entry point '" << func.getSymName()
+                   << "': arena peak " << humanBytes(arena.getInt()) << " ("
+                   << arena.getInt() << " bytes)\n";
+  return kOk;
+}
