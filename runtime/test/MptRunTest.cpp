@@ -14,6 +14,7 @@
 
 #include <sys/wait.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -86,6 +87,21 @@ TEST_F(MptRunTest, MlpWithNpyInput) {
   EXPECT_TRUE(closeTo(got, mlp.reference(x), 1e-5, 1e-5));
 }
 
+// Tests --list: every binding with its type, the arena size, and no run.
+TEST_F(MptRunTest, List) {
+  Mlp mlp(4, 6, 10, 3, 21);
+  writeFile("mlp.mptp", plan::serializePlan(mlp.plan()));
+  ASSERT_EQ(run(path("mlp.mptp") + " --list"), 0) << log;
+  EXPECT_EQ(log,
+            "entry point 'forward': arena 384 bytes\n"
+            "  input  x: f32 [4, 6]\n"
+            "  param  w1: f32 [6, 10]\n"
+            "  param  b1: f32 [10]\n"
+            "  param  w2: f32 [10, 3]\n"
+            "  param  b2: f32 [3]\n"
+            "  output y: f32 [4, 3]\n");
+}
+
 // Tests a .pb input, a --param override, and --entry defaulting to the
 // plan's only entry point.
 TEST_F(MptRunTest, TensorProtoInputAndParamOverride) {
@@ -130,6 +146,64 @@ TEST_F(MptRunTest, Bf16FilesAndOutputNames) {
   EXPECT_EQ(v[2], 0x8000);
 }
 
+// Tests --warmup and --repeat on a plan that counts its runs (c += 1 in
+// place, y = c): the outputs are the last run's, after warmup + repeat runs,
+// and --repeat > 1 prints the min / median / mean line.
+TEST_F(MptRunTest, WarmupAndRepeat) {
+  PlanBuilder b;
+  const float zero = 0.0f;
+  uint32_t c = b.param("c", DType::F32, {1}, &zero, sizeof(zero));
+  uint32_t one = b.input("one", DType::F32, {1});
+  b.kernel("add", {c, one}, {c});
+  b.kernel("mul", {c, one}, {b.output("y", DType::F32, {1})});
+  b.entry("count");
+  writeFile("count.mptp", b.bytes());
+  const float onev = 1.0f;
+  writeFile("one.npy", tools::encodeNpy(MPTRT_F32, {1}, &onev, 4));
+  const std::string args =
+      path("count.mptp") + " --input one=" + path("one.npy") + " --output-dir " + path("out");
+  auto count = [&] {
+    tools::FileTensor y = readNpy("out/y.npy");
+    return y.bytes.size() == 4 ? *reinterpret_cast<const float *>(y.bytes.data()) : -1.0f;
+  };
+
+  ASSERT_EQ(run(args), 0) << log;
+  EXPECT_EQ(count(), 1.0f);
+  EXPECT_NE(log.find("entry point 'count': wall time "), std::string::npos) << log;
+  EXPECT_EQ(log.find("median"), std::string::npos) << log;
+
+  // One timed run after warmup: still the single-run line.
+  ASSERT_EQ(run(args + " --warmup 3 --repeat 1"), 0) << log;
+  EXPECT_EQ(count(), 4.0f);
+  EXPECT_EQ(log.find("median"), std::string::npos) << log;
+
+  ASSERT_EQ(run(args + " --repeat 5 --warmup 2"), 0) << log;
+  EXPECT_EQ(count(), 7.0f);
+  const std::string prefix = "entry point 'count': wall time min ";
+  const size_t at = log.find(prefix);
+  ASSERT_NE(at, std::string::npos) << log;
+  double mn = -1, med = -1, mean = -1;
+  int runs = -1, warm = -1;
+  unsigned long long peak = 1;
+  ASSERT_EQ(std::sscanf(log.c_str() + at + prefix.size(),
+                        "%lf ms, median %lf ms, mean %lf ms over %d runs (%d warmup), "
+                        "peak arena %llu bytes",
+                        &mn, &med, &mean, &runs, &warm, &peak),
+            6)
+      << log;
+  EXPECT_EQ(runs, 5);
+  EXPECT_EQ(warm, 2);
+  EXPECT_EQ(peak, 0u);
+  EXPECT_GE(mn, 0.0);
+  EXPECT_LE(mn, med);
+  EXPECT_LE(mn, mean);
+
+  // An even count, no warmup.
+  ASSERT_EQ(run(args + " --repeat 2"), 0) << log;
+  EXPECT_EQ(count(), 2.0f);
+  EXPECT_NE(log.find("over 2 runs (0 warmup)"), std::string::npos) << log;
+}
+
 // Tests the failures: each exits non-zero with a clear message.
 TEST_F(MptRunTest, Errors) {
   Mlp mlp(2, 3, 4, 2, 23);
@@ -162,6 +236,18 @@ TEST_F(MptRunTest, Errors) {
       {"", 2, "no plan given"},
       {plan + " --frobnicate", 2, "unknown option '--frobnicate'"},
       {plan + " --input x", 2, "needs NAME=FILE"},
+      {plan + " --repeat 0", 2,
+       "option '--repeat' needs a whole number from 1 to 1000000000, not '0'"},
+      {plan + " --repeat -2", 2, "option '--repeat' needs a whole number from 1"},
+      {plan + " --repeat 3x", 2, "option '--repeat' needs a whole number from 1"},
+      {plan + " --repeat 1e3", 2, "option '--repeat' needs a whole number from 1"},
+      {plan + " --repeat 99999999999", 2, "option '--repeat' needs a whole number from 1"},
+      {plan + " --repeat ''", 2, "option '--repeat' needs a whole number from 1"},
+      {plan + " --warmup -1", 2,
+       "option '--warmup' needs a whole number from 0 to 1000000000, not '-1'"},
+      {plan + " --warmup many", 2, "option '--warmup' needs a whole number from 0"},
+      {plan + " --repeat", 2, "option '--repeat' needs a value"},
+      {plan + " --warmup", 2, "option '--warmup' needs a value"},
   };
   for (auto &c : cases) {
     EXPECT_EQ(run(c.args), c.status) << c.args << "\n" << log;

@@ -168,6 +168,16 @@ TEST(TensorProto, Fields) {
     EXPECT_EQ(t.bytes, (std::vector<uint8_t>{0x00, 0x3C}));
   }
   {
+    ProtoWriter w;  // UINT16 (how ONNX 1.12's test data stores bfloat16)
+    w.packedInts(1, {2});
+    w.intField(2, 4);
+    w.packedInts(5, {0x3F80, 0xC000});
+    FileTensor t;
+    ASSERT_TRUE(parseTensorProto(w.out, &t, &error)) << error;
+    EXPECT_EQ(t.compatible, (std::vector<mptrt_dtype>{MPTRT_BF16, MPTRT_F16}));
+    EXPECT_EQ(t.bytes, (std::vector<uint8_t>{0x80, 0x3F, 0x00, 0xC0}));
+  }
+  {
     ProtoWriter w;  // bool and an int32 with a negative value; unknown fields skipped
     w.packedInts(1, {2});
     w.intField(2, 9);

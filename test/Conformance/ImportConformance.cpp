@@ -11,7 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "mpt/Import/ONNX/Importer.h"
-#include "../../lib/Import/ONNX/NodeImporter.h"
+#include "NodeTestBindings.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
@@ -77,10 +77,6 @@ int main(int argc, char **argv) {
     onnx::ModelProto model;
     bool allKnown = model.ParseFromArray((*buffer)->getBufferStart(),
                                          (*buffer)->getBufferSize());
-    int64_t opset = 0;
-    for (const auto &entry : model.opset_import())
-      if (entry.domain().empty() || entry.domain() == "ai.onnx")
-        opset = entry.version();
     const auto &graph = model.graph();
     for (const auto &node : graph.node())
       allKnown &= (node.domain().empty() || node.domain() == "ai.onnx") &&
@@ -100,24 +96,9 @@ int main(int argc, char **argv) {
     if (!typesSupported)
       ++outOfTypeSet;
 
-    // Graph inputs that feed attribute-like positions (shapes, axes, clip
-    // bounds...) are bound as constants from the test's own data, as a user
-    // would with --bind-constant.
     mpt::OnnxImportOptions options;
-    for (const auto &node : graph.node()) {
-      const auto *entry = table.lookup(node.op_type(), opset);
-      if (!entry)
-        continue;
-      for (int i = 0; i < node.input_size(); ++i) {
-        if (!(entry->constantInputs & (1u << i)))
-          continue;
-        for (int g = 0; g < graph.input_size(); ++g)
-          if (graph.input(g).name() == node.input(i))
-            options.constantInputFiles[node.input(i)] =
-                root + "/" + test + "/test_data_set_0/input_" +
-                std::to_string(g) + ".pb";
-      }
-    }
+    mpt::conformance::bindConstantInputs(
+        model, root + "/" + test + "/test_data_set_0", options);
 
     MLIRContext context;
     std::string messages;

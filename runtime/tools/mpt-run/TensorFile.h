@@ -12,8 +12,9 @@
 //   .pb: a serialized onnx.TensorProto (fields dims, data_type, raw_data,
 //   float_data, int32_data, int64_data, name), decoded from the protobuf
 //   wire format directly. Data types FLOAT, FLOAT16, BFLOAT16,
-//   FLOAT8E4M3FN, FLOAT8E5M2, INT64, INT32, BOOL; external data is not
-//   supported.
+//   FLOAT8E4M3FN, FLOAT8E5M2, INT64, INT32, BOOL, and UINT16 as raw 16-bit
+//   float patterns (bf16 or f16, as bound; ONNX 1.12's test data stores
+//   bfloat16 so); external data is not supported.
 //
 //===----------------------------------------------------------------------===//
 #ifndef MPTRT_TOOLS_MPTRUN_TENSORFILE_H

@@ -23,7 +23,7 @@ namespace {
 
 /// onnx.TensorProto.DataType values.
 enum OnnxType : int64_t {
-  kFloat = 1, kInt32 = 6, kInt64 = 7, kBool = 9, kFloat16 = 10, kBFloat16 = 16,
+  kFloat = 1, kUInt16 = 4, kInt32 = 6, kInt64 = 7, kBool = 9, kFloat16 = 10, kBFloat16 = 16,
   kFloat8E4M3FN = 17, kFloat8E5M2 = 19,
 };
 
@@ -215,11 +215,20 @@ bool parseTensorProto(const std::vector<uint8_t> &file, FileTensor *out, std::st
   case kInt64: dtype = MPTRT_I64; size = 8; out->typeName = "onnx INT64"; break;
   case kInt32: dtype = MPTRT_I32; size = 4; out->typeName = "onnx INT32"; break;
   case kBool: dtype = MPTRT_I1; size = 1; out->typeName = "onnx BOOL"; break;
+  case kUInt16:
+    // ONNX's own test data (1.12) stores bfloat16 tensors as UINT16 bit
+    // patterns; like '<u2' in .npy, they take their meaning from the plan.
+    dtype = MPTRT_BF16;
+    size = 2;
+    out->typeName = "onnx UINT16 (16-bit float patterns)";
+    break;
   default:
     *error = "unsupported TensorProto data_type " + std::to_string(dataType);
     return false;
   }
   out->compatible = {dtype};
+  if (dataType == kUInt16)
+    out->compatible = {MPTRT_BF16, MPTRT_F16};
   uint64_t count = 1;
   for (int64_t d : dims) {
     if (d < 0) {

@@ -1,22 +1,25 @@
 //===- mpt-run.cpp - run one entry point of an MPT plan ------------------===//
 //
 //   mpt-run model.mptp --entry forward --input x=x.npy [--param w=w.pb]
-//           [--output-dir out/] [--backend cpu]
+//           [--output-dir out/] [--backend cpu] [--warmup N] [--repeat N]
 //
 // Binds each --input and --param (a .npy or ONNX TensorProto .pb file whose
-// dtype and shape must match the plan's), runs the entry point, writes one
-// <output name>.npy per output into the output directory (characters other
+// dtype and shape must match the plan's), runs the entry point --warmup
+// times untimed and then --repeat times timed, writes one <output name>.npy
+// per output of the last run into the output directory (characters other
 // than letters, digits, '.', '_' and '-' in the name become '_'), and prints
-// the run's wall time and the peak arena bytes. Parameters not given keep
-// the initial values embedded in the plan. Exit status: 0 on success, 1 if
-// something fails, 2 for a usage error.
+// the wall time (min, median and mean per run when --repeat > 1) and the
+// peak arena bytes. Parameters not given keep the initial values embedded
+// in the plan. Exit status: 0 on success, 1 if something fails, 2 for a
+// usage error.
 //
 //===----------------------------------------------------------------------===//
 #include "TensorFile.h"
 #include "mptrt.hpp"
+#include "mptrt/Numerics.h"
 
+#include <algorithm>
 #include <cctype>
-
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -35,9 +38,14 @@ namespace {
 
 const char kUsage[] =
     "usage: mpt-run PLAN.mptp [--entry NAME] [--input NAME=FILE]... [--param NAME=FILE]...\n"
-    "               [--output-dir DIR] [--backend cpu]\n"
+    "               [--output-dir DIR] [--backend cpu] [--warmup N] [--repeat N]\n"
     "FILE is a .npy or an ONNX TensorProto .pb; its dtype and shape must match the plan.\n"
-    "--entry may be omitted when the plan has one entry point; --output-dir defaults to '.'.\n";
+    "--entry may be omitted when the plan has one entry point; --output-dir defaults to '.'.\n"
+    "--warmup N runs the entry point N times untimed first (default 0); --repeat N then\n"
+    "runs it N times timed (default 1) and, for N > 1, prints the min, median and mean\n"
+    "wall time per run. Outputs are those of the last run.\n"
+    "--list prints each entry point's inputs, parameters, outputs and arena size, and\n"
+    "runs nothing. --print also prints each output's values (the first 64, in C order).\n";
 
 int usage(const std::string &message) {
   std::fprintf(stderr, "mpt-run: %s\n%s", message.c_str(), kUsage);
@@ -78,6 +86,29 @@ std::string fileNameFor(const std::string &name) {
   return s;
 }
 
+/// Parses a decimal count (digits only, at most 1e9) that is at least `min`.
+bool parseCount(const std::string &text, int min, int *out) {
+  if (text.empty() || text.size() > 10)
+    return false;
+  long long v = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9')
+      return false;
+    v = v * 10 + (c - '0');
+  }
+  if (v < min || v > 1000000000)
+    return false;
+  *out = static_cast<int>(v);
+  return true;
+}
+
+/// The median of `v` (the mean of the two middle values for an even count).
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
 /// Reads `file` and binds it to the input or parameter `name`.
 int bindFile(Model &model, const std::string &entry, mptrt_binding_kind kind,
              const std::string &name, const std::string &file) {
@@ -114,10 +145,70 @@ int bindFile(Model &model, const std::string &entry, mptrt_binding_kind kind,
   return ok ? 0 : fail(mptrt::lastError());
 }
 
+/// Prints up to 64 values of an output, as `  [v0, v1, ...]`.
+void printValues(const TensorInfo &info, const std::vector<uint8_t> &bytes) {
+  namespace num = mptrt::numerics;
+  const int64_t n = info.numel(), shown = std::min<int64_t>(n, 64);
+  std::string line = "  [";
+  for (int64_t i = 0; i < shown; ++i) {
+    const uint8_t *p = bytes.data() + i * mptrt_dtype_size(info.dtype);
+    char text[64];
+    uint16_t h;
+    float f;
+    int64_t l;
+    int32_t w;
+    switch (info.dtype) {
+    case MPTRT_F32: std::memcpy(&f, p, 4); break;
+    case MPTRT_F16: std::memcpy(&h, p, 2); f = num::f16ToF32(h); break;
+    case MPTRT_BF16: std::memcpy(&h, p, 2); f = num::bf16ToF32(h); break;
+    case MPTRT_F8E4M3FN: f = num::f8E4M3FNToF32(*p); break;
+    case MPTRT_F8E5M2: f = num::f8E5M2ToF32(*p); break;
+    default: break;
+    }
+    switch (info.dtype) {
+    case MPTRT_I64: std::memcpy(&l, p, 8); std::snprintf(text, sizeof(text), "%lld", (long long)l); break;
+    case MPTRT_I32: std::memcpy(&w, p, 4); std::snprintf(text, sizeof(text), "%d", w); break;
+    case MPTRT_I1: std::snprintf(text, sizeof(text), "%s", *p ? "true" : "false"); break;
+    default: std::snprintf(text, sizeof(text), "%.9g", f); break;
+    }
+    line += (i ? ", " : "") + std::string(text);
+  }
+  line += shown < n ? ", ...]" : "]";
+  std::printf("%s\n", line.c_str());
+}
+
+/// Prints what each entry point binds, in plan order.
+int listPlan(const Model &model, const std::vector<std::string> &entries) {
+  const std::pair<mptrt_binding_kind, const char *> kinds[] = {
+      {MPTRT_INPUT, "input"}, {MPTRT_PARAMETER, "param"}, {MPTRT_OUTPUT, "output"}};
+  for (const std::string &entry : entries) {
+    uint64_t arena = 0;
+    if (mptrt_entry_arena_bytes(model.handle(), entry.c_str(), &arena) != MPTRT_OK)
+      return fail(mptrt::lastError());
+    std::printf("entry point '%s': arena %llu bytes\n", entry.c_str(),
+                static_cast<unsigned long long>(arena));
+    for (const auto &[kind, label] : kinds) {
+      std::vector<std::string> names;
+      if (!model.entryBindings(entry, kind, &names))
+        return fail(mptrt::lastError());
+      for (const std::string &name : names) {
+        TensorInfo info;
+        if (!model.info(kind, name, &info))
+          return fail(mptrt::lastError());
+        std::printf("  %-6s %s: %s\n", label, name.c_str(),
+                    describe(info.dtype, info.shape).c_str());
+      }
+    }
+  }
+  return 0;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
   std::string planPath, entry, outputDir = ".", backend;
+  int warmup = 0, repeat = 1;
+  bool list = false, print = false;
   std::vector<std::pair<std::string, std::string>> inputs, params;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
@@ -148,6 +239,18 @@ int main(int argc, char **argv) {
       ok = value(&outputDir);
     else if (arg == "--backend")
       ok = value(&backend);
+    else if (arg == "--warmup" || arg == "--repeat") {
+      const int min = arg == "--repeat" ? 1 : 0;
+      std::string v;
+      ok = value(&v);
+      if (ok && !parseCount(v, min, arg == "--repeat" ? &repeat : &warmup))
+        return usage("option '" + arg + "' needs a whole number from " + std::to_string(min) +
+                     " to 1000000000, not '" + v + "'");
+    }
+    else if (arg == "--list")
+      list = true;
+    else if (arg == "--print")
+      print = true;
     else if (arg == "-h" || arg == "--help") {
       std::fputs(kUsage, stdout);
       return 0;
@@ -168,6 +271,8 @@ int main(int argc, char **argv) {
   if (!model.loadFile(planPath, backend.empty() ? nullptr : backend.c_str()))
     return fail(mptrt::lastError());
   const std::vector<std::string> entries = model.entryPoints();
+  if (list)
+    return listPlan(model, entries);
   if (entry.empty()) {
     if (entries.size() != 1)
       return usage("the plan has " + std::to_string(entries.size()) +
@@ -196,11 +301,19 @@ int main(int argc, char **argv) {
                   describe(info.dtype, info.shape) + ")");
     }
 
-  const auto start = std::chrono::steady_clock::now();
-  if (!model.run(entry))
-    return fail(mptrt::lastError());
-  const double ms =
-      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  for (int i = 0; i < warmup; ++i)
+    if (!model.run(entry))
+      return fail(mptrt::lastError());
+  std::vector<double> ms;
+  ms.reserve(repeat);
+  for (int i = 0; i < repeat; ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    if (!model.run(entry))
+      return fail(mptrt::lastError());
+    ms.push_back(
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+            .count());
+  }
 
   std::error_code ec;
   std::filesystem::create_directories(outputDir, ec);
@@ -224,8 +337,21 @@ int main(int argc, char **argv) {
       return fail("cannot write '" + path + "'");
     std::printf("output %s: %s -> %s\n", name.c_str(), describe(info.dtype, info.shape).c_str(),
                 path.c_str());
+    if (print)
+      printValues(info, bytes);
   }
-  std::printf("entry point '%s': wall time %.3f ms, peak arena %llu bytes\n", entry.c_str(), ms,
-              static_cast<unsigned long long>(model.peakArenaBytes()));
+  const auto peak = static_cast<unsigned long long>(model.peakArenaBytes());
+  if (repeat == 1) {
+    std::printf("entry point '%s': wall time %.3f ms, peak arena %llu bytes\n", entry.c_str(),
+                ms[0], peak);
+  } else {
+    double sum = 0;
+    for (double t : ms)
+      sum += t;
+    std::printf("entry point '%s': wall time min %.4f ms, median %.4f ms, mean %.4f ms over %d "
+                "runs (%d warmup), peak arena %llu bytes\n",
+                entry.c_str(), *std::min_element(ms.begin(), ms.end()), median(ms),
+                sum / repeat, repeat, warmup, peak);
+  }
   return 0;
 }

@@ -34,6 +34,20 @@ func.func @arith() -> tensor<3xi64> {
 
 // -----
 
+// Tests that a float range folds, each element rounded once to the type.
+// CHECK-LABEL: func.func @float_range
+// CHECK: %[[C:.*]] = mpt.constant dense<[1.000000e+00, 1.101560e+00, 1.203130e+00]> : tensor<3xbf16>
+// CHECK-NEXT: return %[[C]]
+func.func @float_range() -> tensor<3xbf16> {
+  %s = mpt.constant dense<1.0> : tensor<bf16>
+  %l = mpt.constant dense<1.3> : tensor<bf16>
+  %d = mpt.constant dense<0.1> : tensor<bf16>
+  %r = mpt.range %s, %l, %d : (tensor<bf16>, tensor<bf16>, tensor<bf16>) -> tensor<3xbf16>
+  return %r : tensor<3xbf16>
+}
+
+// -----
+
 // Tests that inference dropout and reshape-of-reshape disappear, and that a
 // user's cast is kept.
 // CHECK-LABEL: func.func @cleanup

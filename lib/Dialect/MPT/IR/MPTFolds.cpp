@@ -347,15 +347,32 @@ OpFoldResult GatherOp::fold(FoldAdaptor adaptor) {
 }
 
 OpFoldResult RangeOp::fold(FoldAdaptor adaptor) {
+  auto type = getType();
+  if (type.getNumElements() > kFoldLimit)
+    return {};
+  // Float ranges: start + i * delta, computed in double and rounded once.
+  if (auto fstart = dyn_cast_or_null<DenseFPElementsAttr>(adaptor.getStart())) {
+    auto fdelta = dyn_cast_or_null<DenseFPElementsAttr>(adaptor.getDelta());
+    if (!fdelta)
+      return {};
+    double s = fstart.getSplatValue<APFloat>().convertToDouble();
+    double d = fdelta.getSplatValue<APFloat>().convertToDouble();
+    auto &semantics = cast<FloatType>(type.getElementType()).getFloatSemantics();
+    SmallVector<APFloat> out;
+    for (int64_t i = 0; i < type.getNumElements(); ++i) {
+      APFloat v(s + static_cast<double>(i) * d);
+      bool lost;
+      v.convert(semantics, APFloat::rmNearestTiesToEven, &lost);
+      out.push_back(v);
+    }
+    return DenseElementsAttr::get(type, out);
+  }
   auto start = dyn_cast_or_null<DenseIntElementsAttr>(adaptor.getStart());
   auto delta = dyn_cast_or_null<DenseIntElementsAttr>(adaptor.getDelta());
   if (!start || !delta)
     return {};
   int64_t s = start.getSplatValue<APInt>().getSExtValue();
   int64_t d = delta.getSplatValue<APInt>().getSExtValue();
-  auto type = getType();
-  if (type.getNumElements() > kFoldLimit)
-    return {};
   unsigned width = type.getElementTypeBitWidth();
   SmallVector<APInt> out;
   for (int64_t i = 0; i < type.getNumElements(); ++i)

@@ -1,0 +1,132 @@
+//===- ModelParity.cpp - real models' forward pass against references -----===//
+//
+//   mpt-model-parity <fixtures-dir> <model>[:input=d0,d1,...] ...
+//
+// Compiles each fixture's model.onnx (import, --lower-to-runtime, plan),
+// runs its forward entry point on the CPU runtime with the fixture's
+// input_<name>.npy files, and compares every output_<name>.npy recorded with
+// ONNX Runtime when the fixture was generated, at FP32 tolerance:
+// |got - want| <= 1e-5 + 1e-4 * |want|. Prints the largest differences.
+//
+//===----------------------------------------------------------------------===//
+#include "EndToEnd.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cmath>
+#include <cstring>
+
+using namespace mpt;
+
+namespace {
+
+constexpr double kRtol = 1e-4, kAtol = 1e-5;
+
+/// Largest absolute difference between two f32 tensors (0 if not f32).
+double maxAbsDiff(const e2e::Result &got, const mptrt::tools::FileTensor &want) {
+  if (got.dtype != MPTRT_F32 || got.bytes.size() != want.bytes.size())
+    return 0;
+  double worst = 0;
+  for (size_t i = 0; i < got.bytes.size() / 4; ++i) {
+    float g, w;
+    std::memcpy(&g, got.bytes.data() + 4 * i, 4);
+    std::memcpy(&w, want.bytes.data() + 4 * i, 4);
+    worst = std::max(worst, std::fabs(double(g) - double(w)));
+  }
+  return worst;
+}
+
+/// Files in `dir` named <prefix><name>.npy, by name.
+std::map<std::string, std::string> npyFiles(const std::string &dir,
+                                            llvm::StringRef prefix) {
+  std::map<std::string, std::string> files;
+  std::error_code ec;
+  for (llvm::sys::fs::directory_iterator it(dir, ec), end; it != end && !ec;
+       it.increment(ec)) {
+    llvm::StringRef file = llvm::sys::path::filename(it->path());
+    if (file.starts_with(prefix) && file.ends_with(".npy"))
+      files[file.drop_front(prefix.size()).drop_back(4).str()] = it->path();
+  }
+  return files;
+}
+
+bool checkModel(const std::string &root, llvm::StringRef spec) {
+  auto [name, shapes] = spec.split(':');
+  std::string dir = root + "/" + name.str();
+  OnnxImportOptions options;
+  if (!shapes.empty()) {
+    std::string error = parseInputShapeBinding(shapes.str(), options);
+    if (!error.empty()) {
+      llvm::outs() << "FAIL " << name << ": " << error << "\n";
+      return false;
+    }
+  }
+  std::vector<uint8_t> plan;
+  std::string log;
+  e2e::Stage stage = e2e::compile(dir + "/model.onnx", options, plan, log);
+  if (stage != e2e::Stage::Ok) {
+    llvm::outs() << "FAIL " << name << ": " << e2e::stageName(stage) << "\n"
+                 << log;
+    return false;
+  }
+  std::map<std::string, mptrt::tools::FileTensor> inputs;
+  for (const auto &[input, path] : npyFiles(dir, "input_")) {
+    std::string error;
+    if (!mptrt::tools::readTensorFile(path, &inputs[input], &error)) {
+      llvm::outs() << "FAIL " << name << ": " << error << "\n";
+      return false;
+    }
+  }
+  std::map<std::string, e2e::Result> outputs;
+  stage = e2e::run(plan, "forward", inputs, outputs, log);
+  if (stage != e2e::Stage::Ok) {
+    llvm::outs() << "FAIL " << name << ": " << log;
+    return false;
+  }
+  auto references = npyFiles(dir, "output_");
+  if (references.empty()) {
+    llvm::outs() << "FAIL " << name << ": no output_*.npy in " << dir << "\n";
+    return false;
+  }
+  bool ok = true;
+  for (const auto &[output, path] : references) {
+    mptrt::tools::FileTensor want;
+    std::string error;
+    if (!mptrt::tools::readTensorFile(path, &want, &error)) {
+      llvm::outs() << "FAIL " << name << ": " << error << "\n";
+      return false;
+    }
+    auto it = outputs.find(output);
+    if (it == outputs.end()) {
+      llvm::outs() << "FAIL " << name << ": the plan has no output '"
+                   << output << "'\n";
+      ok = false;
+      continue;
+    }
+    std::string mismatch = e2e::compare(it->second, want, kRtol, kAtol);
+    llvm::outs() << (mismatch.empty() ? "ok   " : "FAIL ") << name << " "
+                 << output << ": max |diff| "
+                 << llvm::format("%.3g", maxAbsDiff(it->second, want))
+                 << " over " << want.numel() << " values"
+                 << (mismatch.empty() ? "" : "; " + mismatch) << "\n";
+    ok &= mismatch.empty();
+  }
+  return ok;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  if (argc < 3) {
+    llvm::errs() << "usage: " << argv[0]
+                 << " <fixtures-dir> <model>[:input=d0,d1,...] ...\n";
+    return 2;
+  }
+  int failures = 0;
+  for (int i = 2; i < argc; ++i)
+    failures += !checkModel(argv[1], argv[i]);
+  return failures ? 1 : 0;
+}

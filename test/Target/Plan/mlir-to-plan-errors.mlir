@@ -1,0 +1,53 @@
+// RUN: mpt-translate --mlir-to-plan %s -split-input-file -verify-diagnostics -o /dev/null
+
+// Tests that IR which did not go through --lower-to-runtime is refused.
+// expected-error @+1 {{has no memory plan; run --lower-to-runtime before emitting a plan}}
+func.func @not_lowered(%x: tensor<4xf32> {mpt.input = "x"}) -> (tensor<4xf32> {mpt.output = "y"}) {
+  %y = mpt.relu %x : tensor<4xf32>
+  return %y : tensor<4xf32>
+}
+
+// -----
+
+// Tests that an op the runtime has no kernel for is named.
+func.func @range(%n: tensor<i64> {mpt.input = "n"}) -> (tensor<4xi64> {mpt.output = "r"}) attributes {mpt.arena_bytes = 0 : i64} {
+  %z = mpt.constant dense<0> : tensor<i64>
+  %o = mpt.constant dense<1> : tensor<i64>
+  // expected-error @+1 {{'mpt.range' op has no runtime kernel: it must fold to a constant before lowering}}
+  %r = mpt.range %z, %n, %o {mpt.arena_offsets = array<i64: -1>} : (tensor<i64>, tensor<i64>, tensor<i64>) -> tensor<4xi64>
+  return %r : tensor<4xi64>
+}
+
+// -----
+
+// Tests that an op from another dialect is refused.
+func.func private @helper(tensor<4xf32>) -> tensor<4xf32>
+func.func @call(%x: tensor<4xf32> {mpt.input = "x"}) -> (tensor<4xf32> {mpt.output = "y"}) attributes {mpt.arena_bytes = 0 : i64} {
+  // expected-error @+1 {{'func.call' op has no runtime kernel; only mpt ops lower to a plan}}
+  %y = func.call @helper(%x) : (tensor<4xf32>) -> tensor<4xf32>
+  return %y : tensor<4xf32>
+}
+
+// -----
+
+// Tests that an initial value must match its parameter.
+func.func @bad_init(
+    // expected-error @+1 {{initial value of parameter 'w' is 'tensor<3xf32>', which does not match the parameter}}
+    %w: tensor<2xf32> {mpt.param = "w", mpt.initial_value = dense<1.0> : tensor<3xf32>})
+    -> (tensor<2xf32> {mpt.output = "y"}) attributes {mpt.arena_bytes = 0 : i64} {
+  %y = mpt.relu %w {mpt.arena_offsets = array<i64: -1>} : tensor<2xf32>
+  return %y : tensor<2xf32>
+}
+
+// -----
+
+// Tests that one name cannot be two different parameters across entry points.
+func.func @first(%w: tensor<2xf32> {mpt.param = "w"}) -> (tensor<2xf32> {mpt.output = "a"}) attributes {mpt.arena_bytes = 0 : i64} {
+  %y = mpt.relu %w {mpt.arena_offsets = array<i64: -1>} : tensor<2xf32>
+  return %y : tensor<2xf32>
+}
+// expected-error @+1 {{parameter 'w' is 'tensor<3xf32>' here but has another type in an earlier entry point}}
+func.func @second(%w: tensor<3xf32> {mpt.param = "w"}) -> (tensor<3xf32> {mpt.output = "b"}) attributes {mpt.arena_bytes = 0 : i64} {
+  %y = mpt.relu %w {mpt.arena_offsets = array<i64: -1>} : tensor<3xf32>
+  return %y : tensor<3xf32>
+}
