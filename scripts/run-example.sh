@@ -1,11 +1,30 @@
 #!/usr/bin/env bash
-# The main job, for now: import the bundled GPT-style example model (with its
-# loss) and print its mpt IR and an op summary.
+# The main job: compile the bundled GPT-style example model (with its loss)
+# from ONNX to a runtime plan, run its forward pass on the CPU runtime, print
+# the outputs, and check them against the reference recorded with ONNX
+# Runtime when the fixture was made.
+#   scripts/run-example.sh [fixture-name]     (default: gpt)
+# The CUDA backend is not written yet, so this runs on the CPU whatever the
+# machine has.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh build >&2
-MODEL=${1:-test/fixtures/models/gpt/model.onnx}
-build/bin/mpt-translate --import-onnx "$MODEL" -o build/example.mlir
-cat build/example.mlir
-echo "== op summary for $MODEL =="
-build/bin/mpt-opt build/example.mlir --print-op-stats -o /dev/null
+NAME=${1:-gpt}
+FIXTURE=test/fixtures/models/$NAME
+OUT=build/example/$NAME
+mkdir -p "$OUT"
+
+echo "== compile $FIXTURE/model.onnx =="
+build/bin/mpt-compile "$FIXTURE/model.onnx" -o "$OUT/model.mptp"
+
+inputs=()
+for f in "$FIXTURE"/input_*.npy; do
+  name=$(basename "$f" .npy)
+  inputs+=(--input "${name#input_}=$f")
+done
+echo "== forward pass on the CPU runtime (5 warmup runs, 20 timed) =="
+build/bin/mpt-run "$OUT/model.mptp" "${inputs[@]}" --output-dir "$OUT/outputs" \
+  --print --warmup 5 --repeat 20
+
+echo "== compare with the reference outputs (ONNX Runtime, FP32) =="
+build/bin/mpt-model-parity test/fixtures/models "$NAME"

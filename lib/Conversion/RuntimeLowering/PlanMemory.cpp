@@ -131,6 +131,18 @@ struct PlanMemoryPass : public mpt::impl::MPTPlanMemoryBase<PlanMemoryPass> {
     int64_t unshared = 0;
     for (const Buffer &b : buffers)
       unshared += b.size;
+    // No placement can beat the largest set of values live at one op.
+    int64_t bound = 0;
+    if (reportPeak) {
+      SmallVector<int64_t> live(position + 1, 0);
+      for (const Buffer &b : buffers) {
+        live[b.start] += b.size;
+        live[b.end + 1] -= b.size;
+      }
+      int64_t running = 0;
+      for (int64_t delta : live)
+        bound = std::max(bound, running += delta);
+    }
 
     for (Operation &op : block) {
       if (&op == terminator || isa<ConstantOp>(op))
@@ -147,9 +159,10 @@ struct PlanMemoryPass : public mpt::impl::MPTPlanMemoryBase<PlanMemoryPass> {
     func->setAttr(kArenaBytesAttrName,
                   IntegerAttr::get(IntegerType::get(ctx, 64), peak));
     if (reportPeak)
-      emitRemark(func.getLoc()) << "arena peak for @" << func.getSymName() << ": " << peak << " bytes for "
-                        << buffers.size() << " buffers (" << unshared
-                        << " bytes without reuse)";
+      emitRemark(func.getLoc())
+          << "arena peak for @" << func.getSymName() << ": " << peak
+          << " bytes for " << buffers.size() << " buffers (" << unshared
+          << " bytes without reuse; largest live set " << bound << " bytes)";
   }
 };
 

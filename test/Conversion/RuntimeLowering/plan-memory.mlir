@@ -9,7 +9,7 @@
 // CHECK: mpt.tanh {{.*}}mpt.arena_offsets = array<i64: [[B:0|4096]]>
 // CHECK: mpt.exp {{.*}}mpt.arena_offsets = array<i64: [[A]]>
 // CHECK: mpt.add {{.*}}mpt.arena_offsets = array<i64: -1>
-// expected-remark @+1 {{arena peak for @chain: 8192 bytes for 3 buffers (12288 bytes without reuse)}}
+// expected-remark @+1 {{arena peak for @chain: 8192 bytes for 3 buffers (12288 bytes without reuse; largest live set 8192 bytes)}}
 func.func @chain(%x: tensor<1024xf32>) -> tensor<1024xf32> {
   %c = mpt.constant dense<1.0> : tensor<1024xf32>
   %a = mpt.exp %x : tensor<1024xf32>
@@ -31,7 +31,7 @@ func.func @chain(%x: tensor<1024xf32>) -> tensor<1024xf32> {
 // CHECK-NEXT: mpt.exp
 // CHECK-NOT: array<i64: [[OA]]>
 // CHECK: mpt.reshape %arg0 {mpt.arena_offsets = array<i64: {{[0-9]+}}>}
-// expected-remark @+1 {{arena peak for @views: 192 bytes for 4 buffers (256 bytes without reuse)}}
+// expected-remark @+1 {{arena peak for @views: 192 bytes for 4 buffers (256 bytes without reuse; largest live set 192 bytes)}}
 func.func @views(%x: tensor<4x4xf32>) -> tensor<16xf32> {
   %a = mpt.exp %x : tensor<4x4xf32>
   %v = mpt.reshape %a : (tensor<4x4xf32>) -> tensor<16xf32>
@@ -50,7 +50,7 @@ func.func @views(%x: tensor<4x4xf32>) -> tensor<16xf32> {
 // statistics take 64 each.
 // CHECK-LABEL: func.func @unused
 // CHECK-SAME: mpt.arena_bytes = 192
-// expected-remark @+1 {{arena peak for @unused: 192 bytes for 3 buffers (192 bytes without reuse)}}
+// expected-remark @+1 {{arena peak for @unused: 192 bytes for 3 buffers (192 bytes without reuse; largest live set 192 bytes)}}
 func.func @unused(%x: tensor<3xbf16>, %g: tensor<3xbf16>) -> tensor<3xbf16> {
   %y, %mean, %inv = mpt.layer_norm %x, %g {axis = 0 : i64} : (tensor<3xbf16>, tensor<3xbf16>) -> (tensor<3xbf16>, tensor<1xf32>, tensor<1xf32>)
   %z = mpt.relu %y : tensor<3xbf16>
