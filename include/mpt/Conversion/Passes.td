@@ -25,6 +25,8 @@ def MPTFuseEpilogues : Pass<"mpt-fuse-epilogues", "mlir::func::FuncOp"> {
       are never transposed at run time;
     - `add(gemm(a, b), bias)` with a bias that broadcasts along the rows
       becomes `gemm(a, b, bias)`, also through a reshape;
+    - the erf form of GELU as exporters write it,
+      `(x * (erf(x / sqrt(2)) + 1)) * 0.5`, becomes one `gelu`;
     - `relu` and `gelu` (both forms) of a single-use `gemm` become its
       `activation` epilogue, also through a reshape.
 

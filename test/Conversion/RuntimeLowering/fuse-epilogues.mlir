@@ -62,3 +62,45 @@ func.func @no_fusion(%x: tensor<4x8xf32>, %w: tensor<8x16xf32>, %rowbias: tensor
   %bmm = mpt.matmul %p, %q : (tensor<2x4x8xf32>, tensor<2x8x16xf32>) -> tensor<2x4x16xf32>
   return %g, %r, %a, %h, %bmm : tensor<4x16xf32>, tensor<4x16xf32>, tensor<4x16xf32>, tensor<4x16xbf16>, tensor<2x4x16xf32>
 }
+
+// -----
+
+// Tests that the erf form of GELU, as PyTorch exports it, becomes one gelu
+// that then fuses into the gemm in front of it (through the reshapes), and
+// that a near miss (0.6 instead of 0.5) is left alone.
+// CHECK-LABEL: func.func @erf_gelu
+// CHECK: %[[G:.*]] = mpt.gemm %{{.*}}, %arg1, %arg2 {activation = "gelu", trans_b = true} : (tensor<4x8xf32>, tensor<16x8xf32>, tensor<16xf32>) -> tensor<4x16xf32>
+// CHECK-NEXT: %[[R:.*]] = mpt.reshape %[[G]] : (tensor<4x16xf32>) -> tensor<2x2x16xf32>
+// CHECK-NOT: mpt.erf
+// CHECK: return %[[R]]
+func.func @erf_gelu(%x: tensor<2x2x8xf32>, %w: tensor<16x8xf32>, %b: tensor<16xf32>) -> tensor<2x2x16xf32> {
+  %wt = mpt.transpose %w {perm = array<i64: 1, 0>} : (tensor<16x8xf32>) -> tensor<8x16xf32>
+  %m = mpt.matmul %x, %wt : (tensor<2x2x8xf32>, tensor<8x16xf32>) -> tensor<2x2x16xf32>
+  %h = mpt.add %m, %b : (tensor<2x2x16xf32>, tensor<16xf32>) -> tensor<2x2x16xf32>
+  %s = mpt.constant dense<1.41421354> : tensor<f32>
+  %one = mpt.constant dense<1.0> : tensor<f32>
+  %half = mpt.constant dense<0.5> : tensor<f32>
+  %d = mpt.div %h, %s : (tensor<2x2x16xf32>, tensor<f32>) -> tensor<2x2x16xf32>
+  %e = mpt.erf %d : tensor<2x2x16xf32>
+  %a = mpt.add %one, %e : (tensor<f32>, tensor<2x2x16xf32>) -> tensor<2x2x16xf32>
+  %p = mpt.mul %a, %h : (tensor<2x2x16xf32>, tensor<2x2x16xf32>) -> tensor<2x2x16xf32>
+  %y = mpt.mul %half, %p : (tensor<f32>, tensor<2x2x16xf32>) -> tensor<2x2x16xf32>
+  return %y : tensor<2x2x16xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @not_gelu
+// CHECK: mpt.erf
+// CHECK-NOT: mpt.gelu
+func.func @not_gelu(%x: tensor<16xf32>) -> tensor<16xf32> {
+  %s = mpt.constant dense<1.41421354> : tensor<f32>
+  %one = mpt.constant dense<1.0> : tensor<f32>
+  %c = mpt.constant dense<0.6> : tensor<f32>
+  %d = mpt.div %x, %s : (tensor<16xf32>, tensor<f32>) -> tensor<16xf32>
+  %e = mpt.erf %d : tensor<16xf32>
+  %a = mpt.add %e, %one : (tensor<16xf32>, tensor<f32>) -> tensor<16xf32>
+  %p = mpt.mul %x, %a : (tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32>
+  %y = mpt.mul %p, %c : (tensor<16xf32>, tensor<f32>) -> tensor<16xf32>
+  return %y : tensor<16xf32>
+}
