@@ -69,6 +69,9 @@ size_t mptrt_dtype_size(mptrt_dtype dtype);
 int mptrt_model_load_file(const char *path, const char *backend, mptrt_model **out);
 int mptrt_model_load_memory(const void *data, size_t size, const char *backend,
                             mptrt_model **out);
+/* Sets *has to 1 if `backend` (NULL or "cpu") has a kernel of kind `kind`
+ * (a plan kernel kind, e.g. "gemm"), else 0. Fails for an unknown backend. */
+int mptrt_backend_has_kernel(const char *backend, const char *kind, int *has);
 /* Frees a model; NULL is allowed. */
 void mptrt_model_free(mptrt_model *model);
 /* The backend that runs the model ("cpu"). */

@@ -48,6 +48,9 @@ public:
   /// Waits for all work enqueued by prepared kernels.
   virtual Status synchronize() = 0;
 
+  /// Whether this backend has a kernel of this kind.
+  virtual bool hasKernel(const std::string &kind) const = 0;
+
   /// Decodes and checks one kernel; fails for an unknown kind or operands,
   /// results or attributes that the kind does not accept.
   virtual Status prepareKernel(const KernelView &kernel,

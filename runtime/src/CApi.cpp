@@ -1,6 +1,7 @@
 //===- CApi.cpp - the C API over rt::Model ------------------------------===//
 #include "mptrt.h"
 
+#include "Backend.h"
 #include "Model.h"
 
 #include <cstdio>
@@ -79,6 +80,16 @@ int mptrt_model_load_memory(const void *data, size_t size, const char *backend,
   if (!s)
     return report(s);
   *out = new mptrt_model{std::move(impl)};
+  return MPTRT_OK;
+}
+
+int mptrt_backend_has_kernel(const char *backend, const char *kind, int *has) {
+  if (!kind || !has)
+    return fail("mptrt_backend_has_kernel: null argument");
+  std::unique_ptr<mptrt::rt::Backend> impl;
+  if (int rc = report(mptrt::rt::createBackend(backend ? backend : "", &impl)))
+    return rc;
+  *has = impl->hasKernel(kind) ? 1 : 0;
   return MPTRT_OK;
 }
 

@@ -117,6 +117,20 @@ TEST(CppApi, MlpAndParameterOverride) {
 }
 
 // Tests every binding and run error the API reports.
+// Tests the kernel-kind query the compiler's coverage check uses.
+TEST(CApi, BackendHasKernel) {
+  int has = -1;
+  ASSERT_EQ(mptrt_backend_has_kernel(nullptr, "gemm", &has), MPTRT_OK);
+  EXPECT_EQ(has, 1);
+  ASSERT_EQ(mptrt_backend_has_kernel("cpu", "layer_norm", &has), MPTRT_OK);
+  EXPECT_EQ(has, 1);
+  ASSERT_EQ(mptrt_backend_has_kernel("cpu", "range", &has), MPTRT_OK);
+  EXPECT_EQ(has, 0);
+  EXPECT_EQ(mptrt_backend_has_kernel("tpu", "gemm", &has), MPTRT_ERROR);
+  EXPECT_NE(std::string(mptrt_last_error()).find("tpu"), std::string::npos);
+  EXPECT_EQ(mptrt_backend_has_kernel("cpu", nullptr, &has), MPTRT_ERROR);
+}
+
 TEST(CApi, Errors) {
   Mlp mlp(2, 3, 4, 2, 5);
   std::vector<uint8_t> bytes = plan::serializePlan(mlp.plan());

@@ -105,6 +105,13 @@ public:
   }
   Status synchronize() override { return Status::ok(); }
 
+  bool hasKernel(const std::string &kind) const override {
+    for (const KindEntry &k : kKinds)
+      if (kind == k.kind)
+        return true;
+    return false;
+  }
+
   Status prepareKernel(const KernelView &kernel,
                        std::unique_ptr<PreparedKernel> *out) override {
     for (const KindEntry &k : kKinds)
