@@ -11,7 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "mpt/Import/ONNX/Importer.h"
-#include "NodeTestBindings.h"
+#include "NodeTests.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
@@ -34,35 +34,16 @@ int main(int argc, char **argv) {
     return 2;
   }
   std::string root = argv[1];
-  llvm::StringMap<std::string> expected;
-  {
-    std::ifstream in(argv[2]);
-    if (!in) {
-      llvm::errs() << "cannot read " << argv[2] << "\n";
-      return 2;
-    }
-    std::string line;
-    while (std::getline(in, line)) {
-      if (line.empty() || line[0] == '#')
-        continue;
-      std::istringstream fields(line);
-      std::string name, reason;
-      fields >> name;
-      std::getline(fields, reason);
-      expected[name] = reason;
-    }
+  std::map<std::string, std::string> expected;
+  if (!mpt::conformance::readExpectedList(argv[2], expected)) {
+    llvm::errs() << "cannot read " << argv[2] << "\n";
+    return 2;
   }
-
-  std::vector<std::string> tests;
-  std::error_code ec;
-  for (llvm::sys::fs::directory_iterator it(root, ec), end; it != end && !ec;
-       it.increment(ec))
-    tests.push_back(llvm::sys::path::filename(it->path()).str());
-  if (ec || tests.empty()) {
+  std::vector<std::string> tests = mpt::conformance::listNodeTests(root);
+  if (tests.empty()) {
     llvm::errs() << "cannot list node tests under " << root << "\n";
     return 2;
   }
-  std::sort(tests.begin(), tests.end());
 
   const auto &table = mpt::onnx_import::OpImporterTable::get();
   int imported = 0, unsupported = 0, failed = 0, problems = 0;
@@ -140,9 +121,9 @@ int main(int argc, char **argv) {
     }
   }
   for (const auto &entry : expected)
-    if (!seenExpected.count(entry.first().str())) {
+    if (!seenExpected.count(entry.first)) {
       ++problems;
-      llvm::outs() << "STALE expected-unsupported entry " << entry.first()
+      llvm::outs() << "STALE expected-unsupported entry " << entry.first
                    << ": no such node test\n";
     }
   llvm::outs() << "ONNX node tests: " << tests.size() << ", imported "

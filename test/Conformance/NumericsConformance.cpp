@@ -17,7 +17,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "EndToEnd.h"
-#include "NodeTestBindings.h"
+#include "NodeTests.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -36,25 +36,6 @@ using namespace mpt;
 namespace {
 
 constexpr double kRtol = 1e-3, kAtol = 1e-7; // onnx.backend.test defaults
-
-std::map<std::string, std::string> readList(const std::string &path,
-                                            bool &ok) {
-  std::map<std::string, std::string> list;
-  std::ifstream in(path);
-  ok = static_cast<bool>(in);
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.empty() || line[0] == '#')
-      continue;
-    std::istringstream fields(line);
-    std::string name, reason;
-    fields >> name;
-    std::getline(fields, reason);
-    list[name] = reason;
-  }
-  return list;
-}
-
 
 /// One test: "" when it passed, otherwise why not. Sets `unsupported`.
 std::string runTest(const std::string &dir, bool &unsupported) {
@@ -135,23 +116,16 @@ int main(int argc, char **argv) {
   // MPT_CONFORMANCE_VERBOSE=1 also lists the unsupported tests.
   const char *env = getenv("MPT_CONFORMANCE_VERBOSE");
   bool verbose = env && *env && *env != '0';
-  bool listOk;
-  auto expected = readList(argv[2], listOk);
-  if (!listOk) {
+  std::map<std::string, std::string> expected;
+  if (!conformance::readExpectedList(argv[2], expected)) {
     llvm::errs() << "cannot read " << argv[2] << "\n";
     return 2;
   }
-  std::vector<std::string> tests;
-  std::error_code ec;
-  for (llvm::sys::fs::directory_iterator it(root, ec), end; it != end && !ec;
-       it.increment(ec))
-    if (llvm::sys::fs::exists(it->path() + "/model.onnx"))
-      tests.push_back(llvm::sys::path::filename(it->path()).str());
-  if (ec || tests.empty()) {
+  std::vector<std::string> tests = conformance::listNodeTests(root);
+  if (tests.empty()) {
     llvm::errs() << "cannot list node tests under " << root << "\n";
     return 2;
   }
-  std::sort(tests.begin(), tests.end());
 
   int passed = 0, failed = 0, expectedFailed = 0, unsupported = 0;
   int problems = 0;

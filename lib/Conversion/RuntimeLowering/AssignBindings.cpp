@@ -4,6 +4,7 @@
 // output written by a kernel. See Passes.td.
 //
 //===----------------------------------------------------------------------===//
+#include "LoweringUtils.h"
 #include "mpt/Conversion/Passes.h"
 #include "mpt/Dialect/MPT/IR/MPTOps.h"
 
@@ -23,12 +24,9 @@ struct AssignBindingsPass
     : public mpt::impl::MPTAssignBindingsBase<AssignBindingsPass> {
   void runOnOperation() override {
     func::FuncOp func = getOperation();
-    if (func.isExternal())
-      return;
-    if (!func.getBody().hasOneBlock()) {
-      func.emitError("the runtime lowering expects a single-block function");
-      return signalPassFailure();
-    }
+    bool broken;
+    if (!loweringBody(func, broken))
+      return broken ? signalPassFailure() : void();
     if (failed(nameArguments(func)) || failed(nameResults(func)))
       return signalPassFailure();
     giveResultsWriters(func);

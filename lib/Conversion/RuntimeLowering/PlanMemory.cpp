@@ -4,6 +4,7 @@
 // that values whose live ranges overlap never share bytes. See Passes.td.
 //
 //===----------------------------------------------------------------------===//
+#include "LoweringUtils.h"
 #include "mpt/Conversion/Passes.h"
 #include "mpt/Dialect/MPT/IR/MPTOps.h"
 
@@ -82,13 +83,11 @@ struct PlanMemoryPass : public mpt::impl::MPTPlanMemoryBase<PlanMemoryPass> {
 
   void runOnOperation() override {
     func::FuncOp func = getOperation();
-    if (func.isExternal())
-      return;
-    if (!func.getBody().hasOneBlock()) {
-      func.emitError("the runtime lowering expects a single-block function");
-      return signalPassFailure();
-    }
-    Block &block = func.getBody().front();
+    bool broken;
+    Block *body = loweringBody(func, broken);
+    if (!body)
+      return broken ? signalPassFailure() : void();
+    Block &block = *body;
     Operation *terminator = block.getTerminator();
     llvm::SmallPtrSet<Value, 8> returned(terminator->operand_begin(),
                                          terminator->operand_end());

@@ -1,4 +1,7 @@
-//===- NodeTestBindings.h - constant inputs of ONNX node tests --*- C++ -*-===//
+//===- NodeTests.h - walking ONNX backend node tests ------------*- C++ -*-===//
+//
+// Shared by the conformance walks: listing the node tests, reading a list
+// of expected outcomes, and binding constant inputs.
 //
 // ONNX node tests feed shapes, axes and clip bounds as graph inputs. MPT
 // needs them at compile time, so the conformance walks bind those inputs
@@ -7,15 +10,57 @@
 // importer's op table.
 //
 //===----------------------------------------------------------------------===//
-#ifndef MPT_TEST_CONFORMANCE_NODETESTBINDINGS_H
-#define MPT_TEST_CONFORMANCE_NODETESTBINDINGS_H
+#ifndef MPT_TEST_CONFORMANCE_NODETESTS_H
+#define MPT_TEST_CONFORMANCE_NODETESTS_H
 
 #include "../../lib/Import/ONNX/NodeImporter.h"
 #include "mpt/Import/ONNX/Importer.h"
 
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+
+#include <algorithm>
+#include <fstream>
+#include <map>
+#include <sstream>
 #include <string>
+#include <vector>
 
 namespace mpt::conformance {
+
+/// Reads "<test name> <reason>" lines ('#' starts a comment line). False if
+/// the file cannot be read.
+inline bool readExpectedList(const std::string &path,
+                             std::map<std::string, std::string> &list) {
+  std::ifstream in(path);
+  if (!in)
+    return false;
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] == '#')
+      continue;
+    std::istringstream fields(line);
+    std::string name, reason;
+    fields >> name;
+    std::getline(fields, reason);
+    list[name] = reason;
+  }
+  return true;
+}
+
+/// The node tests (folders with a model.onnx) under `root`, sorted.
+inline std::vector<std::string> listNodeTests(const std::string &root) {
+  std::vector<std::string> tests;
+  std::error_code ec;
+  for (llvm::sys::fs::directory_iterator it(root, ec), end; it != end && !ec;
+       it.increment(ec))
+    if (llvm::sys::fs::exists(it->path() + "/model.onnx"))
+      tests.push_back(llvm::sys::path::filename(it->path()).str());
+  if (ec)
+    tests.clear();
+  std::sort(tests.begin(), tests.end());
+  return tests;
+}
 
 /// The default-domain opset of a model.
 inline int64_t defaultOpset(const onnx::ModelProto &model) {
@@ -51,4 +96,4 @@ inline void bindConstantInputs(const onnx::ModelProto &model,
 
 } // namespace mpt::conformance
 
-#endif // MPT_TEST_CONFORMANCE_NODETESTBINDINGS_H
+#endif // MPT_TEST_CONFORMANCE_NODETESTS_H
