@@ -10,6 +10,7 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cmath>
@@ -32,7 +33,8 @@ const char *stageName(Stage stage) {
 }
 
 Stage compile(const std::string &path, const OnnxImportOptions &options,
-              std::vector<uint8_t> &plan, std::string &log) {
+              std::vector<uint8_t> &plan, std::string &log,
+              const std::string &pipeline) {
   MLIRContext context;
   llvm::raw_string_ostream os(log);
   ScopedDiagnosticHandler handler(&context, [&](Diagnostic &d) {
@@ -45,6 +47,8 @@ Stage compile(const std::string &path, const OnnxImportOptions &options,
                ? Stage::Unsupported
                : Stage::ImportFailed;
   PassManager pm(&context);
+  if (!pipeline.empty() && failed(parsePassPipeline(pipeline, pm, os)))
+    return Stage::LoweringFailed;
   buildLowerToRuntimePipeline(pm, LowerToRuntimeOptions());
   if (failed(pm.run(*imported.module)))
     return Stage::LoweringFailed;

@@ -20,9 +20,12 @@ namespace mpt::e2e {
 enum class Stage { Ok, Unsupported, ImportFailed, LoweringFailed, RunFailed };
 const char *stageName(Stage stage);
 
-/// Compiles an ONNX file to plan bytes. Diagnostics go to `log`.
+/// Compiles an ONNX file to plan bytes. `pipeline` (textual, e.g.
+/// "assign-precision{mode=bf16}"; empty for none) runs between the import
+/// and the lowering. Diagnostics go to `log`.
 Stage compile(const std::string &path, const OnnxImportOptions &options,
-              std::vector<uint8_t> &plan, std::string &log);
+              std::vector<uint8_t> &plan, std::string &log,
+              const std::string &pipeline = "");
 
 /// A tensor read back from the runtime.
 struct Result {

@@ -1,15 +1,18 @@
 //===- ModelParity.cpp - real models' forward pass against references -----===//
 //
-//   mpt-model-parity <fixtures-dir> <model>[:input=d0,d1,...] ...
+//   mpt-model-parity [--pipeline=P] [--rtol=R] [--atol=A]
+//                    <fixtures-dir> <model>[:input=d0,d1,...] ...
 //
-// Compiles each fixture's model.onnx (import, --lower-to-runtime, plan),
-// runs its forward entry point on the CPU runtime with the fixture's
-// input_<name>.npy files, and compares every output_<name>.npy recorded with
-// ONNX Runtime when the fixture was generated, at FP32 tolerance:
-// |got - want| <= 1e-5 + 1e-4 * |want|. Prints the largest differences.
+// Compiles each fixture's model.onnx (import, the optional pass pipeline P,
+// --lower-to-runtime, plan), runs its forward entry point on the CPU runtime
+// with the fixture's input_<name>.npy files, and compares every
+// output_<name>.npy recorded with ONNX Runtime when the fixture was
+// generated: |got - want| <= A + R * |want|, by default at FP32 tolerance
+// (R = 1e-4, A = 1e-5). Prints the largest differences.
 //
 //===----------------------------------------------------------------------===//
 #include "EndToEnd.h"
+#include "mpt/Conversion/Passes.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
@@ -23,7 +26,9 @@ using namespace mpt;
 
 namespace {
 
-constexpr double kRtol = 1e-4, kAtol = 1e-5;
+struct Tolerance {
+  double rtol = 1e-4, atol = 1e-5;
+};
 
 /// Largest absolute difference between two f32 tensors (0 if not f32).
 double maxAbsDiff(const e2e::Result &got, const mptrt::tools::FileTensor &want) {
@@ -53,7 +58,8 @@ std::map<std::string, std::string> npyFiles(const std::string &dir,
   return files;
 }
 
-bool checkModel(const std::string &root, llvm::StringRef spec) {
+bool checkModel(const std::string &root, llvm::StringRef spec,
+                const std::string &pipeline, Tolerance tolerance) {
   auto [name, shapes] = spec.split(':');
   std::string dir = root + "/" + name.str();
   OnnxImportOptions options;
@@ -66,7 +72,8 @@ bool checkModel(const std::string &root, llvm::StringRef spec) {
   }
   std::vector<uint8_t> plan;
   std::string log;
-  e2e::Stage stage = e2e::compile(dir + "/model.onnx", options, plan, log);
+  e2e::Stage stage =
+      e2e::compile(dir + "/model.onnx", options, plan, log, pipeline);
   if (stage != e2e::Stage::Ok) {
     llvm::outs() << "FAIL " << name << ": " << e2e::stageName(stage) << "\n"
                  << log;
@@ -106,7 +113,8 @@ bool checkModel(const std::string &root, llvm::StringRef spec) {
       ok = false;
       continue;
     }
-    std::string mismatch = e2e::compare(it->second, want, kRtol, kAtol);
+    std::string mismatch =
+        e2e::compare(it->second, want, tolerance.rtol, tolerance.atol);
     llvm::outs() << (mismatch.empty() ? "ok   " : "FAIL ") << name << " "
                  << output << ": max |diff| "
                  << llvm::format("%.3g", maxAbsDiff(it->second, want))
@@ -120,13 +128,32 @@ bool checkModel(const std::string &root, llvm::StringRef spec) {
 } // namespace
 
 int main(int argc, char **argv) {
-  if (argc < 3) {
+  mpt::registerConversionPasses();
+  std::string pipeline;
+  Tolerance tolerance;
+  int first = 1;
+  for (; first < argc && llvm::StringRef(argv[first]).starts_with("--");
+       ++first) {
+    auto [flag, value] = llvm::StringRef(argv[first]).split('=');
+    if (flag == "--pipeline")
+      pipeline = value.str();
+    else if (flag == "--rtol" && !value.getAsDouble(tolerance.rtol))
+      continue;
+    else if (flag == "--atol" && !value.getAsDouble(tolerance.atol))
+      continue;
+    else {
+      llvm::errs() << "unknown or malformed option " << argv[first] << "\n";
+      return 2;
+    }
+  }
+  if (argc - first < 2) {
     llvm::errs() << "usage: " << argv[0]
-                 << " <fixtures-dir> <model>[:input=d0,d1,...] ...\n";
+                 << " [--pipeline=P] [--rtol=R] [--atol=A] <fixtures-dir> "
+                    "<model>[:input=d0,d1,...] ...\n";
     return 2;
   }
   int failures = 0;
-  for (int i = 2; i < argc; ++i)
-    failures += !checkModel(argv[1], argv[i]);
+  for (int i = first + 1; i < argc; ++i)
+    failures += !checkModel(argv[first], argv[i], pipeline, tolerance);
   return failures ? 1 : 0;
 }
