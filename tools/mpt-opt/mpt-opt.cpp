@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "mpt/Dialect/MPT/IR/MPTDialect.h"
+#include "mpt/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -13,6 +14,7 @@
 
 int main(int argc, char **argv) {
   mlir::registerTransformsPasses();
+  mpt::registerMPTPasses();
   mlir::DialectRegistry registry;
   registry.insert<mpt::MPTDialect, mlir::func::FuncDialect>();
   return mlir::asMainReturnCode(
