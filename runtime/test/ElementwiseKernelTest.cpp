@@ -438,4 +438,49 @@ TEST(CastKernel, Fp8Overflow) {
   EXPECT_EQ(r.outputs[0].get(1), -INFINITY);
 }
 
+// Tests quantize against f32 product + saturating RNE conversion, from
+// every float dtype into both FP8 types, on values that overflow, tie and
+// underflow, with NaN kept.
+TEST(QuantizeKernel, ScaledSaturatingConversion) {
+  std::mt19937 rng(7);
+  for (DType from : floatDTypes()) {
+    if (from == DType::F8E4M3FN)
+      continue;  // cannot hold -1e4 below; E4M3 inputs go through the same path
+    HostTensor x = randomTensor(from, {3, 7}, rng);
+    x.set(0, 1.0);   // * 100 = 100: a tie in E4M3 (96 or 104) -> 96
+    x.set(1, 20.0);  // * 100 = 2000: beyond E4M3's 448, fine in E5M2
+    x.set(2, -1e4);  // * 100 saturates negative in both
+    HostTensor scale = fromValues(DType::F32, {}, {100.0});
+    for (DType to : {DType::F8E4M3FN, DType::F8E5M2}) {
+      KernelRun r = runKernel("quantize", {x, scale}, {HostTensor(to, {3, 7})});
+      ASSERT_TRUE(r.ok) << r.error;
+      for (int64_t i = 0; i < 21; ++i) {
+        float v = static_cast<float>(x.get(i)) * 100.0f;
+        double want = to == DType::F8E4M3FN
+                          ? numerics::f8E4M3FNToF32(numerics::f32ToF8E4M3FNSaturating(v))
+                          : numerics::f8E5M2ToF32(numerics::f32ToF8E5M2Saturating(v));
+        EXPECT_EQ(r.outputs[0].get(i), want) << plan::dtypeName(from) << " -> "
+                                             << plan::dtypeName(to) << " element " << i;
+      }
+    }
+  }
+  HostTensor nan = fromValues(DType::F32, {2}, {NAN, INFINITY});
+  KernelRun r = runKernel("quantize", {nan, fromValues(DType::F32, {}, {2.0})},
+                          {HostTensor(DType::F8E4M3FN, {2})});
+  ASSERT_TRUE(r.ok) << r.error;
+  EXPECT_TRUE(std::isnan(r.outputs[0].get(0)));
+  EXPECT_EQ(r.outputs[0].get(1), 448);
+}
+
+// Tests that quantize checks its operands at load.
+TEST(QuantizeKernel, Rejections) {
+  HostTensor x = fromValues(DType::F32, {2}, {1, 2});
+  EXPECT_FALSE(runKernel("quantize", {x, fromValues(DType::F32, {1}, {1})},
+                         {HostTensor(DType::F8E4M3FN, {2})}).ok);
+  EXPECT_FALSE(runKernel("quantize", {x, fromValues(DType::F32, {}, {1})},
+                         {HostTensor(DType::BF16, {2})}).ok);
+  EXPECT_FALSE(runKernel("quantize", {x, fromValues(DType::F32, {}, {1})},
+                         {HostTensor(DType::F8E5M2, {3})}).ok);
+}
+
 } // namespace

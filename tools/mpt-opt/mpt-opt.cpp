@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 #include "mpt/Conversion/Passes.h"
 #include "mpt/Dialect/MPT/IR/MPTDialect.h"
+#include "mpt/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -15,6 +16,7 @@
 int main(int argc, char **argv) {
   mlir::registerTransformsPasses();
   mpt::registerConversionPasses();
+  mpt::registerMPTPasses();
   mlir::DialectRegistry registry;
   registry.insert<mpt::MPTDialect, mlir::func::FuncDialect>();
   return mlir::asMainReturnCode(

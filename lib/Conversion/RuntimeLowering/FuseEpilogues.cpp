@@ -23,7 +23,8 @@ using namespace mpt;
 
 namespace {
 
-/// The operands and attributes of a gemm, to rebuild one with changes.
+/// The operands and attributes of a gemm without FP8 scales, to rebuild one
+/// with changes. (Scaled gemms are left alone by every pattern.)
 struct GemmConfig {
   Value a, b, c;
   float alpha = 1.0f, beta = 1.0f;
@@ -65,7 +66,8 @@ struct PlainGemm {
       v = m.reshape.getInput();
     }
     m.gemm = v.getDefiningOp<GemmOp>();
-    if (!m.gemm || !hasOneUse(v) || m.gemm.getActivation() != "none")
+    if (!m.gemm || !hasOneUse(v) || m.gemm.getActivation() != "none" ||
+        m.gemm.getAScale())
       return std::nullopt;
     if (!allowBias && m.gemm.getC())
       return std::nullopt;
@@ -99,6 +101,8 @@ struct MatMulToGemm : OpRewritePattern<MatMulOp> {
     if (wType.getRank() != 2 || xType.getRank() < 2 ||
         !xType.hasStaticShape() || !outType.hasStaticShape())
       return rewriter.notifyMatchFailure(op, "needs a 2-D rhs, static shapes");
+    if (op.getLhsScale())
+      return rewriter.notifyMatchFailure(op, "FP8 scaled matmuls stay as is");
     Location loc = op.getLoc();
     Value lhs = x;
     int64_t k = xType.getShape().back();
@@ -135,6 +139,8 @@ struct TransposeIntoGemm : OpRewritePattern<GemmOp> {
         return nullptr;
       return t.getInput();
     };
+    if (op.getAScale())
+      return rewriter.notifyMatchFailure(op, "FP8 scaled gemms stay as is");
     GemmConfig config = GemmConfig::of(op);
     bool changed = false;
     if (Value inner = isSwap(config.a)) {

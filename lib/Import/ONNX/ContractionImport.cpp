@@ -6,8 +6,21 @@ using namespace mlir;
 namespace mpt::onnx_import {
 namespace {
 
+/// Contractions have optional trailing operands (bias, FP8 scales), so their
+/// operand groups are stated; the importer never produces scales.
+NamedAttribute contractionSegments(NodeContext &c, bool hasBias,
+                                   bool biasGroup = true) {
+  SmallVector<int32_t> sizes = {1, 1};
+  if (biasGroup)
+    sizes.push_back(hasBias ? 1 : 0);
+  sizes.append({0, 0});
+  return c.named("operandSegmentSizes", c.b.getDenseI32ArrayAttr(sizes));
+}
+
 LogicalResult importMatMul(NodeContext &c) {
-  return c.produce<MatMulOp>({c.input(0), c.input(1)});
+  return c.produce<MatMulOp>(
+      {c.input(0), c.input(1)},
+      {contractionSegments(c, /*hasBias=*/false, /*biasGroup=*/false)});
 }
 
 LogicalResult importGemm(NodeContext &c) {
@@ -19,7 +32,8 @@ LogicalResult importGemm(NodeContext &c) {
       {c.named("alpha", c.b.getF32FloatAttr(c.getFloat("alpha", 1.0f))),
        c.named("beta", c.b.getF32FloatAttr(c.getFloat("beta", 1.0f))),
        c.named("trans_a", c.b.getBoolAttr(c.getInt("transA", 0))),
-       c.named("trans_b", c.b.getBoolAttr(c.getInt("transB", 0)))});
+       c.named("trans_b", c.b.getBoolAttr(c.getInt("transB", 0))),
+       contractionSegments(c, c.hasInput(2))});
 }
 
 /// Window attributes shared by Conv and the pools, with auto_pad resolved
@@ -95,7 +109,8 @@ LogicalResult importConv(NodeContext &c) {
       operands, {c.named("strides", c.b.getDenseI64ArrayAttr(w->strides)),
                  c.named("pads", c.b.getDenseI64ArrayAttr(w->pads)),
                  c.named("dilations", c.b.getDenseI64ArrayAttr(w->dilations)),
-                 c.named("group", c.b.getI64IntegerAttr(c.getInt("group", 1)))});
+                 c.named("group", c.b.getI64IntegerAttr(c.getInt("group", 1))),
+                 contractionSegments(c, c.hasInput(2))});
 }
 
 LogicalResult importMaxPool(NodeContext &c) {

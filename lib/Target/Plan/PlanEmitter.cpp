@@ -89,6 +89,17 @@ std::vector<int64_t> shapeOf(Type type) {
   return std::vector<int64_t>(shape.begin(), shape.end());
 }
 
+/// A matmul, gemm or conv with FP8 scale operands.
+bool isScaledContraction(Operation *op) {
+  if (auto m = dyn_cast<MatMulOp>(op))
+    return static_cast<bool>(m.getLhsScale());
+  if (auto g = dyn_cast<GemmOp>(op))
+    return static_cast<bool>(g.getAScale());
+  if (auto c = dyn_cast<ConvOp>(op))
+    return static_cast<bool>(c.getInputScale());
+  return false;
+}
+
 /// Builds one plan from every public function of a module.
 class PlanBuilder {
 public:
@@ -205,9 +216,10 @@ PlanBuilder::kernelAttrs(Operation *op) {
   std::vector<plan::Attribute> attrs;
   for (NamedAttribute named : op->getAttrDictionary()) {
     StringRef name = named.getName().getValue();
-    // Discardable attributes (mpt.* annotations) are the compiler's.
+    // Discardable attributes (mpt.* annotations) are the compiler's, and so
+    // is the `inserted` marker --assign-precision puts on its conversions.
     if (name.contains('.') || name == "operandSegmentSizes" ||
-        name == "resultSegmentSizes")
+        name == "resultSegmentSizes" || name == "inserted")
       continue;
     Attribute value = named.getValue();
     if (auto b = dyn_cast<BoolAttr>(value))
@@ -241,6 +253,11 @@ PlanBuilder::kernelAttrs(Operation *op) {
 LogicalResult PlanBuilder::addKernel(Operation *op, plan::EntryPoint &entry) {
   if (!isa<MPTDialect>(op->getDialect()))
     return op->emitOpError("has no runtime kernel; only mpt ops lower to a plan"),
+           failure();
+  if (isScaledContraction(op))
+    return op->emitOpError(
+               "has FP8 scale operands; the runtime has no scaled "
+               "contraction kernels yet, so FP8 plans cannot be emitted"),
            failure();
   if (isa<RangeOp, ShapeOp>(op))
     return op->emitOpError(

@@ -47,7 +47,7 @@ const KindEntry kKinds[] = {
     // Data movement.
     {"copy", prepareCopy}, {"identity", prepareCopy}, {"reshape", prepareCopy},
     {"flatten", prepareCopy}, {"squeeze", prepareCopy}, {"unsqueeze", prepareCopy},
-    {"cast", prepareCast}, {"dropout", prepareDropout}, {"transpose", prepareTranspose},
+    {"cast", prepareCast}, {"quantize", prepareQuantize}, {"dropout", prepareDropout}, {"transpose", prepareTranspose},
     {"concat", prepareConcat}, {"split", prepareSplit}, {"slice", prepareSlice},
     {"gather", prepareGather}, {"expand", prepareExpand}, {"trilu", prepareTrilu},
     {"constant_of_shape", prepareFill},

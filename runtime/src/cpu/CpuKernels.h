@@ -49,6 +49,8 @@ Status prepareUnary(const KernelView &v, std::unique_ptr<PreparedKernel> *out);
 Status prepareBinary(const KernelView &v, std::unique_ptr<PreparedKernel> *out);
 Status prepareWhere(const KernelView &v, std::unique_ptr<PreparedKernel> *out);
 Status prepareCast(const KernelView &v, std::unique_ptr<PreparedKernel> *out);
+// QuantizeKernels.cpp
+Status prepareQuantize(const KernelView &v, std::unique_ptr<PreparedKernel> *out);
 // ContractionKernels.cpp
 Status prepareMatMul(const KernelView &v, std::unique_ptr<PreparedKernel> *out);
 Status prepareGemm(const KernelView &v, std::unique_ptr<PreparedKernel> *out);

@@ -196,5 +196,21 @@ Status decodeCast(const KernelView &v, CastParams *p) {
   return Status::ok();
 }
 
+Status decodeQuantize(const KernelView &v, QuantizeParams *p) {
+  MPTRT_TRY(v.expectCounts(2, 2, 1, 1));
+  MPTRT_TRY(v.allowOnly({}));
+  const TensorDesc &x = v.operand(0), &scale = v.operand(1), &y = v.result(0);
+  if (!isFloat(x))
+    return v.error(operandLabel(v, 0) + " must be a float tensor");
+  if (scale.dtype != DType::F32 || !scale.shape.empty())
+    return v.error(operandLabel(v, 1) + " (the scale) must be a 0-d f32 tensor");
+  if (y.dtype != DType::F8E4M3FN && y.dtype != DType::F8E5M2)
+    return v.error(resultLabel(v, 0) + " must be f8E4M3FN or f8E5M2");
+  if (x.shape != y.shape)
+    return v.error(resultLabel(v, 0) + " must have the shape of " + operandLabel(v, 0));
+  p->numel = y.numel;
+  return Status::ok();
+}
+
 } // namespace rt
 } // namespace mptrt

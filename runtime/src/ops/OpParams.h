@@ -86,6 +86,13 @@ struct CastParams {
 };
 Status decodeCast(const KernelView &v, CastParams *p);
 
+/// quantize: x (any float), scale (0-d f32) -> y (f8E4M3FN or f8E5M2), the
+/// same shape: y = saturate(rne(f32(x) * scale)).
+struct QuantizeParams {
+  int64_t numel = 0;
+};
+Status decodeQuantize(const KernelView &v, QuantizeParams *p);
+
 //===----------------------------------------------------------------------===//
 // Contractions.
 //===----------------------------------------------------------------------===//

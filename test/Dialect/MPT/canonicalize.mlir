@@ -91,3 +91,42 @@ func.func @cast_constants() -> (tensor<3xi64>, tensor<2xi1>, tensor<2xf32>) {
   %ff = mpt.cast %bb : tensor<2xi1> to tensor<2xf32>
   return %i, %bb, %ff : tensor<3xi64>, tensor<2xi1>, tensor<2xf32>
 }
+
+// -----
+
+// Tests that casts of constants into FP8 saturate: beyond the largest finite
+// value (448 for E4M3FN, 57344 for E5M2), infinity included, clamps with its
+// sign; NaN stays NaN; values in range round to nearest even.
+// CHECK-LABEL: func.func @fp8_saturating_cast
+// CHECK-DAG: mpt.constant dense<[4.480000e+02, -4.480000e+02, 4.480000e+02, -4.480000e+02, 0x7F, 2.560000e+02]> : tensor<6xf8E4M3FN>
+// CHECK-DAG: mpt.constant dense<[5.734400e+04, -5.734400e+04, 0x7E, 4.480000e+02]> : tensor<4xf8E5M2>
+// CHECK-DAG: mpt.constant dense<[4.480000e+02, -4.480000e+02]> : tensor<2xf8E4M3FN>
+func.func @fp8_saturating_cast() -> (tensor<6xf8E4M3FN>, tensor<4xf8E5M2>, tensor<2xf8E4M3FN>) {
+  %f = mpt.constant dense<[1000.0, -1.0e9, 0x7F800000, 0xFF800000, 0x7FC00000, 250.0]> : tensor<6xf32>
+  %a = mpt.cast %f : tensor<6xf32> to tensor<6xf8E4M3FN>
+  %g = mpt.constant dense<[1.0e6, 0xFF800000, 0x7FC00000, 448.0]> : tensor<4xf32>
+  %b = mpt.cast %g : tensor<4xf32> to tensor<4xf8E5M2>
+  %i = mpt.constant dense<[1000, -70000]> : tensor<2xi64>
+  %c = mpt.cast %i : tensor<2xi64> to tensor<2xf8E4M3FN>
+  return %a, %b, %c : tensor<6xf8E4M3FN>, tensor<4xf8E5M2>, tensor<2xf8E4M3FN>
+}
+
+// -----
+
+// Tests that a pair of inserted casts whose first is exact folds to the
+// source, while casts the user wrote stay.
+// CHECK-LABEL: func.func @inserted_cast_pairs
+// CHECK-NEXT: %[[U:.*]] = mpt.cast %arg1 : tensor<4xbf16> to tensor<4xf32>
+// CHECK-NEXT: %[[V:.*]] = mpt.cast %[[U]] : tensor<4xf32> to tensor<4xbf16>
+// CHECK-NEXT: %[[N:.*]] = mpt.cast %arg0 {inserted} : tensor<4xf32> to tensor<4xbf16>
+// CHECK-NEXT: %[[W:.*]] = mpt.cast %[[N]] {inserted} : tensor<4xbf16> to tensor<4xf32>
+// CHECK-NEXT: return %arg1, %[[V]], %[[W]]
+func.func @inserted_cast_pairs(%x: tensor<4xf32>, %y: tensor<4xbf16>) -> (tensor<4xbf16>, tensor<4xbf16>, tensor<4xf32>) {
+  %0 = mpt.cast %y {inserted} : tensor<4xbf16> to tensor<4xf32>
+  %1 = mpt.cast %0 {inserted} : tensor<4xf32> to tensor<4xbf16>
+  %2 = mpt.cast %y : tensor<4xbf16> to tensor<4xf32>
+  %3 = mpt.cast %2 : tensor<4xf32> to tensor<4xbf16>
+  %4 = mpt.cast %x {inserted} : tensor<4xf32> to tensor<4xbf16>
+  %5 = mpt.cast %4 {inserted} : tensor<4xbf16> to tensor<4xf32>
+  return %1, %3, %5 : tensor<4xbf16>, tensor<4xbf16>, tensor<4xf32>
+}

@@ -112,3 +112,50 @@ func.func @bad_type(%x: tensor<4xf64>) -> tensor<4xf64> {
   %0 = mpt.relu %x : tensor<4xf64>
   return %0 : tensor<4xf64>
 }
+
+// -----
+
+// Tests that quantize produces an FP8 type.
+func.func @quantize_to_bf16(%x: tensor<4xf32>, %s: tensor<f32>) -> tensor<4xbf16> {
+  // expected-error @+1 {{result #0 must be statically shaped tensor of f8E4M3FN type or f8E5M2 type values}}
+  %0 = mpt.quantize %x, %s : (tensor<4xf32>, tensor<f32>) -> tensor<4xbf16>
+  return %0 : tensor<4xbf16>
+}
+
+// -----
+
+// Tests that a quantize scale is a 0-d f32 tensor.
+func.func @quantize_scale(%x: tensor<4xf32>, %s: tensor<4xf32>) -> tensor<4xf8E4M3FN> {
+  // expected-error @+1 {{operand #1 must be 0D tensor of 32-bit float values}}
+  %0 = mpt.quantize %x, %s : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf8E4M3FN>
+  return %0 : tensor<4xf8E4M3FN>
+}
+
+// -----
+
+// Tests that a contraction takes both scales or neither.
+func.func @one_scale(%a: tensor<2x3xf8E4M3FN>, %b: tensor<3x4xf8E4M3FN>, %s: tensor<f32>) -> tensor<2x4xbf16> {
+  // expected-error @+1 {{takes both FP8 scales or neither}}
+  %0 = "mpt.matmul"(%a, %b, %s) <{operandSegmentSizes = array<i32: 1, 1, 1, 0>}> : (tensor<2x3xf8E4M3FN>, tensor<3x4xf8E4M3FN>, tensor<f32>) -> tensor<2x4xbf16>
+  return %0 : tensor<2x4xbf16>
+}
+
+// -----
+
+// Tests that contraction operands share an element type.
+func.func @mixed_matmul(%a: tensor<2x3xbf16>, %b: tensor<3x4xf32>) -> tensor<2x4xf32> {
+  // expected-error @+2 {{contraction operands must have one element type (or both be FP8), got 'bf16' and 'f32'}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = mpt.matmul %a, %b : (tensor<2x3xbf16>, tensor<3x4xf32>) -> tensor<2x4xf32>
+  return %0 : tensor<2x4xf32>
+}
+
+// -----
+
+// Tests that a contraction's wider result must still be a float of the
+// inferred shape.
+func.func @int_result(%a: tensor<2x3xbf16>, %b: tensor<3x4xbf16>) -> tensor<2x4xi32> {
+  // expected-error @+1 {{result #0 must be statically shaped tensor of}}
+  %0 = mpt.matmul %a, %b : (tensor<2x3xbf16>, tensor<3x4xbf16>) -> tensor<2x4xi32>
+  return %0 : tensor<2x4xi32>
+}

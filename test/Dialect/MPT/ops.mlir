@@ -35,3 +35,26 @@ func.func @types(%x: tensor<4xf32>) -> tensor<4xf8E5M2> {
   %2 = mpt.cast %1 : tensor<4xf16> to tensor<4xf8E5M2>
   return %2 : tensor<4xf8E5M2>
 }
+
+// -----
+
+// Tests FP8 quantize, contractions with scales, and contractions whose
+// result type is wider than their operands.
+// CHECK-LABEL: func.func @fp8_and_wide_results
+func.func @fp8_and_wide_results(%x: tensor<4x8xbf16>, %w: tensor<8x8xf32>, %sx: tensor<f32>, %sw: tensor<f32>,
+                                %b: tensor<8xbf16>, %img: tensor<1x4x6x6xf8E4M3FN>, %k: tensor<8x4x3x3xf8E4M3FN>)
+    -> (tensor<4x8xf32>, tensor<4x8xbf16>, tensor<1x8x4x4xbf16>, tensor<4x8xf32>) {
+  // CHECK: mpt.quantize %{{.*}}, %{{.*}} {inserted} : (tensor<4x8xbf16>, tensor<f32>) -> tensor<4x8xf8E4M3FN>
+  %qx = mpt.quantize %x, %sx {inserted} : (tensor<4x8xbf16>, tensor<f32>) -> tensor<4x8xf8E4M3FN>
+  %qw = mpt.quantize %w, %sw : (tensor<8x8xf32>, tensor<f32>) -> tensor<8x8xf8E4M3FN>
+  // CHECK: mpt.matmul %{{.*}}, %{{.*}} scales(%{{.*}}, %{{.*}}) : (tensor<4x8xf8E4M3FN>, tensor<8x8xf8E4M3FN>, tensor<f32>, tensor<f32>) -> tensor<4x8xf32>
+  %0 = mpt.matmul %qx, %qw scales(%sx, %sw) : (tensor<4x8xf8E4M3FN>, tensor<8x8xf8E4M3FN>, tensor<f32>, tensor<f32>) -> tensor<4x8xf32>
+  // CHECK: mpt.gemm %{{.*}}, %{{.*}}, %{{.*}} scales(%{{.*}}, %{{.*}}) {trans_b = true}
+  %1 = mpt.gemm %qx, %qw, %b scales(%sx, %sw) {trans_b = true} : (tensor<4x8xf8E4M3FN>, tensor<8x8xf8E4M3FN>, tensor<8xbf16>, tensor<f32>, tensor<f32>) -> tensor<4x8xbf16>
+  // CHECK: mpt.conv %{{.*}}, %{{.*}} scales(%{{.*}}, %{{.*}}) {dilations
+  %2 = mpt.conv %img, %k scales(%sx, %sw) {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} : (tensor<1x4x6x6xf8E4M3FN>, tensor<8x4x3x3xf8E4M3FN>, tensor<f32>, tensor<f32>) -> tensor<1x8x4x4xbf16>
+  // CHECK: mpt.matmul %{{.*}}, %{{.*}} : (tensor<4x8xbf16>, tensor<8x8xbf16>) -> tensor<4x8xf32>
+  %wl = mpt.cast %w : tensor<8x8xf32> to tensor<8x8xbf16>
+  %3 = mpt.matmul %x, %wl : (tensor<4x8xbf16>, tensor<8x8xbf16>) -> tensor<4x8xf32>
+  return %0, %1, %2, %3 : tensor<4x8xf32>, tensor<4x8xbf16>, tensor<1x8x4x4xbf16>, tensor<4x8xf32>
+}

@@ -51,3 +51,14 @@ func.func @second(%w: tensor<3xf32> {mpt.param = "w"}) -> (tensor<3xf32> {mpt.ou
   %y = mpt.relu %w {mpt.arena_offsets = array<i64: -1>} : tensor<3xf32>
   return %y : tensor<3xf32>
 }
+
+// -----
+
+// Tests that FP8 scaled contractions are refused until the runtime has them.
+func.func @scaled(%a: tensor<2x4xf8E4M3FN> {mpt.input = "a"}, %b: tensor<4x3xf8E4M3FN> {mpt.input = "b"},
+                  %sa: tensor<f32> {mpt.input = "sa"}, %sb: tensor<f32> {mpt.input = "sb"})
+    -> (tensor<2x3xbf16> {mpt.output = "y"}) attributes {mpt.arena_bytes = 0 : i64} {
+  // expected-error @+1 {{has FP8 scale operands; the runtime has no scaled contraction kernels yet}}
+  %y = mpt.matmul %a, %b scales(%sa, %sb) {mpt.arena_offsets = array<i64: -1>} : (tensor<2x4xf8E4M3FN>, tensor<4x3xf8E4M3FN>, tensor<f32>, tensor<f32>) -> tensor<2x3xbf16>
+  return %y : tensor<2x3xbf16>
+}

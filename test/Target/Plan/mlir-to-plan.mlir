@@ -16,6 +16,7 @@
 // LIST-NEXT: param  w: f32 [2, 3]
 // LIST-NEXT: output q: bf16 [2, 3]
 // LIST-NEXT: output s: f8E4M3FN [2, 3]
+// LIST-NEXT: output qz: f8E4M3FN [2, 3]
 
 // y = relu(w @ w^T - 20): w w^T = [[14, 32], [32, 77]]. The whole thing is
 // one gemm (trans_b, bias, relu) writing the output: the arena is empty.
@@ -39,12 +40,17 @@ func.func @forward(%w: tensor<2x3xf32> {mpt.param = "w", mpt.initial_value = den
 // LOWP-NEXT: [1.1015625, 2.203125, 3.296875, 4.40625, 5.5, 6.59375]
 // LOWP: output s: f8E4M3FN [2, 3]
 // LOWP-NEXT: [96, 192, 288, 384, 448, 448]
-func.func @lowp(%w: tensor<2x3xf32> {mpt.param = "w"}) -> (tensor<2x3xbf16> {mpt.output = "q"}, tensor<2x3xf8E4M3FN> {mpt.output = "s"}) {
+// quantize(w, 100) is the same conversion with the scale applied in FP32.
+// LOWP: output qz: f8E4M3FN [2, 3]
+// LOWP-NEXT: [96, 192, 288, 384, 448, 448]
+func.func @lowp(%w: tensor<2x3xf32> {mpt.param = "w"})
+    -> (tensor<2x3xbf16> {mpt.output = "q"}, tensor<2x3xf8E4M3FN> {mpt.output = "s"}, tensor<2x3xf8E4M3FN> {mpt.output = "qz"}) {
   %k = mpt.constant dense<1.1> : tensor<f32>
   %m = mpt.mul %w, %k : (tensor<2x3xf32>, tensor<f32>) -> tensor<2x3xf32>
   %q = mpt.cast %m : tensor<2x3xf32> to tensor<2x3xbf16>
   %big = mpt.constant dense<100.0> : tensor<f32>
   %b = mpt.mul %w, %big : (tensor<2x3xf32>, tensor<f32>) -> tensor<2x3xf32>
   %s = mpt.cast %b : tensor<2x3xf32> to tensor<2x3xf8E4M3FN>
-  return %q, %s : tensor<2x3xbf16>, tensor<2x3xf8E4M3FN>
+  %qz = mpt.quantize %w, %big {inserted} : (tensor<2x3xf32>, tensor<f32>) -> tensor<2x3xf8E4M3FN>
+  return %q, %s, %qz : tensor<2x3xbf16>, tensor<2x3xf8E4M3FN>, tensor<2x3xf8E4M3FN>
 }

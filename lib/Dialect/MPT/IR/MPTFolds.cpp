@@ -67,6 +67,55 @@ OpFoldResult foldReshapeLike(Value input, Type resultType, Attribute constant) {
   return {};
 }
 
+/// Rounds `value` to nearest even into `to`. Conversions into the FP8 types
+/// saturate, as mpt.cast defines them (and as the runtime's `cast` with
+/// `saturate = 1` does): anything beyond the largest finite value, infinity
+/// included, becomes that value with its sign; NaN stays NaN.
+APFloat convertFloat(APFloat value, FloatType to) {
+  const llvm::fltSemantics &semantics = to.getFloatSemantics();
+  if (isa<Float8E4M3FNType, Float8E5M2Type>(to) && !value.isNaN()) {
+    APFloat largest = APFloat::getLargest(semantics, value.isNegative());
+    bool lost;
+    APFloat wide = value, limit = largest;
+    wide.convert(APFloat::IEEEdouble(), APFloat::rmNearestTiesToEven, &lost);
+    limit.convert(APFloat::IEEEdouble(), APFloat::rmNearestTiesToEven, &lost);
+    if (abs(wide).compare(abs(limit)) == APFloat::cmpGreaterThan)
+      return largest;
+  }
+  bool lost;
+  value.convert(semantics, APFloat::rmNearestTiesToEven, &lost);
+  return value;
+}
+
+/// Whether every value of float type `from` is exact in float type `to`.
+bool isExactWidening(Type from, Type to) {
+  auto f = dyn_cast<FloatType>(from), t = dyn_cast<FloatType>(to);
+  return f && t &&
+         APFloat::isRepresentableBy(f.getFloatSemantics(),
+                                    t.getFloatSemantics());
+}
+
+/// cast{inserted}(cast{inserted}(x)) -> cast{inserted}(x), or x, when the
+/// inner cast is exact. Casts the user wrote are never touched.
+struct FoldInsertedCastPair : OpRewritePattern<CastOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(CastOp op,
+                                PatternRewriter &rewriter) const override {
+    auto inner = op.getInput().getDefiningOp<CastOp>();
+    if (!op.getInserted() || !inner || !inner.getInserted() ||
+        !isExactWidening(inner.getInput().getType().getElementType(),
+                         inner.getType().getElementType()))
+      return failure();
+    if (inner.getInput().getType() == op.getType()) {
+      rewriter.replaceOp(op, inner.getInput());
+      return success();
+    }
+    rewriter.replaceOpWithNewOp<CastOp>(op, op.getType(), inner.getInput(),
+                                        /*inserted=*/true);
+    return success();
+  }
+};
+
 /// Drops the ONNX shape operand of an op whose result type holds the shape.
 template <typename OpTy>
 struct DropShapeOperand : OpRewritePattern<OpTy> {
@@ -153,20 +202,22 @@ OpFoldResult CastOp::fold(FoldAdaptor adaptor) {
   auto toFloat = cast<FloatType>(to);
   SmallVector<APFloat> out;
   for (Attribute a : dense.getValues<Attribute>()) {
-    bool lost;
     if (auto i = dyn_cast<IntegerAttr>(a)) {
-      APFloat f(toFloat.getFloatSemantics());
+      // Through double (exact for shape values), then one rounding.
+      APFloat f(APFloat::IEEEdouble());
       f.convertFromAPInt(i.getValue(), /*isSigned=*/!from.isInteger(1),
                          APFloat::rmNearestTiesToEven);
-      out.push_back(f);
+      out.push_back(convertFloat(f, toFloat));
     } else {
-      APFloat f = cast<FloatAttr>(a).getValue();
-      f.convert(toFloat.getFloatSemantics(), APFloat::rmNearestTiesToEven,
-                &lost);
-      out.push_back(f);
+      out.push_back(convertFloat(cast<FloatAttr>(a).getValue(), toFloat));
     }
   }
   return DenseElementsAttr::get(resultType, out);
+}
+
+void CastOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
+                                         MLIRContext *context) {
+  patterns.add<FoldInsertedCastPair>(context);
 }
 
 OpFoldResult NegOp::fold(FoldAdaptor adaptor) {

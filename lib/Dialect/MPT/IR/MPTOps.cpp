@@ -70,6 +70,53 @@ LogicalResult verifyAxis(Operation *op, int64_t axis, int64_t rank) {
   return success();
 }
 
+/// Whether the two operands of a contraction may be multiplied: one element
+/// type, or two FP8 types (E5M2 gradients against E4M3 weights).
+LogicalResult checkContractionOperands(std::optional<Location> loc, Value a,
+                                       Value b) {
+  Type ta = tensorType(a).getElementType(), tb = tensorType(b).getElementType();
+  auto isFP8 = [](Type t) { return isa<Float8E4M3FNType, Float8E5M2Type>(t); };
+  if (ta != tb && !(isFP8(ta) && isFP8(tb)))
+    return emitOptionalError(loc, "contraction operands must have one element "
+                                  "type (or both be FP8), got ", ta, " and ",
+                             tb);
+  return success();
+}
+
+/// A contraction's stated result may have any float element type: the FP32
+/// accumulator is rounded once into it. The shape must be the inferred one.
+bool contractionResultCompatible(TypeRange inferred, TypeRange actual) {
+  if (inferred.size() != 1 || actual.size() != 1)
+    return false;
+  auto a = dyn_cast<RankedTensorType>(inferred.front());
+  auto b = dyn_cast<RankedTensorType>(actual.front());
+  return a && b && a.getShape() == b.getShape() &&
+         isa<FloatType>(b.getElementType());
+}
+
+/// Both FP8 scales or neither.
+LogicalResult verifyScales(Operation *op, Value first, Value second) {
+  if (static_cast<bool>(first) != static_cast<bool>(second))
+    return op->emitOpError("takes both FP8 scales or neither");
+  return success();
+}
+
+/// The role of operand `index` of a contraction whose ODS operand groups are
+/// (x, y, [bias], [x_scale], [y_scale]): the bias has the result's type and
+/// the scales are FP32.
+template <typename OpTy>
+PrecisionRole contractionOperandRole(OpTy op, unsigned index,
+                                     unsigned firstScaleGroup,
+                                     std::optional<unsigned> biasGroup) {
+  if (biasGroup) {
+    auto [start, length] = op.getODSOperandIndexAndLength(*biasGroup);
+    if (index >= start && index < start + length)
+      return PrecisionRole::Output;
+  }
+  unsigned firstScale = op.getODSOperandIndexAndLength(firstScaleGroup).first;
+  return index >= firstScale ? PrecisionRole::F32 : PrecisionRole::Compute;
+}
+
 /// A loss's result: 0-d unless reduction is "none", then the labels' shape.
 LogicalResult inferLoss(std::optional<Location> loc, RankedTensorType scores,
                         RankedTensorType labels, Value weights,
@@ -131,6 +178,8 @@ LogicalResult DropoutOp::verify() {
 LogicalResult MatMulOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
                                          Adaptor adaptor,
                                          SmallVectorImpl<Type> &types) {
+  if (failed(checkContractionOperands(loc, adaptor.getLhs(), adaptor.getRhs())))
+    return failure();
   auto lhs = tensorType(adaptor.getLhs()), rhs = tensorType(adaptor.getRhs());
   if (lhs.getRank() < 1 || rhs.getRank() < 1)
     return emitOptionalError(loc, "matmul operands must have rank >= 1");
@@ -157,9 +206,41 @@ LogicalResult MatMulOp::inferReturnTypes(MLIRContext *, std::optional<Location> 
   return success();
 }
 
+bool MatMulOp::isCompatibleReturnTypes(TypeRange l, TypeRange r) {
+  return contractionResultCompatible(l, r);
+}
+
+LogicalResult MatMulOp::verify() {
+  return verifyScales(*this, getLhsScale(), getRhsScale());
+}
+
+PrecisionRole MatMulOp::getOperandPrecisionRole(unsigned index) {
+  return contractionOperandRole(*this, index, /*firstScaleGroup=*/2,
+                                /*biasGroup=*/std::nullopt);
+}
+
+bool MatMulOp::supportsWideResult() { return true; }
+
+bool MatMulOp::acceptsFP8Operands() { return true; }
+
+LogicalResult MatMulOp::setFP8Scales(ValueRange scales) {
+  if (scales.empty()) {
+    getRhsScaleMutable().clear();
+    getLhsScaleMutable().clear();
+    return success();
+  }
+  if (scales.size() != 2)
+    return failure();
+  getLhsScaleMutable().assign(scales[0]);
+  getRhsScaleMutable().assign(scales[1]);
+  return success();
+}
+
 LogicalResult GemmOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
                                        Adaptor adaptor,
                                        SmallVectorImpl<Type> &types) {
+  if (failed(checkContractionOperands(loc, adaptor.getA(), adaptor.getB())))
+    return failure();
   auto a = tensorType(adaptor.getA()), b = tensorType(adaptor.getB());
   if (a.getRank() != 2 || b.getRank() != 2)
     return emitOptionalError(loc, "gemm operands must be 2-D");
@@ -186,9 +267,42 @@ LogicalResult GemmOp::inferReturnTypes(MLIRContext *, std::optional<Location> lo
   return success();
 }
 
+bool GemmOp::isCompatibleReturnTypes(TypeRange l, TypeRange r) {
+  return contractionResultCompatible(l, r);
+}
+
+LogicalResult GemmOp::verify() {
+  return verifyScales(*this, getAScale(), getBScale());
+}
+
+PrecisionRole GemmOp::getOperandPrecisionRole(unsigned index) {
+  return contractionOperandRole(*this, index, /*firstScaleGroup=*/3,
+                                /*biasGroup=*/2);
+}
+
+bool GemmOp::supportsWideResult() { return true; }
+
+bool GemmOp::acceptsFP8Operands() { return true; }
+
+LogicalResult GemmOp::setFP8Scales(ValueRange scales) {
+  if (scales.empty()) {
+    getBScaleMutable().clear();
+    getAScaleMutable().clear();
+    return success();
+  }
+  if (scales.size() != 2)
+    return failure();
+  getAScaleMutable().assign(scales[0]);
+  getBScaleMutable().assign(scales[1]);
+  return success();
+}
+
 LogicalResult ConvOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
                                        Adaptor adaptor,
                                        SmallVectorImpl<Type> &types) {
+  if (failed(checkContractionOperands(loc, adaptor.getInput(),
+                                      adaptor.getWeight())))
+    return failure();
   auto input = tensorType(adaptor.getInput());
   auto weight = tensorType(adaptor.getWeight());
   int64_t group = adaptor.getGroup();
@@ -205,6 +319,36 @@ LogicalResult ConvOp::inferReturnTypes(MLIRContext *, std::optional<Location> lo
                        weight.getShape().drop_front(2), adaptor.getStrides(),
                        adaptor.getPads(), adaptor.getDilations(),
                        /*ceilMode=*/false, types);
+}
+
+bool ConvOp::isCompatibleReturnTypes(TypeRange l, TypeRange r) {
+  return contractionResultCompatible(l, r);
+}
+
+LogicalResult ConvOp::verify() {
+  return verifyScales(*this, getInputScale(), getWeightScale());
+}
+
+PrecisionRole ConvOp::getOperandPrecisionRole(unsigned index) {
+  return contractionOperandRole(*this, index, /*firstScaleGroup=*/3,
+                                /*biasGroup=*/2);
+}
+
+bool ConvOp::supportsWideResult() { return true; }
+
+bool ConvOp::acceptsFP8Operands() { return true; }
+
+LogicalResult ConvOp::setFP8Scales(ValueRange scales) {
+  if (scales.empty()) {
+    getWeightScaleMutable().clear();
+    getInputScaleMutable().clear();
+    return success();
+  }
+  if (scales.size() != 2)
+    return failure();
+  getInputScaleMutable().assign(scales[0]);
+  getWeightScaleMutable().assign(scales[1]);
+  return success();
 }
 
 LogicalResult MaxPoolOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
@@ -267,6 +411,20 @@ LogicalResult BatchNormOp::inferReturnTypes(MLIRContext *,
   return success();
 }
 
+// Batch normalisation keeps its statistics and affine parameters in FP32; only
+// the data path follows the surrounding precision.
+PrecisionRole BatchNormOp::getOperandPrecisionRole(unsigned index) {
+  return index == 0 ? PrecisionRole::Compute : PrecisionRole::F32;
+}
+
+PrecisionRole BatchNormTrainOp::getOperandPrecisionRole(unsigned index) {
+  return index == 0 ? PrecisionRole::Compute : PrecisionRole::F32;
+}
+
+PrecisionRole BatchNormTrainOp::getResultPrecisionRole(unsigned index) {
+  return index == 0 ? PrecisionRole::Compute : PrecisionRole::F32;
+}
+
 LogicalResult BatchNormTrainOp::inferReturnTypes(MLIRContext *,
                                                  std::optional<Location> loc,
                                                  Adaptor adaptor,
@@ -304,6 +462,11 @@ LogicalResult LayerNormOp::inferReturnTypes(MLIRContext *ctx,
   auto statType = RankedTensorType::get(stats, Float32Type::get(ctx));
   types.append({input, statType, statType});
   return success();
+}
+
+// The mean and inverse standard deviation are always FP32.
+PrecisionRole LayerNormOp::getResultPrecisionRole(unsigned index) {
+  return index == 0 ? PrecisionRole::Compute : PrecisionRole::F32;
 }
 
 LogicalResult SoftmaxOp::verify() {

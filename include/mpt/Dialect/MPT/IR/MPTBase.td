@@ -49,6 +49,8 @@ def MPT_IndexTensor : StaticShapeTensorOf<[MPT_IndexElement]>;
 def MPT_BoolTensor : StaticShapeTensorOf<[I1]>;
 def MPT_Tensor : StaticShapeTensorOf<[MPT_AnyElement]>;
 def MPT_ShapeTensor : 1DTensorOf<[I64]>;
+// A per-tensor FP8 scale.
+def MPT_ScaleTensor : 0DTensorOf<[F32]>;
 
 class MPT_Op<string mnemonic, list<Trait> traits = []>
     : Op<MPT_Dialect, mnemonic, traits>;

@@ -13,6 +13,7 @@ include "mlir/IR/BuiltinAttributeInterfaces.td"
 include "mlir/IR/CommonAttrConstraints.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mpt/Interfaces/PrecisionPolicyOpInterface.td"
 
 //===----------------------------------------------------------------------===//
 // Family classes.
@@ -54,7 +55,8 @@ class MPT_BinaryOp<string mnemonic, list<Trait> traits = []>
 }
 
 class MPT_CompareOp<string mnemonic, list<Trait> traits = []>
-    : MPT_BroadcastOp<mnemonic, !listconcat([SameOperandsElementType], traits)> {
+    : MPT_BroadcastOp<mnemonic, !listconcat([SameOperandsElementType,
+                                             PrecisionPolicy<"Clear">], traits)> {
   let arguments = (ins MPT_Tensor:$lhs, MPT_Tensor:$rhs);
   let results = (outs MPT_BoolTensor:$output);
   let hasFolder = 1;
@@ -94,7 +96,7 @@ class MPT_ReduceOp<string mnemonic, Type T, list<Trait> traits = []>
 //===----------------------------------------------------------------------===//
 
 def MPT_ConstantOp : MPT_Op<"constant",
-    [ConstantLike, Pure, AllTypesMatch<["value", "output"]>]> {
+    [PrecisionPolicy<"Clear">, ConstantLike, Pure, AllTypesMatch<["value", "output"]>]> {
   let summary = "A constant tensor (ONNX Constant and non-trainable initializers)";
   let arguments = (ins ElementsAttr:$value);
   let results = (outs MPT_Tensor:$output);
@@ -102,26 +104,63 @@ def MPT_ConstantOp : MPT_Op<"constant",
   let hasFolder = 1;
 }
 
-def MPT_IdentityOp : MPT_UnaryOp<"identity", MPT_Tensor> {
+def MPT_IdentityOp : MPT_UnaryOp<"identity", MPT_Tensor,
+    [PrecisionPolicy<"Clear">]> {
   let summary = "ONNX Identity; folds away";
   let hasFolder = 1;
 }
 
-def MPT_CastOp : MPT_Op<"cast", [Pure, SameOperandsAndResultShape]> {
+def MPT_CastOp : MPT_Op<"cast", [Pure, SameOperandsAndResultShape,
+                                  PrecisionPolicy<"Fixed">]> {
   let summary = "Element-type conversion (ONNX Cast)";
   let description = [{
     Converts each element to the result's element type. Float narrowing rounds
-    to nearest even; conversions into the FP8 types saturate as MLIR's float
-    semantics define. A cast written by the user is an `mpt.cast`; casts that
-    later passes insert are marked so that those passes may remove them.
+    to nearest even. Conversions into the FP8 types saturate: a value beyond
+    the largest finite one, infinity included, becomes that value with its
+    sign (448 for `f8E4M3FN`, 57344 for `f8E5M2`); NaN stays NaN.
+
+    A cast the user wrote (without `inserted`) is never removed. A cast that
+    a pass inserts carries `inserted`; passes may remove or re-derive those,
+    and canonicalization folds a pair of inserted casts whose first one is
+    exact (a widening) into one cast.
+
+    ```mlir
+    %w16 = mpt.cast %w {inserted} : tensor<4x8xf32> to tensor<4x8xbf16>
+    ```
   }];
-  let arguments = (ins MPT_Tensor:$input);
+  let arguments = (ins MPT_Tensor:$input, UnitAttr:$inserted);
   let results = (outs MPT_Tensor:$output);
   let assemblyFormat = "$input attr-dict `:` type($input) `to` type($output)";
   let hasFolder = 1;
+  let hasCanonicalizer = 1;
 }
 
-def MPT_DropoutOp : MPT_Op<"dropout", [Pure]> {
+def MPT_QuantizeOp : MPT_Op<"quantize", [Pure,
+    AllShapesMatch<["input", "output"]>, PrecisionPolicy<"Fixed">]> {
+  let summary = "Scale by a per-tensor factor into an FP8 type, saturating";
+  let description = [{
+    `output = saturate(round(input * scale))`: the product is formed in FP32,
+    rounded to nearest even into the result's FP8 type, and values beyond its
+    largest finite value (infinity included) clamp to it with their sign;
+    NaN stays NaN. `scale` is a 0-d f32 tensor. A contraction that consumes
+    quantized operands takes the same scales (`scales(...)`) and divides its
+    product by them.
+
+    `--assign-precision=fp8` inserts these (marked `inserted`) in front of
+    every contraction, one per producer, with the scales as function
+    arguments marked `mpt.fp8_scale`.
+
+    ```mlir
+    %q = mpt.quantize %x, %s : (tensor<4x8xbf16>, tensor<f32>) -> tensor<4x8xf8E4M3FN>
+    ```
+  }];
+  let arguments = (ins MPT_FloatTensor:$input, MPT_ScaleTensor:$scale,
+                   UnitAttr:$inserted);
+  let results = (outs StaticShapeTensorOf<[F8E4M3FN, F8E5M2]>:$output);
+  let assemblyFormat = "$input `,` $scale attr-dict `:` functional-type(operands, results)";
+}
+
+def MPT_DropoutOp : MPT_Op<"dropout", [PrecisionPolicy<"Follow">, Pure]> {
   let summary = "ONNX Dropout: the output and the keep mask";
   let description = [{
     In inference (`training = false`) or with `ratio = 0` the output is the
@@ -141,30 +180,42 @@ def MPT_DropoutOp : MPT_Op<"dropout", [Pure]> {
 // Elementwise unary.
 //===----------------------------------------------------------------------===//
 
-def MPT_SqrtOp : MPT_UnaryOp<"sqrt", MPT_FloatTensor> { let summary = "Square root"; }
-def MPT_ExpOp : MPT_UnaryOp<"exp", MPT_FloatTensor> { let summary = "Natural exponential"; }
-def MPT_LogOp : MPT_UnaryOp<"log", MPT_FloatTensor> { let summary = "Natural logarithm"; }
-def MPT_ErfOp : MPT_UnaryOp<"erf", MPT_FloatTensor> { let summary = "Gauss error function"; }
-def MPT_TanhOp : MPT_UnaryOp<"tanh", MPT_FloatTensor> { let summary = "Hyperbolic tangent"; }
-def MPT_SigmoidOp : MPT_UnaryOp<"sigmoid", MPT_FloatTensor> { let summary = "Logistic sigmoid"; }
-def MPT_ReluOp : MPT_UnaryOp<"relu", MPT_NumericTensor> { let summary = "max(x, 0)"; }
-def MPT_NegOp : MPT_UnaryOp<"neg", MPT_NumericTensor> {
+def MPT_SqrtOp : MPT_UnaryOp<"sqrt", MPT_FloatTensor,
+    [PrecisionPolicy<"Follow">]> { let summary = "Square root"; }
+def MPT_ExpOp : MPT_UnaryOp<"exp", MPT_FloatTensor,
+    [PrecisionPolicy<"RequireF32">]> { let summary = "Natural exponential"; }
+def MPT_LogOp : MPT_UnaryOp<"log", MPT_FloatTensor,
+    [PrecisionPolicy<"RequireF32">]> { let summary = "Natural logarithm"; }
+def MPT_ErfOp : MPT_UnaryOp<"erf", MPT_FloatTensor,
+    [PrecisionPolicy<"Follow">]> { let summary = "Gauss error function"; }
+def MPT_TanhOp : MPT_UnaryOp<"tanh", MPT_FloatTensor,
+    [PrecisionPolicy<"Follow">]> { let summary = "Hyperbolic tangent"; }
+def MPT_SigmoidOp : MPT_UnaryOp<"sigmoid", MPT_FloatTensor,
+    [PrecisionPolicy<"Follow">]> { let summary = "Logistic sigmoid"; }
+def MPT_ReluOp : MPT_UnaryOp<"relu", MPT_NumericTensor,
+    [PrecisionPolicy<"Clear">]> { let summary = "max(x, 0)"; }
+def MPT_NegOp : MPT_UnaryOp<"neg", MPT_NumericTensor,
+    [PrecisionPolicy<"Clear">]> {
   let summary = "Negation";
   let hasFolder = 1;
 }
-def MPT_AbsOp : MPT_UnaryOp<"abs", MPT_NumericTensor> { let summary = "Absolute value"; }
-def MPT_NotOp : MPT_UnaryOp<"not", MPT_BoolTensor> {
+def MPT_AbsOp : MPT_UnaryOp<"abs", MPT_NumericTensor,
+    [PrecisionPolicy<"Clear">]> { let summary = "Absolute value"; }
+def MPT_NotOp : MPT_UnaryOp<"not", MPT_BoolTensor,
+    [PrecisionPolicy<"Clear">]> {
   let summary = "Logical not";
   let hasFolder = 1;
 }
 
-def MPT_LeakyReluOp : MPT_UnaryOp<"leaky_relu", MPT_FloatTensor> {
+def MPT_LeakyReluOp : MPT_UnaryOp<"leaky_relu", MPT_FloatTensor,
+    [PrecisionPolicy<"Follow">]> {
   let summary = "x if x >= 0 else alpha * x";
   let arguments = (ins MPT_FloatTensor:$input,
                    DefaultValuedAttr<F32Attr, "0.01">:$alpha);
 }
 
-def MPT_GeluOp : MPT_UnaryOp<"gelu", MPT_FloatTensor> {
+def MPT_GeluOp : MPT_UnaryOp<"gelu", MPT_FloatTensor,
+    [PrecisionPolicy<"Follow">]> {
   let summary = "Gaussian error linear unit";
   let description = [{
     `approximate` is `"none"` (the erf form) or `"tanh"`. The importer also
@@ -176,7 +227,8 @@ def MPT_GeluOp : MPT_UnaryOp<"gelu", MPT_FloatTensor> {
   let hasVerifier = 1;
 }
 
-def MPT_ClipOp : MPT_UnaryOp<"clip", MPT_NumericTensor> {
+def MPT_ClipOp : MPT_UnaryOp<"clip", MPT_NumericTensor,
+    [PrecisionPolicy<"Clear">]> {
   let summary = "Clamp into [min, max]; an absent bound is unbounded";
   let arguments = (ins MPT_NumericTensor:$input, OptionalAttr<F64Attr>:$min,
                    OptionalAttr<F64Attr>:$max);
@@ -186,15 +238,15 @@ def MPT_ClipOp : MPT_UnaryOp<"clip", MPT_NumericTensor> {
 // Elementwise binary and ternary (numpy broadcasting).
 //===----------------------------------------------------------------------===//
 
-def MPT_AddOp : MPT_BinaryOp<"add", [Commutative, SameOperandsElementType]> { let summary = "Elementwise sum"; }
-def MPT_SubOp : MPT_BinaryOp<"sub", [SameOperandsElementType]> { let summary = "Elementwise difference"; }
-def MPT_MulOp : MPT_BinaryOp<"mul", [Commutative, SameOperandsElementType]> { let summary = "Elementwise product"; }
-def MPT_DivOp : MPT_BinaryOp<"div", [SameOperandsElementType]> {
+def MPT_AddOp : MPT_BinaryOp<"add", [PrecisionPolicy<"Follow">, Commutative, SameOperandsElementType]> { let summary = "Elementwise sum"; }
+def MPT_SubOp : MPT_BinaryOp<"sub", [PrecisionPolicy<"Follow">, SameOperandsElementType]> { let summary = "Elementwise difference"; }
+def MPT_MulOp : MPT_BinaryOp<"mul", [PrecisionPolicy<"Follow">, Commutative, SameOperandsElementType]> { let summary = "Elementwise product"; }
+def MPT_DivOp : MPT_BinaryOp<"div", [PrecisionPolicy<"Follow">, SameOperandsElementType]> {
   let summary = "Elementwise quotient (integer division truncates)";
 }
-def MPT_MaxOp : MPT_BinaryOp<"max", [Commutative, SameOperandsElementType]> { let summary = "Elementwise maximum"; }
-def MPT_MinOp : MPT_BinaryOp<"min", [Commutative, SameOperandsElementType]> { let summary = "Elementwise minimum"; }
-def MPT_PowOp : MPT_BinaryOp<"pow"> {
+def MPT_MaxOp : MPT_BinaryOp<"max", [PrecisionPolicy<"Clear">, Commutative, SameOperandsElementType]> { let summary = "Elementwise maximum"; }
+def MPT_MinOp : MPT_BinaryOp<"min", [PrecisionPolicy<"Clear">, Commutative, SameOperandsElementType]> { let summary = "Elementwise minimum"; }
+def MPT_PowOp : MPT_BinaryOp<"pow", [PrecisionPolicy<"RequireF32">]> {
   let summary = "lhs ** rhs; the exponent may have another element type";
 }
 
@@ -202,7 +254,7 @@ def MPT_EqualOp : MPT_CompareOp<"equal", [Commutative]> { let summary = "Element
 def MPT_LessOp : MPT_CompareOp<"less"> { let summary = "Elementwise <"; }
 def MPT_GreaterOp : MPT_CompareOp<"greater"> { let summary = "Elementwise >"; }
 
-def MPT_WhereOp : MPT_BroadcastOp<"where"> {
+def MPT_WhereOp : MPT_BroadcastOp<"where", [PrecisionPolicy<"Clear">]> {
   let summary = "Select x where condition holds, else y";
   let arguments = (ins MPT_BoolTensor:$condition, MPT_Tensor:$x, MPT_Tensor:$y);
   let results = (outs MPT_Tensor:$output);
@@ -213,14 +265,48 @@ def MPT_WhereOp : MPT_BroadcastOp<"where"> {
 // Contractions and pooling.
 //===----------------------------------------------------------------------===//
 
-def MPT_MatMulOp : MPT_Op<"matmul", [Pure, InferTypeOpAdaptor, SameOperandsElementType]> {
+// Contractions compute in the low-precision type, accumulate in FP32, may
+// state a wider result type, and take FP8 operands with per-tensor scales.
+// Their bias operand (gemm's C, conv's bias) has the result's type.
+def MPT_ContractionPolicy : PrecisionPolicy<"AlwaysLow", "F32",
+    ["getOperandPrecisionRole", "supportsWideResult", "acceptsFP8Operands",
+     "setFP8Scales"]>;
+
+def MPT_MatMulOp : MPT_Op<"matmul", [Pure, AttrSizedOperandSegments,
+    InferTypeOpAdaptorWithIsCompatible, MPT_ContractionPolicy]> {
   let summary = "numpy matmul with batch broadcasting";
-  let arguments = (ins MPT_FloatTensor:$lhs, MPT_FloatTensor:$rhs);
+  let description = [{
+    `lhs` and `rhs` have one element type (or are both FP8). The product
+    accumulates in FP32 and is rounded once into the result's element type,
+    which may be any float type: `--assign-precision` gives a bf16 matmul an
+    f32 result when an FP32 op consumes it. With `scales(%sl, %sr)` the
+    operands hold `x * scale` (see `mpt.quantize`) and the product is divided
+    by both scales before rounding.
+  }];
+  let arguments = (ins MPT_FloatTensor:$lhs, MPT_FloatTensor:$rhs,
+                   Optional<MPT_ScaleTensor>:$lhs_scale,
+                   Optional<MPT_ScaleTensor>:$rhs_scale);
   let results = (outs MPT_FloatTensor:$output);
-  let assemblyFormat = "$lhs `,` $rhs attr-dict `:` functional-type(operands, results)";
+  let assemblyFormat = [{
+    $lhs `,` $rhs (`scales` `(` $lhs_scale^ `,` $rhs_scale `)`)? attr-dict `:`
+    functional-type(operands, results)
+  }];
+  // Without FP8 scales.
+  let builders = [
+    OpBuilder<(ins "::mlir::Type":$output, "::mlir::Value":$lhs,
+                   "::mlir::Value":$rhs), [{
+      build($_builder, $_state, output, lhs, rhs, ::mlir::Value(),
+            ::mlir::Value());
+    }]>,
+    OpBuilder<(ins "::mlir::Value":$lhs, "::mlir::Value":$rhs), [{
+      build($_builder, $_state, lhs, rhs, ::mlir::Value(), ::mlir::Value());
+    }]>
+  ];
+  let hasVerifier = 1;
 }
 
-def MPT_GemmOp : MPT_Op<"gemm", [Pure, InferTypeOpAdaptor]> {
+def MPT_GemmOp : MPT_Op<"gemm", [Pure, AttrSizedOperandSegments,
+    InferTypeOpAdaptorWithIsCompatible, MPT_ContractionPolicy]> {
   let summary = "act(alpha * op(A) * op(B) + beta * C) (ONNX Gemm, plus an epilogue)";
   let description = [{
     ONNX Gemm with an optional fused activation epilogue, `activation`:
@@ -228,6 +314,12 @@ def MPT_GemmOp : MPT_Op<"gemm", [Pure, InferTypeOpAdaptor]> {
     `gelu_tanh`. The importer always produces `none`; the runtime lowering's
     kernel selection (`--mpt-fuse-epilogues`) folds a following Relu or Gelu
     into it.
+
+    `op(A) * op(B)` accumulates in FP32; the epilogue runs in FP32 and the
+    result is rounded once into its element type, which may be any float
+    type (`C` normally has the result's type). With `scales(%sa, %sb)`, A and
+    B hold `x * scale` (see `mpt.quantize`) and the product is divided by both
+    scales before alpha, C and the activation are applied.
   }];
   let arguments = (ins MPT_FloatTensor:$a, MPT_FloatTensor:$b,
                    Optional<MPT_FloatTensor>:$c,
@@ -235,27 +327,69 @@ def MPT_GemmOp : MPT_Op<"gemm", [Pure, InferTypeOpAdaptor]> {
                    DefaultValuedAttr<F32Attr, "1.0">:$beta,
                    DefaultValuedAttr<BoolAttr, "false">:$trans_a,
                    DefaultValuedAttr<BoolAttr, "false">:$trans_b,
-                   DefaultValuedStrAttr<StrAttr, "none">:$activation);
+                   DefaultValuedStrAttr<StrAttr, "none">:$activation,
+                   Optional<MPT_ScaleTensor>:$a_scale,
+                   Optional<MPT_ScaleTensor>:$b_scale);
   let results = (outs MPT_FloatTensor:$output);
-  let assemblyFormat = "$a `,` $b (`,` $c^)? attr-dict `:` functional-type(operands, results)";
+  let assemblyFormat = [{
+    $a `,` $b (`,` $c^)? (`scales` `(` $a_scale^ `,` $b_scale `)`)? attr-dict
+    `:` functional-type(operands, results)
+  }];
+  // Without FP8 scales.
+  let builders = [
+    OpBuilder<(ins "::mlir::Type":$output, "::mlir::Value":$a,
+                   "::mlir::Value":$b, "::mlir::Value":$c,
+                   "::llvm::APFloat":$alpha, "::llvm::APFloat":$beta,
+                   "bool":$trans_a, "bool":$trans_b,
+                   "::llvm::StringRef":$activation), [{
+      build($_builder, $_state, output, a, b, c, alpha, beta, trans_a,
+            trans_b, activation, ::mlir::Value(), ::mlir::Value());
+    }]>
+  ];
+  let hasVerifier = 1;
 }
 
-def MPT_ConvOp : MPT_Op<"conv", [Pure, InferTypeOpAdaptor]> {
+def MPT_ConvOp : MPT_Op<"conv", [Pure, AttrSizedOperandSegments,
+    InferTypeOpAdaptorWithIsCompatible, MPT_ContractionPolicy]> {
   let summary = "N-d grouped convolution, NCHW, explicit pads";
   let description = [{
     `pads` holds the begin pads of every spatial axis followed by the end
     pads, as in ONNX; the importer resolves `auto_pad` into them.
+
+    The convolution accumulates in FP32, adds the bias in FP32 and rounds
+    once into the result's element type, which may be any float type (the
+    bias normally has the result's type). With `scales(%sx, %sw)`, input and
+    weight hold `x * scale` (see `mpt.quantize`) and the sum is divided by
+    both scales before the bias is added.
   }];
   let arguments = (ins MPT_FloatTensor:$input, MPT_FloatTensor:$weight,
                    Optional<MPT_FloatTensor>:$bias,
                    DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$pads,
                    DenseI64ArrayAttr:$dilations,
-                   DefaultValuedAttr<I64Attr, "1">:$group);
+                   DefaultValuedAttr<I64Attr, "1">:$group,
+                   Optional<MPT_ScaleTensor>:$input_scale,
+                   Optional<MPT_ScaleTensor>:$weight_scale);
   let results = (outs MPT_FloatTensor:$output);
-  let assemblyFormat = "$input `,` $weight (`,` $bias^)? attr-dict `:` functional-type(operands, results)";
+  let assemblyFormat = [{
+    $input `,` $weight (`,` $bias^)? (`scales` `(` $input_scale^ `,`
+    $weight_scale `)`)? attr-dict `:` functional-type(operands, results)
+  }];
+  // Without FP8 scales.
+  let builders = [
+    OpBuilder<(ins "::mlir::Type":$output, "::mlir::Value":$input,
+                   "::mlir::Value":$weight, "::mlir::Value":$bias,
+                   "::llvm::ArrayRef<int64_t>":$strides,
+                   "::llvm::ArrayRef<int64_t>":$pads,
+                   "::llvm::ArrayRef<int64_t>":$dilations,
+                   CArg<"uint64_t", "1">:$group), [{
+      build($_builder, $_state, output, input, weight, bias, strides, pads,
+            dilations, group, ::mlir::Value(), ::mlir::Value());
+    }]>
+  ];
+  let hasVerifier = 1;
 }
 
-def MPT_MaxPoolOp : MPT_Op<"max_pool", [Pure, InferTypeOpAdaptor]> {
+def MPT_MaxPoolOp : MPT_Op<"max_pool", [PrecisionPolicy<"Clear">, Pure, InferTypeOpAdaptor]> {
   let summary = "N-d max pooling, NCHW, explicit pads";
   let arguments = (ins MPT_NumericTensor:$input, DenseI64ArrayAttr:$kernel_shape,
                    DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$pads,
@@ -265,7 +399,7 @@ def MPT_MaxPoolOp : MPT_Op<"max_pool", [Pure, InferTypeOpAdaptor]> {
   let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
 }
 
-def MPT_AveragePoolOp : MPT_Op<"average_pool", [Pure, InferTypeOpAdaptor]> {
+def MPT_AveragePoolOp : MPT_Op<"average_pool", [PrecisionPolicy<"Follow", "F32">, Pure, InferTypeOpAdaptor]> {
   let summary = "N-d average pooling, NCHW, explicit pads";
   let arguments = (ins MPT_FloatTensor:$input, DenseI64ArrayAttr:$kernel_shape,
                    DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$pads,
@@ -275,7 +409,7 @@ def MPT_AveragePoolOp : MPT_Op<"average_pool", [Pure, InferTypeOpAdaptor]> {
   let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
 }
 
-def MPT_GlobalAveragePoolOp : MPT_Op<"global_average_pool", [Pure, InferTypeOpAdaptor]> {
+def MPT_GlobalAveragePoolOp : MPT_Op<"global_average_pool", [PrecisionPolicy<"Follow", "F32">, Pure, InferTypeOpAdaptor]> {
   let summary = "Mean over every spatial axis, keeping them as size 1";
   let arguments = (ins MPT_FloatTensor:$input);
   let results = (outs MPT_FloatTensor:$output);
@@ -286,7 +420,7 @@ def MPT_GlobalAveragePoolOp : MPT_Op<"global_average_pool", [Pure, InferTypeOpAd
 // Normalisation, softmax and losses.
 //===----------------------------------------------------------------------===//
 
-def MPT_BatchNormOp : MPT_Op<"batch_norm", [Pure, InferTypeOpAdaptor]> {
+def MPT_BatchNormOp : MPT_Op<"batch_norm", [PrecisionPolicy<"Follow", "None", ["getOperandPrecisionRole"]>, Pure, InferTypeOpAdaptor]> {
   let summary = "Batch normalisation with running statistics (inference mode)";
   let arguments = (ins MPT_FloatTensor:$input, MPT_FloatTensor:$scale,
                    MPT_FloatTensor:$bias, MPT_FloatTensor:$mean,
@@ -296,7 +430,7 @@ def MPT_BatchNormOp : MPT_Op<"batch_norm", [Pure, InferTypeOpAdaptor]> {
   let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
 }
 
-def MPT_BatchNormTrainOp : MPT_Op<"batch_norm_train", [Pure, InferTypeOpAdaptor]> {
+def MPT_BatchNormTrainOp : MPT_Op<"batch_norm_train", [PrecisionPolicy<"Follow", "F32", ["getOperandPrecisionRole", "getResultPrecisionRole"]>, Pure, InferTypeOpAdaptor]> {
   let summary = "Batch normalisation with batch statistics (training mode)";
   let description = [{
     Normalises with the batch's own mean and biased variance, and returns the
@@ -313,7 +447,7 @@ def MPT_BatchNormTrainOp : MPT_Op<"batch_norm_train", [Pure, InferTypeOpAdaptor]
   let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
 }
 
-def MPT_LayerNormOp : MPT_Op<"layer_norm", [Pure, InferTypeOpAdaptor]> {
+def MPT_LayerNormOp : MPT_Op<"layer_norm", [PrecisionPolicy<"RequireF32", "F32", ["getResultPrecisionRole"]>, Pure, InferTypeOpAdaptor]> {
   let summary = "Layer normalisation over the axes from `axis` on";
   let description = [{
     Also returns the f32 mean and inverse standard deviation that ONNX
@@ -327,20 +461,22 @@ def MPT_LayerNormOp : MPT_Op<"layer_norm", [Pure, InferTypeOpAdaptor]> {
   let assemblyFormat = "$input `,` $scale (`,` $bias^)? attr-dict `:` functional-type(operands, results)";
 }
 
-def MPT_SoftmaxOp : MPT_UnaryOp<"softmax", MPT_FloatTensor> {
+def MPT_SoftmaxOp : MPT_UnaryOp<"softmax", MPT_FloatTensor,
+    [PrecisionPolicy<"RequireF32", "F32">]> {
   let summary = "Softmax along one axis";
   let arguments = (ins MPT_FloatTensor:$input, I64Attr:$axis);
   let hasVerifier = 1;
 }
 
-def MPT_LogSoftmaxOp : MPT_UnaryOp<"log_softmax", MPT_FloatTensor> {
+def MPT_LogSoftmaxOp : MPT_UnaryOp<"log_softmax", MPT_FloatTensor,
+    [PrecisionPolicy<"RequireF32", "F32">]> {
   let summary = "Log of softmax along one axis";
   let arguments = (ins MPT_FloatTensor:$input, I64Attr:$axis);
   let hasVerifier = 1;
 }
 
 def MPT_SoftmaxCrossEntropyLossOp : MPT_Op<"softmax_cross_entropy_loss",
-    [Pure, InferTypeOpAdaptor]> {
+    [PrecisionPolicy<"RequireF32", "Result">, Pure, InferTypeOpAdaptor]> {
   let summary = "Cross-entropy of softmax(scores) against class labels";
   let description = [{
     `scores` is (N, C, d1, ...), `labels` (N, d1, ...). `reduction` is
@@ -356,7 +492,7 @@ def MPT_SoftmaxCrossEntropyLossOp : MPT_Op<"softmax_cross_entropy_loss",
 }
 
 def MPT_NegativeLogLikelihoodLossOp : MPT_Op<"nll_loss",
-    [Pure, InferTypeOpAdaptor]> {
+    [PrecisionPolicy<"RequireF32", "Result">, Pure, InferTypeOpAdaptor]> {
   let summary = "Negative log-likelihood of log-probabilities at the targets";
   let arguments = (ins MPT_FloatTensor:$input, MPT_IndexTensor:$target,
                    Optional<MPT_FloatTensor>:$weight,
@@ -370,16 +506,20 @@ def MPT_NegativeLogLikelihoodLossOp : MPT_Op<"nll_loss",
 // Reductions.
 //===----------------------------------------------------------------------===//
 
-def MPT_ReduceSumOp : MPT_ReduceOp<"reduce_sum", MPT_NumericTensor> {
+def MPT_ReduceSumOp : MPT_ReduceOp<"reduce_sum", MPT_NumericTensor,
+    [PrecisionPolicy<"RequireF32", "Result">]> {
   let summary = "Sum over `axes` (all axes when empty)";
 }
-def MPT_ReduceMeanOp : MPT_ReduceOp<"reduce_mean", MPT_FloatTensor> {
+def MPT_ReduceMeanOp : MPT_ReduceOp<"reduce_mean", MPT_FloatTensor,
+    [PrecisionPolicy<"RequireF32", "Result">]> {
   let summary = "Mean over `axes` (all axes when empty)";
 }
-def MPT_ReduceMaxOp : MPT_ReduceOp<"reduce_max", MPT_NumericTensor> {
+def MPT_ReduceMaxOp : MPT_ReduceOp<"reduce_max", MPT_NumericTensor,
+    [PrecisionPolicy<"Clear">]> {
   let summary = "Maximum over `axes` (all axes when empty)";
 }
-def MPT_ReduceL2Op : MPT_ReduceOp<"reduce_l2", MPT_FloatTensor> {
+def MPT_ReduceL2Op : MPT_ReduceOp<"reduce_l2", MPT_FloatTensor,
+    [PrecisionPolicy<"RequireF32", "Result">]> {
   let summary = "sqrt(sum(x^2)) over `axes` (all axes when empty)";
 }
 
@@ -387,7 +527,7 @@ def MPT_ReduceL2Op : MPT_ReduceOp<"reduce_l2", MPT_FloatTensor> {
 // Shape and data movement.
 //===----------------------------------------------------------------------===//
 
-def MPT_ReshapeOp : MPT_Op<"reshape", [Pure]> {
+def MPT_ReshapeOp : MPT_Op<"reshape", [PrecisionPolicy<"Clear">, Pure]> {
   let summary = "Reshape to the result type's shape";
   let description = [{
     The result type holds the new shape. The optional `shape` operand is the
@@ -410,7 +550,7 @@ def MPT_ReshapeOp : MPT_Op<"reshape", [Pure]> {
   let hasCanonicalizer = 1;
 }
 
-def MPT_ExpandOp : MPT_Op<"expand", [Pure]> {
+def MPT_ExpandOp : MPT_Op<"expand", [PrecisionPolicy<"Clear">, Pure]> {
   let summary = "Broadcast to the result type's shape";
   let arguments = (ins MPT_Tensor:$input, Optional<MPT_ShapeTensor>:$shape);
   let results = (outs MPT_Tensor:$output);
@@ -420,7 +560,7 @@ def MPT_ExpandOp : MPT_Op<"expand", [Pure]> {
   let hasCanonicalizer = 1;
 }
 
-def MPT_TransposeOp : MPT_Op<"transpose", [Pure, InferTypeOpAdaptor]> {
+def MPT_TransposeOp : MPT_Op<"transpose", [PrecisionPolicy<"Clear">, Pure, InferTypeOpAdaptor]> {
   let summary = "Permute axes: output dim i is input dim perm[i]";
   let arguments = (ins MPT_Tensor:$input, DenseI64ArrayAttr:$perm);
   let results = (outs MPT_Tensor:$output);
@@ -428,7 +568,7 @@ def MPT_TransposeOp : MPT_Op<"transpose", [Pure, InferTypeOpAdaptor]> {
   let hasFolder = 1;
 }
 
-def MPT_FlattenOp : MPT_Op<"flatten", [Pure, InferTypeOpAdaptor]> {
+def MPT_FlattenOp : MPT_Op<"flatten", [PrecisionPolicy<"Clear">, Pure, InferTypeOpAdaptor]> {
   let summary = "Reshape to 2-D at `axis`";
   let arguments = (ins MPT_Tensor:$input, DefaultValuedAttr<I64Attr, "1">:$axis);
   let results = (outs MPT_Tensor:$output);
@@ -436,7 +576,7 @@ def MPT_FlattenOp : MPT_Op<"flatten", [Pure, InferTypeOpAdaptor]> {
   let hasFolder = 1;
 }
 
-def MPT_SqueezeOp : MPT_Op<"squeeze", [Pure, InferTypeOpAdaptor]> {
+def MPT_SqueezeOp : MPT_Op<"squeeze", [PrecisionPolicy<"Clear">, Pure, InferTypeOpAdaptor]> {
   let summary = "Remove the size-1 axes listed in `axes`";
   let arguments = (ins MPT_Tensor:$input, DenseI64ArrayAttr:$axes);
   let results = (outs MPT_Tensor:$output);
@@ -444,7 +584,7 @@ def MPT_SqueezeOp : MPT_Op<"squeeze", [Pure, InferTypeOpAdaptor]> {
   let hasFolder = 1;
 }
 
-def MPT_UnsqueezeOp : MPT_Op<"unsqueeze", [Pure, InferTypeOpAdaptor]> {
+def MPT_UnsqueezeOp : MPT_Op<"unsqueeze", [PrecisionPolicy<"Clear">, Pure, InferTypeOpAdaptor]> {
   let summary = "Insert size-1 axes at `axes` (positions in the result)";
   let arguments = (ins MPT_Tensor:$input, DenseI64ArrayAttr:$axes);
   let results = (outs MPT_Tensor:$output);
@@ -452,7 +592,7 @@ def MPT_UnsqueezeOp : MPT_Op<"unsqueeze", [Pure, InferTypeOpAdaptor]> {
   let hasFolder = 1;
 }
 
-def MPT_ConcatOp : MPT_Op<"concat", [Pure, InferTypeOpAdaptor, SameOperandsElementType]> {
+def MPT_ConcatOp : MPT_Op<"concat", [PrecisionPolicy<"Clear">, Pure, InferTypeOpAdaptor, SameOperandsElementType]> {
   let summary = "Concatenate along `axis`";
   let arguments = (ins Variadic<MPT_Tensor>:$inputs, I64Attr:$axis);
   let results = (outs MPT_Tensor:$output);
@@ -460,14 +600,14 @@ def MPT_ConcatOp : MPT_Op<"concat", [Pure, InferTypeOpAdaptor, SameOperandsEleme
   let hasFolder = 1;
 }
 
-def MPT_SplitOp : MPT_Op<"split", [Pure, InferTypeOpAdaptor]> {
+def MPT_SplitOp : MPT_Op<"split", [PrecisionPolicy<"Clear">, Pure, InferTypeOpAdaptor]> {
   let summary = "Split along `axis` into pieces of the given sizes";
   let arguments = (ins MPT_Tensor:$input, I64Attr:$axis, DenseI64ArrayAttr:$sizes);
   let results = (outs Variadic<MPT_Tensor>:$outputs);
   let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
 }
 
-def MPT_SliceOp : MPT_Op<"slice", [Pure, InferTypeOpAdaptor]> {
+def MPT_SliceOp : MPT_Op<"slice", [PrecisionPolicy<"Clear">, Pure, InferTypeOpAdaptor]> {
   let summary = "Strided slice with one normalised start, end and step per axis";
   let description = [{
     Every axis has an entry. For a positive step, `0 <= start <= end <= dim`;
@@ -481,7 +621,7 @@ def MPT_SliceOp : MPT_Op<"slice", [Pure, InferTypeOpAdaptor]> {
   let hasFolder = 1;
 }
 
-def MPT_GatherOp : MPT_Op<"gather", [Pure, InferTypeOpAdaptor]> {
+def MPT_GatherOp : MPT_Op<"gather", [PrecisionPolicy<"Clear">, Pure, InferTypeOpAdaptor]> {
   let summary = "Take slices of `data` along `axis` at `indices`";
   let arguments = (ins MPT_Tensor:$data, MPT_IndexTensor:$indices, I64Attr:$axis);
   let results = (outs MPT_Tensor:$output);
@@ -489,14 +629,15 @@ def MPT_GatherOp : MPT_Op<"gather", [Pure, InferTypeOpAdaptor]> {
   let hasFolder = 1;
 }
 
-def MPT_TriluOp : MPT_UnaryOp<"trilu", MPT_Tensor> {
+def MPT_TriluOp : MPT_UnaryOp<"trilu", MPT_Tensor,
+    [PrecisionPolicy<"Clear">]> {
   let summary = "Keep the upper or lower triangle of the last two axes";
   let arguments = (ins MPT_Tensor:$input, DefaultValuedAttr<BoolAttr, "true">:$upper,
                    DefaultValuedAttr<I64Attr, "0">:$k);
   let hasVerifier = 1;
 }
 
-def MPT_RangeOp : MPT_Op<"range", [Pure, SameOperandsElementType]> {
+def MPT_RangeOp : MPT_Op<"range", [PrecisionPolicy<"Follow">, Pure, SameOperandsElementType]> {
   let summary = "start, start + delta, ... below limit (0-d operands)";
   let arguments = (ins MPT_NumericTensor:$start, MPT_NumericTensor:$limit,
                    MPT_NumericTensor:$delta);
@@ -506,7 +647,7 @@ def MPT_RangeOp : MPT_Op<"range", [Pure, SameOperandsElementType]> {
   let hasFolder = 1;
 }
 
-def MPT_ShapeOp : MPT_Op<"shape", [Pure, InferTypeOpAdaptor]> {
+def MPT_ShapeOp : MPT_Op<"shape", [PrecisionPolicy<"Clear">, Pure, InferTypeOpAdaptor]> {
   let summary = "The input's shape (dims [start, end)) as i64; always folds";
   let arguments = (ins MPT_Tensor:$input, DefaultValuedAttr<I64Attr, "0">:$start,
                    OptionalAttr<I64Attr>:$end);
@@ -515,7 +656,7 @@ def MPT_ShapeOp : MPT_Op<"shape", [Pure, InferTypeOpAdaptor]> {
   let hasFolder = 1;
 }
 
-def MPT_ConstantOfShapeOp : MPT_Op<"constant_of_shape", [Pure]> {
+def MPT_ConstantOfShapeOp : MPT_Op<"constant_of_shape", [PrecisionPolicy<"Clear">, Pure]> {
   let summary = "A tensor of the result's shape filled with `value`";
   let arguments = (ins Optional<MPT_ShapeTensor>:$shape, TypedAttrInterface:$value);
   let results = (outs MPT_Tensor:$output);

@@ -1,0 +1,20 @@
+// Option and override errors.
+// RUN: mpt-opt %s -split-input-file --assign-precision=bf16 -verify-diagnostics -o /dev/null
+// RUN: echo "module {}" | not mpt-opt --assign-precision=auto 2>&1 | FileCheck %s --check-prefix=NOTARGET
+// RUN: echo "module {}" | not mpt-opt --assign-precision="auto target=gfx90a" 2>&1 | FileCheck %s --check-prefix=BADTARGET
+// RUN: echo "module {}" | not mpt-opt --assign-precision=bf17 2>&1 | FileCheck %s --check-prefix=BADMODE
+// RUN: echo "module {}" | not mpt-opt --assign-precision="bf16 keep-fp32=softmaxx" 2>&1 | FileCheck %s --check-prefix=BADTYPE
+// RUN: echo "module {}" | mpt-opt --assign-precision="fp8 target=sm_80" -o /dev/null 2>&1 | FileCheck %s --check-prefix=SLOW
+
+// NOTARGET: error: assign-precision: mode=auto needs target=<sm_XY|cpu>; the compiler does not detect hardware
+// BADTARGET: error: assign-precision: unknown target 'gfx90a'; expected sm_XY (e.g. sm_80, sm_90) or cpu
+// BADMODE: Cannot find option named 'bf17'
+// BADTYPE: error: assign-precision: 'softmaxx' in keep-fp32 names no mpt op
+// SLOW: warning: assign-precision: mode fp8 is forced on sm_80, which has no fast fp8 arithmetic
+
+// Tests that mpt.precision takes only "f32" or "low".
+func.func @bad_attribute(%x: tensor<4x4xf32>) -> tensor<4x4xf32> {
+  // expected-error @+1 {{mpt.precision must be "f32" or "low", got "fp8"}}
+  %0 = mpt.relu %x {mpt.precision = "fp8"} : tensor<4x4xf32>
+  return %0 : tensor<4x4xf32>
+}
