@@ -2,7 +2,8 @@
 //
 //   mpt-compile model.onnx -o model.mptp [--input-shape x=8,16] ...
 //
-// Runs the importer (for .onnx / .onnxtext; .mlir is parsed as is), the
+// Runs the importer (for .onnx / .onnxtext; .mlir is parsed as is), with
+// --precision `--assign-precision` and `--verify-precision`, then the
 // `--lower-to-runtime` pipeline and the plan emitter. The exit code is 0 on
 // success, 1 when the input is broken or cannot be lowered, and 2 when the
 // model only uses features MPT does not support (all of them are reported).
@@ -12,12 +13,14 @@
 #include "mpt/Dialect/MPT/IR/MPTDialect.h"
 #include "mpt/Import/ONNX/Importer.h"
 #include "mpt/Target/Plan/PlanEmitter.h"
+#include "mpt/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Support/Timing.h"
 #include "llvm/Support/CommandLine.h"
@@ -60,6 +63,20 @@ static cl::opt<bool> fuseEpilogues(
     cl::desc("Fold bias adds and activations into gemm kernels (default: "
              "true; as --lower-to-runtime's fuse-epilogues)"),
     cl::init(true), cl::cat(category));
+static cl::opt<std::string> precision(
+    "precision",
+    cl::desc("Run --assign-precision (then --verify-precision) in this mode "
+             "before the lowering: fp32, bf16, fp16, fp8 or auto (default: "
+             "none, the model's own types)"),
+    cl::value_desc("mode"), cl::cat(category));
+static cl::opt<std::string> target(
+    "target",
+    cl::desc("The target --precision=auto picks for: cpu, sm_70, sm_80, ..."),
+    cl::value_desc("target"), cl::cat(category));
+static cl::opt<std::string> precisionReport(
+    "precision-report",
+    cl::desc("Write --assign-precision's decision report (JSON) here"),
+    cl::value_desc("file"), cl::cat(category));
 static cl::opt<bool> emitMlir(
     "emit-mlir",
     cl::desc("Write the lowered mpt IR instead of the plan (for inspection)"),
@@ -101,6 +118,7 @@ int main(int argc, char **argv) {
   registerMLIRContextCLOptions();
   registerPassManagerCLOptions();
   registerDefaultTimingManagerCLOptions();
+  mpt::registerMPTPasses();
   cl::HideUnrelatedOptions(category);
   cl::ParseCommandLineOptions(
       argc, argv,
@@ -112,6 +130,8 @@ int main(int argc, char **argv) {
   registry.insert<mpt::MPTDialect, func::FuncDialect>();
   MLIRContext context(registry);
   context.loadAllAvailableDialects();
+  // Diagnostics name the ONNX node; the whole module after them is noise.
+  context.printOpOnDiagnostic(false);
 
   OwningOpRef<ModuleOp> module;
   llvm::SourceMgr sourceMgr;
@@ -165,6 +185,24 @@ int main(int argc, char **argv) {
   applyDefaultTimingManagerCLOptions(timing);
   TimingScope timingScope = timing.getRootScope();
   pm.enableTiming(timingScope);
+  if (!precision.empty()) {
+    std::string spec = "assign-precision{mode=" + precision;
+    if (!target.empty())
+      spec += " target=" + target;
+    if (!precisionReport.empty())
+      spec += " report=" + precisionReport;
+    spec += "},verify-precision";
+    std::string error;
+    llvm::raw_string_ostream errorStream(error);
+    if (failed(parsePassPipeline(spec, pm, errorStream))) {
+      llvm::errs() << "mpt-compile: --precision: " << error << "\n";
+      return kBroken;
+    }
+  } else if (!target.empty() || !precisionReport.empty()) {
+    llvm::errs() << "mpt-compile: --target and --precision-report need "
+                    "--precision\n";
+    return kBroken;
+  }
   mpt::LowerToRuntimeOptions lowering;
   lowering.fuseEpilogues = fuseEpilogues;
   mpt::buildLowerToRuntimePipeline(pm, lowering);
