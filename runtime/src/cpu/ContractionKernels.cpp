@@ -2,8 +2,14 @@
 //
 // All three reduce to OpenBLAS sgemm in float32: operands stored in bf16,
 // f16 or fp8 are widened to float32 first (exactly), the products are
-// accumulated in float32 by sgemm (which uses every core), and the float32
-// result is rounded once into the output dtype.
+// accumulated in float32 by sgemm, and the float32 result is rounded once
+// into the output dtype.
+//
+// Threads: OpenBLAS is set to one thread, and the runtime's pool
+// (Parallel.h) spreads the work instead, so the two never compete for the
+// cores: a large product is cut into blocks of rows, one sgemm call each
+// (cut only where that is bit-exact, see rowCutUnit); a conv's groups and a
+// matmul's batches are spread over the threads when each is large enough.
 //
 //===----------------------------------------------------------------------===//
 #include "cpu/Convert.h"
@@ -13,7 +19,10 @@
 #include <cblas.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
+#include <cstring>
+#include <initializer_list>
 #include <memory>
 #include <new>
 #include <string>
@@ -32,7 +41,7 @@ const float *asF32(const TensorArg &t, int64_t offset, int64_t n, std::vector<fl
   if (dtype == DType::F32)
     return static_cast<const float *>(t.data) + offset;
   scratch.resize(std::max<int64_t>(n, 1));
-  parallelFor(n, 1 << 16, [&](int64_t b, int64_t e) {
+  parallelFor(n, grainForCost(1), [&](int64_t b, int64_t e) {
     loadF32(dtype, elementPtr(t.data, dtype, offset + b), e - b, scratch.data() + b);
   });
   return scratch.data();
@@ -52,15 +61,90 @@ void finishF32(const TensorArg &t, int64_t offset, int64_t n, const float *y) {
   const DType dtype = t.desc->dtype;
   if (dtype == DType::F32)
     return;
-  parallelFor(n, 1 << 16, [&](int64_t b, int64_t e) {
+  parallelFor(n, grainForCost(1), [&](int64_t b, int64_t e) {
     storeF32(y + b, e - b, dtype, elementPtr(t.data, dtype, offset + b));
   });
 }
 
-/// C[M, N] = A[M, K] * B[K, N] (row-major, float32 accumulate), with
-/// optional transposed operands; handles the empty cases BLAS rejects.
+//===----------------------------------------------------------------------===//
+// sgemm, cut into blocks of rows over the pool.
+//===----------------------------------------------------------------------===//
+
+/// Cost, in element operations (Parallel.h), of one multiply-add inside
+/// sgemm: it runs at tens of GFLOP/s per core, ~30x a plain loop.
+constexpr int64_t kMacsPerElementOp = 32;
+/// Fixed cost of one cblas_sgemm call (packing set-up, dispatch).
+constexpr int64_t kSgemmCallCost = 1000;
+
+/// Rows [m0, m1) of C = alpha * op(A) op(B) + beta * C, where op(A) is
+/// [M, K] and C is [M, N] (row-major): one cblas_sgemm call.
+void sgemmRows(bool transA, bool transB, int64_t M, int64_t N, int64_t K, float alpha,
+               const float *A, const float *B, float beta, float *C, int64_t m0, int64_t m1) {
+  cblas_sgemm(CblasRowMajor, transA ? CblasTrans : CblasNoTrans,
+              transB ? CblasTrans : CblasNoTrans, static_cast<blasint>(m1 - m0),
+              static_cast<blasint>(N), static_cast<blasint>(K), alpha,
+              transA ? A + m0 : A + m0 * K, static_cast<blasint>(transA ? M : K), B,
+              static_cast<blasint>(transB ? K : N), beta, C + m0 * N, static_cast<blasint>(N));
+}
+
+/// Whether cutting products at multiples of `unit` rows gives the very bits
+/// of one call, on probe products with every transpose, beta 0 and 1, a
+/// partial last row group, two or more blocks of K and an odd N.
+bool rowCutsAreExact(int64_t unit) {
+  const int64_t M = 3 * unit + 5, N = 67, K = 700;
+  std::vector<float> a(M * K), b(K * N), c0(M * N), c1(M * N), cInit(M * N);
+  uint32_t state = 12345;
+  auto next = [&state] {  // deterministic values in [-1, 1)
+    state = state * 1664525u + 1013904223u;
+    return static_cast<float>(static_cast<int32_t>(state)) * (1.0f / 2147483648.0f);
+  };
+  for (float &v : a) v = next();
+  for (float &v : b) v = next();
+  for (float &v : cInit) v = next();
+  for (int variant = 0; variant < 8; ++variant) {
+    const bool transA = variant & 1, transB = variant & 2;
+    const float beta = (variant & 4) ? 1.0f : 0.0f;
+    c0 = cInit;
+    sgemmRows(transA, transB, M, N, K, 0.75f, a.data(), b.data(), beta, c0.data(), 0, M);
+    for (int64_t cut = unit; cut < M; cut += unit) {
+      c1 = cInit;
+      sgemmRows(transA, transB, M, N, K, 0.75f, a.data(), b.data(), beta, c1.data(), 0, cut);
+      sgemmRows(transA, transB, M, N, K, 0.75f, a.data(), b.data(), beta, c1.data(), cut, M);
+      if (std::memcmp(c0.data(), c1.data(), c0.size() * sizeof(float)) != 0)
+        return false;
+    }
+  }
+  return true;
+}
+
+/// Rows per block when a product is cut over the threads, or 0 to never
+/// cut. OpenBLAS's kernels compute rows of a row-major C in groups of a
+/// fixed size and round a partial group differently, so only cuts at
+/// multiples of that size reproduce one call's bits; it depends on the
+/// CPU's kernel, so the first use measures it. (Cutting columns is never
+/// exact.) Also switches OpenBLAS to one thread.
+int64_t rowCutUnit() {
+  static const int64_t unit = []() -> int64_t {
+#ifdef OPENBLAS_VERSION
+    openblas_set_num_threads(1);
+    if (numThreads() < 2)
+      return 0;
+    for (int64_t u : {4, 8, 12, 16, 24, 32, 48, 64, 96})
+      if (rowCutsAreExact(u))
+        return u;
+#endif
+    // Another BLAS may thread itself; leave it alone.
+    return 0;
+  }();
+  return unit;
+}
+
+/// C[M, N] = alpha * op(A)[M, K] * op(B)[K, N] + beta * C (row-major, float32
+/// accumulate); handles the empty cases BLAS rejects. A large product is
+/// cut into blocks of rows, run over the pool, unless `mayCut` is false
+/// (the caller is already spreading its work over the threads).
 void sgemm(bool transA, bool transB, int64_t M, int64_t N, int64_t K, float alpha,
-           const float *A, const float *B, float beta, float *C) {
+           const float *A, const float *B, float beta, float *C, bool mayCut = true) {
   if (M == 0 || N == 0)
     return;
   if (K == 0) {
@@ -68,11 +152,18 @@ void sgemm(bool transA, bool transB, int64_t M, int64_t N, int64_t K, float alph
       C[i] = beta == 0.0f ? 0.0f : beta * C[i];
     return;
   }
-  cblas_sgemm(CblasRowMajor, transA ? CblasTrans : CblasNoTrans,
-              transB ? CblasTrans : CblasNoTrans, static_cast<blasint>(M),
-              static_cast<blasint>(N), static_cast<blasint>(K), alpha, A,
-              static_cast<blasint>(transA ? M : K), B, static_cast<blasint>(transB ? K : N),
-              beta, C, static_cast<blasint>(N));
+  const int64_t unit = rowCutUnit();
+  if (!mayCut || unit == 0 || M < 2 * unit) {
+    sgemmRows(transA, transB, M, N, K, alpha, A, B, beta, C, 0, M);
+    return;
+  }
+  // Blocks of `unit` rows; the last chunk also takes the M % unit rows left.
+  const int64_t blocks = M / unit;
+  parallelFor(blocks, grainForCost(unit * N * K / kMacsPerElementOp + kSgemmCallCost),
+              [&](int64_t begin, int64_t end) {
+                sgemmRows(transA, transB, M, N, K, alpha, A, B, beta, C, begin * unit,
+                          end == blocks ? M : end * unit);
+              });
 }
 
 //===----------------------------------------------------------------------===//
@@ -82,14 +173,21 @@ void sgemm(bool transA, bool transB, int64_t M, int64_t N, int64_t K, float alph
 Status runMatMul(const MatMulParams &p, const KernelArgs &args) {
   const TensorArg &a = args.operands[0], &b = args.operands[1], &y = args.results[0];
   const int64_t aSize = p.M * p.K, bSize = p.K * p.N, ySize = p.M * p.N;
-  std::vector<float> aBuf, bBuf, yBuf;
-  for (int64_t n = 0; n < p.batch; ++n) {
-    const float *A = asF32(a, p.aOffset[n], aSize, aBuf);
-    const float *B = asF32(b, p.bOffset[n], bSize, bBuf);
-    float *Y = outputF32(y, n * ySize, ySize, yBuf);
-    sgemm(false, false, p.M, p.N, p.K, 1.0f, A, B, 0.0f, Y);
-    finishF32(y, n * ySize, ySize, Y);
-  }
+  // Batches are spread over the threads when each is worth it; a lone
+  // batch (or a run of them on one thread) may cut its sgemm instead.
+  const int64_t batchCost =
+      aSize + bSize + ySize + ySize * p.K / kMacsPerElementOp + kSgemmCallCost;
+  parallelFor(p.batch, grainForCost(batchCost), [&](int64_t begin, int64_t end) {
+    const bool alone = end - begin == p.batch;
+    std::vector<float> aBuf, bBuf, yBuf;
+    for (int64_t n = begin; n < end; ++n) {
+      const float *A = asF32(a, p.aOffset[n], aSize, aBuf);
+      const float *B = asF32(b, p.bOffset[n], bSize, bBuf);
+      float *Y = outputF32(y, n * ySize, ySize, yBuf);
+      sgemm(false, false, p.M, p.N, p.K, 1.0f, A, B, 0.0f, Y, alone);
+      finishF32(y, n * ySize, ySize, Y);
+    }
+  });
   return Status::ok();
 }
 
@@ -136,8 +234,9 @@ Status runGemmBiasActivation(const GemmParams &p, const KernelArgs &args) {
     beta = 1.0f;
   }
   sgemm(p.transA, p.transB, p.M, p.N, p.K, p.alpha, A, B, beta, Y);
-  parallelFor(p.M * p.N, 1 << 15,
-              [&](int64_t s, int64_t e) { applyActivation(p.activation, Y + s, e - s); });
+  if (p.activation != Activation::None)
+    parallelFor(p.M * p.N, grainForCost(p.activation == Activation::Relu ? 1 : 8),
+                [&](int64_t s, int64_t e) { applyActivation(p.activation, Y + s, e - s); });
   finishF32(y, 0, p.M * p.N, Y);
   return Status::ok();
 }
@@ -165,7 +264,9 @@ void im2col(const ConvParams &p, const float *x, int64_t c0, int64_t Cg, float *
   const int64_t runLength = p.out[last];
   const int64_t runs = p.outSize / std::max<int64_t>(runLength, 1);
   const int64_t stride = p.strides[last], inLast = p.in[last];
-  parallelFor(Cg * p.kernelSize, 16, [&](int64_t rowBegin, int64_t rowEnd) {
+  // A row costs a copy of outSize floats plus its bounds arithmetic.
+  const int64_t grain = grainForCost(p.outSize + 16);
+  parallelFor(Cg * p.kernelSize, grain, [&](int64_t rowBegin, int64_t rowEnd) {
     for (int64_t row = rowBegin; row < rowEnd; ++row) {
       const int64_t c = row / p.kernelSize;
       int64_t k[kMaxRank];  // kernel position of this row
@@ -226,32 +327,86 @@ Status runConv(const ConvParams &p, const KernelArgs &args) {
     return Status::error("cannot allocate the im2col workspace (" +
                          std::to_string(rows * p.outSize * 4) + " bytes)");
   float *col = colBuffer.get();
-  for (int64_t n = 0; n < p.N; ++n) {
-    const float *X = asF32(x, n * p.C * p.inSize, p.C * p.inSize, xBuf);
-    float *Y = outputF32(y, n * p.M * p.outSize, p.M * p.outSize, yBuf);
-    for (int64_t g = 0; g < p.group; ++g) {
-      im2col(p, X, g * Cg, Cg, col);
-      sgemm(false, false, Mg, p.outSize, rows, 1.0f, W + g * Mg * rows, col, 0.0f,
-            Y + g * Mg * p.outSize);
+  // The work comes in units of one im2col + sgemm per (image, group). The
+  // units are spread over the threads, each thread with its own workspace,
+  // when there are enough to share out evenly (depthwise convs have one per
+  // channel; a batch of images, one per image); otherwise each unit's
+  // im2col and sgemm are.
+  const int64_t threads = numThreads();
+  const int64_t unitGrain = grainForCost(rows * p.outSize +
+                                         Mg * p.outSize * rows / kMacsPerElementOp +
+                                         kSgemmCallCost);
+  auto spread = [&](int64_t units) {
+    return threads > 1 && units >= 2 * unitGrain &&
+           (units % threads == 0 || units >= 4 * threads);
+  };
+  // All images at once if spreading needs them (they are then widened to
+  // float32 together), else one image at a time.
+  const int64_t step = p.N > 1 && spread(p.N * p.group) ? p.N : 1;
+  const int64_t xSize = p.C * p.inSize, ySize = p.M * p.outSize;
+  std::atomic<bool> noWorkspace{false};
+  for (int64_t n0 = 0; n0 < p.N; n0 += step) {
+    const float *X = asF32(x, n0 * xSize, step * xSize, xBuf);
+    float *Y = outputF32(y, n0 * ySize, step * ySize, yBuf);
+    auto runUnit = [&](int64_t unit, float *unitCol, bool mayCut) {
+      const int64_t n = unit / p.group, g = unit % p.group;
+      im2col(p, X + n * xSize, g * Cg, Cg, unitCol);
+      sgemm(false, false, Mg, p.outSize, rows, 1.0f, W + g * Mg * rows, unitCol, 0.0f,
+            Y + n * ySize + g * Mg * p.outSize, mayCut);
+    };
+    const int64_t units = step * p.group;
+    if (spread(units)) {
+      parallelFor(units, unitGrain, [&](int64_t begin, int64_t end) {
+        std::unique_ptr<float[]> own;
+        float *myCol = col;
+        if (begin != 0) {  // the chunk with unit 0 uses the shared workspace
+          own.reset(new (std::nothrow)
+                        float[static_cast<size_t>(std::max<int64_t>(rows * p.outSize, 1))]);
+          if (!own) {
+            noWorkspace = true;
+            return;
+          }
+          myCol = own.get();
+        }
+        for (int64_t unit = begin; unit < end; ++unit)
+          runUnit(unit, myCol, /*mayCut=*/false);
+      });
+      if (noWorkspace)
+        return Status::error("cannot allocate an im2col workspace (" +
+                             std::to_string(rows * p.outSize * 4) + " bytes)");
+    } else {
+      for (int64_t unit = 0; unit < units; ++unit)
+        runUnit(unit, col, /*mayCut=*/true);
     }
     if (bias)
-      for (int64_t m = 0; m < p.M; ++m)
-        for (int64_t o = 0; o < p.outSize; ++o)
-          Y[m * p.outSize + o] += bias[m];
-    finishF32(y, n * p.M * p.outSize, p.M * p.outSize, Y);
+      parallelFor(step * p.M, grainForCost(p.outSize), [&](int64_t begin, int64_t end) {
+        for (int64_t r = begin; r < end; ++r)  // row r: image r / M, channel r % M
+          for (int64_t o = 0; o < p.outSize; ++o)
+            Y[r * p.outSize + o] += bias[r % p.M];
+      });
+    finishF32(y, n0 * ySize, step * ySize, Y);
   }
   return Status::ok();
 }
 
 } // namespace
 
+/// For tests (declared there): rows per block when sgemm cuts a product over
+/// the threads; 0 if it never does.
+int64_t sgemmRowCutUnit() { return rowCutUnit(); }
+
+// Each also settles OpenBLAS's threads and the row cut (rowCutUnit) once,
+// at load time rather than in the first run.
 Status prepareMatMul(const KernelView &v, std::unique_ptr<PreparedKernel> *out) {
+  rowCutUnit();
   return prepareWith<MatMulParams>(v, out, decodeMatMul, runMatMul);
 }
 Status prepareGemm(const KernelView &v, std::unique_ptr<PreparedKernel> *out) {
+  rowCutUnit();
   return prepareWith<GemmParams>(v, out, decodeGemm, runGemmBiasActivation);
 }
 Status prepareConv(const KernelView &v, std::unique_ptr<PreparedKernel> *out) {
+  rowCutUnit();
   return prepareWith<ConvParams>(v, out, decodeConv, runConv);
 }
 

@@ -1,6 +1,5 @@
 //===- Convert.cpp - blocks of elements to and from f32 / i64 ------------===//
 #include "cpu/Convert.h"
-#include "cpu/Parallel.h"
 
 #include "mptrt/Numerics.h"
 
@@ -15,19 +14,6 @@ namespace rt {
 namespace cpu {
 
 using namespace mptrt::numerics;
-
-int numThreads() {
-  static const int threads = [] {
-    if (const char *env = std::getenv("MPTRT_NUM_THREADS")) {
-      int v = std::atoi(env);
-      if (v >= 1)
-        return v;
-    }
-    unsigned hw = std::thread::hardware_concurrency();
-    return hw == 0 ? 1 : static_cast<int>(hw);
-  }();
-  return threads;
-}
 
 namespace {
 

@@ -20,7 +20,9 @@ namespace cpu {
 
 namespace {
 
-constexpr int64_t kGrain = 1 << 15;
+/// Elements per chunk for loops that move one element per item with a
+/// little index arithmetic (Parallel.h's grain rule).
+constexpr int64_t kGrain = grainForCost(2);
 
 /// Copies one element of `size` bytes.
 inline void copyElement(uint8_t *dst, const uint8_t *src, int64_t size) {
@@ -159,8 +161,8 @@ Status runGather(const GatherParams &p, const KernelArgs &args) {
   const uint8_t *data = static_cast<const uint8_t *>(args.operands[0].data);
   uint8_t *out = static_cast<uint8_t *>(args.results[0].data);
   const int64_t run = p.inner * p.elementSize;
-  const int64_t grain = std::max<int64_t>(1, (1 << 16) / std::max<int64_t>(run, 1));
-  parallelFor(p.outer * p.numIndices, grain, [&](int64_t begin, int64_t end) {
+  // A row is a memcpy of `run` bytes (~8 bytes per element operation).
+  parallelFor(p.outer * p.numIndices, grainForCost(run / 8 + 8), [&](int64_t begin, int64_t end) {
     for (int64_t r = begin; r < end; ++r) {
       const int64_t o = r / p.numIndices, i = r % p.numIndices;
       if (run)

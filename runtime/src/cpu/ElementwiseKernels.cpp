@@ -2,8 +2,9 @@
 //
 // Every kernel here walks the output in blocks of kBlock elements: load the
 // block's inputs into float (or int64) buffers, compute, store the block in
-// the output dtype. Blocks are split over the cores by parallelFor once the
-// tensor has at least kGrain elements per thread.
+// the output dtype. Blocks are split over the cores by parallelFor once each
+// thread gets enough work (Parallel.h's grain rule; transcendental functions
+// count as ~8 element operations each).
 //
 //===----------------------------------------------------------------------===//
 #include "cpu/Convert.h"
@@ -21,8 +22,19 @@ namespace cpu {
 
 namespace {
 
-/// Elements per thread below which a kernel stays on one core.
-constexpr int64_t kGrain = 1 << 15;
+/// Cost of one element in Parallel.h's element operations: a load, an
+/// arithmetic op and a store; a transcendental function is ~8 of them.
+constexpr int64_t kPlainCost = 1, kTranscendentalCost = 8;
+
+int64_t unaryCost(const UnaryParams &p) {
+  switch (p.op) {
+  case UnaryOp::Exp: case UnaryOp::Log: case UnaryOp::Erf: case UnaryOp::Tanh:
+  case UnaryOp::Sigmoid: case UnaryOp::Gelu: case UnaryOp::GeluTanh:
+    return p.integer ? kPlainCost : kTranscendentalCost;
+  default:
+    return kPlainCost;
+  }
+}
 
 constexpr float kSqrtHalf = 0.70710678118654752f;
 constexpr float kSqrtTwoOverPi = 0.79788456080286536f;
@@ -125,7 +137,7 @@ Status runUnary(const UnaryParams &p, const KernelArgs &args) {
   const TensorArg &in = args.operands[0];
   const TensorArg &out = args.results[0];
   const DType inType = in.desc->dtype, outType = out.desc->dtype;
-  parallelFor(out.desc->numel, kGrain, [&](int64_t begin, int64_t end) {
+  parallelFor(out.desc->numel, grainForCost(unaryCost(p)), [&](int64_t begin, int64_t end) {
     if (p.integer) {
       int64_t buf[kBlock];
       for (int64_t i = begin; i < end; i += kBlock) {
@@ -247,7 +259,9 @@ Status runBinary(const BinaryParams &p, const KernelArgs &args) {
   const TensorArg &out = args.results[0];
   const DType lt = lhs.desc->dtype, rt = rhs.desc->dtype, ot = out.desc->dtype;
   const BroadcastIndex &bc = p.bc;
-  parallelFor(bc.numel, kGrain, [&](int64_t begin, int64_t end) {
+  // Broadcast offsets cost about one more operation per operand.
+  const int64_t cost = (p.op == BinaryOp::Pow ? kTranscendentalCost : kPlainCost) + 2;
+  parallelFor(bc.numel, grainForCost(cost), [&](int64_t begin, int64_t end) {
     int64_t offA[kBlock], offB[kBlock];
     int64_t *offsets[3] = {offA, offB, nullptr};
     for (int64_t i = begin; i < end; i += kBlock) {
@@ -292,7 +306,7 @@ Status runWhere(const WhereParams &p, const KernelArgs &args) {
   const uint8_t *cond = static_cast<const uint8_t *>(args.operands[0].data);
   const void *x = args.operands[1].data, *y = args.operands[2].data;
   void *out = args.results[0].data;
-  parallelFor(p.bc.numel, kGrain, [&](int64_t begin, int64_t end) {
+  parallelFor(p.bc.numel, grainForCost(kPlainCost + 3), [&](int64_t begin, int64_t end) {
     int64_t offC[kBlock], offX[kBlock], offY[kBlock];
     int64_t *offsets[3] = {offC, offX, offY};
     for (int64_t i = begin; i < end; i += kBlock) {
@@ -327,7 +341,7 @@ Status runCast(const CastParams &p, const KernelArgs &args) {
   const TensorArg &in = args.operands[0], &out = args.results[0];
   const DType it = in.desc->dtype, ot = out.desc->dtype;
   const bool fromFloat = plan::isFloatDType(it);
-  parallelFor(p.numel, kGrain, [&](int64_t begin, int64_t end) {
+  parallelFor(p.numel, grainForCost(kPlainCost), [&](int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; i += kBlock) {
       const int64_t m = std::min(kBlock, end - i);
       if (fromFloat) {

@@ -40,8 +40,10 @@ Status runBatchNorm(const BatchNormParams &p, const KernelArgs &args) {
   const std::vector<float> runningMean = widen(args.operands[3]),
                            runningVar = widen(args.operands[4]);
   std::vector<float> mean(p.C), var(p.C);
-  const int64_t grain = std::max<int64_t>(1, (1 << 15) / std::max<int64_t>(p.N * p.inner, 1));
-  parallelFor(p.C, grain, [&](int64_t cBegin, int64_t cEnd) {
+  // A channel: load, normalise, store its N * inner elements (and, when
+  // training, a statistics pass over them first).
+  const int64_t channelCost = p.N * p.inner * (p.training ? 6 : 3);
+  parallelFor(p.C, grainForCost(channelCost), [&](int64_t cBegin, int64_t cEnd) {
     std::vector<float> row(p.inner);
     for (int64_t c = cBegin; c < cEnd; ++c) {
       if (p.training) {
@@ -99,8 +101,8 @@ Status runLayerNorm(const LayerNormParams &p, const KernelArgs &args) {
   const std::vector<float> scale = widen(args.operands[1]);
   const std::vector<float> bias = p.hasBias ? widen(args.operands[2]) : std::vector<float>();
   std::vector<float> means(p.hasStats ? p.outer : 0), invStds(p.hasStats ? p.outer : 0);
-  const int64_t grain = std::max<int64_t>(1, (1 << 15) / std::max<int64_t>(p.inner, 1));
-  parallelFor(p.outer, grain, [&](int64_t begin, int64_t end) {
+  // A row: load, two statistics passes, normalise and store.
+  parallelFor(p.outer, grainForCost(6 * p.inner), [&](int64_t begin, int64_t end) {
     std::vector<float> row(p.inner);
     for (int64_t r = begin; r < end; ++r) {
       loadF32(xt, elementPtr(x.data, xt, r * p.inner), p.inner, row.data());
@@ -143,8 +145,8 @@ Status runSoftmax(const SoftmaxParams &p, const KernelArgs &args) {
   const TensorArg &x = args.operands[0], &y = args.results[0];
   const DType xt = x.desc->dtype, yt = y.desc->dtype;
   const int64_t rows = p.outer * p.inner;
-  const int64_t grain = std::max<int64_t>(1, (1 << 15) / std::max<int64_t>(p.dim, 1));
-  parallelFor(rows, grain, [&](int64_t begin, int64_t end) {
+  // A row: a gather, a maximum, an exp per element, a sum and a store.
+  parallelFor(rows, grainForCost(12 * p.dim), [&](int64_t begin, int64_t end) {
     std::vector<float> row(p.dim);
     std::vector<int64_t> offsets(p.dim);
     for (int64_t r = begin; r < end; ++r) {

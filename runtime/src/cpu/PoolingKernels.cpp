@@ -79,9 +79,13 @@ Status runPool(const PoolParams &p, const KernelArgs &args) {
   const TensorArg &x = args.operands[0], &y = args.results[0];
   const DType xt = x.desc->dtype, yt = y.desc->dtype;
   const int64_t planes = p.N * p.C;
-  // Enough planes per thread that a chunk outweighs starting a thread.
-  const int64_t grain = std::max<int64_t>(1, (1 << 16) / std::max<int64_t>(p.inSize, 1));
-  parallelFor(planes, grain, [&](int64_t begin, int64_t end) {
+  // A plane costs its load plus ~5 operations per window position (the
+  // bounds checks and offsets of poolPlane).
+  int64_t kernelCount = 1;
+  for (int d = 0; d < p.spatialRank; ++d)
+    kernelCount *= p.kernel[d];
+  parallelFor(planes, grainForCost(p.inSize + 5 * p.outSize * kernelCount),
+              [&](int64_t begin, int64_t end) {
     if (p.integer) {
       std::vector<int64_t> in(p.inSize), out(p.outSize);
       for (int64_t plane = begin; plane < end; ++plane) {

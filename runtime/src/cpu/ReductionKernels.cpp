@@ -78,8 +78,8 @@ Status runReduceFloat(const ReduceParams &p, const KernelArgs &args) {
   std::vector<float> out(p.outNumel);
   if (reducesTrailingAxes(p)) {
     const int64_t count = p.reducedCount;
-    const int64_t grain = std::max<int64_t>(1, (1 << 15) / std::max<int64_t>(count, 1));
-    parallelFor(p.outNumel, grain, [&](int64_t begin, int64_t end) {
+    // Each output reduces its own `count` inputs, in order, on one thread.
+    parallelFor(p.outNumel, grainForCost(2 * count), [&](int64_t begin, int64_t end) {
       float buf[kBlock];
       for (int64_t o = begin; o < end; ++o) {
         double a = acc.init();
@@ -183,8 +183,8 @@ Status runLoss(const LossParams &p, const KernelArgs &args) {
 
   std::vector<float> loss(samples), weightOf(samples);
   std::vector<float> logProb(p.hasLogProb ? scores.desc->numel : 0);
-  const int64_t grain = std::max<int64_t>(1, (1 << 14) / std::max<int64_t>(p.C, 1));
-  parallelFor(samples, grain, [&](int64_t begin, int64_t end) {
+  // A sample: a gather of its C scores, an exp each and a log-sum.
+  parallelFor(samples, grainForCost(12 * p.C), [&](int64_t begin, int64_t end) {
     std::vector<float> row(p.C);
     std::vector<int64_t> offsets(p.C);
     for (int64_t s = begin; s < end; ++s) {
