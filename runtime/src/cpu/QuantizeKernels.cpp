@@ -13,14 +13,13 @@ namespace cpu {
 namespace {
 
 constexpr int64_t kBlock = 256;
-constexpr int64_t kGrain = int64_t{1} << 14; // elements per chunk, at least
 
 Status runQuantize(const QuantizeParams &p, const KernelArgs &args) {
   const TensorArg &in = args.operands[0], &out = args.results[0];
   float scale;
   std::memcpy(&scale, args.operands[1].data, sizeof(float));
   const DType it = in.desc->dtype, ot = out.desc->dtype;
-  parallelFor(p.numel, kGrain, [&](int64_t begin, int64_t end) {
+  parallelFor(p.numel, grainForCost(2), [&](int64_t begin, int64_t end) {
     float buf[kBlock];
     for (int64_t i = begin; i < end; i += kBlock) {
       const int64_t m = std::min(kBlock, end - i);
