@@ -147,14 +147,11 @@ int main(int argc, char **argv) {
       }
     }
     for (const std::string &binding : constantBindings) {
-      auto [name, file] = StringRef(binding).split('=');
-      if (name.empty() || file.empty()) {
-        llvm::errs() << "mpt-compile: --bind-constant: expected name=file.pb "
-                        "but got '"
-                     << binding << "'\n";
+      std::string error = mpt::parseConstantBinding(binding, options);
+      if (!error.empty()) {
+        llvm::errs() << "mpt-compile: --bind-constant: " << error << "\n";
         return kBroken;
       }
-      options.constantInputFiles[name] = file.str();
     }
     mpt::OnnxImportResult result =
         mpt::importOnnxFile(inputPath, context, options);

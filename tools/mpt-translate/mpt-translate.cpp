@@ -64,14 +64,11 @@ static void registerOnnxImport() {
           }
         }
         for (const std::string &binding : constantBindings) {
-          auto [name, file] = StringRef(binding).split('=');
-          if (name.empty() || file.empty()) {
-            emitError(UnknownLoc::get(context))
-                << "--bind-constant: expected name=file.pb but got '"
-                << binding << "'";
+          std::string error = mpt::parseConstantBinding(binding, options);
+          if (!error.empty()) {
+            emitError(UnknownLoc::get(context)) << "--bind-constant: " << error;
             return nullptr;
           }
-          options.constantInputFiles[name] = file.str();
         }
         const llvm::MemoryBuffer *buffer =
             sourceMgr->getMemoryBuffer(sourceMgr->getMainFileID());

@@ -50,8 +50,6 @@ struct GemmConfig {
   }
 };
 
-bool hasOneUse(Value v) { return v.hasOneUse(); }
-
 /// A gemm with no epilogue yet, reached directly or through one reshape
 /// (both single-use, so rewriting them loses nothing).
 struct PlainGemm {
@@ -61,12 +59,12 @@ struct PlainGemm {
   static std::optional<PlainGemm> match(Value v, bool allowBias) {
     PlainGemm m{};
     if ((m.reshape = v.getDefiningOp<ReshapeOp>())) {
-      if (!hasOneUse(v) || m.reshape.getShape())
+      if (!v.hasOneUse() || m.reshape.getShape())
         return std::nullopt;
       v = m.reshape.getInput();
     }
     m.gemm = v.getDefiningOp<GemmOp>();
-    if (!m.gemm || !hasOneUse(v) || m.gemm.getActivation() != "none" ||
+    if (!m.gemm || !v.hasOneUse() || m.gemm.getActivation() != "none" ||
         m.gemm.getAScale())
       return std::nullopt;
     if (!allowBias && m.gemm.getC())

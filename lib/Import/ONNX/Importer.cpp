@@ -45,6 +45,15 @@ std::string parseInputShapeBinding(StringRef binding,
   return "";
 }
 
+std::string parseConstantBinding(StringRef binding,
+                                 OnnxImportOptions &options) {
+  auto [name, file] = binding.split('=');
+  if (name.empty() || file.empty())
+    return "expected name=file.pb but got '" + binding.str() + "'";
+  options.constantInputFiles[name] = file.str();
+  return "";
+}
+
 namespace {
 
 bool isDefaultDomain(StringRef domain) {

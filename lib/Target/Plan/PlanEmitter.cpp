@@ -204,10 +204,8 @@ LogicalResult PlanBuilder::setInitialValue(uint32_t id, Attribute value,
                           << "' is " << elements.getType()
                           << ", which does not match the parameter",
            failure();
-  uint64_t offset = plan::appendConstant(built, bytes->data(), bytes->size());
-  // appendConstant may reallocate the tensor table's neighbour, not it.
-  built.tensors[id].offset = offset;
-  built.tensors[id].hasInitializer = true;
+  tensor.offset = plan::appendConstant(built, bytes->data(), bytes->size());
+  tensor.hasInitializer = true;
   return success();
 }
 

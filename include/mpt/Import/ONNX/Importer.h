@@ -68,6 +68,11 @@ OnnxImportResult importOnnxBuffer(llvm::StringRef bytes, bool isText,
 std::string parseInputShapeBinding(llvm::StringRef binding,
                                    OnnxImportOptions &options);
 
+/// Parses `name=file.pb` into `options.constantInputFiles`; returns an error
+/// message, or an empty string on success.
+std::string parseConstantBinding(llvm::StringRef binding,
+                                 OnnxImportOptions &options);
+
 } // namespace mpt
 
 #endif // MPT_IMPORT_ONNX_IMPORTER_H
