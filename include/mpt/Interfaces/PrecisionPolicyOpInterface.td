@@ -138,6 +138,12 @@ def PrecisionPolicyOpInterface : OpInterface<"PrecisionPolicyOpInterface"> {
       "::llvm::LogicalResult", "setFP8Scales",
       (ins "::mlir::ValueRange":$scales), [{}],
       [{ return ::llvm::failure(); }]>,
+    InterfaceMethod<[{
+        The per-tensor FP8 scales attached by `setFP8Scales`, in operand
+        order; empty when the op has none.
+      }],
+      "::mlir::OperandRange", "getFP8Scales", (ins), [{}],
+      [{ return $_op->getOperands().take_back(0); }]>,
   ];
 }
 

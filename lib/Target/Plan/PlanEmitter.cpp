@@ -89,15 +89,11 @@ std::vector<int64_t> shapeOf(Type type) {
   return std::vector<int64_t>(shape.begin(), shape.end());
 }
 
-/// A matmul, gemm or conv with FP8 scale operands.
-bool isScaledContraction(Operation *op) {
-  if (auto m = dyn_cast<MatMulOp>(op))
-    return static_cast<bool>(m.getLhsScale());
-  if (auto g = dyn_cast<GemmOp>(op))
-    return static_cast<bool>(g.getAScale());
-  if (auto c = dyn_cast<ConvOp>(op))
-    return static_cast<bool>(c.getInputScale());
-  return false;
+/// An op carrying per-tensor FP8 scales (a scaled contraction), as its
+/// precision policy reports them.
+bool hasFP8Scales(Operation *op) {
+  auto policy = dyn_cast<PrecisionPolicyOpInterface>(op);
+  return policy && !policy.getFP8Scales().empty();
 }
 
 /// Builds one plan from every public function of a module.
@@ -252,7 +248,7 @@ LogicalResult PlanBuilder::addKernel(Operation *op, plan::EntryPoint &entry) {
   if (!isa<MPTDialect>(op->getDialect()))
     return op->emitOpError("has no runtime kernel; only mpt ops lower to a plan"),
            failure();
-  if (isScaledContraction(op))
+  if (hasFP8Scales(op))
     return op->emitOpError(
                "has FP8 scale operands; the runtime has no scaled "
                "contraction kernels yet, so FP8 plans cannot be emitted"),

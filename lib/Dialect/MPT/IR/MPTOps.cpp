@@ -223,6 +223,12 @@ bool MatMulOp::supportsWideResult() { return true; }
 
 bool MatMulOp::acceptsFP8Operands() { return true; }
 
+OperandRange MatMulOp::getFP8Scales() {
+  // The scales are the trailing operand groups, both present or neither.
+  unsigned start = getODSOperandIndexAndLength(2).first;
+  return getOperation()->getOperands().drop_front(start);
+}
+
 LogicalResult MatMulOp::setFP8Scales(ValueRange scales) {
   if (scales.empty()) {
     getRhsScaleMutable().clear();
@@ -284,6 +290,12 @@ bool GemmOp::supportsWideResult() { return true; }
 
 bool GemmOp::acceptsFP8Operands() { return true; }
 
+OperandRange GemmOp::getFP8Scales() {
+  // The scales are the trailing operand groups, both present or neither.
+  unsigned start = getODSOperandIndexAndLength(3).first;
+  return getOperation()->getOperands().drop_front(start);
+}
+
 LogicalResult GemmOp::setFP8Scales(ValueRange scales) {
   if (scales.empty()) {
     getBScaleMutable().clear();
@@ -337,6 +349,12 @@ PrecisionRole ConvOp::getOperandPrecisionRole(unsigned index) {
 bool ConvOp::supportsWideResult() { return true; }
 
 bool ConvOp::acceptsFP8Operands() { return true; }
+
+OperandRange ConvOp::getFP8Scales() {
+  // The scales are the trailing operand groups, both present or neither.
+  unsigned start = getODSOperandIndexAndLength(3).first;
+  return getOperation()->getOperands().drop_front(start);
+}
 
 LogicalResult ConvOp::setFP8Scales(ValueRange scales) {
   if (scales.empty()) {

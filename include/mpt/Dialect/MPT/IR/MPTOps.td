@@ -270,7 +270,7 @@ def MPT_WhereOp : MPT_BroadcastOp<"where", [PrecisionPolicy<"Clear">]> {
 // Their bias operand (gemm's C, conv's bias) has the result's type.
 def MPT_ContractionPolicy : PrecisionPolicy<"AlwaysLow", "F32",
     ["getOperandPrecisionRole", "supportsWideResult", "acceptsFP8Operands",
-     "setFP8Scales"]>;
+     "setFP8Scales", "getFP8Scales"]>;
 
 def MPT_MatMulOp : MPT_Op<"matmul", [Pure, AttrSizedOperandSegments,
     InferTypeOpAdaptorWithIsCompatible, MPT_ContractionPolicy]> {
