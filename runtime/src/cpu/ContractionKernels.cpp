@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 #include "cpu/Convert.h"
 #include "cpu/CpuKernels.h"
+#include "cpu/Gemm.h"
 #include "cpu/Parallel.h"
 
 #include <cblas.h>
@@ -66,15 +67,13 @@ void finishF32(const TensorArg &t, int64_t offset, int64_t n, const float *y) {
   });
 }
 
+} // namespace
+
 //===----------------------------------------------------------------------===//
-// sgemm, cut into blocks of rows over the pool.
+// sgemm, cut into blocks of rows over the pool (declared in Gemm.h).
 //===----------------------------------------------------------------------===//
 
-/// Cost, in element operations (Parallel.h), of one multiply-add inside
-/// sgemm: it runs at tens of GFLOP/s per core, ~30x a plain loop.
-constexpr int64_t kMacsPerElementOp = 32;
-/// Fixed cost of one cblas_sgemm call (packing set-up, dispatch).
-constexpr int64_t kSgemmCallCost = 1000;
+namespace {
 
 /// Rows [m0, m1) of C = alpha * op(A) op(B) + beta * C, where op(A) is
 /// [M, K] and C is [M, N] (row-major): one cblas_sgemm call.
@@ -117,6 +116,8 @@ bool rowCutsAreExact(int64_t unit) {
   return true;
 }
 
+} // namespace
+
 /// Rows per block when a product is cut over the threads, or 0 to never
 /// cut. OpenBLAS's kernels compute rows of a row-major C in groups of a
 /// fixed size and round a partial group differently, so only cuts at
@@ -139,12 +140,8 @@ int64_t rowCutUnit() {
   return unit;
 }
 
-/// C[M, N] = alpha * op(A)[M, K] * op(B)[K, N] + beta * C (row-major, float32
-/// accumulate); handles the empty cases BLAS rejects. A large product is
-/// cut into blocks of rows, run over the pool, unless `mayCut` is false
-/// (the caller is already spreading its work over the threads).
 void sgemm(bool transA, bool transB, int64_t M, int64_t N, int64_t K, float alpha,
-           const float *A, const float *B, float beta, float *C, bool mayCut = true) {
+           const float *A, const float *B, float beta, float *C, bool mayCut) {
   if (M == 0 || N == 0)
     return;
   if (K == 0) {
@@ -165,6 +162,8 @@ void sgemm(bool transA, bool transB, int64_t M, int64_t N, int64_t K, float alph
                           end == blocks ? M : end * unit);
               });
 }
+
+namespace {
 
 //===----------------------------------------------------------------------===//
 // matmul: one sgemm per (broadcast) batch.
@@ -241,6 +240,8 @@ Status runGemmBiasActivation(const GemmParams &p, const KernelArgs &args) {
   return Status::ok();
 }
 
+} // namespace
+
 //===----------------------------------------------------------------------===//
 // conv: im2col + sgemm per image and group.
 //
@@ -250,7 +251,7 @@ Status runGemmBiasActivation(const GemmParams &p, const KernelArgs &args) {
 // the padding. Then Y[n, g*Mg:(g+1)*Mg, :] = W_g[Mg, Cg*K] * col[Cg*K, O].
 //===----------------------------------------------------------------------===//
 
-/// Fills col[Cg * kernelSize, outSize] from x's channels [c0, c0 + Cg).
+/// im2col (declared in Gemm.h).
 ///
 /// Each column row is filled one run of the innermost output axis at a
 /// time: for output positions o along the last axis the input position is
@@ -308,6 +309,8 @@ void im2col(const ConvParams &p, const float *x, int64_t c0, int64_t Cg, float *
     }
   });
 }
+
+namespace {
 
 Status runConv(const ConvParams &p, const KernelArgs &args) {
   const TensorArg &x = args.operands[0], &w = args.operands[1], &y = args.results[0];

@@ -51,6 +51,14 @@ const KindEntry kKinds[] = {
     {"concat", prepareConcat}, {"split", prepareSplit}, {"slice", prepareSlice},
     {"gather", prepareGather}, {"expand", prepareExpand}, {"trilu", prepareTrilu},
     {"constant_of_shape", prepareFill},
+    // Backward (docs/training.md).
+    {"unary_grad", prepareUnaryGrad}, {"softmax_grad", prepareSoftmaxGrad},
+    {"layer_norm_grad", prepareLayerNormGrad},
+    {"softmax_cross_entropy_loss_grad", prepareLossGrad}, {"nll_loss_grad", prepareLossGrad},
+    {"gather_grad", prepareGatherGrad}, {"slice_grad", prepareSliceGrad},
+    {"max_pool_grad", preparePoolGrad}, {"average_pool_grad", preparePoolGrad},
+    {"conv_grad_input", prepareConvGrad}, {"conv_grad_weight", prepareConvGrad},
+    {"batch_norm_grad", prepareBatchNormGrad},
 };
 
 /// Physical memory in bytes, or 0 if unknown.

@@ -75,6 +75,17 @@ Status prepareGather(const KernelView &v, std::unique_ptr<PreparedKernel> *out);
 Status prepareExpand(const KernelView &v, std::unique_ptr<PreparedKernel> *out);
 Status prepareTrilu(const KernelView &v, std::unique_ptr<PreparedKernel> *out);
 Status prepareFill(const KernelView &v, std::unique_ptr<PreparedKernel> *out);
+// BackwardKernels.cpp
+Status prepareUnaryGrad(const KernelView &v, std::unique_ptr<PreparedKernel> *out);
+Status prepareSoftmaxGrad(const KernelView &v, std::unique_ptr<PreparedKernel> *out);
+Status prepareLayerNormGrad(const KernelView &v, std::unique_ptr<PreparedKernel> *out);
+Status prepareLossGrad(const KernelView &v, std::unique_ptr<PreparedKernel> *out);
+Status prepareGatherGrad(const KernelView &v, std::unique_ptr<PreparedKernel> *out);
+Status prepareSliceGrad(const KernelView &v, std::unique_ptr<PreparedKernel> *out);
+Status preparePoolGrad(const KernelView &v, std::unique_ptr<PreparedKernel> *out);
+Status prepareBatchNormGrad(const KernelView &v, std::unique_ptr<PreparedKernel> *out);
+// ConvGradKernels.cpp
+Status prepareConvGrad(const KernelView &v, std::unique_ptr<PreparedKernel> *out);
 
 /// Fills offsets[k][0, m) with input k's element offsets for the output
 /// elements [start, start + m) of a broadcast (row-major walk).

@@ -3,6 +3,8 @@
 #include "ops/OpParams.h"
 
 #include <algorithm>
+#include <string>
+#include <utility>
 
 namespace mptrt {
 namespace rt {
@@ -126,12 +128,25 @@ Status decodeConv(const KernelView &v, ConvParams *p) {
   MPTRT_TRY(v.expectCounts(2, 3, 1, 1));
   MPTRT_TRY(v.allowOnly({"strides", "pads", "dilations", "group", "kernel_shape"}));
   MPTRT_TRY(expectAllFloat(v));
-  const TensorDesc &x = v.operand(0), &w = v.operand(1);
+  std::vector<int64_t> expected;
+  MPTRT_TRY(decodeConvWindow(v, v.operand(0), operandLabel(v, 0), v.operand(1),
+                             operandLabel(v, 1), p, &expected));
+  MPTRT_TRY(expectResultShape(v, 0, expected));
+  p->hasBias = v.numOperands() == 3;
+  if (p->hasBias && v.operand(2).shape != std::vector<int64_t>{p->M})
+    return v.error(operandLabel(v, 2) + " (bias) must have shape [" + std::to_string(p->M) +
+                   "]");
+  return Status::ok();
+}
+
+Status decodeConvWindow(const KernelView &v, const TensorDesc &x, const std::string &xLabel,
+                        const TensorDesc &w, const std::string &wLabel, ConvParams *p,
+                        std::vector<int64_t> *outShape) {
   if (x.rank() < 3)
-    return v.error(operandLabel(v, 0) + " must be [N, C, spatial...] with at least one "
+    return v.error(xLabel + " must be [N, C, spatial...] with at least one "
                    "spatial axis");
   if (w.rank() != x.rank())
-    return v.error(operandLabel(v, 1) + " (weight) must have the input's rank");
+    return v.error(wLabel + " (weight) must have the input's rank");
   const int nsp = x.rank() - 2;
   p->spatialRank = nsp;
   p->N = x.shape[0];
@@ -154,7 +169,7 @@ Status decodeConv(const KernelView &v, ConvParams *p) {
                    std::to_string(p->C) + " input and " + std::to_string(p->M) +
                    " output channels");
   if (w.shape[1] != p->C / p->group)
-    return v.error(operandLabel(v, 1) + " (weight) must have C / group = " +
+    return v.error(wLabel + " (weight) must have C / group = " +
                    std::to_string(p->C / p->group) + " input channels");
   p->kernel.assign(w.shape.begin() + 2, w.shape.end());
   if (v.has("kernel_shape")) {
@@ -180,11 +195,7 @@ Status decodeConv(const KernelView &v, ConvParams *p) {
     p->outSize *= p->out[d];
     p->kernelSize *= p->kernel[d];
   }
-  MPTRT_TRY(expectResultShape(v, 0, expected));
-  p->hasBias = v.numOperands() == 3;
-  if (p->hasBias && v.operand(2).shape != std::vector<int64_t>{p->M})
-    return v.error(operandLabel(v, 2) + " (bias) must have shape [" + std::to_string(p->M) +
-                   "]");
+  *outShape = std::move(expected);
   return Status::ok();
 }
 

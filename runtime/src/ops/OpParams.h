@@ -15,6 +15,7 @@
 #include "ops/KernelView.h"
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace mptrt {
@@ -128,6 +129,12 @@ struct ConvParams {
   int64_t inSize = 1, outSize = 1, kernelSize = 1;  // spatial products
 };
 Status decodeConv(const KernelView &v, ConvParams *p);
+/// conv's window attributes and shapes for input `x` and weight `w` (the
+/// labels name them in messages): fills `p` except hasBias, and the output
+/// shape [N, M, o...]. Shared with conv_grad_input / conv_grad_weight.
+Status decodeConvWindow(const KernelView &v, const TensorDesc &x, const std::string &xLabel,
+                        const TensorDesc &w, const std::string &wLabel, ConvParams *p,
+                        std::vector<int64_t> *outShape);
 
 //===----------------------------------------------------------------------===//
 // Pooling.
@@ -145,6 +152,12 @@ struct PoolParams {
   int64_t inSize = 1, outSize = 1;
 };
 Status decodePool(const KernelView &v, PoolParams *p);
+/// The window attributes of a `kind` pool over input `x` (`inputLabel` names
+/// it in messages): fills `p` except `integer`, and the output shape.
+/// Shared with max_pool_grad / average_pool_grad.
+Status decodePoolWindow(const KernelView &v, PoolKind kind, const TensorDesc &x,
+                        const std::string &inputLabel, PoolParams *p,
+                        std::vector<int64_t> *outShape);
 
 //===----------------------------------------------------------------------===//
 // Normalisation and softmax.

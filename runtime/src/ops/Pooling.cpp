@@ -2,38 +2,52 @@
 #include "ops/DecodeUtil.h"
 #include "ops/OpParams.h"
 
+#include <string>
+#include <utility>
+
 namespace mptrt {
 namespace rt {
 
 Status decodePool(const KernelView &v, PoolParams *p) {
   MPTRT_TRY(v.expectCounts(1, 1, 1, 1));
+  PoolKind kind;
   if (v.kind() == "max_pool")
-    p->kind = PoolKind::Max;
+    kind = PoolKind::Max;
   else if (v.kind() == "average_pool")
-    p->kind = PoolKind::Average;
+    kind = PoolKind::Average;
   else if (v.kind() == "global_average_pool")
-    p->kind = PoolKind::GlobalAverage;
+    kind = PoolKind::GlobalAverage;
   else
     return v.error("not a pooling kind");
   const TensorDesc &x = v.operand(0), &y = v.result(0);
+  if (x.rank() >= 3) {
+    if (isFloat(x) && isFloat(y)) {
+      p->integer = false;
+    } else if (kind == PoolKind::Max && isInt(x) && x.dtype == y.dtype) {
+      p->integer = true;
+    } else {
+      return v.error("operand and result must both be float" +
+                     std::string(kind == PoolKind::Max ? ", or the same integer type" : "") +
+                     "; got " + describe(x) + " -> " + describe(y));
+    }
+  }
+  std::vector<int64_t> expected;
+  MPTRT_TRY(decodePoolWindow(v, kind, x, operandLabel(v, 0), p, &expected));
+  return expectResultShape(v, 0, expected);
+}
+
+Status decodePoolWindow(const KernelView &v, PoolKind kind, const TensorDesc &x,
+                        const std::string &inputLabel, PoolParams *p,
+                        std::vector<int64_t> *outShape) {
+  p->kind = kind;
   if (x.rank() < 3)
-    return v.error(operandLabel(v, 0) + " must be [N, C, spatial...] with at least one "
+    return v.error(inputLabel + " must be [N, C, spatial...] with at least one "
                    "spatial axis");
   const int nsp = x.rank() - 2;
   p->spatialRank = nsp;
   p->N = x.shape[0];
   p->C = x.shape[1];
   p->in.assign(x.shape.begin() + 2, x.shape.end());
-
-  if (isFloat(x) && isFloat(y)) {
-    p->integer = false;
-  } else if (p->kind == PoolKind::Max && isInt(x) && x.dtype == y.dtype) {
-    p->integer = true;
-  } else {
-    return v.error("operand and result must both be float" +
-                   std::string(p->kind == PoolKind::Max ? ", or the same integer type" : "") +
-                   "; got " + describe(x) + " -> " + describe(y));
-  }
 
   if (p->kind == PoolKind::GlobalAverage) {
     MPTRT_TRY(v.allowOnly({}));
@@ -90,7 +104,8 @@ Status decodePool(const KernelView &v, PoolParams *p) {
     p->inSize *= p->in[d];
     p->outSize *= out;
   }
-  return expectResultShape(v, 0, expected);
+  *outShape = std::move(expected);
+  return Status::ok();
 }
 
 } // namespace rt

@@ -1,0 +1,645 @@
+//===- BackwardKernels.cpp - gradients of the elementwise, softmax, norm,
+//                           loss, gather, slice and pooling kernels -----===//
+//
+// The training step's backward kinds (docs/training.md, "Backward
+// kernels"), except the conv gradients (ConvGradKernels.cpp). Operands of
+// any float type are widened to float32, everything is computed in float32
+// (sums too, except where noted) and each result is rounded once into its
+// dtype.
+//
+// Every kernel that sums gradients (layer / batch norm's parameter
+// gradients, gather_grad's scatter-add, the pooling gradients' overlapping
+// windows) gives each output element to one thread and adds into it in a
+// fixed order, so results do not depend on the thread count.
+//
+//===----------------------------------------------------------------------===//
+#include "cpu/Convert.h"
+#include "cpu/CpuKernels.h"
+#include "cpu/Parallel.h"
+#include "ops/Backward.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+namespace mptrt {
+namespace rt {
+namespace cpu {
+
+namespace {
+
+/// A whole tensor widened to float32.
+std::vector<float> widen(const TensorArg &t) {
+  std::vector<float> v(t.desc->numel);
+  loadF32(t.desc->dtype, t.data, t.desc->numel, v.data());
+  return v;
+}
+
+/// Rounds n float32 values into `t` (parallel over blocks).
+void storeAll(const float *src, int64_t n, const TensorArg &t) {
+  const DType dtype = t.desc->dtype;
+  parallelFor(n, grainForCost(1), [&](int64_t begin, int64_t end) {
+    storeF32(src + begin, end - begin, dtype, elementPtr(t.data, dtype, begin));
+  });
+}
+
+/// Zero bytes are +0.0 in every float format.
+void zeroFill(const TensorArg &t) {
+  if (t.desc->bytes)
+    std::memset(t.data, 0, t.desc->bytes);
+}
+
+constexpr float kSqrtHalf = 0.70710678118654752f;       // 1 / sqrt(2)
+constexpr float kInvSqrtTwoPi = 0.39894228040143268f;   // 1 / sqrt(2 pi)
+constexpr float kTwoOverSqrtPi = 1.12837916709551257f;  // 2 / sqrt(pi)
+constexpr float kSqrtTwoOverPi = 0.79788456080286536f;  // sqrt(2 / pi)
+constexpr float kGeluTanhCoeff = 0.044715f;
+
+//===----------------------------------------------------------------------===//
+// unary_grad: dx = f'(x) * dy.
+//===----------------------------------------------------------------------===//
+
+/// dy[i] = f'(x[i]) * dy[i].
+void unaryGradF32(const UnaryGradParams &p, const float *x, float *dy, int64_t n) {
+  switch (p.op) {
+  case UnaryOp::Relu:
+    for (int64_t i = 0; i < n; ++i) dy[i] = x[i] > 0.0f ? dy[i] : 0.0f;
+    return;
+  case UnaryOp::LeakyRelu:
+    for (int64_t i = 0; i < n; ++i) dy[i] = x[i] > 0.0f ? dy[i] : p.alpha * dy[i];
+    return;
+  case UnaryOp::Gelu:  // Phi(x) + x phi(x)
+    for (int64_t i = 0; i < n; ++i) {
+      const float cdf = 0.5f * (1.0f + std::erf(x[i] * kSqrtHalf));
+      const float pdf = kInvSqrtTwoPi * std::exp(-0.5f * x[i] * x[i]);
+      dy[i] *= cdf + x[i] * pdf;
+    }
+    return;
+  case UnaryOp::GeluTanh:  // d/dx 0.5 x (1 + tanh(u)), u = sqrt(2/pi) (x + 0.044715 x^3)
+    for (int64_t i = 0; i < n; ++i) {
+      const float v = x[i];
+      const float t = std::tanh(kSqrtTwoOverPi * (v + kGeluTanhCoeff * v * v * v));
+      const float du = kSqrtTwoOverPi * (1.0f + 3.0f * kGeluTanhCoeff * v * v);
+      dy[i] *= 0.5f * (1.0f + t) + 0.5f * v * (1.0f - t * t) * du;
+    }
+    return;
+  case UnaryOp::Sigmoid:
+    for (int64_t i = 0; i < n; ++i) {
+      const float s = 1.0f / (1.0f + std::exp(-x[i]));
+      dy[i] *= s * (1.0f - s);
+    }
+    return;
+  case UnaryOp::Tanh:
+    for (int64_t i = 0; i < n; ++i) {
+      const float t = std::tanh(x[i]);
+      dy[i] *= 1.0f - t * t;
+    }
+    return;
+  case UnaryOp::Exp:
+    for (int64_t i = 0; i < n; ++i) dy[i] *= std::exp(x[i]);
+    return;
+  case UnaryOp::Log:
+    for (int64_t i = 0; i < n; ++i) dy[i] *= 1.0f / x[i];
+    return;
+  case UnaryOp::Sqrt:
+    for (int64_t i = 0; i < n; ++i) dy[i] *= 0.5f / std::sqrt(x[i]);
+    return;
+  case UnaryOp::Erf:
+    for (int64_t i = 0; i < n; ++i) dy[i] *= kTwoOverSqrtPi * std::exp(-x[i] * x[i]);
+    return;
+  case UnaryOp::Abs:  // sign(x), 0 at 0 (and for NaN)
+    for (int64_t i = 0; i < n; ++i)
+      dy[i] = x[i] > 0.0f ? dy[i] : (x[i] < 0.0f ? -dy[i] : 0.0f);
+    return;
+  case UnaryOp::Clip: {  // 1 inside [min, max] (bounds included), else 0
+    const float lo = p.hasMin ? static_cast<float>(p.clipMin) : -INFINITY;
+    const float hi = p.hasMax ? static_cast<float>(p.clipMax) : INFINITY;
+    for (int64_t i = 0; i < n; ++i) dy[i] = lo <= x[i] && x[i] <= hi ? dy[i] : 0.0f;
+    return;
+  }
+  case UnaryOp::Neg: case UnaryOp::Not:
+    return;  // not decoded
+  }
+}
+
+Status runUnaryGrad(const UnaryGradParams &p, const KernelArgs &args) {
+  const TensorArg &x = args.operands[0], &dy = args.operands[1], &dx = args.results[0];
+  const DType xt = x.desc->dtype, dyt = dy.desc->dtype, dxt = dx.desc->dtype;
+  const bool cheap = p.op == UnaryOp::Relu || p.op == UnaryOp::LeakyRelu ||
+                     p.op == UnaryOp::Abs || p.op == UnaryOp::Clip;
+  // An element: two loads, f' (a transcendental function is ~8) and a store.
+  parallelFor(p.numel, grainForCost(cheap ? 2 : 10), [&](int64_t begin, int64_t end) {
+    float xs[kBlock], gs[kBlock];
+    for (int64_t i = begin; i < end; i += kBlock) {
+      const int64_t m = std::min(kBlock, end - i);
+      loadF32(xt, elementPtr(x.data, xt, i), m, xs);
+      loadF32(dyt, elementPtr(dy.data, dyt, i), m, gs);
+      unaryGradF32(p, xs, gs, m);
+      storeF32(gs, m, dxt, elementPtr(dx.data, dxt, i));
+    }
+  });
+  return Status::ok();
+}
+
+//===----------------------------------------------------------------------===//
+// softmax_grad along an axis viewed as [outer, dim, inner]; per row
+// (stride `inner`):
+//   softmax:      dx = y * (dy - sum(dy * y))
+//   log-softmax:  dx = dy - exp(y) * sum(dy)
+//===----------------------------------------------------------------------===//
+
+Status runSoftmaxGrad(const SoftmaxParams &p, const KernelArgs &args) {
+  const TensorArg &y = args.operands[0], &dy = args.operands[1], &dx = args.results[0];
+  const DType yt = y.desc->dtype, dyt = dy.desc->dtype, dxt = dx.desc->dtype;
+  const int64_t rows = p.outer * p.inner;
+  // A row: two gathers, a sum, (an exp,) a store per element.
+  parallelFor(rows, grainForCost(12 * p.dim), [&](int64_t begin, int64_t end) {
+    std::vector<float> yr(p.dim), gr(p.dim);
+    std::vector<int64_t> offsets(p.dim);
+    for (int64_t r = begin; r < end; ++r) {
+      const int64_t o = r / p.inner, i = r % p.inner;
+      for (int64_t d = 0; d < p.dim; ++d)
+        offsets[d] = (o * p.dim + d) * p.inner + i;
+      gatherF32(yt, y.data, offsets.data(), p.dim, yr.data());
+      gatherF32(dyt, dy.data, offsets.data(), p.dim, gr.data());
+      float sum = 0.0f;
+      if (p.log) {
+        for (int64_t d = 0; d < p.dim; ++d)
+          sum += gr[d];
+        for (int64_t d = 0; d < p.dim; ++d)
+          gr[d] = gr[d] - std::exp(yr[d]) * sum;
+      } else {
+        for (int64_t d = 0; d < p.dim; ++d)
+          sum += gr[d] * yr[d];
+        for (int64_t d = 0; d < p.dim; ++d)
+          gr[d] = yr[d] * (gr[d] - sum);
+      }
+      if (p.inner == 1) {
+        storeF32(gr.data(), p.dim, dxt, elementPtr(dx.data, dxt, r * p.dim));
+        continue;
+      }
+      for (int64_t d = 0; d < p.dim; ++d)
+        storeF32(&gr[d], 1, dxt, elementPtr(dx.data, dxt, offsets[d]));
+    }
+  });
+  return Status::ok();
+}
+
+//===----------------------------------------------------------------------===//
+// layer_norm_grad over `outer` rows of `inner` elements. With
+// xhat = (x - mean) * rstd and g = dy * scale, per row
+//   dx = rstd * (g - avg(g) - xhat * avg(g * xhat))
+// and over all rows, per element of the row
+//   dscale = sum(dy * xhat),   dbias = sum(dy).
+// The first loop is split over rows, the second over columns, so every sum
+// is made by one thread in row order.
+//===----------------------------------------------------------------------===//
+
+Status runLayerNormGrad(const LayerNormGradParams &p, const KernelArgs &args) {
+  const TensorArg &x = args.operands[0], &dy = args.operands[4], &dx = args.results[0];
+  const DType xt = x.desc->dtype, dyt = dy.desc->dtype, dxt = dx.desc->dtype;
+  const std::vector<float> scale = widen(args.operands[1]);
+  const std::vector<float> mean = widen(args.operands[2]), rstd = widen(args.operands[3]);
+  const float invN = p.inner ? 1.0f / static_cast<float>(p.inner) : 0.0f;
+
+  // dx, one row at a time: two loads, two sums, one store.
+  parallelFor(p.outer, grainForCost(8 * p.inner), [&](int64_t begin, int64_t end) {
+    std::vector<float> xr(p.inner), gr(p.inner);
+    for (int64_t r = begin; r < end; ++r) {
+      loadF32(xt, elementPtr(x.data, xt, r * p.inner), p.inner, xr.data());
+      loadF32(dyt, elementPtr(dy.data, dyt, r * p.inner), p.inner, gr.data());
+      float sumG = 0.0f, sumGX = 0.0f;
+      for (int64_t i = 0; i < p.inner; ++i) {
+        xr[i] = (xr[i] - mean[r]) * rstd[r];         // xhat
+        gr[i] *= scale[p.scaleIsScalar ? 0 : i];     // g
+        sumG += gr[i];
+        sumGX += gr[i] * xr[i];
+      }
+      const float meanG = sumG * invN, meanGX = sumGX * invN;
+      for (int64_t i = 0; i < p.inner; ++i)
+        gr[i] = rstd[r] * (gr[i] - meanG - xr[i] * meanGX);
+      storeF32(gr.data(), p.inner, dxt, elementPtr(dx.data, dxt, r * p.inner));
+    }
+  });
+
+  // dscale and dbias per column, columns split over the threads.
+  std::vector<float> dscale(p.inner, 0.0f), dbias(p.inner, 0.0f);
+  parallelFor(p.inner, grainForCost(4 * p.outer), [&](int64_t begin, int64_t end) {
+    const int64_t width = end - begin;
+    std::vector<float> xr(width), gr(width);
+    for (int64_t r = 0; r < p.outer; ++r) {
+      loadF32(xt, elementPtr(x.data, xt, r * p.inner + begin), width, xr.data());
+      loadF32(dyt, elementPtr(dy.data, dyt, r * p.inner + begin), width, gr.data());
+      for (int64_t i = 0; i < width; ++i) {
+        dscale[begin + i] += gr[i] * ((xr[i] - mean[r]) * rstd[r]);
+        dbias[begin + i] += gr[i];
+      }
+    }
+  });
+  float *dscaleOut = static_cast<float *>(args.results[1].data);  // f32 (decoder)
+  float *dbiasOut = static_cast<float *>(args.results[2].data);
+  if (p.scaleIsScalar) {  // one scale for the whole row: sum the columns
+    float s = 0.0f, b = 0.0f;
+    for (int64_t i = 0; i < p.inner; ++i) {
+      s += dscale[i];
+      b += dbias[i];
+    }
+    dscaleOut[0] = s;
+    dbiasOut[0] = b;
+  } else {
+    std::copy(dscale.begin(), dscale.end(), dscaleOut);
+    std::copy(dbias.begin(), dbias.end(), dbiasOut);
+  }
+  return Status::ok();
+}
+
+//===----------------------------------------------------------------------===//
+// softmax_cross_entropy_loss_grad and nll_loss_grad. Per sample s with
+// label t (not ignored), factor = w[t] * g with
+//   g = dloss / sum of w[label] over non-ignored samples   (mean)
+//       dloss                                              (sum)
+//       dloss[s]                                           (none)
+// then dscores[s, c] = (exp(log_prob[s, c]) - [c == t]) * factor and
+// dinput[s, t] = -factor (0 at the other classes). Ignored samples get 0.
+// The mean's denominator accumulates in double, as the forward loss's does.
+//===----------------------------------------------------------------------===//
+
+Status runLossGrad(const LossGradParams &p, const KernelArgs &args) {
+  const size_t first = p.fromLogits ? 1 : 0;
+  const TensorArg &labels = args.operands[first];
+  const TensorArg &dloss = args.operands[args.operands.size() - 1];
+  const TensorArg &out = args.results[0];
+  const DType ot = out.desc->dtype;
+  const int64_t samples = p.N * p.D;
+  // Labels first: a bad one fails the run before anything is written.
+  std::vector<int64_t> label(samples);
+  loadI64(labels.desc->dtype, labels.data, samples, label.data());
+  for (int64_t s = 0; s < samples; ++s) {
+    if (p.hasIgnoreIndex && label[s] == p.ignoreIndex)
+      continue;
+    if (label[s] < 0 || label[s] >= p.C)
+      return Status::error("label " + std::to_string(label[s]) + " at sample " +
+                           std::to_string(s) + " is outside [0, " + std::to_string(p.C) +
+                           ")");
+  }
+  std::vector<float> weights(p.C, 1.0f);
+  if (p.hasWeights)
+    loadF32(args.operands[first + 1].desc->dtype, args.operands[first + 1].data, p.C,
+            weights.data());
+  const std::vector<float> upstream = widen(dloss);
+
+  // factor[s] = w[t] * g, 0 for ignored samples.
+  std::vector<float> factor(samples, 0.0f);
+  double weightSum = 0;
+  for (int64_t s = 0; s < samples; ++s)
+    if (!(p.hasIgnoreIndex && label[s] == p.ignoreIndex))
+      weightSum += weights[label[s]];
+  for (int64_t s = 0; s < samples; ++s) {
+    if (p.hasIgnoreIndex && label[s] == p.ignoreIndex)
+      continue;
+    float g = upstream[0];
+    if (p.reduction == Reduction::None)
+      g = upstream[s];
+    else if (p.reduction == Reduction::Mean)
+      g = static_cast<float>(static_cast<double>(upstream[0]) / weightSum);
+    factor[s] = weights[label[s]] * g;
+  }
+
+  if (!p.fromLogits) {  // nll_loss_grad: one non-zero per sample
+    zeroFill(out);
+    for (int64_t s = 0; s < samples; ++s) {
+      if (p.hasIgnoreIndex && label[s] == p.ignoreIndex)
+        continue;
+      const float v = -factor[s];
+      const int64_t n = s / p.D, d = s % p.D;
+      storeF32(&v, 1, ot, elementPtr(out.data, ot, (n * p.C + label[s]) * p.D + d));
+    }
+    return Status::ok();
+  }
+
+  const TensorArg &logProb = args.operands[0];
+  const DType lt = logProb.desc->dtype;
+  // A sample: a gather of its C log-probabilities, an exp each, a store.
+  parallelFor(samples, grainForCost(12 * p.C), [&](int64_t begin, int64_t end) {
+    std::vector<float> row(p.C);
+    std::vector<int64_t> offsets(p.C);
+    for (int64_t s = begin; s < end; ++s) {
+      const int64_t n = s / p.D, d = s % p.D;
+      for (int64_t c = 0; c < p.C; ++c)
+        offsets[c] = (n * p.C + c) * p.D + d;
+      if (p.hasIgnoreIndex && label[s] == p.ignoreIndex) {
+        std::fill(row.begin(), row.end(), 0.0f);
+      } else {
+        gatherF32(lt, logProb.data, offsets.data(), p.C, row.data());
+        for (int64_t c = 0; c < p.C; ++c)
+          row[c] = (std::exp(row[c]) - (c == label[s] ? 1.0f : 0.0f)) * factor[s];
+      }
+      if (p.D == 1) {
+        storeF32(row.data(), p.C, ot, elementPtr(out.data, ot, s * p.C));
+        continue;
+      }
+      for (int64_t c = 0; c < p.C; ++c)
+        storeF32(&row[c], 1, ot, elementPtr(out.data, ot, offsets[c]));
+    }
+  });
+  return Status::ok();
+}
+
+//===----------------------------------------------------------------------===//
+// gather_grad: ddata = 0, then ddata[o, idx[i], n] += dy[o, i, n] for
+// i = 0, 1, ... in order (float32). The work is cut into (o, column tile)
+// units; each unit owns its columns of ddata[o], so every element is summed
+// by one thread in index order.
+//===----------------------------------------------------------------------===//
+
+Status runGatherGrad(const GatherGradParams &p, const KernelArgs &args) {
+  const TensorArg &indices = args.operands[0], &dy = args.operands[1], &dd = args.results[0];
+  const DType dyt = dy.desc->dtype, ddt = dd.desc->dtype;
+  std::vector<int64_t> idx(p.numIndices);
+  loadI64(indices.desc->dtype, indices.data, p.numIndices, idx.data());
+  for (int64_t i = 0; i < p.numIndices; ++i) {
+    if (idx[i] < -p.axisDim || idx[i] >= p.axisDim)
+      return Status::error("index " + std::to_string(idx[i]) + " at position " +
+                           std::to_string(i) + " is outside [-" +
+                           std::to_string(p.axisDim) + ", " + std::to_string(p.axisDim) +
+                           ")");
+    if (idx[i] < 0)
+      idx[i] += p.axisDim;
+  }
+  const int64_t total = dd.desc->numel;
+  std::vector<float> buffer(ddt == DType::F32 ? 0 : total);
+  float *acc = ddt == DType::F32 ? static_cast<float *>(dd.data) : buffer.data();
+  std::fill(acc, acc + total, 0.0f);
+
+  constexpr int64_t kTile = 256;  // columns per unit
+  const int64_t tiles = (p.inner + kTile - 1) / kTile;
+  // A unit: a load and an add per index and column of its tile.
+  parallelFor(p.outer * tiles, grainForCost(2 * p.numIndices * std::min(kTile, p.inner)),
+              [&](int64_t begin, int64_t end) {
+    float row[kTile];
+    for (int64_t unit = begin; unit < end; ++unit) {
+      const int64_t o = unit / tiles, c0 = unit % tiles * kTile;
+      const int64_t width = std::min(kTile, p.inner - c0);
+      for (int64_t i = 0; i < p.numIndices; ++i) {
+        loadF32(dyt, elementPtr(dy.data, dyt, (o * p.numIndices + i) * p.inner + c0), width,
+                row);
+        float *dst = acc + (o * p.axisDim + idx[i]) * p.inner + c0;
+        for (int64_t c = 0; c < width; ++c)
+          dst[c] += row[c];
+      }
+    }
+  });
+  if (ddt != DType::F32)
+    storeAll(acc, total, dd);
+  return Status::ok();
+}
+
+//===----------------------------------------------------------------------===//
+// slice_grad: dx = 0, then dy's element at output index o goes to dx at
+// start + o * step per axis (the element the forward slice read).
+//===----------------------------------------------------------------------===//
+
+Status runSliceGrad(const SliceParams &p, const KernelArgs &args) {
+  const TensorArg &dy = args.operands[0], &dx = args.results[0];
+  const DType dyt = dy.desc->dtype, dxt = dx.desc->dtype;
+  zeroFill(dx);
+  int64_t base = 0;  // dx offset of dy's element 0
+  for (int d = 0; d < p.rank; ++d)
+    base += p.start[d] * p.inStride[d];
+  const int64_t size = dy.desc->elementSize();
+  const uint8_t *src = static_cast<const uint8_t *>(dy.data);
+  uint8_t *dst = static_cast<uint8_t *>(dx.data);
+  parallelFor(p.numel, grainForCost(2), [&](int64_t begin, int64_t end) {
+    int64_t index[kMaxRank];
+    int64_t offset = base, rest = begin;
+    for (int d = p.rank - 1; d >= 0; --d) {
+      index[d] = rest % p.outShape[d];
+      rest /= p.outShape[d];
+      offset += index[d] * p.step[d] * p.inStride[d];
+    }
+    for (int64_t i = begin; i < end; ++i) {
+      if (dyt == dxt) {
+        std::memcpy(dst + offset * size, src + i * size, size);
+      } else {
+        const float v = loadOneF32(dyt, dy.data, i);
+        storeF32(&v, 1, dxt, elementPtr(dx.data, dxt, offset));
+      }
+      for (int d = p.rank - 1; d >= 0; --d) {
+        offset += p.step[d] * p.inStride[d];
+        if (++index[d] < p.outShape[d])
+          break;
+        offset -= p.step[d] * p.inStride[d] * p.outShape[d];
+        index[d] = 0;
+      }
+    }
+  });
+  return Status::ok();
+}
+
+//===----------------------------------------------------------------------===//
+// max_pool_grad and average_pool_grad, one (n, c) plane at a time, planes
+// split over the cores. The windows are those of PoolingKernels.cpp; output
+// positions are visited in row-major order and each adds into dx:
+//   max:      all of dy[o] to the first maximum of the window (row-major
+//             window order; the first NaN if there is one); an all-padding
+//             window passes nothing on
+//   average:  dy[o] / count to every window position inside the input,
+//             count as in the forward (in-input, or with count_include_pad
+//             inside [-padBegin, in + padEnd))
+//===----------------------------------------------------------------------===//
+
+void poolGradPlane(const PoolParams &p, const float *x, const float *dy, float *dx) {
+  const int nsp = p.spatialRank;
+  int64_t kernelCount = 1;
+  for (int d = 0; d < nsp; ++d)
+    kernelCount *= p.kernel[d];
+  std::fill(dx, dx + p.inSize, 0.0f);
+  int64_t o[kMaxRank] = {};  // output position, stepped row-major
+  for (int64_t i = 0; i < p.outSize; ++i) {
+    // Pass 1: the divisor (average) or the first maximum (max).
+    int64_t valid = 0, padded = 0, argmax = -1;
+    float best = 0.0f;
+    int64_t j[kMaxRank] = {};  // window position
+    for (int64_t w = 0; w < kernelCount; ++w) {
+      int64_t offset = 0;
+      bool inside = true, inPadded = true;
+      for (int d = 0; d < nsp; ++d) {
+        const int64_t pos = o[d] * p.strides[d] - p.padsBegin[d] + j[d] * p.dilations[d];
+        inside = inside && pos >= 0 && pos < p.in[d];
+        inPadded = inPadded && pos >= -p.padsBegin[d] && pos < p.in[d] + p.padsEnd[d];
+        offset = offset * p.in[d] + pos;
+      }
+      padded += inPadded;
+      if (inside) {
+        ++valid;
+        if (p.kind == PoolKind::Max) {
+          const float v = x[offset];
+          if (argmax < 0 || v > best || (v != v && best == best)) {
+            argmax = offset;
+            best = v;
+          }
+        }
+      }
+      for (int d = nsp - 1; d >= 0; --d) {
+        if (++j[d] < p.kernel[d])
+          break;
+        j[d] = 0;
+      }
+    }
+    if (p.kind == PoolKind::Max) {
+      if (argmax >= 0)
+        dx[argmax] += dy[i];
+    } else if (valid) {
+      // Pass 2: spread dy over the in-input positions.
+      const int64_t count = p.countIncludePad ? padded : valid;
+      const float share = dy[i] / static_cast<float>(count);
+      std::fill(j, j + nsp, 0);
+      for (int64_t w = 0; w < kernelCount; ++w) {
+        int64_t offset = 0;
+        bool inside = true;
+        for (int d = 0; d < nsp; ++d) {
+          const int64_t pos = o[d] * p.strides[d] - p.padsBegin[d] + j[d] * p.dilations[d];
+          inside = inside && pos >= 0 && pos < p.in[d];
+          offset = offset * p.in[d] + pos;
+        }
+        if (inside)
+          dx[offset] += share;
+        for (int d = nsp - 1; d >= 0; --d) {
+          if (++j[d] < p.kernel[d])
+            break;
+          j[d] = 0;
+        }
+      }
+    }
+    for (int d = nsp - 1; d >= 0; --d) {
+      if (++o[d] < p.out[d])
+        break;
+      o[d] = 0;
+    }
+  }
+}
+
+Status runPoolGrad(const PoolParams &p, const KernelArgs &args) {
+  const bool isMax = p.kind == PoolKind::Max;
+  const TensorArg &dy = args.operands[isMax ? 1 : 0], &dx = args.results[0];
+  const DType dyt = dy.desc->dtype, dxt = dx.desc->dtype;
+  const DType xt = isMax ? args.operands[0].desc->dtype : DType::F32;
+  const int64_t planes = p.N * p.C;
+  int64_t kernelCount = 1;
+  for (int d = 0; d < p.spatialRank; ++d)
+    kernelCount *= p.kernel[d];
+  // A plane: its loads and store plus ~10 operations per window position
+  // (average pooling walks each window twice).
+  parallelFor(planes, grainForCost(2 * p.inSize + p.outSize + 10 * p.outSize * kernelCount),
+              [&](int64_t begin, int64_t end) {
+    std::vector<float> x(isMax ? p.inSize : 0), g(p.outSize), out(p.inSize);
+    for (int64_t plane = begin; plane < end; ++plane) {
+      if (isMax)
+        loadF32(xt, elementPtr(args.operands[0].data, xt, plane * p.inSize), p.inSize,
+                x.data());
+      loadF32(dyt, elementPtr(dy.data, dyt, plane * p.outSize), p.outSize, g.data());
+      poolGradPlane(p, x.data(), g.data(), out.data());
+      storeF32(out.data(), p.inSize, dxt, elementPtr(dx.data, dxt, plane * p.inSize));
+    }
+  });
+  return Status::ok();
+}
+
+//===----------------------------------------------------------------------===//
+// batch_norm_grad (training mode): per channel c over its N * inner
+// elements, the batch statistics recomputed as batch_norm_train does (mean
+// and biased variance accumulated in double), then with
+// xhat = (x - mean) * rstd
+//   dbias = sum(dy),  dscale = sum(dy * xhat),
+//   dx = scale * rstd * (dy - dbias / count - xhat * dscale / count).
+// Work is split over channels.
+//===----------------------------------------------------------------------===//
+
+Status runBatchNormGrad(const BatchNormGradParams &p, const KernelArgs &args) {
+  const TensorArg &x = args.operands[0], &dy = args.operands[2], &dx = args.results[0];
+  const DType xt = x.desc->dtype, dyt = dy.desc->dtype, dxt = dx.desc->dtype;
+  const std::vector<float> scale = widen(args.operands[1]);
+  std::vector<float> dscale(p.C), dbias(p.C);
+  const int64_t count = p.N * p.inner;
+  parallelFor(p.C, grainForCost(12 * count), [&](int64_t cBegin, int64_t cEnd) {
+    std::vector<float> xr(p.inner), gr(p.inner);
+    for (int64_t c = cBegin; c < cEnd; ++c) {
+      // The statistics, as in batch_norm_train.
+      double sum = 0, sq = 0;
+      for (int64_t n = 0; n < p.N; ++n) {
+        loadF32(xt, elementPtr(x.data, xt, (n * p.C + c) * p.inner), p.inner, xr.data());
+        for (int64_t i = 0; i < p.inner; ++i)
+          sum += xr[i];
+      }
+      const double m = count > 0 ? sum / static_cast<double>(count) : 0.0;
+      for (int64_t n = 0; n < p.N; ++n) {
+        loadF32(xt, elementPtr(x.data, xt, (n * p.C + c) * p.inner), p.inner, xr.data());
+        for (int64_t i = 0; i < p.inner; ++i)
+          sq += (xr[i] - m) * (xr[i] - m);
+      }
+      const float mean = static_cast<float>(m);
+      const float var = static_cast<float>(count > 0 ? sq / static_cast<double>(count) : 0.0);
+      const float rstd = 1.0f / std::sqrt(var + p.epsilon);
+      // The two gradient sums.
+      float sumG = 0.0f, sumGX = 0.0f;
+      for (int64_t n = 0; n < p.N; ++n) {
+        const int64_t at = (n * p.C + c) * p.inner;
+        loadF32(xt, elementPtr(x.data, xt, at), p.inner, xr.data());
+        loadF32(dyt, elementPtr(dy.data, dyt, at), p.inner, gr.data());
+        for (int64_t i = 0; i < p.inner; ++i) {
+          sumG += gr[i];
+          sumGX += gr[i] * ((xr[i] - mean) * rstd);
+        }
+      }
+      dbias[c] = sumG;
+      dscale[c] = sumGX;
+      const float invCount = count > 0 ? 1.0f / static_cast<float>(count) : 0.0f;
+      const float meanG = sumG * invCount, meanGX = sumGX * invCount;
+      const float k = scale[c] * rstd;
+      for (int64_t n = 0; n < p.N; ++n) {
+        const int64_t at = (n * p.C + c) * p.inner;
+        loadF32(xt, elementPtr(x.data, xt, at), p.inner, xr.data());
+        loadF32(dyt, elementPtr(dy.data, dyt, at), p.inner, gr.data());
+        for (int64_t i = 0; i < p.inner; ++i)
+          gr[i] = k * (gr[i] - meanG - (xr[i] - mean) * rstd * meanGX);
+        storeF32(gr.data(), p.inner, dxt, elementPtr(dx.data, dxt, at));
+      }
+    }
+  });
+  storeF32(dscale.data(), p.C, args.results[1].desc->dtype, args.results[1].data);
+  storeF32(dbias.data(), p.C, args.results[2].desc->dtype, args.results[2].data);
+  return Status::ok();
+}
+
+} // namespace
+
+Status prepareUnaryGrad(const KernelView &v, std::unique_ptr<PreparedKernel> *out) {
+  return prepareWith<UnaryGradParams>(v, out, decodeUnaryGrad, runUnaryGrad);
+}
+Status prepareSoftmaxGrad(const KernelView &v, std::unique_ptr<PreparedKernel> *out) {
+  return prepareWith<SoftmaxParams>(v, out, decodeSoftmaxGrad, runSoftmaxGrad);
+}
+Status prepareLayerNormGrad(const KernelView &v, std::unique_ptr<PreparedKernel> *out) {
+  return prepareWith<LayerNormGradParams>(v, out, decodeLayerNormGrad, runLayerNormGrad);
+}
+Status prepareLossGrad(const KernelView &v, std::unique_ptr<PreparedKernel> *out) {
+  return prepareWith<LossGradParams>(v, out, decodeLossGrad, runLossGrad);
+}
+Status prepareGatherGrad(const KernelView &v, std::unique_ptr<PreparedKernel> *out) {
+  return prepareWith<GatherGradParams>(v, out, decodeGatherGrad, runGatherGrad);
+}
+Status prepareSliceGrad(const KernelView &v, std::unique_ptr<PreparedKernel> *out) {
+  return prepareWith<SliceParams>(v, out, decodeSliceGrad, runSliceGrad);
+}
+Status preparePoolGrad(const KernelView &v, std::unique_ptr<PreparedKernel> *out) {
+  return prepareWith<PoolParams>(v, out, decodePoolGrad, runPoolGrad);
+}
+Status prepareBatchNormGrad(const KernelView &v, std::unique_ptr<PreparedKernel> *out) {
+  return prepareWith<BatchNormGradParams>(v, out, decodeBatchNormGrad, runBatchNormGrad);
+}
+
+} // namespace cpu
+} // namespace rt
+} // namespace mptrt
