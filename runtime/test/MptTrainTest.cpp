@@ -1,0 +1,858 @@
+//===- MptTrainTest.cpp - the mpt-train tool end to end ------------------===//
+//
+// Builds toy training plans from existing kernel kinds (a parameter updated
+// in place from the batch, a step counter, the train_step outputs), runs the
+// real mpt-train binary and checks the batches it feeds, the metrics file,
+// the progress and summary lines, checkpoints, --resume, --synthetic and the
+// errors. The checkpoint reader and the synthetic generator are also tested
+// directly.
+//
+//===----------------------------------------------------------------------===//
+#include "Batches.h"
+#include "Checkpoint.h"
+#include "Metrics.h"
+#include "PlanBuilder.h"
+#include "TensorFile.h"
+
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <sstream>
+
+using namespace mptrt;
+using namespace mptrt::test;
+namespace fs = std::filesystem;
+using plan::Attribute;
+using DType = plan::DType;
+
+namespace {
+
+const float kLr = 0.125f;
+const float kW0[4] = {1, 2, 3, 4};
+const float kScale0 = 1024;
+
+/// The toy train_step. Inputs y (i64 [2, 3], first: it drives tokens/s) and
+/// x (f32 [2, 4]); parameters w (f32 [4]), train.step (i64 []) and
+/// loss_scale.scale (f32 []):
+///   loss       = sum(x * w) + sum(y)
+///   grad_norm  = |colsum(x)|
+///   skipped    = loss > 1000
+///   loss_scale = scale, then scale *= 2
+///   lr         = 0.125
+///   w         -= lr * colsum(x);  train.step += 1
+/// `outputs` leaves out the outputs not named in it (empty: all five);
+/// `wSize` changes w's shape (for checkpoint mismatches).
+std::vector<uint8_t> toyPlan(const std::string &outputs = "", int64_t wSize = 4,
+                             const std::string &entry = "train_step") {
+  auto want = [&](const char *name) {
+    return outputs.empty() || (" " + outputs + " ").find(std::string(" ") + name + " ") !=
+                                  std::string::npos;
+  };
+  PlanBuilder b;
+  uint32_t y = b.input("y", DType::I64, {2, 3});
+  uint32_t x = b.input("x", DType::F32, {2, wSize});
+  std::vector<float> w0(kW0, kW0 + 4);
+  w0.resize(wSize, 0.0f);
+  uint32_t w = b.param("w", DType::F32, {wSize}, w0.data(), w0.size() * 4);
+  const int64_t zero = 0, one = 1;
+  uint32_t count = b.param("train.step", DType::I64, {}, &zero, 8);
+  uint32_t scale = b.param("loss_scale.scale", DType::F32, {}, &kScale0, 4);
+  uint32_t lr = b.constant(DType::F32, {}, &kLr, 4);
+  uint32_t oneI = b.constant(DType::I64, {}, &one, 8);
+  const float two = 2, limit = 1000;
+  uint32_t twoF = b.constant(DType::F32, {}, &two, 4);
+  uint32_t limitF = b.constant(DType::F32, {}, &limit, 4);
+  auto all = [] {
+    return std::vector<Attribute>{Attribute::makeInts("axes", {}), Attribute::makeInt("keepdims", 0)};
+  };
+
+  uint32_t xw = b.temp(DType::F32, {2, wSize});
+  b.kernel("mul", {x, w}, {xw});
+  uint32_t sxw = b.temp(DType::F32, {});
+  b.kernel("reduce_sum", {xw}, {sxw}, all());
+  uint32_t sy = b.temp(DType::I64, {});
+  b.kernel("reduce_sum", {y}, {sy}, all());
+  uint32_t loss = want("loss") ? b.output("loss", DType::F32, {}) : b.temp(DType::F32, {});
+  b.kernel("add", {sxw, sy}, {loss});
+  uint32_t g = b.temp(DType::F32, {wSize});
+  b.kernel("reduce_sum", {x}, {g},
+           {Attribute::makeInts("axes", {0}), Attribute::makeInt("keepdims", 0)});
+  if (want("grad_norm"))
+    b.kernel("reduce_l2", {g}, {b.output("grad_norm", DType::F32, {})}, all());
+  if (want("skipped"))
+    b.kernel("greater", {loss, limitF}, {b.output("skipped", DType::I1, {})});
+  if (want("loss_scale"))
+    b.kernel("copy", {scale}, {b.output("loss_scale", DType::F32, {})});
+  b.kernel("mul", {scale, twoF}, {scale});
+  if (want("lr"))
+    b.kernel("copy", {lr}, {b.output("lr", DType::F32, {})});
+  uint32_t delta = b.temp(DType::F32, {wSize});
+  b.kernel("mul", {g, lr}, {delta});
+  b.kernel("sub", {w, delta}, {w});
+  b.kernel("add", {count, oneI}, {count});
+  b.entry(entry);
+  return b.bytes();
+}
+
+/// A train_step that gathers from a table with the batch's index: an index
+/// out of range fails the run at that step.
+std::vector<uint8_t> gatherPlan() {
+  PlanBuilder b;
+  uint32_t idx = b.input("idx", DType::I64, {1});
+  const int64_t zero = 0, one = 1;
+  uint32_t count = b.param("train.step", DType::I64, {}, &zero, 8);
+  const float table[3] = {1, 2, 3};
+  uint32_t t = b.constant(DType::F32, {3}, table, 12);
+  uint32_t oneI = b.constant(DType::I64, {}, &one, 8);
+  uint32_t got = b.temp(DType::F32, {1});
+  b.kernel("gather", {t, idx}, {got}, {Attribute::makeInt("axis", 0)});
+  b.kernel("reduce_sum", {got}, {b.output("loss", DType::F32, {})},
+           {Attribute::makeInts("axes", {}), Attribute::makeInt("keepdims", 0)});
+  b.kernel("add", {count, oneI}, {count});
+  b.entry("train_step");
+  return b.bytes();
+}
+
+/// The toy's data: x [rows, 4] and y [rows, 3] of small integers.
+std::vector<float> toyX(int rows) {
+  std::vector<float> x(rows * 4);
+  for (int i = 0; i < rows * 4; ++i)
+    x[i] = float((i * 5) % 7 - 3);
+  return x;
+}
+std::vector<int64_t> toyY(int rows) {
+  std::vector<int64_t> y(rows * 3);
+  for (int i = 0; i < rows * 3; ++i)
+    y[i] = i % 4;
+  return y;
+}
+
+/// What the toy plan reports per step, computed by hand (exact: every
+/// value is a small multiple of 1/8).
+struct Expected {
+  std::vector<double> loss, gradNorm, scale;
+  std::vector<float> w;
+};
+Expected expectToy(const std::vector<float> &x, const std::vector<int64_t> &y, int batches,
+                   int steps) {
+  Expected e;
+  std::vector<double> w(kW0, kW0 + 4);
+  double scale = kScale0;
+  for (int s = 0; s < steps; ++s) {
+    const int b = s % batches;
+    double loss = 0, g[4] = {0, 0, 0, 0};
+    for (int r = 0; r < 2; ++r) {
+      for (int c = 0; c < 4; ++c) {
+        const double v = x[(b * 2 + r) * 4 + c];
+        loss += v * w[c];
+        g[c] += v;
+      }
+      for (int c = 0; c < 3; ++c)
+        loss += double(y[(b * 2 + r) * 3 + c]);
+    }
+    double norm = 0;
+    for (int c = 0; c < 4; ++c) {
+      norm += g[c] * g[c];
+      w[c] -= kLr * g[c];
+    }
+    e.loss.push_back(loss);
+    e.gradNorm.push_back(float(std::sqrt(norm)));
+    e.scale.push_back(scale);
+    scale *= 2;
+  }
+  e.w.assign(w.begin(), w.end());
+  return e;
+}
+
+/// Splits text into lines.
+std::vector<std::string> lines(const std::string &text) {
+  std::vector<std::string> out;
+  std::stringstream ss(text);
+  for (std::string line; std::getline(ss, line);)
+    out.push_back(line);
+  return out;
+}
+
+/// A metrics line without its "time_ms" (which varies from run to run).
+std::string withoutTime(const std::string &line) {
+  const size_t at = line.find(", \"time_ms\": ");
+  return at == std::string::npos ? line : line.substr(0, at) + "}";
+}
+
+/// The number after `"key": ` in a metrics line (NaN if absent).
+double field(const std::string &line, const std::string &key) {
+  const std::string k = "\"" + key + "\": ";
+  const size_t at = line.find(k);
+  return at == std::string::npos ? std::nan("") : std::strtod(line.c_str() + at + k.size(), nullptr);
+}
+
+class MptTrainTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    dir = fs::path(::testing::TempDir()) /
+          ("mpt_train_" +
+           std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+  }
+  void TearDown() override { fs::remove_all(dir); }
+
+  std::string path(const std::string &name) const { return (dir / name).string(); }
+
+  void writeFile(const std::string &name, const std::vector<uint8_t> &bytes) const {
+    std::ofstream(path(name), std::ios::binary)
+        .write(reinterpret_cast<const char *>(bytes.data()), bytes.size());
+  }
+  std::string readText(const std::string &name) const {
+    std::ifstream in(path(name), std::ios::binary);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+  }
+  std::vector<uint8_t> readBytes(const std::string &name) const {
+    const std::string s = readText(name);
+    return std::vector<uint8_t>(s.begin(), s.end());
+  }
+
+  /// Writes toy.mptp, x.npy (xRows rows) and y.npy (yRows rows).
+  void writeToy(int xRows = 5, int yRows = 4) {
+    writeFile("toy.mptp", toyPlan());
+    std::vector<float> x = toyX(xRows);
+    std::vector<int64_t> y = toyY(yRows);
+    writeFile("x.npy", tools::encodeNpy(MPTRT_F32, {xRows, 4}, x.data(), x.size() * 4));
+    writeFile("y.npy", tools::encodeNpy(MPTRT_I64, {yRows, 3}, y.data(), y.size() * 8));
+  }
+  std::string toyArgs() const {
+    return path("toy.mptp") + " --input x=" + path("x.npy") + " --input y=" + path("y.npy");
+  }
+
+  /// Runs mpt-train with `args`; returns its exit status. stdout is in
+  /// `out`, stderr in `err`, both in `log`.
+  int run(const std::string &args) {
+    const std::string cmd = std::string(MPT_TRAIN_PATH) + " " + args + " > " + path("out.txt") +
+                            " 2> " + path("err.txt");
+    const int status = std::system(cmd.c_str());
+    out = readText("out.txt");
+    err = readText("err.txt");
+    log = out + err;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  }
+
+  /// Every file in the test directory whose name contains ".tmp.".
+  std::vector<std::string> tempFiles() const {
+    std::vector<std::string> found;
+    for (const auto &e : fs::recursive_directory_iterator(dir))
+      if (e.path().filename().string().find(".tmp.") != std::string::npos)
+        found.push_back(e.path().string());
+    return found;
+  }
+
+  fs::path dir;
+  std::string out, err, log;
+};
+
+// Tests the batches: x [5, 4] and y [4, 3] give 2 batches of 2 rows (x's
+// last row unused, with a note); 5 steps use batches 0, 1, 0, 1, 0. Each
+// metrics line matches the hand computation.
+TEST_F(MptTrainTest, BatchesInOrderAndWrapAround) {
+  writeToy();
+  ASSERT_EQ(run(toyArgs() + " --steps 5 --metrics " + path("m.jsonl") + " --save " +
+                path("ck")),
+            0)
+      << log;
+  EXPECT_NE(err.find("note: input 'x': the last 1 rows of " + path("x.npy") +
+                     " are in no batch (the batch size is 2)"),
+            std::string::npos)
+      << err;
+  const Expected e = expectToy(toyX(5), toyY(4), 2, 5);
+  const std::vector<std::string> m = lines(readText("m.jsonl"));
+  ASSERT_EQ(m.size(), 5u);
+  for (int s = 0; s < 5; ++s) {
+    SCOPED_TRACE(m[s]);
+    EXPECT_EQ(field(m[s], "step"), s + 1);
+    EXPECT_EQ(field(m[s], "loss"), e.loss[s]);
+    EXPECT_EQ(field(m[s], "loss_scale"), e.scale[s]);
+    EXPECT_EQ(field(m[s], "lr"), 0.125);
+    EXPECT_NEAR(field(m[s], "grad_norm"), e.gradNorm[s], 1e-6 * e.gradNorm[s]);
+    EXPECT_GE(field(m[s], "time_ms"), 0.0);
+    EXPECT_NE(m[s].find("\"skipped\": false"), std::string::npos);
+  }
+  // The exact format of one line.
+  char expected[200];
+  std::snprintf(expected, sizeof(expected),
+                "{\"step\": 1, \"loss\": %.9g, \"loss_scale\": 1024, \"skipped\": false, "
+                "\"grad_norm\": %.9g, \"lr\": 0.125}",
+                e.loss[0], e.gradNorm[0]);
+  EXPECT_EQ(withoutTime(m[0]), expected);
+  // The summary line.
+  char summary[200];
+  std::snprintf(summary, sizeof(summary),
+                "mpt-train: ran 5 steps (1-5 of 5), 0 skipped, first loss %.9g, last loss %.9g, "
+                "mean step time ",
+                e.loss[0], e.loss[4]);
+  EXPECT_EQ(out.rfind(summary, 0), 0u) << out;
+
+  // The final parameters, through the checkpoint.
+  tools::Checkpoint ck;
+  std::string error;
+  ASSERT_TRUE(tools::readCheckpoint(path("ck"), &ck, &error)) << error;
+  EXPECT_EQ(ck.steps, 5u);
+  ASSERT_EQ(ck.tensors.size(), 3u);
+  EXPECT_EQ(ck.tensors[0].name, "w");
+  EXPECT_EQ(ck.tensors[0].info.dtype, MPTRT_F32);
+  EXPECT_EQ(ck.tensors[0].info.shape, (std::vector<int64_t>{4}));
+  ASSERT_EQ(ck.tensors[0].bytes.size(), 16u);
+  EXPECT_EQ(std::memcmp(ck.tensors[0].bytes.data(), e.w.data(), 16), 0);
+  EXPECT_EQ(ck.tensors[1].name, "train.step");
+  int64_t count = 0;
+  std::memcpy(&count, ck.tensors[1].bytes.data(), 8);
+  EXPECT_EQ(count, 5);
+  EXPECT_EQ(ck.tensors[2].name, "loss_scale.scale");
+  float scale = 0;
+  std::memcpy(&scale, ck.tensors[2].bytes.data(), 4);
+  EXPECT_EQ(scale, 1024.0f * 32);
+}
+
+// Tests arrays whose shape is the plan's exactly: one batch, which every
+// step uses.
+TEST_F(MptTrainTest, ExactShapeIsOneBatch) {
+  writeToy(2, 2);
+  ASSERT_EQ(run(toyArgs() + " --steps 3 --quiet --metrics " + path("m.jsonl")), 0) << log;
+  EXPECT_EQ(err.find("note: input"), std::string::npos) << err;
+  const Expected e = expectToy(toyX(2), toyY(2), 1, 3);
+  const std::vector<std::string> m = lines(readText("m.jsonl"));
+  ASSERT_EQ(m.size(), 3u);
+  for (int s = 0; s < 3; ++s)
+    EXPECT_EQ(field(m[s], "loss"), e.loss[s]) << m[s];
+}
+
+// Tests non-finite outputs: the strings "inf" / "nan" in the metrics, and
+// skipped true (loss > 1000) counted in the progress and summary lines.
+TEST_F(MptTrainTest, NonFiniteValuesAndSkippedSteps) {
+  writeToy();
+  // Batch 0: 3e38 in column 0 of both rows: the loss (3e38 + 3e38) is inf.
+  // Batch 1: inf and -inf in column 0: the loss and the gradient are nan.
+  const float inf = std::numeric_limits<float>::infinity();
+  std::vector<float> both(16, 0.0f);
+  both[0] = both[4] = 3e38f;
+  both[8] = inf;
+  both[12] = -inf;
+  writeFile("x.npy", tools::encodeNpy(MPTRT_F32, {4, 4}, both.data(), both.size() * 4));
+  ASSERT_EQ(run(toyArgs() + " --steps 2 --log-every 1 --metrics " + path("m.jsonl")), 0)
+      << log;
+  const std::vector<std::string> m = lines(readText("m.jsonl"));
+  ASSERT_EQ(m.size(), 2u);
+  EXPECT_NE(m[0].find("\"loss\": \"inf\""), std::string::npos) << m[0];
+  EXPECT_NE(m[0].find("\"skipped\": true"), std::string::npos) << m[0];
+  EXPECT_NE(m[1].find("\"loss\": \"nan\""), std::string::npos) << m[1];
+  EXPECT_NE(m[1].find("\"grad_norm\": \"nan\""), std::string::npos) << m[1];
+  EXPECT_NE(m[1].find("\"skipped\": false"), std::string::npos) << m[1];  // nan > 1000 is false
+  EXPECT_NE(err.find("step 1/2  loss inf  scale 1024  skipped 1  "), std::string::npos) << err;
+  EXPECT_NE(err.find("step 2/2  loss nan  scale 2048  skipped 1  "), std::string::npos) << err;
+  EXPECT_NE(out.find("ran 2 steps (1-2 of 2), 1 skipped, first loss inf, last loss nan"),
+            std::string::npos)
+      << out;
+  EXPECT_EQ(tools::jsonNumber(-std::numeric_limits<double>::infinity()), "\"-inf\"");
+  EXPECT_EQ(tools::jsonNumber(0.1f), "0.100000001");
+}
+
+// Tests the progress line: one per --log-every steps (and the last) when
+// stderr is not a terminal, with samples/s, tokens/s (the first input is
+// an i64 [2, 3]: 6 tokens a step) and the ETA; --quiet silences it.
+TEST_F(MptTrainTest, ProgressLine) {
+  writeToy();
+  ASSERT_EQ(run(toyArgs() + " --steps 5 --log-every 2"), 0) << log;
+  std::vector<std::string> progress;
+  for (const std::string &l : lines(err))
+    if (l.rfind("step ", 0) == 0)
+      progress.push_back(l);
+  ASSERT_EQ(progress.size(), 3u) << err;
+  EXPECT_EQ(progress[0].rfind("step 2/5  loss ", 0), 0u) << progress[0];
+  EXPECT_EQ(progress[1].rfind("step 4/5  loss ", 0), 0u) << progress[1];
+  EXPECT_EQ(progress[2].rfind("step 5/5  loss ", 0), 0u) << progress[2];
+  for (const std::string &l : progress) {
+    EXPECT_NE(l.find("  scale "), std::string::npos) << l;
+    EXPECT_NE(l.find("  skipped 0  "), std::string::npos) << l;
+    EXPECT_NE(l.find(" samples/s  "), std::string::npos) << l;
+    EXPECT_NE(l.find(" tokens/s  ETA "), std::string::npos) << l;
+  }
+  EXPECT_NE(progress[2].find("ETA 0:00"), std::string::npos) << progress[2];
+  EXPECT_EQ(err.find('\r'), std::string::npos);
+
+  // The default (about once a second) still prints the last step.
+  ASSERT_EQ(run(toyArgs() + " --steps 3"), 0) << log;
+  EXPECT_NE(err.find("step 3/3  loss "), std::string::npos) << err;
+
+  ASSERT_EQ(run(toyArgs() + " --steps 5 --quiet"), 0) << log;
+  EXPECT_EQ(err.find("step "), std::string::npos) << err;
+  EXPECT_NE(out.find("mpt-train: ran 5 steps"), std::string::npos) << out;
+
+  // The line itself, with a float first input: no tokens/s.
+  tools::Progress::Options po;
+  po.totalSteps = 10;
+  po.firstStep = 2;
+  po.samplesPerStep = 8;
+  tools::Progress p(po);
+  tools::StepMetrics m;
+  m.step = 6;
+  m.loss = 2.5;
+  m.lossScale = 65536;
+  EXPECT_EQ(p.line(m, 1, 2.0), "step 6/10  loss 2.5  scale 65536  skipped 1  16.0 samples/s  "
+                               "ETA 0:02");
+  EXPECT_EQ(tools::formatDuration(3725), "1:02:05");
+}
+
+// Tests a plan without some optional outputs: their keys are left out, with
+// one note each on stderr.
+TEST_F(MptTrainTest, MissingOptionalOutputs) {
+  writeToy();
+  writeFile("toy.mptp", toyPlan("loss lr"));
+  ASSERT_EQ(run(toyArgs() + " --steps 3 --metrics " + path("m.jsonl")), 0) << log;
+  for (const char *name : {"skipped", "grad_norm", "loss_scale"}) {
+    const std::string note = std::string("note: entry point 'train_step' has no output '") +
+                             name + "'; the metrics leave it out";
+    const size_t at = err.find(note);
+    EXPECT_NE(at, std::string::npos) << err;
+    EXPECT_EQ(err.find(note, at + 1), std::string::npos) << err;  // once
+  }
+  const Expected e = expectToy(toyX(5), toyY(4), 2, 3);
+  const std::vector<std::string> m = lines(readText("m.jsonl"));
+  ASSERT_EQ(m.size(), 3u);
+  char expected[120];
+  std::snprintf(expected, sizeof(expected), "{\"step\": 2, \"loss\": %.9g, \"lr\": 0.125}",
+                e.loss[1]);
+  EXPECT_EQ(withoutTime(m[1]), expected);
+  EXPECT_NE(err.find("step 3/3  loss "), std::string::npos) << err;
+  EXPECT_EQ(err.find("  scale "), std::string::npos) << err;
+}
+
+// Tests data errors: each exits 1 naming the input, the file and the types.
+TEST_F(MptTrainTest, DataErrors) {
+  writeToy();
+  std::vector<int32_t> yi(12, 1);
+  writeFile("y_i32.npy", tools::encodeNpy(MPTRT_I32, {4, 3}, yi.data(), yi.size() * 4));
+  std::vector<int64_t> y6(18, 1);
+  writeFile("y_6.npy", tools::encodeNpy(MPTRT_I64, {6, 3}, y6.data(), y6.size() * 8));
+  std::vector<int64_t> y1(3, 1);
+  writeFile("y_1.npy", tools::encodeNpy(MPTRT_I64, {1, 3}, y1.data(), y1.size() * 8));
+  std::vector<float> x5(15, 1.0f);
+  writeFile("x_t.npy", tools::encodeNpy(MPTRT_F32, {5, 3}, x5.data(), x5.size() * 4));
+  writeFile("x_r.npy", tools::encodeNpy(MPTRT_F32, {15}, x5.data(), x5.size() * 4));
+  writeFile("junk.npy", {1, 2, 3});
+  writeFile("fwd.mptp", toyPlan("", 4, "forward"));
+  const std::string plan = path("toy.mptp") + " --steps 2";
+  const std::string x = " --input x=" + path("x.npy"), y = " --input y=" + path("y.npy");
+  struct {
+    std::string args;
+    std::string message;
+  } cases[] = {
+      {plan + x + " --input y=" + path("y_i32.npy"),
+       "input 'y': " + path("y_i32.npy") +
+           " holds '<i4' [4, 3], the plan expects i64 [2, 3] (a batch; the file may hold i64 "
+           "[N, 3] with N >= 2): the element types differ"},
+      {plan + y + " --input x=" + path("x_t.npy"),
+       "input 'x': " + path("x_t.npy") +
+           " holds '<f4' [5, 3], the plan expects f32 [2, 4] (a batch; the file may hold f32 "
+           "[N, 4] with N >= 2): dimension 1 differs"},
+      {plan + y + " --input x=" + path("x_r.npy"), "holds '<f4' [15], the plan expects f32 "
+                                                    "[2, 4] (a batch; the file may hold f32 "
+                                                    "[N, 4] with N >= 2): the ranks differ"},
+      {plan + x + " --input y=" + path("y_1.npy"), "holds '<i8' [1, 3]"},
+      {plan + x + " --input y=" + path("y_1.npy"), "fewer rows than one batch"},
+      {plan + x + " --input y=" + path("y_6.npy"),
+       "input 'x': " + path("x.npy") + " gives 2 batches but input 'y' (" + path("y_6.npy") +
+           ") gives 3: every input must give the same number of batches"},
+      {plan + x, "entry point 'train_step' needs --input y=FILE (a batch is i64 [2, 3]), or "
+                 "--synthetic"},
+      {plan + x + y + " --input z=" + path("x.npy"),
+       "entry point 'train_step' has no input named 'z' (its inputs: 'y', 'x')"},
+      {plan + y + " --input x=" + path("junk.npy"), "input 'x': " + path("junk.npy") + ": "},
+      {plan + y + " --input x=" + path("none.npy"), "cannot open '" + path("none.npy") + "'"},
+      {plan + x + y + " --param v=" + path("x.npy"), "has no parameter named 'v'"},
+      {plan + x + y + " --param w=" + path("x.npy"),
+       "parameter 'w': " + path("x.npy") + " holds '<f4' [5, 4], the plan expects f32 [4]"},
+      {path("fwd.mptp") + " --steps 1" + x + y,
+       "has no entry point 'train_step' (its entry points: 'forward')"},
+      {path("none.mptp") + " --steps 1", "cannot open"},
+  };
+  for (auto &c : cases) {
+    EXPECT_EQ(run(c.args), 1) << c.args << "\n" << log;
+    EXPECT_NE(err.find("mpt-train: error: "), std::string::npos) << c.args << "\n" << log;
+    EXPECT_NE(err.find(c.message), std::string::npos) << c.args << "\n" << log;
+  }
+  // --entry picks another entry point.
+  EXPECT_EQ(run(path("fwd.mptp") + " --steps 1 --entry forward --quiet" + x + y), 0) << log;
+}
+
+// Tests --param: a starting value for w instead of the plan's.
+TEST_F(MptTrainTest, ParamFile) {
+  writeToy();
+  const float w[4] = {0, 0, 0, 0};
+  writeFile("w.npy", tools::encodeNpy(MPTRT_F32, {4}, w, 16));
+  ASSERT_EQ(run(toyArgs() + " --steps 1 --param w=" + path("w.npy") + " --metrics " +
+                path("m.jsonl")),
+            0)
+      << log;
+  const std::vector<int64_t> y = toyY(4);
+  EXPECT_EQ(field(readText("m.jsonl"), "loss"), double(y[0] + y[1] + y[2] + y[3] + y[4] + y[5]));
+}
+
+// Tests that resuming from a checkpoint continues bit-identically: 7 steps
+// in one go versus 3 steps, then a resume to 7 (with 2 batches, so the
+// resume starts mid-epoch). The final checkpoints are byte-identical and
+// the metrics of steps 4-7 agree; the resumed run appends to the metrics.
+TEST_F(MptTrainTest, ResumeIsBitIdentical) {
+  writeToy();
+  ASSERT_EQ(run(toyArgs() + " --steps 7 --quiet --save " + path("full.ck") + " --metrics " +
+                path("full.jsonl")),
+            0)
+      << log;
+  ASSERT_EQ(run(toyArgs() + " --steps 3 --quiet --save " + path("part.ck") + " --metrics " +
+                path("part.jsonl")),
+            0)
+      << log;
+  tools::Checkpoint ck;
+  std::string error;
+  ASSERT_TRUE(tools::readCheckpoint(path("part.ck"), &ck, &error)) << error;
+  EXPECT_EQ(ck.steps, 3u);
+  ASSERT_EQ(run(toyArgs() + " --steps 7 --quiet --resume " + path("part.ck") + " --save " +
+                path("resumed.ck") + " --metrics " + path("part.jsonl")),
+            0)
+      << log;
+  EXPECT_NE(out.find("mpt-train: ran 4 steps (4-7 of 7)"), std::string::npos) << out;
+  EXPECT_EQ(readBytes("full.ck"), readBytes("resumed.ck"));
+  const std::vector<std::string> full = lines(readText("full.jsonl")),
+                                 part = lines(readText("part.jsonl"));
+  ASSERT_EQ(full.size(), 7u);
+  ASSERT_EQ(part.size(), 7u);
+  for (size_t i = 0; i < 7; ++i)
+    EXPECT_EQ(withoutTime(full[i]), withoutTime(part[i]));
+
+  // Resuming a finished run does nothing; --steps below the checkpoint's
+  // count is an error.
+  ASSERT_EQ(run(toyArgs() + " --steps 7 --resume " + path("full.ck")), 0) << log;
+  EXPECT_NE(out.find("mpt-train: ran 0 steps (7 of 7 already run)"), std::string::npos) << out;
+  EXPECT_EQ(run(toyArgs() + " --steps 6 --resume " + path("full.ck")), 1) << log;
+  EXPECT_NE(err.find("checkpoint '" + path("full.ck") +
+                     "' has already run 7 steps, more than --steps 6"),
+            std::string::npos)
+      << err;
+}
+
+// Tests --save-every: checkpoints after steps 2 and 4 and at the end; a
+// run that fails at step 3 (an index out of range) leaves the step-2
+// checkpoint intact and no temporary file.
+TEST_F(MptTrainTest, SaveEveryAndFailedRun) {
+  writeFile("g.mptp", gatherPlan());
+  const int64_t idx[4] = {0, 1, 7, 2};
+  writeFile("idx.npy", tools::encodeNpy(MPTRT_I64, {4}, idx, sizeof(idx)));
+  const std::string args =
+      path("g.mptp") + " --input idx=" + path("idx.npy") + " --save " + path("ck/g.ck");
+  fs::create_directories(dir / "ck");
+  ASSERT_EQ(run(args + " --steps 2 --save-every 1"), 0) << log;
+  EXPECT_EQ(run(args + " --steps 4 --save-every 1 --resume " + path("ck/g.ck")), 1) << log;
+  EXPECT_NE(err.find("mpt-train: error: step 3: "), std::string::npos) << err;
+  EXPECT_NE(err.find("index 7"), std::string::npos) << err;
+  tools::Checkpoint ck;
+  std::string error;
+  ASSERT_TRUE(tools::readCheckpoint(path("ck/g.ck"), &ck, &error)) << error;
+  EXPECT_EQ(ck.steps, 2u);
+  int64_t count = -1;
+  std::memcpy(&count, ck.tensors.at(0).bytes.data(), 8);
+  EXPECT_EQ(count, 2);
+  EXPECT_EQ(tempFiles(), std::vector<std::string>{});
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir / "ck"), fs::directory_iterator{}), 1);
+
+  // --save-every 2 over 5 steps: the checkpoint is rewritten and ends at 5.
+  const int64_t ok[2] = {0, 2};
+  writeFile("idx.npy", tools::encodeNpy(MPTRT_I64, {2}, ok, sizeof(ok)));
+  ASSERT_EQ(run(args + " --steps 5 --save-every 2"), 0) << log;
+  ASSERT_TRUE(tools::readCheckpoint(path("ck/g.ck"), &ck, &error)) << error;
+  EXPECT_EQ(ck.steps, 5u);
+  EXPECT_EQ(tempFiles(), std::vector<std::string>{});
+}
+
+// Tests the atomic write: saving into a directory leaves exactly the target
+// there; a save that cannot complete (the target is a directory, or its
+// directory does not exist) fails with exit 1, leaves no temporary file
+// and does not touch what is there.
+TEST_F(MptTrainTest, AtomicSave) {
+  writeToy();
+  fs::create_directories(dir / "ckpts");
+  ASSERT_EQ(run(toyArgs() + " --steps 2 --quiet --save " + path("ckpts/a.ck")), 0) << log;
+  std::vector<std::string> names;
+  for (const auto &e : fs::directory_iterator(dir / "ckpts"))
+    names.push_back(e.path().filename().string());
+  EXPECT_EQ(names, std::vector<std::string>{"a.ck"});
+  const std::vector<uint8_t> first = readBytes("ckpts/a.ck");
+  // Overwriting an existing checkpoint.
+  ASSERT_EQ(run(toyArgs() + " --steps 3 --quiet --save " + path("ckpts/a.ck")), 0) << log;
+  EXPECT_NE(readBytes("ckpts/a.ck"), first);
+  tools::Checkpoint ck;
+  std::string error;
+  ASSERT_TRUE(tools::readCheckpoint(path("ckpts/a.ck"), &ck, &error)) << error;
+  EXPECT_EQ(ck.steps, 3u);
+
+  fs::create_directories(dir / "ckpts/isdir");
+  writeFile("ckpts/isdir/keep", {1, 2, 3});
+  EXPECT_EQ(run(toyArgs() + " --steps 2 --quiet --save " + path("ckpts/isdir")), 1) << log;
+  EXPECT_NE(err.find("cannot rename '"), std::string::npos) << err;
+  EXPECT_NE(err.find("' to '" + path("ckpts/isdir") + "'"), std::string::npos) << err;
+  EXPECT_EQ(readBytes("ckpts/isdir/keep"), (std::vector<uint8_t>{1, 2, 3}));
+  EXPECT_EQ(run(toyArgs() + " --steps 2 --quiet --save " + path("nodir/a.ck")), 1) << log;
+  EXPECT_NE(err.find("cannot create a temporary file in '" + path("nodir") +
+                     "' for checkpoint '" + path("nodir/a.ck") + "'"),
+            std::string::npos)
+      << err;
+  EXPECT_EQ(tempFiles(), std::vector<std::string>{});
+  EXPECT_FALSE(fs::exists(dir / "nodir"));
+}
+
+// Tests checkpoint rejection through the tool: truncated, corrupt, not a
+// checkpoint, and checkpoints of another plan (a missing, an extra and a
+// reshaped tensor).
+TEST_F(MptTrainTest, BadCheckpointsRejected) {
+  writeToy();
+  ASSERT_EQ(run(toyArgs() + " --steps 2 --quiet --save " + path("good.ck")), 0) << log;
+  const std::vector<uint8_t> good = readBytes("good.ck");
+  std::vector<uint8_t> truncated(good.begin(), good.end() - 5);
+  writeFile("trunc.ck", truncated);
+  std::vector<uint8_t> flipped = good;
+  flipped[60] ^= 0x10;  // inside w's data (bytes 53-68)
+  writeFile("flip.ck", flipped);
+  std::vector<uint8_t> steps = good;
+  steps[16] ^= 1;  // the step count: only the file checksum covers it
+  writeFile("steps.ck", steps);
+  writeFile("junk.ck", {'h', 'e', 'l', 'l', 'o', ' ', 'w', 'o', 'r', 'l', 'd'});
+
+  // Checkpoints of other plans.
+  writeFile("w5.mptp", toyPlan("", 5));
+  std::vector<float> x5(20, 1.0f);
+  writeFile("x5.npy", tools::encodeNpy(MPTRT_F32, {4, 5}, x5.data(), 80));
+  ASSERT_EQ(run(path("w5.mptp") + " --input x=" + path("x5.npy") + " --input y=" +
+                path("y.npy") + " --steps 1 --quiet --save " + path("w5.ck")),
+            0)
+      << log;
+  // Fewer parameters: a plan whose entry point binds only 'train.step'.
+  writeFile("g.mptp", gatherPlan());
+  const int64_t idx[1] = {0};
+  writeFile("idx.npy", tools::encodeNpy(MPTRT_I64, {1}, idx, 8));
+  ASSERT_EQ(run(path("g.mptp") + " --input idx=" + path("idx.npy") +
+                " --steps 1 --quiet --save " + path("g.ck")),
+            0)
+      << log;
+
+  const std::string plan = toyArgs() + " --steps 4 --resume ";
+  struct {
+    std::string file;
+    std::string message;
+  } cases[] = {
+      {"trunc.ck", "checkpoint '" + path("trunc.ck") + "': truncated"},
+      {"flip.ck", "checkpoint '" + path("flip.ck") + "': corrupt: tensor 0 ('w'): checksum mismatch"},
+      {"steps.ck", "checkpoint '" + path("steps.ck") + "': corrupt: file checksum mismatch"},
+      {"junk.ck", "not an mpt-train checkpoint (bad magic)"},
+      {"missing.ck", "cannot open checkpoint '" + path("missing.ck") + "'"},
+      {"w5.ck", "checkpoint '" + path("w5.ck") +
+                    "': tensor 'w' is f32 [5], the plan's parameter is f32 [4]"},
+      {"g.ck", "checkpoint '" + path("g.ck") +
+                   "' has no tensor for parameter 'w' (f32 [4]) of entry point 'train_step'"},
+  };
+  for (auto &c : cases) {
+    EXPECT_EQ(run(plan + path(c.file)), 1) << c.file << "\n" << log;
+    EXPECT_NE(err.find(c.message), std::string::npos) << c.file << "\n" << log;
+  }
+  // A checkpoint with a tensor the plan does not have.
+  EXPECT_EQ(run(path("g.mptp") + " --input idx=" + path("idx.npy") + " --steps 3 --resume " +
+                path("good.ck")),
+            1)
+      << log;
+  EXPECT_NE(err.find("checkpoint '" + path("good.ck") +
+                     "' holds tensor 'loss_scale.scale', which is not a parameter of entry "
+                     "point 'train_step'"),
+            std::string::npos)
+      << err;
+}
+
+// Tests the reader on every truncation and every single-bit flip of a
+// checkpoint: all rejected, none crash.
+TEST_F(MptTrainTest, ReaderRejectsEveryTruncationAndFlip) {
+  writeToy();
+  ASSERT_EQ(run(toyArgs() + " --steps 1 --quiet --save " + path("good.ck")), 0) << log;
+  const std::vector<uint8_t> good = readBytes("good.ck");
+  tools::Checkpoint ck;
+  std::string error;
+  ASSERT_TRUE(tools::readCheckpoint(path("good.ck"), &ck, &error)) << error;
+  // Size: header 24; w: 4 + 1 + 8 + 8 + 8 + 16 + 4; train.step: 4 + 10 + 8 + 0 + 8 + 8 + 4;
+  // loss_scale.scale: 4 + 16 + 8 + 8 + 4 + 4; trailer 12.
+  EXPECT_EQ(good.size(), 24u + 49 + 42 + 44 + 12);
+  for (size_t n = 0; n < good.size(); ++n)
+    EXPECT_FALSE(tools::parseCheckpoint(std::vector<uint8_t>(good.begin(), good.begin() + n),
+                                        "t.ck", &ck, &error))
+        << n;
+  std::vector<uint8_t> longer = good;
+  longer.push_back(0);
+  EXPECT_FALSE(tools::parseCheckpoint(longer, "t.ck", &ck, &error));
+  EXPECT_NE(error.find("unexpected bytes after the end"), std::string::npos) << error;
+  for (size_t i = 0; i < good.size(); ++i)
+    for (int bit = 0; bit < 8; ++bit) {
+      std::vector<uint8_t> bad = good;
+      bad[i] ^= uint8_t(1 << bit);
+      EXPECT_FALSE(tools::parseCheckpoint(bad, "t.ck", &ck, &error)) << i << " " << bit;
+    }
+  EXPECT_EQ(tools::crc32(0, "123456789", 9), 0xCBF43926u);  // the standard check value
+}
+
+// Tests --synthetic: the same seed gives the same metrics, step by step,
+// also when resumed; another seed gives other data.
+TEST_F(MptTrainTest, SyntheticIsDeterministicPerStep) {
+  writeToy();
+  const std::string args = path("toy.mptp") + " --synthetic --quiet --synthetic-int-range 10";
+  ASSERT_EQ(run(args + " --steps 4 --metrics " + path("a.jsonl")), 0) << log;
+  ASSERT_EQ(run(args + " --steps 4 --metrics " + path("b.jsonl")), 0) << log;
+  ASSERT_EQ(run(args + " --steps 2 --save " + path("ck") + " --metrics " + path("c.jsonl")), 0)
+      << log;
+  ASSERT_EQ(run(args + " --steps 4 --resume " + path("ck") + " --metrics " + path("c.jsonl")), 0)
+      << log;
+  ASSERT_EQ(run(args + " --steps 4 --seed 1 --metrics " + path("d.jsonl")), 0) << log;
+  const auto a = lines(readText("a.jsonl")), b = lines(readText("b.jsonl")),
+             c = lines(readText("c.jsonl")), d = lines(readText("d.jsonl"));
+  ASSERT_EQ(a.size(), 4u);
+  ASSERT_EQ(b.size(), 4u);
+  ASSERT_EQ(c.size(), 4u);
+  ASSERT_EQ(d.size(), 4u);
+  for (size_t i = 0; i < 4; ++i) {
+    EXPECT_EQ(withoutTime(a[i]), withoutTime(b[i]));
+    EXPECT_EQ(withoutTime(a[i]), withoutTime(c[i]));
+    EXPECT_NE(field(a[i], "loss"), field(d[i], "loss")) << a[i] << "\n" << d[i];
+    if (i) {
+      EXPECT_NE(field(a[i], "grad_norm"), field(a[i - 1], "grad_norm"));
+    }
+  }
+  EXPECT_EQ(run(path("toy.mptp") + " --synthetic --steps 1 --input x=" + path("x.npy")), 2)
+      << log;
+}
+
+// Tests the synthetic generator itself: value ranges and distribution,
+// dependence on step / seed / name only.
+TEST(MptTrainSynthetic, Values) {
+  TensorInfo f{MPTRT_F32, {64, 1000}}, i{MPTRT_I64, {1000}}, i32{MPTRT_I32, {1000}},
+      b{MPTRT_I1, {1000}}, h{MPTRT_BF16, {3}};
+  std::vector<uint8_t> v, w;
+  std::string error;
+  ASSERT_TRUE(tools::syntheticBatch("x", f, 0, 5, 2, &v, &error)) << error;
+  ASSERT_EQ(v.size(), 64000u * 4);
+  const float *p = reinterpret_cast<const float *>(v.data());
+  double sum = 0, sq = 0;
+  for (int k = 0; k < 64000; ++k) {
+    sum += p[k];
+    sq += double(p[k]) * p[k];
+  }
+  EXPECT_NEAR(sum / 64000, 0.0, 0.02);
+  EXPECT_NEAR(sq / 64000, 1.0, 0.03);
+  ASSERT_TRUE(tools::syntheticBatch("x", f, 0, 5, 2, &w, &error));
+  EXPECT_EQ(v, w);
+  ASSERT_TRUE(tools::syntheticBatch("x", f, 0, 6, 2, &w, &error));
+  EXPECT_NE(v, w);
+  ASSERT_TRUE(tools::syntheticBatch("x", f, 1, 5, 2, &w, &error));
+  EXPECT_NE(v, w);
+  ASSERT_TRUE(tools::syntheticBatch("x2", f, 0, 5, 2, &w, &error));
+  EXPECT_NE(v, w);
+
+  ASSERT_TRUE(tools::syntheticBatch("y", i, 0, 0, 7, &v, &error));
+  const int64_t *q = reinterpret_cast<const int64_t *>(v.data());
+  std::vector<int> seen(7, 0);
+  for (int k = 0; k < 1000; ++k) {
+    ASSERT_GE(q[k], 0);
+    ASSERT_LT(q[k], 7);
+    ++seen[q[k]];
+  }
+  for (int c : seen)
+    EXPECT_GT(c, 100);
+  ASSERT_TRUE(tools::syntheticBatch("y", i32, 0, 0, 2, &v, &error));
+  const int32_t *r = reinterpret_cast<const int32_t *>(v.data());
+  int ones = 0;
+  for (int k = 0; k < 1000; ++k) {
+    ASSERT_TRUE(r[k] == 0 || r[k] == 1);
+    ones += r[k];
+  }
+  EXPECT_GT(ones, 400);
+  EXPECT_LT(ones, 600);
+  ASSERT_TRUE(tools::syntheticBatch("m", b, 0, 0, 100, &v, &error));
+  for (uint8_t x : v)
+    ASSERT_LE(x, 1);
+  ASSERT_TRUE(tools::syntheticBatch("h", h, 0, 0, 2, &v, &error));
+  EXPECT_EQ(v.size(), 6u);
+  EXPECT_FALSE(tools::syntheticBatch("y", i32, 0, 0, int64_t(1) << 32, &v, &error));
+  EXPECT_NE(error.find("input 'y' is i32: --synthetic-int-range 4294967296 does not fit"),
+            std::string::npos)
+      << error;
+}
+
+// Tests --device cuda: the runtime's message comes through, exit status 1.
+TEST_F(MptTrainTest, CudaDeviceUnavailable) {
+  writeToy();
+  EXPECT_EQ(run(toyArgs() + " --steps 1 --device cuda"), 1) << log;
+  EXPECT_NE(err.find("mpt-train: error: " + path("toy.mptp") +
+                         ": unknown backend 'cuda' (this build has: cpu)"),
+            std::string::npos)
+      << err;
+  EXPECT_EQ(run(toyArgs() + " --steps 1 --device cpu --quiet"), 0) << log;
+}
+
+// Tests usage errors (exit 2) and --help (exit 0, every flag documented).
+TEST_F(MptTrainTest, UsageErrors) {
+  writeToy();
+  const std::string plan = toyArgs();
+  struct {
+    std::string args;
+    std::string message;
+  } cases[] = {
+      {"--steps 1", "no plan given"},
+      {plan, "--steps N is required"},
+      {plan + " --steps", "option '--steps' needs a value"},
+      {plan + " --steps ten", "option '--steps' needs a whole number from 0 to 1000000000000, "
+                              "not 'ten'"},
+      {plan + " --steps -1", "option '--steps' needs a whole number"},
+      {plan + " --steps 1 --log-every 0", "option '--log-every' needs a whole number from 1"},
+      {plan + " --steps 1 --save-every 0", "option '--save-every' needs a whole number from 1"},
+      {plan + " --steps 1 --synthetic-int-range 0",
+       "option '--synthetic-int-range' needs a whole number from 1"},
+      {plan + " --steps 1 --seed x", "option '--seed' needs a whole number"},
+      {plan + " --steps 1 --frobnicate", "unknown option '--frobnicate'"},
+      {plan + " --steps 1 " + path("toy.mptp"), "more than one plan given"},
+      {plan + " --steps 1 --input x", "option '--input' needs NAME=FILE"},
+      {plan + " --steps 1 --input =a", "option '--input' needs NAME=FILE"},
+      {plan + " --steps 1 --synthetic", "--synthetic and --input exclude each other"},
+      {plan + " --steps 1 --save-every 2", "--save-every needs --save FILE"},
+      {plan + " --steps 1 --resume a --param w=b", "--param and --resume exclude each other"},
+      {plan + " --steps 1 --metrics", "option '--metrics' needs a value"},
+      {plan + " --steps 1 --input x=" + path("x.npy"), "--input x given twice"},
+  };
+  for (auto &c : cases) {
+    EXPECT_EQ(run(c.args), 2) << c.args << "\n" << log;
+    EXPECT_NE(err.find("mpt-train: " + c.message), std::string::npos) << c.args << "\n" << log;
+    EXPECT_NE(err.find("usage: mpt-train"), std::string::npos) << c.args;
+  }
+  ASSERT_EQ(run("--help"), 0) << log;
+  for (const char *flag :
+       {"--input NAME=FILE", "--synthetic ", "--synthetic-int-range R", "(default 2)",
+        "--seed S", "--param NAME=FILE", "--steps N", "--entry NAME", "--device cpu|cuda",
+        "MPTRT_NUM_THREADS", "--metrics FILE", "--log-every K", "--quiet", "--save FILE",
+        "--save-every K", "--resume FILE", "Exit status: 0 success, 1", "2 usage error"})
+    EXPECT_NE(out.find(flag), std::string::npos) << flag;
+  // An unwritable metrics file is a data error.
+  EXPECT_EQ(run(plan + " --steps 1 --metrics " + path("no/such/dir/m.jsonl")), 1) << log;
+  EXPECT_NE(err.find("cannot open metrics file '" + path("no/such/dir/m.jsonl") + "'"),
+            std::string::npos)
+      << err;
+}
+
+} // namespace

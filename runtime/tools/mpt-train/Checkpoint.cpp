@@ -1,0 +1,371 @@
+//===- Checkpoint.cpp - write, read and check checkpoints ----------------===//
+#include "Checkpoint.h"
+
+#include "Batches.h"
+
+#include <array>
+#include <cerrno>
+#include <cstring>
+#include <map>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace mptrt {
+namespace tools {
+
+namespace {
+
+const char kMagic[8] = {'M', 'P', 'T', 'C', 'K', 'P', 'T', '\0'};
+const char kEndMagic[8] = {'M', 'P', 'T', 'C', 'K', 'E', 'N', 'D'};
+constexpr uint32_t kVersion = 1;
+constexpr size_t kHeaderBytes = 24, kTrailerBytes = 12;
+constexpr uint32_t kMaxNameBytes = 1 << 20;
+
+std::array<uint32_t, 256> makeCrcTable() {
+  std::array<uint32_t, 256> table{};
+  for (uint32_t i = 0; i < 256; ++i) {
+    uint32_t c = i;
+    for (int k = 0; k < 8; ++k)
+      c = c & 1 ? 0xEDB88320u ^ (c >> 1) : c >> 1;
+    table[i] = c;
+  }
+  return table;
+}
+
+void putU32(std::vector<uint8_t> &out, uint32_t v) {
+  for (int i = 0; i < 4; ++i)
+    out.push_back(static_cast<uint8_t>(v >> (8 * i)));
+}
+void putU64(std::vector<uint8_t> &out, uint64_t v) {
+  for (int i = 0; i < 8; ++i)
+    out.push_back(static_cast<uint8_t>(v >> (8 * i)));
+}
+uint64_t getLE(const uint8_t *p, int n) {
+  uint64_t v = 0;
+  for (int i = n - 1; i >= 0; --i)
+    v = v << 8 | p[i];
+  return v;
+}
+
+std::string systemError() { return std::strerror(errno); }
+
+std::string parentDir(const std::string &path) {
+  const size_t slash = path.rfind('/');
+  if (slash == std::string::npos)
+    return ".";
+  return slash == 0 ? "/" : path.substr(0, slash);
+}
+
+bool knownDtype(uint32_t code) { return code >= MPTRT_F32 && code <= MPTRT_I1; }
+
+} // namespace
+
+uint32_t crc32(uint32_t crc, const void *data, size_t n) {
+  static const std::array<uint32_t, 256> table = makeCrcTable();
+  const uint8_t *p = static_cast<const uint8_t *>(data);
+  crc = ~crc;
+  for (size_t i = 0; i < n; ++i)
+    crc = table[(crc ^ p[i]) & 0xFF] ^ (crc >> 8);
+  return ~crc;
+}
+
+//===----------------------------------------------------------------------===//
+// Writing
+//===----------------------------------------------------------------------===//
+
+CheckpointWriter::~CheckpointWriter() { discard(); }
+
+void CheckpointWriter::discard() {
+  if (file_) {
+    std::fclose(file_);
+    file_ = nullptr;
+  }
+  if (!tempPath_.empty()) {
+    ::unlink(tempPath_.c_str());
+    tempPath_.clear();
+  }
+}
+
+bool CheckpointWriter::open(const std::string &path, uint64_t steps, uint32_t count,
+                            std::string *error) {
+  discard();
+  path_ = path;
+  // A hidden temporary beside the target, so the rename stays in one file
+  // system; mkstemp makes the name unique.
+  const std::string dir = parentDir(path);
+  const size_t slash = path.rfind('/');
+  const std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
+  std::string templ = (dir == "/" ? "" : dir) + "/." + base + ".tmp.XXXXXX";
+  std::vector<char> buffer(templ.begin(), templ.end());
+  buffer.push_back('\0');
+  const int fd = ::mkstemp(buffer.data());
+  if (fd < 0) {
+    *error = "cannot create a temporary file in '" + dir + "' for checkpoint '" + path +
+             "': " + systemError();
+    return false;
+  }
+  tempPath_ = buffer.data();
+  // mkstemp creates 0600; give the checkpoint the usual 0666 & ~umask.
+  const mode_t mask = ::umask(0);
+  ::umask(mask);
+  (void)::fchmod(fd, 0666 & ~mask);
+  file_ = ::fdopen(fd, "wb");
+  if (!file_) {
+    ::close(fd);
+    *error = "cannot open '" + tempPath_ + "': " + systemError();
+    discard();
+    return false;
+  }
+  fileCrc_ = 0;
+  expected_ = count;
+  added_ = 0;
+  std::vector<uint8_t> header(kMagic, kMagic + 8);
+  putU32(header, kVersion);
+  putU32(header, count);
+  putU64(header, steps);
+  return write(header.data(), header.size(), error);
+}
+
+bool CheckpointWriter::write(const void *data, size_t n, std::string *error) {
+  if (!file_) {
+    *error = "checkpoint '" + path_ + "': writer is not open";
+    return false;
+  }
+  if (n && std::fwrite(data, 1, n, file_) != n) {
+    *error = "cannot write '" + tempPath_ + "' (checkpoint '" + path_ + "'): " + systemError();
+    discard();
+    return false;
+  }
+  fileCrc_ = crc32(fileCrc_, data, n);
+  return true;
+}
+
+bool CheckpointWriter::add(const std::string &name, const TensorInfo &info, const void *data,
+                           size_t bytes, std::string *error) {
+  if (added_ >= expected_ || bytes != info.bytes() || name.size() > kMaxNameBytes) {
+    *error = "checkpoint '" + path_ + "': bad tensor '" + name + "'";
+    discard();
+    return false;
+  }
+  std::vector<uint8_t> head;
+  putU32(head, static_cast<uint32_t>(name.size()));
+  head.insert(head.end(), name.begin(), name.end());
+  putU32(head, static_cast<uint32_t>(info.dtype));
+  putU32(head, static_cast<uint32_t>(info.shape.size()));
+  for (int64_t d : info.shape)
+    putU64(head, static_cast<uint64_t>(d));
+  putU64(head, bytes);
+  const uint32_t recordCrc = crc32(crc32(0, head.data(), head.size()), data, bytes);
+  std::vector<uint8_t> tail;
+  putU32(tail, recordCrc);
+  if (!write(head.data(), head.size(), error) || !write(data, bytes, error) ||
+      !write(tail.data(), tail.size(), error))
+    return false;
+  ++added_;
+  return true;
+}
+
+bool CheckpointWriter::commit(std::string *error) {
+  if (added_ != expected_) {
+    *error = "checkpoint '" + path_ + "': " + std::to_string(added_) + " of " +
+             std::to_string(expected_) + " tensors written";
+    discard();
+    return false;
+  }
+  std::vector<uint8_t> trailer(kEndMagic, kEndMagic + 8);
+  if (!write(trailer.data(), trailer.size(), error))
+    return false;
+  trailer.clear();
+  putU32(trailer, fileCrc_);
+  if (!write(trailer.data(), trailer.size(), error))
+    return false;
+  auto failWith = [&](const std::string &what) {
+    *error = what + " '" + tempPath_ + "' (checkpoint '" + path_ + "'): " + systemError();
+    discard();
+    return false;
+  };
+  if (std::fflush(file_) != 0)
+    return failWith("cannot write");
+  if (::fsync(::fileno(file_)) != 0)
+    return failWith("cannot fsync");
+  const int closed = std::fclose(file_);
+  file_ = nullptr;
+  if (closed != 0)
+    return failWith("cannot close");
+  if (std::rename(tempPath_.c_str(), path_.c_str()) != 0) {
+    *error = "cannot rename '" + tempPath_ + "' to '" + path_ + "': " + systemError();
+    discard();
+    return false;
+  }
+  tempPath_.clear();
+  // Make the rename itself durable.
+  const std::string dir = parentDir(path_);
+  const int dirFd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY);
+  if (dirFd < 0) {
+    *error = "cannot open directory '" + dir + "' to fsync checkpoint '" + path_ +
+             "': " + systemError();
+    return false;
+  }
+  const int synced = ::fsync(dirFd);
+  const std::string syncError = synced != 0 ? systemError() : "";
+  ::close(dirFd);
+  if (synced != 0) {
+    *error = "cannot fsync directory '" + dir + "' (checkpoint '" + path_ + "'): " + syncError;
+    return false;
+  }
+  return true;
+}
+
+//===----------------------------------------------------------------------===//
+// Reading
+//===----------------------------------------------------------------------===//
+
+bool readCheckpoint(const std::string &path, Checkpoint *out, std::string *error) {
+  FILE *f = std::fopen(path.c_str(), "rb");
+  if (!f) {
+    *error = "cannot open checkpoint '" + path + "': " + systemError();
+    return false;
+  }
+  std::vector<uint8_t> bytes;
+  uint8_t chunk[1 << 16];
+  size_t n;
+  while ((n = std::fread(chunk, 1, sizeof(chunk), f)) > 0)
+    bytes.insert(bytes.end(), chunk, chunk + n);
+  const bool bad = std::ferror(f);
+  std::fclose(f);
+  if (bad) {
+    *error = "checkpoint '" + path + "': read error";
+    return false;
+  }
+  return parseCheckpoint(bytes, path, out, error);
+}
+
+bool parseCheckpoint(const std::vector<uint8_t> &bytes, const std::string &path,
+                     Checkpoint *out, std::string *error) {
+  auto fail = [&](const std::string &why) {
+    *error = "checkpoint '" + path + "': " + why;
+    return false;
+  };
+  const uint8_t *p = bytes.data();
+  const size_t size = bytes.size();
+  if (size < 8 || std::memcmp(p, kMagic, 8) != 0)
+    return fail("not an mpt-train checkpoint (bad magic)");
+  if (size < kHeaderBytes)
+    return fail("truncated: the file ends inside the header (" + std::to_string(size) +
+                " bytes)");
+  const uint32_t version = static_cast<uint32_t>(getLE(p + 8, 4));
+  if (version != kVersion)
+    return fail("unsupported version " + std::to_string(version) + " (this mpt-train reads " +
+                std::to_string(kVersion) + ")");
+  const uint32_t count = static_cast<uint32_t>(getLE(p + 12, 4));
+  out->steps = getLE(p + 16, 8);
+  out->tensors.clear();
+  size_t at = kHeaderBytes;
+  auto truncated = [&](uint32_t index, const std::string &what) {
+    return fail("truncated or corrupt: tensor " + std::to_string(index) + " of " +
+                std::to_string(count) + ": the file ends inside its " + what + " (" +
+                std::to_string(size) + " bytes)");
+  };
+  for (uint32_t index = 0; index < count; ++index) {
+    const size_t start = at;
+    if (size - at < 4)
+      return truncated(index, "name length");
+    const uint64_t nameLength = getLE(p + at, 4);
+    at += 4;
+    if (nameLength > kMaxNameBytes)
+      return fail("corrupt: tensor " + std::to_string(index) + " has a name of " +
+                  std::to_string(nameLength) + " bytes");
+    if (size - at < nameLength + 8)
+      return truncated(index, "name, dtype or rank");
+    CheckpointTensor t;
+    t.name.assign(reinterpret_cast<const char *>(p + at), nameLength);
+    at += nameLength;
+    const std::string label = "tensor " + std::to_string(index) + " ('" + t.name + "')";
+    const uint32_t dtype = static_cast<uint32_t>(getLE(p + at, 4));
+    const uint32_t rank = static_cast<uint32_t>(getLE(p + at + 4, 4));
+    at += 8;
+    if (!knownDtype(dtype))
+      return fail("corrupt: " + label + " has unknown dtype code " + std::to_string(dtype));
+    if (rank > MPTRT_MAX_RANK)
+      return fail("corrupt: " + label + " has rank " + std::to_string(rank));
+    if (size - at < 8 * uint64_t(rank) + 8)
+      return truncated(index, "shape");
+    t.info.dtype = static_cast<mptrt_dtype>(dtype);
+    uint64_t elements = 1;
+    bool overflow = false;
+    for (uint32_t d = 0; d < rank; ++d) {
+      const int64_t dim = static_cast<int64_t>(getLE(p + at, 8));
+      at += 8;
+      if (dim < 0 || (dim > 0 && elements > (uint64_t(1) << 48) / uint64_t(dim)))
+        overflow = true;
+      else
+        elements *= uint64_t(dim);
+      t.info.shape.push_back(dim);
+    }
+    const uint64_t dataBytes = getLE(p + at, 8);
+    at += 8;
+    if (overflow || dataBytes != elements * mptrt_dtype_size(t.info.dtype))
+      return fail("corrupt: " + label + " is " + describeType(t.info.dtype, t.info.shape) +
+                  " but records " + std::to_string(dataBytes) + " data bytes");
+    if (size - at < dataBytes + 4)
+      return truncated(index, "data or checksum");
+    t.bytes.assign(p + at, p + at + dataBytes);
+    at += dataBytes;
+    const uint32_t stored = static_cast<uint32_t>(getLE(p + at, 4));
+    if (crc32(0, p + start, at - start) != stored)
+      return fail("corrupt: " + label + ": checksum mismatch");
+    at += 4;
+    out->tensors.push_back(std::move(t));
+  }
+  if (size - at < kTrailerBytes)
+    return fail("truncated: the file ends before the end marker (" + std::to_string(size) +
+                " bytes)");
+  if (std::memcmp(p + at, kEndMagic, 8) != 0)
+    return fail("corrupt: no end marker after the " + std::to_string(count) + " tensors");
+  if (crc32(0, p, at + 8) != static_cast<uint32_t>(getLE(p + at + 8, 4)))
+    return fail("corrupt: file checksum mismatch");
+  if (size - at != kTrailerBytes)
+    return fail("corrupt: " + std::to_string(size - at - kTrailerBytes) +
+                " unexpected bytes after the end");
+  return true;
+}
+
+bool matchCheckpoint(const std::string &path, const Checkpoint &checkpoint,
+                     const std::vector<ParameterSpec> &params, const std::string &entry,
+                     std::string *error) {
+  std::map<std::string, const CheckpointTensor *> byName;
+  for (const CheckpointTensor &t : checkpoint.tensors)
+    if (!byName.emplace(t.name, &t).second) {
+      *error = "checkpoint '" + path + "' holds tensor '" + t.name + "' twice";
+      return false;
+    }
+  for (const ParameterSpec &param : params) {
+    auto it = byName.find(param.name);
+    if (it == byName.end()) {
+      *error = "checkpoint '" + path + "' has no tensor for parameter '" + param.name +
+               "' (" + describeType(param.info.dtype, param.info.shape) +
+               ") of entry point '" + entry + "': it was written for another plan";
+      return false;
+    }
+    const TensorInfo &saved = it->second->info;
+    if (saved.dtype != param.info.dtype || saved.shape != param.info.shape) {
+      *error = "checkpoint '" + path + "': tensor '" + param.name + "' is " +
+               describeType(saved.dtype, saved.shape) + ", the plan's parameter is " +
+               describeType(param.info.dtype, param.info.shape);
+      return false;
+    }
+    byName.erase(it);
+  }
+  if (!byName.empty()) {
+    *error = "checkpoint '" + path + "' holds tensor '" + byName.begin()->first +
+             "', which is not a parameter of entry point '" + entry +
+             "': it was written for another plan";
+    return false;
+  }
+  return true;
+}
+
+} // namespace tools
+} // namespace mptrt

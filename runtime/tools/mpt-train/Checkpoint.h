@@ -1,0 +1,98 @@
+//===- Checkpoint.h - mpt-train checkpoints -----------------------*- C++ -*-===//
+//
+// A checkpoint holds the number of steps run and every parameter of the
+// train_step entry point (weights, optimizer state, loss-scaler state and
+// step counters all are parameters). Format version 1, all integers
+// little-endian:
+//
+//   header   magic "MPTCKPT\0" (8 bytes), u32 version = 1, u32 tensor count,
+//            u64 steps run
+//   tensor   u32 name length, the name (UTF-8, no NUL), u32 dtype (the plan
+//   (count   format's code: 1 f32, 2 f16, 3 bf16, 4 f8E4M3FN, 5 f8E5M2,
+//    times)  6 i64, 7 i32, 8 i1), u32 rank (<= 8), rank x i64 dims, u64 data
+//            byte count (= elements x element size), the data (C order), u32
+//            CRC-32 of this record from its name length to its last data byte
+//   trailer  "MPTCKEND" (8 bytes), u32 CRC-32 of every byte before it
+//
+// CRC-32 is the IEEE / zlib one (polynomial 0xEDB88320; Python's
+// zlib.crc32). Files are written atomically: a temporary file in the target's
+// directory is written, flushed and fsync'ed, renamed over the target, and
+// the directory is fsync'ed, so the target is always either the previous
+// file or the complete new one.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MPTRT_TOOLS_MPTTRAIN_CHECKPOINT_H
+#define MPTRT_TOOLS_MPTTRAIN_CHECKPOINT_H
+
+#include "mptrt.hpp"
+
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+namespace mptrt {
+namespace tools {
+
+/// CRC-32 (IEEE) of `n` bytes, continuing from `crc` (0 to start).
+uint32_t crc32(uint32_t crc, const void *data, size_t n);
+
+struct CheckpointTensor {
+  std::string name;
+  TensorInfo info;
+  std::vector<uint8_t> bytes;
+};
+
+struct Checkpoint {
+  uint64_t steps = 0;
+  std::vector<CheckpointTensor> tensors;
+};
+
+/// Writes a checkpoint one tensor at a time into a temporary file next to
+/// `path`; commit() moves it over `path`. A writer destroyed before a
+/// successful commit() removes its temporary file.
+class CheckpointWriter {
+public:
+  CheckpointWriter() = default;
+  ~CheckpointWriter();
+  CheckpointWriter(const CheckpointWriter &) = delete;
+  CheckpointWriter &operator=(const CheckpointWriter &) = delete;
+
+  bool open(const std::string &path, uint64_t steps, uint32_t count, std::string *error);
+  bool add(const std::string &name, const TensorInfo &info, const void *data, size_t bytes,
+           std::string *error);
+  bool commit(std::string *error);
+
+private:
+  bool write(const void *data, size_t n, std::string *error);
+  void discard();
+
+  std::string path_, tempPath_;
+  FILE *file_ = nullptr;
+  uint32_t fileCrc_ = 0, expected_ = 0, added_ = 0;
+};
+
+/// Reads and checks a whole checkpoint: magic, version, every record's
+/// bounds, types and CRC, the trailer and the file CRC. The message names
+/// the file and says what is wrong (truncated, corrupt, unsupported).
+bool readCheckpoint(const std::string &path, Checkpoint *out, std::string *error);
+/// The same on a file's bytes; `path` is for the messages.
+bool parseCheckpoint(const std::vector<uint8_t> &bytes, const std::string &path,
+                     Checkpoint *out, std::string *error);
+
+/// A parameter the plan expects, for matchCheckpoint.
+struct ParameterSpec {
+  std::string name;
+  TensorInfo info;
+};
+
+/// Checks that the checkpoint holds exactly `params` (names, dtypes,
+/// shapes), in any order.
+bool matchCheckpoint(const std::string &path, const Checkpoint &checkpoint,
+                     const std::vector<ParameterSpec> &params, const std::string &entry,
+                     std::string *error);
+
+} // namespace tools
+} // namespace mptrt
+
+#endif // MPTRT_TOOLS_MPTTRAIN_CHECKPOINT_H

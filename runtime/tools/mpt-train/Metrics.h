@@ -1,0 +1,104 @@
+//===- Metrics.h - mpt-train's metrics file and progress line -----*- C++ -*-===//
+//
+// The metrics file (JSON Lines) has one object per step, written and flushed
+// as the step ends:
+//
+//   {"step": 3, "loss": 2.30258512, "loss_scale": 65536, "skipped": false,
+//    "grad_norm": 1.5, "lr": 0.00100000005, "time_ms": 1.2345}
+//
+// `step` counts the steps run so far, this one included (1-based, across
+// --resume). The float values are the plan's 0-d outputs, printed with 9
+// significant digits (enough to give back every f32 exactly); a non-finite
+// value is the string "inf", "-inf" or "nan". A key whose output the plan
+// lacks is left out. `time_ms` is the wall time of the step's mptrt_run.
+//
+// The progress line (stderr) shows the step, loss, loss scale, skipped
+// steps, samples/s (tokens/s when the first input is an integer tensor of
+// rank >= 2) and the ETA.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MPTRT_TOOLS_MPTTRAIN_METRICS_H
+#define MPTRT_TOOLS_MPTTRAIN_METRICS_H
+
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <optional>
+#include <string>
+
+namespace mptrt {
+namespace tools {
+
+/// What one step reported; an absent output is std::nullopt.
+struct StepMetrics {
+  int64_t step = 0;  // 1-based
+  std::optional<double> loss, lossScale, gradNorm, lr;
+  std::optional<bool> skipped;
+  double timeMs = 0;
+};
+
+/// A JSON value for a float: "%.9g", or the string "inf", "-inf", "nan".
+std::string jsonNumber(double v);
+
+/// `v` printed with a printf format, but NaN as "nan" (never "-nan").
+std::string formatNumber(const char *format, double v);
+
+/// One metrics line, without the newline.
+std::string metricsJson(const StepMetrics &m);
+
+/// The metrics file: truncated, or appended to (--resume).
+class MetricsFile {
+public:
+  MetricsFile() = default;
+  ~MetricsFile();
+  MetricsFile(const MetricsFile &) = delete;
+  MetricsFile &operator=(const MetricsFile &) = delete;
+
+  bool open(const std::string &path, bool append, std::string *error);
+  bool isOpen() const { return file_ != nullptr; }
+  /// Writes and flushes one line.
+  bool write(const StepMetrics &m, std::string *error);
+
+private:
+  std::string path_;
+  FILE *file_ = nullptr;
+};
+
+/// The progress line. Printed every `logEvery` steps when that is > 0, else
+/// when 1 s (0.1 s on a terminal) has passed since the last one, and always
+/// at the last step. On a terminal it is rewritten in place.
+class Progress {
+public:
+  struct Options {
+    FILE *stream = stderr;
+    bool terminal = false;
+    bool quiet = false;
+    int64_t logEvery = 0;
+    int64_t firstStep = 0;      // steps already run (resume)
+    int64_t totalSteps = 0;
+    double samplesPerStep = 0;  // the first input's batch size
+    double tokensPerStep = 0;   // 0: no tokens/s
+  };
+  explicit Progress(const Options &options);
+
+  /// Records a finished step; `skipped` counts this run's skipped steps.
+  void update(const StepMetrics &m, int64_t skipped);
+  /// Ends a line rewritten in place.
+  void finish();
+
+  /// The line for a step, without '\r' or newline (for tests).
+  std::string line(const StepMetrics &m, int64_t skipped, double elapsedSeconds) const;
+
+private:
+  Options options_;
+  std::chrono::steady_clock::time_point start_, lastPrint_;
+  bool open_ = false;  // a terminal line is waiting for its newline
+};
+
+/// "1:02:03" (h:mm:ss), or "m:ss" under an hour.
+std::string formatDuration(double seconds);
+
+} // namespace tools
+} // namespace mptrt
+
+#endif // MPTRT_TOOLS_MPTTRAIN_METRICS_H

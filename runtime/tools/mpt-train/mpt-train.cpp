@@ -1,0 +1,536 @@
+//===- mpt-train.cpp - run the train_step of an MPT plan repeatedly ------===//
+//
+//   mpt-train model.mptp --input x=train_x.npy --input y=train_y.npy
+//             --steps N [--device cpu|cuda] [--metrics metrics.jsonl]
+//             [--save ckpt] [--save-every K] [--resume ckpt] ...
+//
+// Each step binds one batch of every input (Batches.h), runs the entry
+// point, reads its 0-d outputs (loss, skipped, grad_norm, loss_scale, lr),
+// appends a metrics line and updates the progress line (Metrics.h).
+// Checkpoints (Checkpoint.h) hold every parameter of the entry point and the
+// step count, so --resume continues exactly where a run stopped. See
+// docs/mpt-train.md. Exit status: 0 on success, 1 if something fails, 2 for
+// a usage error.
+//
+//===----------------------------------------------------------------------===//
+#include "Batches.h"
+#include "Checkpoint.h"
+#include "Metrics.h"
+#include "TensorFile.h"
+#include "mptrt.hpp"
+#include "mptrt/Numerics.h"
+
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <unistd.h>
+
+using mptrt::Model;
+using mptrt::TensorInfo;
+using namespace mptrt::tools;
+
+namespace {
+
+const char kUsage[] =
+    "usage: mpt-train PLAN.mptp (--input NAME=FILE... | --synthetic) --steps N [options]\n"
+    "Runs the plan's train_step entry point N times, one batch per step.\n"
+    "\n"
+    "Data:\n"
+    "  --input NAME=FILE        data for input NAME: a .npy or ONNX TensorProto .pb whose\n"
+    "                           dtype is the input's and whose shape is [N, ...] for an\n"
+    "                           input of shape [B, ...] (same trailing dims, N >= B): it is\n"
+    "                           cut into floor(N/B) batches along the first axis, and step s\n"
+    "                           (0-based) uses batch s mod floor(N/B). Every input must give\n"
+    "                           the same number of batches. Every input needs one.\n"
+    "  --synthetic              random data instead of files (for benchmarks): float inputs\n"
+    "                           N(0,1), integer inputs uniform in [0, R), i1 inputs 0 or 1,\n"
+    "                           determined by --seed, the step and the input's name\n"
+    "  --synthetic-int-range R  R for integer inputs (default 2)\n"
+    "  --seed S                 seed of --synthetic data (default 0)\n"
+    "  --param NAME=FILE        initial value of a parameter (instead of the plan's)\n"
+    "\n"
+    "Run:\n"
+    "  --steps N                total number of steps, counting those a --resume'd\n"
+    "                           checkpoint has run (required)\n"
+    "  --entry NAME             the entry point to run (default train_step)\n"
+    "  --device cpu|cuda        the runtime backend (default cpu); threads: set\n"
+    "                           MPTRT_NUM_THREADS\n"
+    "\n"
+    "Output:\n"
+    "  --metrics FILE           one JSON object per step: step (1-based), loss, loss_scale,\n"
+    "                           skipped, grad_norm, lr, time_ms; non-finite values are the\n"
+    "                           strings \"inf\", \"-inf\", \"nan\"; a key whose output the plan\n"
+    "                           lacks is left out. Truncated, or appended to with --resume\n"
+    "  --log-every K            print the progress line every K steps (default: about\n"
+    "                           every second; on a terminal it is rewritten in place)\n"
+    "  --quiet                  no progress line\n"
+    "\n"
+    "Checkpoints (every parameter of the entry point and the step count):\n"
+    "  --save FILE              write a checkpoint at the end (atomically: a temporary file\n"
+    "                           in FILE's directory, fsync, rename)\n"
+    "  --save-every K           also write it after every K-th step (needs --save)\n"
+    "  --resume FILE            start from a checkpoint and run up to --steps steps in all;\n"
+    "                           the result is bit-identical to an uninterrupted run\n"
+    "\n"
+    "Exit status: 0 success, 1 data or runtime error, 2 usage error. See docs/mpt-train.md.\n";
+
+int usage(const std::string &message) {
+  std::fprintf(stderr, "mpt-train: %s\n%s", message.c_str(), kUsage);
+  return 2;
+}
+
+int fail(const std::string &message) {
+  std::fprintf(stderr, "mpt-train: error: %s\n", message.c_str());
+  return 1;
+}
+
+void note(const std::string &message) {
+  std::fprintf(stderr, "mpt-train: note: %s\n", message.c_str());
+}
+
+std::string joinNames(const std::vector<std::string> &names) {
+  std::string s;
+  for (const std::string &n : names)
+    s += (s.empty() ? "'" : ", '") + n + "'";
+  return s.empty() ? "none" : s;
+}
+
+/// Parses a decimal whole number (digits only) in [min, max].
+bool parseNumber(const std::string &text, uint64_t min, uint64_t max, uint64_t *out) {
+  if (text.empty() || text.size() > 19)
+    return false;
+  uint64_t v = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9')
+      return false;
+    v = v * 10 + static_cast<uint64_t>(c - '0');
+  }
+  if (v < min || v > max)
+    return false;
+  *out = v;
+  return true;
+}
+
+/// The value of a one-element tensor of any dtype, as a double.
+double toDouble(mptrt_dtype dtype, const uint8_t *p) {
+  namespace num = mptrt::numerics;
+  float f;
+  uint16_t h;
+  int64_t l;
+  int32_t w;
+  switch (dtype) {
+  case MPTRT_F32: std::memcpy(&f, p, 4); return f;
+  case MPTRT_F16: std::memcpy(&h, p, 2); return num::f16ToF32(h);
+  case MPTRT_BF16: std::memcpy(&h, p, 2); return num::bf16ToF32(h);
+  case MPTRT_F8E4M3FN: return num::f8E4M3FNToF32(*p);
+  case MPTRT_F8E5M2: return num::f8E5M2ToF32(*p);
+  case MPTRT_I64: std::memcpy(&l, p, 8); return static_cast<double>(l);
+  case MPTRT_I32: std::memcpy(&w, p, 4); return w;
+  case MPTRT_I1: return *p != 0;
+  }
+  return 0;
+}
+
+/// The outputs mpt-train reports, in metrics order.
+enum MetricOutput { kLoss, kLossScale, kSkipped, kGradNorm, kLr, kMetricCount };
+const char *const kMetricNames[kMetricCount] = {"loss", "loss_scale", "skipped", "grad_norm",
+                                                "lr"};
+
+/// Binds a --param file (dtype and shape exactly the plan's).
+int bindParamFile(Model &model, const std::string &entry,
+                  const std::map<std::string, TensorInfo> &params, const std::string &name,
+                  const std::string &file) {
+  auto it = params.find(name);
+  if (it == params.end()) {
+    std::vector<std::string> names;
+    for (const auto &p : params)
+      names.push_back(p.first);
+    return fail("entry point '" + entry + "' has no parameter named '" + name +
+                "' (its parameters: " + joinNames(names) + ")");
+  }
+  const TensorInfo &info = it->second;
+  FileTensor tensor;
+  std::string error;
+  if (!readTensorFile(file, &tensor, &error))
+    return fail("parameter '" + name + "': " + error);
+  bool dtypeOk = false;
+  for (mptrt_dtype d : tensor.compatible)
+    dtypeOk = dtypeOk || d == info.dtype;
+  if (!dtypeOk || tensor.shape != info.shape)
+    return fail("parameter '" + name + "': " + file + " holds " + tensor.typeName + " " +
+                shapeText(tensor.shape) + ", the plan expects " +
+                describeType(info.dtype, info.shape));
+  if (info.dtype == MPTRT_I1)
+    for (uint8_t &b : tensor.bytes)
+      b = b != 0;
+  if (!model.bindParameter(name, info.dtype, info.shape, tensor.bytes.data(),
+                           tensor.bytes.size()))
+    return fail(mptrt::lastError());
+  return 0;
+}
+
+/// Writes every parameter of the entry point and `steps` to `path`.
+int saveCheckpoint(const Model &model, const std::vector<ParameterSpec> &params,
+                   const std::string &path, uint64_t steps) {
+  CheckpointWriter writer;
+  std::string error;
+  if (!writer.open(path, steps, static_cast<uint32_t>(params.size()), &error))
+    return fail(error);
+  std::vector<uint8_t> bytes;
+  for (const ParameterSpec &p : params) {
+    if (!model.readParameter(p.name, &bytes))
+      return fail("saving checkpoint '" + path + "': " + mptrt::lastError());
+    if (!writer.add(p.name, p.info, bytes.data(), bytes.size(), &error))
+      return fail(error);
+  }
+  return writer.commit(&error) ? 0 : fail(error);
+}
+
+struct Options {
+  std::string planPath, entry = "train_step", device = "cpu";
+  std::vector<std::pair<std::string, std::string>> inputs, params;
+  bool synthetic = false, quiet = false;
+  uint64_t seed = 0, intRange = 2, steps = 0, logEvery = 0, saveEvery = 0;
+  bool haveSteps = false;
+  std::string metricsPath, savePath, resumePath;
+};
+
+/// Parses the command line; returns -1 to go on, else the exit status.
+int parseArgs(int argc, char **argv, Options *o) {
+  constexpr uint64_t kMaxCount = 1000000000000ull;  // 1e12
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    auto value = [&](std::string *out) {
+      if (i + 1 >= argc)
+        return false;
+      *out = argv[++i];
+      return true;
+    };
+    auto binding = [&](std::vector<std::pair<std::string, std::string>> *list) {
+      std::string v;
+      if (!value(&v))
+        return false;
+      const size_t eq = v.find('=');
+      if (eq == std::string::npos || eq == 0 || eq + 1 == v.size())
+        return false;
+      list->push_back({v.substr(0, eq), v.substr(eq + 1)});
+      return true;
+    };
+    auto number = [&](uint64_t min, uint64_t max, uint64_t *out) -> int {
+      std::string v;
+      if (!value(&v))
+        return usage("option '" + arg + "' needs a value");
+      if (!parseNumber(v, min, max, out))
+        return usage("option '" + arg + "' needs a whole number from " + std::to_string(min) +
+                     " to " + std::to_string(max) + ", not '" + v + "'");
+      return -1;
+    };
+    bool ok = true;
+    int rc = -1;
+    if (arg == "--input")
+      ok = binding(&o->inputs);
+    else if (arg == "--param")
+      ok = binding(&o->params);
+    else if (arg == "--entry")
+      ok = value(&o->entry);
+    else if (arg == "--device")
+      ok = value(&o->device);
+    else if (arg == "--metrics")
+      ok = value(&o->metricsPath);
+    else if (arg == "--save")
+      ok = value(&o->savePath);
+    else if (arg == "--resume")
+      ok = value(&o->resumePath);
+    else if (arg == "--steps") {
+      rc = number(0, kMaxCount, &o->steps);
+      o->haveSteps = true;
+    } else if (arg == "--save-every")
+      rc = number(1, kMaxCount, &o->saveEvery);
+    else if (arg == "--log-every")
+      rc = number(1, kMaxCount, &o->logEvery);
+    else if (arg == "--seed")
+      rc = number(0, UINT64_MAX / 10, &o->seed);
+    else if (arg == "--synthetic-int-range")
+      rc = number(1, uint64_t(1) << 62, &o->intRange);
+    else if (arg == "--synthetic")
+      o->synthetic = true;
+    else if (arg == "--quiet" || arg == "-q")
+      o->quiet = true;
+    else if (arg == "-h" || arg == "--help") {
+      std::fputs(kUsage, stdout);
+      return 0;
+    } else if (arg.rfind("-", 0) == 0 && arg.size() > 1)
+      return usage("unknown option '" + arg + "'");
+    else if (o->planPath.empty())
+      o->planPath = arg;
+    else
+      return usage("more than one plan given ('" + o->planPath + "', '" + arg + "')");
+    if (rc >= 0)
+      return rc;
+    if (!ok)
+      return usage("option '" + arg + "' needs " +
+                   (arg == "--input" || arg == "--param" ? "NAME=FILE" : "a value"));
+  }
+  if (o->planPath.empty())
+    return usage("no plan given");
+  if (!o->haveSteps)
+    return usage("--steps N is required");
+  if (o->synthetic && !o->inputs.empty())
+    return usage("--synthetic and --input exclude each other");
+  if (o->saveEvery && o->savePath.empty())
+    return usage("--save-every needs --save FILE");
+  if (!o->resumePath.empty() && !o->params.empty())
+    return usage("--param and --resume exclude each other (the checkpoint sets every "
+                 "parameter)");
+  if (o->device.empty())
+    return usage("option '--device' needs a backend name (cpu or cuda)");
+  return -1;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  Options opt;
+  if (int rc = parseArgs(argc, argv, &opt); rc >= 0)
+    return rc;
+  const std::string &entry = opt.entry;
+
+  Model model;
+  if (!model.loadFile(opt.planPath, opt.device.c_str()))
+    return fail(mptrt::lastError());
+  const std::vector<std::string> entries = model.entryPoints();
+  bool hasEntry = false;
+  for (const std::string &e : entries)
+    hasEntry = hasEntry || e == entry;
+  if (!hasEntry)
+    return fail("plan '" + opt.planPath + "' has no entry point '" + entry +
+                "' (its entry points: " + joinNames(entries) + ")");
+
+  std::vector<std::string> inputNames, paramNames, outputNames;
+  if (!model.entryBindings(entry, MPTRT_INPUT, &inputNames) ||
+      !model.entryBindings(entry, MPTRT_PARAMETER, &paramNames) ||
+      !model.entryBindings(entry, MPTRT_OUTPUT, &outputNames))
+    return fail(mptrt::lastError());
+  std::vector<ParameterSpec> params;
+  std::map<std::string, TensorInfo> paramInfo;
+  for (const std::string &name : paramNames) {
+    ParameterSpec p{name, {}};
+    if (!model.info(MPTRT_PARAMETER, name, &p.info))
+      return fail(mptrt::lastError());
+    params.push_back(p);
+    paramInfo[name] = p.info;
+  }
+
+  // The reported outputs: each must hold one value.
+  std::optional<TensorInfo> metricInfo[kMetricCount];
+  for (int k = 0; k < kMetricCount; ++k) {
+    bool present = false;
+    for (const std::string &n : outputNames)
+      present = present || n == kMetricNames[k];
+    if (!present) {
+      note("entry point '" + entry + "' has no output '" + kMetricNames[k] +
+           "'; the metrics leave it out");
+      continue;
+    }
+    TensorInfo info;
+    if (!model.info(MPTRT_OUTPUT, kMetricNames[k], &info))
+      return fail(mptrt::lastError());
+    if (info.numel() != 1)
+      return fail("output '" + std::string(kMetricNames[k]) + "' of entry point '" + entry +
+                  "' must hold one value, the plan gives " +
+                  describeType(info.dtype, info.shape));
+    metricInfo[k] = info;
+  }
+
+  // Inputs: a batched file each, or synthetic data.
+  std::vector<TensorInfo> inputInfo(inputNames.size());
+  for (size_t i = 0; i < inputNames.size(); ++i)
+    if (!model.info(MPTRT_INPUT, inputNames[i], &inputInfo[i]))
+      return fail(mptrt::lastError());
+  std::vector<BatchedInput> data(inputNames.size());
+  int64_t batches = 0;
+  if (!opt.synthetic) {
+    std::map<std::string, std::string> files;
+    for (const auto &[name, file] : opt.inputs) {
+      bool listed = false;
+      for (const std::string &n : inputNames)
+        listed = listed || n == name;
+      if (!listed)
+        return fail("entry point '" + entry + "' has no input named '" + name +
+                    "' (its inputs: " + joinNames(inputNames) + ")");
+      if (!files.emplace(name, file).second)
+        return usage("--input " + name + " given twice");
+    }
+    for (size_t i = 0; i < inputNames.size(); ++i) {
+      const std::string &name = inputNames[i];
+      auto it = files.find(name);
+      if (it == files.end())
+        return fail("entry point '" + entry + "' needs --input " + name + "=FILE (a batch is " +
+                    describeType(inputInfo[i].dtype, inputInfo[i].shape) +
+                    "), or --synthetic");
+      std::string error;
+      if (!loadBatchedInput(name, it->second, inputInfo[i], &data[i], &error))
+        return fail(error);
+      if (i == 0) {
+        batches = data[i].batches;
+      } else if (data[i].batches != batches) {
+        const BatchedInput &a = data[0], &b = data[i];
+        return fail("input '" + b.name + "': " + b.file + " gives " +
+                    std::to_string(b.batches) + " batches but input '" + a.name + "' (" +
+                    a.file + ") gives " + std::to_string(a.batches) +
+                    ": every input must give the same number of batches");
+      }
+      if (data[i].unusedRows)
+        note("input '" + name + "': the last " + std::to_string(data[i].unusedRows) +
+             " rows of " + data[i].file + " are in no batch (the batch size is " +
+             std::to_string(inputInfo[i].shape[0]) + ")");
+    }
+  }
+
+  // Starting parameters: --param files or a checkpoint.
+  for (const auto &[name, file] : opt.params)
+    if (int rc = bindParamFile(model, entry, paramInfo, name, file))
+      return rc;
+  uint64_t done = 0;
+  if (!opt.resumePath.empty()) {
+    Checkpoint checkpoint;
+    std::string error;
+    if (!readCheckpoint(opt.resumePath, &checkpoint, &error) ||
+        !matchCheckpoint(opt.resumePath, checkpoint, params, entry, &error))
+      return fail(error);
+    if (checkpoint.steps > opt.steps)
+      return fail("checkpoint '" + opt.resumePath + "' has already run " +
+                  std::to_string(checkpoint.steps) + " steps, more than --steps " +
+                  std::to_string(opt.steps));
+    for (const CheckpointTensor &t : checkpoint.tensors)
+      if (!model.bindParameter(t.name, t.info.dtype, t.info.shape, t.bytes.data(),
+                               t.bytes.size()))
+        return fail("resuming from '" + opt.resumePath + "': " + mptrt::lastError());
+    done = checkpoint.steps;
+  }
+
+  MetricsFile metrics;
+  if (!opt.metricsPath.empty()) {
+    std::string error;
+    if (!metrics.open(opt.metricsPath, !opt.resumePath.empty(), &error))
+      return fail(error);
+  }
+
+  Progress::Options po;
+  po.terminal = ::isatty(::fileno(stderr)) == 1;
+  po.quiet = opt.quiet;
+  po.logEvery = static_cast<int64_t>(opt.logEvery);
+  po.firstStep = static_cast<int64_t>(done);
+  po.totalSteps = static_cast<int64_t>(opt.steps);
+  if (!inputInfo.empty()) {
+    const TensorInfo &first = inputInfo[0];
+    po.samplesPerStep = first.shape.empty() ? 1 : static_cast<double>(first.shape[0]);
+    if ((first.dtype == MPTRT_I64 || first.dtype == MPTRT_I32) && first.shape.size() >= 2)
+      po.tokensPerStep = static_cast<double>(first.numel());
+  }
+  Progress progress(po);
+
+  const uint64_t firstStep = done;
+  int64_t skipped = 0;
+  double totalMs = 0;
+  std::optional<double> firstLoss, lastLoss;
+  std::vector<int64_t> boundBatch(inputNames.size(), -1);
+  std::vector<uint8_t> synthetic;
+  uint8_t value[8];
+  for (uint64_t s = firstStep; s < opt.steps; ++s) {
+    const int64_t step = static_cast<int64_t>(s);
+    const std::string where = "step " + std::to_string(s + 1);
+    for (size_t i = 0; i < inputNames.size(); ++i) {
+      const TensorInfo &info = inputInfo[i];
+      bool ok;
+      if (opt.synthetic) {
+        std::string error;
+        if (!syntheticBatch(inputNames[i], info, opt.seed, step,
+                            static_cast<int64_t>(opt.intRange), &synthetic, &error))
+          return fail(error);
+        ok = model.bindInput(inputNames[i], info.dtype, info.shape, synthetic.data(),
+                             synthetic.size());
+      } else {
+        // Inputs keep their value until rebound: bind only a new batch.
+        const int64_t b = step % batches;
+        if (b == boundBatch[i])
+          continue;
+        ok = model.bindInput(inputNames[i], info.dtype, info.shape, data[i].batch(b),
+                             data[i].batchBytes());
+        boundBatch[i] = b;
+      }
+      if (!ok)
+        return fail(where + ": " + mptrt::lastError());
+    }
+    const auto start = std::chrono::steady_clock::now();
+    if (!model.run(entry)) {
+      progress.finish();
+      return fail(where + ": " + mptrt::lastError());
+    }
+    StepMetrics m;
+    m.step = step + 1;
+    m.timeMs =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+            .count();
+    std::optional<double> values[kMetricCount];
+    for (int k = 0; k < kMetricCount; ++k) {
+      if (!metricInfo[k])
+        continue;
+      if (mptrt_read_output(model.handle(), kMetricNames[k], value, metricInfo[k]->bytes()) !=
+          MPTRT_OK)
+        return fail(where + ": " + mptrt::lastError());
+      values[k] = toDouble(metricInfo[k]->dtype, value);
+    }
+    m.loss = values[kLoss];
+    m.lossScale = values[kLossScale];
+    m.gradNorm = values[kGradNorm];
+    m.lr = values[kLr];
+    if (values[kSkipped])
+      m.skipped = *values[kSkipped] != 0;
+    skipped += m.skipped.value_or(false);
+    totalMs += m.timeMs;
+    if (!firstLoss)
+      firstLoss = m.loss;
+    lastLoss = m.loss;
+    std::string error;
+    if (metrics.isOpen() && !metrics.write(m, &error)) {
+      progress.finish();
+      return fail(error);
+    }
+    progress.update(m, skipped);
+    if (opt.saveEvery && (s + 1) % opt.saveEvery == 0 && s + 1 < opt.steps)
+      if (int rc = saveCheckpoint(model, params, opt.savePath, s + 1)) {
+        progress.finish();
+        return rc;
+      }
+  }
+  progress.finish();
+  if (!opt.savePath.empty())
+    if (int rc = saveCheckpoint(model, params, opt.savePath, opt.steps))
+      return rc;
+
+  const uint64_t ran = opt.steps - firstStep;
+  std::string summary = "mpt-train: ran " + std::to_string(ran) + " steps";
+  if (ran)
+    summary += " (" + std::to_string(firstStep + 1) + "-" + std::to_string(opt.steps) + " of " +
+               std::to_string(opt.steps) + "), " + std::to_string(skipped) + " skipped";
+  else
+    summary += " (" + std::to_string(opt.steps) + " of " + std::to_string(opt.steps) +
+               " already run)";
+  char text[64];
+  if (firstLoss && lastLoss)
+    summary += ", first loss " + formatNumber("%.9g", *firstLoss) + ", last loss " +
+               formatNumber("%.9g", *lastLoss);
+  if (ran) {
+    std::snprintf(text, sizeof(text), ", mean step time %.4f ms", totalMs / double(ran));
+    summary += text;
+  }
+  std::printf("%s\n", summary.c_str());
+  return 0;
+}
