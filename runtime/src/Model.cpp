@@ -33,6 +33,40 @@ bool allowsInPlace(const std::string &kind) {
   return false;
 }
 
+/// The update kinds (docs/training.md) may write a result over the operand
+/// it updates, when the two are the same bytes of the same type: result r
+/// over operand kUpdates[k].operand[r] (-1: none). Their kernels read each
+/// element's (or scalar's) operands before writing its results.
+struct UpdateKind {
+  const char *kind;
+  int operand[3];
+};
+const UpdateKind kUpdates[] = {
+    {"sgd_update", {0, 2, -1}},         // param, [buf]
+    {"adamw_update", {0, 2, 3}},        // param, exp_avg, exp_avg_sq
+    {"update_loss_scale", {0, 1, -1}},  // scale, growth_tracker
+    {"advance_step", {0, -1, -1}},      // count
+    {"update_fp8_scale", {0, 1, -1}},   // amax_history, scale
+    {"clip_by_norm", {0, -1, -1}},      // grad
+    {"unscale", {0, -1, -1}},           // grad
+};
+
+/// The update kind `kind`, or null.
+const UpdateKind *findUpdateKind(const std::string &kind) {
+  for (const UpdateKind &u : kUpdates)
+    if (kind == u.kind)
+      return &u;
+  return nullptr;
+}
+
+/// Whether result `r` of a `kind` kernel may be written over operand `o`
+/// when they are the same bytes of the same type.
+bool allowsInPlace(const std::string &kind, size_t r, size_t o) {
+  if (const UpdateKind *u = findUpdateKind(kind))
+    return r < 3 && u->operand[r] == static_cast<int>(o);
+  return allowsInPlace(kind);
+}
+
 std::string label(const plan::Plan &plan, uint32_t id) {
   const plan::Tensor &t = plan.tensors[id];
   return "tensor " + std::to_string(id) + (t.name.empty() ? "" : " '" + t.name + "'");
@@ -120,8 +154,9 @@ Status Model::prepare() {
 }
 
 /// A result may not share bytes with another result, nor with an operand
-/// unless the kind computes elementwise and the two are the same bytes with
-/// the same type (an in-place update such as `w = w - g`).
+/// unless the two are the same bytes with the same type and either the kind
+/// computes elementwise (an in-place update such as `w = w - g`) or it is an
+/// update kind writing the operand it updates (`param' = sgd(param, ...)`).
 Status Model::checkAliasing(uint32_t kernelId) const {
   const plan::Kernel &kernel = plan_.kernels[kernelId];
   auto overlap = [&](uint32_t a, uint32_t b, bool *identical) {
@@ -147,19 +182,25 @@ Status Model::checkAliasing(uint32_t kernelId) const {
         return Status::error("results " + label(plan_, res) + " and " +
                              label(plan_, kernel.results[o]) + " overlap in the arena");
     }
-    for (uint32_t op : kernel.operands) {
+    for (size_t o = 0; o < kernel.operands.size(); ++o) {
+      const uint32_t op = kernel.operands[o];
       bool identical;
       if (!overlap(res, op, &identical))
         continue;
       bool sameType = descs_[res].dtype == descs_[op].dtype &&
                       descs_[res].numel == descs_[op].numel;
-      if (identical && sameType && allowsInPlace(kernel.kind))
+      if (identical && sameType && allowsInPlace(kernel.kind, r, o))
         continue;
+      std::string why;
+      if (allowsInPlace(kernel.kind, r, o))
+        why = " without being the same bytes of the same type";
+      else if (findUpdateKind(kernel.kind))
+        why = " and this kind can write result " + std::to_string(r) +
+              " only over the operand it updates";
+      else
+        why = " and this kind cannot run in place";
       return Status::error("result " + label(plan_, res) + " overlaps operand " +
-                           label(plan_, op) +
-                           (allowsInPlace(kernel.kind)
-                                ? " without being the same bytes of the same type"
-                                : " and this kind cannot run in place"));
+                           label(plan_, op) + why);
     }
   }
   return Status::ok();

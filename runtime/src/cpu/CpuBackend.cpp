@@ -59,6 +59,13 @@ const KindEntry kKinds[] = {
     {"max_pool_grad", preparePoolGrad}, {"average_pool_grad", preparePoolGrad},
     {"conv_grad_input", prepareConvGrad}, {"conv_grad_weight", prepareConvGrad},
     {"batch_norm_grad", prepareBatchNormGrad},
+    // Training: loss scaling, norms, optimizer updates, counters, FP8 scales.
+    {"scale_loss", prepareScaleLoss}, {"unscale", prepareUnscale},
+    {"all_finite", prepareAllFinite}, {"global_norm", prepareGlobalNorm},
+    {"clip_by_norm", prepareClipByNorm}, {"sgd_update", prepareSgdUpdate},
+    {"adamw_update", prepareAdamWUpdate}, {"update_loss_scale", prepareUpdateLossScale},
+    {"lr_schedule", prepareLrSchedule}, {"advance_step", prepareAdvanceStep},
+    {"amax", prepareAmax}, {"update_fp8_scale", prepareUpdateFp8Scale},
 };
 
 /// Physical memory in bytes, or 0 if unknown.

@@ -86,6 +86,20 @@ Status preparePoolGrad(const KernelView &v, std::unique_ptr<PreparedKernel> *out
 Status prepareBatchNormGrad(const KernelView &v, std::unique_ptr<PreparedKernel> *out);
 // ConvGradKernels.cpp
 Status prepareConvGrad(const KernelView &v, std::unique_ptr<PreparedKernel> *out);
+// TrainingKernels.cpp (loss scaling, norms, counters, FP8 scales)
+Status prepareScaleLoss(const KernelView &v, std::unique_ptr<PreparedKernel> *out);
+Status prepareUnscale(const KernelView &v, std::unique_ptr<PreparedKernel> *out);
+Status prepareAllFinite(const KernelView &v, std::unique_ptr<PreparedKernel> *out);
+Status prepareGlobalNorm(const KernelView &v, std::unique_ptr<PreparedKernel> *out);
+Status prepareClipByNorm(const KernelView &v, std::unique_ptr<PreparedKernel> *out);
+Status prepareUpdateLossScale(const KernelView &v, std::unique_ptr<PreparedKernel> *out);
+Status prepareLrSchedule(const KernelView &v, std::unique_ptr<PreparedKernel> *out);
+Status prepareAdvanceStep(const KernelView &v, std::unique_ptr<PreparedKernel> *out);
+Status prepareAmax(const KernelView &v, std::unique_ptr<PreparedKernel> *out);
+Status prepareUpdateFp8Scale(const KernelView &v, std::unique_ptr<PreparedKernel> *out);
+// OptimizerKernels.cpp
+Status prepareSgdUpdate(const KernelView &v, std::unique_ptr<PreparedKernel> *out);
+Status prepareAdamWUpdate(const KernelView &v, std::unique_ptr<PreparedKernel> *out);
 
 /// Fills offsets[k][0, m) with input k's element offsets for the output
 /// elements [start, start + m) of a broadcast (row-major walk).

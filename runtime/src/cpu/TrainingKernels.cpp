@@ -1,0 +1,360 @@
+//===- TrainingKernels.cpp - loss scaling, norms, counters, FP8 scales ---===//
+//
+// The training kinds around the optimizer update (docs/training.md, "Loss
+// scaling and optimizer kernels"); sgd_update and adamw_update are in
+// OptimizerKernels.cpp. Where PyTorch defines the operation, the kernels
+// follow its order of f32 roundings:
+//
+//   unscale       grad * f32(1 / f64(scale))      GradScaler.unscale_
+//   clip_by_norm  c = min(f32(1 / (norm + f32(1e-6))) * f32(max_norm), 1)
+//                 grad * c                         clip_grad_norm_ (the
+//                 Python `max_norm / t` is t.reciprocal() * max_norm)
+//   update_loss_scale  f32(f64(scale) * factor)    _amp_update_scale_
+//
+// This file is compiled with -ffp-contract=off: no multiply-add is fused
+// unless written as std::fma.
+//
+//===----------------------------------------------------------------------===//
+#include "cpu/Convert.h"
+#include "cpu/CpuKernels.h"
+#include "cpu/Parallel.h"
+#include "ops/Training.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+namespace mptrt {
+namespace rt {
+namespace cpu {
+
+namespace {
+
+float readF32(const TensorArg &t) {
+  float v;
+  std::memcpy(&v, t.data, sizeof v);
+  return v;
+}
+int64_t readI64(const TensorArg &t) {
+  int64_t v;
+  std::memcpy(&v, t.data, sizeof v);
+  return v;
+}
+bool readI1(const TensorArg &t) { return *static_cast<const uint8_t *>(t.data) != 0; }
+void writeF32(const TensorArg &t, float v) { std::memcpy(t.data, &v, sizeof v); }
+void writeI64(const TensorArg &t, int64_t v) { std::memcpy(t.data, &v, sizeof v); }
+
+//===----------------------------------------------------------------------===//
+// scale_loss: loss * scale.
+//===----------------------------------------------------------------------===//
+
+Status runScaleLoss(const ScaleLossParams &, const KernelArgs &args) {
+  writeF32(args.results[0], readF32(args.operands[0]) * readF32(args.operands[1]));
+  return Status::ok();
+}
+
+//===----------------------------------------------------------------------===//
+// unscale: grad32[i] = f32(grad[i]) * inv, inv = f32(1 / f64(scale)).
+// Each block is loaded before it is stored, so grad32 may be grad's bytes.
+//===----------------------------------------------------------------------===//
+
+Status runUnscale(const UnscaleParams &p, const KernelArgs &args) {
+  const TensorArg &grad = args.operands[0];
+  const DType gt = grad.desc->dtype;
+  float *out = static_cast<float *>(args.results[0].data);
+  const float inv = static_cast<float>(1.0 / static_cast<double>(readF32(args.operands[1])));
+  parallelFor(p.numel, grainForCost(2), [&](int64_t begin, int64_t end) {
+    float buf[kBlock];
+    for (int64_t i = begin; i < end; i += kBlock) {
+      const int64_t m = std::min(kBlock, end - i);
+      loadF32(gt, elementPtr(grad.data, gt, i), m, buf);
+      for (int64_t j = 0; j < m; ++j)
+        out[i + j] = buf[j] * inv;
+    }
+  });
+  return Status::ok();
+}
+
+//===----------------------------------------------------------------------===//
+// all_finite: 1 unless an element of some operand has an all-ones exponent
+// (inf or NaN; f8E4M3FN has no inf, its NaN is S.1111.111). Blocks are
+// checked in parallel, each into its own flag.
+//===----------------------------------------------------------------------===//
+
+template <typename Bits>
+bool blockHasNonFinite(const void *base, int64_t begin, int64_t end, Bits mask) {
+  const Bits *x = static_cast<const Bits *>(base);
+  bool bad = false;
+  for (int64_t i = begin; i < end; ++i)
+    bad |= (x[i] & mask) == mask;
+  return bad;
+}
+
+bool hasNonFinite(DType dtype, const void *base, int64_t begin, int64_t end) {
+  switch (dtype) {
+  case DType::F32: return blockHasNonFinite<uint32_t>(base, begin, end, 0x7F800000u);
+  case DType::F16: return blockHasNonFinite<uint16_t>(base, begin, end, 0x7C00);
+  case DType::BF16: return blockHasNonFinite<uint16_t>(base, begin, end, 0x7F80);
+  case DType::F8E4M3FN: return blockHasNonFinite<uint8_t>(base, begin, end, 0x7F);
+  case DType::F8E5M2: return blockHasNonFinite<uint8_t>(base, begin, end, 0x7C);
+  default: return false;  // the decoder admits float operands only
+  }
+}
+
+Status runAllFinite(const MultiTensorParams &p, const KernelArgs &args) {
+  const int64_t n = static_cast<int64_t>(p.blocks.size());
+  std::vector<uint8_t> bad(n, 0);
+  parallelFor(n, grainForCost(MultiTensorParams::kBlockElements / 4),
+              [&](int64_t begin, int64_t end) {
+                for (int64_t b = begin; b < end; ++b) {
+                  const MultiTensorParams::Block &blk = p.blocks[b];
+                  const TensorArg &t = args.operands[blk.operand];
+                  bad[b] = hasNonFinite(t.desc->dtype, t.data, blk.begin, blk.end);
+                }
+              });
+  const bool finite = std::find(bad.begin(), bad.end(), 1) == bad.end();
+  *static_cast<uint8_t *>(args.results[0].data) = finite ? 1 : 0;
+  return Status::ok();
+}
+
+//===----------------------------------------------------------------------===//
+// global_norm: sqrt of the sum of squares of every element, in double. Each
+// block's sum is accumulated in element order; the block sums are added in
+// block order (operand 0 first), so the result does not depend on the
+// thread count.
+//===----------------------------------------------------------------------===//
+
+Status runGlobalNorm(const MultiTensorParams &p, const KernelArgs &args) {
+  const int64_t n = static_cast<int64_t>(p.blocks.size());
+  std::vector<double> partial(n, 0.0);
+  parallelFor(n, grainForCost(2 * MultiTensorParams::kBlockElements),
+              [&](int64_t begin, int64_t end) {
+                float buf[kBlock];
+                for (int64_t b = begin; b < end; ++b) {
+                  const MultiTensorParams::Block &blk = p.blocks[b];
+                  const TensorArg &t = args.operands[blk.operand];
+                  const DType dt = t.desc->dtype;
+                  double sum = 0;
+                  for (int64_t i = blk.begin; i < blk.end; i += kBlock) {
+                    const int64_t m = std::min(kBlock, blk.end - i);
+                    loadF32(dt, elementPtr(t.data, dt, i), m, buf);
+                    for (int64_t j = 0; j < m; ++j) {
+                      const double x = buf[j];
+                      sum += x * x;
+                    }
+                  }
+                  partial[b] = sum;
+                }
+              });
+  double total = 0;
+  for (double s : partial)
+    total += s;
+  writeF32(args.results[0], static_cast<float>(std::sqrt(total)));
+  return Status::ok();
+}
+
+//===----------------------------------------------------------------------===//
+// clip_by_norm: clipped = grad * c, c = min(f32(1 / (norm + 1e-6)) *
+// max_norm, 1) in f32 (NaN stays NaN). Block-wise load then store, so
+// clipped may be grad's bytes.
+//===----------------------------------------------------------------------===//
+
+Status runClipByNorm(const ClipByNormParams &p, const KernelArgs &args) {
+  const TensorArg &grad = args.operands[0];
+  const DType gt = grad.desc->dtype;
+  float *out = static_cast<float *>(args.results[0].data);
+  const float denom = readF32(args.operands[1]) + 1e-6f;
+  const float coef = (1.0f / denom) * static_cast<float>(p.maxNorm);
+  const float c = coef > 1.0f ? 1.0f : coef;  // torch.clamp(max=1): NaN stays NaN
+  parallelFor(p.numel, grainForCost(2), [&](int64_t begin, int64_t end) {
+    float buf[kBlock];
+    for (int64_t i = begin; i < end; i += kBlock) {
+      const int64_t m = std::min(kBlock, end - i);
+      loadF32(gt, elementPtr(grad.data, gt, i), m, buf);
+      for (int64_t j = 0; j < m; ++j)
+        out[i + j] = buf[j] * c;
+    }
+  });
+  return Status::ok();
+}
+
+//===----------------------------------------------------------------------===//
+// update_loss_scale, as PyTorch's _amp_update_scale_:
+//   not finite: scale = f32(scale * backoff), tracker = 0
+//   finite:     tracker + 1 == growth_interval ? (scale = f32(scale * growth)
+//               if that is finite; tracker = 0) : tracker += 1
+// Both operands are read before either result is written.
+//===----------------------------------------------------------------------===//
+
+Status runUpdateLossScale(const LossScaleParams &p, const KernelArgs &args) {
+  float scale = readF32(args.operands[0]);
+  int64_t tracker = readI64(args.operands[1]);
+  const bool finite = readI1(args.operands[2]);
+  if (!finite) {
+    scale = static_cast<float>(static_cast<double>(scale) * p.backoffFactor);
+    tracker = 0;
+  } else {
+    // (Wrapping, not signed overflow, for a corrupt tracker of INT64_MAX.)
+    const int64_t successful = static_cast<int64_t>(static_cast<uint64_t>(tracker) + 1);
+    if (successful == p.growthInterval) {
+      const float grown = static_cast<float>(static_cast<double>(scale) * p.growthFactor);
+      if (std::isfinite(grown))
+        scale = grown;
+      tracker = 0;
+    } else {
+      tracker = successful;
+    }
+  }
+  writeF32(args.results[0], scale);
+  writeI64(args.results[1], tracker);
+  return Status::ok();
+}
+
+//===----------------------------------------------------------------------===//
+// lr_schedule, in double, rounded once to f32:
+//   constant:      lr
+//   warmup_cosine: s < warmup: lr * (s + 1) / warmup
+//                  else p = min(1, (s - warmup) / max(1, total - warmup)),
+//                       min_lr + 0.5 * (1 + cos(pi p)) * (lr - min_lr)
+//===----------------------------------------------------------------------===//
+
+Status runLrSchedule(const LrScheduleParams &p, const KernelArgs &args) {
+  const int64_t s = readI64(args.operands[0]);
+  double lr = p.lr;
+  if (p.warmupCosine) {
+    if (s < p.warmupSteps) {
+      lr = p.lr * (static_cast<double>(s) + 1) / static_cast<double>(p.warmupSteps);
+    } else {
+      const double span = static_cast<double>(std::max<int64_t>(1, p.totalSteps - p.warmupSteps));
+      const double progress =
+          std::min(1.0, static_cast<double>(s - p.warmupSteps) / span);
+      const double pi = 3.14159265358979323846;
+      lr = p.minLr + 0.5 * (1 + std::cos(pi * progress)) * (p.lr - p.minLr);
+    }
+  }
+  writeF32(args.results[0], static_cast<float>(lr));
+  return Status::ok();
+}
+
+//===----------------------------------------------------------------------===//
+// advance_step: count + 1, or count when `finite` is given and 0.
+//===----------------------------------------------------------------------===//
+
+Status runAdvanceStep(const AdvanceStepParams &p, const KernelArgs &args) {
+  const int64_t count = readI64(args.operands[0]);
+  const bool advance = !p.hasFinite || readI1(args.operands[1]);
+  // Two's complement wrap instead of signed overflow (never reached in practice).
+  writeI64(args.results[0],
+           advance ? static_cast<int64_t>(static_cast<uint64_t>(count) + 1) : count);
+  return Status::ok();
+}
+
+//===----------------------------------------------------------------------===//
+// amax: max |x| over the fixed blocks (0 for an empty tensor); NaN if any
+// element is NaN (the canonical quiet NaN, whatever the element's payload).
+//===----------------------------------------------------------------------===//
+
+Status runAmax(const AmaxParams &p, const KernelArgs &args) {
+  const std::vector<MultiTensorParams::Block> &blocks = p.blocks.blocks;
+  const int64_t n = static_cast<int64_t>(blocks.size());
+  std::vector<float> partial(n, 0.0f);
+  std::vector<uint8_t> sawNaN(n, 0);
+  const TensorArg &x = args.operands[0];
+  const DType dt = x.desc->dtype;
+  parallelFor(n, grainForCost(2 * MultiTensorParams::kBlockElements),
+              [&](int64_t begin, int64_t end) {
+                float buf[kBlock];
+                for (int64_t b = begin; b < end; ++b) {
+                  float m = 0;
+                  bool nan = false;
+                  for (int64_t i = blocks[b].begin; i < blocks[b].end; i += kBlock) {
+                    const int64_t len = std::min(kBlock, blocks[b].end - i);
+                    loadF32(dt, elementPtr(x.data, dt, i), len, buf);
+                    for (int64_t j = 0; j < len; ++j) {
+                      const float a = std::fabs(buf[j]);
+                      nan |= a != a;
+                      m = a > m ? a : m;
+                    }
+                  }
+                  partial[b] = m;
+                  sawNaN[b] = nan;
+                }
+              });
+  float amax = 0;
+  bool nan = false;
+  for (int64_t b = 0; b < n; ++b) {
+    amax = std::max(amax, partial[b]);
+    nan |= sawNaN[b] != 0;
+  }
+  if (nan)
+    amax = std::numeric_limits<float>::quiet_NaN();
+  writeF32(args.results[0], amax);
+  return Status::ok();
+}
+
+//===----------------------------------------------------------------------===//
+// update_fp8_scale (Transformer Engine's delayed scaling, one tensor):
+//   history'[0] = amax, history'[i] = history[i - 1] (the oldest drops out)
+//   a = max(history') (NaN if any entry is NaN)
+//   scale' = f32(fp8_max) / a * 2^-margin, or scale if a is 0 or not finite
+// The shift runs from the end (memmove), so history' may be history's bytes.
+//===----------------------------------------------------------------------===//
+
+Status runUpdateFp8Scale(const Fp8ScaleParams &p, const KernelArgs &args) {
+  const float scale = readF32(args.operands[1]);
+  const float amax = readF32(args.operands[2]);
+  const float *history = static_cast<const float *>(args.operands[0].data);
+  float *out = static_cast<float *>(args.results[0].data);
+  std::memmove(out + 1, history, static_cast<size_t>(p.history - 1) * sizeof(float));
+  out[0] = amax;
+  float a = 0;
+  bool nan = false;
+  for (int64_t i = 0; i < p.history; ++i) {
+    nan |= out[i] != out[i];
+    a = out[i] > a ? out[i] : a;
+  }
+  float next = scale;
+  if (!nan && std::isfinite(a) && a != 0)
+    next = std::ldexp(static_cast<float>(p.fp8Max) / a, static_cast<int>(-p.margin));
+  writeF32(args.results[1], next);
+  return Status::ok();
+}
+
+} // namespace
+
+Status prepareScaleLoss(const KernelView &v, std::unique_ptr<PreparedKernel> *out) {
+  return prepareWith<ScaleLossParams>(v, out, decodeScaleLoss, runScaleLoss);
+}
+Status prepareUnscale(const KernelView &v, std::unique_ptr<PreparedKernel> *out) {
+  return prepareWith<UnscaleParams>(v, out, decodeUnscale, runUnscale);
+}
+Status prepareAllFinite(const KernelView &v, std::unique_ptr<PreparedKernel> *out) {
+  return prepareWith<MultiTensorParams>(v, out, decodeAllFinite, runAllFinite);
+}
+Status prepareGlobalNorm(const KernelView &v, std::unique_ptr<PreparedKernel> *out) {
+  return prepareWith<MultiTensorParams>(v, out, decodeGlobalNorm, runGlobalNorm);
+}
+Status prepareClipByNorm(const KernelView &v, std::unique_ptr<PreparedKernel> *out) {
+  return prepareWith<ClipByNormParams>(v, out, decodeClipByNorm, runClipByNorm);
+}
+Status prepareUpdateLossScale(const KernelView &v, std::unique_ptr<PreparedKernel> *out) {
+  return prepareWith<LossScaleParams>(v, out, decodeUpdateLossScale, runUpdateLossScale);
+}
+Status prepareLrSchedule(const KernelView &v, std::unique_ptr<PreparedKernel> *out) {
+  return prepareWith<LrScheduleParams>(v, out, decodeLrSchedule, runLrSchedule);
+}
+Status prepareAdvanceStep(const KernelView &v, std::unique_ptr<PreparedKernel> *out) {
+  return prepareWith<AdvanceStepParams>(v, out, decodeAdvanceStep, runAdvanceStep);
+}
+Status prepareAmax(const KernelView &v, std::unique_ptr<PreparedKernel> *out) {
+  return prepareWith<AmaxParams>(v, out, decodeAmax, runAmax);
+}
+Status prepareUpdateFp8Scale(const KernelView &v, std::unique_ptr<PreparedKernel> *out) {
+  return prepareWith<Fp8ScaleParams>(v, out, decodeUpdateFp8Scale, runUpdateFp8Scale);
+}
+
+} // namespace cpu
+} // namespace rt
+} // namespace mptrt
