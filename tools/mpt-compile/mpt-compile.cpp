@@ -84,6 +84,67 @@ static cl::opt<bool> emitMlir(
 static cl::opt<bool> quiet("quiet", cl::desc("Print nothing on success"),
                            cl::init(false), cl::cat(category));
 
+static cl::OptionCategory trainCategory(
+    "mpt-compile --train options (passed to --build-training-step; see docs/training.md)");
+static cl::opt<bool> train(
+    "train",
+    cl::desc("Compile a training step (entry point 'train_step': forward, "
+             "gradients, loss scaling, optimizer) instead of the forward pass"),
+    cl::init(false), cl::cat(trainCategory));
+
+namespace {
+/// A --train option, forwarded to the pass's option of the same name.
+struct TrainOption {
+  const char *name;
+  cl::opt<std::string> *opt;
+};
+#define MPT_TRAIN_OPTION(var, flag, help)                                      \
+  static cl::opt<std::string> var(flag, cl::desc(help), cl::value_desc("value"), \
+                                  cl::cat(trainCategory));
+MPT_TRAIN_OPTION(optOptimizer, "optimizer", "sgd, momentum or adamw (default adamw)")
+MPT_TRAIN_OPTION(optLr, "lr", "Learning rate (default 1e-3)")
+MPT_TRAIN_OPTION(optMomentum, "momentum", "Momentum of --optimizer=momentum (default 0.9)")
+MPT_TRAIN_OPTION(optDampening, "dampening", "Dampening of --optimizer=momentum (default 0)")
+MPT_TRAIN_OPTION(optNesterov, "nesterov", "Nesterov momentum: true or false (default false)")
+MPT_TRAIN_OPTION(optWeightDecay, "weight-decay", "Weight decay (default: 0 for SGD, 0.01 for AdamW)")
+MPT_TRAIN_OPTION(optBeta1, "beta1", "AdamW beta1 (default 0.9)")
+MPT_TRAIN_OPTION(optBeta2, "beta2", "AdamW beta2 (default 0.999)")
+MPT_TRAIN_OPTION(optEps, "eps", "AdamW epsilon (default 1e-8)")
+MPT_TRAIN_OPTION(optLossScale, "loss-scale",
+                 "none, dynamic, static:S or auto (default auto: dynamic when the graph has f16)")
+MPT_TRAIN_OPTION(optInitScale, "init-scale", "Initial dynamic loss scale (default 65536)")
+MPT_TRAIN_OPTION(optGrowthFactor, "growth-factor", "Dynamic scale growth factor (default 2)")
+MPT_TRAIN_OPTION(optBackoffFactor, "backoff-factor", "Dynamic scale backoff factor (default 0.5)")
+MPT_TRAIN_OPTION(optGrowthInterval, "growth-interval",
+                 "Finite steps before the dynamic scale grows (default 2000)")
+MPT_TRAIN_OPTION(optClipNorm, "clip-norm", "Clip gradients to this global L2 norm (default 0: off)")
+MPT_TRAIN_OPTION(optSchedule, "lr-schedule", "constant or warmup_cosine (default constant)")
+MPT_TRAIN_OPTION(optWarmup, "warmup-steps", "Linear warmup steps of warmup_cosine")
+MPT_TRAIN_OPTION(optTotal, "total-steps", "Steps over which warmup_cosine decays")
+MPT_TRAIN_OPTION(optMinLr, "min-lr", "Final learning rate of warmup_cosine (default 0)")
+MPT_TRAIN_OPTION(optLossKind, "loss-kind",
+                 "Add a loss: cross_entropy, mse or nll (default: the model's scalar output)")
+MPT_TRAIN_OPTION(optLossOutput, "loss-output", "The output an added loss applies to")
+MPT_TRAIN_OPTION(optLabelInput, "label-input", "Name of the added loss's label input (default labels)")
+MPT_TRAIN_OPTION(optLoss, "loss", "The scalar output that is the loss, when there are several")
+MPT_TRAIN_OPTION(optFreeze, "freeze", "Comma-separated parameter-name globs to keep frozen")
+MPT_TRAIN_OPTION(optEmitGradients, "emit-gradients",
+                 "true: also output each parameter's gradient as grad.<name>")
+#undef MPT_TRAIN_OPTION
+
+const TrainOption trainOptions[] = {
+    {"optimizer", &optOptimizer}, {"lr", &optLr}, {"momentum", &optMomentum},
+    {"dampening", &optDampening}, {"nesterov", &optNesterov},
+    {"weight-decay", &optWeightDecay}, {"beta1", &optBeta1}, {"beta2", &optBeta2},
+    {"eps", &optEps}, {"loss-scale", &optLossScale}, {"init-scale", &optInitScale},
+    {"growth-factor", &optGrowthFactor}, {"backoff-factor", &optBackoffFactor},
+    {"growth-interval", &optGrowthInterval}, {"clip-norm", &optClipNorm},
+    {"lr-schedule", &optSchedule}, {"warmup-steps", &optWarmup},
+    {"total-steps", &optTotal}, {"min-lr", &optMinLr}, {"loss-kind", &optLossKind},
+    {"loss-output", &optLossOutput}, {"label-input", &optLabelInput},
+    {"loss", &optLoss}, {"freeze", &optFreeze}, {"emit-gradients", &optEmitGradients}};
+} // namespace
+
 namespace {
 
 enum ExitCode { kOk = 0, kBroken = 1, kUnsupported = 2 };
@@ -119,7 +180,7 @@ int main(int argc, char **argv) {
   registerPassManagerCLOptions();
   registerDefaultTimingManagerCLOptions();
   mpt::registerMPTPasses();
-  cl::HideUnrelatedOptions(category);
+  cl::HideUnrelatedOptions({&category, &trainCategory});
   cl::ParseCommandLineOptions(
       argc, argv,
       "MPT compiler: import an ONNX model, lower it to the runtime and write "
@@ -199,6 +260,24 @@ int main(int argc, char **argv) {
     llvm::errs() << "mpt-compile: --target and --precision-report need "
                     "--precision\n";
     return kBroken;
+  }
+  std::string trainSpec;
+  for (const TrainOption &o : trainOptions) {
+    if (o.opt->getNumOccurrences() == 0)
+      continue;
+    if (!train) {
+      llvm::errs() << "mpt-compile: --" << o.name << " needs --train\n";
+      return kBroken;
+    }
+    trainSpec += (trainSpec.empty() ? "" : " ") + std::string(o.name) + "=" + o.opt->getValue();
+  }
+  if (train) {
+    std::string error;
+    llvm::raw_string_ostream errorStream(error);
+    if (failed(parsePassPipeline("build-training-step{" + trainSpec + "}", pm, errorStream))) {
+      llvm::errs() << "mpt-compile: --train: " << error << "\n";
+      return kBroken;
+    }
   }
   mpt::LowerToRuntimeOptions lowering;
   lowering.fuseEpilogues = fuseEpilogues;

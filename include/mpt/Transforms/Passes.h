@@ -2,6 +2,7 @@
 #ifndef MPT_TRANSFORMS_PASSES_H
 #define MPT_TRANSFORMS_PASSES_H
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
 #include "mpt/Transforms/PrecisionMode.h"

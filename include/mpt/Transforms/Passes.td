@@ -100,4 +100,101 @@ def VerifyPrecisionPass : Pass<"verify-precision", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mpt::MPTDialect"];
 }
 
+
+def BuildTrainingStepPass : Pass<"build-training-step", "::mlir::ModuleOp"> {
+  let summary = "Turn a forward function with a loss into a train_step function";
+  let description = [{
+    Rewrites the module's forward function (after `--assign-precision`) into
+    `train_step`: the forward pass, its gradient graph (built from each op's
+    `GradientOpInterface` rule), loss scaling, the finite check, optional
+    clipping, the optimizer update and the scale update, as explicit ops.
+    docs/training.md describes the ABI and every option.
+
+    - The loss is the model's scalar float output, or one added by
+      `loss-kind` (cross_entropy, mse, nll) on `loss-output` against a new
+      input `label-input`.
+    - Trainable parameters are the `mpt.param` arguments not matched by a
+      `freeze` glob; optimizer and scaler state become new parameters.
+    - Each new parameter value is a result marked `mpt.updates`, which the
+      runtime lowering writes over the parameter in place.
+
+    Before:
+
+    ```mlir
+    func.func @forward(%x: tensor<8x4xf32> {mpt.input = "x"},
+                       %w: tensor<4x4xf32> {mpt.param = "w"})
+        -> (tensor<f32> {mpt.output = "loss"}) {
+      %y = mpt.matmul %x, %w : (tensor<8x4xf32>, tensor<4x4xf32>) -> tensor<8x4xf32>
+      %l = mpt.reduce_mean %y {keepdims = false} : (tensor<8x4xf32>) -> tensor<f32>
+      return %l : tensor<f32>
+    }
+    ```
+
+    After (`optimizer=sgd lr=0.1`, abridged):
+
+    ```mlir
+    func.func @train_step(%x, %w, %opt_step, %train_step)
+        -> (loss, skipped, grad_norm, loss_scale, lr, w' {mpt.updates = "w"}, ...) {
+      ... forward ..., ... gradient ops ...
+      %ok = mpt.all_finite %gw
+      %norm = mpt.global_norm %gw
+      %lr = mpt.lr_schedule %train_step {lr = 0.1}
+      %w2 = mpt.sgd_update %w, %gw, %opt_step, %lr, %ok
+      ...
+    }
+    ```
+  }];
+  let options = [
+    Option<"lossKind", "loss-kind", "std::string", /*default=*/"",
+           "Add a loss: cross_entropy, mse or nll (default: use the model's scalar output)">,
+    Option<"lossOutput", "loss-output", "std::string", /*default=*/"",
+           "The output the added loss applies to (default: the only float output)">,
+    Option<"labelInput", "label-input", "std::string", /*default=*/"\"labels\"",
+           "Name of the label input an added loss takes">,
+    Option<"lossName", "loss", "std::string", /*default=*/"",
+           "The scalar output to use as the loss when the model has several">,
+    Option<"optimizer", "optimizer", "std::string", /*default=*/"\"adamw\"",
+           "sgd, momentum or adamw">,
+    Option<"lr", "lr", "double", /*default=*/"1e-3", "Learning rate">,
+    Option<"momentum", "momentum", "double", /*default=*/"0.9",
+           "Momentum of --optimizer=momentum">,
+    Option<"dampening", "dampening", "double", /*default=*/"0.0",
+           "Dampening of --optimizer=momentum">,
+    Option<"nesterov", "nesterov", "bool", /*default=*/"false",
+           "Nesterov momentum">,
+    Option<"weightDecay", "weight-decay", "double", /*default=*/"-1.0",
+           "Weight decay (default: 0 for SGD, 0.01 for AdamW, PyTorch's)">,
+    Option<"beta1", "beta1", "double", /*default=*/"0.9", "AdamW beta1">,
+    Option<"beta2", "beta2", "double", /*default=*/"0.999", "AdamW beta2">,
+    Option<"eps", "eps", "double", /*default=*/"1e-8", "AdamW epsilon">,
+    Option<"lossScale", "loss-scale", "std::string", /*default=*/"\"auto\"",
+           "none, dynamic, static:S, or auto (dynamic when the graph has f16, else none)">,
+    Option<"initScale", "init-scale", "double", /*default=*/"65536.0",
+           "Initial dynamic loss scale">,
+    Option<"growthFactor", "growth-factor", "double", /*default=*/"2.0",
+           "Dynamic scale growth factor">,
+    Option<"backoffFactor", "backoff-factor", "double", /*default=*/"0.5",
+           "Dynamic scale backoff factor">,
+    Option<"growthInterval", "growth-interval", "int64_t", /*default=*/"2000",
+           "Finite steps before the dynamic scale grows">,
+    Option<"clipNorm", "clip-norm", "double", /*default=*/"0.0",
+           "Clip gradients to this global L2 norm (0: off)">,
+    Option<"schedule", "lr-schedule", "std::string", /*default=*/"\"constant\"",
+           "constant or warmup_cosine">,
+    Option<"warmupSteps", "warmup-steps", "int64_t", /*default=*/"0",
+           "Linear warmup steps of warmup_cosine">,
+    Option<"totalSteps", "total-steps", "int64_t", /*default=*/"0",
+           "Steps over which warmup_cosine decays">,
+    Option<"minLr", "min-lr", "double", /*default=*/"0.0",
+           "Final learning rate of warmup_cosine">,
+    ListOption<"freeze", "freeze", "std::string",
+               "Parameter-name globs to keep frozen">,
+    Option<"emitGradients", "emit-gradients", "bool", /*default=*/"false",
+           "Also return each parameter's unscaled gradient as output grad.<name>">,
+    Option<"entry", "entry", "std::string", /*default=*/"\"train_step\"",
+           "Name of the training function">,
+  ];
+  let dependentDialects = ["::mpt::MPTDialect", "::mlir::func::FuncDialect"];
+}
+
 #endif // MPT_TRANSFORMS_PASSES_TD

@@ -78,7 +78,20 @@ struct AssignBindingsPass
   LogicalResult nameResults(func::FuncOp func) {
     llvm::StringSet<> outputs;
     SmallVector<unsigned> unnamed;
+    llvm::StringSet<> params, updated;
+    for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i)
+      if (auto name = func.getArgAttrOfType<StringAttr>(i, kParamAttrName))
+        params.insert(name.getValue());
     for (unsigned i = 0, e = func.getNumResults(); i < e; ++i) {
+      if (auto name = func.getResultAttrOfType<StringAttr>(i, kUpdatesAttrName)) {
+        if (!params.contains(name.getValue()))
+          return func.emitError() << "result " << i << " updates '" << name.getValue()
+                                  << "', which is not a parameter of the function",
+                 failure();
+        if (failed(claim(updated, name.getValue(), "update of parameter", func.getLoc())))
+          return failure();
+        continue;
+      }
       if (auto name = func.getResultAttrOfType<StringAttr>(i, kOutputAttrName)) {
         if (failed(claim(outputs, name.getValue(), "output", func.getLoc())))
           return failure();
@@ -96,17 +109,19 @@ struct AssignBindingsPass
   }
 
   /// An argument, a constant or a value returned twice has no kernel of its
-  /// own writing the output buffer: copy it.
+  /// own writing the output buffer: copy it. An argument is copied at the
+  /// start, before a training step's updates may overwrite a parameter.
   static void giveResultsWriters(func::FuncOp func) {
-    Operation *ret = func.getBody().front().getTerminator();
-    OpBuilder builder(ret);
+    Block &body = func.getBody().front();
+    Operation *ret = body.getTerminator();
+    OpBuilder atEnd(ret), atStart(&body, body.begin());
     llvm::SmallPtrSet<Value, 8> seen;
     for (OpOperand &operand : ret->getOpOperands()) {
       Value v = operand.get();
-      bool needsCopy = isa<BlockArgument>(v) || v.getDefiningOp<ConstantOp>() ||
-                       !seen.insert(v).second;
-      if (needsCopy)
-        operand.set(IdentityOp::create(builder, v.getLoc(), v).getResult());
+      if (isa<BlockArgument>(v))
+        operand.set(IdentityOp::create(atStart, v.getLoc(), v).getResult());
+      else if (v.getDefiningOp<ConstantOp>() || !seen.insert(v).second)
+        operand.set(IdentityOp::create(atEnd, v.getLoc(), v).getResult());
     }
   }
 };

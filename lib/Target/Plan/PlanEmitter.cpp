@@ -15,6 +15,7 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/Tools/mlir-translate/Translation.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringMap.h"
 
 using namespace mlir;
@@ -116,6 +117,10 @@ private:
   plan::Plan built;
   llvm::StringMap<uint32_t> params, inputs, outputs;
   DenseMap<Attribute, uint32_t> constants;
+  /// Training-step results written in place over a parameter's tensor.
+  DenseMap<Value, uint32_t> updateTarget;
+  /// The parameters updated by the kernels emitted so far in this entry.
+  DenseSet<uint32_t> updatedSoFar;
   DenseMap<Value, uint32_t> tensorOf;    // per function
   DenseMap<Value, StringRef> outputName; // per function
 };
@@ -194,8 +199,10 @@ LogicalResult PlanBuilder::setInitialValue(uint32_t id, Attribute value,
   uint64_t expected = 0;
   plan::tensorByteSize(tensor, &expected);
   if (bytes->size() != expected ||
-      elements.getElementType() !=
-          Float32Type::get(loc.getContext()))
+      plan::dtypeSize(tensor.dtype) * 8 !=
+          (elements.getElementType().isInteger(1)
+               ? 8
+               : elements.getElementType().getIntOrFloatBitWidth()))
     return emitError(loc) << "initial value of parameter '" << tensor.name
                           << "' is " << elements.getType()
                           << ", which does not match the parameter",
@@ -281,11 +288,18 @@ LogicalResult PlanBuilder::addKernel(Operation *op, plan::EntryPoint &entry) {
     if (it == tensorOf.end())
       return op->emitOpError("uses a value the plan has no tensor for"),
              failure();
+    if (updatedSoFar.contains(it->second))
+      return op->emitOpError("reads parameter '")
+                 << built.tensors[it->second].name
+                 << "' after the kernel that updates it in place",
+             failure();
     kernel.operands.push_back(it->second);
   }
   for (auto [result, offset] : llvm::zip(op->getResults(), offsets.asArrayRef())) {
     FailureOr<uint32_t> id = failure();
-    if (auto name = outputName.find(result); name != outputName.end())
+    if (auto target = updateTarget.find(result); target != updateTarget.end())
+      id = target->second;
+    else if (auto name = outputName.find(result); name != outputName.end())
       id = bound(outputs, result, plan::Storage::Output, name->second, "output");
     else if (offset >= 0)
       id = newTensor(result, plan::Storage::Arena, "",
@@ -303,6 +317,9 @@ LogicalResult PlanBuilder::addKernel(Operation *op, plan::EntryPoint &entry) {
   if (failed(attrs))
     return failure();
   kernel.attrs = std::move(*attrs);
+  for (Value result : op->getResults())
+    if (auto target = updateTarget.find(result); target != updateTarget.end())
+      updatedSoFar.insert(target->second);
   built.kernels.push_back(std::move(kernel));
   entry.kernels.push_back(static_cast<uint32_t>(built.kernels.size() - 1));
   return success();
@@ -311,6 +328,9 @@ LogicalResult PlanBuilder::addKernel(Operation *op, plan::EntryPoint &entry) {
 LogicalResult PlanBuilder::addFunction(func::FuncOp func) {
   tensorOf.clear();
   outputName.clear();
+  updateTarget.clear();
+  updatedSoFar.clear();
+  llvm::StringMap<Value> paramArgs;
   auto arena = func->getAttrOfType<IntegerAttr>(mpt::kArenaBytesAttrName);
   if (!arena)
     return func.emitOpError("has no memory plan; run --lower-to-runtime "
@@ -329,6 +349,7 @@ LogicalResult PlanBuilder::addFunction(func::FuncOp func) {
         if (failed(setInitialValue(*id, init, arg.getLoc())))
           return failure();
       tensorOf[arg] = *id;
+      paramArgs[name.getValue()] = arg;
       entry.params.push_back(*id);
     } else if (auto name =
                    func.getArgAttrOfType<StringAttr>(i, mpt::kInputAttrName)) {
@@ -346,6 +367,21 @@ LogicalResult PlanBuilder::addFunction(func::FuncOp func) {
   }
   Operation *terminator = func.getBody().front().getTerminator();
   for (auto [i, value] : llvm::enumerate(terminator->getOperands())) {
+    if (auto param = func.getResultAttrOfType<StringAttr>(i, mpt::kUpdatesAttrName)) {
+      auto arg = paramArgs.find(param.getValue());
+      if (arg == paramArgs.end())
+        return func.emitOpError() << "result " << i << " updates '" << param.getValue()
+                                  << "', which is not a parameter",
+               failure();
+      if (isa<BlockArgument>(value) || value.getDefiningOp<ConstantOp>() ||
+          outputName.count(value) ||
+          !updateTarget.try_emplace(value, tensorOf[arg->second]).second)
+        return func.emitOpError() << "result " << i
+                                  << " is not written by a kernel of its own; run "
+                                     "--lower-to-runtime first",
+               failure();
+      continue;
+    }
     auto name = func.getResultAttrOfType<StringAttr>(i, mpt::kOutputAttrName);
     if (!name)
       return func.emitOpError() << "result " << i
@@ -375,7 +411,8 @@ LogicalResult PlanBuilder::addFunction(func::FuncOp func) {
       return failure();
   }
   for (Value value : terminator->getOperands())
-    entry.outputs.push_back(tensorOf[value]);
+    if (!updateTarget.count(value))
+      entry.outputs.push_back(tensorOf[value]);
   built.entries.push_back(std::move(entry));
   return success();
 }

@@ -11,6 +11,7 @@
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mpt/Dialect/MPT/IR/MPTDialect.h"
 #include "mpt/Dialect/MPT/IR/ShapeRules.h"
+#include "mpt/Interfaces/GradientOpInterface.h"
 #include "mpt/Interfaces/PrecisionPolicyOpInterface.h"
 
 #define GET_OP_CLASSES

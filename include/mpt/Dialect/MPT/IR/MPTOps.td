@@ -14,6 +14,7 @@ include "mlir/IR/CommonAttrConstraints.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 include "mpt/Interfaces/PrecisionPolicyOpInterface.td"
+include "mpt/Interfaces/GradientOpInterface.td"
 
 //===----------------------------------------------------------------------===//
 // Family classes.
@@ -105,12 +106,12 @@ def MPT_ConstantOp : MPT_Op<"constant",
 }
 
 def MPT_IdentityOp : MPT_UnaryOp<"identity", MPT_Tensor,
-    [PrecisionPolicy<"Clear">]> {
+    [Differentiable, PrecisionPolicy<"Clear">]> {
   let summary = "ONNX Identity; folds away";
   let hasFolder = 1;
 }
 
-def MPT_CastOp : MPT_Op<"cast", [Pure, SameOperandsAndResultShape,
+def MPT_CastOp : MPT_Op<"cast", [Differentiable, Pure, SameOperandsAndResultShape,
                                   PrecisionPolicy<"Fixed">]> {
   let summary = "Element-type conversion (ONNX Cast)";
   let description = [{
@@ -135,7 +136,7 @@ def MPT_CastOp : MPT_Op<"cast", [Pure, SameOperandsAndResultShape,
   let hasCanonicalizer = 1;
 }
 
-def MPT_QuantizeOp : MPT_Op<"quantize", [Pure,
+def MPT_QuantizeOp : MPT_Op<"quantize", [Differentiable, Pure,
     AllShapesMatch<["input", "output"]>, PrecisionPolicy<"Fixed">]> {
   let summary = "Scale by a per-tensor factor into an FP8 type, saturating";
   let description = [{
@@ -160,7 +161,7 @@ def MPT_QuantizeOp : MPT_Op<"quantize", [Pure,
   let assemblyFormat = "$input `,` $scale attr-dict `:` functional-type(operands, results)";
 }
 
-def MPT_DropoutOp : MPT_Op<"dropout", [PrecisionPolicy<"Follow">, Pure]> {
+def MPT_DropoutOp : MPT_Op<"dropout", [Differentiable, PrecisionPolicy<"Follow">, Pure]> {
   let summary = "ONNX Dropout: the output and the keep mask";
   let description = [{
     In inference (`training = false`) or with `ratio = 0` the output is the
@@ -181,26 +182,26 @@ def MPT_DropoutOp : MPT_Op<"dropout", [PrecisionPolicy<"Follow">, Pure]> {
 //===----------------------------------------------------------------------===//
 
 def MPT_SqrtOp : MPT_UnaryOp<"sqrt", MPT_FloatTensor,
-    [PrecisionPolicy<"Follow">]> { let summary = "Square root"; }
+    [Differentiable, PrecisionPolicy<"Follow">]> { let summary = "Square root"; }
 def MPT_ExpOp : MPT_UnaryOp<"exp", MPT_FloatTensor,
-    [PrecisionPolicy<"RequireF32">]> { let summary = "Natural exponential"; }
+    [Differentiable, PrecisionPolicy<"RequireF32">]> { let summary = "Natural exponential"; }
 def MPT_LogOp : MPT_UnaryOp<"log", MPT_FloatTensor,
-    [PrecisionPolicy<"RequireF32">]> { let summary = "Natural logarithm"; }
+    [Differentiable, PrecisionPolicy<"RequireF32">]> { let summary = "Natural logarithm"; }
 def MPT_ErfOp : MPT_UnaryOp<"erf", MPT_FloatTensor,
-    [PrecisionPolicy<"Follow">]> { let summary = "Gauss error function"; }
+    [Differentiable, PrecisionPolicy<"Follow">]> { let summary = "Gauss error function"; }
 def MPT_TanhOp : MPT_UnaryOp<"tanh", MPT_FloatTensor,
-    [PrecisionPolicy<"Follow">]> { let summary = "Hyperbolic tangent"; }
+    [Differentiable, PrecisionPolicy<"Follow">]> { let summary = "Hyperbolic tangent"; }
 def MPT_SigmoidOp : MPT_UnaryOp<"sigmoid", MPT_FloatTensor,
-    [PrecisionPolicy<"Follow">]> { let summary = "Logistic sigmoid"; }
+    [Differentiable, PrecisionPolicy<"Follow">]> { let summary = "Logistic sigmoid"; }
 def MPT_ReluOp : MPT_UnaryOp<"relu", MPT_NumericTensor,
-    [PrecisionPolicy<"Clear">]> { let summary = "max(x, 0)"; }
+    [Differentiable, PrecisionPolicy<"Clear">]> { let summary = "max(x, 0)"; }
 def MPT_NegOp : MPT_UnaryOp<"neg", MPT_NumericTensor,
-    [PrecisionPolicy<"Clear">]> {
+    [Differentiable, PrecisionPolicy<"Clear">]> {
   let summary = "Negation";
   let hasFolder = 1;
 }
 def MPT_AbsOp : MPT_UnaryOp<"abs", MPT_NumericTensor,
-    [PrecisionPolicy<"Clear">]> { let summary = "Absolute value"; }
+    [Differentiable, PrecisionPolicy<"Clear">]> { let summary = "Absolute value"; }
 def MPT_NotOp : MPT_UnaryOp<"not", MPT_BoolTensor,
     [PrecisionPolicy<"Clear">]> {
   let summary = "Logical not";
@@ -208,14 +209,14 @@ def MPT_NotOp : MPT_UnaryOp<"not", MPT_BoolTensor,
 }
 
 def MPT_LeakyReluOp : MPT_UnaryOp<"leaky_relu", MPT_FloatTensor,
-    [PrecisionPolicy<"Follow">]> {
+    [Differentiable, PrecisionPolicy<"Follow">]> {
   let summary = "x if x >= 0 else alpha * x";
   let arguments = (ins MPT_FloatTensor:$input,
                    DefaultValuedAttr<F32Attr, "0.01">:$alpha);
 }
 
 def MPT_GeluOp : MPT_UnaryOp<"gelu", MPT_FloatTensor,
-    [PrecisionPolicy<"Follow">]> {
+    [Differentiable, PrecisionPolicy<"Follow">]> {
   let summary = "Gaussian error linear unit";
   let description = [{
     `approximate` is `"none"` (the erf form) or `"tanh"`. The importer also
@@ -228,7 +229,7 @@ def MPT_GeluOp : MPT_UnaryOp<"gelu", MPT_FloatTensor,
 }
 
 def MPT_ClipOp : MPT_UnaryOp<"clip", MPT_NumericTensor,
-    [PrecisionPolicy<"Clear">]> {
+    [Differentiable, PrecisionPolicy<"Clear">]> {
   let summary = "Clamp into [min, max]; an absent bound is unbounded";
   let arguments = (ins MPT_NumericTensor:$input, OptionalAttr<F64Attr>:$min,
                    OptionalAttr<F64Attr>:$max);
@@ -238,15 +239,15 @@ def MPT_ClipOp : MPT_UnaryOp<"clip", MPT_NumericTensor,
 // Elementwise binary and ternary (numpy broadcasting).
 //===----------------------------------------------------------------------===//
 
-def MPT_AddOp : MPT_BinaryOp<"add", [PrecisionPolicy<"Follow">, Commutative, SameOperandsElementType]> { let summary = "Elementwise sum"; }
-def MPT_SubOp : MPT_BinaryOp<"sub", [PrecisionPolicy<"Follow">, SameOperandsElementType]> { let summary = "Elementwise difference"; }
-def MPT_MulOp : MPT_BinaryOp<"mul", [PrecisionPolicy<"Follow">, Commutative, SameOperandsElementType]> { let summary = "Elementwise product"; }
-def MPT_DivOp : MPT_BinaryOp<"div", [PrecisionPolicy<"Follow">, SameOperandsElementType]> {
+def MPT_AddOp : MPT_BinaryOp<"add", [Differentiable, PrecisionPolicy<"Follow">, Commutative, SameOperandsElementType]> { let summary = "Elementwise sum"; }
+def MPT_SubOp : MPT_BinaryOp<"sub", [Differentiable, PrecisionPolicy<"Follow">, SameOperandsElementType]> { let summary = "Elementwise difference"; }
+def MPT_MulOp : MPT_BinaryOp<"mul", [Differentiable, PrecisionPolicy<"Follow">, Commutative, SameOperandsElementType]> { let summary = "Elementwise product"; }
+def MPT_DivOp : MPT_BinaryOp<"div", [Differentiable, PrecisionPolicy<"Follow">, SameOperandsElementType]> {
   let summary = "Elementwise quotient (integer division truncates)";
 }
-def MPT_MaxOp : MPT_BinaryOp<"max", [PrecisionPolicy<"Clear">, Commutative, SameOperandsElementType]> { let summary = "Elementwise maximum"; }
-def MPT_MinOp : MPT_BinaryOp<"min", [PrecisionPolicy<"Clear">, Commutative, SameOperandsElementType]> { let summary = "Elementwise minimum"; }
-def MPT_PowOp : MPT_BinaryOp<"pow", [PrecisionPolicy<"RequireF32">]> {
+def MPT_MaxOp : MPT_BinaryOp<"max", [Differentiable, PrecisionPolicy<"Clear">, Commutative, SameOperandsElementType]> { let summary = "Elementwise maximum"; }
+def MPT_MinOp : MPT_BinaryOp<"min", [Differentiable, PrecisionPolicy<"Clear">, Commutative, SameOperandsElementType]> { let summary = "Elementwise minimum"; }
+def MPT_PowOp : MPT_BinaryOp<"pow", [Differentiable, PrecisionPolicy<"RequireF32">]> {
   let summary = "lhs ** rhs; the exponent may have another element type";
 }
 
@@ -254,7 +255,7 @@ def MPT_EqualOp : MPT_CompareOp<"equal", [Commutative]> { let summary = "Element
 def MPT_LessOp : MPT_CompareOp<"less"> { let summary = "Elementwise <"; }
 def MPT_GreaterOp : MPT_CompareOp<"greater"> { let summary = "Elementwise >"; }
 
-def MPT_WhereOp : MPT_BroadcastOp<"where", [PrecisionPolicy<"Clear">]> {
+def MPT_WhereOp : MPT_BroadcastOp<"where", [Differentiable, PrecisionPolicy<"Clear">]> {
   let summary = "Select x where condition holds, else y";
   let arguments = (ins MPT_BoolTensor:$condition, MPT_Tensor:$x, MPT_Tensor:$y);
   let results = (outs MPT_Tensor:$output);
@@ -272,7 +273,7 @@ def MPT_ContractionPolicy : PrecisionPolicy<"AlwaysLow", "F32",
     ["getOperandPrecisionRole", "supportsWideResult", "acceptsFP8Operands",
      "setFP8Scales", "getFP8Scales"]>;
 
-def MPT_MatMulOp : MPT_Op<"matmul", [Pure, AttrSizedOperandSegments,
+def MPT_MatMulOp : MPT_Op<"matmul", [Differentiable, Pure, AttrSizedOperandSegments,
     InferTypeOpAdaptorWithIsCompatible, MPT_ContractionPolicy]> {
   let summary = "numpy matmul with batch broadcasting";
   let description = [{
@@ -305,7 +306,7 @@ def MPT_MatMulOp : MPT_Op<"matmul", [Pure, AttrSizedOperandSegments,
   let hasVerifier = 1;
 }
 
-def MPT_GemmOp : MPT_Op<"gemm", [Pure, AttrSizedOperandSegments,
+def MPT_GemmOp : MPT_Op<"gemm", [Differentiable, Pure, AttrSizedOperandSegments,
     InferTypeOpAdaptorWithIsCompatible, MPT_ContractionPolicy]> {
   let summary = "act(alpha * op(A) * op(B) + beta * C) (ONNX Gemm, plus an epilogue)";
   let description = [{
@@ -349,7 +350,7 @@ def MPT_GemmOp : MPT_Op<"gemm", [Pure, AttrSizedOperandSegments,
   let hasVerifier = 1;
 }
 
-def MPT_ConvOp : MPT_Op<"conv", [Pure, AttrSizedOperandSegments,
+def MPT_ConvOp : MPT_Op<"conv", [Differentiable, Pure, AttrSizedOperandSegments,
     InferTypeOpAdaptorWithIsCompatible, MPT_ContractionPolicy]> {
   let summary = "N-d grouped convolution, NCHW, explicit pads";
   let description = [{
@@ -389,7 +390,7 @@ def MPT_ConvOp : MPT_Op<"conv", [Pure, AttrSizedOperandSegments,
   let hasVerifier = 1;
 }
 
-def MPT_MaxPoolOp : MPT_Op<"max_pool", [PrecisionPolicy<"Clear">, Pure, InferTypeOpAdaptor]> {
+def MPT_MaxPoolOp : MPT_Op<"max_pool", [Differentiable, PrecisionPolicy<"Clear">, Pure, InferTypeOpAdaptor]> {
   let summary = "N-d max pooling, NCHW, explicit pads";
   let arguments = (ins MPT_NumericTensor:$input, DenseI64ArrayAttr:$kernel_shape,
                    DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$pads,
@@ -399,7 +400,7 @@ def MPT_MaxPoolOp : MPT_Op<"max_pool", [PrecisionPolicy<"Clear">, Pure, InferTyp
   let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
 }
 
-def MPT_AveragePoolOp : MPT_Op<"average_pool", [PrecisionPolicy<"Follow", "F32">, Pure, InferTypeOpAdaptor]> {
+def MPT_AveragePoolOp : MPT_Op<"average_pool", [Differentiable, PrecisionPolicy<"Follow", "F32">, Pure, InferTypeOpAdaptor]> {
   let summary = "N-d average pooling, NCHW, explicit pads";
   let arguments = (ins MPT_FloatTensor:$input, DenseI64ArrayAttr:$kernel_shape,
                    DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$pads,
@@ -409,7 +410,7 @@ def MPT_AveragePoolOp : MPT_Op<"average_pool", [PrecisionPolicy<"Follow", "F32">
   let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
 }
 
-def MPT_GlobalAveragePoolOp : MPT_Op<"global_average_pool", [PrecisionPolicy<"Follow", "F32">, Pure, InferTypeOpAdaptor]> {
+def MPT_GlobalAveragePoolOp : MPT_Op<"global_average_pool", [Differentiable, PrecisionPolicy<"Follow", "F32">, Pure, InferTypeOpAdaptor]> {
   let summary = "Mean over every spatial axis, keeping them as size 1";
   let arguments = (ins MPT_FloatTensor:$input);
   let results = (outs MPT_FloatTensor:$output);
@@ -420,7 +421,7 @@ def MPT_GlobalAveragePoolOp : MPT_Op<"global_average_pool", [PrecisionPolicy<"Fo
 // Normalisation, softmax and losses.
 //===----------------------------------------------------------------------===//
 
-def MPT_BatchNormOp : MPT_Op<"batch_norm", [PrecisionPolicy<"Follow", "None", ["getOperandPrecisionRole"]>, Pure, InferTypeOpAdaptor]> {
+def MPT_BatchNormOp : MPT_Op<"batch_norm", [Differentiable, PrecisionPolicy<"Follow", "None", ["getOperandPrecisionRole"]>, Pure, InferTypeOpAdaptor]> {
   let summary = "Batch normalisation with running statistics (inference mode)";
   let arguments = (ins MPT_FloatTensor:$input, MPT_FloatTensor:$scale,
                    MPT_FloatTensor:$bias, MPT_FloatTensor:$mean,
@@ -430,7 +431,7 @@ def MPT_BatchNormOp : MPT_Op<"batch_norm", [PrecisionPolicy<"Follow", "None", ["
   let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
 }
 
-def MPT_BatchNormTrainOp : MPT_Op<"batch_norm_train", [PrecisionPolicy<"Follow", "F32", ["getOperandPrecisionRole", "getResultPrecisionRole"]>, Pure, InferTypeOpAdaptor]> {
+def MPT_BatchNormTrainOp : MPT_Op<"batch_norm_train", [Differentiable, PrecisionPolicy<"Follow", "F32", ["getOperandPrecisionRole", "getResultPrecisionRole"]>, Pure, InferTypeOpAdaptor]> {
   let summary = "Batch normalisation with batch statistics (training mode)";
   let description = [{
     Normalises with the batch's own mean and biased variance, and returns the
@@ -447,7 +448,7 @@ def MPT_BatchNormTrainOp : MPT_Op<"batch_norm_train", [PrecisionPolicy<"Follow",
   let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
 }
 
-def MPT_LayerNormOp : MPT_Op<"layer_norm", [PrecisionPolicy<"RequireF32", "F32", ["getResultPrecisionRole"]>, Pure, InferTypeOpAdaptor]> {
+def MPT_LayerNormOp : MPT_Op<"layer_norm", [Differentiable, PrecisionPolicy<"RequireF32", "F32", ["getResultPrecisionRole"]>, Pure, InferTypeOpAdaptor]> {
   let summary = "Layer normalisation over the axes from `axis` on";
   let description = [{
     Also returns the f32 mean and inverse standard deviation that ONNX
@@ -462,21 +463,21 @@ def MPT_LayerNormOp : MPT_Op<"layer_norm", [PrecisionPolicy<"RequireF32", "F32",
 }
 
 def MPT_SoftmaxOp : MPT_UnaryOp<"softmax", MPT_FloatTensor,
-    [PrecisionPolicy<"RequireF32", "F32">]> {
+    [Differentiable, PrecisionPolicy<"RequireF32", "F32">]> {
   let summary = "Softmax along one axis";
   let arguments = (ins MPT_FloatTensor:$input, I64Attr:$axis);
   let hasVerifier = 1;
 }
 
 def MPT_LogSoftmaxOp : MPT_UnaryOp<"log_softmax", MPT_FloatTensor,
-    [PrecisionPolicy<"RequireF32", "F32">]> {
+    [Differentiable, PrecisionPolicy<"RequireF32", "F32">]> {
   let summary = "Log of softmax along one axis";
   let arguments = (ins MPT_FloatTensor:$input, I64Attr:$axis);
   let hasVerifier = 1;
 }
 
 def MPT_SoftmaxCrossEntropyLossOp : MPT_Op<"softmax_cross_entropy_loss",
-    [PrecisionPolicy<"RequireF32", "Result">, Pure, InferTypeOpAdaptor]> {
+    [Differentiable, PrecisionPolicy<"RequireF32", "Result">, Pure, InferTypeOpAdaptor]> {
   let summary = "Cross-entropy of softmax(scores) against class labels";
   let description = [{
     `scores` is (N, C, d1, ...), `labels` (N, d1, ...). `reduction` is
@@ -492,7 +493,7 @@ def MPT_SoftmaxCrossEntropyLossOp : MPT_Op<"softmax_cross_entropy_loss",
 }
 
 def MPT_NegativeLogLikelihoodLossOp : MPT_Op<"nll_loss",
-    [PrecisionPolicy<"RequireF32", "Result">, Pure, InferTypeOpAdaptor]> {
+    [Differentiable, PrecisionPolicy<"RequireF32", "Result">, Pure, InferTypeOpAdaptor]> {
   let summary = "Negative log-likelihood of log-probabilities at the targets";
   let arguments = (ins MPT_FloatTensor:$input, MPT_IndexTensor:$target,
                    Optional<MPT_FloatTensor>:$weight,
@@ -507,19 +508,19 @@ def MPT_NegativeLogLikelihoodLossOp : MPT_Op<"nll_loss",
 //===----------------------------------------------------------------------===//
 
 def MPT_ReduceSumOp : MPT_ReduceOp<"reduce_sum", MPT_NumericTensor,
-    [PrecisionPolicy<"RequireF32", "Result">]> {
+    [Differentiable, PrecisionPolicy<"RequireF32", "Result">]> {
   let summary = "Sum over `axes` (all axes when empty)";
 }
 def MPT_ReduceMeanOp : MPT_ReduceOp<"reduce_mean", MPT_FloatTensor,
-    [PrecisionPolicy<"RequireF32", "Result">]> {
+    [Differentiable, PrecisionPolicy<"RequireF32", "Result">]> {
   let summary = "Mean over `axes` (all axes when empty)";
 }
 def MPT_ReduceMaxOp : MPT_ReduceOp<"reduce_max", MPT_NumericTensor,
-    [PrecisionPolicy<"Clear">]> {
+    [Differentiable, PrecisionPolicy<"Clear">]> {
   let summary = "Maximum over `axes` (all axes when empty)";
 }
 def MPT_ReduceL2Op : MPT_ReduceOp<"reduce_l2", MPT_FloatTensor,
-    [PrecisionPolicy<"RequireF32", "Result">]> {
+    [Differentiable, PrecisionPolicy<"RequireF32", "Result">]> {
   let summary = "sqrt(sum(x^2)) over `axes` (all axes when empty)";
 }
 
@@ -527,7 +528,7 @@ def MPT_ReduceL2Op : MPT_ReduceOp<"reduce_l2", MPT_FloatTensor,
 // Shape and data movement.
 //===----------------------------------------------------------------------===//
 
-def MPT_ReshapeOp : MPT_Op<"reshape", [PrecisionPolicy<"Clear">, Pure]> {
+def MPT_ReshapeOp : MPT_Op<"reshape", [Differentiable, PrecisionPolicy<"Clear">, Pure]> {
   let summary = "Reshape to the result type's shape";
   let description = [{
     The result type holds the new shape. The optional `shape` operand is the
@@ -550,7 +551,7 @@ def MPT_ReshapeOp : MPT_Op<"reshape", [PrecisionPolicy<"Clear">, Pure]> {
   let hasCanonicalizer = 1;
 }
 
-def MPT_ExpandOp : MPT_Op<"expand", [PrecisionPolicy<"Clear">, Pure]> {
+def MPT_ExpandOp : MPT_Op<"expand", [Differentiable, PrecisionPolicy<"Clear">, Pure]> {
   let summary = "Broadcast to the result type's shape";
   let arguments = (ins MPT_Tensor:$input, Optional<MPT_ShapeTensor>:$shape);
   let results = (outs MPT_Tensor:$output);
@@ -560,7 +561,7 @@ def MPT_ExpandOp : MPT_Op<"expand", [PrecisionPolicy<"Clear">, Pure]> {
   let hasCanonicalizer = 1;
 }
 
-def MPT_TransposeOp : MPT_Op<"transpose", [PrecisionPolicy<"Clear">, Pure, InferTypeOpAdaptor]> {
+def MPT_TransposeOp : MPT_Op<"transpose", [Differentiable, PrecisionPolicy<"Clear">, Pure, InferTypeOpAdaptor]> {
   let summary = "Permute axes: output dim i is input dim perm[i]";
   let arguments = (ins MPT_Tensor:$input, DenseI64ArrayAttr:$perm);
   let results = (outs MPT_Tensor:$output);
@@ -568,7 +569,7 @@ def MPT_TransposeOp : MPT_Op<"transpose", [PrecisionPolicy<"Clear">, Pure, Infer
   let hasFolder = 1;
 }
 
-def MPT_FlattenOp : MPT_Op<"flatten", [PrecisionPolicy<"Clear">, Pure, InferTypeOpAdaptor]> {
+def MPT_FlattenOp : MPT_Op<"flatten", [Differentiable, PrecisionPolicy<"Clear">, Pure, InferTypeOpAdaptor]> {
   let summary = "Reshape to 2-D at `axis`";
   let arguments = (ins MPT_Tensor:$input, DefaultValuedAttr<I64Attr, "1">:$axis);
   let results = (outs MPT_Tensor:$output);
@@ -576,7 +577,7 @@ def MPT_FlattenOp : MPT_Op<"flatten", [PrecisionPolicy<"Clear">, Pure, InferType
   let hasFolder = 1;
 }
 
-def MPT_SqueezeOp : MPT_Op<"squeeze", [PrecisionPolicy<"Clear">, Pure, InferTypeOpAdaptor]> {
+def MPT_SqueezeOp : MPT_Op<"squeeze", [Differentiable, PrecisionPolicy<"Clear">, Pure, InferTypeOpAdaptor]> {
   let summary = "Remove the size-1 axes listed in `axes`";
   let arguments = (ins MPT_Tensor:$input, DenseI64ArrayAttr:$axes);
   let results = (outs MPT_Tensor:$output);
@@ -584,7 +585,7 @@ def MPT_SqueezeOp : MPT_Op<"squeeze", [PrecisionPolicy<"Clear">, Pure, InferType
   let hasFolder = 1;
 }
 
-def MPT_UnsqueezeOp : MPT_Op<"unsqueeze", [PrecisionPolicy<"Clear">, Pure, InferTypeOpAdaptor]> {
+def MPT_UnsqueezeOp : MPT_Op<"unsqueeze", [Differentiable, PrecisionPolicy<"Clear">, Pure, InferTypeOpAdaptor]> {
   let summary = "Insert size-1 axes at `axes` (positions in the result)";
   let arguments = (ins MPT_Tensor:$input, DenseI64ArrayAttr:$axes);
   let results = (outs MPT_Tensor:$output);
@@ -592,7 +593,7 @@ def MPT_UnsqueezeOp : MPT_Op<"unsqueeze", [PrecisionPolicy<"Clear">, Pure, Infer
   let hasFolder = 1;
 }
 
-def MPT_ConcatOp : MPT_Op<"concat", [PrecisionPolicy<"Clear">, Pure, InferTypeOpAdaptor, SameOperandsElementType]> {
+def MPT_ConcatOp : MPT_Op<"concat", [Differentiable, PrecisionPolicy<"Clear">, Pure, InferTypeOpAdaptor, SameOperandsElementType]> {
   let summary = "Concatenate along `axis`";
   let arguments = (ins Variadic<MPT_Tensor>:$inputs, I64Attr:$axis);
   let results = (outs MPT_Tensor:$output);
@@ -600,14 +601,14 @@ def MPT_ConcatOp : MPT_Op<"concat", [PrecisionPolicy<"Clear">, Pure, InferTypeOp
   let hasFolder = 1;
 }
 
-def MPT_SplitOp : MPT_Op<"split", [PrecisionPolicy<"Clear">, Pure, InferTypeOpAdaptor]> {
+def MPT_SplitOp : MPT_Op<"split", [Differentiable, PrecisionPolicy<"Clear">, Pure, InferTypeOpAdaptor]> {
   let summary = "Split along `axis` into pieces of the given sizes";
   let arguments = (ins MPT_Tensor:$input, I64Attr:$axis, DenseI64ArrayAttr:$sizes);
   let results = (outs Variadic<MPT_Tensor>:$outputs);
   let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
 }
 
-def MPT_SliceOp : MPT_Op<"slice", [PrecisionPolicy<"Clear">, Pure, InferTypeOpAdaptor]> {
+def MPT_SliceOp : MPT_Op<"slice", [Differentiable, PrecisionPolicy<"Clear">, Pure, InferTypeOpAdaptor]> {
   let summary = "Strided slice with one normalised start, end and step per axis";
   let description = [{
     Every axis has an entry. For a positive step, `0 <= start <= end <= dim`;
@@ -621,7 +622,7 @@ def MPT_SliceOp : MPT_Op<"slice", [PrecisionPolicy<"Clear">, Pure, InferTypeOpAd
   let hasFolder = 1;
 }
 
-def MPT_GatherOp : MPT_Op<"gather", [PrecisionPolicy<"Clear">, Pure, InferTypeOpAdaptor]> {
+def MPT_GatherOp : MPT_Op<"gather", [Differentiable, PrecisionPolicy<"Clear">, Pure, InferTypeOpAdaptor]> {
   let summary = "Take slices of `data` along `axis` at `indices`";
   let arguments = (ins MPT_Tensor:$data, MPT_IndexTensor:$indices, I64Attr:$axis);
   let results = (outs MPT_Tensor:$output);
@@ -630,7 +631,7 @@ def MPT_GatherOp : MPT_Op<"gather", [PrecisionPolicy<"Clear">, Pure, InferTypeOp
 }
 
 def MPT_TriluOp : MPT_UnaryOp<"trilu", MPT_Tensor,
-    [PrecisionPolicy<"Clear">]> {
+    [Differentiable, PrecisionPolicy<"Clear">]> {
   let summary = "Keep the upper or lower triangle of the last two axes";
   let arguments = (ins MPT_Tensor:$input, DefaultValuedAttr<BoolAttr, "true">:$upper,
                    DefaultValuedAttr<I64Attr, "0">:$k);
@@ -664,5 +665,8 @@ def MPT_ConstantOfShapeOp : MPT_Op<"constant_of_shape", [PrecisionPolicy<"Clear"
   let hasVerifier = 1;
   let hasFolder = 1;
 }
+
+include "mpt/Dialect/MPT/IR/MPTGradOps.td"
+include "mpt/Dialect/MPT/IR/MPTTrainingOps.td"
 
 #endif // MPT_DIALECT_MPT_IR_MPTOPS_TD

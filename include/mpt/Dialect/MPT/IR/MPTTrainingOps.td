@@ -1,0 +1,129 @@
+//===- MPTTrainingOps.td - loss scaling and optimizer ops --*- tablegen -*-===//
+//
+// The ops `--build-training-step` puts after the gradient graph: loss
+// scaling, the finite check, clipping, the optimizer updates, the scale
+// update, the learning-rate schedule and FP8 delayed scaling. They are
+// functional (each returns the new state); the runtime lowering writes the
+// new state over the old in place. Each is a runtime kernel kind of the same
+// name; docs/training.md gives the exact semantics.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MPT_DIALECT_MPT_IR_MPTTRAININGOPS_TD
+#define MPT_DIALECT_MPT_IR_MPTTRAININGOPS_TD
+
+def MPT_I64Scalar : 0DTensorOf<[I64]>;
+def MPT_F32Scalar : 0DTensorOf<[F32]>;
+def MPT_BoolScalar : 0DTensorOf<[I1]>;
+
+class MPT_TrainingOp<string mnemonic, list<Trait> traits = []>
+    : MPT_Op<mnemonic, !listconcat([Pure, PrecisionPolicy<"Fixed">], traits)> {
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+}
+
+def MPT_ScaleLossOp : MPT_TrainingOp<"scale_loss", [Differentiable]> {
+  let summary = "loss * scale, the start of the scaled backward pass";
+  let arguments = (ins MPT_F32Scalar:$loss, MPT_F32Scalar:$scale);
+  let results = (outs MPT_F32Scalar:$output);
+}
+
+def MPT_UnscaleOp : MPT_TrainingOp<"unscale", [AllShapesMatch<["grad", "output"]>]> {
+  let summary = "An FP32 gradient divided by the loss scale (times its reciprocal)";
+  let arguments = (ins MPT_FloatTensor:$grad, MPT_F32Scalar:$scale);
+  let results = (outs F32Tensor:$output);
+}
+
+def MPT_AllFiniteOp : MPT_TrainingOp<"all_finite"> {
+  let summary = "Whether every element of every operand is finite";
+  let arguments = (ins Variadic<MPT_FloatTensor>:$inputs);
+  let results = (outs MPT_BoolScalar:$output);
+}
+
+def MPT_GlobalNormOp : MPT_TrainingOp<"global_norm"> {
+  let summary = "The L2 norm of all operands together, accumulated in f64";
+  let arguments = (ins Variadic<MPT_FloatTensor>:$inputs);
+  let results = (outs MPT_F32Scalar:$output);
+}
+
+def MPT_ClipByNormOp : MPT_TrainingOp<"clip_by_norm", [AllTypesMatch<["grad", "output"]>]> {
+  let summary = "grad * min(1, max_norm / (norm + 1e-6)) (PyTorch clip_grad_norm_)";
+  let arguments = (ins F32Tensor:$grad, MPT_F32Scalar:$norm, F64Attr:$max_norm);
+  let results = (outs F32Tensor:$output);
+}
+
+def MPT_SGDUpdateOp : MPT_TrainingOp<"sgd_update"> {
+  let summary = "One torch.optim.SGD step, skipped when `finite` is false";
+  let description = [{
+    Returns the new parameter and, with momentum, the new momentum buffer.
+    `step` counts the optimizer steps taken before this one (the buffer
+    starts as the first gradient). When `finite` is false both results
+    equal the operands bit for bit.
+  }];
+  let arguments = (ins F32Tensor:$param, F32Tensor:$grad,
+                   Optional<F32Tensor>:$momentum_buffer, MPT_I64Scalar:$step,
+                   MPT_F32Scalar:$lr, MPT_BoolScalar:$finite,
+                   DefaultValuedAttr<F64Attr, "0.0">:$momentum,
+                   DefaultValuedAttr<F64Attr, "0.0">:$dampening,
+                   DefaultValuedAttr<BoolAttr, "false">:$nesterov,
+                   DefaultValuedAttr<F64Attr, "0.0">:$weight_decay);
+  let results = (outs F32Tensor:$new_param, Optional<F32Tensor>:$new_momentum_buffer);
+  let hasVerifier = 1;
+}
+
+def MPT_AdamWUpdateOp : MPT_TrainingOp<"adamw_update"> {
+  let summary = "One torch.optim.AdamW step, skipped when `finite` is false";
+  let arguments = (ins F32Tensor:$param, F32Tensor:$grad, F32Tensor:$exp_avg,
+                   F32Tensor:$exp_avg_sq, MPT_I64Scalar:$step, MPT_F32Scalar:$lr,
+                   MPT_BoolScalar:$finite,
+                   DefaultValuedAttr<F64Attr, "0.9">:$beta1,
+                   DefaultValuedAttr<F64Attr, "0.999">:$beta2,
+                   DefaultValuedAttr<F64Attr, "1e-8">:$eps,
+                   DefaultValuedAttr<F64Attr, "0.01">:$weight_decay);
+  let results = (outs F32Tensor:$new_param, F32Tensor:$new_exp_avg,
+                 F32Tensor:$new_exp_avg_sq);
+}
+
+def MPT_UpdateLossScaleOp : MPT_TrainingOp<"update_loss_scale"> {
+  let summary = "The dynamic loss scale's update (PyTorch GradScaler.update)";
+  let arguments = (ins MPT_F32Scalar:$scale, MPT_I64Scalar:$growth_tracker,
+                   MPT_BoolScalar:$finite,
+                   DefaultValuedAttr<F64Attr, "2.0">:$growth_factor,
+                   DefaultValuedAttr<F64Attr, "0.5">:$backoff_factor,
+                   DefaultValuedAttr<I64Attr, "2000">:$growth_interval);
+  let results = (outs MPT_F32Scalar:$new_scale, MPT_I64Scalar:$new_growth_tracker);
+}
+
+def MPT_LRScheduleOp : MPT_TrainingOp<"lr_schedule"> {
+  let summary = "The learning rate at a step: constant, or linear warmup then cosine";
+  let arguments = (ins MPT_I64Scalar:$step,
+                   DefaultValuedStrAttr<StrAttr, "constant">:$schedule, F64Attr:$lr,
+                   DefaultValuedAttr<I64Attr, "0">:$warmup_steps,
+                   DefaultValuedAttr<I64Attr, "0">:$total_steps,
+                   DefaultValuedAttr<F64Attr, "0.0">:$min_lr);
+  let results = (outs MPT_F32Scalar:$output);
+  let hasVerifier = 1;
+}
+
+def MPT_AdvanceStepOp : MPT_TrainingOp<"advance_step"> {
+  let summary = "count + 1, or count when `finite` is given and false";
+  let arguments = (ins MPT_I64Scalar:$count, Optional<MPT_BoolScalar>:$finite);
+  let results = (outs MPT_I64Scalar:$output);
+}
+
+def MPT_AmaxOp : MPT_TrainingOp<"amax"> {
+  let summary = "max |x| (NaN if any element is NaN)";
+  let arguments = (ins MPT_FloatTensor:$input);
+  let results = (outs MPT_F32Scalar:$output);
+}
+
+def MPT_UpdateFP8ScaleOp : MPT_TrainingOp<"update_fp8_scale",
+    [AllTypesMatch<["amax_history", "new_amax_history"]>]> {
+  let summary = "Delayed FP8 scaling (Transformer Engine): roll the amax history, rescale";
+  let arguments = (ins 1DTensorOf<[F32]>:$amax_history, MPT_F32Scalar:$scale,
+                   MPT_F32Scalar:$amax,
+                   DefaultValuedAttr<F64Attr, "448.0">:$fp8_max,
+                   DefaultValuedAttr<I64Attr, "0">:$margin);
+  let results = (outs 1DTensorOf<[F32]>:$new_amax_history, MPT_F32Scalar:$new_scale);
+}
+
+#endif // MPT_DIALECT_MPT_IR_MPTTRAININGOPS_TD

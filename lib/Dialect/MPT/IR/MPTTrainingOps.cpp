@@ -1,0 +1,44 @@
+//===- MPTTrainingOps.cpp - verifiers of the backward and training ops ----===//
+#include "mpt/Dialect/MPT/IR/MPTOps.h"
+
+#include "llvm/ADT/StringSwitch.h"
+
+using namespace mlir;
+using namespace mpt;
+
+LogicalResult UnaryGradOp::verify() {
+  bool known = llvm::StringSwitch<bool>(getKind())
+                   .Cases({"relu", "leaky_relu", "gelu", "gelu_tanh", "sigmoid", "tanh"}, true)
+                   .Cases({"exp", "log", "sqrt", "erf", "abs", "clip"}, true)
+                   .Default(false);
+  if (!known)
+    return emitOpError("unknown kind '") << getKind() << "'";
+  if ((getMinAttr() || getMaxAttr()) && getKind() != "clip")
+    return emitOpError("only kind 'clip' takes 'min' and 'max'");
+  return success();
+}
+
+LogicalResult SGDUpdateOp::verify() {
+  bool hasMomentum = !getMomentum().isZero();
+  if (hasMomentum != static_cast<bool>(getMomentumBuffer()))
+    return emitOpError("takes a momentum buffer exactly when 'momentum' is nonzero");
+  if (static_cast<bool>(getMomentumBuffer()) != static_cast<bool>(getNewMomentumBuffer()))
+    return emitOpError("returns a new momentum buffer exactly when it takes one");
+  if (getMomentumBuffer() && getMomentumBuffer().getType() != getParam().getType())
+    return emitOpError("momentum buffer type differs from the parameter's");
+  if (getGrad().getType() != getParam().getType() ||
+      getNewParam().getType() != getParam().getType())
+    return emitOpError("parameter, gradient and new parameter must have one type");
+  if (getNesterov() && !hasMomentum)
+    return emitOpError("nesterov needs a nonzero momentum");
+  return success();
+}
+
+LogicalResult LRScheduleOp::verify() {
+  if (getSchedule() != "constant" && getSchedule() != "warmup_cosine")
+    return emitOpError("unknown schedule '") << getSchedule()
+                                             << "'; expected 'constant' or 'warmup_cosine'";
+  if (getWarmupSteps() < 0 || getTotalSteps() < 0)
+    return emitOpError("step counts must not be negative");
+  return success();
+}

@@ -1,0 +1,335 @@
+//===- BuildTrainingStep.cpp - the --build-training-step pass -------------===//
+//
+// forward + loss -> gradients (Autodiff.cpp, through each op's rule) ->
+// unscale -> all-finite -> global norm (-> clip) -> gated optimizer update
+// -> step counters and scale update. The function's signature becomes the
+// train_step ABI of docs/training.md: the new state is returned with
+// `mpt.updates` naming the parameter it replaces.
+//
+//===----------------------------------------------------------------------===//
+#include "TrainingLoss.h"
+
+#include "mpt/Dialect/MPT/IR/GradientUtils.h"
+#include "mpt/Dialect/MPT/IR/MPTOps.h"
+#include "mpt/Transforms/Autodiff.h"
+#include "mpt/Transforms/Passes.h"
+
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/GlobPattern.h"
+
+namespace mpt {
+#define GEN_PASS_DEF_BUILDTRAININGSTEPPASS
+#include "mpt/Transforms/Passes.h.inc"
+} // namespace mpt
+
+using namespace mlir;
+using namespace mpt;
+
+namespace {
+
+enum class ScaleMode { None, Static, Dynamic };
+
+struct Trainable {
+  BlockArgument arg;
+  std::string name;
+  Value grad;
+};
+
+class StepBuilder {
+public:
+  StepBuilder(func::FuncOp func, OpBuilder &b) : func(func), b(b) {
+    for (unsigned i = 0; i < func.getNumArguments(); ++i)
+      if (auto name = func.getArgAttrOfType<StringAttr>(i, kParamAttrName))
+        paramNames.insert(name.getValue());
+  }
+
+  /// A new persistent parameter with a splat initial value.
+  FailureOr<Value> addState(StringRef name, RankedTensorType type, double init) {
+    if (!paramNames.insert(name).second)
+      return func.emitError("the model already has a parameter named '")
+                 << name << "', which the training state needs",
+             failure();
+    Attribute element = isa<FloatType>(type.getElementType())
+                            ? Attribute(b.getFloatAttr(type.getElementType(), init))
+                            : Attribute(b.getIntegerAttr(type.getElementType(),
+                                                         static_cast<int64_t>(init)));
+    MLIRContext *ctx = func.getContext();
+    NamedAttribute attrs[] = {
+        NamedAttribute(StringAttr::get(ctx, kParamAttrName), StringAttr::get(ctx, name)),
+        NamedAttribute(StringAttr::get(ctx, kInitialValueAttrName),
+                       DenseElementsAttr::get(type, element))};
+    unsigned index = func.getNumArguments();
+    (void)func.insertArgument(index, type, DictionaryAttr::get(ctx, attrs), func.getLoc());
+    return Value(func.getArgument(index));
+  }
+
+  void update(StringRef name, Value value) { updates.push_back({name.str(), value}); }
+
+  func::FuncOp func;
+  OpBuilder &b;
+  llvm::StringSet<> paramNames;
+  std::vector<std::pair<std::string, Value>> updates;
+};
+
+bool hasF16(func::FuncOp func) {
+  bool found = false;
+  func.walk([&](Operation *op) {
+    for (Type t : op->getResultTypes())
+      if (elementTypeOf(t).isF16())
+        found = true;
+  });
+  return found;
+}
+
+struct BuildTrainingStepPass
+    : public mpt::impl::BuildTrainingStepPassBase<BuildTrainingStepPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    SmallVector<func::FuncOp> funcs;
+    for (auto func : getOperation().getOps<func::FuncOp>())
+      if (!func.isExternal() && func.isPublic())
+        funcs.push_back(func);
+    if (funcs.size() != 1) {
+      getOperation().emitError("--build-training-step expects one public function, found ")
+          << funcs.size();
+      return signalPassFailure();
+    }
+    if (failed(build(funcs[0])))
+      signalPassFailure();
+  }
+
+  LogicalResult parseScaleMode(func::FuncOp func, ScaleMode &mode, double &init) {
+    StringRef spec = lossScale;
+    init = initScale;
+    if (spec == "auto")
+      mode = hasF16(func) ? ScaleMode::Dynamic : ScaleMode::None;
+    else if (spec == "none")
+      mode = ScaleMode::None;
+    else if (spec == "dynamic")
+      mode = ScaleMode::Dynamic;
+    else if (spec.consume_front("static:") && !spec.getAsDouble(init) && init > 0)
+      mode = ScaleMode::Static;
+    else
+      return func.emitError("loss-scale must be none, dynamic, static:S (S > 0) or auto; got '")
+                 << lossScale << "'",
+             failure();
+    return success();
+  }
+
+  LogicalResult build(func::FuncOp func) {
+    if (optimizer != "sgd" && optimizer != "momentum" && optimizer != "adamw")
+      return func.emitError("optimizer must be sgd, momentum or adamw; got '")
+                 << optimizer << "'",
+             failure();
+    if (schedule != "constant" && schedule != "warmup_cosine")
+      return func.emitError("lr-schedule must be constant or warmup_cosine; got '")
+                 << schedule << "'",
+             failure();
+    if (schedule == "warmup_cosine" && totalSteps <= warmupSteps)
+      return func.emitError("lr-schedule=warmup_cosine needs total-steps > warmup-steps"),
+             failure();
+    ScaleMode mode;
+    double init;
+    if (failed(parseScaleMode(func, mode, init)))
+      return failure();
+
+    LossOptions lossOptions{lossKind, lossOutput, labelInput, lossName};
+    FailureOr<Value> loss = prepareLoss(func, lossOptions);
+    if (failed(loss))
+      return failure();
+
+    Operation *terminator = func.getBody().front().getTerminator();
+    OpBuilder b(terminator);
+    Location loc = NameLoc::get(b.getStringAttr("train_step"));
+    Type f32 = b.getF32Type(), i64 = b.getI64Type();
+    auto scalarF32 = RankedTensorType::get({}, f32);
+    auto scalarI64 = RankedTensorType::get({}, i64);
+    Value lossValue = grad::castTo(b, loc, *loss, f32);
+
+    // Trainable parameters.
+    SmallVector<llvm::GlobPattern> frozen;
+    for (const std::string &pattern : freeze) {
+      auto glob = llvm::GlobPattern::create(pattern);
+      if (!glob)
+        return func.emitError("bad freeze pattern '") << pattern << "': "
+                                                       << llvm::toString(glob.takeError()),
+               failure();
+      frozen.push_back(std::move(*glob));
+    }
+    std::vector<Trainable> trainable;
+    for (BlockArgument arg : func.getArguments()) {
+      auto name = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), kParamAttrName);
+      if (!name || !elementTypeOf(arg.getType()).isF32())
+        continue;
+      if (llvm::any_of(frozen, [&](auto &g) { return g.match(name.getValue()); }))
+        continue;
+      trainable.push_back({arg, name.str(), {}});
+    }
+
+    StepBuilder step(func, b);
+    // 1. Scale the loss.
+    Value scale, scaled = lossValue, tracker;
+    if (mode != ScaleMode::None) {
+      auto s = step.addState("loss_scale.scale", scalarF32, init);
+      if (failed(s))
+        return failure();
+      scale = *s;
+      scaled = ScaleLossOp::create(b, loc, scalarF32, lossValue, scale).getResult();
+    }
+    SmallVector<Value> wrt;
+    for (Trainable &t : trainable)
+      wrt.push_back(t.arg);
+    auto grads = buildGradients(b, scaled, wrt);
+    if (failed(grads))
+      return failure();
+    std::vector<Trainable> live;
+    for (auto [t, g] : llvm::zip(trainable, *grads)) {
+      if (!g) {
+        emitWarning(t.arg.getLoc()) << "parameter '" << t.name
+                                    << "' does not reach the loss; it is left frozen";
+        continue;
+      }
+      live.push_back({t.arg, t.name, g});
+    }
+    if (live.empty())
+      return func.emitError("no trainable parameter reaches the loss"), failure();
+
+    // 2. Unscale, 3. one finite check, the norm, 4. clipping.
+    SmallVector<Value> gradValues;
+    for (Trainable &t : live) {
+      if (scale)
+        t.grad = UnscaleOp::create(b, loc, t.arg.getType(), t.grad, scale).getResult();
+      gradValues.push_back(t.grad);
+    }
+    SmallVector<Value> unclipped = gradValues;
+    auto boolScalar = RankedTensorType::get({}, b.getI1Type());
+    Value finite = AllFiniteOp::create(b, loc, boolScalar, gradValues).getResult();
+    Value norm = GlobalNormOp::create(b, loc, scalarF32, gradValues).getResult();
+    if (clipNorm > 0)
+      for (Trainable &t : live)
+        t.grad = ClipByNormOp::create(b, loc, t.grad.getType(), t.grad, norm,
+                                      b.getF64FloatAttr(clipNorm))
+                     .getResult();
+
+    // The step counters and the learning rate.
+    auto optStep = step.addState("optimizer.step", scalarI64, 0);
+    auto trainStep = step.addState("train.step", scalarI64, 0);
+    if (failed(optStep) || failed(trainStep))
+      return failure();
+    SmallVector<NamedAttribute> lrAttrs = {
+        b.getNamedAttr("schedule", b.getStringAttr(schedule)),
+        b.getNamedAttr("lr", b.getF64FloatAttr(lr))};
+    if (schedule == "warmup_cosine") {
+      lrAttrs.push_back(b.getNamedAttr("warmup_steps", b.getI64IntegerAttr(warmupSteps)));
+      lrAttrs.push_back(b.getNamedAttr("total_steps", b.getI64IntegerAttr(totalSteps)));
+      lrAttrs.push_back(b.getNamedAttr("min_lr", b.getF64FloatAttr(minLr)));
+    }
+    Value lrValue = LRScheduleOp::create(b, loc, TypeRange{scalarF32}, ValueRange{*trainStep},
+                                         lrAttrs)
+                        .getResult();
+
+    // 5. The gated optimizer update.
+    if (failed(buildUpdates(step, loc, live, *optStep, lrValue, finite)))
+      return failure();
+    step.update("optimizer.step",
+                AdvanceStepOp::create(b, loc, TypeRange{scalarI64}, ValueRange{*optStep, finite})
+                    .getResult());
+    step.update("train.step",
+                AdvanceStepOp::create(b, loc, TypeRange{scalarI64}, ValueRange{*trainStep})
+                    .getResult());
+
+    // 6. The scale update.
+    if (mode == ScaleMode::Dynamic) {
+      auto t = step.addState("loss_scale.growth_tracker", scalarI64, 0);
+      if (failed(t))
+        return failure();
+      auto upd = UpdateLossScaleOp::create(
+          b, loc, TypeRange{scalarF32, scalarI64}, ValueRange{scale, *t, finite},
+          {b.getNamedAttr("growth_factor", b.getF64FloatAttr(growthFactor)),
+           b.getNamedAttr("backoff_factor", b.getF64FloatAttr(backoffFactor)),
+           b.getNamedAttr("growth_interval", b.getI64IntegerAttr(growthInterval))});
+      step.update("loss_scale.scale", upd.getNewScale());
+      step.update("loss_scale.growth_tracker", upd.getNewGrowthTracker());
+    }
+
+    // The signature: outputs, then the new state.
+    Value skipped = NotOp::create(b, loc, finite).getResult();
+    Value scaleOut = scale ? scale : grad::scalar(b, loc, 1.0, f32);
+    SmallVector<std::pair<std::string, Value>> outputs = {
+        {"loss", lossValue}, {"skipped", skipped}, {"grad_norm", norm},
+        {"loss_scale", scaleOut}, {"lr", lrValue}};
+    if (emitGradients)
+      for (auto [t, g] : llvm::zip(live, unclipped))
+        outputs.push_back({"grad." + t.name, g});
+    SmallVector<Value> results;
+    for (auto &o : outputs)
+      results.push_back(o.second);
+    for (auto &u : step.updates)
+      results.push_back(u.second);
+    func::ReturnOp::create(b, terminator->getLoc(), results);
+    terminator->erase();
+    func.setFunctionType(
+        b.getFunctionType(func.getArgumentTypes(), ValueRange(results).getTypes()));
+    MLIRContext *ctx = &getContext();
+    SmallVector<DictionaryAttr> resultAttrs;
+    for (auto &o : outputs)
+      resultAttrs.push_back(DictionaryAttr::get(
+          ctx, {NamedAttribute(StringAttr::get(ctx, kOutputAttrName), StringAttr::get(ctx, o.first))}));
+    for (auto &u : step.updates)
+      resultAttrs.push_back(DictionaryAttr::get(
+          ctx, {NamedAttribute(StringAttr::get(ctx, kUpdatesAttrName), StringAttr::get(ctx, u.first))}));
+    func.setAllResultAttrs(resultAttrs);
+    func.setSymName(entry);
+    return success();
+  }
+
+  LogicalResult buildUpdates(StepBuilder &step, Location loc, ArrayRef<Trainable> live,
+                             Value optStep, Value lrValue, Value finite) {
+    OpBuilder &b = step.b;
+    bool adamw = optimizer == "adamw";
+    double decay = weightDecay >= 0 ? weightDecay : (adamw ? 0.01 : 0.0);
+    for (const Trainable &t : live) {
+      auto type = cast<RankedTensorType>(t.arg.getType());
+      if (adamw) {
+        auto m = step.addState(t.name + ".exp_avg", type, 0);
+        auto v = step.addState(t.name + ".exp_avg_sq", type, 0);
+        if (failed(m) || failed(v))
+          return failure();
+        auto upd = AdamWUpdateOp::create(
+            b, loc, TypeRange{type, type, type},
+            ValueRange{t.arg, t.grad, *m, *v, optStep, lrValue, finite},
+            {b.getNamedAttr("beta1", b.getF64FloatAttr(beta1)),
+             b.getNamedAttr("beta2", b.getF64FloatAttr(beta2)),
+             b.getNamedAttr("eps", b.getF64FloatAttr(eps)),
+             b.getNamedAttr("weight_decay", b.getF64FloatAttr(decay))});
+        step.update(t.name, upd.getNewParam());
+        step.update(t.name + ".exp_avg", upd.getNewExpAvg());
+        step.update(t.name + ".exp_avg_sq", upd.getNewExpAvgSq());
+        continue;
+      }
+      SmallVector<Value> operands = {t.arg, t.grad};
+      SmallVector<Type> types = {type};
+      SmallVector<NamedAttribute> attrs = {
+          b.getNamedAttr("weight_decay", b.getF64FloatAttr(decay))};
+      if (optimizer == "momentum") {
+        auto buf = step.addState(t.name + ".momentum_buffer", type, 0);
+        if (failed(buf))
+          return failure();
+        operands.push_back(*buf);
+        types.push_back(type);
+        attrs.push_back(b.getNamedAttr("momentum", b.getF64FloatAttr(momentum)));
+        attrs.push_back(b.getNamedAttr("dampening", b.getF64FloatAttr(dampening)));
+        attrs.push_back(b.getNamedAttr("nesterov", b.getBoolAttr(nesterov)));
+      }
+      operands.append({optStep, lrValue, finite});
+      auto upd = SGDUpdateOp::create(b, loc, types, operands, attrs);
+      step.update(t.name, upd.getNewParam());
+      if (optimizer == "momentum")
+        step.update(t.name + ".momentum_buffer", upd.getNewMomentumBuffer());
+    }
+    return success();
+  }
+};
+
+} // namespace
