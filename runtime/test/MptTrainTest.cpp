@@ -659,7 +659,7 @@ TEST_F(MptTrainTest, BadCheckpointsRejected) {
       {"flip.ck", "checkpoint '" + path("flip.ck") + "': corrupt: tensor 0 ('w'): checksum mismatch"},
       {"steps.ck", "checkpoint '" + path("steps.ck") + "': corrupt: file checksum mismatch"},
       {"junk.ck", "not an mpt-train checkpoint (bad magic)"},
-      {"missing.ck", "cannot open checkpoint '" + path("missing.ck") + "'"},
+      {"missing.ck", "checkpoint: cannot open '" + path("missing.ck") + "'"},
       {"w5.ck", "checkpoint '" + path("w5.ck") +
                     "': tensor 'w' is f32 [5], the plan's parameter is f32 [4]"},
       {"g.ck", "checkpoint '" + path("g.ck") +

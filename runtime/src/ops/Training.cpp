@@ -208,10 +208,8 @@ Status decodeUpdateLossScale(const KernelView &v, LossScaleParams *p) {
 Status decodeLrSchedule(const KernelView &v, LrScheduleParams *p) {
   MPTRT_TRY(v.expectCounts(1, 1, 1, 1));
   MPTRT_TRY(v.allowOnly({"schedule", "lr", "warmup_steps", "total_steps", "min_lr"}));
-  if (!v.has("schedule"))
-    return v.error("missing required attribute 'schedule'");
-  std::string schedule;
-  MPTRT_TRY(v.getString("schedule", "", &schedule));
+  std::string schedule;  // the default is the compiler's (mpt.lr_schedule)
+  MPTRT_TRY(v.getString("schedule", "constant", &schedule));
   if (schedule == "warmup_cosine")
     p->warmupCosine = true;
   else if (schedule != "constant")

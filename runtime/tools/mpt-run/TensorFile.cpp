@@ -1,29 +1,37 @@
 //===- TensorFile.cpp - pick the reader for a tensor file ----------------===//
 #include "TensorFile.h"
 
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
 
 namespace mptrt {
 namespace tools {
 
-bool readTensorFile(const std::string &path, FileTensor *out, std::string *error) {
+bool readFileBytes(const std::string &path, std::vector<uint8_t> *bytes, std::string *error) {
   FILE *f = std::fopen(path.c_str(), "rb");
   if (!f) {
-    *error = "cannot open '" + path + "'";
+    *error = "cannot open '" + path + "': " + std::strerror(errno);
     return false;
   }
-  std::vector<uint8_t> bytes;
+  bytes->clear();
   uint8_t chunk[1 << 16];
   size_t n;
   while ((n = std::fread(chunk, 1, sizeof(chunk), f)) > 0)
-    bytes.insert(bytes.end(), chunk, chunk + n);
+    bytes->insert(bytes->end(), chunk, chunk + n);
   const bool bad = std::ferror(f);
   std::fclose(f);
   if (bad) {
     *error = "error reading '" + path + "'";
     return false;
   }
+  return true;
+}
+
+bool readTensorFile(const std::string &path, FileTensor *out, std::string *error) {
+  std::vector<uint8_t> bytes;
+  if (!readFileBytes(path, &bytes, error))
+    return false;
   auto endsWith = [&](const char *ext) {
     const size_t n = std::strlen(ext);
     return path.size() >= n && path.compare(path.size() - n, n, ext) == 0;

@@ -53,6 +53,9 @@ bool parseTensorProto(const std::vector<uint8_t> &file, FileTensor *out, std::st
 
 /// Reads `path`, choosing the format by its first bytes (the .npy magic) and
 /// otherwise by the extension .pb; the message names the path.
+/// The whole file at `path`; false with a message naming it on failure.
+bool readFileBytes(const std::string &path, std::vector<uint8_t> *bytes, std::string *error);
+
 bool readTensorFile(const std::string &path, FileTensor *out, std::string *error);
 
 /// Encodes a tensor of `dtype` as a version 1.0 .npy file (bf16 as '<V2',

@@ -2,6 +2,7 @@
 #include "Checkpoint.h"
 
 #include "Batches.h"
+#include "TensorFile.h"
 
 #include <array>
 #include <cerrno>
@@ -223,20 +224,9 @@ bool CheckpointWriter::commit(std::string *error) {
 //===----------------------------------------------------------------------===//
 
 bool readCheckpoint(const std::string &path, Checkpoint *out, std::string *error) {
-  FILE *f = std::fopen(path.c_str(), "rb");
-  if (!f) {
-    *error = "cannot open checkpoint '" + path + "': " + systemError();
-    return false;
-  }
   std::vector<uint8_t> bytes;
-  uint8_t chunk[1 << 16];
-  size_t n;
-  while ((n = std::fread(chunk, 1, sizeof(chunk), f)) > 0)
-    bytes.insert(bytes.end(), chunk, chunk + n);
-  const bool bad = std::ferror(f);
-  std::fclose(f);
-  if (bad) {
-    *error = "checkpoint '" + path + "': read error";
+  if (!readFileBytes(path, &bytes, error)) {
+    *error = "checkpoint: " + *error;
     return false;
   }
   return parseCheckpoint(bytes, path, out, error);

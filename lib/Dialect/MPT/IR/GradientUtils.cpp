@@ -63,8 +63,9 @@ Value sumToShape(OpBuilder &b, Location loc, Value grad, RankedTensorType target
   for (int64_t i = 0; i < static_cast<int64_t>(from.size()); ++i)
     if (i < lead || (to[i - lead] == 1 && from[i] != 1))
       axes.push_back(i);
-  Value sum = sumF32(b, loc, grad, axes);
-  return reshape(b, loc, sum, to);
+  if (axes.empty())
+    return reshape(b, loc, grad, to);
+  return reshape(b, loc, sumF32(b, loc, grad, axes), to);
 }
 
 Value broadcastTo(OpBuilder &b, Location loc, Value v, ArrayRef<int64_t> shape) {

@@ -32,8 +32,8 @@ mlir::Value reshape(mlir::OpBuilder &b, mlir::Location loc, mlir::Value v,
                     llvm::ArrayRef<int64_t> shape);
 
 /// The gradient of a value that was broadcast from `target`'s shape to
-/// `grad`'s: `grad` summed in FP32 over the broadcast axes. The result is
-/// FP32 with `target`'s shape.
+/// `grad`'s: `grad` summed in FP32 over the broadcast axes (an FP32 result),
+/// or `grad` itself (reshaped) when nothing was broadcast.
 mlir::Value sumToShape(mlir::OpBuilder &b, mlir::Location loc, mlir::Value grad,
                        mlir::RankedTensorType target);
 

@@ -1,0 +1,132 @@
+//===- TrainingHarness.h - helpers of mpt-training-tests ----------*- C++ -*-===//
+//
+// What every training test needs: a scratch directory, the real mpt-compile
+// (and mpt-train) run as subprocesses, .npy fixtures, and a Trainer that
+// loads a compiled training plan and runs its `train_step` entry point
+// (docs/training.md) through the runtime's C++ API.
+//
+// Functions report failure by return value and a message; the tests turn
+// that into a GoogleTest failure with the message attached.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MPT_TEST_TRAINING_TRAININGHARNESS_H
+#define MPT_TEST_TRAINING_TRAININGHARNESS_H
+
+#include "mptrt.hpp"
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace mpt {
+namespace training_test {
+
+/// test/fixtures/training/<rel>.
+std::string fixturePath(const std::string &rel);
+
+/// A fresh directory under the system temp dir, removed (with everything in
+/// it) on destruction unless MPT_KEEP_TEST_DIRS is set in the environment.
+class TempDir {
+public:
+  TempDir();
+  ~TempDir();
+  TempDir(const TempDir &) = delete;
+  TempDir &operator=(const TempDir &) = delete;
+  const std::string &path() const { return path_; }
+  std::string file(const std::string &name) const { return path_ + "/" + name; }
+
+private:
+  std::string path_;
+};
+
+/// Runs argv[0] with the arguments (no shell), stdout and stderr both going
+/// to `logPath`. Returns the exit status, or -1 when it did not exit
+/// normally (the log then says why).
+int runProcess(const std::vector<std::string> &argv, const std::string &logPath);
+
+/// The whole contents of a file ("" if it cannot be read).
+std::string readTextFile(const std::string &path);
+std::vector<uint8_t> readBinaryFile(const std::string &path);
+
+/// Runs `mpt-compile <onnx> --train <flags...> -o <plan>`. False with the
+/// command line and its output in *message when it fails.
+bool compileTrainingPlan(const std::string &onnx, const std::vector<std::string> &flags,
+                         const std::string &plan, std::string *message);
+
+/// A host tensor (C order, little-endian elements).
+struct Tensor {
+  mptrt_dtype dtype = MPTRT_F32;
+  std::vector<int64_t> shape;
+  std::vector<uint8_t> bytes;
+
+  int64_t numel() const;
+  /// The elements as floats (dtype must be f32).
+  std::vector<float> f32() const;
+  /// `count` consecutive rows starting at row `begin` (axis 0).
+  Tensor rows(int64_t begin, int64_t count) const;
+  static Tensor fromF32(const std::vector<int64_t> &shape, const std::vector<float> &v);
+};
+
+/// Reads a .npy file: '<f4' as f32, '<i8' as i64, '<i4' as i32.
+bool loadNpy(const std::string &path, Tensor *out, std::string *message);
+
+/// The outputs of one train_step run that every training plan has.
+struct StepOutputs {
+  float loss = 0;
+  bool skipped = false;
+  float gradNorm = 0;
+  float lossScale = 0;
+  float lr = 0;
+};
+
+/// A loaded training plan.
+class Trainer {
+public:
+  /// Loads the plan; false with the runtime's message.
+  bool load(const std::string &plan, std::string *message);
+
+  /// Binds an input (copies it).
+  bool bind(const std::string &name, const Tensor &t, std::string *message);
+
+  /// Runs train_step once and reads the five standard outputs.
+  bool step(StepOutputs *out, std::string *message);
+
+  /// An f32 output of the last run (e.g. "grad.fc1.weight").
+  bool outputF32(const std::string &name, std::vector<float> *out, std::string *message) const;
+  /// A parameter's current value.
+  bool parameterBytes(const std::string &name, std::vector<uint8_t> *out,
+                      std::string *message) const;
+  bool parameterF32(const std::string &name, std::vector<float> *out,
+                    std::string *message) const;
+  bool parameterI64(const std::string &name, int64_t *out, std::string *message) const;
+
+  /// Names train_step binds (parameters, outputs, inputs).
+  std::vector<std::string> parameters() const;
+  std::vector<std::string> outputs() const;
+  std::vector<std::string> inputs() const;
+
+  /// Every parameter's bytes, by name (a snapshot of the whole training state).
+  bool snapshot(std::map<std::string, std::vector<uint8_t>> *out, std::string *message) const;
+
+  mptrt::Model &model() { return model_; }
+
+private:
+  std::vector<std::string> bindings(mptrt_binding_kind kind) const;
+  mptrt::Model model_;
+};
+
+/// The trainable parameters of a plan: names of the `grad.<p>` outputs with
+/// the prefix removed (plans compiled with --emit-gradients=true).
+std::vector<std::string> gradientParameters(const Trainer &t);
+
+/// Mean of v[begin, end).
+double mean(const std::vector<double> &v, size_t begin, size_t end);
+
+/// Fraction of elements exactly equal to zero (+0 or -0).
+double zeroFraction(const std::vector<float> &v);
+
+} // namespace training_test
+} // namespace mpt
+
+#endif // MPT_TEST_TRAINING_TRAININGHARNESS_H
