@@ -51,4 +51,10 @@ def GradientOpInterface : OpInterface<"GradientOpInterface"> {
 // C++ beside the op's family).
 def Differentiable : DeclareOpInterfaceMethods<GradientOpInterface>;
 
+// The same for an op whose rule treats some float operands as constants of
+// the step (running statistics, class weights, scales): it also states
+// which operands carry a gradient (`isDifferentiableOperand`).
+def DifferentiableWithConstants
+    : DeclareOpInterfaceMethods<GradientOpInterface, ["isDifferentiableOperand"]>;
+
 #endif // MPT_INTERFACES_GRADIENTOPINTERFACE_TD

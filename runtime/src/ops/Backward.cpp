@@ -217,37 +217,10 @@ Status decodeSliceGrad(const KernelView &v, SliceParams *p) {
   MPTRT_TRY(v.expectCounts(1, 1, 1, 1));
   MPTRT_TRY(v.allowOnly({"starts", "ends", "steps"}));
   MPTRT_TRY(expectAllFloat(v));
-  const TensorDesc &x = v.result(0);  // the forward slice's input
-  const int rank = x.rank();
-  std::vector<int64_t> starts, ends, steps;
-  MPTRT_TRY(v.getRequiredInts("starts", &starts));
-  MPTRT_TRY(v.getRequiredInts("ends", &ends));
-  MPTRT_TRY(v.getInts("steps", std::vector<int64_t>(rank, 1), &steps));
-  if (starts.size() != size_t(rank) || ends.size() != size_t(rank) ||
-      steps.size() != size_t(rank))
-    return v.error("starts, ends and steps need one value per axis of " +
-                   resultLabel(v, 0) + " (" + std::to_string(rank) + ")");
-  std::vector<int64_t> dyShape(rank);
-  p->rank = rank;
-  for (int d = 0; d < rank; ++d) {
-    const int64_t s = starts[d], e = ends[d], st = steps[d], dim = x.shape[d];
-    const std::string axis = "axis " + std::to_string(d) + ": ";
-    if (st == 0)
-      return v.error(axis + "step must not be 0");
-    if (st > 0 && !(0 <= s && s <= e && e <= dim))
-      return v.error(axis + "a positive step needs 0 <= start <= end <= dim; got start " +
-                     std::to_string(s) + ", end " + std::to_string(e));
-    if (st < 0 && !(-1 <= e && e <= s && s < dim))
-      return v.error(axis + "a negative step needs -1 <= end <= start < dim; got start " +
-                     std::to_string(s) + ", end " + std::to_string(e));
-    dyShape[d] = st > 0 ? (e - s + st - 1) / st : (s - e - st - 1) / -st;
-    p->outShape[d] = dyShape[d];
-    p->start[d] = s;
-    p->step[d] = st;
-    p->inStride[d] = x.stride(d);
-  }
+  // The window is the forward slice's, over its input (this kernel's result).
+  std::vector<int64_t> dyShape;
+  MPTRT_TRY(decodeSliceWindow(v, v.result(0), p, &dyShape));
   MPTRT_TRY(expectOperandShape(v, 0, "dy", dyShape));
-  p->elementSize = x.elementSize();
   p->numel = v.operand(0).numel;
   return Status::ok();
 }

@@ -162,11 +162,8 @@ Status decodeSplit(const KernelView &v, SplitParams *p) {
   return Status::ok();
 }
 
-Status decodeSlice(const KernelView &v, SliceParams *p) {
-  MPTRT_TRY(v.expectCounts(1, 1, 1, 1));
-  MPTRT_TRY(v.allowOnly({"starts", "ends", "steps"}));
-  MPTRT_TRY(expectSameDType(v, 0, 0));
-  const TensorDesc &x = v.operand(0);
+Status decodeSliceWindow(const KernelView &v, const TensorDesc &x, SliceParams *p,
+                         std::vector<int64_t> *sliced) {
   const int rank = x.rank();
   std::vector<int64_t> starts, ends, steps;
   MPTRT_TRY(v.getRequiredInts("starts", &starts));
@@ -176,7 +173,7 @@ Status decodeSlice(const KernelView &v, SliceParams *p) {
       steps.size() != size_t(rank))
     return v.error("starts, ends and steps need one value per axis (" +
                    std::to_string(rank) + ")");
-  std::vector<int64_t> expected(rank);
+  sliced->assign(rank, 0);
   p->rank = rank;
   for (int d = 0; d < rank; ++d) {
     const int64_t s = starts[d], e = ends[d], st = steps[d], dim = x.shape[d];
@@ -189,14 +186,23 @@ Status decodeSlice(const KernelView &v, SliceParams *p) {
     if (st < 0 && !(-1 <= e && e <= s && s < dim))
       return v.error(axis + "a negative step needs -1 <= end <= start < dim; got start " +
                      std::to_string(s) + ", end " + std::to_string(e));
-    expected[d] = st > 0 ? (e - s + st - 1) / st : (s - e - st - 1) / -st;
-    p->outShape[d] = expected[d];
+    (*sliced)[d] = st > 0 ? (e - s + st - 1) / st : (s - e - st - 1) / -st;
+    p->outShape[d] = (*sliced)[d];
     p->start[d] = s;
     p->step[d] = st;
     p->inStride[d] = x.stride(d);
   }
-  MPTRT_TRY(expectResultShape(v, 0, expected));
   p->elementSize = x.elementSize();
+  return Status::ok();
+}
+
+Status decodeSlice(const KernelView &v, SliceParams *p) {
+  MPTRT_TRY(v.expectCounts(1, 1, 1, 1));
+  MPTRT_TRY(v.allowOnly({"starts", "ends", "steps"}));
+  MPTRT_TRY(expectSameDType(v, 0, 0));
+  std::vector<int64_t> expected;
+  MPTRT_TRY(decodeSliceWindow(v, v.operand(0), p, &expected));
+  MPTRT_TRY(expectResultShape(v, 0, expected));
   p->numel = v.result(0).numel;
   return Status::ok();
 }

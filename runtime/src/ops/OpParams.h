@@ -272,6 +272,11 @@ struct SliceParams {
   int64_t numel = 0;
 };
 Status decodeSlice(const KernelView &v, SliceParams *p);
+/// The window part of slice and slice_grad: checks `starts`/`ends`/`steps`
+/// against `x` (the sliced tensor), fills `p` but for `numel`, and gives the
+/// slice's shape in `sliced`.
+Status decodeSliceWindow(const KernelView &v, const TensorDesc &x, SliceParams *p,
+                         std::vector<int64_t> *sliced);
 
 /// gather along `axis`: out[o, i, n] = data[o, idx[i], n].
 struct GatherParams {

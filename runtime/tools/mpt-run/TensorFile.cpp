@@ -8,6 +8,14 @@
 namespace mptrt {
 namespace tools {
 
+bool splitBinding(const std::string &text, std::pair<std::string, std::string> *out) {
+  const size_t eq = text.find('=');
+  if (eq == std::string::npos || eq == 0 || eq + 1 == text.size())
+    return false;
+  *out = {text.substr(0, eq), text.substr(eq + 1)};
+  return true;
+}
+
 bool readFileBytes(const std::string &path, std::vector<uint8_t> *bytes, std::string *error) {
   FILE *f = std::fopen(path.c_str(), "rb");
   if (!f) {

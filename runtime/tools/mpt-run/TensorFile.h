@@ -24,6 +24,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace mptrt {
@@ -53,6 +54,9 @@ bool parseTensorProto(const std::vector<uint8_t> &file, FileTensor *out, std::st
 
 /// Reads `path`, choosing the format by its first bytes (the .npy magic) and
 /// otherwise by the extension .pb; the message names the path.
+/// Splits a NAME=FILE command-line binding; false unless both are non-empty.
+bool splitBinding(const std::string &text, std::pair<std::string, std::string> *out);
+
 /// The whole file at `path`; false with a message naming it on failure.
 bool readFileBytes(const std::string &path, std::vector<uint8_t> *bytes, std::string *error);
 

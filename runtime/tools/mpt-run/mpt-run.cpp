@@ -220,12 +220,10 @@ int main(int argc, char **argv) {
     };
     auto binding = [&](std::vector<std::pair<std::string, std::string>> *list) {
       std::string v;
-      if (!value(&v))
+      std::pair<std::string, std::string> named;
+      if (!value(&v) || !mptrt::tools::splitBinding(v, &named))
         return false;
-      const size_t eq = v.find('=');
-      if (eq == std::string::npos || eq == 0 || eq + 1 == v.size())
-        return false;
-      list->push_back({v.substr(0, eq), v.substr(eq + 1)});
+      list->push_back(std::move(named));
       return true;
     };
     bool ok = true;

@@ -159,3 +159,48 @@ func.func @int_result(%a: tensor<2x3xbf16>, %b: tensor<3x4xbf16>) -> tensor<2x4x
   %0 = mpt.matmul %a, %b : (tensor<2x3xbf16>, tensor<3x4xbf16>) -> tensor<2x4xi32>
   return %0 : tensor<2x4xi32>
 }
+
+// -----
+
+// Tests that unary_grad names a known elementwise function.
+func.func @unary_grad_kind(%x: tensor<4xf32>, %dy: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{unknown kind 'softplus'}}
+  %0 = mpt.unary_grad %x, %dy {kind = "softplus"} : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+// Tests that only clip's gradient takes bounds.
+func.func @unary_grad_bounds(%x: tensor<4xf32>, %dy: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{only kind 'clip' takes 'min' and 'max'}}
+  %0 = mpt.unary_grad %x, %dy {kind = "relu", min = 0.0 : f64} : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+// Tests that sgd_update takes a momentum buffer exactly with momentum.
+func.func @sgd_buffer(%p: tensor<4xf32>, %g: tensor<4xf32>, %s: tensor<i64>, %lr: tensor<f32>, %ok: tensor<i1>) -> tensor<4xf32> {
+  // expected-error @+1 {{takes a momentum buffer exactly when 'momentum' is nonzero}}
+  %0 = mpt.sgd_update %p, %g, %s, %lr, %ok {momentum = 0.9 : f64} : (tensor<4xf32>, tensor<4xf32>, tensor<i64>, tensor<f32>, tensor<i1>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+// Tests that lr_schedule knows its schedules.
+func.func @lr_schedule_kind(%s: tensor<i64>) -> tensor<f32> {
+  // expected-error @+1 {{unknown schedule 'linear'; expected 'constant' or 'warmup_cosine'}}
+  %0 = mpt.lr_schedule %s {schedule = "linear", lr = 0.1 : f64} : (tensor<i64>) -> tensor<f32>
+  return %0 : tensor<f32>
+}
+
+// -----
+
+// Tests that lr_schedule's step counts are not negative.
+func.func @lr_schedule_steps(%s: tensor<i64>) -> tensor<f32> {
+  // expected-error @+1 {{step counts must not be negative}}
+  %0 = mpt.lr_schedule %s {schedule = "warmup_cosine", lr = 0.1 : f64, warmup_steps = -1 : i64} : (tensor<i64>) -> tensor<f32>
+  return %0 : tensor<f32>
+}

@@ -83,6 +83,10 @@ LogicalResult CastOp::buildGradient(GradientBuilder &gb) {
   return success();
 }
 
+bool QuantizeOp::isDifferentiableOperand(unsigned index) {
+  return index == 0;  // the scale is a constant of the step
+}
+
 LogicalResult QuantizeOp::buildGradient(GradientBuilder &gb) {
   // y = x * scale (then rounded): the straight-through derivative.
   if (!gb.needsGrad(0))

@@ -24,6 +24,12 @@ SmallVector<NamedAttribute> reductionAttrs(OpBuilder &b, StringAttr reduction,
 
 } // namespace
 
+// Only the scores carry a gradient: labels are integers and class weights
+// and the loss scale are constants of the step.
+bool SoftmaxCrossEntropyLossOp::isDifferentiableOperand(unsigned index) { return index == 0; }
+bool NegativeLogLikelihoodLossOp::isDifferentiableOperand(unsigned index) { return index == 0; }
+bool ScaleLossOp::isDifferentiableOperand(unsigned index) { return index == 0; }
+
 LogicalResult SoftmaxCrossEntropyLossOp::buildGradient(GradientBuilder &gb) {
   if (!gb.needsGrad(0))
     return success();

@@ -38,7 +38,7 @@ LogicalResult LRScheduleOp::verify() {
   if (getSchedule() != "constant" && getSchedule() != "warmup_cosine")
     return emitOpError("unknown schedule '") << getSchedule()
                                              << "'; expected 'constant' or 'warmup_cosine'";
-  if (getWarmupSteps() < 0 || getTotalSteps() < 0)
+  if (static_cast<int64_t>(getWarmupSteps()) < 0 || static_cast<int64_t>(getTotalSteps()) < 0)
     return emitOpError("step counts must not be negative");
   return success();
 }

@@ -83,6 +83,10 @@ LogicalResult BatchNormTrainOp::buildGradient(GradientBuilder &gb) {
   return success();
 }
 
+bool BatchNormOp::isDifferentiableOperand(unsigned index) {
+  return index <= 2;  // input, scale, bias; the running statistics are state
+}
+
 LogicalResult BatchNormOp::buildGradient(GradientBuilder &gb) {
   // Inference mode: y = (x - mean) * scale * r + bias with r = 1/sqrt(var + eps),
   // a per-channel affine map; the running statistics are constants.

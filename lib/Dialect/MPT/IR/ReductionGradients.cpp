@@ -88,35 +88,24 @@ LogicalResult ReduceL2Op::buildGradient(GradientBuilder &gb) {
   return success();
 }
 
+// The pooling gradients take their forward op's window attributes as is.
 LogicalResult MaxPoolOp::buildGradient(GradientBuilder &gb) {
-  if (!gb.needsGrad(0))
-    return success();
-  OpBuilder &b = gb.builder();
-  gb.addOperandGrad(0, MaxPoolGradOp::create(
-                           b, gb.loc(), TypeRange{getInput().getType()},
-                           ValueRange{getInput(), gb.resultGrad(0)},
-                           {b.getNamedAttr("kernel_shape", getKernelShapeAttr()),
-                            b.getNamedAttr("strides", getStridesAttr()),
-                            b.getNamedAttr("pads", getPadsAttr()),
-                            b.getNamedAttr("dilations", getDilationsAttr()),
-                            b.getNamedAttr("ceil_mode", getCeilModeAttr())})
-                           .getResult());
+  if (gb.needsGrad(0))
+    gb.addOperandGrad(0, MaxPoolGradOp::create(gb.builder(), gb.loc(),
+                                               TypeRange{getInput().getType()},
+                                               ValueRange{getInput(), gb.resultGrad(0)},
+                                               (*this)->getAttrs())
+                             .getResult());
   return success();
 }
 
 LogicalResult AveragePoolOp::buildGradient(GradientBuilder &gb) {
-  if (!gb.needsGrad(0))
-    return success();
-  OpBuilder &b = gb.builder();
-  gb.addOperandGrad(0, AveragePoolGradOp::create(
-                           b, gb.loc(), TypeRange{getInput().getType()},
-                           ValueRange{gb.resultGrad(0)},
-                           {b.getNamedAttr("kernel_shape", getKernelShapeAttr()),
-                            b.getNamedAttr("strides", getStridesAttr()),
-                            b.getNamedAttr("pads", getPadsAttr()),
-                            b.getNamedAttr("ceil_mode", getCeilModeAttr()),
-                            b.getNamedAttr("count_include_pad", getCountIncludePadAttr())})
-                           .getResult());
+  if (gb.needsGrad(0))
+    gb.addOperandGrad(0, AveragePoolGradOp::create(gb.builder(), gb.loc(),
+                                                   TypeRange{getInput().getType()},
+                                                   ValueRange{gb.resultGrad(0)},
+                                                   (*this)->getAttrs())
+                             .getResult());
   return success();
 }
 

@@ -136,7 +136,7 @@ def MPT_CastOp : MPT_Op<"cast", [Differentiable, Pure, SameOperandsAndResultShap
   let hasCanonicalizer = 1;
 }
 
-def MPT_QuantizeOp : MPT_Op<"quantize", [Differentiable, Pure,
+def MPT_QuantizeOp : MPT_Op<"quantize", [DifferentiableWithConstants, Pure,
     AllShapesMatch<["input", "output"]>, PrecisionPolicy<"Fixed">]> {
   let summary = "Scale by a per-tensor factor into an FP8 type, saturating";
   let description = [{
@@ -421,7 +421,7 @@ def MPT_GlobalAveragePoolOp : MPT_Op<"global_average_pool", [Differentiable, Pre
 // Normalisation, softmax and losses.
 //===----------------------------------------------------------------------===//
 
-def MPT_BatchNormOp : MPT_Op<"batch_norm", [Differentiable, PrecisionPolicy<"Follow", "None", ["getOperandPrecisionRole"]>, Pure, InferTypeOpAdaptor]> {
+def MPT_BatchNormOp : MPT_Op<"batch_norm", [DifferentiableWithConstants, PrecisionPolicy<"Follow", "None", ["getOperandPrecisionRole"]>, Pure, InferTypeOpAdaptor]> {
   let summary = "Batch normalisation with running statistics (inference mode)";
   let arguments = (ins MPT_FloatTensor:$input, MPT_FloatTensor:$scale,
                    MPT_FloatTensor:$bias, MPT_FloatTensor:$mean,
@@ -477,7 +477,7 @@ def MPT_LogSoftmaxOp : MPT_UnaryOp<"log_softmax", MPT_FloatTensor,
 }
 
 def MPT_SoftmaxCrossEntropyLossOp : MPT_Op<"softmax_cross_entropy_loss",
-    [Differentiable, PrecisionPolicy<"RequireF32", "Result">, Pure, InferTypeOpAdaptor]> {
+    [DifferentiableWithConstants, PrecisionPolicy<"RequireF32", "Result">, Pure, InferTypeOpAdaptor]> {
   let summary = "Cross-entropy of softmax(scores) against class labels";
   let description = [{
     `scores` is (N, C, d1, ...), `labels` (N, d1, ...). `reduction` is
@@ -493,7 +493,7 @@ def MPT_SoftmaxCrossEntropyLossOp : MPT_Op<"softmax_cross_entropy_loss",
 }
 
 def MPT_NegativeLogLikelihoodLossOp : MPT_Op<"nll_loss",
-    [Differentiable, PrecisionPolicy<"RequireF32", "Result">, Pure, InferTypeOpAdaptor]> {
+    [DifferentiableWithConstants, PrecisionPolicy<"RequireF32", "Result">, Pure, InferTypeOpAdaptor]> {
   let summary = "Negative log-likelihood of log-probabilities at the targets";
   let arguments = (ins MPT_FloatTensor:$input, MPT_IndexTensor:$target,
                    Optional<MPT_FloatTensor>:$weight,

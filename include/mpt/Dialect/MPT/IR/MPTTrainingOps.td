@@ -21,7 +21,7 @@ class MPT_TrainingOp<string mnemonic, list<Trait> traits = []>
   let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
 }
 
-def MPT_ScaleLossOp : MPT_TrainingOp<"scale_loss", [Differentiable]> {
+def MPT_ScaleLossOp : MPT_TrainingOp<"scale_loss", [DifferentiableWithConstants]> {
   let summary = "loss * scale, the start of the scaled backward pass";
   let arguments = (ins MPT_F32Scalar:$loss, MPT_F32Scalar:$scale);
   let results = (outs MPT_F32Scalar:$output);
