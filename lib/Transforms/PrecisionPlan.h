@@ -9,6 +9,7 @@
 #ifndef MPT_LIB_TRANSFORMS_PRECISIONPLAN_H
 #define MPT_LIB_TRANSFORMS_PRECISIONPLAN_H
 
+#include "mpt/Dialect/MPT/IR/MPTDialect.h"
 #include "mpt/Interfaces/PrecisionPolicyOpInterface.h"
 #include "mpt/Transforms/PrecisionMode.h"
 
@@ -132,11 +133,6 @@ private:
   llvm::StringSet<> keepFP32Types, forceLowTypes;
   std::vector<llvm::GlobPattern> keepFP32Nodes, forceLowNodes;
 };
-
-/// The name of the attribute that overrides one op's precision.
-inline constexpr llvm::StringLiteral kPrecisionAttrName = "mpt.precision";
-/// The argument attribute that names an FP8 scale input.
-inline constexpr llvm::StringLiteral kFP8ScaleAttrName = "mpt.fp8_scale";
 
 /// The ONNX node name of an op (the name of its NameLoc), or "".
 llvm::StringRef nodeName(mlir::Location loc);

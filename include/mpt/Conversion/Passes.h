@@ -13,11 +13,6 @@ namespace mpt {
 #define GEN_PASS_DECL
 #include "mpt/Conversion/Passes.h.inc"
 
-/// Discardable attributes the lowering leaves for the plan emitter.
-inline constexpr llvm::StringLiteral kArenaOffsetsAttrName = "mpt.arena_offsets";
-inline constexpr llvm::StringLiteral kArenaBytesAttrName = "mpt.arena_bytes";
-inline constexpr llvm::StringLiteral kViewAttrName = "mpt.view";
-
 /// Options of the `--lower-to-runtime` pipeline.
 struct LowerToRuntimeOptions
     : public mlir::PassPipelineOptions<LowerToRuntimeOptions> {

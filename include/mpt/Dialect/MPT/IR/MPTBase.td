@@ -30,6 +30,12 @@ def MPT_Dialect : Dialect {
     with their ONNX names, and every op's location is its ONNX node name.
   }];
   let hasConstantMaterializer = 1;
+  // The discardable attributes that carry meaning (`mpt.param`,
+  // `mpt.arena_offsets`, `mpt.precision`, ...) are checked by the dialect;
+  // an unknown `mpt.*` attribute is an error (MPTAttrVerifier.cpp).
+  let hasOperationAttrVerify = 1;
+  let hasRegionArgAttrVerify = 1;
+  let hasRegionResultAttrVerify = 1;
   let useDefaultAttributePrinterParser = 0;
 }
 

@@ -20,6 +20,17 @@ inline constexpr llvm::StringLiteral kInitialValueAttrName = "mpt.initial_value"
 /// Result attribute of a training step: the result is the new value of the
 /// parameter it names, which the runtime lowering writes in place.
 inline constexpr llvm::StringLiteral kUpdatesAttrName = "mpt.updates";
+/// Argument attribute naming the graph input that carries an FP8 scale.
+inline constexpr llvm::StringLiteral kFP8ScaleAttrName = "mpt.fp8_scale";
+/// Op attribute overriding one op's precision: "f32" or "low".
+inline constexpr llvm::StringLiteral kPrecisionAttrName = "mpt.precision";
+
+/// Discardable attributes the runtime lowering leaves for the plan emitter:
+/// per op, one arena byte offset per result (-1: not in the arena); per
+/// function, the arena size; on a shape-only op, that it aliases its operand.
+inline constexpr llvm::StringLiteral kArenaOffsetsAttrName = "mpt.arena_offsets";
+inline constexpr llvm::StringLiteral kArenaBytesAttrName = "mpt.arena_bytes";
+inline constexpr llvm::StringLiteral kViewAttrName = "mpt.view";
 } // namespace mpt
 
 #endif // MPT_DIALECT_MPT_IR_MPTDIALECT_H
