@@ -55,6 +55,13 @@ static cl::list<std::string> constantBindings(
     cl::desc("Import a graph input as a constant read from an ONNX "
              "TensorProto file: name=file.pb (repeatable)"),
     cl::cat(category));
+static cl::opt<bool> untieInitializers(
+    "untie-initializers",
+    cl::desc("Give each parameter that the exporter stored once and copied "
+             "through an Identity node its own master copy and optimizer "
+             "state, as PyTorch trains them (default: true; false keeps "
+             "them tied)"),
+    cl::init(true), cl::cat(category));
 static cl::opt<std::string> entryName("entry-name",
                                       cl::desc("Name of the entry point"),
                                       cl::init("forward"), cl::cat(category));
@@ -200,6 +207,7 @@ int main(int argc, char **argv) {
   if (isOnnx(inputPath)) {
     mpt::OnnxImportOptions options;
     options.entryName = entryName;
+    options.untieDeduplicatedInitializers = untieInitializers;
     for (const std::string &binding : inputShapes) {
       std::string error = mpt::parseInputShapeBinding(binding, options);
       if (!error.empty()) {

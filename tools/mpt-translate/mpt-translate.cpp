@@ -40,6 +40,14 @@ static llvm::cl::opt<bool> embedWeights(
                    "lowers to a runnable plan (default: true)"),
     llvm::cl::init(true));
 
+static llvm::cl::opt<bool> untieInitializers(
+    "untie-initializers",
+    llvm::cl::desc("Give each parameter that the exporter stored once and "
+                   "copied through an Identity node its own argument, as "
+                   "PyTorch trains them (default: true; false keeps them "
+                   "tied)"),
+    llvm::cl::init(true));
+
 static llvm::cl::opt<std::string>
     entryName("entry-name", llvm::cl::desc("Name of the imported function"),
               llvm::cl::init("forward"));
@@ -56,6 +64,7 @@ static void registerOnnxImport() {
         mpt::OnnxImportOptions options;
         options.entryName = entryName;
         options.embedWeights = embedWeights;
+        options.untieDeduplicatedInitializers = untieInitializers;
         for (const std::string &binding : inputShapes) {
           std::string error = mpt::parseInputShapeBinding(binding, options);
           if (!error.empty()) {

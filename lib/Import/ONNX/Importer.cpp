@@ -85,12 +85,14 @@ private:
   LogicalResult checkSupported();
   LogicalResult checkStructure();
   void classifyInitializers();
+  void findDeduplicatedInitializers();
   FailureOr<RankedTensorType> inputType(const onnx::ValueInfoProto &info);
   LogicalResult importNode(int index);
   FailureOr<DenseElementsAttr> readConstantBinding(StringRef name,
                                                    StringRef path);
   FailureOr<Attribute> initialValue(const onnx::TensorProto &init,
-                                    RankedTensorType type, Location loc);
+                                    StringRef name, RankedTensorType type,
+                                    Location loc);
 
   const onnx::ModelProto &model;
   const onnx::GraphProto &graph;
@@ -103,6 +105,9 @@ private:
   bool unsupported = false;
   llvm::StringMap<const onnx::TensorProto *> initializers;
   llvm::StringSet<> parameterNames;
+  /// Identity nodes that recreate a deduplicated parameter initializer, by
+  /// node index, with the initializer whose value they copy.
+  llvm::SmallDenseMap<int, const onnx::TensorProto *> untiedNodes;
   llvm::StringMap<Value> values;
 };
 
@@ -211,13 +216,49 @@ void GraphImporter::classifyInitializers() {
     if (auto it = initializers.find(out.name());
         it != initializers.end() && isFloat(it->second->data_type()))
       parameterNames.insert(out.name());
+  if (options.untieDeduplicatedInitializers)
+    findDeduplicatedInitializers();
+}
+
+/// An Identity whose input is a parameter initializer (or another such
+/// Identity's output) is how torch.onnx writes a second parameter with the
+/// same value; see OnnxImportOptions::untieDeduplicatedInitializers.
+void GraphImporter::findDeduplicatedInitializers() {
+  llvm::StringMap<const onnx::TensorProto *> rootOf;
+  SmallVector<int> found;
+  for (int i = 0; i < graph.node_size(); ++i) {
+    const auto &node = graph.node(i);
+    if (!isDefaultDomain(node.domain()) || node.op_type() != "Identity" ||
+        node.input_size() != 1 || node.output_size() != 1 ||
+        node.output(0).empty() || initializers.count(node.output(0)))
+      continue;
+    const onnx::TensorProto *root = rootOf.lookup(node.input(0));
+    if (!root && parameterNames.contains(node.input(0)))
+      root = initializers.lookup(node.input(0));
+    if (!root)
+      continue;
+    rootOf[node.output(0)] = root;
+    untiedNodes[i] = root;
+    found.push_back(i);
+  }
+  if (found.empty())
+    return;
+  auto diag = emitWarning(locFor(nodeName(found.front())));
+  diag << "untied " << found.size()
+       << " parameter(s) that the exporter stored once and copied through "
+          "Identity nodes; each trains separately, as in PyTorch "
+          "(--untie-initializers=false keeps them tied):";
+  for (int i : found)
+    diag << " '" << graph.node(i).output(0) << "' (a copy of '"
+         << untiedNodes[i]->name() << "', node '" << nodeName(i) << "')"
+         << (i == found.back() ? "" : ",");
 }
 
 /// A parameter's initializer as an FP32 `dense_resource` blob named after
 /// it (blobs keep large weights out of the context's uniquing tables and out
 /// of the printed IR's body).
 FailureOr<Attribute>
-GraphImporter::initialValue(const onnx::TensorProto &init,
+GraphImporter::initialValue(const onnx::TensorProto &init, StringRef name,
                             RankedTensorType type, Location loc) {
   bool unsupportedType = false;
   auto stored = convertTensor(init, baseDir, loc, unsupportedType);
@@ -235,7 +276,7 @@ GraphImporter::initialValue(const onnx::TensorProto &init,
   AsmResourceBlob blob = HeapAsmResourceBlob::allocateAndCopyInferAlign(
       ArrayRef<float>(values));
   return Attribute(
-      DenseResourceElementsAttr::get(type, init.name(), std::move(blob)));
+      DenseResourceElementsAttr::get(type, name, std::move(blob)));
 }
 
 FailureOr<RankedTensorType>
@@ -451,41 +492,45 @@ OnnxImportResult GraphImporter::run() {
   for (auto &[name, value] : boundConstants)
     values[name] = ConstantOp::create(builder, locFor(name), value);
 
+  // A parameter: an FP32 argument named `name`, with `init`'s value.
+  auto addParameter = [&](StringRef name, const onnx::TensorProto &init) {
+    Location loc = locFor(name);
+    Type element = convertElementType(init.data_type(), &ctx);
+    if (!element) {
+      unsupported = true;
+      emitError(loc) << "unsupported: parameter '" << name
+                     << "' has element type "
+                     << elementTypeName(init.data_type());
+      return false;
+    }
+    // Parameters are FP32 master values whatever their stored type.
+    SmallVector<int64_t> shape(init.dims().begin(), init.dims().end());
+    auto type = RankedTensorType::get(shape, builder.getF32Type());
+    Value param = body->addArgument(type, loc);
+    argNames.push_back({kParamAttrName, name});
+    Attribute initial;
+    if (options.embedWeights) {
+      auto value = initialValue(init, name, type, loc);
+      if (failed(value))
+        return false;
+      initial = *value;
+    }
+    argInitialValues.push_back(initial);
+    // A model stored in a lower precision reads its parameters through a
+    // cast, so the graph computes exactly as the model was written.
+    if (element != type.getElementType())
+      param = CastOp::create(builder, loc,
+                             RankedTensorType::get(shape, element), param);
+    values[name] = param;
+    return true;
+  };
+
   // Initializers: parameters become arguments, the rest constants.
   bool initOk = true;
   for (const auto &init : graph.initializer()) {
     Location loc = locFor(init.name());
     if (parameterNames.contains(init.name())) {
-      Type element = convertElementType(init.data_type(), &ctx);
-      if (!element) {
-        unsupported = true;
-        emitError(loc) << "unsupported: parameter '" << init.name()
-                       << "' has element type "
-                       << elementTypeName(init.data_type());
-        initOk = false;
-        continue;
-      }
-      // Parameters are FP32 master values whatever their stored type.
-      SmallVector<int64_t> shape(init.dims().begin(), init.dims().end());
-      auto type = RankedTensorType::get(shape, builder.getF32Type());
-      Value param = body->addArgument(type, loc);
-      argNames.push_back({kParamAttrName, init.name()});
-      Attribute initial;
-      if (options.embedWeights) {
-        auto value = initialValue(init, type, loc);
-        if (failed(value)) {
-          initOk = false;
-          continue;
-        }
-        initial = *value;
-      }
-      argInitialValues.push_back(initial);
-      // A model stored in a lower precision reads its parameters through a
-      // cast, so the graph computes exactly as the model was written.
-      if (element != type.getElementType())
-        param = CastOp::create(builder, loc,
-                               RankedTensorType::get(shape, element), param);
-      values[init.name()] = param;
+      initOk &= addParameter(init.name(), init);
       continue;
     }
     bool unsupportedType = false;
@@ -497,11 +542,17 @@ OnnxImportResult GraphImporter::run() {
     }
     values[init.name()] = ConstantOp::create(builder, loc, *value);
   }
+  // Untied copies of deduplicated parameters follow, in node order.
+  for (int i = 0; i < graph.node_size(); ++i)
+    if (auto it = untiedNodes.find(i); it != untiedNodes.end())
+      initOk &= addParameter(graph.node(i).output(0), *it->second);
   if (!initOk)
     return failWith(true);
 
   bool nodesOk = true;
   for (int i = 0; i < graph.node_size(); ++i) {
+    if (untiedNodes.count(i))
+      continue;
     if (failed(importNode(i))) {
       nodesOk = false;
       break;

@@ -31,6 +31,15 @@ struct OnnxImportOptions {
   /// argument as `mpt.initial_value`, a `dense_resource` blob, so that the
   /// IR alone can be lowered to a runnable plan (`--embed-weights`).
   bool embedWeights = true;
+  /// torch.onnx stores initializers with equal values once and recreates
+  /// the others as `Identity(initializer)` nodes (freshly initialised
+  /// LayerNorm weights, for instance). PyTorch trains them as separate
+  /// parameters, so by default each such Identity output becomes a parameter
+  /// of its own, named after the output, with the shared initial value, and a
+  /// warning lists them. False keeps them tied: one parameter, one gradient
+  /// (`--untie-initializers=false`). A weight that several nodes read
+  /// directly (a tied embedding and LM head) is shared either way.
+  bool untieDeduplicatedInitializers = true;
 };
 
 /// Outcome of an import. Diagnostics have been reported through the
