@@ -26,6 +26,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <fstream>
 #include <iostream>
 #include <limits>
 #include <set>
@@ -274,3 +275,59 @@ INSTANTIATE_TEST_SUITE_P(
                       ScalerCase{"growth4_backoff0_25", 4.0, 0.25,
                                  {"--growth-factor=4", "--backoff-factor=0.25"}}),
     [](const ::testing::TestParamInfo<ScalerCase> &info) { return info.param.name; });
+
+// Where MPT deliberately differs from GradScaler (docs/training.md, "Which
+// gradients are checked"): PyTorch checks the *scaled* gradients for inf and
+// NaN and then multiplies by 1/S; MPT checks the *unscaled* FP32 gradients.
+// The two agree whenever S >= 1 (unscaling then only shrinks values). With
+// S < 1 a finite scaled gradient can overflow when it is unscaled: PyTorch
+// would apply that infinite update, MPT skips the step.
+//
+// The model: loss = sum(x * w * w), w = [1, 1]; dloss/dw = 2 w x. With
+// x = [3e38, -3e38] the loss is 3e38 - 3e38 = 0 (finite), the true gradient
+// is +-6e38 (beyond FLT_MAX, 3.4e38). With static S = 0.25 the backward pass
+// computes scaled gradients of +-2 * 0.25 * 3e38 = +-1.5e38, all finite, so
+// GradScaler's check would pass; unscaling by 4 gives +-inf, and MPT skips.
+// The control, x = [1e38, -1e38], unscales to +-2e38 (finite): not skipped.
+TEST(LossScaleCheck, ChecksUnscaledGradientsSoAScaleBelowOneCannotLetInfThrough) {
+  TempDir dir;
+  const std::string model = dir.file("sumxww.onnxtext");
+  {
+    std::ofstream out(model);
+    out << "<ir_version: 8, opset_import: [\"\" : 17]>\n"
+           "g (float[2] x, float[2] w = {1.0, 1.0}) => (float loss) {\n"
+           "  ww = Mul (w, w)\n"
+           "  xww = Mul (x, ww)\n"
+           "  loss = ReduceSum <keepdims = 0> (xww)\n"
+           "}\n";
+  }
+  const std::string plan = dir.file("sumxww.mptp");
+  std::string msg;
+  ASSERT_TRUE(compileTrainingPlan(
+      model, {"--loss-scale=static:0.25", "--optimizer=sgd", "--lr=2e-38"}, plan, &msg))
+      << msg;
+  struct Case {
+    float x;
+    bool skipped;
+  };
+  for (Case c : {Case{3e38f, true}, Case{1e38f, false}}) {
+    SCOPED_TRACE("x = +-" + std::to_string(c.x));
+    Trainer t;
+    ASSERT_TRUE(t.load(plan, &msg)) << msg;
+    ASSERT_TRUE(t.bind("x", Tensor::fromF32({2}, {c.x, -c.x}), &msg)) << msg;
+    Snapshot before, after;
+    ASSERT_TRUE(t.snapshot(&before, &msg)) << msg;
+    StepOutputs o;
+    ASSERT_TRUE(t.step(&o, &msg)) << msg;
+    ASSERT_TRUE(t.snapshot(&after, &msg)) << msg;
+    EXPECT_EQ(o.loss, 0.0f) << "the forward pass is finite";
+    EXPECT_EQ(o.lossScale, 0.25f);
+    EXPECT_EQ(o.skipped, c.skipped);
+    EXPECT_EQ(before.at("w") == after.at("w"), c.skipped)
+        << "w changes exactly when the step is taken";
+    std::vector<float> w;
+    ASSERT_TRUE(t.parameterF32("w", &w, &msg)) << msg;
+    for (float v : w)
+      EXPECT_TRUE(std::isfinite(v)) << "w = " << v;
+  }
+}
