@@ -26,7 +26,8 @@ LogicalResult verifyName(Operation *op, NamedAttribute attr, StringRef what) {
   auto name = dyn_cast<StringAttr>(attr.getValue());
   if (name && !name.getValue().empty())
     return success();
-  return op->emitOpError() << "'" << attr.getName() << "' must be a non-empty "
+  return op->emitOpError() << "'" << attr.getName().getValue()
+                           << "' must be a non-empty "
                            << "string naming " << what << ", got "
                            << attr.getValue();
 }
