@@ -16,6 +16,7 @@
 #include "cpu/Convert.h"
 #include "cpu/CpuKernels.h"
 #include "cpu/Parallel.h"
+#include "mptrt/Accumulate.h"
 #include "ops/Backward.h"
 
 #include <algorithm>
@@ -29,6 +30,9 @@ namespace rt {
 namespace cpu {
 
 namespace {
+
+using numerics::dotAsDouble;
+using numerics::sumAsDouble;
 
 /// A whole tensor widened to float32.
 std::vector<float> widen(const TensorArg &t) {
@@ -550,11 +554,11 @@ Status runPoolGrad(const PoolParams &p, const KernelArgs &args) {
 //===----------------------------------------------------------------------===//
 // batch_norm_grad (training mode): per channel c over its N * inner
 // elements, the batch statistics recomputed as batch_norm_train does (mean
-// and biased variance accumulated in double), then with
-// xhat = (x - mean) * rstd
+// and biased variance), then with xhat = (x - mean) * rstd
 //   dbias = sum(dy),  dscale = sum(dy * xhat),
 //   dx = scale * rstd * (dy - dbias / count - xhat * dscale / count).
-// Work is split over channels.
+// Everything per channel is in double (the four sums, in (n, i) order, and
+// dx's arithmetic), each result rounded once. Work is split over channels.
 //===----------------------------------------------------------------------===//
 
 Status runBatchNormGrad(const BatchNormGradParams &p, const KernelArgs &args) {
@@ -570,40 +574,37 @@ Status runBatchNormGrad(const BatchNormGradParams &p, const KernelArgs &args) {
       double sum = 0, sq = 0;
       for (int64_t n = 0; n < p.N; ++n) {
         loadF32(xt, elementPtr(x.data, xt, (n * p.C + c) * p.inner), p.inner, xr.data());
-        for (int64_t i = 0; i < p.inner; ++i)
-          sum += xr[i];
+        sum += sumAsDouble(xr.data(), p.inner);
       }
-      const double m = count > 0 ? sum / static_cast<double>(count) : 0.0;
+      const double mean = count > 0 ? sum / static_cast<double>(count) : 0.0;
       for (int64_t n = 0; n < p.N; ++n) {
         loadF32(xt, elementPtr(x.data, xt, (n * p.C + c) * p.inner), p.inner, xr.data());
         for (int64_t i = 0; i < p.inner; ++i)
-          sq += (xr[i] - m) * (xr[i] - m);
+          sq += (xr[i] - mean) * (xr[i] - mean);
       }
-      const float mean = static_cast<float>(m);
-      const float var = static_cast<float>(count > 0 ? sq / static_cast<double>(count) : 0.0);
-      const float rstd = 1.0f / std::sqrt(var + p.epsilon);
+      const double var = count > 0 ? sq / static_cast<double>(count) : 0.0;
+      const double rstd = 1.0 / std::sqrt(var + static_cast<double>(p.epsilon));
       // The two gradient sums.
-      float sumG = 0.0f, sumGX = 0.0f;
+      double sumG = 0, sumGX = 0;
       for (int64_t n = 0; n < p.N; ++n) {
         const int64_t at = (n * p.C + c) * p.inner;
         loadF32(xt, elementPtr(x.data, xt, at), p.inner, xr.data());
         loadF32(dyt, elementPtr(dy.data, dyt, at), p.inner, gr.data());
-        for (int64_t i = 0; i < p.inner; ++i) {
-          sumG += gr[i];
+        sumG += sumAsDouble(gr.data(), p.inner);
+        for (int64_t i = 0; i < p.inner; ++i)
           sumGX += gr[i] * ((xr[i] - mean) * rstd);
-        }
       }
-      dbias[c] = sumG;
-      dscale[c] = sumGX;
-      const float invCount = count > 0 ? 1.0f / static_cast<float>(count) : 0.0f;
-      const float meanG = sumG * invCount, meanGX = sumGX * invCount;
-      const float k = scale[c] * rstd;
+      dbias[c] = static_cast<float>(sumG);
+      dscale[c] = static_cast<float>(sumGX);
+      const double invCount = count > 0 ? 1.0 / static_cast<double>(count) : 0.0;
+      const double meanG = sumG * invCount, meanGX = sumGX * invCount;
+      const double k = scale[c] * rstd;
       for (int64_t n = 0; n < p.N; ++n) {
         const int64_t at = (n * p.C + c) * p.inner;
         loadF32(xt, elementPtr(x.data, xt, at), p.inner, xr.data());
         loadF32(dyt, elementPtr(dy.data, dyt, at), p.inner, gr.data());
         for (int64_t i = 0; i < p.inner; ++i)
-          gr[i] = k * (gr[i] - meanG - (xr[i] - mean) * rstd * meanGX);
+          gr[i] = static_cast<float>(k * (gr[i] - meanG - (xr[i] - mean) * rstd * meanGX));
         storeF32(gr.data(), p.inner, dxt, elementPtr(dx.data, dxt, at));
       }
     }
