@@ -469,10 +469,11 @@ TEST(GatherGradKernel, RepeatedAndNegativeIndices) {
       }
 }
 
-// Tests that gather_grad adds in float32 in index order: a large scatter
-// (split over the threads) against the same float32 sums made serially, bit
-// for bit; and that an index out of range fails the run.
-TEST(GatherGradKernel, Float32IndexOrderAndBadIndex) {
+// Tests that gather_grad adds in double in index order and rounds once
+// (docs/runtime.md, "Accumulation"): a large scatter (split over the
+// threads) against the same double sums made serially, bit for bit; and
+// that an index out of range fails the run.
+TEST(GatherGradKernel, DoubleIndexOrderAndBadIndex) {
   std::mt19937 rng(141);
   const int64_t rows = 50, cols = 700, n = 400;
   std::vector<int64_t> iv(n);
@@ -483,10 +484,10 @@ TEST(GatherGradKernel, Float32IndexOrderAndBadIndex) {
   KernelRun r = runKernel("gather_grad", {indices, dy}, {HostTensor(DType::F32, {rows, cols})},
                           {Attribute::makeInt("axis", 0)});
   ASSERT_TRUE(r.ok) << r.error;
-  std::vector<float> acc(rows * cols, 0.0f);
+  std::vector<double> acc(rows * cols, 0.0);
   for (int64_t i = 0; i < n; ++i)
     for (int64_t c = 0; c < cols; ++c)
-      acc[((iv[i] + rows) % rows) * cols + c] += static_cast<float>(dy.get(i * cols + c));
+      acc[((iv[i] + rows) % rows) * cols + c] += dy.get(i * cols + c);
   HostTensor expected(DType::F32, {rows, cols});
   for (int64_t i = 0; i < rows * cols; ++i)
     expected.set(i, acc[i]);

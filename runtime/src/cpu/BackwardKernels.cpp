@@ -3,19 +3,22 @@
 //
 // The training step's backward kinds (docs/training.md, "Backward
 // kernels"), except the conv gradients (ConvGradKernels.cpp). Operands of
-// any float type are widened to float32, everything is computed in float32
-// (sums too, except where noted) and each result is rounded once into its
-// dtype.
+// any float type are widened to float32 and elementwise arithmetic is in
+// float32; every sum accumulates in double (docs/runtime.md,
+// "Accumulation"; mptrt/Accumulate.h), and so does the arithmetic that
+// combines a sum with the elements (the norms' and softmax's dx). Each
+// result is rounded once into its dtype.
 //
-// Every kernel that sums gradients (layer / batch norm's parameter
-// gradients, gather_grad's scatter-add, the pooling gradients' overlapping
-// windows) gives each output element to one thread and adds into it in a
-// fixed order, so results do not depend on the thread count.
+// Every kernel that sums gives each output element to one thread, which
+// adds into it in a fixed order (layer / batch norm's sums, softmax's row
+// sums, gather_grad's scatter-add, the pooling gradients' overlapping
+// windows), so results do not depend on the thread count.
 //
 //===----------------------------------------------------------------------===//
 #include "cpu/Convert.h"
 #include "cpu/CpuKernels.h"
 #include "cpu/Parallel.h"
+#include "mptrt/Accumulate.h"
 #include "ops/Backward.h"
 
 #include <algorithm>
@@ -30,19 +33,14 @@ namespace cpu {
 
 namespace {
 
+using numerics::dotAsDouble;
+using numerics::sumAsDouble;
+
 /// A whole tensor widened to float32.
 std::vector<float> widen(const TensorArg &t) {
   std::vector<float> v(t.desc->numel);
   loadF32(t.desc->dtype, t.data, t.desc->numel, v.data());
   return v;
-}
-
-/// Rounds n float32 values into `t` (parallel over blocks).
-void storeAll(const float *src, int64_t n, const TensorArg &t) {
-  const DType dtype = t.desc->dtype;
-  parallelFor(n, grainForCost(1), [&](int64_t begin, int64_t end) {
-    storeF32(src + begin, end - begin, dtype, elementPtr(t.data, dtype, begin));
-  });
 }
 
 /// Zero bytes are +0.0 in every float format.
@@ -100,11 +98,11 @@ void unaryGradF32(const UnaryGradParams &p, const float *x, float *dy, int64_t n
   case UnaryOp::Exp:
     for (int64_t i = 0; i < n; ++i) dy[i] *= std::exp(x[i]);
     return;
-  case UnaryOp::Log:
-    for (int64_t i = 0; i < n; ++i) dy[i] *= 1.0f / x[i];
+  case UnaryOp::Log:  // one rounding: dy / x
+    for (int64_t i = 0; i < n; ++i) dy[i] /= x[i];
     return;
-  case UnaryOp::Sqrt:
-    for (int64_t i = 0; i < n; ++i) dy[i] *= 0.5f / std::sqrt(x[i]);
+  case UnaryOp::Sqrt:  // dy / (2 sqrt(x)); the doubling is exact
+    for (int64_t i = 0; i < n; ++i) dy[i] /= 2.0f * std::sqrt(x[i]);
     return;
   case UnaryOp::Erf:
     for (int64_t i = 0; i < n; ++i) dy[i] *= kTwoOverSqrtPi * std::exp(-x[i] * x[i]);
@@ -148,6 +146,7 @@ Status runUnaryGrad(const UnaryGradParams &p, const KernelArgs &args) {
 // (stride `inner`):
 //   softmax:      dx = y * (dy - sum(dy * y))
 //   log-softmax:  dx = dy - exp(y) * sum(dy)
+// The sum and dx's arithmetic are in double (exp(y) in float32).
 //===----------------------------------------------------------------------===//
 
 Status runSoftmaxGrad(const SoftmaxParams &p, const KernelArgs &args) {
@@ -164,17 +163,14 @@ Status runSoftmaxGrad(const SoftmaxParams &p, const KernelArgs &args) {
         offsets[d] = (o * p.dim + d) * p.inner + i;
       gatherF32(yt, y.data, offsets.data(), p.dim, yr.data());
       gatherF32(dyt, dy.data, offsets.data(), p.dim, gr.data());
-      float sum = 0.0f;
       if (p.log) {
+        const double sum = sumAsDouble(gr.data(), p.dim);
         for (int64_t d = 0; d < p.dim; ++d)
-          sum += gr[d];
-        for (int64_t d = 0; d < p.dim; ++d)
-          gr[d] = gr[d] - std::exp(yr[d]) * sum;
+          gr[d] = static_cast<float>(gr[d] - static_cast<double>(std::exp(yr[d])) * sum);
       } else {
+        const double sum = dotAsDouble(gr.data(), yr.data(), p.dim);
         for (int64_t d = 0; d < p.dim; ++d)
-          sum += gr[d] * yr[d];
-        for (int64_t d = 0; d < p.dim; ++d)
-          gr[d] = yr[d] * (gr[d] - sum);
+          gr[d] = static_cast<float>(yr[d] * (gr[d] - sum));
       }
       if (p.inner == 1) {
         storeF32(gr.data(), p.dim, dxt, elementPtr(dx.data, dxt, r * p.dim));
@@ -193,8 +189,9 @@ Status runSoftmaxGrad(const SoftmaxParams &p, const KernelArgs &args) {
 //   dx = rstd * (g - avg(g) - xhat * avg(g * xhat))
 // and over all rows, per element of the row
 //   dscale = sum(dy * xhat),   dbias = sum(dy).
-// The first loop is split over rows, the second over columns, so every sum
-// is made by one thread in row order.
+// xhat, g, the sums and dx's arithmetic are in double. The first loop is
+// split over rows, the second over columns, so every sum is made by one
+// thread in row order.
 //===----------------------------------------------------------------------===//
 
 Status runLayerNormGrad(const LayerNormGradParams &p, const KernelArgs &args) {
@@ -202,7 +199,7 @@ Status runLayerNormGrad(const LayerNormGradParams &p, const KernelArgs &args) {
   const DType xt = x.desc->dtype, dyt = dy.desc->dtype, dxt = dx.desc->dtype;
   const std::vector<float> scale = widen(args.operands[1]);
   const std::vector<float> mean = widen(args.operands[2]), rstd = widen(args.operands[3]);
-  const float invN = p.inner ? 1.0f / static_cast<float>(p.inner) : 0.0f;
+  const double invN = p.inner ? 1.0 / static_cast<double>(p.inner) : 0.0;
 
   // dx, one row at a time: two loads, two sums, one store.
   parallelFor(p.outer, grainForCost(8 * p.inner), [&](int64_t begin, int64_t end) {
@@ -210,30 +207,33 @@ Status runLayerNormGrad(const LayerNormGradParams &p, const KernelArgs &args) {
     for (int64_t r = begin; r < end; ++r) {
       loadF32(xt, elementPtr(x.data, xt, r * p.inner), p.inner, xr.data());
       loadF32(dyt, elementPtr(dy.data, dyt, r * p.inner), p.inner, gr.data());
-      float sumG = 0.0f, sumGX = 0.0f;
+      const double m = mean[r], s = rstd[r];
+      auto g = [&](int64_t i) {
+        return static_cast<double>(gr[i]) * scale[p.scaleIsScalar ? 0 : i];
+      };
+      double sumG = 0, sumGX = 0;
       for (int64_t i = 0; i < p.inner; ++i) {
-        xr[i] = (xr[i] - mean[r]) * rstd[r];         // xhat
-        gr[i] *= scale[p.scaleIsScalar ? 0 : i];     // g
-        sumG += gr[i];
-        sumGX += gr[i] * xr[i];
+        sumG += g(i);
+        sumGX += g(i) * ((xr[i] - m) * s);
       }
-      const float meanG = sumG * invN, meanGX = sumGX * invN;
+      const double meanG = sumG * invN, meanGX = sumGX * invN;
       for (int64_t i = 0; i < p.inner; ++i)
-        gr[i] = rstd[r] * (gr[i] - meanG - xr[i] * meanGX);
+        gr[i] = static_cast<float>(s * (g(i) - meanG - (xr[i] - m) * s * meanGX));
       storeF32(gr.data(), p.inner, dxt, elementPtr(dx.data, dxt, r * p.inner));
     }
   });
 
   // dscale and dbias per column, columns split over the threads.
-  std::vector<float> dscale(p.inner, 0.0f), dbias(p.inner, 0.0f);
+  std::vector<double> dscale(p.inner, 0.0), dbias(p.inner, 0.0);
   parallelFor(p.inner, grainForCost(4 * p.outer), [&](int64_t begin, int64_t end) {
     const int64_t width = end - begin;
     std::vector<float> xr(width), gr(width);
     for (int64_t r = 0; r < p.outer; ++r) {
       loadF32(xt, elementPtr(x.data, xt, r * p.inner + begin), width, xr.data());
       loadF32(dyt, elementPtr(dy.data, dyt, r * p.inner + begin), width, gr.data());
+      const double m = mean[r], s = rstd[r];
       for (int64_t i = 0; i < width; ++i) {
-        dscale[begin + i] += gr[i] * ((xr[i] - mean[r]) * rstd[r]);
+        dscale[begin + i] += gr[i] * ((xr[i] - m) * s);
         dbias[begin + i] += gr[i];
       }
     }
@@ -241,16 +241,18 @@ Status runLayerNormGrad(const LayerNormGradParams &p, const KernelArgs &args) {
   float *dscaleOut = static_cast<float *>(args.results[1].data);  // f32 (decoder)
   float *dbiasOut = static_cast<float *>(args.results[2].data);
   if (p.scaleIsScalar) {  // one scale for the whole row: sum the columns
-    float s = 0.0f, b = 0.0f;
+    double s = 0, b = 0;
     for (int64_t i = 0; i < p.inner; ++i) {
       s += dscale[i];
       b += dbias[i];
     }
-    dscaleOut[0] = s;
-    dbiasOut[0] = b;
+    dscaleOut[0] = static_cast<float>(s);
+    dbiasOut[0] = static_cast<float>(b);
   } else {
-    std::copy(dscale.begin(), dscale.end(), dscaleOut);
-    std::copy(dbias.begin(), dbias.end(), dbiasOut);
+    for (int64_t i = 0; i < p.inner; ++i) {
+      dscaleOut[i] = static_cast<float>(dscale[i]);
+      dbiasOut[i] = static_cast<float>(dbias[i]);
+    }
   }
   return Status::ok();
 }
@@ -348,10 +350,12 @@ Status runLossGrad(const LossGradParams &p, const KernelArgs &args) {
 }
 
 //===----------------------------------------------------------------------===//
-// gather_grad: ddata = 0, then ddata[o, idx[i], n] += dy[o, i, n] for
-// i = 0, 1, ... in order (float32). The work is cut into (o, column tile)
-// units; each unit owns its columns of ddata[o], so every element is summed
-// by one thread in index order.
+// gather_grad: ddata[o, a, n] = sum of dy[o, i, n] over the positions i with
+// idx[i] == a, in increasing i, in double, rounded once (0 where a is never
+// indexed). The positions are first grouped by row (a counting sort that
+// keeps their order); then each ddata row (o, a) is one unit of work, so
+// every element is summed by one thread in index order and the result does
+// not depend on the thread count.
 //===----------------------------------------------------------------------===//
 
 Status runGatherGrad(const GatherGradParams &p, const KernelArgs &args) {
@@ -368,31 +372,47 @@ Status runGatherGrad(const GatherGradParams &p, const KernelArgs &args) {
     if (idx[i] < 0)
       idx[i] += p.axisDim;
   }
-  const int64_t total = dd.desc->numel;
-  std::vector<float> buffer(ddt == DType::F32 ? 0 : total);
-  float *acc = ddt == DType::F32 ? static_cast<float *>(dd.data) : buffer.data();
-  std::fill(acc, acc + total, 0.0f);
+  // uses[first[a] .. first[a + 1]) are the positions i with idx[i] == a,
+  // in increasing order.
+  std::vector<int64_t> first(p.axisDim + 1, 0), uses(p.numIndices);
+  for (int64_t i = 0; i < p.numIndices; ++i)
+    ++first[idx[i] + 1];
+  for (int64_t a = 0; a < p.axisDim; ++a)
+    first[a + 1] += first[a];
+  std::vector<int64_t> next(first.begin(), first.end() - 1);
+  for (int64_t i = 0; i < p.numIndices; ++i)
+    uses[next[idx[i]]++] = i;
 
-  constexpr int64_t kTile = 256;  // columns per unit
-  const int64_t tiles = (p.inner + kTile - 1) / kTile;
-  // A unit: a load and an add per index and column of its tile.
-  parallelFor(p.outer * tiles, grainForCost(2 * p.numIndices * std::min(kTile, p.inner)),
+  const int64_t elementSize = dd.desc->elementSize();
+  auto zeroRow = [&](int64_t unit) {  // zero bytes are +0.0 in every float format
+    std::memset(static_cast<uint8_t *>(dd.data) + unit * p.inner * elementSize, 0,
+                static_cast<size_t>(p.inner * elementSize));
+  };
+  // A row: a load and an add per use and column, a rounding and a store
+  // per column.
+  const int64_t usesPerRow = p.axisDim ? p.numIndices / p.axisDim : 0;
+  parallelFor(p.outer * p.axisDim, grainForCost((2 * usesPerRow + 2) * p.inner),
               [&](int64_t begin, int64_t end) {
-    float row[kTile];
+    std::vector<float> row(p.inner);
+    std::vector<double> acc(p.inner);
     for (int64_t unit = begin; unit < end; ++unit) {
-      const int64_t o = unit / tiles, c0 = unit % tiles * kTile;
-      const int64_t width = std::min(kTile, p.inner - c0);
-      for (int64_t i = 0; i < p.numIndices; ++i) {
-        loadF32(dyt, elementPtr(dy.data, dyt, (o * p.numIndices + i) * p.inner + c0), width,
-                row);
-        float *dst = acc + (o * p.axisDim + idx[i]) * p.inner + c0;
-        for (int64_t c = 0; c < width; ++c)
-          dst[c] += row[c];
+      const int64_t o = unit / p.axisDim, a = unit % p.axisDim;
+      if (first[a] == first[a + 1]) {  // never indexed
+        zeroRow(unit);
+        continue;
       }
+      std::fill(acc.begin(), acc.end(), 0.0);
+      for (int64_t u = first[a]; u < first[a + 1]; ++u) {
+        loadF32(dyt, elementPtr(dy.data, dyt, (o * p.numIndices + uses[u]) * p.inner),
+                p.inner, row.data());
+        for (int64_t c = 0; c < p.inner; ++c)
+          acc[c] += row[c];
+      }
+      for (int64_t c = 0; c < p.inner; ++c)
+        row[c] = static_cast<float>(acc[c]);
+      storeF32(row.data(), p.inner, ddt, elementPtr(dd.data, ddt, unit * p.inner));
     }
   });
-  if (ddt != DType::F32)
-    storeAll(acc, total, dd);
   return Status::ok();
 }
 
@@ -448,14 +468,15 @@ Status runSliceGrad(const SliceParams &p, const KernelArgs &args) {
 //   average:  dy[o] / count to every window position inside the input,
 //             count as in the forward (in-input, or with count_include_pad
 //             inside [-padBegin, in + padEnd))
+// The plane's sums (and dy / count) are in double, rounded once.
 //===----------------------------------------------------------------------===//
 
-void poolGradPlane(const PoolParams &p, const float *x, const float *dy, float *dx) {
+void poolGradPlane(const PoolParams &p, const float *x, const float *dy, double *dx) {
   const int nsp = p.spatialRank;
   int64_t kernelCount = 1;
   for (int d = 0; d < nsp; ++d)
     kernelCount *= p.kernel[d];
-  std::fill(dx, dx + p.inSize, 0.0f);
+  std::fill(dx, dx + p.inSize, 0.0);
   int64_t o[kMaxRank] = {};  // output position, stepped row-major
   for (int64_t i = 0; i < p.outSize; ++i) {
     // Pass 1: the divisor (average) or the first maximum (max).
@@ -494,7 +515,7 @@ void poolGradPlane(const PoolParams &p, const float *x, const float *dy, float *
     } else if (valid) {
       // Pass 2: spread dy over the in-input positions.
       const int64_t count = p.countIncludePad ? padded : valid;
-      const float share = dy[i] / static_cast<float>(count);
+      const double share = dy[i] / static_cast<double>(count);
       std::fill(j, j + nsp, 0);
       for (int64_t w = 0; w < kernelCount; ++w) {
         int64_t offset = 0;
@@ -535,12 +556,15 @@ Status runPoolGrad(const PoolParams &p, const KernelArgs &args) {
   parallelFor(planes, grainForCost(2 * p.inSize + p.outSize + 10 * p.outSize * kernelCount),
               [&](int64_t begin, int64_t end) {
     std::vector<float> x(isMax ? p.inSize : 0), g(p.outSize), out(p.inSize);
+    std::vector<double> acc(p.inSize);
     for (int64_t plane = begin; plane < end; ++plane) {
       if (isMax)
         loadF32(xt, elementPtr(args.operands[0].data, xt, plane * p.inSize), p.inSize,
                 x.data());
       loadF32(dyt, elementPtr(dy.data, dyt, plane * p.outSize), p.outSize, g.data());
-      poolGradPlane(p, x.data(), g.data(), out.data());
+      poolGradPlane(p, x.data(), g.data(), acc.data());
+      for (int64_t i = 0; i < p.inSize; ++i)
+        out[i] = static_cast<float>(acc[i]);
       storeF32(out.data(), p.inSize, dxt, elementPtr(dx.data, dxt, plane * p.inSize));
     }
   });
@@ -550,11 +574,11 @@ Status runPoolGrad(const PoolParams &p, const KernelArgs &args) {
 //===----------------------------------------------------------------------===//
 // batch_norm_grad (training mode): per channel c over its N * inner
 // elements, the batch statistics recomputed as batch_norm_train does (mean
-// and biased variance accumulated in double), then with
-// xhat = (x - mean) * rstd
+// and biased variance), then with xhat = (x - mean) * rstd
 //   dbias = sum(dy),  dscale = sum(dy * xhat),
 //   dx = scale * rstd * (dy - dbias / count - xhat * dscale / count).
-// Work is split over channels.
+// Everything per channel is in double (the four sums, in (n, i) order, and
+// dx's arithmetic), each result rounded once. Work is split over channels.
 //===----------------------------------------------------------------------===//
 
 Status runBatchNormGrad(const BatchNormGradParams &p, const KernelArgs &args) {
@@ -570,40 +594,37 @@ Status runBatchNormGrad(const BatchNormGradParams &p, const KernelArgs &args) {
       double sum = 0, sq = 0;
       for (int64_t n = 0; n < p.N; ++n) {
         loadF32(xt, elementPtr(x.data, xt, (n * p.C + c) * p.inner), p.inner, xr.data());
-        for (int64_t i = 0; i < p.inner; ++i)
-          sum += xr[i];
+        sum += sumAsDouble(xr.data(), p.inner);
       }
-      const double m = count > 0 ? sum / static_cast<double>(count) : 0.0;
+      const double mean = count > 0 ? sum / static_cast<double>(count) : 0.0;
       for (int64_t n = 0; n < p.N; ++n) {
         loadF32(xt, elementPtr(x.data, xt, (n * p.C + c) * p.inner), p.inner, xr.data());
         for (int64_t i = 0; i < p.inner; ++i)
-          sq += (xr[i] - m) * (xr[i] - m);
+          sq += (xr[i] - mean) * (xr[i] - mean);
       }
-      const float mean = static_cast<float>(m);
-      const float var = static_cast<float>(count > 0 ? sq / static_cast<double>(count) : 0.0);
-      const float rstd = 1.0f / std::sqrt(var + p.epsilon);
+      const double var = count > 0 ? sq / static_cast<double>(count) : 0.0;
+      const double rstd = 1.0 / std::sqrt(var + static_cast<double>(p.epsilon));
       // The two gradient sums.
-      float sumG = 0.0f, sumGX = 0.0f;
+      double sumG = 0, sumGX = 0;
       for (int64_t n = 0; n < p.N; ++n) {
         const int64_t at = (n * p.C + c) * p.inner;
         loadF32(xt, elementPtr(x.data, xt, at), p.inner, xr.data());
         loadF32(dyt, elementPtr(dy.data, dyt, at), p.inner, gr.data());
-        for (int64_t i = 0; i < p.inner; ++i) {
-          sumG += gr[i];
+        sumG += sumAsDouble(gr.data(), p.inner);
+        for (int64_t i = 0; i < p.inner; ++i)
           sumGX += gr[i] * ((xr[i] - mean) * rstd);
-        }
       }
-      dbias[c] = sumG;
-      dscale[c] = sumGX;
-      const float invCount = count > 0 ? 1.0f / static_cast<float>(count) : 0.0f;
-      const float meanG = sumG * invCount, meanGX = sumGX * invCount;
-      const float k = scale[c] * rstd;
+      dbias[c] = static_cast<float>(sumG);
+      dscale[c] = static_cast<float>(sumGX);
+      const double invCount = count > 0 ? 1.0 / static_cast<double>(count) : 0.0;
+      const double meanG = sumG * invCount, meanGX = sumGX * invCount;
+      const double k = scale[c] * rstd;
       for (int64_t n = 0; n < p.N; ++n) {
         const int64_t at = (n * p.C + c) * p.inner;
         loadF32(xt, elementPtr(x.data, xt, at), p.inner, xr.data());
         loadF32(dyt, elementPtr(dy.data, dyt, at), p.inner, gr.data());
         for (int64_t i = 0; i < p.inner; ++i)
-          gr[i] = k * (gr[i] - meanG - (xr[i] - mean) * rstd * meanGX);
+          gr[i] = static_cast<float>(k * (gr[i] - meanG - (xr[i] - mean) * rstd * meanGX));
         storeF32(gr.data(), p.inner, dxt, elementPtr(dx.data, dxt, at));
       }
     }

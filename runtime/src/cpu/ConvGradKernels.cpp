@@ -9,8 +9,13 @@
 //                      dx[n, g*Cg + c] += col2im(col)
 //   conv_grad_weight:  dW_g += dY_g * col^T        (sgemm, trans B), n = 0, 1, ...
 //
-// Operands are widened to float32, the products accumulate in float32 in
-// sgemm, and each result is rounded once into its dtype.
+// Operands are widened to float32 and each image's products accumulate in
+// float32 inside sgemm (the GEMM exemption of docs/runtime.md,
+// "Accumulation"). conv_grad_weight adds the images' products in double, in
+// image order, and rounds the total once (the batch can be long: 32 images
+// of 16x16 are 8192 products per weight); conv_grad_input's col2im adds at
+// most kernel-size products per input element, in float32. Each result is
+// rounded once into its dtype.
 //
 // Threads: as in conv, the units of work (one per (image, group) for the
 // input gradient, one per group for the weight gradient, whose images are
@@ -220,33 +225,47 @@ Status runConvGradWeight(const ConvParams &p, const KernelArgs &args) {
   const int64_t Cg = p.C / p.group, Mg = p.M / p.group;
   const int64_t rows = Cg * p.kernelSize;
   MPTRT_TRY(checkWorkspace(rows, p.outSize));
-  std::vector<float> xBuf, dyBuf, dwBuf;
+  std::vector<float> xBuf, dyBuf;
   const float *X = asF32(x, xBuf);
   const float *dY = asF32(dy, dyBuf);
-  float *dW = zeroedF32(dw, dwBuf);
   const int64_t xSize = p.C * p.inSize, ySize = p.M * p.outSize;
+  const int64_t unitSize = Mg * rows;  // dW_g's elements
+  std::vector<double> acc(static_cast<size_t>(p.M * rows), 0.0);
 
-  // Unit g: dW_g += dY_g(n) * col(n)^T for n = 0, 1, ... in order.
-  auto runUnit = [&](int64_t g, float *col, bool splitInside) {
+  // Unit g: acc_g += dY_g(n) * col(n)^T for n = 0, 1, ... in order, each
+  // image's product made by sgemm into `prod` and added in double.
+  auto runUnit = [&](int64_t g, float *col, float *prod, bool splitInside) {
+    double *accG = acc.data() + g * unitSize;
+    auto add = [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i)
+        accG[i] += prod[i];
+    };
     for (int64_t n = 0; n < p.N; ++n) {
       im2col(p, X + n * xSize, g * Cg, Cg, col);
       sgemm(false, /*transB=*/true, Mg, rows, p.outSize, 1.0f,
-            dY + n * ySize + g * Mg * p.outSize, col, 1.0f, dW + g * Mg * rows, splitInside);
+            dY + n * ySize + g * Mg * p.outSize, col, 0.0f, prod, splitInside);
+      if (splitInside)
+        parallelFor(unitSize, grainForCost(2), add);
+      else
+        add(0, unitSize);
     }
   };
   const int64_t unitGrain = grainForCost(
       p.N * (rows * p.outSize + Mg * p.outSize * rows / kMacsPerElementOp + kSgemmCallCost));
-  std::unique_ptr<float[]> col = workspace(rows * p.outSize);
+  // The workspace: im2col's rows * outSize floats, then one image's
+  // product (unitSize floats).
+  const int64_t space = rows * p.outSize + unitSize;
+  std::unique_ptr<float[]> col = workspace(space);
   if (!col)
     return Status::error("cannot allocate the im2col workspace (" +
-                         std::to_string(rows * p.outSize * 4) + " bytes)");
+                         std::to_string(space * 4) + " bytes)");
   if (spreadUnits(p.group, unitGrain)) {
     std::atomic<bool> noWorkspace{false};
     parallelFor(p.group, unitGrain, [&](int64_t begin, int64_t end) {
       std::unique_ptr<float[]> own;
       float *myCol = col.get();
       if (begin != 0) {
-        own = workspace(rows * p.outSize);
+        own = workspace(space);
         if (!own) {
           noWorkspace = true;
           return;
@@ -254,16 +273,26 @@ Status runConvGradWeight(const ConvParams &p, const KernelArgs &args) {
         myCol = own.get();
       }
       for (int64_t g = begin; g < end; ++g)
-        runUnit(g, myCol, /*splitInside=*/false);
+        runUnit(g, myCol, myCol + rows * p.outSize, /*splitInside=*/false);
     });
     if (noWorkspace)
       return Status::error("cannot allocate an im2col workspace (" +
-                           std::to_string(rows * p.outSize * 4) + " bytes)");
+                           std::to_string(space * 4) + " bytes)");
   } else {
     for (int64_t g = 0; g < p.group; ++g)
-      runUnit(g, col.get(), /*splitInside=*/true);
+      runUnit(g, col.get(), col.get() + rows * p.outSize, /*splitInside=*/true);
   }
-  finishF32(dw, dW);
+  // Round the totals once into dw.
+  const DType dwt = dw.desc->dtype;
+  parallelFor(dw.desc->numel, grainForCost(2), [&](int64_t b, int64_t e) {
+    float buf[kBlock];
+    for (int64_t i = b; i < e; i += kBlock) {
+      const int64_t m = std::min(kBlock, e - i);
+      for (int64_t j = 0; j < m; ++j)
+        buf[j] = static_cast<float>(acc[i + j]);
+      storeF32(buf, m, dwt, elementPtr(dw.data, dwt, i));
+    }
+  });
   return Status::ok();
 }
 
