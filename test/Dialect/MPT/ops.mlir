@@ -58,3 +58,94 @@ func.func @fp8_and_wide_results(%x: tensor<4x8xbf16>, %w: tensor<8x8xf32>, %sx: 
   %3 = mpt.matmul %x, %wl : (tensor<4x8xbf16>, tensor<8x8xbf16>) -> tensor<4x8xf32>
   return %0, %1, %2, %3 : tensor<4x8xf32>, tensor<4x8xbf16>, tensor<1x8x4x4xbf16>, tensor<4x8xf32>
 }
+
+// -----
+
+// Tests that the elementwise ops without a case above round-trip: neg, abs,
+// sqrt, leaky_relu, clip, trilu, sub, max, min, and the comparisons.
+// CHECK-LABEL: func.func @elementwise_rest
+func.func @elementwise_rest(%x: tensor<4x4xf32>, %y: tensor<4xf32>) -> (tensor<4x4xf32>, tensor<4x4xi1>, tensor<4x4xi1>) {
+  // CHECK: mpt.neg %{{.*}} : tensor<4x4xf32>
+  %0 = mpt.neg %x : tensor<4x4xf32>
+  // CHECK: mpt.abs
+  %1 = mpt.abs %0 : tensor<4x4xf32>
+  // CHECK: mpt.sqrt
+  %2 = mpt.sqrt %1 : tensor<4x4xf32>
+  // CHECK: mpt.leaky_relu %{{.*}} {alpha = 2.000000e-01 : f32}
+  %3 = mpt.leaky_relu %2 {alpha = 0.2 : f32} : tensor<4x4xf32>
+  // CHECK: mpt.clip %{{.*}} {max = 6.000000e+00 : f64, min = 0.000000e+00 : f64}
+  %4 = mpt.clip %3 {min = 0.0 : f64, max = 6.0 : f64} : tensor<4x4xf32>
+  // CHECK: mpt.trilu %{{.*}} {k = 1 : i64, upper = false}
+  %5 = mpt.trilu %4 {upper = false, k = 1 : i64} : tensor<4x4xf32>
+  // CHECK: mpt.sub %{{.*}}, %{{.*}} : (tensor<4x4xf32>, tensor<4xf32>) -> tensor<4x4xf32>
+  %6 = mpt.sub %5, %y : (tensor<4x4xf32>, tensor<4xf32>) -> tensor<4x4xf32>
+  // CHECK: mpt.max %{{.*}}, %{{.*}} : (tensor<4x4xf32>, tensor<4xf32>) -> tensor<4x4xf32>
+  %7 = mpt.max %6, %y : (tensor<4x4xf32>, tensor<4xf32>) -> tensor<4x4xf32>
+  // CHECK: mpt.min
+  %8 = mpt.min %7, %x : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
+  // CHECK: mpt.equal %{{.*}} : (tensor<4x4xf32>, tensor<4xf32>) -> tensor<4x4xi1>
+  %9 = mpt.equal %8, %y : (tensor<4x4xf32>, tensor<4xf32>) -> tensor<4x4xi1>
+  // CHECK: mpt.less %{{.*}} : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xi1>
+  %10 = mpt.less %8, %x : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xi1>
+  return %8, %9, %10 : tensor<4x4xf32>, tensor<4x4xi1>, tensor<4x4xi1>
+}
+
+// -----
+
+// Tests that slice, split, average_pool and reduce_max round-trip.
+// CHECK-LABEL: func.func @movement_and_pooling
+func.func @movement_and_pooling(%x: tensor<1x4x8x8xf32>) -> (tensor<1x2x8x8xf32>, tensor<1x1x8x8xf32>, tensor<1x3x8x8xf32>, tensor<1x4x4x4xf32>, tensor<1x4x1x1xf32>) {
+  // CHECK: mpt.slice %{{.*}} {ends = array<i64: 1, 4, 8, 8>, starts = array<i64: 0, 2, 0, 0>, steps = array<i64: 1, 1, 1, 1>} : (tensor<1x4x8x8xf32>) -> tensor<1x2x8x8xf32>
+  %0 = mpt.slice %x {starts = array<i64: 0, 2, 0, 0>, ends = array<i64: 1, 4, 8, 8>, steps = array<i64: 1, 1, 1, 1>} : (tensor<1x4x8x8xf32>) -> tensor<1x2x8x8xf32>
+  // CHECK: mpt.split %{{.*}} {axis = 1 : i64, sizes = array<i64: 1, 3>} : (tensor<1x4x8x8xf32>) -> (tensor<1x1x8x8xf32>, tensor<1x3x8x8xf32>)
+  %1:2 = mpt.split %x {axis = 1 : i64, sizes = array<i64: 1, 3>} : (tensor<1x4x8x8xf32>) -> (tensor<1x1x8x8xf32>, tensor<1x3x8x8xf32>)
+  // CHECK: mpt.average_pool %{{.*}} {count_include_pad = true, kernel_shape = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 2, 2>} : (tensor<1x4x8x8xf32>) -> tensor<1x4x4x4xf32>
+  %2 = mpt.average_pool %x {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, count_include_pad = true} : (tensor<1x4x8x8xf32>) -> tensor<1x4x4x4xf32>
+  // CHECK: mpt.reduce_max %{{.*}} {axes = array<i64: 2, 3>} : (tensor<1x4x8x8xf32>) -> tensor<1x4x1x1xf32>
+  %3 = mpt.reduce_max %x {axes = array<i64: 2, 3>} : (tensor<1x4x8x8xf32>) -> tensor<1x4x1x1xf32>
+  return %0, %1#0, %1#1, %2, %3 : tensor<1x2x8x8xf32>, tensor<1x1x8x8xf32>, tensor<1x3x8x8xf32>, tensor<1x4x4x4xf32>, tensor<1x4x1x1xf32>
+}
+
+// -----
+
+// Tests that the backward ops of convolution, pooling, batch norm, slicing,
+// gathering and the losses round-trip.
+// CHECK-LABEL: func.func @backward_ops
+func.func @backward_ops(%x: tensor<2x3x8x8xf32>, %w: tensor<4x3x3x3xf32>, %dy: tensor<2x4x8x8xf32>,
+                        %dp: tensor<2x3x4x4xf32>, %s: tensor<3xf32>, %dx: tensor<2x3x8x8xf32>,
+                        %idx: tensor<5xi64>, %demb: tensor<5x6xf32>, %lp: tensor<5x7xf32>, %labels: tensor<5xi64>,
+                        %dl: tensor<f32>)
+    -> (tensor<2x3x8x8xf32>, tensor<4x3x3x3xf32>, tensor<2x3x8x8xf32>, tensor<2x3x8x8xf32>, tensor<2x3x8x8xf32>, tensor<3xf32>, tensor<3xf32>, tensor<1x3x8x8xf32>, tensor<9x6xf32>, tensor<5x7xf32>, tensor<5x7xf32>) {
+  // CHECK: mpt.conv_grad_input %{{.*}}, %{{.*}} {dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<2x4x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<2x3x8x8xf32>
+  %0 = mpt.conv_grad_input %dy, %w {strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>} : (tensor<2x4x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<2x3x8x8xf32>
+  // CHECK: mpt.conv_grad_weight %{{.*}}, %{{.*}} {dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<2x3x8x8xf32>, tensor<2x4x8x8xf32>) -> tensor<4x3x3x3xf32>
+  %1 = mpt.conv_grad_weight %x, %dy {strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>} : (tensor<2x3x8x8xf32>, tensor<2x4x8x8xf32>) -> tensor<4x3x3x3xf32>
+  // CHECK: mpt.max_pool_grad %{{.*}}, %{{.*}} {{.*}} : (tensor<2x3x8x8xf32>, tensor<2x3x4x4xf32>) -> tensor<2x3x8x8xf32>
+  %2 = mpt.max_pool_grad %x, %dp {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} : (tensor<2x3x8x8xf32>, tensor<2x3x4x4xf32>) -> tensor<2x3x8x8xf32>
+  // CHECK: mpt.average_pool_grad %{{.*}} {{.*}} : (tensor<2x3x4x4xf32>) -> tensor<2x3x8x8xf32>
+  %3 = mpt.average_pool_grad %dp {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>} : (tensor<2x3x4x4xf32>) -> tensor<2x3x8x8xf32>
+  // CHECK: mpt.batch_norm_grad %{{.*}}, %{{.*}}, %{{.*}} {epsilon = 1.000000e-03 : f32} : (tensor<2x3x8x8xf32>, tensor<3xf32>, tensor<2x3x8x8xf32>) -> (tensor<2x3x8x8xf32>, tensor<3xf32>, tensor<3xf32>)
+  %4:3 = mpt.batch_norm_grad %x, %s, %dx {epsilon = 1.0e-3 : f32} : (tensor<2x3x8x8xf32>, tensor<3xf32>, tensor<2x3x8x8xf32>) -> (tensor<2x3x8x8xf32>, tensor<3xf32>, tensor<3xf32>)
+  // CHECK: mpt.slice_grad %{{.*}} {{.*}} : (tensor<1x3x8x8xf32>) -> tensor<2x3x8x8xf32>
+  %sl = mpt.slice %dx {starts = array<i64: 1, 0, 0, 0>, ends = array<i64: 2, 3, 8, 8>, steps = array<i64: 1, 1, 1, 1>} : (tensor<2x3x8x8xf32>) -> tensor<1x3x8x8xf32>
+  %5 = mpt.slice_grad %sl {starts = array<i64: 1, 0, 0, 0>, ends = array<i64: 2, 3, 8, 8>, steps = array<i64: 1, 1, 1, 1>} : (tensor<1x3x8x8xf32>) -> tensor<2x3x8x8xf32>
+  // CHECK: mpt.gather_grad %{{.*}}, %{{.*}} {axis = 0 : i64} : (tensor<5xi64>, tensor<5x6xf32>) -> tensor<9x6xf32>
+  %6 = mpt.gather_grad %idx, %demb {axis = 0 : i64} : (tensor<5xi64>, tensor<5x6xf32>) -> tensor<9x6xf32>
+  // CHECK: mpt.softmax_cross_entropy_loss_grad %{{.*}}, %{{.*}}, %{{.*}} {operandSegmentSizes = array<i32: 1, 1, 0, 1>} : (tensor<5x7xf32>, tensor<5xi64>, tensor<f32>) -> tensor<5x7xf32>
+  %7 = mpt.softmax_cross_entropy_loss_grad %lp, %labels, %dl {operandSegmentSizes = array<i32: 1, 1, 0, 1>} : (tensor<5x7xf32>, tensor<5xi64>, tensor<f32>) -> tensor<5x7xf32>
+  // CHECK: mpt.nll_loss_grad %{{.*}}, %{{.*}} {operandSegmentSizes = array<i32: 1, 0, 1>, reduction = "sum"} : (tensor<5xi64>, tensor<f32>) -> tensor<5x7xf32>
+  %8 = mpt.nll_loss_grad %labels, %dl {operandSegmentSizes = array<i32: 1, 0, 1>, reduction = "sum"} : (tensor<5xi64>, tensor<f32>) -> tensor<5x7xf32>
+  return %0, %1, %2, %3, %4#0, %4#1, %4#2, %sl, %6, %7, %8 : tensor<2x3x8x8xf32>, tensor<4x3x3x3xf32>, tensor<2x3x8x8xf32>, tensor<2x3x8x8xf32>, tensor<2x3x8x8xf32>, tensor<3xf32>, tensor<3xf32>, tensor<1x3x8x8xf32>, tensor<9x6xf32>, tensor<5x7xf32>, tensor<5x7xf32>
+}
+
+// -----
+
+// Tests that the FP8 delayed-scaling ops round-trip.
+// CHECK-LABEL: func.func @fp8_scaling
+func.func @fp8_scaling(%x: tensor<4x4xbf16>, %hist: tensor<16xf32>, %scale: tensor<f32>) -> (tensor<16xf32>, tensor<f32>) {
+  // CHECK: mpt.amax %{{.*}} : (tensor<4x4xbf16>) -> tensor<f32>
+  %a = mpt.amax %x : (tensor<4x4xbf16>) -> tensor<f32>
+  // CHECK: mpt.update_fp8_scale %{{.*}}, %{{.*}}, %{{.*}} {fp8_max = 5.734400e+04 : f64, margin = 1 : i64} : (tensor<16xf32>, tensor<f32>, tensor<f32>) -> (tensor<16xf32>, tensor<f32>)
+  %h, %s = mpt.update_fp8_scale %hist, %scale, %a {fp8_max = 57344.0 : f64, margin = 1 : i64} : (tensor<16xf32>, tensor<f32>, tensor<f32>) -> (tensor<16xf32>, tensor<f32>)
+  return %h, %s : tensor<16xf32>, tensor<f32>
+}
