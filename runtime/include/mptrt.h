@@ -64,13 +64,29 @@ const char *mptrt_dtype_name(mptrt_dtype dtype);
 /* Bytes per element; 0 for an unknown value. */
 size_t mptrt_dtype_size(mptrt_dtype dtype);
 
-/* Loads, verifies and prepares a plan. `backend` is NULL or "cpu". On
- * failure *out is NULL. */
+/* Loads, verifies and prepares a plan on `backend`: a name from
+ * mptrt_backend_name ("cpu"), or NULL / "auto" for the best backend this
+ * host can run. On failure *out is NULL. */
 int mptrt_model_load_file(const char *path, const char *backend, mptrt_model **out);
 int mptrt_model_load_memory(const void *data, size_t size, const char *backend,
                             mptrt_model **out);
-/* Sets *has to 1 if `backend` (NULL or "cpu") has a kernel of kind `kind`
- * (a plan kernel kind, e.g. "gemm"), else 0. Fails for an unknown backend. */
+/* The backends of this build, in registration order; the name is NULL for
+ * an index past the end. */
+size_t mptrt_backend_count(void);
+const char *mptrt_backend_name(size_t index);
+/* The backend that `backend` (a name, or NULL / "auto") resolves to on
+ * this host, or NULL (see mptrt_last_error) when it cannot run here. */
+const char *mptrt_backend_resolve(const char *backend);
+/* Sets *available to 1 if this host can run `backend`, else 0. *detail (may
+ * be NULL; valid until the next call on this thread) describes the device,
+ * or says why it cannot run. Fails for an unknown backend. */
+int mptrt_backend_probe(const char *backend, int *available, const char **detail);
+/* The kernel kinds `backend` (NULL or "auto": the best available) has.
+ * *kind is valid until the next call on this thread. */
+int mptrt_backend_kind_count(const char *backend, size_t *count);
+int mptrt_backend_kind_name(const char *backend, size_t index, const char **kind);
+/* Sets *has to 1 if `backend` (as above) has a kernel of kind `kind` (a
+ * plan kernel kind, e.g. "gemm"), else 0. Fails for an unknown backend. */
 int mptrt_backend_has_kernel(const char *backend, const char *kind, int *has);
 /* Frees a model; NULL is allowed. */
 void mptrt_model_free(mptrt_model *model);

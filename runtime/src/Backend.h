@@ -17,8 +17,10 @@
 #include "TensorDesc.h"
 #include "ops/KernelView.h"
 
+#include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace mptrt {
 namespace rt {
@@ -50,6 +52,8 @@ public:
 
   /// Whether this backend has a kernel of this kind.
   virtual bool hasKernel(const std::string &kind) const = 0;
+  /// Every kernel kind this backend has, in its own order.
+  virtual std::vector<std::string> kernelKinds() const = 0;
 
   /// Decodes and checks one kernel; fails for an unknown kind or operands,
   /// results or attributes that the kind does not accept.
@@ -57,10 +61,41 @@ public:
                                std::unique_ptr<PreparedKernel> *out) = 0;
 };
 
-/// The backend named `name` ("cpu"; empty means "cpu").
+/// How the registry knows a backend: its name, whether this host can run
+/// it, and how to make one. Each backend registers itself with a
+/// `register<Name>Backend` function (BackendRegistry.cpp calls the ones the
+/// build has).
+struct BackendFactory {
+  std::string name;
+  /// `--device auto` takes the available backend with the highest rank.
+  int rank = 0;
+  /// Whether this host can run the backend; `*detail` describes the device
+  /// when it can ("host CPU, 16 threads") and says why not when it cannot.
+  std::function<bool(std::string *detail)> probe;
+  std::function<std::unique_ptr<Backend>()> create;
+};
+
+class BackendRegistry {
+public:
+  /// The registry of this build, with every built-in backend registered.
+  static BackendRegistry &get();
+  void add(BackendFactory factory);
+  const std::vector<BackendFactory> &factories() const { return factories_; }
+  const BackendFactory *find(const std::string &name) const;
+  /// "cpu, cuda": the names, for messages.
+  std::string names() const;
+
+private:
+  std::vector<BackendFactory> factories_;
+};
+
+/// The backend named `name`. "auto" (or empty) picks the best backend this
+/// host can run; an unknown name is an error that lists the backends of this
+/// build, and a known one this host cannot run says why.
 Status createBackend(const std::string &name, std::unique_ptr<Backend> *out);
 
 std::unique_ptr<Backend> createCpuBackend();
+void registerCpuBackend(BackendRegistry &registry);
 
 } // namespace rt
 } // namespace mptrt

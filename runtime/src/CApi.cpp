@@ -83,6 +83,63 @@ int mptrt_model_load_memory(const void *data, size_t size, const char *backend,
   return MPTRT_OK;
 }
 
+size_t mptrt_backend_count(void) {
+  return mptrt::rt::BackendRegistry::get().factories().size();
+}
+
+const char *mptrt_backend_name(size_t index) {
+  const auto &factories = mptrt::rt::BackendRegistry::get().factories();
+  return index < factories.size() ? factories[index].name.c_str() : nullptr;
+}
+
+const char *mptrt_backend_resolve(const char *backend) {
+  std::unique_ptr<mptrt::rt::Backend> impl;
+  if (report(mptrt::rt::createBackend(backend ? backend : "", &impl)))
+    return nullptr;
+  // The name lives in the registry, which outlives every caller.
+  return mptrt::rt::BackendRegistry::get().find(impl->name())->name.c_str();
+}
+
+int mptrt_backend_probe(const char *backend, int *available, const char **detail) {
+  if (!backend || !available)
+    return fail("mptrt_backend_probe: null argument");
+  const mptrt::rt::BackendFactory *f = mptrt::rt::BackendRegistry::get().find(backend);
+  if (!f)
+    return fail(std::string("unknown backend '") + backend + "' (this build has: " +
+                mptrt::rt::BackendRegistry::get().names() + ")");
+  thread_local std::string probeDetail;
+  probeDetail.clear();
+  *available = f->probe(&probeDetail) ? 1 : 0;
+  if (detail)
+    *detail = probeDetail.c_str();
+  return MPTRT_OK;
+}
+
+int mptrt_backend_kind_count(const char *backend, size_t *count) {
+  if (!count)
+    return fail("mptrt_backend_kind_count: null argument");
+  std::unique_ptr<mptrt::rt::Backend> impl;
+  if (int rc = report(mptrt::rt::createBackend(backend ? backend : "", &impl)))
+    return rc;
+  *count = impl->kernelKinds().size();
+  return MPTRT_OK;
+}
+
+int mptrt_backend_kind_name(const char *backend, size_t index, const char **kind) {
+  if (!kind)
+    return fail("mptrt_backend_kind_name: null argument");
+  std::unique_ptr<mptrt::rt::Backend> impl;
+  if (int rc = report(mptrt::rt::createBackend(backend ? backend : "", &impl)))
+    return rc;
+  thread_local std::vector<std::string> kinds;
+  kinds = impl->kernelKinds();
+  if (index >= kinds.size())
+    return fail("mptrt_backend_kind_name: index " + std::to_string(index) + " of " +
+                std::to_string(kinds.size()) + " kinds");
+  *kind = kinds[index].c_str();
+  return MPTRT_OK;
+}
+
 int mptrt_backend_has_kernel(const char *backend, const char *kind, int *has) {
   if (!kind || !has)
     return fail("mptrt_backend_has_kernel: null argument");

@@ -175,6 +175,52 @@ TEST(CApi, Errors) {
               "unknown backend 'tpu'");
 }
 
+// Tests the backend registry through the C API: the CPU backend is listed
+// and available, auto resolves to it, unknown names fail with the list,
+// and the kinds it lists are exactly those it says it has.
+TEST(CApi, BackendRegistry) {
+  auto expectError = [](int rc, const std::string &text) {
+    EXPECT_EQ(rc, MPTRT_ERROR);
+    EXPECT_NE(std::string(mptrt_last_error()).find(text), std::string::npos)
+        << mptrt_last_error();
+  };
+  ASSERT_GE(mptrt_backend_count(), 1u);
+  bool sawCpu = false;
+  for (size_t i = 0; i < mptrt_backend_count(); ++i)
+    sawCpu = sawCpu || std::string(mptrt_backend_name(i)) == "cpu";
+  EXPECT_TRUE(sawCpu);
+  EXPECT_EQ(mptrt_backend_name(mptrt_backend_count()), nullptr);
+
+  int available = 0;
+  const char *detail = nullptr;
+  ASSERT_EQ(mptrt_backend_probe("cpu", &available, &detail), MPTRT_OK);
+  EXPECT_EQ(available, 1);
+  EXPECT_NE(std::string(detail).find("host CPU"), std::string::npos) << detail;
+  expectError(mptrt_backend_probe("tpu", &available, &detail),
+              "unknown backend 'tpu' (this build has: cpu");
+
+  ASSERT_NE(mptrt_backend_resolve("auto"), nullptr);
+  EXPECT_STREQ(mptrt_backend_resolve("auto"), "cpu");
+  EXPECT_STREQ(mptrt_backend_resolve(nullptr), "cpu");
+  EXPECT_EQ(mptrt_backend_resolve("tpu"), nullptr);
+
+  size_t count = 0;
+  ASSERT_EQ(mptrt_backend_kind_count("cpu", &count), MPTRT_OK);
+  EXPECT_GT(count, 50u);
+  for (size_t i = 0; i < count; ++i) {
+    const char *kind = nullptr;
+    ASSERT_EQ(mptrt_backend_kind_name("cpu", i, &kind), MPTRT_OK);
+    int has = 0;
+    ASSERT_EQ(mptrt_backend_has_kernel("cpu", kind, &has), MPTRT_OK);
+    EXPECT_EQ(has, 1) << kind;
+  }
+  const char *kind = nullptr;
+  expectError(mptrt_backend_kind_name("cpu", count, &kind), "index");
+  int has = 1;
+  ASSERT_EQ(mptrt_backend_has_kernel("cpu", "no_such_kind", &has), MPTRT_OK);
+  EXPECT_EQ(has, 0);
+}
+
 // Tests that a parameter updated in place persists across runs (SGD).
 TEST(CppApi, InPlaceParameterUpdate) {
   PlanBuilder b;

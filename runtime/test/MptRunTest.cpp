@@ -102,6 +102,35 @@ TEST_F(MptRunTest, List) {
             "  output y: f32 [4, 3]\n");
 }
 
+// Tests --list-devices: one line per backend of the build, the CPU backend
+// available with its kernel count, the one auto picks, and no plan needed.
+TEST_F(MptRunTest, ListDevices) {
+  ASSERT_EQ(run("--list-devices"), 0) << log;
+  size_t kinds = 0;
+  ASSERT_EQ(mptrt_backend_kind_count("cpu", &kinds), MPTRT_OK);
+  EXPECT_NE(log.find("cpu  available  host CPU, "), std::string::npos) << log;
+  EXPECT_NE(log.find("(" + std::to_string(kinds) + " kernel kinds)\n"), std::string::npos)
+      << log;
+  EXPECT_NE(log.find("auto -> cpu\n"), std::string::npos) << log;
+}
+
+// Tests --device: auto and cpu run the plan; an unknown backend is an error
+// (exit 1) that lists the build's backends.
+TEST_F(MptRunTest, DeviceChoice) {
+  Mlp mlp(4, 6, 10, 3, 21);
+  writeFile("mlp.mptp", plan::serializePlan(mlp.plan()));
+  std::vector<float> x(24, 0.5f);
+  writeFile("x.npy", tools::encodeNpy(MPTRT_F32, {4, 6}, x.data(), x.size() * 4));
+  const std::string args = path("mlp.mptp") + " --input x=" + path("x.npy") +
+                           " --output-dir " + path("out");
+  EXPECT_EQ(run(args + " --device auto"), 0) << log;
+  EXPECT_EQ(run(args + " --device cpu"), 0) << log;
+  EXPECT_EQ(run(args + " --device tpu"), 1) << log;
+  EXPECT_NE(log.find("unknown backend 'tpu' (this build has: cpu; or auto)"),
+            std::string::npos)
+      << log;
+}
+
 // Tests a .pb input, a --param override, and --entry defaulting to the
 // plan's only entry point.
 TEST_F(MptRunTest, TensorProtoInputAndParamOverride) {

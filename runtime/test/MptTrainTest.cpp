@@ -801,7 +801,7 @@ TEST_F(MptTrainTest, CudaDeviceUnavailable) {
   writeToy();
   EXPECT_EQ(run(toyArgs() + " --steps 1 --device cuda"), 1) << log;
   EXPECT_NE(err.find("mpt-train: error: " + path("toy.mptp") +
-                         ": unknown backend 'cuda' (this build has: cpu)"),
+                         ": unknown backend 'cuda' (this build has: cpu; or auto)"),
             std::string::npos)
       << err;
   EXPECT_EQ(run(toyArgs() + " --steps 1 --device cpu --quiet"), 0) << log;
@@ -844,7 +844,7 @@ TEST_F(MptTrainTest, UsageErrors) {
   ASSERT_EQ(run("--help"), 0) << log;
   for (const char *flag :
        {"--input NAME=FILE", "--synthetic ", "--synthetic-int-range R", "(default 2)",
-        "--seed S", "--param NAME=FILE", "--steps N", "--entry NAME", "--device cpu|cuda",
+        "--seed S", "--param NAME=FILE", "--steps N", "--entry NAME", "--device auto|NAME",
         "MPTRT_NUM_THREADS", "--metrics FILE", "--log-every K", "--quiet", "--save FILE",
         "--save-every K", "--resume FILE", "Exit status: 0 success, 1", "2 usage error"})
     EXPECT_NE(out.find(flag), std::string::npos) << flag;

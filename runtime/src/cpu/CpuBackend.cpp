@@ -1,6 +1,7 @@
 //===- CpuBackend.cpp - the CPU backend: host memory and kernel table ----===//
 #include "Backend.h"
 #include "cpu/CpuKernels.h"
+#include "cpu/ThreadPool.h"
 
 #include <cstdlib>
 #include <cstring>
@@ -120,6 +121,13 @@ public:
   }
   Status synchronize() override { return Status::ok(); }
 
+  std::vector<std::string> kernelKinds() const override {
+    std::vector<std::string> kinds;
+    for (const KindEntry &k : kKinds)
+      kinds.push_back(k.kind);
+    return kinds;
+  }
+
   bool hasKernel(const std::string &kind) const override {
     for (const KindEntry &k : kKinds)
       if (kind == k.kind)
@@ -141,12 +149,17 @@ public:
 
 std::unique_ptr<Backend> createCpuBackend() { return std::make_unique<cpu::CpuBackend>(); }
 
-Status createBackend(const std::string &name, std::unique_ptr<Backend> *out) {
-  if (name.empty() || name == "cpu") {
-    *out = createCpuBackend();
-    return Status::ok();
-  }
-  return Status::error("unknown backend '" + name + "' (this build has: cpu)");
+void registerCpuBackend(BackendRegistry &registry) {
+  BackendFactory f;
+  f.name = "cpu";
+  f.rank = 0; // the reference: always present, picked when nothing faster is
+  f.probe = [](std::string *detail) {
+    *detail = "host CPU, " + std::to_string(cpu::numThreads()) +
+              " threads (MPTRT_NUM_THREADS), OpenBLAS GEMMs";
+    return true;
+  };
+  f.create = createCpuBackend;
+  registry.add(std::move(f));
 }
 
 } // namespace rt

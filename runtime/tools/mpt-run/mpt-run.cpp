@@ -1,7 +1,8 @@
 //===- mpt-run.cpp - run one entry point of an MPT plan ------------------===//
 //
 //   mpt-run model.mptp --entry forward --input x=x.npy [--param w=w.pb]
-//           [--output-dir out/] [--backend cpu] [--warmup N] [--repeat N]
+//           [--output-dir out/] [--device auto|cpu] [--warmup N] [--repeat N]
+//   mpt-run --list-devices
 //
 // Binds each --input and --param (a .npy or ONNX TensorProto .pb file whose
 // dtype and shape must match the plan's), runs the entry point --warmup
@@ -38,14 +39,18 @@ namespace {
 
 const char kUsage[] =
     "usage: mpt-run PLAN.mptp [--entry NAME] [--input NAME=FILE]... [--param NAME=FILE]...\n"
-    "               [--output-dir DIR] [--backend cpu] [--warmup N] [--repeat N]\n"
+    "               [--output-dir DIR] [--device auto|NAME] [--warmup N] [--repeat N]\n"
+    "       mpt-run --list-devices\n"
     "FILE is a .npy or an ONNX TensorProto .pb; its dtype and shape must match the plan.\n"
     "--entry may be omitted when the plan has one entry point; --output-dir defaults to '.'.\n"
     "--warmup N runs the entry point N times untimed first (default 0); --repeat N then\n"
     "runs it N times timed (default 1) and, for N > 1, prints the min, median and mean\n"
     "wall time per run. Outputs are those of the last run.\n"
     "--list prints each entry point's inputs, parameters, outputs and arena size, and\n"
-    "runs nothing. --print also prints each output's values (the first 64, in C order).\n";
+    "runs nothing. --print also prints each output's values (the first 64, in C order).\n"
+    "--device picks the backend (--backend is the same option): auto (the default) takes\n"
+    "the best one this host can run. --list-devices prints the backends of this build,\n"
+    "whether this host can run each, and their kernel kinds, and runs nothing.\n";
 
 int usage(const std::string &message) {
   std::fprintf(stderr, "mpt-run: %s\n%s", message.c_str(), kUsage);
@@ -203,6 +208,29 @@ int listPlan(const Model &model, const std::vector<std::string> &entries) {
   return 0;
 }
 
+/// --list-devices: every backend of this build, whether this host can run
+/// it (and why not), and how many kernel kinds it has.
+int listDevices() {
+  for (size_t i = 0; i < mptrt_backend_count(); ++i) {
+    const char *name = mptrt_backend_name(i);
+    int available = 0;
+    const char *detail = "";
+    if (mptrt_backend_probe(name, &available, &detail) != MPTRT_OK)
+      return fail(mptrt::lastError());
+    std::string line = std::string(name) + (available ? "  available  " : "  unavailable  ") +
+                       detail;
+    size_t kinds = 0;
+    if (available && mptrt_backend_kind_count(name, &kinds) == MPTRT_OK)
+      line += "  (" + std::to_string(kinds) + " kernel kinds)";
+    std::printf("%s\n", line.c_str());
+  }
+  const char *chosen = mptrt_backend_resolve("auto");
+  if (!chosen)
+    return fail(mptrt::lastError());
+  std::printf("auto -> %s\n", chosen);
+  return 0;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -235,8 +263,10 @@ int main(int argc, char **argv) {
       ok = binding(&params);
     else if (arg == "--output-dir")
       ok = value(&outputDir);
-    else if (arg == "--backend")
+    else if (arg == "--backend" || arg == "--device")
       ok = value(&backend);
+    else if (arg == "--list-devices")
+      return listDevices();
     else if (arg == "--warmup" || arg == "--repeat") {
       const int min = arg == "--repeat" ? 1 : 0;
       std::string v;

@@ -1,7 +1,7 @@
 //===- mpt-train.cpp - run the train_step of an MPT plan repeatedly ------===//
 //
 //   mpt-train model.mptp --input x=train_x.npy --input y=train_y.npy
-//             --steps N [--device cpu|cuda] [--metrics metrics.jsonl]
+//             --steps N [--device auto|cpu|cuda] [--metrics metrics.jsonl]
 //             [--save ckpt] [--save-every K] [--resume ckpt] ...
 //
 // Each step binds one batch of every input (Batches.h), runs the entry
@@ -59,8 +59,9 @@ const char kUsage[] =
     "  --steps N                total number of steps, counting those a --resume'd\n"
     "                           checkpoint has run (required)\n"
     "  --entry NAME             the entry point to run (default train_step)\n"
-    "  --device cpu|cuda        the runtime backend (default cpu); threads: set\n"
-    "                           MPTRT_NUM_THREADS\n"
+    "  --device auto|NAME       the runtime backend (default auto: the best one this host\n"
+    "                           can run; `mpt-run --list-devices` lists them); CPU\n"
+    "                           threads: set MPTRT_NUM_THREADS\n"
     "\n"
     "Output:\n"
     "  --metrics FILE           one JSON object per step: step (1-based), loss, loss_scale,\n"
@@ -193,7 +194,7 @@ int saveCheckpoint(const Model &model, const std::vector<ParameterSpec> &params,
 }
 
 struct Options {
-  std::string planPath, entry = "train_step", device = "cpu";
+  std::string planPath, entry = "train_step", device = "auto";
   std::vector<std::pair<std::string, std::string>> inputs, params;
   bool synthetic = false, quiet = false;
   uint64_t seed = 0, intRange = 2, steps = 0, logEvery = 0, saveEvery = 0;
@@ -287,7 +288,8 @@ int parseArgs(int argc, char **argv, Options *o) {
     return usage("--param and --resume exclude each other (the checkpoint sets every "
                  "parameter)");
   if (o->device.empty())
-    return usage("option '--device' needs a backend name (cpu or cuda)");
+    return usage("option '--device' needs a backend name (auto, or one that "
+                 "`mpt-run --list-devices` lists)");
   return -1;
 }
 
@@ -529,6 +531,7 @@ int main(int argc, char **argv) {
     std::snprintf(text, sizeof(text), ", mean step time %.4f ms", totalMs / double(ran));
     summary += text;
   }
+  summary += ", device " + model.backend();
   std::printf("%s\n", summary.c_str());
   return 0;
 }
