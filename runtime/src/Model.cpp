@@ -1,5 +1,6 @@
 //===- Model.cpp - loading, binding and running a plan -------------------===//
 #include "Model.h"
+#include "mptrt/plan/Reader.h"
 
 #include <cstring>
 

@@ -2,7 +2,7 @@
 #ifndef MPTRT_SRC_TENSORDESC_H
 #define MPTRT_SRC_TENSORDESC_H
 
-#include "mptrt/PlanFormat.h"
+#include "mptrt/plan/Layout.h"
 
 #include <cstdint>
 #include <string>

@@ -11,7 +11,7 @@
 #include "PlanBuilder.h"
 #include "mptrt.hpp"
 #include "mptrt/Numerics.h"
-#include "mptrt/PlanFormat.h"
+#include "mptrt/plan/Layout.h"
 
 #include <gtest/gtest.h>
 

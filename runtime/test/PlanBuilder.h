@@ -9,7 +9,9 @@
 #ifndef MPTRT_TEST_PLANBUILDER_H
 #define MPTRT_TEST_PLANBUILDER_H
 
-#include "mptrt/PlanFormat.h"
+#include "mptrt/plan/Layout.h"
+#include "mptrt/plan/Validation.h"
+#include "mptrt/plan/Writer.h"
 
 #include <algorithm>
 #include <string>

@@ -9,7 +9,9 @@
 #include "mpt/Conversion/Passes.h"
 #include "mpt/Dialect/MPT/IR/MPTOps.h"
 
-#include "mptrt/PlanFormat.h"
+#include "mptrt/plan/Layout.h"
+#include "mptrt/plan/Validation.h"
+#include "mptrt/plan/Writer.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinAttributes.h"

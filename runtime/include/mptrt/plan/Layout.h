@@ -1,0 +1,260 @@
+//===- Layout.h - MPT plan: constants, codes and structs -*- C++ -*-===//
+//
+// The in-memory form of an MPT execution plan (`.mptp`), version 1: the
+// format's constants and numeric codes, and the plain structs a plan is made
+// of, with the size helpers every other part uses. docs/plan-format.md
+// specifies the bytes. Header-only, C++17 standard library alone, no
+// exceptions or RTTI, so the compiler can include it to emit plans.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MPTRT_PLAN_LAYOUT_H
+#define MPTRT_PLAN_LAYOUT_H
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace mptrt {
+namespace plan {
+
+//===----------------------------------------------------------------------===//
+// Constants of the format.
+//===----------------------------------------------------------------------===//
+
+/// The first 8 bytes of every plan: "MPTPLAN" and a NUL.
+inline constexpr uint8_t kMagic[8] = {'M', 'P', 'T', 'P', 'L', 'A', 'N', 0};
+/// The only version this header reads and writes.
+inline constexpr uint32_t kVersion = 1;
+/// Size of the fixed header; the tables section starts right after it.
+inline constexpr uint64_t kHeaderSize = 64;
+/// Alignment of arena offsets, constant offsets, arena sizes and of the
+/// constants section within the file.
+inline constexpr uint64_t kAlignment = 64;
+/// Largest tensor rank.
+inline constexpr uint32_t kMaxRank = 8;
+/// Every tensor, arena and the constants blob is smaller than this (2^48).
+inline constexpr uint64_t kMaxBytes = uint64_t{1} << 48;
+/// Largest string (names, kinds, string attributes), in bytes.
+inline constexpr uint32_t kMaxStringBytes = 1u << 20;
+
+/// Element types. The numeric codes are part of the format.
+enum class DType : uint8_t {
+  F32 = 1,
+  F16 = 2,
+  BF16 = 3,
+  F8E4M3FN = 4,
+  F8E5M2 = 5,
+  I64 = 6,
+  I32 = 7,
+  I1 = 8,  // one byte per element, 0 or 1
+};
+
+/// Where a tensor's bytes live. The numeric codes are part of the format.
+enum class Storage : uint8_t {
+  Arena = 0,      // at `offset` in the running entry point's arena
+  Parameter = 1,  // persistent, bound by name; optional initial value
+  Input = 2,      // bound by name before a run; read-only to kernels
+  Output = 3,     // written by kernels, read by name after a run
+  Constant = 4,   // at `offset` in the constants blob; read-only
+};
+
+/// Tensor flag bits.
+inline constexpr uint8_t kTensorHasInitializer = 1;  // Parameter only
+
+/// Attribute value kinds. The numeric codes are part of the format.
+enum class AttrType : uint8_t {
+  Int = 1,      // int64
+  Float = 2,    // IEEE binary64
+  IntList = 3,  // int64[]
+  String = 4,   // bytes
+};
+
+inline bool isValidDType(uint8_t v) { return v >= 1 && v <= 8; }
+inline bool isValidStorage(uint8_t v) { return v <= 4; }
+inline bool isValidAttrType(uint8_t v) { return v >= 1 && v <= 4; }
+
+/// Bytes per element.
+inline uint64_t dtypeSize(DType t) {
+  switch (t) {
+  case DType::F32:
+  case DType::I32:
+    return 4;
+  case DType::F16:
+  case DType::BF16:
+    return 2;
+  case DType::F8E4M3FN:
+  case DType::F8E5M2:
+  case DType::I1:
+    return 1;
+  case DType::I64:
+    return 8;
+  }
+  return 0;
+}
+
+/// The MLIR spelling of an element type ("f32", "bf16", "f8E4M3FN", "i1").
+inline const char *dtypeName(DType t) {
+  switch (t) {
+  case DType::F32: return "f32";
+  case DType::F16: return "f16";
+  case DType::BF16: return "bf16";
+  case DType::F8E4M3FN: return "f8E4M3FN";
+  case DType::F8E5M2: return "f8E5M2";
+  case DType::I64: return "i64";
+  case DType::I32: return "i32";
+  case DType::I1: return "i1";
+  }
+  return "invalid";
+}
+
+inline bool isFloatDType(DType t) {
+  return t == DType::F32 || t == DType::F16 || t == DType::BF16 ||
+         t == DType::F8E4M3FN || t == DType::F8E5M2;
+}
+
+inline const char *storageName(Storage s) {
+  switch (s) {
+  case Storage::Arena: return "arena";
+  case Storage::Parameter: return "parameter";
+  case Storage::Input: return "input";
+  case Storage::Output: return "output";
+  case Storage::Constant: return "constant";
+  }
+  return "invalid";
+}
+
+//===----------------------------------------------------------------------===//
+// The plan as plain structs.
+//===----------------------------------------------------------------------===//
+
+struct Tensor {
+  std::string name;  // required for parameters, inputs and outputs
+  DType dtype = DType::F32;
+  Storage storage = Storage::Arena;
+  std::vector<int64_t> shape;  // static; rank 0 is a scalar
+  /// Arena: byte offset in the arena. Constant: byte offset in the blob.
+  /// Parameter with an initializer: byte offset of its initial value in the
+  /// blob. Otherwise 0. Offsets are multiples of kAlignment.
+  uint64_t offset = 0;
+  bool hasInitializer = false;  // Parameter only
+};
+
+struct Attribute {
+  std::string name;
+  AttrType type = AttrType::Int;
+  int64_t i = 0;              // Int
+  double f = 0.0;             // Float
+  std::vector<int64_t> ints;  // IntList
+  std::string s;              // String
+
+  static Attribute makeInt(std::string name, int64_t v) {
+    Attribute a;
+    a.name = std::move(name);
+    a.type = AttrType::Int;
+    a.i = v;
+    return a;
+  }
+  static Attribute makeFloat(std::string name, double v) {
+    Attribute a;
+    a.name = std::move(name);
+    a.type = AttrType::Float;
+    a.f = v;
+    return a;
+  }
+  static Attribute makeInts(std::string name, std::vector<int64_t> v) {
+    Attribute a;
+    a.name = std::move(name);
+    a.type = AttrType::IntList;
+    a.ints = std::move(v);
+    return a;
+  }
+  static Attribute makeString(std::string name, std::string v) {
+    Attribute a;
+    a.name = std::move(name);
+    a.type = AttrType::String;
+    a.s = std::move(v);
+    return a;
+  }
+};
+
+struct Kernel {
+  std::string kind;                // e.g. "gemm"; see docs/runtime.md
+  std::vector<uint32_t> operands;  // tensor ids
+  std::vector<uint32_t> results;   // tensor ids
+  std::vector<Attribute> attrs;
+
+  const Attribute *findAttr(const std::string &n) const {
+    for (const Attribute &a : attrs)
+      if (a.name == n)
+        return &a;
+    return nullptr;
+  }
+};
+
+struct EntryPoint {
+  std::string name;
+  uint64_t arenaBytes = 0;        // multiple of kAlignment
+  std::vector<uint32_t> kernels;  // kernel ids, run in this order
+  std::vector<uint32_t> inputs;   // tensor ids of Input storage
+  std::vector<uint32_t> params;   // tensor ids of Parameter storage
+  std::vector<uint32_t> outputs;  // tensor ids of Output storage
+};
+
+struct Plan {
+  std::vector<Tensor> tensors;
+  std::vector<Kernel> kernels;
+  std::vector<EntryPoint> entries;
+  std::vector<uint8_t> constants;  // the constants blob
+};
+
+/// Rounds `v` up to a multiple of kAlignment.
+inline uint64_t alignUp(uint64_t v) {
+  return (v + kAlignment - 1) / kAlignment * kAlignment;
+}
+
+/// Element count of `shape`, or false if a dim is negative or the count
+/// reaches kMaxBytes.
+inline bool elementCount(const std::vector<int64_t> &shape, uint64_t *count) {
+  uint64_t n = 1;
+  for (int64_t d : shape) {
+    if (d < 0)
+      return false;
+    if (d != 0 && n > (kMaxBytes - 1) / static_cast<uint64_t>(d))
+      return false;
+    n *= static_cast<uint64_t>(d);
+  }
+  *count = n;
+  return true;
+}
+
+/// Byte size of a tensor, or false if its shape or dtype is invalid or the
+/// size reaches kMaxBytes.
+inline bool tensorByteSize(const Tensor &t, uint64_t *bytes) {
+  uint64_t n;
+  if (!isValidDType(static_cast<uint8_t>(t.dtype)) || !elementCount(t.shape, &n))
+    return false;
+  uint64_t b = n * dtypeSize(t.dtype);
+  if (b >= kMaxBytes)
+    return false;
+  *bytes = b;
+  return true;
+}
+
+/// Appends `size` bytes to the constants blob at the next aligned offset and
+/// returns that offset (for Tensor::offset).
+inline uint64_t appendConstant(Plan &plan, const void *data, size_t size) {
+  uint64_t offset = alignUp(plan.constants.size());
+  plan.constants.resize(offset, 0);
+  const uint8_t *p = static_cast<const uint8_t *>(data);
+  plan.constants.insert(plan.constants.end(), p, p + size);
+  return offset;
+}
+
+} // namespace plan
+} // namespace mptrt
+
+#endif // MPTRT_PLAN_LAYOUT_H
