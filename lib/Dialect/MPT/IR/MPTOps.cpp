@@ -101,6 +101,33 @@ LogicalResult verifyScales(Operation *op, Value first, Value second) {
   return success();
 }
 
+/// A contraction's FP8 scales: its trailing operand groups from ODS group
+/// `firstScaleGroup` on, both present or neither.
+template <typename OpTy>
+OperandRange trailingFP8Scales(OpTy op, unsigned firstScaleGroup) {
+  unsigned start = op.getODSOperandIndexAndLength(firstScaleGroup).first;
+  return op->getOperands().drop_front(start);
+}
+
+/// Sets a contraction's two FP8 scales, or clears both when `scales` is
+/// empty. Each range is fetched after the previous edit, because changing
+/// one operand group moves the ones after it.
+template <typename OpTy>
+LogicalResult setFP8ScalePair(OpTy op, MutableOperandRange (OpTy::*first)(),
+                              MutableOperandRange (OpTy::*second)(),
+                              ValueRange scales) {
+  if (scales.empty()) {
+    (op.*second)().clear();
+    (op.*first)().clear();
+    return success();
+  }
+  if (scales.size() != 2)
+    return failure();
+  (op.*first)().assign(scales[0]);
+  (op.*second)().assign(scales[1]);
+  return success();
+}
+
 /// The role of operand `index` of a contraction whose ODS operand groups are
 /// (x, y, [bias], [x_scale], [y_scale]): the bias has the result's type and
 /// the scales are FP32.
@@ -223,23 +250,11 @@ bool MatMulOp::supportsWideResult() { return true; }
 
 bool MatMulOp::acceptsFP8Operands() { return true; }
 
-OperandRange MatMulOp::getFP8Scales() {
-  // The scales are the trailing operand groups, both present or neither.
-  unsigned start = getODSOperandIndexAndLength(2).first;
-  return getOperation()->getOperands().drop_front(start);
-}
+OperandRange MatMulOp::getFP8Scales() { return trailingFP8Scales(*this, 2); }
 
 LogicalResult MatMulOp::setFP8Scales(ValueRange scales) {
-  if (scales.empty()) {
-    getRhsScaleMutable().clear();
-    getLhsScaleMutable().clear();
-    return success();
-  }
-  if (scales.size() != 2)
-    return failure();
-  getLhsScaleMutable().assign(scales[0]);
-  getRhsScaleMutable().assign(scales[1]);
-  return success();
+  return setFP8ScalePair(*this, &MatMulOp::getLhsScaleMutable,
+                         &MatMulOp::getRhsScaleMutable, scales);
 }
 
 LogicalResult GemmOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
@@ -290,23 +305,11 @@ bool GemmOp::supportsWideResult() { return true; }
 
 bool GemmOp::acceptsFP8Operands() { return true; }
 
-OperandRange GemmOp::getFP8Scales() {
-  // The scales are the trailing operand groups, both present or neither.
-  unsigned start = getODSOperandIndexAndLength(3).first;
-  return getOperation()->getOperands().drop_front(start);
-}
+OperandRange GemmOp::getFP8Scales() { return trailingFP8Scales(*this, 3); }
 
 LogicalResult GemmOp::setFP8Scales(ValueRange scales) {
-  if (scales.empty()) {
-    getBScaleMutable().clear();
-    getAScaleMutable().clear();
-    return success();
-  }
-  if (scales.size() != 2)
-    return failure();
-  getAScaleMutable().assign(scales[0]);
-  getBScaleMutable().assign(scales[1]);
-  return success();
+  return setFP8ScalePair(*this, &GemmOp::getAScaleMutable,
+                         &GemmOp::getBScaleMutable, scales);
 }
 
 LogicalResult ConvOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
@@ -350,23 +353,11 @@ bool ConvOp::supportsWideResult() { return true; }
 
 bool ConvOp::acceptsFP8Operands() { return true; }
 
-OperandRange ConvOp::getFP8Scales() {
-  // The scales are the trailing operand groups, both present or neither.
-  unsigned start = getODSOperandIndexAndLength(3).first;
-  return getOperation()->getOperands().drop_front(start);
-}
+OperandRange ConvOp::getFP8Scales() { return trailingFP8Scales(*this, 3); }
 
 LogicalResult ConvOp::setFP8Scales(ValueRange scales) {
-  if (scales.empty()) {
-    getWeightScaleMutable().clear();
-    getInputScaleMutable().clear();
-    return success();
-  }
-  if (scales.size() != 2)
-    return failure();
-  getInputScaleMutable().assign(scales[0]);
-  getWeightScaleMutable().assign(scales[1]);
-  return success();
+  return setFP8ScalePair(*this, &ConvOp::getInputScaleMutable,
+                         &ConvOp::getWeightScaleMutable, scales);
 }
 
 LogicalResult MaxPoolOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
