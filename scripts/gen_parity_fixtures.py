@@ -20,7 +20,12 @@ model:
                  attention, LayerNorm, erf GELU, dropout modules with p = 0
     vit          ViT-style encoder: patch-embedding conv, learned position
                  embedding, pre-LN blocks, erf GELU, mean pooling, head
-    mlp_dynamo   an MLP exported by the dynamo exporter (torch.export) at opset 18
+    vit_dynamo   the vit module and weights, exported by the dynamo exporter
+                 (torch.export + onnxscript, optimize=True) at opset 18; it
+                 folds each Linear weight's transpose into a new initializer
+                 val_N, so those references are stored transposed under that
+                 name (meta.json: transposed_parameters)
+    mlp_dynamo   an MLP exported by the dynamo exporter at opset 18
 
 Each model is exported from PyTorch in TRAINING mode
 (``torch.onnx.export(..., dynamo=False, training=TrainingMode.TRAINING,
@@ -56,9 +61,13 @@ verbatim, dots included; ``<p>`` below):
     meta.json, README.md          hyperparameters, measured spreads, tolerances
     tolerances.txt                the tolerances again, one per line
                                   ("kind name tolerance spread_fp32
-                                  spread_perturbed"), and the optimizer
-                                  hyperparameters ("hyper name value"), for
-                                  the C++ tests
+                                  spread_perturbed"), the optimizer
+                                  hyperparameters ("hyper name value"),
+                                  "denominator grad|sgd name value" for
+                                  gradients that are zero in exact
+                                  arithmetic, "freeze name 0" for constant
+                                  initializers, and "autocast_adamw_trajectory
+                                  bf16|fp16 error skipped", for the C++ tests
 
 The float64 reference runs the same module in float64 (``module.double()``)
 starting from the float32 initial weights (exactly representable), on the
@@ -351,6 +360,10 @@ SPECS = [
          "final LN, mean over tokens, Linear(32,10); x f32[4,3,16,16]",
          build_vit, images(4, 16), 10, kinked=False, lr_sgd=0.1,
          lr_momentum=0.05, lr_adamw=1e-2),
+    Spec("vit_dynamo", "the vit model and weights, exported by the dynamo exporter "
+         "(torch.export + onnxscript, optimize=True) at opset 18; x f32[4,3,16,16]",
+         build_vit, images(4, 16), 10, kinked=False, lr_sgd=0.1,
+         lr_momentum=0.05, lr_adamw=1e-2, exporter="dynamo", opset=18),
     Spec("mlp_dynamo", "Linear(16,32)+GELU+Linear(32,32)+GELU+Linear(32,10), "
          "exported by the dynamo exporter (torch.export + onnxscript) at opset 18; "
          "x f32[8,16]",
@@ -377,7 +390,13 @@ def export(spec, model, inputs) -> bytes:
                                      opset_version=spec.opset,
                                      input_names=list(inputs), output_names=["logits"],
                                      external_data=False, optimize=True)
-            return prog.model_proto.SerializeToString()
+            proto = prog.model_proto
+            # Each node carries its Python stack trace (absolute paths and
+            # line numbers of this script) in metadata_props: dropped, so the
+            # file is reproducible and a third smaller.
+            for node in proto.graph.node:
+                del node.metadata_props[:]
+            return proto.SerializeToString()
         buf = io.BytesIO()
         torch.onnx.export(model, tuple(inputs.values()), buf, dynamo=False,
                           opset_version=spec.opset, input_names=list(inputs),
@@ -393,11 +412,14 @@ def check_export(spec, raw, model, inputs):
     inits = {i.name: onnx.numpy_helper.to_array(i) for i in proto.graph.initializer}
     for pname, p in model.named_parameters():
         a = p.detach().numpy()
-        if pname not in inits:
+        if pname in inits:
+            if inits[pname].shape != a.shape or inits[pname].tobytes() != a.tobytes():
+                raise FixtureError(f"{spec.name}: initializer {pname} differs from PyTorch")
+        elif not any(v.shape == a.T.shape and v.tobytes() == np.ascontiguousarray(a.T).tobytes()
+                     for v in inits.values()):
             raise FixtureError(f"{spec.name}: parameter {pname} has no initializer "
-                               f"of that name (initializers: {sorted(inits)})")
-        if inits[pname].shape != a.shape or inits[pname].tobytes() != a.tobytes():
-            raise FixtureError(f"{spec.name}: initializer {pname} differs from PyTorch")
+                               f"of that name or holding its transpose "
+                               f"(initializers: {sorted(inits)})")
     if [i.name for i in proto.graph.input] != list(inputs):
         raise FixtureError(f"{spec.name}: graph inputs {[i.name for i in proto.graph.input]}")
     # Forward check with ONNX's reference evaluator (training-mode BN and
@@ -430,6 +452,27 @@ def check_export(spec, raw, model, inputs):
 # --------------------------------------------------------------------------
 # Reference computations
 # --------------------------------------------------------------------------
+
+
+def onnx_names(spec, proto, model):
+    """PyTorch parameter name -> (ONNX initializer name, transposed). The
+    TorchScript exporter keeps every parameter under its own name; the
+    dynamo exporter with optimize=True folds a Linear weight's transpose into
+    a new initializer (`val_N`, the weight transposed), which is then the
+    trainable tensor."""
+    inits = {i.name: onnx.numpy_helper.to_array(i) for i in proto.graph.initializer}
+    out = {}
+    for pname, p in model.named_parameters():
+        a = p.detach().numpy()
+        if pname in inits:
+            out[pname] = (pname, False)
+            continue
+        t = np.ascontiguousarray(a.T)
+        hits = [n for n, v in inits.items() if v.shape == t.shape and v.tobytes() == t.tobytes()]
+        if len(hits) != 1:
+            raise FixtureError(f"{spec.name}: {pname} matches initializers {hits}")
+        out[pname] = (hits[0], True)
+    return out
 
 
 def cross_entropy(logits, labels):
@@ -648,7 +691,8 @@ def generate(spec, out_root, mpt_translate):
     # erf-GELU's sqrt(2), 1 and 0.5). ONNX cannot tell them from weights, so
     # the tests pass them to --freeze.
     buffers = {n for n, _ in model.named_buffers()}
-    params_set = {n for n, _ in model.named_parameters()}
+    onnx_name = onnx_names(spec, proto, model)
+    params_set = {n for n, _ in onnx_name.values()}
     frozen = [i.name for i in proto.graph.initializer
               if i.name not in params_set and i.name not in buffers]
     w = Writer(os.path.join(out_root, spec.name))
@@ -677,6 +721,22 @@ def generate(spec, out_root, mpt_translate):
                       "error": traj_err(losses, ref.adamw) if len(losses) == STEPS
                       else float("inf")}
     tol = tolerance_tree(spread)
+    if any(t for _, t in onnx_name.values()):
+        # Key everything by ONNX initializer name, transposing the arrays of
+        # parameters the exporter stored transposed (the metrics are
+        # invariant under transposition).
+        def key(d):
+            return {onnx_name[k][0]: v for k, v in d.items()}
+
+        def arr(d):
+            return {onnx_name[k][0]: (v.t().contiguous() if onnx_name[k][1] else v)
+                    for k, v in d.items()}
+        for tree in (spread32, spread_pert, tol):
+            tree["grad"], tree["sgd"] = key(tree["grad"]), key(tree["sgd"])
+        ref.grads, ref.sgd = arr(ref.grads), arr(ref.sgd)
+        r32.grads = arr(r32.grads)
+        ref.denominators = key(ref.denominators)
+        ref.zero_grads = [onnx_name[k][0] for k in ref.zero_grads]
 
     for k, v in inputs.items():
         w.npy(f"input_{k}.npy", v.numpy(), v.numpy().dtype)
@@ -711,7 +771,8 @@ def generate(spec, out_root, mpt_translate):
                  "inputs": inputs_meta, "outputs": {"logits": ["float32", list(logits.shape)]},
                  "ops": dict(sorted(hist.items())),
                  "forward_check_max_abs": fwd,
-                 "constant_initializers": frozen},
+                 "constant_initializers": frozen,
+                 "transposed_parameters": {k: v[0] for k, v in onnx_name.items() if v[1]}},
         "parameters": {n: list(t.shape) for n, t in ref.grads.items()},
         "labels": {"dtype": "int64", "shape": list(labels.shape), "classes": spec.classes},
         "loss": "cross_entropy(logits, labels) over the last axis, mean (added by the "

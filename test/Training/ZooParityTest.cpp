@@ -41,7 +41,6 @@
 #include <fstream>
 #include <iostream>
 #include <map>
-#include <set>
 #include <sstream>
 
 using namespace mpt::training_test;
@@ -371,6 +370,6 @@ std::string modelName(const ::testing::TestParamInfo<std::string> &info) { retur
 
 INSTANTIATE_TEST_SUITE_P(Models, ZooParity,
                          ::testing::Values("smooth_cnn", "resnet18", "gpt2", "mobilenetv2",
-                                           "vit", "mlp_dynamo"), modelName);
+                                           "vit", "vit_dynamo", "mlp_dynamo"), modelName);
 
 } // namespace
