@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -151,6 +152,115 @@ bool loadNpy(const std::string &path, Tensor *out, std::string *message) {
   out->shape = ft.shape;
   out->bytes = std::move(ft.bytes);
   return true;
+}
+
+std::string parityFixturePath(const std::string &rel) {
+  return std::string(MPT_PARITY_FIXTURES_DIR) + "/" + rel;
+}
+
+namespace {
+/// The value of `key` in a .npy header dict ("'descr': '<f8', ..."), up to
+/// the next top-level comma (a tuple counts as one value).
+std::string npyHeaderValue(const std::string &header, const std::string &key) {
+  const size_t k = header.find("'" + key + "'");
+  if (k == std::string::npos)
+    return "";
+  size_t i = header.find(':', k);
+  if (i == std::string::npos)
+    return "";
+  ++i;
+  while (i < header.size() && header[i] == ' ')
+    ++i;
+  size_t j = i;
+  int depth = 0;
+  for (; j < header.size(); ++j) {
+    if (header[j] == '(')
+      ++depth;
+    else if (header[j] == ')')
+      --depth;
+    else if ((header[j] == ',' || header[j] == '}') && depth == 0)
+      break;
+  }
+  return header.substr(i, j - i);
+}
+} // namespace
+
+bool loadNpyF64(const std::string &path, std::vector<int64_t> *shape,
+                std::vector<double> *values, std::string *message) {
+  const std::vector<uint8_t> file = readBinaryFile(path);
+  auto fail = [&](const std::string &why) {
+    *message = path + ": " + why;
+    return false;
+  };
+  static const char kMagic[] = "\x93NUMPY";
+  if (file.size() < 10 || std::memcmp(file.data(), kMagic, 6) != 0)
+    return fail("not a .npy file (or unreadable)");
+  const int major = file[6];
+  size_t headerLen = 0, offset = 0;
+  if (major == 1) {
+    headerLen = size_t(file[8]) | size_t(file[9]) << 8;
+    offset = 10;
+  } else if (major == 2 || major == 3) {
+    if (file.size() < 12)
+      return fail("truncated header");
+    headerLen = size_t(file[8]) | size_t(file[9]) << 8 | size_t(file[10]) << 16 |
+                size_t(file[11]) << 24;
+    offset = 12;
+  } else {
+    return fail("unsupported .npy version " + std::to_string(major));
+  }
+  if (offset + headerLen > file.size())
+    return fail("truncated header");
+  const std::string header(file.begin() + offset, file.begin() + offset + headerLen);
+  const std::string descr = npyHeaderValue(header, "descr");
+  if (npyHeaderValue(header, "fortran_order") != "False")
+    return fail("only C-order arrays are supported");
+  size_t elementSize = 0;
+  if (descr == "'<f8'")
+    elementSize = 8;
+  else if (descr == "'<f4'")
+    elementSize = 4;
+  else
+    return fail("expected a '<f8' or '<f4' array, got descr " + descr);
+  std::string dims = npyHeaderValue(header, "shape");
+  if (dims.size() < 2 || dims.front() != '(' || dims.back() != ')')
+    return fail("malformed shape " + dims);
+  shape->clear();
+  int64_t numel = 1;
+  std::stringstream ss(dims.substr(1, dims.size() - 2));
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    if (item.find_first_not_of(' ') == std::string::npos)
+      continue;
+    shape->push_back(std::stoll(item));
+    numel *= shape->back();
+  }
+  const size_t data = offset + headerLen;
+  if (file.size() - data != size_t(numel) * elementSize)
+    return fail("data size " + std::to_string(file.size() - data) + " does not match shape " +
+                dims);
+  values->resize(size_t(numel));
+  for (int64_t i = 0; i < numel; ++i) {
+    if (elementSize == 8) {
+      std::memcpy(&(*values)[i], file.data() + data + 8 * i, 8);
+    } else {
+      float f;
+      std::memcpy(&f, file.data() + data + 4 * i, 4);
+      (*values)[i] = f;
+    }
+  }
+  return true;
+}
+
+double relativeL2(const std::vector<double> &got, const std::vector<double> &ref) {
+  double d = 0, n = 0;
+  for (size_t i = 0; i < ref.size() && i < got.size(); ++i) {
+    d += (got[i] - ref[i]) * (got[i] - ref[i]);
+    n += ref[i] * ref[i];
+  }
+  if (got.size() != ref.size())
+    return INFINITY;
+  return n > 0 ? std::sqrt(d / n) : std::sqrt(d);
 }
 
 bool Trainer::load(const std::string &plan, std::string *message) {

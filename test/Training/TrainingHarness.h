@@ -71,6 +71,19 @@ struct Tensor {
 /// Reads a .npy file: '<f4' as f32, '<i8' as i64, '<i4' as i32.
 bool loadNpy(const std::string &path, Tensor *out, std::string *message);
 
+/// Reads a float .npy file ('<f8', or '<f4' widened) as doubles, for the
+/// float64 references of test/fixtures/parity (the runtime has no f64
+/// tensors, so this reader is the harness's own; version 1-3 headers, C
+/// order only).
+bool loadNpyF64(const std::string &path, std::vector<int64_t> *shape,
+                std::vector<double> *values, std::string *message);
+
+/// test/fixtures/parity/<rel>.
+std::string parityFixturePath(const std::string &rel);
+
+/// ||got - ref||_2 / ||ref||_2 (||got - ref||_2 when ref is all zeros).
+double relativeL2(const std::vector<double> &got, const std::vector<double> &ref);
+
 /// The outputs of one train_step run that every training plan has.
 struct StepOutputs {
   float loss = 0;

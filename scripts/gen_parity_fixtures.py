@@ -1,0 +1,923 @@
+#!/usr/bin/env python3
+"""Generate the model-zoo training-parity fixtures: float64 PyTorch references
+for one training step (and short trajectories) of small real models, and the
+tolerances they are checked with, derived from measured spreads.
+
+Developer tool only, like scripts/gen_fixtures.py and
+scripts/gen_training_fixtures.py: the tests (test/Training/ZooParityTest.cpp,
+test/Training/SmoothCnnAccuracyTest.cpp) read the generated files and never
+run this script.
+
+Writes, under ``--out`` (default ``test/fixtures/parity``), one directory per
+model:
+
+    smooth_cnn   conv stem + BN + GELU, a residual block with a stride-2
+                 downsampling conv + BN, GELU, AvgPool, GlobalAveragePool, fc
+    resnet18     torchvision-style ResNet-18 (BasicBlocks [2,2,2,2]), small widths
+    mobilenetv2  MobileNetV2 (inverted residuals, depthwise convs, ReLU6), small
+                 width multiplier
+    gpt2         GPT-2-style decoder: tied token embedding / LM head, causal
+                 attention, LayerNorm, erf GELU, dropout modules with p = 0
+    vit          ViT-style encoder: patch-embedding conv, learned position
+                 embedding, pre-LN blocks, erf GELU, mean pooling, head
+    vit_dynamo   the vit module and weights, exported by the dynamo exporter
+                 (torch.export + onnxscript, optimize=True) at opset 18; it
+                 folds each Linear weight's transpose into a new initializer
+                 val_N, so those references are stored transposed under that
+                 name (meta.json: transposed_parameters)
+    mlp_dynamo   an MLP exported by the dynamo exporter at opset 18
+
+Each model is exported from PyTorch in TRAINING mode
+(``torch.onnx.export(..., dynamo=False, training=TrainingMode.TRAINING,
+do_constant_folding=False)``, the TorchScript exporter) without its loss; the
+compiler adds ``cross_entropy(logits, labels)`` (``mpt-compile --train
+--loss-kind=cross_entropy``). Batch norm is exported in training mode
+(``training_mode=1``: batch statistics), dropout as ``Dropout(ratio=0,
+training_mode=1)``.
+
+Per model (file names keep the ONNX initializer / PyTorch parameter name
+verbatim, dots included; ``<p>`` below):
+
+    model.onnx                    the exported graph, weights inline
+    input_<name>.npy              the batch (f32 images or i64 token ids)
+    labels.npy                    i64 class labels (the shape of logits minus
+                                  its last axis)
+    loss.npy                      '<f8' 0-d: the float64 loss at the initial weights
+    grad_<p>.npy                  '<f8': float64 d loss / d p
+    sgd_<p>.npy                   '<f8': float64 p after one SGD(lr) step
+    grad32_<p>.npy, loss32.npy    PyTorch float32's gradients and loss on the
+                                  same weights and batch (smooth_cnn only)
+    momentum_loss.npy             '<f8'[5]: loss of each of 5 SGD+momentum
+                                  steps on the same batch (before the update)
+    momentum_loss_fp32.npy        '<f4'[5]: the same in PyTorch float32
+    adamw_loss.npy, adamw_loss_fp32.npy   the same for AdamW
+    adamw_loss_bf16_autocast.npy, adamw_loss_fp16_autocast.npy   '<f4'[5]:
+                                  PyTorch CPU autocast (fp16 with a
+                                  GradScaler) on the same AdamW steps; the
+                                  losses of the applied steps
+    bn_step1_<buffer>.npy, bn_step5_<buffer>.npy   '<f8': the BN running
+                                  mean / var after 1 and after 5 momentum
+                                  steps (float64 run; not checked yet)
+    meta.json, README.md          hyperparameters, measured spreads, tolerances
+    tolerances.txt                the tolerances again, one per line
+                                  ("kind name tolerance spread_fp32
+                                  spread_perturbed"), the optimizer
+                                  hyperparameters ("hyper name value"),
+                                  "denominator grad|sgd name value" for
+                                  gradients that are zero in exact
+                                  arithmetic, "freeze name 0" for constant
+                                  initializers, and "autocast_adamw_trajectory
+                                  bf16|fp16 error skipped", for the C++ tests
+
+The float64 reference runs the same module in float64 (``module.double()``)
+starting from the float32 initial weights (exactly representable), on the
+same batch. All runs are seeded, single-threaded and deterministic.
+
+Tolerances. Every comparison uses a scale-free per-tensor metric:
+
+    gradient of p:        ||g - g64||_2 / ||g64||_2          (relative L2)
+    p after one SGD step: ||p1 - p1_64||_2 / ||p1_64 - p0||_2 (relative L2 of
+                          the update: the parameter itself would hide it)
+    (a gradient that is zero in exact arithmetic, e.g. the bias of a BN whose
+    output reaches the loss only through another training-mode BN, is
+    measured against the global gradient norm ||G64|| and lr * ||G64||)
+    loss:                 |l - l64| / |l64|
+    5-step trajectory:    max over steps of |l_i - l64_i| / |l64_i|
+
+The *spread* of a quantity is PyTorch float32's value of the metric against
+the float64 reference. For models with kinks (ReLU, ReLU6, max-pool) an
+float32 run can land a near-zero pre-activation on either side of the kink,
+and a single fp32 run may or may not show that, so the spread there is the
+larger of the fp32 spread and the largest metric over PERTURB_RUNS float64
+runs whose weights and inputs were multiplied by (1 + 2^-24 r), r uniform in
+[-1, 1] (an fp32-rounding-level perturbation). The tolerance written into
+meta.json is ``max(10 * spread, 1e-5)``.
+
+Usage (from the repository root)::
+
+    /root/torchenv/bin/python scripts/gen_parity_fixtures.py [--out DIR]
+        [--only NAME ...] [--mpt-translate BIN]
+
+See docs/fixtures.md ("Parity fixtures") and docs/parity.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import io
+import json
+import math
+import os
+import subprocess
+import sys
+import warnings
+
+import numpy as np
+import onnx
+import onnx.numpy_helper
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import gen_fixtures as gf  # noqa: E402  (ResNet18, MobileNetV2, npy writer)
+
+SEED = 1234
+STEPS = 5  # trajectory length
+PERTURB_RUNS = 6  # float64 runs with fp32-rounding-level perturbations
+PERTURB_REL = 2.0 ** -24  # fp32 unit roundoff
+TOL_FACTOR = 10.0
+TOL_FLOOR = 1e-5
+ZERO_GRAD_REL = 1e-9  # a float64 gradient this small (of the global norm) is exact zero
+MAX_DIR_BYTES = 1536 * 1024
+FORWARD_TOL = 1e-4  # onnx.reference forward vs PyTorch float64, max abs (at least)
+
+
+class FixtureError(RuntimeError):
+    pass
+
+
+# --------------------------------------------------------------------------
+# Models
+# --------------------------------------------------------------------------
+
+
+class SmoothCNN(nn.Module):
+    """Conv stem + BN + GELU; one residual block whose main path starts with a
+    stride-2 conv and whose shortcut is a stride-2 1x1 conv + BN; GELU after
+    the add; AvgPool(2); GlobalAveragePool; fc. No kinks anywhere."""
+
+    def __init__(self, c0=8, c1=16, classes=10):
+        super().__init__()
+        self.stem = nn.Conv2d(3, c0, 3, padding=1, bias=False)
+        self.stem_bn = nn.BatchNorm2d(c0)
+        self.conv1 = nn.Conv2d(c0, c1, 3, stride=2, padding=1, bias=False)
+        self.bn1 = nn.BatchNorm2d(c1)
+        self.conv2 = nn.Conv2d(c1, c1, 3, padding=1, bias=False)
+        self.bn2 = nn.BatchNorm2d(c1)
+        self.down = nn.Conv2d(c0, c1, 1, stride=2, bias=False)
+        self.down_bn = nn.BatchNorm2d(c1)
+        self.act = nn.GELU()
+        self.pool = nn.AvgPool2d(2)
+        self.gap = nn.AdaptiveAvgPool2d(1)
+        self.fc = nn.Linear(c1, classes)
+
+    def forward(self, x):
+        x = self.act(self.stem_bn(self.stem(x)))
+        y = self.act(self.bn1(self.conv1(x)))
+        y = self.bn2(self.conv2(y))
+        x = self.act(y + self.down_bn(self.down(x)))
+        x = self.gap(self.pool(x))
+        return self.fc(torch.flatten(x, 1))
+
+
+class GPT2(nn.Module):
+    """GPT-2-style decoder returning logits [B, T, V]: token + position
+    embedding, dropout (p = 0), pre-LN blocks (causal attention, erf-GELU
+    MLP, residual dropout p = 0), final LN, LM head tied to the token
+    embedding. Uses gen_fixtures' DecoderBlock for the blocks."""
+
+    def __init__(self, cfg: gf.GPTConfig):
+        super().__init__()
+        self.cfg = cfg
+        self.tok_emb = nn.Embedding(cfg.vocab_size, cfg.d_model)
+        self.pos_emb = nn.Embedding(cfg.block_size, cfg.d_model)
+        self.drop = nn.Dropout(0.0)
+        self.blocks = nn.ModuleList(gf.DecoderBlock(cfg) for _ in range(cfg.n_layer))
+        self.resid_drop = nn.Dropout(0.0)
+        self.ln_final = nn.LayerNorm(cfg.d_model)
+        self.lm_head = nn.Linear(cfg.d_model, cfg.vocab_size, bias=False)
+        self.lm_head.weight = self.tok_emb.weight
+
+    def init_weights(self, gen, std=0.02):
+        with torch.no_grad():
+            for m in self.modules():
+                if isinstance(m, (nn.Linear, nn.Embedding)):
+                    m.weight.normal_(0.0, std, generator=gen)
+                    if getattr(m, "bias", None) is not None:
+                        m.bias.normal_(0.0, std, generator=gen)
+
+    def forward(self, idx):
+        t = self.cfg.block_size
+        pos = torch.arange(0, t, dtype=torch.long, device=idx.device)
+        x = self.drop(self.tok_emb(idx) + self.pos_emb(pos))
+        for block in self.blocks:
+            x = self.resid_drop(block(x))
+        return self.lm_head(self.ln_final(x))
+
+
+class EncoderBlock(nn.Module):
+    """Pre-LN transformer encoder block (bidirectional attention, erf GELU)."""
+
+    def __init__(self, d, heads, tokens):
+        super().__init__()
+        self.d, self.h, self.t = d, heads, tokens
+        self.ln1 = nn.LayerNorm(d)
+        self.qkv = nn.Linear(d, 3 * d)
+        self.proj = nn.Linear(d, d)
+        self.ln2 = nn.LayerNorm(d)
+        self.up = nn.Linear(d, 4 * d)
+        self.act = nn.GELU()
+        self.down = nn.Linear(4 * d, d)
+
+    def forward(self, x):
+        t, d, h = self.t, self.d, self.h
+        hd = d // h
+        q, k, v = self.qkv(self.ln1(x)).split(d, dim=2)
+        q = q.reshape(-1, t, h, hd).transpose(1, 2)
+        k = k.reshape(-1, t, h, hd).transpose(1, 2)
+        v = v.reshape(-1, t, h, hd).transpose(1, 2)
+        a = F.softmax((q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(hd)), dim=-1)
+        y = (a @ v).transpose(1, 2).reshape(-1, t, d)
+        x = x + self.proj(y)
+        return x + self.down(self.act(self.up(self.ln2(x))))
+
+
+class ViT(nn.Module):
+    """ViT-style encoder: Conv(k = stride = patch) patch embedding, learned
+    position embedding, pre-LN encoder blocks, final LN, mean over tokens, head."""
+
+    def __init__(self, image=16, patch=4, d=32, heads=2, layers=2, classes=10):
+        super().__init__()
+        self.tokens = (image // patch) ** 2
+        self.d = d
+        self.patch = nn.Conv2d(3, d, patch, stride=patch)
+        self.pos = nn.Parameter(torch.zeros(1, self.tokens, d))
+        self.blocks = nn.ModuleList(EncoderBlock(d, heads, self.tokens) for _ in range(layers))
+        self.ln = nn.LayerNorm(d)
+        self.head = nn.Linear(d, classes)
+
+    def forward(self, x):
+        x = self.patch(x).reshape(-1, self.d, self.tokens).transpose(1, 2) + self.pos
+        for b in self.blocks:
+            x = b(x)
+        return self.head(self.ln(x).mean(dim=1))
+
+
+class MLP3(nn.Module):
+    def __init__(self, d_in=16, hidden=32, classes=10):
+        super().__init__()
+        self.fc1 = nn.Linear(d_in, hidden)
+        self.fc2 = nn.Linear(hidden, hidden)
+        self.fc3 = nn.Linear(hidden, classes)
+
+    def forward(self, x):
+        return self.fc3(F.gelu(self.fc2(F.gelu(self.fc1(x)))))
+
+
+def randomize_affine(model, gen):
+    """Gamma ~ 1 + 0.1 N(0,1), beta ~ 0.1 N(0,1) for every BN and LayerNorm,
+    so the affine parameters' gradients are not those of the trivial init."""
+    with torch.no_grad():
+        for m in model.modules():
+            if isinstance(m, (nn.BatchNorm2d, nn.LayerNorm)):
+                m.weight.copy_(1 + 0.1 * torch.randn(m.weight.shape, generator=gen))
+                m.bias.copy_(0.1 * torch.randn(m.bias.shape, generator=gen))
+
+
+# --------------------------------------------------------------------------
+# Model table
+# --------------------------------------------------------------------------
+
+
+class Spec:
+    def __init__(self, name, what, build, inputs, classes, *, kinked, lr_sgd,
+                 lr_momentum, lr_adamw, exporter="torchscript", opset=17,
+                 keep_grad32=False):
+        self.name, self.what, self.build, self.inputs = name, what, build, inputs
+        self.classes, self.kinked = classes, kinked
+        self.lr_sgd, self.lr_momentum, self.lr_adamw = lr_sgd, lr_momentum, lr_adamw
+        self.exporter, self.opset, self.keep_grad32 = exporter, opset, keep_grad32
+
+
+def images(n, hw):
+    return lambda gen: {"x": torch.randn(n, 3, hw, hw, generator=gen)}
+
+
+def build_smooth_cnn(gen):
+    m = SmoothCNN()
+    randomize_affine(m, gen)
+    return m
+
+
+def build_resnet18(gen):
+    m = gf.ResNet18(widths=(4, 8, 16, 32), num_classes=10)
+    randomize_affine(m, gen)
+    return m
+
+
+def build_mobilenetv2(gen):
+    m = gf.MobileNetV2(width_mult=0.1, num_classes=10, last_channels=64)
+    randomize_affine(m, gen)
+    return m
+
+
+GPT_CFG = gf.GPTConfig(vocab_size=48, block_size=16, n_layer=2, n_head=2, d_model=32)
+
+
+def build_gpt2(gen):
+    m = GPT2(GPT_CFG)
+    m.init_weights(gen)
+    return m  # LayerNorms keep the GPT-2 init (weight 1, bias 0)
+
+
+def gpt2_inputs(gen):
+    return {"idx": torch.randint(0, GPT_CFG.vocab_size, (4, GPT_CFG.block_size),
+                                 generator=gen, dtype=torch.long)}
+
+
+def build_vit(gen):
+    m = ViT()
+    with torch.no_grad():
+        m.pos.normal_(0.0, 0.02, generator=gen)
+    randomize_affine(m, gen)
+    return m
+
+
+SPECS = [
+    Spec("smooth_cnn", "Conv3x3(3->8)+BN+GELU; block: Conv3x3/2(8->16)+BN+GELU, "
+         "Conv3x3(16->16)+BN, shortcut Conv1x1/2(8->16)+BN, add, GELU; AvgPool 2x2; "
+         "GlobalAveragePool; Linear(16,10); x f32[8,3,16,16]",
+         build_smooth_cnn, images(8, 16), 10, kinked=False, lr_sgd=0.1,
+         lr_momentum=0.05, lr_adamw=1e-2, keep_grad32=True),
+    Spec("resnet18", "ResNet-18: stem Conv7x7/2+BN+ReLU+MaxPool3x3/2, BasicBlocks "
+         "[2,2,2,2] widths 4/8/16/32, GlobalAveragePool, Linear(32,10); x f32[8,3,32,32]",
+         build_resnet18, images(8, 32), 10, kinked=True, lr_sgd=0.1,
+         lr_momentum=0.01, lr_adamw=1e-3),
+    Spec("gpt2", "GPT-2-style decoder: vocab 48, T 16, 2 layers, 2 heads, d_model 32, "
+         "pre-LN, causal attention, erf GELU, dropout p=0, LM head tied to the token "
+         "embedding; idx i64[4,16]",
+         build_gpt2, gpt2_inputs, GPT_CFG.vocab_size, kinked=False, lr_sgd=1.0,
+         lr_momentum=0.5, lr_adamw=1e-2),
+    Spec("mobilenetv2", "MobileNetV2 (ImageNet stage table), width multiplier 0.1, "
+         "last conv 64 channels, ReLU6, depthwise convs; x f32[8,3,48,48] (the last "
+         "feature map is 2x2; the global gradient norm at init is ~100, so small lrs)",
+         build_mobilenetv2, images(8, 48), 10, kinked=True, lr_sgd=0.1,
+         lr_momentum=1e-4, lr_adamw=2e-4),
+    Spec("vit", "ViT-style encoder: Conv4x4/4 patch embedding (3->32), learned "
+         "position embedding [1,16,32], 2 pre-LN blocks (2 heads, erf GELU MLP 4x), "
+         "final LN, mean over tokens, Linear(32,10); x f32[4,3,16,16]",
+         build_vit, images(4, 16), 10, kinked=False, lr_sgd=0.1,
+         lr_momentum=0.05, lr_adamw=1e-2),
+    Spec("vit_dynamo", "the vit model and weights, exported by the dynamo exporter "
+         "(torch.export + onnxscript, optimize=True) at opset 18; x f32[4,3,16,16]",
+         build_vit, images(4, 16), 10, kinked=False, lr_sgd=0.1,
+         lr_momentum=0.05, lr_adamw=1e-2, exporter="dynamo", opset=18),
+    Spec("mlp_dynamo", "Linear(16,32)+GELU+Linear(32,32)+GELU+Linear(32,10), "
+         "exported by the dynamo exporter (torch.export + onnxscript) at opset 18; "
+         "x f32[8,16]",
+         lambda gen: MLP3(), lambda gen: {"x": torch.randn(8, 16, generator=gen)}, 10,
+         kinked=False, lr_sgd=0.1, lr_momentum=0.05, lr_adamw=1e-2,
+         exporter="dynamo", opset=18),
+]
+
+MOMENTUM = 0.9
+ADAMW_WD = 0.01
+
+
+# --------------------------------------------------------------------------
+# Export
+# --------------------------------------------------------------------------
+
+
+def export(spec, model, inputs) -> bytes:
+    model.train()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if spec.exporter == "dynamo":
+            prog = torch.onnx.export(model, tuple(inputs.values()), dynamo=True,
+                                     opset_version=spec.opset,
+                                     input_names=list(inputs), output_names=["logits"],
+                                     external_data=False, optimize=True)
+            proto = prog.model_proto
+            # Each node carries its Python stack trace (absolute paths and
+            # line numbers of this script) in metadata_props: dropped, so the
+            # file is reproducible and a third smaller.
+            for node in proto.graph.node:
+                del node.metadata_props[:]
+            return proto.SerializeToString()
+        buf = io.BytesIO()
+        torch.onnx.export(model, tuple(inputs.values()), buf, dynamo=False,
+                          opset_version=spec.opset, input_names=list(inputs),
+                          output_names=["logits"], export_params=True,
+                          training=torch.onnx.TrainingMode.TRAINING,
+                          do_constant_folding=False, keep_initializers_as_inputs=False)
+        return buf.getvalue()
+
+
+def check_export(spec, raw, model, inputs):
+    proto = onnx.load_from_string(raw)
+    onnx.checker.check_model(proto, full_check=True)
+    inits = {i.name: onnx.numpy_helper.to_array(i) for i in proto.graph.initializer}
+    for pname, p in model.named_parameters():
+        a = p.detach().numpy()
+        if pname in inits:
+            if inits[pname].shape != a.shape or inits[pname].tobytes() != a.tobytes():
+                raise FixtureError(f"{spec.name}: initializer {pname} differs from PyTorch")
+        elif not any(v.shape == a.T.shape and v.tobytes() == np.ascontiguousarray(a.T).tobytes()
+                     for v in inits.values()):
+            raise FixtureError(f"{spec.name}: parameter {pname} has no initializer "
+                               f"of that name or holding its transpose "
+                               f"(initializers: {sorted(inits)})")
+    if [i.name for i in proto.graph.input] != list(inputs):
+        raise FixtureError(f"{spec.name}: graph inputs {[i.name for i in proto.graph.input]}")
+    # Forward check with ONNX's reference evaluator (training-mode BN and
+    # Dropout(ratio 0) included, in float32) against PyTorch in train mode:
+    # both against the float64 forward, the evaluator allowed 10x PyTorch
+    # fp32's own deviation (models with batch norm over few values amplify
+    # rounding) or FORWARD_TOL, whichever is larger.
+    from onnx.reference import ReferenceEvaluator
+    with torch.no_grad():
+        want32 = copy.deepcopy(model).train()(*inputs.values()).numpy().astype(np.float64)
+        want = as_dtype(model, torch.float64)(
+            *cast_inputs(inputs, torch.float64).values()).numpy()
+    got = ReferenceEvaluator(proto).run(None, {k: v.numpy() for k, v in inputs.items()})[0]
+    d = float(np.max(np.abs(got.astype(np.float64) - want)))
+    d32 = float(np.max(np.abs(want32 - want)))
+    if not d <= max(10 * d32, FORWARD_TOL):
+        raise FixtureError(f"{spec.name}: onnx.reference forward differs from float64 torch "
+                           f"by {d:.3e} (PyTorch fp32: {d32:.3e})")
+    hist = {}
+    for n in proto.graph.node:
+        hist[n.op_type] = hist.get(n.op_type, 0) + 1
+    opset = [o.version for o in proto.opset_import if o.domain in ("", "ai.onnx")][0]
+    print(f"[{spec.name}] model.onnx: {len(raw)} bytes, opset {opset}, "
+          f"{len(proto.graph.node)} nodes, {len(inits)} initializers, "
+          f"max |onnx.reference - torch64| = {d:.2e} (torch32: {d32:.2e})")
+    print("    ops: " + ", ".join(f"{k}={v}" for k, v in sorted(hist.items())))
+    return proto, hist, opset, d
+
+
+# --------------------------------------------------------------------------
+# Reference computations
+# --------------------------------------------------------------------------
+
+
+def onnx_names(spec, proto, model):
+    """PyTorch parameter name -> (ONNX initializer name, transposed). The
+    TorchScript exporter keeps every parameter under its own name; the
+    dynamo exporter with optimize=True folds a Linear weight's transpose into
+    a new initializer (`val_N`, the weight transposed), which is then the
+    trainable tensor."""
+    inits = {i.name: onnx.numpy_helper.to_array(i) for i in proto.graph.initializer}
+    out = {}
+    for pname, p in model.named_parameters():
+        a = p.detach().numpy()
+        if pname in inits:
+            out[pname] = (pname, False)
+            continue
+        t = np.ascontiguousarray(a.T)
+        hits = [n for n, v in inits.items() if v.shape == t.shape and v.tobytes() == t.tobytes()]
+        if len(hits) != 1:
+            raise FixtureError(f"{spec.name}: {pname} matches initializers {hits}")
+        out[pname] = (hits[0], True)
+    return out
+
+
+def cross_entropy(logits, labels):
+    return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), labels.reshape(-1))
+
+
+def as_dtype(model, dtype):
+    m = copy.deepcopy(model).to(dtype)
+    m.train()
+    return m
+
+
+def cast_inputs(inputs, dtype):
+    return {k: (v.to(dtype) if v.is_floating_point() else v) for k, v in inputs.items()}
+
+
+def perturb(model, inputs, gen):
+    """Multiply every float weight and input element by 1 + 2^-24 r."""
+    with torch.no_grad():
+        for p in model.parameters():
+            r = torch.rand(p.shape, generator=gen, dtype=torch.float64) * 2 - 1
+            p.mul_(1 + PERTURB_REL * r)
+    out = {}
+    for k, v in inputs.items():
+        if v.is_floating_point():
+            r = torch.rand(v.shape, generator=gen, dtype=torch.float64) * 2 - 1
+            v = v * (1 + PERTURB_REL * r)
+        out[k] = v
+    return out
+
+
+def grads_of(model, inputs, labels):
+    model.zero_grad(set_to_none=True)
+    loss = cross_entropy(model(*inputs.values()), labels)
+    loss.backward()
+    return loss.item(), {n: p.grad.detach().clone() for n, p in model.named_parameters()}
+
+
+def sgd_step(model, inputs, labels, lr):
+    opt = torch.optim.SGD(model.parameters(), lr=lr, foreach=False)
+    opt.zero_grad(set_to_none=True)
+    cross_entropy(model(*inputs.values()), labels).backward()
+    opt.step()
+    return {n: p.detach().clone() for n, p in model.named_parameters()}
+
+
+def trajectory(model, inputs, labels, opt_name, lr, bn_names=()):
+    if opt_name == "momentum":
+        opt = torch.optim.SGD(model.parameters(), lr=lr, momentum=MOMENTUM, foreach=False)
+    else:
+        opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=ADAMW_WD,
+                                foreach=False)
+    losses, bn = [], {}
+    buffers = dict(model.named_buffers())
+    for s in range(STEPS):
+        opt.zero_grad(set_to_none=True)
+        loss = cross_entropy(model(*inputs.values()), labels)
+        losses.append(loss.item())
+        loss.backward()
+        opt.step()
+        if s in (0, STEPS - 1):
+            for b in bn_names:
+                bn[(s + 1, b)] = buffers[b].detach().clone()
+    return losses, bn
+
+
+def amp_trajectory(model32, inputs, labels, dtype, lr):
+    """PyTorch's own mixed precision on the same AdamW steps: CPU autocast to
+    `dtype`, with a GradScaler (init 2^16, dynamic) for float16. Returns the
+    losses of the applied steps (a step the scaler skips changes nothing, so
+    those are the reference's steps 1..5) and the number of skipped steps."""
+    m = as_dtype(model32, torch.float32)
+    opt = torch.optim.AdamW(m.parameters(), lr=lr, weight_decay=ADAMW_WD, foreach=False)
+    scaler = torch.amp.GradScaler("cpu", enabled=dtype == torch.float16)
+    losses, skipped = [], 0
+    while len(losses) < STEPS and skipped < 16:
+        opt.zero_grad(set_to_none=True)
+        with torch.autocast("cpu", dtype=dtype):
+            loss = cross_entropy(m(*inputs.values()).float(), labels)
+        scaler.scale(loss).backward()
+        before = scaler.get_scale() if scaler.is_enabled() else 1.0
+        scaler.step(opt)
+        scaler.update()
+        if scaler.is_enabled() and scaler.get_scale() < before:
+            skipped += 1
+        else:
+            losses.append(loss.item())
+    return losses, skipped
+
+
+def rel_l2(a, ref, denom):
+    """||a - ref||_2 / denom."""
+    d = np.linalg.norm(np.asarray(a, np.float64) - np.asarray(ref, np.float64))
+    return float(d / denom) if denom > 0 else float(d)
+
+
+def traj_err(a, ref):
+    a = np.asarray(a, np.float64)
+    ref = np.asarray(ref, np.float64)
+    return float(np.max(np.abs(a - ref) / np.abs(ref)))
+
+
+class Run:
+    """Everything one precision (or one perturbed float64 run) gives."""
+
+    def __init__(self, spec, model32, inputs, labels, dtype, gen=None):
+        m = as_dtype(model32, dtype)
+        x = cast_inputs(inputs, dtype)
+        if gen is not None:
+            x = perturb(m, x, gen)
+        self.p0 = {n: p.detach().clone() for n, p in m.named_parameters()}
+        init = copy.deepcopy(m)
+        self.loss, self.grads = grads_of(m, x, labels)
+        self.sgd = sgd_step(copy.deepcopy(init), x, labels, spec.lr_sgd)
+        bn_names = [n for n, _ in init.named_buffers()
+                    if n.endswith("running_mean") or n.endswith("running_var")]
+        self.momentum, self.bn = trajectory(copy.deepcopy(init), x, labels, "momentum",
+                                            spec.lr_momentum, bn_names)
+        self.adamw, _ = trajectory(copy.deepcopy(init), x, labels, "adamw", spec.lr_adamw)
+
+    def errors(self, ref):
+        """Every metric of this run against the float64 reference run."""
+        e = {"loss": abs(self.loss - ref.loss) / abs(ref.loss),
+             "momentum_trajectory": traj_err(self.momentum, ref.momentum),
+             "adamw_trajectory": traj_err(self.adamw, ref.adamw),
+             "grad": {}, "sgd": {}}
+        for n in ref.grads:
+            gd, sd = ref.denominators[n]
+            e["grad"][n] = rel_l2(self.grads[n].double(), ref.grads[n], denom=gd)
+            # The update's error: a perturbed run starts from its own
+            # (perturbed) p0, which must not count as an update error.
+            e["sgd"][n] = rel_l2(self.sgd[n].double() - self.p0[n].double(),
+                                 ref.sgd[n] - ref.p0[n], denom=sd)
+        return e
+
+    def set_denominators(self, lr):
+        """The metrics' denominators: ||g64|| and ||p1_64 - p0|| per tensor,
+        except for a gradient that is zero in exact arithmetic (float64 gives
+        it as rounding noise under ZERO_GRAD_REL of the global gradient norm,
+        e.g. the bias of a BN whose output only reaches the loss through
+        another training-mode BN, which subtracts it again): there the
+        denominators are the global norm ||G64|| and lr * ||G64||."""
+        gnorm = math.sqrt(sum(float(g.double().norm()) ** 2 for g in self.grads.values()))
+        self.global_norm = gnorm
+        self.denominators, self.zero_grads = {}, []
+        for n, g in self.grads.items():
+            if float(g.double().norm()) <= ZERO_GRAD_REL * gnorm:
+                self.zero_grads.append(n)
+                self.denominators[n] = (gnorm, lr * gnorm)
+            else:
+                self.denominators[n] = (float(g.norm()), float((self.sgd[n] - self.p0[n]).norm()))
+
+
+def combine(a, b):
+    """Elementwise max of two error dicts."""
+    if isinstance(a, dict):
+        return {k: combine(a[k], b[k]) for k in a}
+    return max(a, b)
+
+
+def tolerance_tree(spread):
+    if isinstance(spread, dict):
+        return {k: tolerance_tree(v) for k, v in spread.items()}
+    return max(TOL_FACTOR * spread, TOL_FLOOR)
+
+
+# --------------------------------------------------------------------------
+# Writing
+# --------------------------------------------------------------------------
+
+
+class Writer:
+    def __init__(self, d):
+        self.dir = d
+        os.makedirs(d, exist_ok=True)
+        for f in os.listdir(d):
+            if f.endswith((".npy", ".onnx", ".json", ".md", ".txt")):
+                os.remove(os.path.join(d, f))
+        self.total = 0
+
+    def bytes(self, fname, data):
+        with open(os.path.join(self.dir, fname), "wb") as fh:
+            fh.write(data)
+        self.total += len(data)
+
+    def npy(self, fname, arr, dtype):
+        arr = np.asarray(arr)
+        if arr.dtype != np.dtype(dtype):
+            raise FixtureError(f"{fname}: dtype {arr.dtype}, wanted {np.dtype(dtype)}")
+        self.bytes(fname, gf.npy_bytes(arr))
+
+    def text(self, fname, s):
+        self.bytes(fname, s.encode())
+
+
+def fmt(x):
+    return f"{x:.3g}"
+
+
+def generate(spec, out_root, mpt_translate):
+    torch.manual_seed(SEED)
+    np.random.seed(SEED)
+    gen = torch.Generator().manual_seed(SEED)
+    model = spec.build(gen)
+    model.train()
+    inputs = spec.inputs(gen)
+    with torch.no_grad():
+        logits = copy.deepcopy(model)(*inputs.values())
+    labels = torch.randint(0, spec.classes, tuple(logits.shape[:-1]), generator=gen,
+                           dtype=torch.long)
+
+    raw = export(spec, copy.deepcopy(model), inputs)
+    proto, hist, opset, fwd = check_export(spec, raw, model, inputs)
+    # Initializers that are neither parameters nor BN buffers: constants the
+    # exporter stored as initializers (the dynamo exporter does so for the
+    # erf-GELU's sqrt(2), 1 and 0.5). ONNX cannot tell them from weights, so
+    # the tests pass them to --freeze.
+    buffers = {n for n, _ in model.named_buffers()}
+    onnx_name = onnx_names(spec, proto, model)
+    params_set = {n for n, _ in onnx_name.values()}
+    frozen = [i.name for i in proto.graph.initializer
+              if i.name not in params_set and i.name not in buffers]
+    w = Writer(os.path.join(out_root, spec.name))
+    w.bytes("model.onnx", raw)
+    if mpt_translate:
+        r = subprocess.run([mpt_translate, "--import-onnx", os.path.join(w.dir, "model.onnx")],
+                           capture_output=True, text=True)
+        print(f"    mpt-translate --import-onnx: {'ok' if r.returncode == 0 else 'FAILED'}")
+        if r.returncode != 0:
+            print(r.stderr[-1500:])
+
+    ref = Run(spec, model, inputs, labels, torch.float64)
+    ref.set_denominators(spec.lr_sgd)
+    r32 = Run(spec, model, inputs, labels, torch.float32)
+    spread32 = r32.errors(ref)
+    pgen = torch.Generator().manual_seed(SEED + 1)
+    spread_pert = None
+    for _ in range(PERTURB_RUNS):
+        e = Run(spec, model, inputs, labels, torch.float64, gen=pgen).errors(ref)
+        spread_pert = e if spread_pert is None else combine(spread_pert, e)
+    spread = combine(spread32, spread_pert) if spec.kinked else spread32
+    amp = {}
+    for pname, dt in (("bf16", torch.bfloat16), ("fp16", torch.float16)):
+        losses, skipped = amp_trajectory(model, inputs, labels, dt, spec.lr_adamw)
+        amp[pname] = {"losses": losses, "skipped": skipped,
+                      "error": traj_err(losses, ref.adamw) if len(losses) == STEPS
+                      else float("inf")}
+    tol = tolerance_tree(spread)
+    if any(t for _, t in onnx_name.values()):
+        # Key everything by ONNX initializer name, transposing the arrays of
+        # parameters the exporter stored transposed (the metrics are
+        # invariant under transposition).
+        def key(d):
+            return {onnx_name[k][0]: v for k, v in d.items()}
+
+        def arr(d):
+            return {onnx_name[k][0]: (v.t().contiguous() if onnx_name[k][1] else v)
+                    for k, v in d.items()}
+        for tree in (spread32, spread_pert, tol):
+            tree["grad"], tree["sgd"] = key(tree["grad"]), key(tree["sgd"])
+        ref.grads, ref.sgd = arr(ref.grads), arr(ref.sgd)
+        r32.grads = arr(r32.grads)
+        ref.denominators = key(ref.denominators)
+        ref.zero_grads = [onnx_name[k][0] for k in ref.zero_grads]
+
+    for k, v in inputs.items():
+        w.npy(f"input_{k}.npy", v.numpy(), v.numpy().dtype)
+    w.npy("labels.npy", labels.numpy(), np.int64)
+    w.npy("loss.npy", np.float64(ref.loss), np.float64)
+    params = list(ref.grads)
+    for n in params:
+        w.npy(f"grad_{n}.npy", ref.grads[n].numpy(), np.float64)
+        w.npy(f"sgd_{n}.npy", ref.sgd[n].numpy(), np.float64)
+        if spec.keep_grad32:
+            w.npy(f"grad32_{n}.npy", r32.grads[n].numpy(), np.float32)
+    if spec.keep_grad32:
+        w.npy("loss32.npy", np.float32(r32.loss), np.float32)
+    w.npy("momentum_loss.npy", np.array(ref.momentum, np.float64), np.float64)
+    w.npy("momentum_loss_fp32.npy", np.array(r32.momentum, np.float32), np.float32)
+    w.npy("adamw_loss.npy", np.array(ref.adamw, np.float64), np.float64)
+    w.npy("adamw_loss_fp32.npy", np.array(r32.adamw, np.float32), np.float32)
+    for pname, a in amp.items():
+        w.npy(f"adamw_loss_{pname}_autocast.npy", np.array(a["losses"], np.float32), np.float32)
+    for (step, b), v in sorted(ref.bn.items()):
+        w.npy(f"bn_step{step}_{b}.npy", v.numpy(), np.float64)
+
+    inputs_meta = {k: [str(v.numpy().dtype), list(v.shape)] for k, v in inputs.items()}
+    meta = {
+        "fixture": spec.name,
+        "model": spec.what,
+        "onnx": {"opset": opset, "exporter": spec.exporter,
+                 "export": ("torch.onnx.export(dynamo=True, opset_version=18, optimize=True); "
+                            "module in train mode") if spec.exporter == "dynamo" else
+                           ("torch.onnx.export(dynamo=False, training=TrainingMode.TRAINING, "
+                            "do_constant_folding=False)"),
+                 "inputs": inputs_meta, "outputs": {"logits": ["float32", list(logits.shape)]},
+                 "ops": dict(sorted(hist.items())),
+                 "forward_check_max_abs": fwd,
+                 "constant_initializers": frozen,
+                 "transposed_parameters": {k: v[0] for k, v in onnx_name.items() if v[1]}},
+        "parameters": {n: list(t.shape) for n, t in ref.grads.items()},
+        "labels": {"dtype": "int64", "shape": list(labels.shape), "classes": spec.classes},
+        "loss": "cross_entropy(logits, labels) over the last axis, mean (added by the "
+                "compiler: --loss-kind=cross_entropy --loss-output=logits --label-input=labels)",
+        "sgd": {"lr": spec.lr_sgd, "steps": 1},
+        "momentum": {"lr": spec.lr_momentum, "momentum": MOMENTUM, "steps": STEPS},
+        "adamw": {"lr": spec.lr_adamw, "betas": [0.9, 0.999], "eps": 1e-8,
+                  "weight_decay": ADAMW_WD, "steps": STEPS},
+        "same_batch_every_step": True,
+        "kinked": spec.kinked,
+        "metrics": {
+            "loss": "|l - l64| / |l64|",
+            "grad": "||g - g64||_2 / ||g64||_2 per parameter (see zero_gradients)",
+            "sgd": "||p1 - p1_64||_2 / ||p1_64 - p0||_2 per parameter (the update's "
+                   "relative error; see zero_gradients)",
+            "momentum_trajectory": "max over the 5 steps of |l - l64| / |l64|",
+            "adamw_trajectory": "max over the 5 steps of |l - l64| / |l64|",
+        },
+        "tolerance_rule": (
+            f"tolerance = max({TOL_FACTOR:g} * spread, {TOL_FLOOR:g}); spread = " +
+            ("max(PyTorch fp32 vs float64, the largest of "
+             f"{PERTURB_RUNS} float64 runs with weights and inputs multiplied by "
+             "(1 + 2^-24 r), r ~ U[-1,1], vs float64): the model has kinks "
+             "(ReLU/ReLU6/max-pool)" if spec.kinked else
+             "PyTorch fp32 vs float64 on the same weights and batch (smooth model)")),
+        "zero_gradients": {
+            "rule": f"||g64|| <= {ZERO_GRAD_REL:g} * ||G64|| (global norm): the gradient is "
+                    "zero in exact arithmetic; its metrics divide by ||G64|| (grad) and "
+                    "lr * ||G64|| (sgd) instead of its own norms",
+            "global_grad_norm": ref.global_norm, "parameters": ref.zero_grads},
+        "autocast_adamw": {
+            "what": "PyTorch CPU autocast (bf16; fp16 with GradScaler init 2^16) on the "
+                    "same AdamW steps; error = max over the applied steps of "
+                    "|l - l64| / |l64| against adamw_loss.npy",
+            **amp},
+        "spread_fp32": spread32,
+        "spread_perturbed_fp64": spread_pert,
+        "tolerance": tol,
+        "values": {"loss": ref.loss, "momentum_loss": ref.momentum,
+                   "adamw_loss": ref.adamw, "momentum_loss_fp32": r32.momentum,
+                   "adamw_loss_fp32": r32.adamw},
+        "versions": {"torch": torch.__version__, "onnx": onnx.__version__,
+                     "numpy": np.__version__, "python": sys.version.split()[0]},
+    }
+    w.text("meta.json", json.dumps(meta, indent=1) + "\n")
+    # The same tolerances in a form a C++ test reads without a JSON parser.
+    lines = ["# kind name tolerance spread_fp32 spread_perturbed_fp64 "
+             "(generated from meta.json; see its tolerance_rule)"]
+    for k in ("loss", "momentum_trajectory", "adamw_trajectory"):
+        lines.append(f"{k} - {tol[k]:.6e} {spread32[k]:.6e} {spread_pert[k]:.6e}")
+    lines += [f"hyper sgd.lr {spec.lr_sgd!r}", f"hyper momentum.lr {spec.lr_momentum!r}",
+              f"hyper momentum.momentum {MOMENTUM!r}", f"hyper adamw.lr {spec.lr_adamw!r}",
+              f"hyper adamw.weight_decay {ADAMW_WD!r}"]
+    for n in frozen:
+        lines.append(f"freeze {n} 0")
+    for pname, a in amp.items():
+        lines.append(f"autocast_adamw_trajectory {pname} {a['error']:.6e} {a['skipped']}")
+    for n in ref.zero_grads:
+        gd, sd = ref.denominators[n]
+        lines.append(f"denominator grad {n} {gd!r}")
+        lines.append(f"denominator sgd {n} {sd!r}")
+    for k in ("grad", "sgd"):
+        for n in params:
+            lines.append(f"{k} {n} {tol[k][n]:.6e} {spread32[k][n]:.6e} "
+                         f"{spread_pert[k][n]:.6e}")
+    w.text("tolerances.txt", "\n".join(lines) + "\n")
+
+    rows = []
+    for n in params:
+        rows.append(f"| `{n}` | {list(ref.grads[n].shape)} | {fmt(spread32['grad'][n])} | "
+                    f"{fmt(spread_pert['grad'][n])} | {fmt(tol['grad'][n])} | "
+                    f"{fmt(spread32['sgd'][n])} | {fmt(tol['sgd'][n])} |")
+    scal = []
+    for k in ("loss", "momentum_trajectory", "adamw_trajectory"):
+        scal.append(f"| {k} | {fmt(spread32[k])} | {fmt(spread_pert[k])} | {fmt(tol[k])} |")
+    zero_note = "" if not ref.zero_grads else (
+        f"\n{len(ref.zero_grads)} parameters have a gradient that is zero in exact arithmetic "
+        f"(float64 norm under {ZERO_GRAD_REL:g} of the global norm {ref.global_norm:.4g}): "
+        f"{', '.join('`' + n + '`' for n in ref.zero_grads)}. Their errors are measured "
+        "against the global norm (grad) and lr times it (SGD update) instead of their own "
+        "norms.\n")
+    files = "grad32_<p>.npy, loss32.npy (PyTorch fp32), " if spec.keep_grad32 else ""
+    w.text("README.md", f"""# {spec.name}
+
+Generated by `scripts/gen_parity_fixtures.py`; do not edit. PyTorch
+{torch.__version__}, CPU, 1 thread, deterministic algorithms.
+
+{spec.what}.
+
+`model.onnx`: opset {opset}, exported by the {spec.exporter} exporter from the module
+in training mode, without its loss; {len(proto.graph.node)} nodes
+({", ".join(f"{k} {v}" for k, v in sorted(hist.items()))}).
+The compiler adds `cross_entropy(logits, labels)` (mean). Inputs:
+{", ".join(f"`{k}` {v[0]}{v[1]}" for k, v in inputs_meta.items())}; `labels.npy` i64{list(labels.shape)}.
+
+{"" if not frozen else "Constant initializers (not parameters; the tests pass them to `--freeze`): " + ", ".join("`" + n + "`" for n in frozen) + "." + chr(10) + chr(10)}Reference (float64, the same module in double from the float32 initial weights):
+`loss.npy` ({ref.loss:.10g}), `grad_<p>.npy`, `sgd_<p>.npy` (after one
+`SGD(lr={spec.lr_sgd})` step), {files}`momentum_loss.npy` / `momentum_loss_fp32.npy`
+(5 steps of `SGD(lr={spec.lr_momentum}, momentum={MOMENTUM})`), `adamw_loss.npy` /
+`adamw_loss_fp32.npy` (5 steps of `AdamW(lr={spec.lr_adamw}, weight_decay={ADAMW_WD})`),
+`bn_step1_*` / `bn_step5_*` (BN running statistics after 1 and 5 momentum steps,
+float64). Every step uses the same batch.
+
+Tolerances: {meta["tolerance_rule"]}.
+
+PyTorch's own mixed precision on the same 5 AdamW steps (CPU autocast; fp16 with a
+GradScaler), against the float64 trajectory: bf16 {fmt(amp["bf16"]["error"])},
+fp16 {fmt(amp["fp16"]["error"])} ({amp["fp16"]["skipped"]} steps skipped by the scaler)
+(`adamw_loss_bf16_autocast.npy`, `adamw_loss_fp16_autocast.npy`).
+{zero_note}
+| quantity | spread fp32 | spread perturbed fp64 | tolerance |
+|---|---|---|---|
+{chr(10).join(scal)}
+
+| parameter | shape | grad spread fp32 | grad spread perturbed | grad tolerance | SGD-update spread fp32 | SGD-update tolerance |
+|---|---|---|---|---|---|---|
+{chr(10).join(rows)}
+""")
+    if w.total > MAX_DIR_BYTES:
+        raise FixtureError(f"{spec.name}: {w.total} bytes, over {MAX_DIR_BYTES}")
+    worst_g = max(spread32["grad"].values())
+    print(f"    {w.total} bytes; loss {ref.loss:.6f}; fp32 spread: loss {spread32['loss']:.2e}, "
+          f"worst grad {worst_g:.2e}, momentum traj {spread32['momentum_trajectory']:.2e}, "
+          f"adamw traj {spread32['adamw_trajectory']:.2e}; perturbed worst grad "
+          f"{max(spread_pert['grad'].values()):.2e}")
+    return w.total
+
+
+def main(argv=None):
+    repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--out", default=os.path.join(repo, "test", "fixtures", "parity"))
+    ap.add_argument("--only", nargs="*", default=None)
+    ap.add_argument("--mpt-translate", default=None)
+    a = ap.parse_args(argv)
+    torch.set_num_threads(1)
+    torch.use_deterministic_algorithms(True)
+    total = 0
+    for spec in SPECS:
+        if a.only and spec.name not in a.only:
+            continue
+        total += generate(spec, a.out, a.mpt_translate)
+    print(f"total {total} bytes")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
