@@ -65,7 +65,7 @@ verbatim, dots included; ``<p>`` below):
                                   hyperparameters ("hyper name value"),
                                   "denominator grad|sgd name value" for
                                   gradients that are zero in exact
-                                  arithmetic, "freeze name 0" for constant
+                                  arithmetic, "constant name 0" for constant
                                   initializers, and "autocast_adamw_trajectory
                                   bf16|fp16 error skipped", for the C++ tests
 
@@ -688,8 +688,9 @@ def generate(spec, out_root, mpt_translate):
     proto, hist, opset, fwd = check_export(spec, raw, model, inputs)
     # Initializers that are neither parameters nor BN buffers: constants the
     # exporter stored as initializers (the dynamo exporter does so for the
-    # erf-GELU's sqrt(2), 1 and 0.5). ONNX cannot tell them from weights, so
-    # the tests pass them to --freeze.
+    # erf-GELU's sqrt(2), 1 and 0.5). The importer treats scalar float
+    # initializers as constants; the tests check these never become
+    # parameters.
     buffers = {n for n, _ in model.named_buffers()}
     onnx_name = onnx_names(spec, proto, model)
     params_set = {n for n, _ in onnx_name.values()}
@@ -827,7 +828,7 @@ def generate(spec, out_root, mpt_translate):
               f"hyper momentum.momentum {MOMENTUM!r}", f"hyper adamw.lr {spec.lr_adamw!r}",
               f"hyper adamw.weight_decay {ADAMW_WD!r}"]
     for n in frozen:
-        lines.append(f"freeze {n} 0")
+        lines.append(f"constant {n} 0")
     for pname, a in amp.items():
         lines.append(f"autocast_adamw_trajectory {pname} {a['error']:.6e} {a['skipped']}")
     for n in ref.zero_grads:
@@ -868,7 +869,7 @@ in training mode, without its loss; {len(proto.graph.node)} nodes
 The compiler adds `cross_entropy(logits, labels)` (mean). Inputs:
 {", ".join(f"`{k}` {v[0]}{v[1]}" for k, v in inputs_meta.items())}; `labels.npy` i64{list(labels.shape)}.
 
-{"" if not frozen else "Constant initializers (not parameters; the tests pass them to `--freeze`): " + ", ".join("`" + n + "`" for n in frozen) + "." + chr(10) + chr(10)}Reference (float64, the same module in double from the float32 initial weights):
+{"" if not frozen else "Constant initializers (not parameters; the tests check the importer keeps them constants): " + ", ".join("`" + n + "`" for n in frozen) + "." + chr(10) + chr(10)}Reference (float64, the same module in double from the float32 initial weights):
 `loss.npy` ({ref.loss:.10g}), `grad_<p>.npy`, `sgd_<p>.npy` (after one
 `SGD(lr={spec.lr_sgd})` step), {files}`momentum_loss.npy` / `momentum_loss_fp32.npy`
 (5 steps of `SGD(lr={spec.lr_momentum}, momentum={MOMENTUM})`), `adamw_loss.npy` /

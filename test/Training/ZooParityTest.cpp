@@ -78,8 +78,9 @@ struct Tolerances {
   std::map<std::string, std::map<std::string, double>> tol;
   std::map<std::string, double> hyper;
   std::map<std::string, std::map<std::string, double>> denominator;
-  /// "freeze name 0": constant initializers (not parameters) to --freeze.
-  std::vector<std::string> freeze;
+  /// "constant name 0": initializers that are constants of the exporter
+  /// (not PyTorch parameters); the importer must not make them parameters.
+  std::vector<std::string> constants;
 };
 
 bool readTolerances(const std::string &model, Tolerances *out, std::string *message) {
@@ -105,8 +106,8 @@ bool readTolerances(const std::string &model, Tolerances *out, std::string *mess
       ss >> value;
       if (kind == "hyper")
         out->hyper[name] = value;
-      else if (kind == "freeze")
-        out->freeze.push_back(name);
+      else if (kind == "constant")
+        out->constants.push_back(name);
       else
         out->tol[kind][name] = value;
     }
@@ -144,18 +145,17 @@ void setUp(const TempDir &dir, const std::string &model, const std::vector<std::
   Tolerances tol;
   std::string error;
   ASSERT_TRUE(readTolerances(model, &tol, &error)) << error;
-  if (!tol.freeze.empty()) {
-    std::string list;
-    for (const std::string &n : tol.freeze)
-      list += (list.empty() ? "" : ",") + n;
-    all.push_back("--freeze=" + list);
-  }
   all.insert(all.end(), flags.begin(), flags.end());
   std::string msg;
   const std::string plan = dir.file(model + ".mptp");
   ASSERT_TRUE(compileTrainingPlan(parityFixturePath(model + "/model.onnx"), all, plan, &msg))
       << msg;
   ASSERT_TRUE(t->load(plan, &msg)) << msg;
+  // The dynamo exporter's scalar constants (GELU's 0.5 and sqrt(2), the
+  // attention scale) must be constants, not trained parameters.
+  for (const std::string &c : tol.constants)
+    for (const std::string &p : t->parameters())
+      ASSERT_NE(p, c) << "constant initializer '" << c << "' became a parameter";
   for (const std::string &in : t->inputs()) {
     Tensor v;
     const std::string file = in == "labels" ? "labels.npy" : "input_" + in + ".npy";

@@ -62,6 +62,12 @@ static cl::opt<bool> untieInitializers(
              "state, as PyTorch trains them (default: true; false keeps "
              "them tied)"),
     cl::init(true), cl::cat(category));
+static cl::opt<bool> trainScalarInitializers(
+    "train-scalar-initializers",
+    cl::desc("Import 0-d float initializers as trainable parameters "
+             "(default: false, they are constants, as the dynamo exporter's "
+             "GELU and attention scalars are)"),
+    cl::init(false), cl::cat(category));
 static cl::opt<std::string> entryName("entry-name",
                                       cl::desc("Name of the entry point"),
                                       cl::init("forward"), cl::cat(category));
@@ -208,6 +214,7 @@ int main(int argc, char **argv) {
     mpt::OnnxImportOptions options;
     options.entryName = entryName;
     options.untieDeduplicatedInitializers = untieInitializers;
+    options.trainScalarInitializers = trainScalarInitializers;
     for (const std::string &binding : inputShapes) {
       std::string error = mpt::parseInputShapeBinding(binding, options);
       if (!error.empty()) {

@@ -48,6 +48,13 @@ static llvm::cl::opt<bool> untieInitializers(
                    "tied)"),
     llvm::cl::init(true));
 
+static llvm::cl::opt<bool> trainScalarInitializers(
+    "train-scalar-initializers",
+    llvm::cl::desc("Import 0-d float initializers as trainable parameters "
+                   "(default: false, they are constants, as the dynamo "
+                   "exporter's GELU and attention scalars are)"),
+    llvm::cl::init(false));
+
 static llvm::cl::opt<std::string>
     entryName("entry-name", llvm::cl::desc("Name of the imported function"),
               llvm::cl::init("forward"));
@@ -65,6 +72,7 @@ static void registerOnnxImport() {
         options.entryName = entryName;
         options.embedWeights = embedWeights;
         options.untieDeduplicatedInitializers = untieInitializers;
+        options.trainScalarInitializers = trainScalarInitializers;
         for (const std::string &binding : inputShapes) {
           std::string error = mpt::parseInputShapeBinding(binding, options);
           if (!error.empty()) {

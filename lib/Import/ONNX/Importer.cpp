@@ -202,15 +202,33 @@ void GraphImporter::classifyInitializers() {
     return t == onnx::TensorProto::FLOAT || t == onnx::TensorProto::FLOAT16 ||
            t == onnx::TensorProto::BFLOAT16 || t == onnx::TensorProto::DOUBLE;
   };
+  SmallVector<StringRef> scalarConstants;
+  auto isScalarConstant = [&](const onnx::TensorProto &init) {
+    return !options.trainScalarInitializers && init.dims_size() == 0;
+  };
   for (const auto &node : graph.node()) {
     const OpImporter *entry = table.lookup(node.op_type(), opset);
     for (int i = 0; i < node.input_size(); ++i) {
       auto it = initializers.find(node.input(i));
       if (it == initializers.end() || !isFloat(it->second->data_type()))
         continue;
+      if (isScalarConstant(*it->second)) {
+        if (!llvm::is_contained(scalarConstants, it->first()))
+          scalarConstants.push_back(it->first());
+        continue;
+      }
       if (!entry || !(entry->constantInputs & (1u << i)))
         parameterNames.insert(node.input(i));
     }
+  }
+  if (!scalarConstants.empty()) {
+    auto diag = emitWarning(locFor(scalarConstants.front()));
+    diag << "treating " << scalarConstants.size()
+         << " scalar float initializer(s) as constants, not trainable "
+            "parameters (exporters store constants such as GELU's 0.5 this "
+            "way; --train-scalar-initializers trains them):";
+    for (StringRef name : scalarConstants)
+      diag << " '" << name << "'" << (name == scalarConstants.back() ? "" : ",");
   }
   for (const auto &out : graph.output())
     if (auto it = initializers.find(out.name());

@@ -40,6 +40,13 @@ struct OnnxImportOptions {
   /// (`--untie-initializers=false`). A weight that several nodes read
   /// directly (a tied embedding and LM head) is shared either way.
   bool untieDeduplicatedInitializers = true;
+  /// A 0-d float initializer is a constant of the graph, not a parameter,
+  /// unless this is set (`--train-scalar-initializers`). The dynamo exporter
+  /// stores constants such as erf-GELU's 0.5 and sqrt(2) and attention's
+  /// 1/sqrt(d) as scalar initializers; PyTorch never trains them. A model
+  /// with a genuine scalar parameter (a learned temperature) sets this, or
+  /// the warning that lists the scalars says so.
+  bool trainScalarInitializers = false;
 };
 
 /// Outcome of an import. Diagnostics have been reported through the
