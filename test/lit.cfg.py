@@ -10,6 +10,7 @@ config.excludes = ["lit.cfg.py", "lit.site.cfg.py", "CMakeLists.txt", "Inputs",
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.mpt_obj_root, "test")
 
+config.substitutions.append(("%mpt_plugin", config.mpt_plugin))
 config.substitutions.append(("%fixtures", os.path.join(config.test_source_root, "fixtures", "models")))
 config.environment["PATH"] = os.pathsep.join(
     [config.mpt_tools_dir, config.llvm_tools_dir, config.environment.get("PATH", os.environ["PATH"])])
