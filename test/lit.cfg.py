@@ -6,7 +6,7 @@ config.name = "MPT"
 config.test_format = lit.formats.ShTest(True)
 config.suffixes = [".mlir", ".onnxtext", ".test"]
 config.excludes = ["lit.cfg.py", "lit.site.cfg.py", "CMakeLists.txt", "Inputs",
-                   "unit", "Conformance", "fixtures"]
+                   "unit", "Conformance", "fixtures", "Consumer"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.mpt_obj_root, "test")
 
