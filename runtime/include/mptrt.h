@@ -70,6 +70,15 @@ size_t mptrt_dtype_size(mptrt_dtype dtype);
 int mptrt_model_load_file(const char *path, const char *backend, mptrt_model **out);
 int mptrt_model_load_memory(const void *data, size_t size, const char *backend,
                             mptrt_model **out);
+/* The same with flags. Plans carry CRC-32 checksums of their header and
+ * sections, checked at load: a corrupt plan fails naming the section.
+ * MPTRT_LOAD_SKIP_CHECKSUMS skips that check (the structure is still
+ * verified), for speed on large plans. */
+#define MPTRT_LOAD_SKIP_CHECKSUMS 1u
+int mptrt_model_load_file_ex(const char *path, const char *backend, unsigned flags,
+                             mptrt_model **out);
+int mptrt_model_load_memory_ex(const void *data, size_t size, const char *backend,
+                               unsigned flags, mptrt_model **out);
 /* The backends of this build, in registration order; the name is NULL for
  * an index past the end. */
 size_t mptrt_backend_count(void);

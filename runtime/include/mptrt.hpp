@@ -50,13 +50,15 @@ public:
     return *this;
   }
 
-  [[nodiscard]] bool loadFile(const std::string &path, const char *backend = nullptr) {
+  [[nodiscard]] bool loadFile(const std::string &path, const char *backend = nullptr,
+                              unsigned flags = 0) {
     reset();
-    return mptrt_model_load_file(path.c_str(), backend, &handle_) == MPTRT_OK;
+    return mptrt_model_load_file_ex(path.c_str(), backend, flags, &handle_) == MPTRT_OK;
   }
-  [[nodiscard]] bool loadMemory(const void *data, size_t size, const char *backend = nullptr) {
+  [[nodiscard]] bool loadMemory(const void *data, size_t size, const char *backend = nullptr,
+                                unsigned flags = 0) {
     reset();
-    return mptrt_model_load_memory(data, size, backend, &handle_) == MPTRT_OK;
+    return mptrt_model_load_memory_ex(data, size, backend, flags, &handle_) == MPTRT_OK;
   }
   bool loaded() const { return handle_ != nullptr; }
   mptrt_model *handle() const { return handle_; }

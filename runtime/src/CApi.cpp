@@ -71,12 +71,17 @@ size_t mptrt_dtype_size(mptrt_dtype dtype) {
 
 int mptrt_model_load_memory(const void *data, size_t size, const char *backend,
                             mptrt_model **out) {
+  return mptrt_model_load_memory_ex(data, size, backend, 0, out);
+}
+
+int mptrt_model_load_memory_ex(const void *data, size_t size, const char *backend,
+                               unsigned flags, mptrt_model **out) {
   if (!out)
     return fail("mptrt_model_load_memory: null output handle");
   *out = nullptr;
   std::unique_ptr<Model> impl;
   Status s = Model::load(static_cast<const uint8_t *>(data), size, backend ? backend : "",
-                         &impl);
+                         &impl, !(flags & MPTRT_LOAD_SKIP_CHECKSUMS));
   if (!s)
     return report(s);
   *out = new mptrt_model{std::move(impl)};
@@ -151,6 +156,11 @@ int mptrt_backend_has_kernel(const char *backend, const char *kind, int *has) {
 }
 
 int mptrt_model_load_file(const char *path, const char *backend, mptrt_model **out) {
+  return mptrt_model_load_file_ex(path, backend, 0, out);
+}
+
+int mptrt_model_load_file_ex(const char *path, const char *backend, unsigned flags,
+                             mptrt_model **out) {
   if (!out)
     return fail("mptrt_model_load_file: null output handle");
   *out = nullptr;
@@ -160,7 +170,8 @@ int mptrt_model_load_file(const char *path, const char *backend, mptrt_model **o
   if (int rc = report(readFile(path, &bytes)))
     return rc;
   std::unique_ptr<Model> impl;
-  Status s = Model::load(bytes.data(), bytes.size(), backend ? backend : "", &impl);
+  Status s = Model::load(bytes.data(), bytes.size(), backend ? backend : "", &impl,
+                         !(flags & MPTRT_LOAD_SKIP_CHECKSUMS));
   if (!s)
     return fail(std::string(path) + ": " + s.message());
   *out = new mptrt_model{std::move(impl)};

@@ -76,10 +76,10 @@ std::string label(const plan::Plan &plan, uint32_t id) {
 } // namespace
 
 Status Model::load(const uint8_t *data, size_t size, const std::string &backend,
-                   std::unique_ptr<Model> *out) {
+                   std::unique_ptr<Model> *out, bool checkChecksums) {
   std::unique_ptr<Model> model(new Model());
   std::string error;
-  if (!plan::parsePlan(data, size, &model->plan_, &error))
+  if (!plan::parsePlan(data, size, &model->plan_, &error, checkChecksums))
     return Status::error(error);
   MPTRT_TRY(createBackend(backend, &model->backend_));
   MPTRT_TRY(model->prepare());
@@ -143,6 +143,7 @@ Status Model::prepare() {
       bound_[id] = 1;
     } else {
       MPTRT_TRY(backend_->fillZero(buffers_[id], descs_[id].bytes));
+      bound_[id] = t.zeroInitialized ? 1 : 0;
     }
   }
   MPTRT_TRY(backend_->allocate(plan_.constants.size(), &constants_));

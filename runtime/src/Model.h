@@ -26,9 +26,11 @@ enum class BindingKind { Input = 0, Parameter = 1, Output = 2 };
 
 class Model {
 public:
-  /// Parses, verifies and prepares the plan in `data`; `backend` "" = cpu.
+  /// Parses, verifies and prepares the plan in `data` on `backend` ("" or
+  /// "auto": the best available); `checkChecksums` false skips the plan's
+  /// CRC-32 checks (the structure is still verified).
   static Status load(const uint8_t *data, size_t size, const std::string &backend,
-                     std::unique_ptr<Model> *out);
+                     std::unique_ptr<Model> *out, bool checkChecksums = true);
   ~Model();
 
   Backend &backend() { return *backend_; }

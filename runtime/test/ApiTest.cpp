@@ -405,16 +405,22 @@ TEST(CppApi, KitchenSinkRuns) {
   EXPECT_TRUE(std::isfinite(loss[0]));
 }
 
-/// Flips every byte of `bytes` with a few masks; whatever still loads is
-/// run with zero inputs. Nothing may crash (run under ASan/UBSan too).
+/// Flips every byte of `bytes` with a few masks. With the checksums checked
+/// (the default) every flip is rejected. With them skipped, the structural
+/// checks alone must hold: whatever still loads is run with zero inputs,
+/// and nothing may crash (run under ASan/UBSan too).
 void flipEveryByte(const std::vector<uint8_t> &bytes) {
   int loaded = 0, rejected = 0;
   for (size_t at = 0; at < bytes.size(); ++at) {
     for (uint8_t mask : {0x01, 0x04, 0x80, 0xFF}) {
       std::vector<uint8_t> b = bytes;
       b[at] ^= mask;
+      mptrt_model *checked = nullptr;
+      EXPECT_EQ(mptrt_model_load_memory(b.data(), b.size(), nullptr, &checked), MPTRT_ERROR)
+          << "a flip of byte " << at << " loaded despite the checksums";
+      mptrt_model_free(checked);
       Model model;
-      if (!model.loadMemory(b.data(), b.size())) {
+      if (!model.loadMemory(b.data(), b.size(), nullptr, MPTRT_LOAD_SKIP_CHECKSUMS)) {
         EXPECT_FALSE(lastError().empty());
         ++rejected;
         continue;

@@ -133,14 +133,15 @@ TEST(PlanFormat, GoldenBytes) {
   const std::vector<uint8_t> golden = {
       // Header.
       'M', 'P', 'T', 'P', 'L', 'A', 'N', 0,  // magic
-      1, 0, 0, 0,                            // version 1
-      0, 0, 0, 0,                            // flags
+      2, 0, 0, 0,                            // version 2
+      48, 206, 67, 204,                      // header CRC-32 (zlib.crc32)
       4, 1, 0, 0, 0, 0, 0, 0,                // file size 260
       64, 0, 0, 0, 0, 0, 0, 0,               // tables offset 64
       148, 0, 0, 0, 0, 0, 0, 0,              // tables size 148
       0, 1, 0, 0, 0, 0, 0, 0,                // constants offset 256
       4, 0, 0, 0, 0, 0, 0, 0,                // constants size 4
-      0, 0, 0, 0, 0, 0, 0, 0,                // reserved
+      187, 172, 107, 51,                     // tables CRC-32
+      167, 1, 180, 85,                       // constants CRC-32
       // Tensor table: count, then name, dtype, storage, rank, flags, dims, offset.
       2, 0, 0, 0,
       1, 0, 0, 0, 'x', 1, 2, 1, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
@@ -250,19 +251,74 @@ void expectRejected(Mutate mutate, const std::string &expected) {
 /// Patches the serialized bytes and expects a parse failure mentioning
 /// `expected`.
 template <typename Patch>
+/// The structural checks, with the checksums skipped (a patched plan fails
+/// its checksum first otherwise: ChecksumsNameTheSection tests that).
 void expectBytesRejected(Patch patch, const std::string &expected) {
   std::vector<uint8_t> bytes = serializePlan(richPlan());
   patch(bytes);
   Plan out;
   std::string error;
-  EXPECT_FALSE(parsePlan(bytes.data(), bytes.size(), &out, &error));
+  EXPECT_FALSE(parsePlan(bytes.data(), bytes.size(), &out, &error, /*checkChecksums=*/false));
   EXPECT_NE(error.find(expected), std::string::npos) << error;
+}
+
+// Tests that one flipped bit in the header, the tables or the constants
+// fails the load with a message naming that part, and that skipping the
+// checksums loads a plan whose constants changed (structure intact).
+TEST(PlanFormat, ChecksumsNameTheSection) {
+  const std::vector<uint8_t> good = serializePlan(richPlan());
+  Plan out;
+  std::string error;
+  ASSERT_TRUE(parsePlan(good.data(), good.size(), &out, &error)) << error;
+  const uint64_t constantsOffset = good.size() - out.constants.size();
+  ASSERT_GT(out.constants.size(), 0u);
+  struct Case {
+    size_t at;
+    const char *section;
+  };
+  for (Case c : {Case{20, "header checksum mismatch"}, Case{12, "header checksum mismatch"},
+                 Case{kHeaderSize + 5, "tables section checksum mismatch"},
+                 Case{constantsOffset, "constants section checksum mismatch"},
+                 Case{good.size() - 1, "constants section checksum mismatch"}}) {
+    std::vector<uint8_t> bad = good;
+    bad[c.at] ^= 0x10;
+    EXPECT_FALSE(parsePlan(bad.data(), bad.size(), &out, &error)) << "byte " << c.at;
+    EXPECT_NE(error.find(c.section), std::string::npos) << "byte " << c.at << ": " << error;
+  }
+  std::vector<uint8_t> bad = good;
+  bad[constantsOffset] ^= 0x10;
+  EXPECT_TRUE(parsePlan(bad.data(), bad.size(), &out, &error, /*checkChecksums=*/false))
+      << error;
+}
+
+// Tests that a zero-initialized parameter stores no bytes, counts as
+// initialized, and cannot also have an initial value.
+TEST(PlanFormat, ZeroInitializedParameter) {
+  Plan plan = richPlan();
+  const size_t before = serializePlan(plan).size();
+  Tensor m;
+  m.name = "moment";
+  m.dtype = DType::F32;
+  m.storage = Storage::Parameter;
+  m.shape = {1024};
+  m.zeroInitialized = true;
+  plan.tensors.push_back(m);
+  std::string error;
+  ASSERT_TRUE(verifyPlan(plan, &error)) << error;
+  std::vector<uint8_t> bytes = serializePlan(plan);
+  EXPECT_LT(bytes.size(), before + 64) << "4 KiB of zeros must not be stored";
+  Plan back;
+  ASSERT_TRUE(parsePlan(bytes.data(), bytes.size(), &back, &error)) << error;
+  EXPECT_TRUE(back.tensors.back().zeroInitialized);
+  EXPECT_FALSE(back.tensors.back().hasInitializer);
+  plan.tensors.back().hasInitializer = true;
+  EXPECT_FALSE(verifyPlan(plan, &error));
+  EXPECT_NE(error.find("both an initial value and the zero flag"), std::string::npos) << error;
 }
 
 TEST(PlanFormatRules, Header) {
   expectBytesRejected([](auto &b) { b[0] = 'X'; }, "bad magic");
-  expectBytesRejected([](auto &b) { b[8] = 2; }, "unsupported format version 2");
-  expectBytesRejected([](auto &b) { b[12] = 1; }, "must be zero");
+  expectBytesRejected([](auto &b) { b[8] = 1; }, "unsupported format version 1");
   expectBytesRejected([](auto &b) { b.push_back(0); }, "truncated or padded");
   expectBytesRejected([](auto &b) { b[24] = 72; }, "must start at byte 64");
   expectBytesRejected([](auto &b) { b[40] ^= 64; }, "constants offset");
@@ -278,7 +334,7 @@ TEST(PlanFormatRules, Encoding) {
   expectBytesRejected([](auto &b) { b[68 + 5] = 9; }, "invalid dtype code 9");
   expectBytesRejected([](auto &b) { b[68 + 6] = 5; }, "invalid storage code 5");
   expectBytesRejected([](auto &b) { b[68 + 7] = 9; }, "rank 9 exceeds 8");
-  expectBytesRejected([](auto &b) { b[68 + 8] = 2; }, "unknown flag bits");
+  expectBytesRejected([](auto &b) { b[68 + 8] = 4; }, "unknown flag bits");
 }
 
 TEST(PlanFormatRules, Tensors) {

@@ -19,6 +19,10 @@ set(prefix ${WORK_DIR}/prefix)
 file(REMOVE_RECURSE ${WORK_DIR})
 message(STATUS "installing ${MPT_BINARY_DIR} into ${prefix}")
 run(${CMAKE_COMMAND} --install ${MPT_BINARY_DIR} --prefix ${prefix})
+# The installed tools run from the prefix (they find the shared libMLIR).
+foreach(tool mpt-opt mpt-translate mpt-compile mpt-run mpt-train)
+  run(${prefix}/bin/${tool} --help)
+endforeach()
 
 foreach(consumer runtime compiler)
   set(build ${WORK_DIR}/${consumer})

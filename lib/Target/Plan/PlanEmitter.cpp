@@ -189,7 +189,7 @@ FailureOr<uint32_t> PlanBuilder::constant(ConstantOp op) {
 LogicalResult PlanBuilder::setInitialValue(uint32_t id, Attribute value,
                                            Location loc) {
   plan::Tensor &tensor = built.tensors[id];
-  if (tensor.hasInitializer)
+  if (tensor.hasInitializer || tensor.zeroInitialized)
     return success(); // the first entry point that names it set it
   auto elements = dyn_cast<ElementsAttr>(value);
   if (!elements)
@@ -209,6 +209,12 @@ LogicalResult PlanBuilder::setInitialValue(uint32_t id, Attribute value,
                           << "' is " << elements.getType()
                           << ", which does not match the parameter",
            failure();
+  // All zeros (optimizer moments, fresh accumulators): the plan records the
+  // fact, not the bytes, and the runtime zero-fills at load.
+  if (std::all_of(bytes->begin(), bytes->end(), [](uint8_t b) { return b == 0; })) {
+    tensor.zeroInitialized = true;
+    return success();
+  }
   tensor.offset = plan::appendConstant(built, bytes->data(), bytes->size());
   tensor.hasInitializer = true;
   return success();

@@ -40,6 +40,7 @@ namespace {
 const char kUsage[] =
     "usage: mpt-run PLAN.mptp [--entry NAME] [--input NAME=FILE]... [--param NAME=FILE]...\n"
     "               [--output-dir DIR] [--device auto|NAME] [--warmup N] [--repeat N]\n"
+    "               [--no-checksums]\n"
     "       mpt-run --list-devices\n"
     "FILE is a .npy or an ONNX TensorProto .pb; its dtype and shape must match the plan.\n"
     "--entry may be omitted when the plan has one entry point; --output-dir defaults to '.'.\n"
@@ -50,7 +51,9 @@ const char kUsage[] =
     "runs nothing. --print also prints each output's values (the first 64, in C order).\n"
     "--device picks the backend (--backend is the same option): auto (the default) takes\n"
     "the best one this host can run. --list-devices prints the backends of this build,\n"
-    "whether this host can run each, and their kernel kinds, and runs nothing.\n";
+    "whether this host can run each, and their kernel kinds, and runs nothing.\n"
+    "--no-checksums skips the plan's CRC-32 checks at load (faster for large plans;\n"
+    "the structure is still verified).\n";
 
 int usage(const std::string &message) {
   std::fprintf(stderr, "mpt-run: %s\n%s", message.c_str(), kUsage);
@@ -237,6 +240,7 @@ int main(int argc, char **argv) {
   std::string planPath, entry, outputDir = ".", backend;
   int warmup = 0, repeat = 1;
   bool list = false, print = false;
+  unsigned loadFlags = 0;
   std::vector<std::pair<std::string, std::string>> inputs, params;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
@@ -267,6 +271,8 @@ int main(int argc, char **argv) {
       ok = value(&backend);
     else if (arg == "--list-devices")
       return listDevices();
+    else if (arg == "--no-checksums")
+      loadFlags |= MPTRT_LOAD_SKIP_CHECKSUMS;
     else if (arg == "--warmup" || arg == "--repeat") {
       const int min = arg == "--repeat" ? 1 : 0;
       std::string v;
@@ -296,7 +302,7 @@ int main(int argc, char **argv) {
     return usage("no plan given");
 
   Model model;
-  if (!model.loadFile(planPath, backend.empty() ? nullptr : backend.c_str()))
+  if (!model.loadFile(planPath, backend.empty() ? nullptr : backend.c_str(), loadFlags))
     return fail(mptrt::lastError());
   const std::vector<std::string> entries = model.entryPoints();
   if (list)

@@ -24,17 +24,6 @@ constexpr uint32_t kVersion = 1;
 constexpr size_t kHeaderBytes = 24, kTrailerBytes = 12;
 constexpr uint32_t kMaxNameBytes = 1 << 20;
 
-std::array<uint32_t, 256> makeCrcTable() {
-  std::array<uint32_t, 256> table{};
-  for (uint32_t i = 0; i < 256; ++i) {
-    uint32_t c = i;
-    for (int k = 0; k < 8; ++k)
-      c = c & 1 ? 0xEDB88320u ^ (c >> 1) : c >> 1;
-    table[i] = c;
-  }
-  return table;
-}
-
 void putU32(std::vector<uint8_t> &out, uint32_t v) {
   for (int i = 0; i < 4; ++i)
     out.push_back(static_cast<uint8_t>(v >> (8 * i)));
@@ -63,14 +52,6 @@ bool knownDtype(uint32_t code) { return code >= MPTRT_F32 && code <= MPTRT_I1; }
 
 } // namespace
 
-uint32_t crc32(uint32_t crc, const void *data, size_t n) {
-  static const std::array<uint32_t, 256> table = makeCrcTable();
-  const uint8_t *p = static_cast<const uint8_t *>(data);
-  crc = ~crc;
-  for (size_t i = 0; i < n; ++i)
-    crc = table[(crc ^ p[i]) & 0xFF] ^ (crc >> 8);
-  return ~crc;
-}
 
 //===----------------------------------------------------------------------===//
 // Writing

@@ -25,8 +25,10 @@
 #define MPTRT_TOOLS_MPTTRAIN_CHECKPOINT_H
 
 #include "mptrt.hpp"
+#include "mptrt/Crc32.h"
 
 #include <cstdint>
+
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -34,8 +36,9 @@
 namespace mptrt {
 namespace tools {
 
-/// CRC-32 (IEEE) of `n` bytes, continuing from `crc` (0 to start).
-uint32_t crc32(uint32_t crc, const void *data, size_t n);
+/// CRC-32 (IEEE) of `n` bytes, continuing from `crc` (0 to start): the one
+/// plans use too (mptrt/Crc32.h).
+using ::mptrt::crc32;
 
 struct CheckpointTensor {
   std::string name;

@@ -27,8 +27,10 @@ namespace plan {
 
 /// The first 8 bytes of every plan: "MPTPLAN" and a NUL.
 inline constexpr uint8_t kMagic[8] = {'M', 'P', 'T', 'P', 'L', 'A', 'N', 0};
-/// The only version this header reads and writes.
-inline constexpr uint32_t kVersion = 1;
+/// The only version this header reads and writes. Version 2 added the
+/// CRC-32 checksums of the header and both sections, and zero-initialized
+/// parameters.
+inline constexpr uint32_t kVersion = 2;
 /// Size of the fixed header; the tables section starts right after it.
 inline constexpr uint64_t kHeaderSize = 64;
 /// Alignment of arena offsets, constant offsets, arena sizes and of the
@@ -64,6 +66,7 @@ enum class Storage : uint8_t {
 
 /// Tensor flag bits.
 inline constexpr uint8_t kTensorHasInitializer = 1;  // Parameter only
+inline constexpr uint8_t kTensorZeroInitialized = 2; // Parameter only
 
 /// Attribute value kinds. The numeric codes are part of the format.
 enum class AttrType : uint8_t {
@@ -141,6 +144,9 @@ struct Tensor {
   /// blob. Otherwise 0. Offsets are multiples of kAlignment.
   uint64_t offset = 0;
   bool hasInitializer = false;  // Parameter only
+  /// Parameter only: starts as zeros, which the plan does not store (an
+  /// optimizer moment, a gradient accumulator). Counts as initialized.
+  bool zeroInitialized = false;
 };
 
 struct Attribute {

@@ -7,6 +7,7 @@
 #ifndef MPTRT_PLAN_READER_H
 #define MPTRT_PLAN_READER_H
 
+#include "mptrt/Crc32.h"
 #include "mptrt/plan/Layout.h"
 #include "mptrt/plan/Validation.h"
 
@@ -148,9 +149,11 @@ inline uint32_t readLE32(const uint8_t *p) {
 
 /// Decodes and verifies a plan held in `data[0, size)`. On failure returns
 /// false and sets `*error` (if given) to a message that starts with "plan:".
-/// Never reads outside the given bytes.
+/// Never reads outside the given bytes. The header's, the tables' and the
+/// constants' CRC-32 are checked unless `checkChecksums` is false (a large
+/// plan loads faster; the structure is still checked in full).
 inline bool parsePlan(const uint8_t *data, size_t size, Plan *out,
-                      std::string *error) {
+                      std::string *error, bool checkChecksums = true) {
   using detail::fail;
   if (!data && size != 0)
     return fail(error, "plan: null data");
@@ -164,15 +167,21 @@ inline bool parsePlan(const uint8_t *data, size_t size, Plan *out,
     return fail(error, "plan: unsupported format version " + std::to_string(version) +
                            " (this runtime reads version " +
                            std::to_string(kVersion) + ")");
-  const uint32_t flags = detail::readLE32(data + 12);
+  const uint32_t headerCrc = detail::readLE32(data + 12);
   const uint64_t fileSize = detail::readLE64(data + 16);
   const uint64_t tablesOffset = detail::readLE64(data + 24);
   const uint64_t tablesSize = detail::readLE64(data + 32);
   const uint64_t constantsOffset = detail::readLE64(data + 40);
   const uint64_t constantsSize = detail::readLE64(data + 48);
-  const uint64_t reserved = detail::readLE64(data + 56);
-  if (flags != 0 || reserved != 0)
-    return fail(error, "plan: header flags and reserved bytes must be zero");
+  const uint32_t tablesCrc = detail::readLE32(data + 56);
+  const uint32_t constantsCrc = detail::readLE32(data + 60);
+  if (checkChecksums) {
+    uint8_t header[kHeaderSize];
+    memcpy(header, data, kHeaderSize);
+    memset(header + 12, 0, 4);
+    if (crc32(0, header, kHeaderSize) != headerCrc)
+      return fail(error, "plan: header checksum mismatch (the file is corrupt)");
+  }
   if (fileSize != size)
     return fail(error, "plan: header says the file has " + std::to_string(fileSize) +
                            " bytes but " + std::to_string(size) +
@@ -195,6 +204,11 @@ inline bool parsePlan(const uint8_t *data, size_t size, Plan *out,
   for (uint64_t p = tablesEnd; p < constantsOffset; ++p)
     if (data[p] != 0)
       return fail(error, "plan: padding byte " + std::to_string(p) + " is not zero");
+  if (checkChecksums && crc32(0, data + kHeaderSize, tablesSize) != tablesCrc)
+    return fail(error, "plan: tables section checksum mismatch (the file is corrupt)");
+  if (checkChecksums && crc32(0, data + constantsOffset, constantsSize) != constantsCrc)
+    return fail(error, "plan: constants section checksum mismatch (the file is corrupt: "
+                       "initial weights or constants changed)");
 
   Plan plan;
   detail::ByteReader r(data, kHeaderSize, tablesEnd);
@@ -223,12 +237,13 @@ inline bool parsePlan(const uint8_t *data, size_t size, Plan *out,
       if (rank > kMaxRank)
         return fail(error, "plan: tensor " + std::to_string(i) + ": rank " +
                                std::to_string(rank) + " exceeds 8");
-      if (tflags & ~kTensorHasInitializer)
+      if (tflags & ~(kTensorHasInitializer | kTensorZeroInitialized))
         return fail(error, "plan: tensor " + std::to_string(i) +
                                ": unknown flag bits " + std::to_string(tflags));
       t.dtype = static_cast<DType>(dtype);
       t.storage = static_cast<Storage>(storage);
       t.hasInitializer = tflags & kTensorHasInitializer;
+      t.zeroInitialized = tflags & kTensorZeroInitialized;
       t.shape.resize(rank);
       for (uint8_t d = 0; d < rank; ++d)
         r.i64(&t.shape[d], "tensor dimension");

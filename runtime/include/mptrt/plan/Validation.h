@@ -75,8 +75,10 @@ inline bool verifyPlan(const Plan &plan, std::string *error) {
       return fail(error, label + ": byte size overflows 2^48");
     if (t.name.size() > kMaxStringBytes)
       return fail(error, label + ": name too long");
-    if (t.hasInitializer && t.storage != Storage::Parameter)
+    if ((t.hasInitializer || t.zeroInitialized) && t.storage != Storage::Parameter)
       return fail(error, label + ": only parameters may have an initializer");
+    if (t.hasInitializer && t.zeroInitialized)
+      return fail(error, label + ": has both an initial value and the zero flag");
     const bool usesBlob = t.storage == Storage::Constant || t.hasInitializer;
     const bool usesOffset = usesBlob || t.storage == Storage::Arena;
     if (!usesOffset && t.offset != 0)

@@ -7,6 +7,7 @@
 #ifndef MPTRT_PLAN_WRITER_H
 #define MPTRT_PLAN_WRITER_H
 
+#include "mptrt/Crc32.h"
 #include "mptrt/plan/Layout.h"
 
 namespace mptrt {
@@ -48,6 +49,10 @@ public:
     for (int i = 0; i < 8; ++i)
       out[at + i] = static_cast<uint8_t>(v >> (8 * i));
   }
+  void patchU32(size_t at, uint32_t v) {
+    for (int i = 0; i < 4; ++i)
+      out[at + i] = static_cast<uint8_t>(v >> (8 * i));
+  }
   std::vector<uint8_t> out;
 };
 
@@ -61,13 +66,14 @@ inline std::vector<uint8_t> serializePlan(const Plan &plan) {
   for (uint8_t b : kMagic)
     w.u8(b);
   w.u32(kVersion);
-  w.u32(0);  // flags
+  w.u32(0);  // header checksum            (patched last, byte 12)
   w.u64(0);  // file size                  (patched, byte 16)
   w.u64(kHeaderSize);  // tables offset
   w.u64(0);  // tables size                (patched, byte 32)
   w.u64(0);  // constants offset           (patched, byte 40)
   w.u64(plan.constants.size());
-  w.u64(0);  // reserved
+  w.u32(0);  // tables checksum            (patched, byte 56)
+  w.u32(0);  // constants checksum         (patched, byte 60)
 
   w.u32(static_cast<uint32_t>(plan.tensors.size()));
   for (const Tensor &t : plan.tensors) {
@@ -75,7 +81,8 @@ inline std::vector<uint8_t> serializePlan(const Plan &plan) {
     w.u8(static_cast<uint8_t>(t.dtype));
     w.u8(static_cast<uint8_t>(t.storage));
     w.u8(static_cast<uint8_t>(t.shape.size()));
-    w.u8(t.hasInitializer ? kTensorHasInitializer : 0);
+    w.u8((t.hasInitializer ? kTensorHasInitializer : 0) |
+         (t.zeroInitialized ? kTensorZeroInitialized : 0));
     for (int64_t d : t.shape)
       w.i64(d);
     w.u64(t.offset);
@@ -123,6 +130,9 @@ inline std::vector<uint8_t> serializePlan(const Plan &plan) {
   w.patchU64(16, w.out.size());
   w.patchU64(32, tablesSize);
   w.patchU64(40, constantsOffset);
+  w.patchU32(56, crc32(0, w.out.data() + kHeaderSize, tablesSize));
+  w.patchU32(60, crc32(0, plan.constants.data(), plan.constants.size()));
+  w.patchU32(12, crc32(0, w.out.data(), kHeaderSize));  // with its own field 0
   return std::move(w.out);
 }
 
