@@ -14,6 +14,7 @@
 #include "mpt/Import/ONNX/Importer.h"
 #include "mpt/Target/Plan/PlanEmitter.h"
 #include "mpt/Transforms/Passes.h"
+#include "ImportFlags.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/AsmState.h"
@@ -45,32 +46,6 @@ static cl::opt<std::string>
     outputPath("o", cl::desc("Plan file to write (default: the input's name "
                              "with .mptp; '-' for stdout)"),
                cl::value_desc("file"), cl::cat(category));
-static cl::list<std::string> inputShapes(
-    "input-shape",
-    cl::desc("Bind the shape of a graph input: name=d0,d1,... (repeatable; "
-             "required for dynamic dimensions)"),
-    cl::cat(category));
-static cl::list<std::string> constantBindings(
-    "bind-constant",
-    cl::desc("Import a graph input as a constant read from an ONNX "
-             "TensorProto file: name=file.pb (repeatable)"),
-    cl::cat(category));
-static cl::opt<bool> untieInitializers(
-    "untie-initializers",
-    cl::desc("Give each parameter that the exporter stored once and copied "
-             "through an Identity node its own master copy and optimizer "
-             "state, as PyTorch trains them (default: true; false keeps "
-             "them tied)"),
-    cl::init(true), cl::cat(category));
-static cl::opt<bool> trainScalarInitializers(
-    "train-scalar-initializers",
-    cl::desc("Import 0-d float initializers as trainable parameters "
-             "(default: false, they are constants, as the dynamo exporter's "
-             "GELU and attention scalars are)"),
-    cl::init(false), cl::cat(category));
-static cl::opt<std::string> entryName("entry-name",
-                                      cl::desc("Name of the entry point"),
-                                      cl::init("forward"), cl::cat(category));
 static cl::opt<bool> fuseEpilogues(
     "fuse-epilogues",
     cl::desc("Fold bias adds and activations into gemm kernels (default: "
@@ -193,6 +168,7 @@ int main(int argc, char **argv) {
   registerPassManagerCLOptions();
   registerDefaultTimingManagerCLOptions();
   mpt::registerMPTPasses();
+  mpt::tools::registerImportFlags(&category);
   cl::HideUnrelatedOptions({&category, &trainCategory});
   cl::ParseCommandLineOptions(
       argc, argv,
@@ -212,22 +188,10 @@ int main(int argc, char **argv) {
   SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
   if (isOnnx(inputPath)) {
     mpt::OnnxImportOptions options;
-    options.entryName = entryName;
-    options.untieDeduplicatedInitializers = untieInitializers;
-    options.trainScalarInitializers = trainScalarInitializers;
-    for (const std::string &binding : inputShapes) {
-      std::string error = mpt::parseInputShapeBinding(binding, options);
-      if (!error.empty()) {
-        llvm::errs() << "mpt-compile: --input-shape: " << error << "\n";
-        return kBroken;
-      }
-    }
-    for (const std::string &binding : constantBindings) {
-      std::string error = mpt::parseConstantBinding(binding, options);
-      if (!error.empty()) {
-        llvm::errs() << "mpt-compile: --bind-constant: " << error << "\n";
-        return kBroken;
-      }
+    if (std::string error = mpt::tools::importOptionsFromFlags(options);
+        !error.empty()) {
+      llvm::errs() << "mpt-compile: " << error << "\n";
+      return kBroken;
     }
     mpt::OnnxImportResult result =
         mpt::importOnnxFile(inputPath, context, options);
@@ -239,7 +203,7 @@ int main(int argc, char **argv) {
     }
     module = std::move(result.module);
   } else {
-    if (!inputShapes.empty() || !constantBindings.empty()) {
+    if (mpt::tools::inputBindingsGiven()) {
       llvm::errs() << "mpt-compile: --input-shape and --bind-constant apply "
                       "to ONNX inputs only\n";
       return kBroken;

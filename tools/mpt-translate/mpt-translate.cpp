@@ -11,6 +11,7 @@
 #include "mpt/Dialect/MPT/IR/MPTDialect.h"
 #include "mpt/Import/ONNX/Importer.h"
 #include "mpt/Target/Plan/PlanEmitter.h"
+#include "ImportFlags.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -23,42 +24,6 @@
 
 using namespace mlir;
 
-static llvm::cl::list<std::string> inputShapes(
-    "input-shape",
-    llvm::cl::desc("Bind the shape of a graph input: name=d0,d1,... "
-                   "(repeatable; required for dynamic dimensions)"));
-
-static llvm::cl::list<std::string> constantBindings(
-    "bind-constant",
-    llvm::cl::desc("Import a graph input as a constant read from an ONNX "
-                   "TensorProto file: name=file.pb (repeatable)"));
-
-static llvm::cl::opt<bool> embedWeights(
-    "embed-weights",
-    llvm::cl::desc("Attach each parameter's initializer to its argument as "
-                   "mpt.initial_value (a dense_resource blob), so the IR "
-                   "lowers to a runnable plan (default: true)"),
-    llvm::cl::init(true));
-
-static llvm::cl::opt<bool> untieInitializers(
-    "untie-initializers",
-    llvm::cl::desc("Give each parameter that the exporter stored once and "
-                   "copied through an Identity node its own argument, as "
-                   "PyTorch trains them (default: true; false keeps them "
-                   "tied)"),
-    llvm::cl::init(true));
-
-static llvm::cl::opt<bool> trainScalarInitializers(
-    "train-scalar-initializers",
-    llvm::cl::desc("Import 0-d float initializers as trainable parameters "
-                   "(default: false, they are constants, as the dynamo "
-                   "exporter's GELU and attention scalars are)"),
-    llvm::cl::init(false));
-
-static llvm::cl::opt<std::string>
-    entryName("entry-name", llvm::cl::desc("Name of the imported function"),
-              llvm::cl::init("forward"));
-
 /// Set when the import failed only for unsupported features; main() turns
 /// it into exit code 2 so scripts can tell "unsupported" from "broken".
 static bool sawUnsupported = false;
@@ -69,23 +34,10 @@ static void registerOnnxImport() {
       [](const std::shared_ptr<llvm::SourceMgr> &sourceMgr,
          MLIRContext *context) -> OwningOpRef<Operation *> {
         mpt::OnnxImportOptions options;
-        options.entryName = entryName;
-        options.embedWeights = embedWeights;
-        options.untieDeduplicatedInitializers = untieInitializers;
-        options.trainScalarInitializers = trainScalarInitializers;
-        for (const std::string &binding : inputShapes) {
-          std::string error = mpt::parseInputShapeBinding(binding, options);
-          if (!error.empty()) {
-            emitError(UnknownLoc::get(context)) << "--input-shape: " << error;
-            return nullptr;
-          }
-        }
-        for (const std::string &binding : constantBindings) {
-          std::string error = mpt::parseConstantBinding(binding, options);
-          if (!error.empty()) {
-            emitError(UnknownLoc::get(context)) << "--bind-constant: " << error;
-            return nullptr;
-          }
+        if (std::string error = mpt::tools::importOptionsFromFlags(options);
+            !error.empty()) {
+          emitError(UnknownLoc::get(context)) << error;
+          return nullptr;
         }
         const llvm::MemoryBuffer *buffer =
             sourceMgr->getMemoryBuffer(sourceMgr->getMainFileID());
@@ -109,6 +61,7 @@ static void registerOnnxImport() {
 }
 
 int main(int argc, char **argv) {
+  mpt::tools::registerImportFlags();
   registerOnnxImport();
   mpt::registerToPlanTranslation();
   LogicalResult result = mlirTranslateMain(argc, argv, "MPT translation tool");

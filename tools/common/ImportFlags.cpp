@@ -1,0 +1,81 @@
+//===- ImportFlags.cpp - the ONNX importer's command-line flags -----------===//
+#include "ImportFlags.h"
+
+#include <memory>
+
+using namespace llvm;
+
+namespace mpt::tools {
+namespace {
+
+struct Flags {
+  explicit Flags(cl::OptionCategory &cat)
+      : inputShapes("input-shape",
+                    cl::desc("Bind the shape of a graph input: name=d0,d1,... "
+                             "(repeatable; required for dynamic dimensions)"),
+                    cl::cat(cat)),
+        constantBindings("bind-constant",
+                         cl::desc("Import a graph input as a constant read "
+                                  "from an ONNX TensorProto file: "
+                                  "name=file.pb (repeatable)"),
+                         cl::cat(cat)),
+        entryName("entry-name", cl::desc("Name of the imported function"),
+                  cl::init("forward"), cl::cat(cat)),
+        embedWeights("embed-weights",
+                     cl::desc("Attach each parameter's initializer as its "
+                              "initial value (default: true; false leaves "
+                              "them out: every parameter is then bound at "
+                              "run time)"),
+                     cl::init(true), cl::cat(cat)),
+        untieInitializers(
+            "untie-initializers",
+            cl::desc("Give each parameter that the exporter stored once and "
+                     "copied through an Identity node its own master copy "
+                     "and optimizer state, as PyTorch trains them (default: "
+                     "true; false keeps them tied)"),
+            cl::init(true), cl::cat(cat)),
+        trainScalarInitializers(
+            "train-scalar-initializers",
+            cl::desc("Import 0-d float initializers as trainable parameters "
+                     "(default: false, they are constants, as the dynamo "
+                     "exporter's GELU and attention scalars are)"),
+            cl::init(false), cl::cat(cat)) {}
+
+  cl::list<std::string> inputShapes, constantBindings;
+  cl::opt<std::string> entryName;
+  cl::opt<bool> embedWeights, untieInitializers, trainScalarInitializers;
+};
+
+std::unique_ptr<Flags> &flags() {
+  static std::unique_ptr<Flags> instance;
+  return instance;
+}
+
+} // namespace
+
+void registerImportFlags(cl::OptionCategory *category) {
+  if (!flags())
+    flags() = std::make_unique<Flags>(category ? *category
+                                               : cl::getGeneralCategory());
+}
+
+std::string importOptionsFromFlags(OnnxImportOptions &options) {
+  const Flags &f = *flags();
+  options.entryName = f.entryName;
+  options.embedWeights = f.embedWeights;
+  options.untieDeduplicatedInitializers = f.untieInitializers;
+  options.trainScalarInitializers = f.trainScalarInitializers;
+  for (const std::string &binding : f.inputShapes)
+    if (std::string error = parseInputShapeBinding(binding, options); !error.empty())
+      return "--input-shape: " + error;
+  for (const std::string &binding : f.constantBindings)
+    if (std::string error = parseConstantBinding(binding, options); !error.empty())
+      return "--bind-constant: " + error;
+  return "";
+}
+
+bool inputBindingsGiven() {
+  return !flags()->inputShapes.empty() || !flags()->constantBindings.empty();
+}
+
+} // namespace mpt::tools
