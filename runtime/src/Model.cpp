@@ -2,7 +2,9 @@
 #include "Model.h"
 #include "mptrt/plan/Reader.h"
 
+#include <algorithm>
 #include <cstring>
+#include <map>
 
 namespace mptrt {
 namespace rt {
@@ -146,8 +148,44 @@ Status Model::prepare() {
       bound_[id] = t.zeroInitialized ? 1 : 0;
     }
   }
-  MPTRT_TRY(backend_->allocate(plan_.constants.size(), &constants_));
-  MPTRT_TRY(backend_->copyToDevice(constants_, plan_.constants.data(), plan_.constants.size()));
+  // Parameters now hold their initial values; the device keeps only the
+  // byte ranges that constant tensors use (merged where they overlap),
+  // packed, and the host copy of the blob goes. A plan's weights are then
+  // in memory once, not twice.
+  std::map<uint64_t, uint64_t> ranges;  // start -> end, in the blob
+  for (uint32_t id = 0; id < numTensors; ++id) {
+    const plan::Tensor &t = plan_.tensors[id];
+    if (t.storage == plan::Storage::Constant) {
+      uint64_t &end = ranges[t.offset];
+      end = std::max(end, t.offset + descs_[id].bytes);
+    }
+  }
+  std::vector<std::pair<uint64_t, uint64_t>> merged;  // [start, end)
+  for (auto [start, end] : ranges) {
+    if (!merged.empty() && start <= merged.back().second)
+      merged.back().second = std::max(merged.back().second, end);
+    else
+      merged.push_back({start, end});
+  }
+  std::vector<uint8_t> packed;
+  std::vector<uint64_t> packedStart;
+  for (auto [start, end] : merged) {
+    packed.resize(plan::alignUp(packed.size()), 0);
+    packedStart.push_back(packed.size());
+    packed.insert(packed.end(), plan_.constants.begin() + start, plan_.constants.begin() + end);
+  }
+  for (plan::Tensor &t : plan_.tensors) {
+    if (t.storage != plan::Storage::Constant)
+      continue;
+    // The merged range holding t (starts are 64-aligned, so t stays aligned).
+    size_t r = std::upper_bound(merged.begin(), merged.end(),
+                                std::make_pair(t.offset, UINT64_MAX)) -
+               merged.begin() - 1;
+    t.offset = packedStart[r] + (t.offset - merged[r].first);
+  }
+  std::vector<uint8_t>().swap(plan_.constants);
+  MPTRT_TRY(backend_->allocate(packed.size(), &constants_));
+  MPTRT_TRY(backend_->copyToDevice(constants_, packed.data(), packed.size()));
 
   entryStates_.resize(plan_.entries.size());
   for (size_t e = 0; e < plan_.entries.size(); ++e)
