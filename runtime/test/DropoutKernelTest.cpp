@@ -17,6 +17,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <vector>
@@ -131,6 +132,8 @@ TEST(DropoutKernel, KeepFractionAndScaling) {
     const int64_t kept = countKept(r.outputs[1]);
     EXPECT_LE(std::fabs(kept - n * (1 - ratio)), 5 * sigma)
         << "ratio " << ratio << ": kept " << kept << " of " << n;
+    std::printf("ratio %.1f: kept %lld of %lld (expected %.0f, sigma %.0f)\n", ratio,
+                static_cast<long long>(kept), static_cast<long long>(n), n * (1 - ratio), sigma);
     const float scale = static_cast<float>(1.0 / (1.0 - ratio));
     int64_t bad = 0;
     for (int64_t i = 0; i < n; ++i) {
@@ -181,6 +184,7 @@ TEST(DropoutKernel, StreamsAndStepsAreIndependent) {
     EXPECT_FALSE(r.outputs[1].bytes == base.outputs[1].bytes) << o.what;
     const double corr = maskCorrelation(base.outputs[1], r.outputs[1]);
     EXPECT_LT(std::fabs(corr), 5.0 / std::sqrt(1e6)) << "another " << o.what << ": " << corr;
+    std::printf("another %s: mask correlation %.5f\n", o.what, corr);
   }
 }
 
