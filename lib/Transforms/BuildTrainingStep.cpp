@@ -217,6 +217,8 @@ struct BuildTrainingStepPass
     auto trainStep = step.addState("train.step", scalarI64, 0);
     if (failed(optStep) || failed(trainStep))
       return failure();
+    if (failed(seedDropouts(step, *trainStep)))
+      return failure();
     SmallVector<NamedAttribute> lrAttrs = {
         b.getNamedAttr("schedule", b.getStringAttr(schedule)),
         b.getNamedAttr("lr", b.getF64FloatAttr(lr))};
@@ -281,6 +283,29 @@ struct BuildTrainingStepPass
           ctx, {NamedAttribute(StringAttr::get(ctx, kUpdatesAttrName), StringAttr::get(ctx, u.first))}));
     func.setAllResultAttrs(resultAttrs);
     func.setSymName(entry);
+    return success();
+  }
+
+  /// Each training-mode dropout draws its mask from (train.seed, train.step,
+  /// its own stream id): train.step advances on every step, skipped ones
+  /// included, so no mask repeats. train.seed exists only when one does.
+  LogicalResult seedDropouts(StepBuilder &step, Value trainStep) {
+    SmallVector<DropoutOp> drops;
+    step.func.walk([&](DropoutOp op) {
+      if (op.getTraining() && !op.getRatio().isZero())
+        drops.push_back(op);
+    });
+    if (drops.empty())
+      return success();
+    auto seed = step.addState("train.seed", cast<RankedTensorType>(trainStep.getType()), 0);
+    if (failed(seed))
+      return failure();
+    for (auto [stream, op] : llvm::enumerate(drops)) {
+      if (!op.getRng().empty())
+        return op.emitOpError("already has seed and step operands"), failure();
+      op.getRngMutable().assign(ValueRange{*seed, trainStep});
+      op.setStream(static_cast<int64_t>(stream));
+    }
     return success();
   }
 

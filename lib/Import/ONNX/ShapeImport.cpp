@@ -65,6 +65,9 @@ LogicalResult importCast(NodeContext &c) {
   return success();
 }
 
+/// Dropout-12+: `ratio` and `training_mode` are inputs, which must be
+/// compile-time constants; training_mode = true imports a training-mode
+/// dropout, to which --build-training-step adds the seed and step.
 LogicalResult importDropout(NodeContext &c) {
   float ratio = 0.5f;
   bool training = false;
@@ -85,8 +88,9 @@ LogicalResult importDropout(NodeContext &c) {
   SmallVector<NamedAttribute> attrs = {
       c.named("ratio", c.b.getF32FloatAttr(ratio)),
       c.named("training", c.b.getBoolAttr(training))};
-  if (c.hasAttr("seed"))
-    attrs.push_back(c.named("seed", c.b.getI64IntegerAttr(c.getInt("seed", 0))));
+  // ONNX's `seed` attribute is not used: a training-mode dropout draws from
+  // the train_step's `train.seed` state (--build-training-step), so one
+  // seed sets every dropout of the model.
   auto type = c.inputType(0);
   c.setResults(c.createTyped<DropoutOp>(
       {type, type.clone(c.b.getI1Type())}, {c.input(0)}, attrs));

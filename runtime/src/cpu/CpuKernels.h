@@ -66,7 +66,6 @@ Status prepareReduce(const KernelView &v, std::unique_ptr<PreparedKernel> *out);
 Status prepareLoss(const KernelView &v, std::unique_ptr<PreparedKernel> *out);
 // DataMovementKernels.cpp
 Status prepareCopy(const KernelView &v, std::unique_ptr<PreparedKernel> *out);
-Status prepareDropout(const KernelView &v, std::unique_ptr<PreparedKernel> *out);
 Status prepareTranspose(const KernelView &v, std::unique_ptr<PreparedKernel> *out);
 Status prepareConcat(const KernelView &v, std::unique_ptr<PreparedKernel> *out);
 Status prepareSplit(const KernelView &v, std::unique_ptr<PreparedKernel> *out);
@@ -75,6 +74,8 @@ Status prepareGather(const KernelView &v, std::unique_ptr<PreparedKernel> *out);
 Status prepareExpand(const KernelView &v, std::unique_ptr<PreparedKernel> *out);
 Status prepareTrilu(const KernelView &v, std::unique_ptr<PreparedKernel> *out);
 Status prepareFill(const KernelView &v, std::unique_ptr<PreparedKernel> *out);
+// DropoutKernels.cpp
+Status prepareDropout(const KernelView &v, std::unique_ptr<PreparedKernel> *out);
 // BackwardKernels.cpp
 Status prepareUnaryGrad(const KernelView &v, std::unique_ptr<PreparedKernel> *out);
 Status prepareSoftmaxGrad(const KernelView &v, std::unique_ptr<PreparedKernel> *out);

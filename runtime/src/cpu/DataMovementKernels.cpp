@@ -1,8 +1,8 @@
 //===- DataMovementKernels.cpp - copies, transposes and indexing ---------===//
 //
 // These kernels move elements without arithmetic, so they work on raw
-// bytes (element size 1, 2, 4 or 8) whatever the dtype; only dropout
-// (float to float) and constant_of_shape convert values.
+// bytes (element size 1, 2, 4 or 8) whatever the dtype; only
+// constant_of_shape converts values (dropout is in DropoutKernels.cpp).
 //
 //===----------------------------------------------------------------------===//
 #include "cpu/Convert.h"
@@ -38,24 +38,6 @@ inline void copyElement(uint8_t *dst, const uint8_t *src, int64_t size) {
 Status runCopy(const CopyParams &p, const KernelArgs &args) {
   if (p.bytes)
     std::memmove(args.results[0].data, args.operands[0].data, p.bytes);
-  return Status::ok();
-}
-
-/// dropout (inference): output = input (converted between float types),
-/// mask = all true.
-Status runDropout(const DropoutParams &p, const KernelArgs &args) {
-  const TensorArg &x = args.operands[0], &y = args.results[0];
-  const DType xt = x.desc->dtype, yt = y.desc->dtype;
-  parallelFor(p.numel, kGrain, [&](int64_t begin, int64_t end) {
-    float buf[kBlock];
-    for (int64_t i = begin; i < end; i += kBlock) {
-      const int64_t m = std::min(kBlock, end - i);
-      loadF32(xt, elementPtr(x.data, xt, i), m, buf);
-      storeF32(buf, m, yt, elementPtr(y.data, yt, i));
-    }
-  });
-  if (p.hasMask && p.numel)
-    std::memset(args.results[1].data, 1, p.numel);
   return Status::ok();
 }
 
@@ -233,9 +215,6 @@ Status runFill(const FillParams &p, const KernelArgs &args) {
 
 Status prepareCopy(const KernelView &v, std::unique_ptr<PreparedKernel> *out) {
   return prepareWith<CopyParams>(v, out, decodeCopy, runCopy);
-}
-Status prepareDropout(const KernelView &v, std::unique_ptr<PreparedKernel> *out) {
-  return prepareWith<DropoutParams>(v, out, decodeDropout, runDropout);
 }
 Status prepareTranspose(const KernelView &v, std::unique_ptr<PreparedKernel> *out) {
   return prepareWith<TransposeParams>(v, out, decodeTranspose, runTranspose);

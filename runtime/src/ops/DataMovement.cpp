@@ -2,6 +2,8 @@
 #include "ops/DecodeUtil.h"
 #include "ops/OpParams.h"
 
+#include "mptrt/Philox.h"
+
 namespace mptrt {
 namespace rt {
 
@@ -44,17 +46,34 @@ Status decodeCopy(const KernelView &v, CopyParams *p) {
 }
 
 Status decodeDropout(const KernelView &v, DropoutParams *p) {
-  MPTRT_TRY(v.expectCounts(1, 1, 1, 2));
-  MPTRT_TRY(v.allowOnly({"ratio", "training", "seed"}));
+  MPTRT_TRY(v.expectCounts(1, 3, 1, 2));
+  MPTRT_TRY(v.allowOnly({"ratio", "training", "stream"}));
   MPTRT_TRY(expectFloatOperand(v, 0));
   MPTRT_TRY(expectFloatResult(v, 0));
   double ratio;
   bool training;
+  int64_t stream;
   MPTRT_TRY(v.getFloat("ratio", 0.5, &ratio));
   MPTRT_TRY(v.getBool("training", false, &training));
-  if (training && ratio != 0.0)
+  MPTRT_TRY(v.getInt("stream", 0, &stream));
+  if (!(ratio >= 0.0 && ratio <= 1.0))
+    return v.error("attribute 'ratio' must be in [0, 1], got " + std::to_string(ratio));
+  if (stream < 0 || stream > int64_t(0xffffffff))
+    return v.error("attribute 'stream' must be in [0, 2^32), got " + std::to_string(stream));
+  const bool seeded = v.numOperands() == 3;
+  if (v.numOperands() == 2)
+    return v.error("dropout takes the input alone or the input, the seed and the step");
+  if (seeded && !training)
+    return v.error("the seed and step operands are only meaningful in training mode");
+  if (training && ratio != 0.0 && !seeded)
     return v.error("training-mode dropout (ratio " + std::to_string(ratio) +
-                   ") is not implemented; only inference dropout (a copy) is");
+                   ") needs the seed and step operands (x, seed, step) that "
+                   "--build-training-step adds");
+  if (seeded)
+    for (size_t i : {size_t(1), size_t(2)})
+      if (v.operand(i).dtype != DType::I64 || v.operand(i).rank() != 0)
+        return v.error(operandLabel(v, i) + (i == 1 ? " (the seed)" : " (the step)") +
+                       " must be a 0-d i64");
   MPTRT_TRY(expectResultShape(v, 0, v.operand(0).shape));
   p->numel = v.operand(0).numel;
   p->hasMask = v.numResults() == 2;
@@ -62,6 +81,14 @@ Status decodeDropout(const KernelView &v, DropoutParams *p) {
     if (v.result(1).dtype != DType::I1)
       return v.error(resultLabel(v, 1) + " (the mask) must be i1");
     MPTRT_TRY(expectResultShape(v, 1, v.operand(0).shape));
+  }
+  p->draw = training && ratio != 0.0;
+  if (p->draw) {
+    if (p->numel > philox::kMaxStreamElements)
+      return v.error("training-mode dropout covers at most 2^34 elements per tensor");
+    p->threshold = philox::dropThreshold(ratio);
+    p->scale = ratio >= 1.0 ? 0.0f : static_cast<float>(1.0 / (1.0 - ratio));
+    p->stream = static_cast<uint32_t>(stream);
   }
   return Status::ok();
 }

@@ -230,10 +230,19 @@ struct CopyParams {
 };
 Status decodeCopy(const KernelView &v, CopyParams *p);
 
-/// dropout in inference: copy (converting float types) and an all-true mask.
+/// dropout: x[, seed, step] -> y[, mask]. In inference (or with ratio 0) a
+/// copy (converting float types) and an all-true mask; in training with a
+/// ratio > 0, element i is kept when its Philox word (mptrt/Philox.h, drawn
+/// from the seed and step operands and the `stream` attribute) is at least
+/// `threshold`, and y = x * (kept ? scale : 0) with scale = 1 / (1 - ratio)
+/// (0 for ratio 1).
 struct DropoutParams {
   int64_t numel = 0;
   bool hasMask = false;
+  bool draw = false;       // training mode with a ratio > 0
+  uint64_t threshold = 0;  // philox::dropThreshold(ratio)
+  float scale = 1.0f;
+  uint32_t stream = 0;
 };
 Status decodeDropout(const KernelView &v, DropoutParams *p);
 

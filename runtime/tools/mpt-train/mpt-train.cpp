@@ -52,7 +52,10 @@ const char kUsage[] =
     "                           N(0,1), integer inputs uniform in [0, R), i1 inputs 0 or 1,\n"
     "                           determined by --seed, the step and the input's name\n"
     "  --synthetic-int-range R  R for integer inputs (default 2)\n"
-    "  --seed S                 seed of --synthetic data (default 0)\n"
+    "  --seed S                 seed of --synthetic data (default 0) and of training\n"
+    "                           dropout: a plan with a train.seed parameter gets S there\n"
+    "                           before the first step (not on --resume, where the\n"
+    "                           checkpoint's train.seed is kept)\n"
     "  --param NAME=FILE        initial value of a parameter (instead of the plan's)\n"
     "\n"
     "Run:\n"
@@ -198,7 +201,7 @@ struct Options {
   std::vector<std::pair<std::string, std::string>> inputs, params;
   bool synthetic = false, quiet = false;
   uint64_t seed = 0, intRange = 2, steps = 0, logEvery = 0, saveEvery = 0;
-  bool haveSteps = false;
+  bool haveSteps = false, haveSeed = false;
   std::string metricsPath, savePath, resumePath;
 };
 
@@ -253,8 +256,10 @@ int parseArgs(int argc, char **argv, Options *o) {
       rc = number(1, kMaxCount, &o->saveEvery);
     else if (arg == "--log-every")
       rc = number(1, kMaxCount, &o->logEvery);
-    else if (arg == "--seed")
+    else if (arg == "--seed") {
       rc = number(0, UINT64_MAX / 10, &o->seed);
+      o->haveSeed = true;
+    }
     else if (arg == "--synthetic-int-range")
       rc = number(1, uint64_t(1) << 62, &o->intRange);
     else if (arg == "--synthetic")
@@ -397,6 +402,20 @@ int main(int argc, char **argv) {
   for (const auto &[name, file] : opt.params)
     if (int rc = bindParamFile(model, entry, paramInfo, name, file))
       return rc;
+  // --seed also seeds training-mode dropout through the train.seed state
+  // (docs/training.md); a checkpoint's train.seed wins on --resume.
+  if (opt.haveSeed && opt.resumePath.empty()) {
+    auto seedParam = paramInfo.find("train.seed");
+    if (seedParam != paramInfo.end()) {
+      const TensorInfo &info = seedParam->second;
+      if (info.dtype != MPTRT_I64 || info.numel() != 1)
+        return fail("parameter 'train.seed' must hold one i64, the plan gives " +
+                    describeType(info.dtype, info.shape));
+      const int64_t seed = static_cast<int64_t>(opt.seed);
+      if (!model.bindParameter("train.seed", info.dtype, info.shape, &seed, sizeof seed))
+        return fail(mptrt::lastError());
+    }
+  }
   uint64_t done = 0;
   if (!opt.resumePath.empty()) {
     Checkpoint checkpoint;

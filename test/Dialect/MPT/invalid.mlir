@@ -97,6 +97,60 @@ func.func @bad_dropout(%x: tensor<4xf32>) -> tensor<4xf32> {
 
 // -----
 
+// Tests that dropout's rng operands are the seed and the step, or nothing.
+func.func @dropout_one_rng_operand(%x: tensor<4xf32>, %s: tensor<i64>) -> tensor<4xf32> {
+  // expected-error @+1 {{rng must be empty or (seed, step), got 1 operands}}
+  %0, %m = mpt.dropout %x, %s {ratio = 0.1 : f32, training = true, stream = 0 : i64} : tensor<4xf32>, tensor<i64> -> tensor<4xf32>, tensor<4xi1>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+// Tests that the seed and step must be 0-d i64 tensors.
+func.func @dropout_f32_seed(%x: tensor<4xf32>, %s: tensor<f32>, %t: tensor<i64>) -> tensor<4xf32> {
+  // expected-error @+1 {{operand #1 must be variadic of 0D tensor of 64-bit signless integer values}}
+  %0, %m = mpt.dropout %x, %s, %t {ratio = 0.1 : f32, training = true, stream = 0 : i64} : tensor<4xf32>, tensor<f32>, tensor<i64> -> tensor<4xf32>, tensor<4xi1>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+// Tests that the seed and step are only for training-mode dropout.
+func.func @dropout_seed_in_inference(%x: tensor<4xf32>, %s: tensor<i64>, %t: tensor<i64>) -> tensor<4xf32> {
+  // expected-error @+1 {{the seed and step operands need training = true}}
+  %0, %m = mpt.dropout %x, %s, %t {ratio = 0.1 : f32, stream = 0 : i64} : tensor<4xf32>, tensor<i64>, tensor<i64> -> tensor<4xf32>, tensor<4xi1>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+// Tests that a seeded dropout needs a stream id.
+func.func @dropout_no_stream(%x: tensor<4xf32>, %s: tensor<i64>, %t: tensor<i64>) -> tensor<4xf32> {
+  // expected-error @+1 {{a stream id goes with the seed and step operands}}
+  %0, %m = mpt.dropout %x, %s, %t {ratio = 0.1 : f32, training = true} : tensor<4xf32>, tensor<i64>, tensor<i64> -> tensor<4xf32>, tensor<4xi1>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+// Tests that a stream id without the seed and step is rejected.
+func.func @dropout_stream_without_seed(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{a stream id goes with the seed and step operands}}
+  %0, %m = mpt.dropout %x {ratio = 0.1 : f32, training = true, stream = 3 : i64} : tensor<4xf32> -> tensor<4xf32>, tensor<4xi1>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+// Tests that the stream id fits the 32-bit Philox counter word.
+func.func @dropout_big_stream(%x: tensor<4xf32>, %s: tensor<i64>, %t: tensor<i64>) -> tensor<4xf32> {
+  // expected-error @+1 {{stream must be in [0, 2^32), got 4294967296}}
+  %0, %m = mpt.dropout %x, %s, %t {ratio = 0.1 : f32, training = true, stream = 4294967296 : i64} : tensor<4xf32>, tensor<i64>, tensor<i64> -> tensor<4xf32>, tensor<4xi1>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
 // Tests that expand only broadcasts.
 func.func @bad_expand(%x: tensor<3xf32>) -> tensor<2x4xf32> {
   // expected-error @+1 {{cannot broadcast}}

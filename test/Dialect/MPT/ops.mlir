@@ -149,3 +149,16 @@ func.func @fp8_scaling(%x: tensor<4x4xbf16>, %hist: tensor<16xf32>, %scale: tens
   %h, %s = mpt.update_fp8_scale %hist, %scale, %a {fp8_max = 57344.0 : f64, margin = 1 : i64} : (tensor<16xf32>, tensor<f32>, tensor<f32>) -> (tensor<16xf32>, tensor<f32>)
   return %h, %s : tensor<16xf32>, tensor<f32>
 }
+
+// -----
+
+// Tests that dropout round-trips imported (training, no seed) and seeded
+// (the seed and step operands, a stream id).
+// CHECK-LABEL: func.func @dropouts
+func.func @dropouts(%x: tensor<2x3xbf16>, %seed: tensor<i64>, %step: tensor<i64>) -> (tensor<2x3xbf16>, tensor<2x3xbf16>) {
+  // CHECK: mpt.dropout %{{[^,]*}} {ratio = 1.000000e-01 : f32, training = true} : tensor<2x3xbf16> -> tensor<2x3xbf16>, tensor<2x3xi1>
+  %0, %m0 = mpt.dropout %x {ratio = 0.1 : f32, training = true} : tensor<2x3xbf16> -> tensor<2x3xbf16>, tensor<2x3xi1>
+  // CHECK: mpt.dropout %{{.*}}, %{{.*}}, %{{.*}} {ratio = 1.000000e-01 : f32, stream = 7 : i64, training = true} : tensor<2x3xbf16>, tensor<i64>, tensor<i64> -> tensor<2x3xbf16>, tensor<2x3xi1>
+  %1, %m1 = mpt.dropout %x, %seed, %step {ratio = 0.1 : f32, training = true, stream = 7 : i64} : tensor<2x3xbf16>, tensor<i64>, tensor<i64> -> tensor<2x3xbf16>, tensor<2x3xi1>
+  return %0, %1 : tensor<2x3xbf16>, tensor<2x3xbf16>
+}

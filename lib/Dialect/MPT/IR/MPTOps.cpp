@@ -195,6 +195,16 @@ LogicalResult DropoutOp::verify() {
   if (getMask().getType().getShape() != getInput().getType().getShape() ||
       getOutput().getType() != getInput().getType())
     return emitOpError("output and mask must have the input's shape");
+  if (!getRng().empty() && getRng().size() != 2)
+    return emitOpError("rng must be empty or (seed, step), got ")
+           << getRng().size() << " operands";
+  if (!getRng().empty() && !getTraining())
+    return emitOpError("the seed and step operands need training = true");
+  if (getRng().empty() != !getStream())
+    return emitOpError("a stream id goes with the seed and step operands");
+  if (auto stream = getStreamAttr();
+      stream && (stream.getInt() < 0 || stream.getInt() > 0xffffffffll))
+    return emitOpError("stream must be in [0, 2^32), got ") << stream.getInt();
   return success();
 }
 

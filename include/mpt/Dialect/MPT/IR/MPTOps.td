@@ -166,13 +166,35 @@ def MPT_DropoutOp : MPT_Op<"dropout", [Differentiable, PrecisionPolicy<"Follow">
   let description = [{
     In inference (`training = false`) or with `ratio = 0` the output is the
     input and the mask is all true; canonicalization then removes the op.
+
+    In training mode the op also takes `rng` = (seed, step), two `tensor<i64>`
+    values, and a `stream` id; `--build-training-step` adds them (the
+    `train.seed` and `train.step` state, one stream per dropout op). Element
+    `i` is kept when its Philox4x32-10 word for (seed, step, stream, i)
+    (runtime/include/mptrt/Philox.h) is at least `round(ratio * 2^32)`, so
+    the mask is a pure function of those four values; the output is
+    `x * (keep ? 1 / (1 - ratio) : 0)`, rounded once into the input's type.
+    A training-mode dropout without `rng` (as imported) has no runtime kernel.
+
+    ```mlir
+    %y, %mask = mpt.dropout %x, %seed, %step {ratio = 1.000000e-01 : f32, stream = 0 : i64, training = true}
+        : tensor<4x8xf32>, tensor<i64>, tensor<i64> -> tensor<4x8xf32>, tensor<4x8xi1>
+    ```
   }];
   let arguments = (ins MPT_FloatTensor:$input,
+                   Variadic<0DTensorOf<[I64]>>:$rng,
                    DefaultValuedAttr<F32Attr, "0.5">:$ratio,
                    DefaultValuedAttr<BoolAttr, "false">:$training,
-                   OptionalAttr<I64Attr>:$seed);
+                   OptionalAttr<I64Attr>:$stream);
   let results = (outs MPT_FloatTensor:$output, MPT_BoolTensor:$mask);
-  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($output) `,` type($mask)";
+  let assemblyFormat = [{
+    $input (`,` $rng^)? attr-dict `:` type($input) (`,` type($rng)^)? `->` type($output) `,` type($mask)
+  }];
+  let extraClassDeclaration = [{
+    /// The seed and step operands (null until --build-training-step adds them).
+    ::mlir::Value getSeed() { return getRng().empty() ? ::mlir::Value() : getRng()[0]; }
+    ::mlir::Value getStep() { return getRng().size() < 2 ? ::mlir::Value() : getRng()[1]; }
+  }];
   let hasVerifier = 1;
   let hasCanonicalizer = 1;
 }
