@@ -2,6 +2,7 @@
 #include "Model.h"
 #include "mptrt/plan/Reader.h"
 
+#include <algorithm>
 #include <cstring>
 
 namespace mptrt {
@@ -98,6 +99,8 @@ Model::~Model() {
       backend_->deallocate(e.arena);
   if (constants_)
     backend_->deallocate(constants_);
+  if (workspace_)
+    backend_->deallocate(workspace_);
 }
 
 Status Model::prepare() {
@@ -120,6 +123,23 @@ Status Model::prepare() {
     MPTRT_TRY(backend_->prepareKernel(view, &kernels_[k]).withContext(where));
     MPTRT_TRY(checkAliasing(k).withContext(where));
   }
+
+  // One workspace for the kernels' scratch, as large as the largest asks
+  // for, and room in the run's argument lists for the widest kernel: a run
+  // allocates nothing (docs/runtime.md, "Prepare, then run").
+  uint64_t workspaceBytes = 0;
+  size_t maxOperands = 0, maxResults = 0;
+  for (uint32_t k = 0; k < plan_.kernels.size(); ++k) {
+    workspaceBytes = std::max(workspaceBytes, kernels_[k]->workspaceBytes());
+    maxOperands = std::max(maxOperands, plan_.kernels[k].operands.size());
+    maxResults = std::max(maxResults, plan_.kernels[k].results.size());
+  }
+  if (workspaceBytes)
+    MPTRT_TRY(backend_->allocate(workspaceBytes, &workspace_)
+                  .withContext("plan: the kernels' workspace"));
+  args_.operands.reserve(maxOperands);
+  args_.results.reserve(maxResults);
+  args_.workspace = workspace_;
 
   // Named tensors: one buffer each. Parameters start from their initial
   // value if the plan has one, otherwise from zero and unbound.
@@ -297,25 +317,27 @@ Status Model::run(const std::string &entryName) {
   size_t index;
   MPTRT_TRY(findEntry(entryName, &index));
   const plan::EntryPoint &entry = plan_.entries[index];
-  const std::string where = "entry point '" + entryName + "'";
+  // Messages are built only on failure: the success path allocates nothing
+  // once the entry point's arena exists.
+  auto where = [&] { return "entry point '" + entryName + "'"; };
   for (uint32_t id : entry.inputs)
     if (!bound_[id])
-      return Status::error(where + ": input '" + plan_.tensors[id].name + "' is not bound");
+      return Status::error(where() + ": input '" + plan_.tensors[id].name + "' is not bound");
   for (uint32_t id : entry.params)
     if (!bound_[id])
-      return Status::error(where + ": parameter '" + plan_.tensors[id].name +
+      return Status::error(where() + ": parameter '" + plan_.tensors[id].name +
                            "' is not bound and the plan has no initial value for it");
 
   EntryState &state = entryStates_[index];
   if (!state.allocated) {
-    MPTRT_TRY(backend_->allocate(entry.arenaBytes, &state.arena).withContext(where));
+    MPTRT_TRY(backend_->allocate(entry.arenaBytes, &state.arena).withContext(where()));
     state.allocated = true;
     arenaBytesAllocated_ += entry.arenaBytes;
   }
 
   for (uint32_t id : entry.outputs)
     computed_[id] = 0;
-  KernelArgs args;
+  KernelArgs &args = args_;  // capacity reserved at prepare
   for (uint32_t k : entry.kernels) {
     const plan::Kernel &kernel = plan_.kernels[k];
     args.operands.resize(kernel.operands.size());
@@ -324,10 +346,12 @@ Status Model::run(const std::string &entryName) {
       args.operands[i] = {&descs_[kernel.operands[i]], address(kernel.operands[i], state.arena)};
     for (size_t i = 0; i < kernel.results.size(); ++i)
       args.results[i] = {&descs_[kernel.results[i]], address(kernel.results[i], state.arena)};
-    MPTRT_TRY(kernels_[k]->run(args).withContext(where + ", kernel " + std::to_string(k) +
-                                                  " (" + kernel.kind + ")"));
+    if (Status s = kernels_[k]->run(args); !s)
+      return s.withContext(where() + ", kernel " + std::to_string(k) + " (" + kernel.kind +
+                           ")");
   }
-  MPTRT_TRY(backend_->synchronize().withContext(where));
+  if (Status s = backend_->synchronize(); !s)
+    return s.withContext(where());
   for (uint32_t id : entry.outputs)
     computed_[id] = 1;
   return Status::ok();

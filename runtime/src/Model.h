@@ -69,6 +69,8 @@ private:
   std::vector<char> bound_;      // parameter / input: holds a value
   std::vector<char> computed_;   // output: written by a successful run
   void *constants_ = nullptr;
+  void *workspace_ = nullptr;  // the largest kernel's workspaceBytes()
+  KernelArgs args_;            // reused by every run: run allocates nothing
   struct EntryState {
     void *arena = nullptr;
     bool allocated = false;
