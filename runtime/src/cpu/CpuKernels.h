@@ -85,6 +85,26 @@ Status prepareWith(const KernelView &v, std::unique_ptr<PreparedKernel> *out,
   return Status::ok();
 }
 
+/// A contraction's parameters and, for its operands and first result, the
+/// element count when the tensor is not float32 (0 when it is): those are
+/// widened into (or computed in) float32 scratch.
+template <typename Params>
+struct WithF32Copies {
+  Params p;
+  int64_t operand[4] = {0, 0, 0, 0};
+  int64_t result = 0;
+};
+
+/// Decodes with `decode` and records which tensors need float32 copies.
+template <typename Params, Status (*decode)(const KernelView &, Params *)>
+Status decodeWithF32Copies(const KernelView &v, WithF32Copies<Params> *out) {
+  MPTRT_TRY(decode(v, &out->p));
+  for (size_t i = 0; i < v.numOperands() && i < 4; ++i)
+    out->operand[i] = v.operand(i).dtype == DType::F32 ? 0 : v.operand(i).numel;
+  out->result = v.result(0).dtype == DType::F32 ? 0 : v.result(0).numel;
+  return Status::ok();
+}
+
 // ElementwiseKernels.cpp
 Status prepareUnary(const KernelView &v, std::unique_ptr<PreparedKernel> *out);
 Status prepareBinary(const KernelView &v, std::unique_ptr<PreparedKernel> *out);
