@@ -241,13 +241,13 @@ Status Model::find(BindingKind kind, const std::string &name, uint32_t *id) cons
   return Status::ok();
 }
 
-Status Model::findEntry(const std::string &name, size_t *index) const {
+Status Model::findEntry(std::string_view name, size_t *index) const {
   auto it = entryIndex_.find(name);
   if (it == entryIndex_.end()) {
     std::string known;
     for (const auto &kv : entryIndex_)
       known += (known.empty() ? "" : ", ") + ("'" + kv.first + "'");
-    return Status::error("no entry point named '" + name + "' (the plan has: " +
+    return Status::error("no entry point named '" + std::string(name) + "' (the plan has: " +
                          (known.empty() ? "none" : known) + ")");
   }
   *index = it->second;
@@ -313,13 +313,13 @@ void *Model::address(uint32_t tensor, void *arena) const {
   }
 }
 
-Status Model::run(const std::string &entryName) {
+Status Model::run(std::string_view entryName) {
   size_t index;
   MPTRT_TRY(findEntry(entryName, &index));
   const plan::EntryPoint &entry = plan_.entries[index];
   // Messages are built only on failure: the success path allocates nothing
   // once the entry point's arena exists.
-  auto where = [&] { return "entry point '" + entryName + "'"; };
+  auto where = [&] { return "entry point '" + std::string(entryName) + "'"; };
   for (uint32_t id : entry.inputs)
     if (!bound_[id])
       return Status::error(where() + ": input '" + plan_.tensors[id].name + "' is not bound");
