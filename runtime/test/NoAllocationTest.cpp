@@ -16,6 +16,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "KernelTestUtil.h"
+#include "cpu/ThreadPool.h"
 #include "mptrt.hpp"
 
 #include <gtest/gtest.h>
@@ -313,6 +314,9 @@ std::string describeCase(const Case &c) {
   return s + ")";
 }
 
+/// Parallel loops that ran on the pool during the counted runs.
+uint64_t pooledWhileCounting = 0;
+
 /// Loads `c` as a one-kernel plan, runs it once, and returns the
 /// allocations of a second run (-1 and a failure if it does not run).
 long allocationsOfSecondRun(const Case &c) {
@@ -344,10 +348,12 @@ long allocationsOfSecondRun(const Case &c) {
     ADD_FAILURE() << describeCase(c) << ": " << lastError();
     return -1;
   }
+  const uint64_t pooledBefore = rt::cpu::poolStats().pooledLoops;
   allocations = 0;
   counting = true;
   const bool ok = model.run(entry);
   counting = false;
+  pooledWhileCounting += rt::cpu::poolStats().pooledLoops - pooledBefore;
   if (!ok) {
     ADD_FAILURE() << describeCase(c) << ": " << lastError();
     return -1;
@@ -392,6 +398,10 @@ TEST(NoAllocation, SecondRunOfEveryKindAllocatesNothing) {
       continue;
     }
     EXPECT_EQ(count, 0) << describeCase(c) << " allocated in run";
+  }
+  // The pool's dispatch was among what was counted.
+  if (rt::cpu::numThreads() > 1) {
+    EXPECT_GT(pooledWhileCounting, 0u);
   }
 }
 
