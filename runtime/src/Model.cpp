@@ -140,6 +140,7 @@ Status Model::prepare() {
   args_.operands.reserve(maxOperands);
   args_.results.reserve(maxResults);
   args_.workspace = workspace_;
+  workspaceBytes_ = workspaceBytes;
 
   // Named tensors: one buffer each. Parameters start from their initial
   // value if the plan has one, otherwise from zero and unbound.

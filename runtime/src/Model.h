@@ -57,6 +57,8 @@ public:
   /// Sum of the arenas allocated so far (each entry point's arena is
   /// allocated on its first run and kept, so this is also the peak).
   uint64_t peakArenaBytes() const { return arenaBytesAllocated_; }
+  /// The kernels' workspace, allocated at load (the largest asked for).
+  uint64_t workspaceBytes() const { return workspaceBytes_; }
 
 private:
   Model() = default;
@@ -73,6 +75,7 @@ private:
   std::vector<char> computed_;   // output: written by a successful run
   void *constants_ = nullptr;
   void *workspace_ = nullptr;  // the largest kernel's workspaceBytes()
+  uint64_t workspaceBytes_ = 0;
   KernelArgs args_;            // reused by every run: run allocates nothing
   struct EntryState {
     void *arena = nullptr;

@@ -405,6 +405,39 @@ TEST(NoAllocation, SecondRunOfEveryKindAllocatesNothing) {
   }
 }
 
+/// The workspace bytes of a one-kernel plan (no run).
+uint64_t workspaceOf(const Case &c) {
+  PlanBuilder b;
+  std::vector<uint32_t> in, out;
+  for (size_t i = 0; i < c.operands.size(); ++i)
+    in.push_back(b.input("in" + std::to_string(i), c.operands[i].dtype, c.operands[i].shape));
+  for (size_t i = 0; i < c.results.size(); ++i)
+    out.push_back(b.output("out" + std::to_string(i), c.results[i].dtype, c.results[i].shape));
+  b.kernel(c.kind, in, out, c.attrs);
+  b.entry("main");
+  const std::vector<uint8_t> bytes = b.bytes();
+  Model model;
+  EXPECT_TRUE(model.loadMemory(bytes.data(), bytes.size())) << lastError();
+  return model.workspaceBytes();
+}
+
+// Tests the workspace sizes prepare asks for: none for an f32 gemm (it
+// works in its tensors), float32 copies of a bf16 matmul's a, b and y, and
+// per-thread rows for softmax_grad.
+TEST(NoAllocation, WorkspaceIsSizedAtPrepare) {
+  EXPECT_EQ(workspaceOf(make("gemm", {{F32, {64, 256}}, {F32, {256, 128}}}, {{F32, {64, 128}}})),
+            0u);
+  // a [4, 64, 128], b [128, 96], y [4, 64, 96] as float32, each piece a
+  // multiple of 64 bytes.
+  EXPECT_EQ(workspaceOf(make("matmul", {{BF16, {4, 64, 128}}, {BF16, {128, 96}}},
+                             {{BF16, {4, 64, 96}}})),
+            uint64_t{4} * (4 * 64 * 128 + 128 * 96 + 4 * 64 * 96));
+  // Per chunk: a row of y and of dy (float) and its offsets (int64).
+  EXPECT_EQ(workspaceOf(make("softmax_grad", {{F32, {64, 1024}}, {F32, {64, 1024}}},
+                             {{F32, {64, 1024}}}, {aInt("axis", -1)})),
+            static_cast<uint64_t>(rt::cpu::numThreads()) * 1024 * (4 + 4 + 8));
+}
+
 // Tests that the cases above cover every kernel kind of the CPU backend
 // (mptrt_backend_kind_name), so a new kind cannot skip the contract.
 TEST(NoAllocation, CasesCoverEveryKind) {
