@@ -139,6 +139,9 @@ int mptrt_entry_arena_bytes(const mptrt_model *model, const char *entry, uint64_
 /* Bytes of arena memory allocated so far: the sum over the entry points
  * that have run (each keeps its arena). This is the model's peak. */
 uint64_t mptrt_peak_arena_bytes(const mptrt_model *model);
+/* Bytes of the kernels' scratch workspace, allocated once at load: the
+ * largest any kernel of the plan asks for (0 if none does). */
+uint64_t mptrt_workspace_bytes(const mptrt_model *model);
 
 #ifdef __cplusplus
 } /* extern "C" */

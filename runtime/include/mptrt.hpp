@@ -143,6 +143,7 @@ public:
   }
 
   uint64_t peakArenaBytes() const { return mptrt_peak_arena_bytes(handle_); }
+  uint64_t workspaceBytes() const { return mptrt_workspace_bytes(handle_); }
 
 private:
   void reset() {

@@ -25,12 +25,21 @@
 namespace mptrt {
 namespace rt {
 
-/// One kernel of the plan, checked and ready to run.
+/// One kernel of the plan, checked and ready to run (docs/runtime.md,
+/// "Prepare, then run"). Preparing does every shape and attribute check and
+/// settles every size; `run` then allocates nothing (no host or device
+/// memory, no std::vector or std::string on its success path), so a plan
+/// can run inside a CUDA graph.
 class PreparedKernel {
 public:
   virtual ~PreparedKernel() = default;
+  /// Scratch memory `run` needs in `args.workspace`, in bytes; fixed at
+  /// prepare. The model allocates one workspace for the largest of its
+  /// kernels, once, when it is loaded.
+  virtual uint64_t workspaceBytes() const { return 0; }
   /// Runs on the tensors in `args`, whose types are those it was prepared
   /// with. Fails only on data-dependent errors (an index out of range).
+  /// Allocates nothing; scratch comes from `args.workspace`.
   virtual Status run(const KernelArgs &args) = 0;
 };
 

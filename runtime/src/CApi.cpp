@@ -321,4 +321,8 @@ uint64_t mptrt_peak_arena_bytes(const mptrt_model *model) {
   return model ? model->impl->peakArenaBytes() : 0;
 }
 
+uint64_t mptrt_workspace_bytes(const mptrt_model *model) {
+  return model ? model->impl->workspaceBytes() : 0;
+}
+
 } // extern "C"

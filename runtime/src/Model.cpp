@@ -100,6 +100,8 @@ Model::~Model() {
       backend_->deallocate(e.arena);
   if (constants_)
     backend_->deallocate(constants_);
+  if (workspace_)
+    backend_->deallocate(workspace_);
 }
 
 Status Model::prepare() {
@@ -122,6 +124,24 @@ Status Model::prepare() {
     MPTRT_TRY(backend_->prepareKernel(view, &kernels_[k]).withContext(where));
     MPTRT_TRY(checkAliasing(k).withContext(where));
   }
+
+  // One workspace for the kernels' scratch, as large as the largest asks
+  // for, and room in the run's argument lists for the widest kernel: a run
+  // allocates nothing (docs/runtime.md, "Prepare, then run").
+  uint64_t workspaceBytes = 0;
+  size_t maxOperands = 0, maxResults = 0;
+  for (uint32_t k = 0; k < plan_.kernels.size(); ++k) {
+    workspaceBytes = std::max(workspaceBytes, kernels_[k]->workspaceBytes());
+    maxOperands = std::max(maxOperands, plan_.kernels[k].operands.size());
+    maxResults = std::max(maxResults, plan_.kernels[k].results.size());
+  }
+  if (workspaceBytes)
+    MPTRT_TRY(backend_->allocate(workspaceBytes, &workspace_)
+                  .withContext("plan: the kernels' workspace"));
+  args_.operands.reserve(maxOperands);
+  args_.results.reserve(maxResults);
+  args_.workspace = workspace_;
+  workspaceBytes_ = workspaceBytes;
 
   // Named tensors: one buffer each. Parameters start from their initial
   // value if the plan has one, otherwise from zero and unbound.
@@ -260,13 +280,13 @@ Status Model::find(BindingKind kind, const std::string &name, uint32_t *id) cons
   return Status::ok();
 }
 
-Status Model::findEntry(const std::string &name, size_t *index) const {
+Status Model::findEntry(std::string_view name, size_t *index) const {
   auto it = entryIndex_.find(name);
   if (it == entryIndex_.end()) {
     std::string known;
     for (const auto &kv : entryIndex_)
       known += (known.empty() ? "" : ", ") + ("'" + kv.first + "'");
-    return Status::error("no entry point named '" + name + "' (the plan has: " +
+    return Status::error("no entry point named '" + std::string(name) + "' (the plan has: " +
                          (known.empty() ? "none" : known) + ")");
   }
   *index = it->second;
@@ -332,29 +352,31 @@ void *Model::address(uint32_t tensor, void *arena) const {
   }
 }
 
-Status Model::run(const std::string &entryName) {
+Status Model::run(std::string_view entryName) {
   size_t index;
   MPTRT_TRY(findEntry(entryName, &index));
   const plan::EntryPoint &entry = plan_.entries[index];
-  const std::string where = "entry point '" + entryName + "'";
+  // Messages are built only on failure: the success path allocates nothing
+  // once the entry point's arena exists.
+  auto where = [&] { return "entry point '" + std::string(entryName) + "'"; };
   for (uint32_t id : entry.inputs)
     if (!bound_[id])
-      return Status::error(where + ": input '" + plan_.tensors[id].name + "' is not bound");
+      return Status::error(where() + ": input '" + plan_.tensors[id].name + "' is not bound");
   for (uint32_t id : entry.params)
     if (!bound_[id])
-      return Status::error(where + ": parameter '" + plan_.tensors[id].name +
+      return Status::error(where() + ": parameter '" + plan_.tensors[id].name +
                            "' is not bound and the plan has no initial value for it");
 
   EntryState &state = entryStates_[index];
   if (!state.allocated) {
-    MPTRT_TRY(backend_->allocate(entry.arenaBytes, &state.arena).withContext(where));
+    MPTRT_TRY(backend_->allocate(entry.arenaBytes, &state.arena).withContext(where()));
     state.allocated = true;
     arenaBytesAllocated_ += entry.arenaBytes;
   }
 
   for (uint32_t id : entry.outputs)
     computed_[id] = 0;
-  KernelArgs args;
+  KernelArgs &args = args_;  // capacity reserved at prepare
   for (uint32_t k : entry.kernels) {
     const plan::Kernel &kernel = plan_.kernels[k];
     args.operands.resize(kernel.operands.size());
@@ -363,10 +385,12 @@ Status Model::run(const std::string &entryName) {
       args.operands[i] = {&descs_[kernel.operands[i]], address(kernel.operands[i], state.arena)};
     for (size_t i = 0; i < kernel.results.size(); ++i)
       args.results[i] = {&descs_[kernel.results[i]], address(kernel.results[i], state.arena)};
-    MPTRT_TRY(kernels_[k]->run(args).withContext(where + ", kernel " + std::to_string(k) +
-                                                  " (" + kernel.kind + ")"));
+    if (Status s = kernels_[k]->run(args); !s)
+      return s.withContext(where() + ", kernel " + std::to_string(k) + " (" + kernel.kind +
+                           ")");
   }
-  MPTRT_TRY(backend_->synchronize().withContext(where));
+  if (Status s = backend_->synchronize(); !s)
+    return s.withContext(where());
   for (uint32_t id : entry.outputs)
     computed_[id] = 1;
   return Status::ok();

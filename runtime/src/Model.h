@@ -16,6 +16,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace mptrt {
@@ -46,16 +47,20 @@ public:
   /// Copies an output (after a run that computed it) or a parameter to host.
   Status read(BindingKind kind, const std::string &name, void *dst, size_t bytes) const;
 
-  Status run(const std::string &entry);
+  /// Runs an entry point. Once its arena exists (after its first run) a
+  /// successful run allocates nothing (docs/runtime.md, "Prepare, then run").
+  Status run(std::string_view entry);
 
   size_t numEntries() const { return plan_.entries.size(); }
   const plan::EntryPoint &entry(size_t i) const { return plan_.entries[i]; }
-  Status findEntry(const std::string &name, size_t *index) const;
+  Status findEntry(std::string_view name, size_t *index) const;
   const std::string &tensorName(uint32_t id) const { return plan_.tensors[id].name; }
 
   /// Sum of the arenas allocated so far (each entry point's arena is
   /// allocated on its first run and kept, so this is also the peak).
   uint64_t peakArenaBytes() const { return arenaBytesAllocated_; }
+  /// The kernels' workspace, allocated at load (the largest asked for).
+  uint64_t workspaceBytes() const { return workspaceBytes_; }
 
 private:
   Model() = default;
@@ -71,6 +76,9 @@ private:
   std::vector<char> bound_;      // parameter / input: holds a value
   std::vector<char> computed_;   // output: written by a successful run
   void *constants_ = nullptr;
+  void *workspace_ = nullptr;  // the largest kernel's workspaceBytes()
+  uint64_t workspaceBytes_ = 0;
+  KernelArgs args_;            // reused by every run: run allocates nothing
   struct EntryState {
     void *arena = nullptr;
     bool allocated = false;
@@ -78,7 +86,7 @@ private:
   std::vector<EntryState> entryStates_;
   uint64_t arenaBytesAllocated_ = 0;
   std::map<std::string, uint32_t> names_[3];  // by BindingKind
-  std::map<std::string, size_t> entryIndex_;
+  std::map<std::string, size_t, std::less<>> entryIndex_;  // looked up by string_view
 };
 
 } // namespace rt

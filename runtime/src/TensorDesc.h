@@ -62,6 +62,11 @@ struct TensorArg {
 struct KernelArgs {
   std::vector<TensorArg> operands;
   std::vector<TensorArg> results;
+  /// The model's workspace: device memory of at least the kernel's
+  /// PreparedKernel::workspaceBytes(), 64-byte aligned, shared by every
+  /// kernel of the model (its contents do not survive from one kernel to
+  /// the next); null when no kernel asked for any.
+  void *workspace = nullptr;
 };
 
 } // namespace rt

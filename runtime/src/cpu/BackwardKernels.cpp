@@ -25,7 +25,6 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
-#include <vector>
 
 namespace mptrt {
 namespace rt {
@@ -36,11 +35,10 @@ namespace {
 using numerics::dotAsDouble;
 using numerics::sumAsDouble;
 
-/// A whole tensor widened to float32.
-std::vector<float> widen(const TensorArg &t) {
-  std::vector<float> v(t.desc->numel);
-  loadF32(t.desc->dtype, t.data, t.desc->numel, v.data());
-  return v;
+/// A whole tensor widened to float32 into `dst` (numel floats).
+const float *widen(const TensorArg &t, float *dst) {
+  loadF32(t.desc->dtype, t.data, t.desc->numel, dst);
+  return dst;
 }
 
 /// Zero bytes are +0.0 in every float format.
@@ -149,31 +147,43 @@ Status runUnaryGrad(const UnaryGradParams &p, const KernelArgs &args) {
 // The sum and dx's arithmetic are in double (exp(y) in float32).
 //===----------------------------------------------------------------------===//
 
+/// Per chunk: a row of y, of dy, and its element offsets.
+struct SoftmaxGradScratch {
+  float *y, *g;
+  int64_t *offsets;
+};
+SoftmaxGradScratch softmaxGradScratch(const SoftmaxParams &p, Scratch &s) {
+  const int64_t n = maxChunks() * p.dim;
+  return {s.take<float>(n), s.take<float>(n), s.take<int64_t>(n)};
+}
+
 Status runSoftmaxGrad(const SoftmaxParams &p, const KernelArgs &args) {
   const TensorArg &y = args.operands[0], &dy = args.operands[1], &dx = args.results[0];
   const DType yt = y.desc->dtype, dyt = dy.desc->dtype, dxt = dx.desc->dtype;
   const int64_t rows = p.outer * p.inner;
+  Scratch scratch(args.workspace);
+  const SoftmaxGradScratch ws = softmaxGradScratch(p, scratch);
   // A row: two gathers, a sum, (an exp,) a store per element.
-  parallelFor(rows, grainForCost(12 * p.dim), [&](int64_t begin, int64_t end) {
-    std::vector<float> yr(p.dim), gr(p.dim);
-    std::vector<int64_t> offsets(p.dim);
+  parallelForChunks(rows, grainForCost(12 * p.dim), [&](int64_t chunk, int64_t begin, int64_t end) {
+    float *yr = ws.y + chunk * p.dim, *gr = ws.g + chunk * p.dim;
+    int64_t *offsets = ws.offsets + chunk * p.dim;
     for (int64_t r = begin; r < end; ++r) {
       const int64_t o = r / p.inner, i = r % p.inner;
       for (int64_t d = 0; d < p.dim; ++d)
         offsets[d] = (o * p.dim + d) * p.inner + i;
-      gatherF32(yt, y.data, offsets.data(), p.dim, yr.data());
-      gatherF32(dyt, dy.data, offsets.data(), p.dim, gr.data());
+      gatherF32(yt, y.data, offsets, p.dim, yr);
+      gatherF32(dyt, dy.data, offsets, p.dim, gr);
       if (p.log) {
-        const double sum = sumAsDouble(gr.data(), p.dim);
+        const double sum = sumAsDouble(gr, p.dim);
         for (int64_t d = 0; d < p.dim; ++d)
           gr[d] = static_cast<float>(gr[d] - static_cast<double>(std::exp(yr[d])) * sum);
       } else {
-        const double sum = dotAsDouble(gr.data(), yr.data(), p.dim);
+        const double sum = dotAsDouble(gr, yr, p.dim);
         for (int64_t d = 0; d < p.dim; ++d)
           gr[d] = static_cast<float>(yr[d] * (gr[d] - sum));
       }
       if (p.inner == 1) {
-        storeF32(gr.data(), p.dim, dxt, elementPtr(dx.data, dxt, r * p.dim));
+        storeF32(gr, p.dim, dxt, elementPtr(dx.data, dxt, r * p.dim));
         continue;
       }
       for (int64_t d = 0; d < p.dim; ++d)
@@ -194,19 +204,34 @@ Status runSoftmaxGrad(const SoftmaxParams &p, const KernelArgs &args) {
 // thread in row order.
 //===----------------------------------------------------------------------===//
 
+/// scale, mean and rstd widened; per chunk a row of x and of dy (also the
+/// column blocks of the second loop, at most a row wide); the column sums.
+struct LayerNormGradScratch {
+  float *scale, *mean, *rstd, *x, *g;
+  double *dscale, *dbias;
+};
+LayerNormGradScratch layerNormGradScratch(const LayerNormGradParams &p, Scratch &s) {
+  const int64_t row = maxChunks() * p.inner;
+  return {s.take<float>(p.scaleIsScalar ? 1 : p.inner), s.take<float>(p.outer),
+          s.take<float>(p.outer),  s.take<float>(row),  s.take<float>(row),
+          s.take<double>(p.inner), s.take<double>(p.inner)};
+}
+
 Status runLayerNormGrad(const LayerNormGradParams &p, const KernelArgs &args) {
   const TensorArg &x = args.operands[0], &dy = args.operands[4], &dx = args.results[0];
   const DType xt = x.desc->dtype, dyt = dy.desc->dtype, dxt = dx.desc->dtype;
-  const std::vector<float> scale = widen(args.operands[1]);
-  const std::vector<float> mean = widen(args.operands[2]), rstd = widen(args.operands[3]);
+  Scratch scratch(args.workspace);
+  const LayerNormGradScratch ws = layerNormGradScratch(p, scratch);
+  const float *scale = widen(args.operands[1], ws.scale);
+  const float *mean = widen(args.operands[2], ws.mean), *rstd = widen(args.operands[3], ws.rstd);
   const double invN = p.inner ? 1.0 / static_cast<double>(p.inner) : 0.0;
 
   // dx, one row at a time: two loads, two sums, one store.
-  parallelFor(p.outer, grainForCost(8 * p.inner), [&](int64_t begin, int64_t end) {
-    std::vector<float> xr(p.inner), gr(p.inner);
+  parallelForChunks(p.outer, grainForCost(8 * p.inner), [&](int64_t chunk, int64_t begin, int64_t end) {
+    float *xr = ws.x + chunk * p.inner, *gr = ws.g + chunk * p.inner;
     for (int64_t r = begin; r < end; ++r) {
-      loadF32(xt, elementPtr(x.data, xt, r * p.inner), p.inner, xr.data());
-      loadF32(dyt, elementPtr(dy.data, dyt, r * p.inner), p.inner, gr.data());
+      loadF32(xt, elementPtr(x.data, xt, r * p.inner), p.inner, xr);
+      loadF32(dyt, elementPtr(dy.data, dyt, r * p.inner), p.inner, gr);
       const double m = mean[r], s = rstd[r];
       auto g = [&](int64_t i) {
         return static_cast<double>(gr[i]) * scale[p.scaleIsScalar ? 0 : i];
@@ -219,18 +244,20 @@ Status runLayerNormGrad(const LayerNormGradParams &p, const KernelArgs &args) {
       const double meanG = sumG * invN, meanGX = sumGX * invN;
       for (int64_t i = 0; i < p.inner; ++i)
         gr[i] = static_cast<float>(s * (g(i) - meanG - (xr[i] - m) * s * meanGX));
-      storeF32(gr.data(), p.inner, dxt, elementPtr(dx.data, dxt, r * p.inner));
+      storeF32(gr, p.inner, dxt, elementPtr(dx.data, dxt, r * p.inner));
     }
   });
 
   // dscale and dbias per column, columns split over the threads.
-  std::vector<double> dscale(p.inner, 0.0), dbias(p.inner, 0.0);
-  parallelFor(p.inner, grainForCost(4 * p.outer), [&](int64_t begin, int64_t end) {
+  double *dscale = ws.dscale, *dbias = ws.dbias;
+  std::fill(dscale, dscale + p.inner, 0.0);
+  std::fill(dbias, dbias + p.inner, 0.0);
+  parallelForChunks(p.inner, grainForCost(4 * p.outer), [&](int64_t chunk, int64_t begin, int64_t end) {
     const int64_t width = end - begin;
-    std::vector<float> xr(width), gr(width);
+    float *xr = ws.x + chunk * p.inner, *gr = ws.g + chunk * p.inner;
     for (int64_t r = 0; r < p.outer; ++r) {
-      loadF32(xt, elementPtr(x.data, xt, r * p.inner + begin), width, xr.data());
-      loadF32(dyt, elementPtr(dy.data, dyt, r * p.inner + begin), width, gr.data());
+      loadF32(xt, elementPtr(x.data, xt, r * p.inner + begin), width, xr);
+      loadF32(dyt, elementPtr(dy.data, dyt, r * p.inner + begin), width, gr);
       const double m = mean[r], s = rstd[r];
       for (int64_t i = 0; i < width; ++i) {
         dscale[begin + i] += gr[i] * ((xr[i] - m) * s);
@@ -268,6 +295,21 @@ Status runLayerNormGrad(const LayerNormGradParams &p, const KernelArgs &args) {
 // The mean's denominator accumulates in double, as the forward loss's does.
 //===----------------------------------------------------------------------===//
 
+/// The labels, class weights, upstream gradient (one value, or one per
+/// sample) and per-sample factors; per chunk a row of C classes and its
+/// offsets.
+struct LossGradScratch {
+  int64_t *label;
+  float *weights, *upstream, *factor, *row;
+  int64_t *offsets;
+};
+LossGradScratch lossGradScratch(const LossGradParams &p, Scratch &s) {
+  const int64_t samples = p.N * p.D, row = maxChunks() * p.C;
+  return {s.take<int64_t>(samples), s.take<float>(p.C),
+          s.take<float>(std::max<int64_t>(samples, 1)), s.take<float>(samples),
+          s.take<float>(row), s.take<int64_t>(row)};
+}
+
 Status runLossGrad(const LossGradParams &p, const KernelArgs &args) {
   const size_t first = p.fromLogits ? 1 : 0;
   const TensorArg &labels = args.operands[first];
@@ -275,9 +317,11 @@ Status runLossGrad(const LossGradParams &p, const KernelArgs &args) {
   const TensorArg &out = args.results[0];
   const DType ot = out.desc->dtype;
   const int64_t samples = p.N * p.D;
+  Scratch scratch(args.workspace);
+  const LossGradScratch ws = lossGradScratch(p, scratch);
   // Labels first: a bad one fails the run before anything is written.
-  std::vector<int64_t> label(samples);
-  loadI64(labels.desc->dtype, labels.data, samples, label.data());
+  int64_t *label = ws.label;
+  loadI64(labels.desc->dtype, labels.data, samples, label);
   for (int64_t s = 0; s < samples; ++s) {
     if (p.hasIgnoreIndex && label[s] == p.ignoreIndex)
       continue;
@@ -286,14 +330,17 @@ Status runLossGrad(const LossGradParams &p, const KernelArgs &args) {
                            std::to_string(s) + " is outside [0, " + std::to_string(p.C) +
                            ")");
   }
-  std::vector<float> weights(p.C, 1.0f);
+  float *weights = ws.weights;
   if (p.hasWeights)
     loadF32(args.operands[first + 1].desc->dtype, args.operands[first + 1].data, p.C,
-            weights.data());
-  const std::vector<float> upstream = widen(dloss);
+            weights);
+  else
+    std::fill(weights, weights + p.C, 1.0f);
+  const float *upstream = widen(dloss, ws.upstream);
 
   // factor[s] = w[t] * g, 0 for ignored samples.
-  std::vector<float> factor(samples, 0.0f);
+  float *factor = ws.factor;
+  std::fill(factor, factor + samples, 0.0f);
   double weightSum = 0;
   for (int64_t s = 0; s < samples; ++s)
     if (!(p.hasIgnoreIndex && label[s] == p.ignoreIndex))
@@ -324,22 +371,22 @@ Status runLossGrad(const LossGradParams &p, const KernelArgs &args) {
   const TensorArg &logProb = args.operands[0];
   const DType lt = logProb.desc->dtype;
   // A sample: a gather of its C log-probabilities, an exp each, a store.
-  parallelFor(samples, grainForCost(12 * p.C), [&](int64_t begin, int64_t end) {
-    std::vector<float> row(p.C);
-    std::vector<int64_t> offsets(p.C);
+  parallelForChunks(samples, grainForCost(12 * p.C), [&](int64_t chunk, int64_t begin, int64_t end) {
+    float *row = ws.row + chunk * p.C;
+    int64_t *offsets = ws.offsets + chunk * p.C;
     for (int64_t s = begin; s < end; ++s) {
       const int64_t n = s / p.D, d = s % p.D;
       for (int64_t c = 0; c < p.C; ++c)
         offsets[c] = (n * p.C + c) * p.D + d;
       if (p.hasIgnoreIndex && label[s] == p.ignoreIndex) {
-        std::fill(row.begin(), row.end(), 0.0f);
+        std::fill(row, row + p.C, 0.0f);
       } else {
-        gatherF32(lt, logProb.data, offsets.data(), p.C, row.data());
+        gatherF32(lt, logProb.data, offsets, p.C, row);
         for (int64_t c = 0; c < p.C; ++c)
           row[c] = (std::exp(row[c]) - (c == label[s] ? 1.0f : 0.0f)) * factor[s];
       }
       if (p.D == 1) {
-        storeF32(row.data(), p.C, ot, elementPtr(out.data, ot, s * p.C));
+        storeF32(row, p.C, ot, elementPtr(out.data, ot, s * p.C));
         continue;
       }
       for (int64_t c = 0; c < p.C; ++c)
@@ -358,11 +405,27 @@ Status runLossGrad(const LossGradParams &p, const KernelArgs &args) {
 // not depend on the thread count.
 //===----------------------------------------------------------------------===//
 
+/// The indices, the counting sort's arrays, and per chunk a row and its
+/// double sums.
+struct GatherGradScratch {
+  int64_t *idx, *first, *uses, *next;
+  float *row;
+  double *acc;
+};
+GatherGradScratch gatherGradScratch(const GatherGradParams &p, Scratch &s) {
+  const int64_t row = maxChunks() * p.inner;
+  return {s.take<int64_t>(p.numIndices), s.take<int64_t>(p.axisDim + 1),
+          s.take<int64_t>(p.numIndices), s.take<int64_t>(p.axisDim),
+          s.take<float>(row),             s.take<double>(row)};
+}
+
 Status runGatherGrad(const GatherGradParams &p, const KernelArgs &args) {
   const TensorArg &indices = args.operands[0], &dy = args.operands[1], &dd = args.results[0];
   const DType dyt = dy.desc->dtype, ddt = dd.desc->dtype;
-  std::vector<int64_t> idx(p.numIndices);
-  loadI64(indices.desc->dtype, indices.data, p.numIndices, idx.data());
+  Scratch scratch(args.workspace);
+  const GatherGradScratch ws = gatherGradScratch(p, scratch);
+  int64_t *idx = ws.idx;
+  loadI64(indices.desc->dtype, indices.data, p.numIndices, idx);
   for (int64_t i = 0; i < p.numIndices; ++i) {
     if (idx[i] < -p.axisDim || idx[i] >= p.axisDim)
       return Status::error("index " + std::to_string(idx[i]) + " at position " +
@@ -374,12 +437,13 @@ Status runGatherGrad(const GatherGradParams &p, const KernelArgs &args) {
   }
   // uses[first[a] .. first[a + 1]) are the positions i with idx[i] == a,
   // in increasing order.
-  std::vector<int64_t> first(p.axisDim + 1, 0), uses(p.numIndices);
+  int64_t *first = ws.first, *uses = ws.uses, *next = ws.next;
+  std::fill(first, first + p.axisDim + 1, int64_t{0});
   for (int64_t i = 0; i < p.numIndices; ++i)
     ++first[idx[i] + 1];
   for (int64_t a = 0; a < p.axisDim; ++a)
     first[a + 1] += first[a];
-  std::vector<int64_t> next(first.begin(), first.end() - 1);
+  std::copy(first, first + p.axisDim, next);
   for (int64_t i = 0; i < p.numIndices; ++i)
     uses[next[idx[i]]++] = i;
 
@@ -391,26 +455,26 @@ Status runGatherGrad(const GatherGradParams &p, const KernelArgs &args) {
   // A row: a load and an add per use and column, a rounding and a store
   // per column.
   const int64_t usesPerRow = p.axisDim ? p.numIndices / p.axisDim : 0;
-  parallelFor(p.outer * p.axisDim, grainForCost((2 * usesPerRow + 2) * p.inner),
-              [&](int64_t begin, int64_t end) {
-    std::vector<float> row(p.inner);
-    std::vector<double> acc(p.inner);
+  parallelForChunks(p.outer * p.axisDim, grainForCost((2 * usesPerRow + 2) * p.inner),
+              [&](int64_t chunk, int64_t begin, int64_t end) {
+    float *row = ws.row + chunk * p.inner;
+    double *acc = ws.acc + chunk * p.inner;
     for (int64_t unit = begin; unit < end; ++unit) {
       const int64_t o = unit / p.axisDim, a = unit % p.axisDim;
       if (first[a] == first[a + 1]) {  // never indexed
         zeroRow(unit);
         continue;
       }
-      std::fill(acc.begin(), acc.end(), 0.0);
+      std::fill(acc, acc + p.inner, 0.0);
       for (int64_t u = first[a]; u < first[a + 1]; ++u) {
         loadF32(dyt, elementPtr(dy.data, dyt, (o * p.numIndices + uses[u]) * p.inner),
-                p.inner, row.data());
+                p.inner, row);
         for (int64_t c = 0; c < p.inner; ++c)
           acc[c] += row[c];
       }
       for (int64_t c = 0; c < p.inner; ++c)
         row[c] = static_cast<float>(acc[c]);
-      storeF32(row.data(), p.inner, ddt, elementPtr(dd.data, ddt, unit * p.inner));
+      storeF32(row, p.inner, ddt, elementPtr(dd.data, ddt, unit * p.inner));
     }
   });
   return Status::ok();
@@ -542,6 +606,18 @@ void poolGradPlane(const PoolParams &p, const float *x, const float *dy, double 
   }
 }
 
+/// Per chunk: a plane of x (max only), of dy, of dx and its double sums.
+struct PoolGradScratch {
+  float *x, *g, *out;
+  double *acc;
+};
+PoolGradScratch poolGradScratch(const PoolParams &p, Scratch &s) {
+  const int64_t k = maxChunks();
+  return {s.take<float>(p.kind == PoolKind::Max ? k * p.inSize : 0),
+          s.take<float>(k * p.outSize), s.take<float>(k * p.inSize),
+          s.take<double>(k * p.inSize)};
+}
+
 Status runPoolGrad(const PoolParams &p, const KernelArgs &args) {
   const bool isMax = p.kind == PoolKind::Max;
   const TensorArg &dy = args.operands[isMax ? 1 : 0], &dx = args.results[0];
@@ -553,19 +629,21 @@ Status runPoolGrad(const PoolParams &p, const KernelArgs &args) {
     kernelCount *= p.kernel[d];
   // A plane: its loads and store plus ~10 operations per window position
   // (average pooling walks each window twice).
-  parallelFor(planes, grainForCost(2 * p.inSize + p.outSize + 10 * p.outSize * kernelCount),
-              [&](int64_t begin, int64_t end) {
-    std::vector<float> x(isMax ? p.inSize : 0), g(p.outSize), out(p.inSize);
-    std::vector<double> acc(p.inSize);
+  Scratch scratch(args.workspace);
+  const PoolGradScratch ws = poolGradScratch(p, scratch);
+  parallelForChunks(planes, grainForCost(2 * p.inSize + p.outSize + 10 * p.outSize * kernelCount),
+                    [&](int64_t chunk, int64_t begin, int64_t end) {
+    float *x = isMax ? ws.x + chunk * p.inSize : nullptr, *g = ws.g + chunk * p.outSize,
+          *out = ws.out + chunk * p.inSize;
+    double *acc = ws.acc + chunk * p.inSize;
     for (int64_t plane = begin; plane < end; ++plane) {
       if (isMax)
-        loadF32(xt, elementPtr(args.operands[0].data, xt, plane * p.inSize), p.inSize,
-                x.data());
-      loadF32(dyt, elementPtr(dy.data, dyt, plane * p.outSize), p.outSize, g.data());
-      poolGradPlane(p, x.data(), g.data(), acc.data());
+        loadF32(xt, elementPtr(args.operands[0].data, xt, plane * p.inSize), p.inSize, x);
+      loadF32(dyt, elementPtr(dy.data, dyt, plane * p.outSize), p.outSize, g);
+      poolGradPlane(p, x, g, acc);
       for (int64_t i = 0; i < p.inSize; ++i)
         out[i] = static_cast<float>(acc[i]);
-      storeF32(out.data(), p.inSize, dxt, elementPtr(dx.data, dxt, plane * p.inSize));
+      storeF32(out, p.inSize, dxt, elementPtr(dx.data, dxt, plane * p.inSize));
     }
   });
   return Status::ok();
@@ -581,24 +659,36 @@ Status runPoolGrad(const PoolParams &p, const KernelArgs &args) {
 // dx's arithmetic), each result rounded once. Work is split over channels.
 //===----------------------------------------------------------------------===//
 
+/// scale widened, the per-channel sums, and per chunk a row of x and dy.
+struct BatchNormGradScratch {
+  float *scale, *dscale, *dbias, *x, *g;
+};
+BatchNormGradScratch batchNormGradScratch(const BatchNormGradParams &p, Scratch &s) {
+  const int64_t row = maxChunks() * p.inner;
+  return {s.take<float>(p.C), s.take<float>(p.C), s.take<float>(p.C), s.take<float>(row),
+          s.take<float>(row)};
+}
+
 Status runBatchNormGrad(const BatchNormGradParams &p, const KernelArgs &args) {
   const TensorArg &x = args.operands[0], &dy = args.operands[2], &dx = args.results[0];
   const DType xt = x.desc->dtype, dyt = dy.desc->dtype, dxt = dx.desc->dtype;
-  const std::vector<float> scale = widen(args.operands[1]);
-  std::vector<float> dscale(p.C), dbias(p.C);
+  Scratch scratch(args.workspace);
+  const BatchNormGradScratch ws = batchNormGradScratch(p, scratch);
+  const float *scale = widen(args.operands[1], ws.scale);
+  float *dscale = ws.dscale, *dbias = ws.dbias;
   const int64_t count = p.N * p.inner;
-  parallelFor(p.C, grainForCost(12 * count), [&](int64_t cBegin, int64_t cEnd) {
-    std::vector<float> xr(p.inner), gr(p.inner);
+  parallelForChunks(p.C, grainForCost(12 * count), [&](int64_t chunk, int64_t cBegin, int64_t cEnd) {
+    float *xr = ws.x + chunk * p.inner, *gr = ws.g + chunk * p.inner;
     for (int64_t c = cBegin; c < cEnd; ++c) {
       // The statistics, as in batch_norm_train.
       double sum = 0, sq = 0;
       for (int64_t n = 0; n < p.N; ++n) {
-        loadF32(xt, elementPtr(x.data, xt, (n * p.C + c) * p.inner), p.inner, xr.data());
-        sum += sumAsDouble(xr.data(), p.inner);
+        loadF32(xt, elementPtr(x.data, xt, (n * p.C + c) * p.inner), p.inner, xr);
+        sum += sumAsDouble(xr, p.inner);
       }
       const double mean = count > 0 ? sum / static_cast<double>(count) : 0.0;
       for (int64_t n = 0; n < p.N; ++n) {
-        loadF32(xt, elementPtr(x.data, xt, (n * p.C + c) * p.inner), p.inner, xr.data());
+        loadF32(xt, elementPtr(x.data, xt, (n * p.C + c) * p.inner), p.inner, xr);
         for (int64_t i = 0; i < p.inner; ++i)
           sq += (xr[i] - mean) * (xr[i] - mean);
       }
@@ -608,9 +698,9 @@ Status runBatchNormGrad(const BatchNormGradParams &p, const KernelArgs &args) {
       double sumG = 0, sumGX = 0;
       for (int64_t n = 0; n < p.N; ++n) {
         const int64_t at = (n * p.C + c) * p.inner;
-        loadF32(xt, elementPtr(x.data, xt, at), p.inner, xr.data());
-        loadF32(dyt, elementPtr(dy.data, dyt, at), p.inner, gr.data());
-        sumG += sumAsDouble(gr.data(), p.inner);
+        loadF32(xt, elementPtr(x.data, xt, at), p.inner, xr);
+        loadF32(dyt, elementPtr(dy.data, dyt, at), p.inner, gr);
+        sumG += sumAsDouble(gr, p.inner);
         for (int64_t i = 0; i < p.inner; ++i)
           sumGX += gr[i] * ((xr[i] - mean) * rstd);
       }
@@ -621,16 +711,16 @@ Status runBatchNormGrad(const BatchNormGradParams &p, const KernelArgs &args) {
       const double k = scale[c] * rstd;
       for (int64_t n = 0; n < p.N; ++n) {
         const int64_t at = (n * p.C + c) * p.inner;
-        loadF32(xt, elementPtr(x.data, xt, at), p.inner, xr.data());
-        loadF32(dyt, elementPtr(dy.data, dyt, at), p.inner, gr.data());
+        loadF32(xt, elementPtr(x.data, xt, at), p.inner, xr);
+        loadF32(dyt, elementPtr(dy.data, dyt, at), p.inner, gr);
         for (int64_t i = 0; i < p.inner; ++i)
           gr[i] = static_cast<float>(k * (gr[i] - meanG - (xr[i] - mean) * rstd * meanGX));
-        storeF32(gr.data(), p.inner, dxt, elementPtr(dx.data, dxt, at));
+        storeF32(gr, p.inner, dxt, elementPtr(dx.data, dxt, at));
       }
     }
   });
-  storeF32(dscale.data(), p.C, args.results[1].desc->dtype, args.results[1].data);
-  storeF32(dbias.data(), p.C, args.results[2].desc->dtype, args.results[2].data);
+  storeF32(dscale, p.C, args.results[1].desc->dtype, args.results[1].data);
+  storeF32(dbias, p.C, args.results[2].desc->dtype, args.results[2].data);
   return Status::ok();
 }
 
@@ -640,25 +730,31 @@ Status prepareUnaryGrad(const KernelView &v, std::unique_ptr<PreparedKernel> *ou
   return prepareWith<UnaryGradParams>(v, out, decodeUnaryGrad, runUnaryGrad);
 }
 Status prepareSoftmaxGrad(const KernelView &v, std::unique_ptr<PreparedKernel> *out) {
-  return prepareWith<SoftmaxParams>(v, out, decodeSoftmaxGrad, runSoftmaxGrad);
+  return prepareWith<SoftmaxParams>(v, out, decodeSoftmaxGrad, runSoftmaxGrad,
+                       scratchBytes<SoftmaxParams, SoftmaxGradScratch, softmaxGradScratch>);
 }
 Status prepareLayerNormGrad(const KernelView &v, std::unique_ptr<PreparedKernel> *out) {
-  return prepareWith<LayerNormGradParams>(v, out, decodeLayerNormGrad, runLayerNormGrad);
+  return prepareWith<LayerNormGradParams>(v, out, decodeLayerNormGrad, runLayerNormGrad,
+                       scratchBytes<LayerNormGradParams, LayerNormGradScratch, layerNormGradScratch>);
 }
 Status prepareLossGrad(const KernelView &v, std::unique_ptr<PreparedKernel> *out) {
-  return prepareWith<LossGradParams>(v, out, decodeLossGrad, runLossGrad);
+  return prepareWith<LossGradParams>(v, out, decodeLossGrad, runLossGrad,
+                       scratchBytes<LossGradParams, LossGradScratch, lossGradScratch>);
 }
 Status prepareGatherGrad(const KernelView &v, std::unique_ptr<PreparedKernel> *out) {
-  return prepareWith<GatherGradParams>(v, out, decodeGatherGrad, runGatherGrad);
+  return prepareWith<GatherGradParams>(v, out, decodeGatherGrad, runGatherGrad,
+                       scratchBytes<GatherGradParams, GatherGradScratch, gatherGradScratch>);
 }
 Status prepareSliceGrad(const KernelView &v, std::unique_ptr<PreparedKernel> *out) {
   return prepareWith<SliceParams>(v, out, decodeSliceGrad, runSliceGrad);
 }
 Status preparePoolGrad(const KernelView &v, std::unique_ptr<PreparedKernel> *out) {
-  return prepareWith<PoolParams>(v, out, decodePoolGrad, runPoolGrad);
+  return prepareWith<PoolParams>(v, out, decodePoolGrad, runPoolGrad,
+                       scratchBytes<PoolParams, PoolGradScratch, poolGradScratch>);
 }
 Status prepareBatchNormGrad(const KernelView &v, std::unique_ptr<PreparedKernel> *out) {
-  return prepareWith<BatchNormGradParams>(v, out, decodeBatchNormGrad, runBatchNormGrad);
+  return prepareWith<BatchNormGradParams>(v, out, decodeBatchNormGrad, runBatchNormGrad,
+                       scratchBytes<BatchNormGradParams, BatchNormGradScratch, batchNormGradScratch>);
 }
 
 } // namespace cpu

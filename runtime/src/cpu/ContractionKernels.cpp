@@ -20,12 +20,10 @@
 #include <cblas.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <initializer_list>
 #include <memory>
-#include <new>
 #include <string>
 #include <vector>
 
@@ -36,25 +34,23 @@ namespace cpu {
 namespace {
 
 /// Elements [offset, offset + n) of `t` as float32: the tensor itself if it
-/// is f32, else a widened copy in `scratch`.
-const float *asF32(const TensorArg &t, int64_t offset, int64_t n, std::vector<float> &scratch) {
+/// is f32, else a widened copy in `scratch` (n floats, from prepare).
+const float *asF32(const TensorArg &t, int64_t offset, int64_t n, float *scratch) {
   const DType dtype = t.desc->dtype;
   if (dtype == DType::F32)
     return static_cast<const float *>(t.data) + offset;
-  scratch.resize(std::max<int64_t>(n, 1));
   parallelFor(n, grainForCost(1), [&](int64_t b, int64_t e) {
-    loadF32(dtype, elementPtr(t.data, dtype, offset + b), e - b, scratch.data() + b);
+    loadF32(dtype, elementPtr(t.data, dtype, offset + b), e - b, scratch + b);
   });
-  return scratch.data();
+  return scratch;
 }
 
 /// Where a float32 result of n elements at `offset` is computed: directly in
 /// the output if it is f32, else in `scratch` (then stored by finishF32).
-float *outputF32(const TensorArg &t, int64_t offset, int64_t n, std::vector<float> &scratch) {
+float *outputF32(const TensorArg &t, int64_t offset, float *scratch) {
   if (t.desc->dtype == DType::F32)
     return static_cast<float *>(t.data) + offset;
-  scratch.resize(std::max<int64_t>(n, 1));
-  return scratch.data();
+  return scratch;
 }
 
 /// Rounds a float32 result computed by outputF32 into the output dtype.
@@ -169,24 +165,38 @@ namespace {
 // matmul: one sgemm per (broadcast) batch.
 //===----------------------------------------------------------------------===//
 
-Status runMatMul(const MatMulParams &p, const KernelArgs &args) {
+using MatMulKernel = WithF32Copies<MatMulParams>;
+
+/// Float32 copies of the whole of a and b and a float32 y, for those that
+/// are not f32.
+struct MatMulScratch {
+  float *a, *b, *y;
+};
+MatMulScratch matMulScratch(const MatMulKernel &k, Scratch &s) {
+  return {s.take<float>(k.operand[0]), s.take<float>(k.operand[1]), s.take<float>(k.result)};
+}
+
+Status runMatMul(const MatMulKernel &k, const KernelArgs &args) {
+  const MatMulParams &p = k.p;
   const TensorArg &a = args.operands[0], &b = args.operands[1], &y = args.results[0];
   const int64_t aSize = p.M * p.K, bSize = p.K * p.N, ySize = p.M * p.N;
+  Scratch scratch(args.workspace);
+  const MatMulScratch ws = matMulScratch(k, scratch);
+  // Each batch's A and B at their offsets in the (widened) operands.
+  const float *A = asF32(a, 0, a.desc->numel, ws.a);
+  const float *B = asF32(b, 0, b.desc->numel, ws.b);
+  float *Y = outputF32(y, 0, ws.y);
   // Batches are spread over the threads when each is worth it; a lone
   // batch (or a run of them on one thread) may cut its sgemm instead.
   const int64_t batchCost =
       aSize + bSize + ySize + ySize * p.K / kMacsPerElementOp + kSgemmCallCost;
   parallelFor(p.batch, grainForCost(batchCost), [&](int64_t begin, int64_t end) {
     const bool alone = end - begin == p.batch;
-    std::vector<float> aBuf, bBuf, yBuf;
-    for (int64_t n = begin; n < end; ++n) {
-      const float *A = asF32(a, p.aOffset[n], aSize, aBuf);
-      const float *B = asF32(b, p.bOffset[n], bSize, bBuf);
-      float *Y = outputF32(y, n * ySize, ySize, yBuf);
-      sgemm(false, false, p.M, p.N, p.K, 1.0f, A, B, 0.0f, Y, alone);
-      finishF32(y, n * ySize, ySize, Y);
-    }
+    for (int64_t n = begin; n < end; ++n)
+      sgemm(false, false, p.M, p.N, p.K, 1.0f, A + p.aOffset[n], B + p.bOffset[n], 0.0f,
+            Y + n * ySize, alone);
   });
+  finishF32(y, 0, p.batch * ySize, Y);
   return Status::ok();
 }
 
@@ -217,16 +227,29 @@ void applyActivation(Activation act, float *y, int64_t n) {
   }
 }
 
-Status runGemmBiasActivation(const GemmParams &p, const KernelArgs &args) {
+using GemmKernel = WithF32Copies<GemmParams>;
+
+/// Float32 copies of A, B and C and a float32 Y, for those that are not f32.
+struct GemmScratch {
+  float *a, *b, *c, *y;
+};
+GemmScratch gemmScratch(const GemmKernel &k, Scratch &s) {
+  return {s.take<float>(k.operand[0]), s.take<float>(k.operand[1]),
+          s.take<float>(k.p.hasC ? k.operand[2] : 0), s.take<float>(k.result)};
+}
+
+Status runGemmBiasActivation(const GemmKernel &k, const KernelArgs &args) {
+  const GemmParams &p = k.p;
   const TensorArg &a = args.operands[0], &b = args.operands[1], &y = args.results[0];
-  std::vector<float> aBuf, bBuf, cBuf, yBuf;
-  const float *A = asF32(a, 0, p.M * p.K, aBuf);
-  const float *B = asF32(b, 0, p.K * p.N, bBuf);
-  float *Y = outputF32(y, 0, p.M * p.N, yBuf);
+  Scratch scratch(args.workspace);
+  const GemmScratch ws = gemmScratch(k, scratch);
+  const float *A = asF32(a, 0, p.M * p.K, ws.a);
+  const float *B = asF32(b, 0, p.K * p.N, ws.b);
+  float *Y = outputF32(y, 0, ws.y);
   float beta = 0.0f;
   if (p.hasC && p.beta != 0.0f) {
     const TensorArg &c = args.operands[2];
-    const float *C = asF32(c, 0, c.desc->numel, cBuf);
+    const float *C = asF32(c, 0, c.desc->numel, ws.c);
     for (int64_t i = 0; i < p.M; ++i)
       for (int64_t j = 0; j < p.N; ++j)
         Y[i * p.N + j] = p.beta * C[i * p.cRowStride + j * p.cColStride];
@@ -312,45 +335,79 @@ void im2col(const ConvParams &p, const float *x, int64_t c0, int64_t Cg, float *
 
 namespace {
 
-Status runConv(const ConvParams &p, const KernelArgs &args) {
-  const TensorArg &x = args.operands[0], &w = args.operands[1], &y = args.results[0];
-  const int64_t Cg = p.C / p.group, Mg = p.M / p.group;
-  const int64_t rows = Cg * p.kernelSize;  // im2col rows = GEMM depth
-  std::vector<float> wBuf, bBuf, xBuf, yBuf;
-  const float *W = asF32(w, 0, p.M * rows, wBuf);
-  const float *bias = p.hasBias ? asF32(args.operands[2], 0, p.M, bBuf) : nullptr;
-  // The im2col workspace can dwarf the tensors (rows * outSize floats);
-  // fail cleanly rather than throw if it cannot be had.
-  if (p.outSize != 0 && rows > (int64_t{1} << 44) / p.outSize)
-    return Status::error("the im2col workspace (" + std::to_string(rows) + " x " +
-                         std::to_string(p.outSize) + " floats) is too large");
-  std::unique_ptr<float[]> colBuffer(
-      new (std::nothrow) float[static_cast<size_t>(std::max<int64_t>(rows * p.outSize, 1))]);
-  if (!colBuffer)
-    return Status::error("cannot allocate the im2col workspace (" +
-                         std::to_string(rows * p.outSize * 4) + " bytes)");
-  float *col = colBuffer.get();
-  // The work comes in units of one im2col + sgemm per (image, group). The
-  // units are spread over the threads, each thread with its own workspace,
-  // when there are enough to share out evenly (depthwise convs have one per
-  // channel; a batch of images, one per image); otherwise each unit's
-  // im2col and sgemm are.
+using ConvKernel = WithF32Copies<ConvParams>;
+
+/// Whether conv spreads `units` units of work (one im2col + sgemm each)
+/// over the threads, each with its own workspace: when there are enough to
+/// share out evenly (depthwise convs have one per channel; a batch of
+/// images, one per image). Otherwise each unit's im2col and sgemm are split.
+bool convSpreads(const ConvParams &p, int64_t units) {
+  const int64_t rows = p.C / p.group * p.kernelSize, Mg = p.M / p.group;
   const int64_t threads = numThreads();
   const int64_t unitGrain = grainForCost(rows * p.outSize +
                                          Mg * p.outSize * rows / kMacsPerElementOp +
                                          kSgemmCallCost);
-  auto spread = [&](int64_t units) {
-    return threads > 1 && units >= 2 * unitGrain &&
-           (units % threads == 0 || units >= 4 * threads);
-  };
-  // All images at once if spreading needs them (they are then widened to
-  // float32 together), else one image at a time.
-  const int64_t step = p.N > 1 && spread(p.N * p.group) ? p.N : 1;
+  return threads > 1 && units >= 2 * unitGrain &&
+         (units % threads == 0 || units >= 4 * threads);
+}
+
+/// Images per step: all at once if spreading needs them (they are then
+/// widened to float32 together), else one at a time.
+int64_t convStep(const ConvParams &p) {
+  return p.N > 1 && convSpreads(p, p.N * p.group) ? p.N : 1;
+}
+
+/// Float32 copies of W, the bias and a step of images, a float32 step of Y
+/// (for those that are not f32), and the im2col workspaces: one per chunk
+/// when the units are spread over the threads, else one.
+struct ConvScratch {
+  float *w, *bias, *x, *y, *col;
+};
+ConvScratch convScratch(const ConvKernel &k, Scratch &s) {
+  const ConvParams &p = k.p;
+  const int64_t step = convStep(p);
+  const int64_t rows = p.C / p.group * p.kernelSize;
+  const int64_t slots = convSpreads(p, step * p.group) ? maxChunks() : 1;
+  return {s.take<float>(k.operand[1]),
+          s.take<float>(p.hasBias ? k.operand[2] : 0),
+          s.take<float>(k.operand[0] ? step * p.C * p.inSize : 0),
+          s.take<float>(k.result ? step * p.M * p.outSize : 0),
+          s.take<float>(slots * rows * p.outSize)};
+}
+
+/// conv's decoder, and the im2col workspace's size checked at load.
+Status decodeConvKernel(const KernelView &v, ConvKernel *k) {
+  MPTRT_TRY((decodeWithF32Copies<ConvParams, decodeConv>(v, k)));
+  const ConvParams &p = k->p;
+  const int64_t rows = p.C / p.group * p.kernelSize;
+  // The im2col workspace can dwarf the tensors (rows * outSize floats).
+  if (p.outSize != 0 && rows > (int64_t{1} << 44) / p.outSize)
+    return v.error("the im2col workspace (" + std::to_string(rows) + " x " +
+                   std::to_string(p.outSize) + " floats) is too large");
+  return Status::ok();
+}
+
+Status runConv(const ConvKernel &k, const KernelArgs &args) {
+  const ConvParams &p = k.p;
+  const TensorArg &x = args.operands[0], &w = args.operands[1], &y = args.results[0];
+  const int64_t Cg = p.C / p.group, Mg = p.M / p.group;
+  const int64_t rows = Cg * p.kernelSize;  // im2col rows = GEMM depth
+  Scratch scratch(args.workspace);
+  const ConvScratch ws = convScratch(k, scratch);
+  const float *W = asF32(w, 0, p.M * rows, ws.w);
+  const float *bias = p.hasBias ? asF32(args.operands[2], 0, p.M, ws.bias) : nullptr;
+  // The work comes in units of one im2col + sgemm per (image, group),
+  // spread over the threads (each chunk with its own workspace) or not as
+  // convSpreads decides.
+  const int64_t unitGrain = grainForCost(rows * p.outSize +
+                                         Mg * p.outSize * rows / kMacsPerElementOp +
+                                         kSgemmCallCost);
+  const int64_t step = convStep(p);
   const int64_t xSize = p.C * p.inSize, ySize = p.M * p.outSize;
-  std::atomic<bool> noWorkspace{false};
+  const int64_t colSize = rows * p.outSize;
   for (int64_t n0 = 0; n0 < p.N; n0 += step) {
-    const float *X = asF32(x, n0 * xSize, step * xSize, xBuf);
-    float *Y = outputF32(y, n0 * ySize, step * ySize, yBuf);
+    const float *X = asF32(x, n0 * xSize, step * xSize, ws.x);
+    float *Y = outputF32(y, n0 * ySize, ws.y);
     auto runUnit = [&](int64_t unit, float *unitCol, bool mayCut) {
       const int64_t n = unit / p.group, g = unit % p.group;
       im2col(p, X + n * xSize, g * Cg, Cg, unitCol);
@@ -358,28 +415,14 @@ Status runConv(const ConvParams &p, const KernelArgs &args) {
             Y + n * ySize + g * Mg * p.outSize, mayCut);
     };
     const int64_t units = step * p.group;
-    if (spread(units)) {
-      parallelFor(units, unitGrain, [&](int64_t begin, int64_t end) {
-        std::unique_ptr<float[]> own;
-        float *myCol = col;
-        if (begin != 0) {  // the chunk with unit 0 uses the shared workspace
-          own.reset(new (std::nothrow)
-                        float[static_cast<size_t>(std::max<int64_t>(rows * p.outSize, 1))]);
-          if (!own) {
-            noWorkspace = true;
-            return;
-          }
-          myCol = own.get();
-        }
+    if (convSpreads(p, units)) {
+      parallelForChunks(units, unitGrain, [&](int64_t chunk, int64_t begin, int64_t end) {
         for (int64_t unit = begin; unit < end; ++unit)
-          runUnit(unit, myCol, /*mayCut=*/false);
+          runUnit(unit, ws.col + chunk * colSize, /*mayCut=*/false);
       });
-      if (noWorkspace)
-        return Status::error("cannot allocate an im2col workspace (" +
-                             std::to_string(rows * p.outSize * 4) + " bytes)");
     } else {
       for (int64_t unit = 0; unit < units; ++unit)
-        runUnit(unit, col, /*mayCut=*/true);
+        runUnit(unit, ws.col, /*mayCut=*/true);
     }
     if (bias)
       parallelFor(step * p.M, grainForCost(p.outSize), [&](int64_t begin, int64_t end) {
@@ -402,15 +445,20 @@ int64_t sgemmRowCutUnit() { return rowCutUnit(); }
 // at load time rather than in the first run.
 Status prepareMatMul(const KernelView &v, std::unique_ptr<PreparedKernel> *out) {
   rowCutUnit();
-  return prepareWith<MatMulParams>(v, out, decodeMatMul, runMatMul);
+  return prepareWith<MatMulKernel>(v, out, decodeWithF32Copies<MatMulParams, decodeMatMul>,
+                                   runMatMul,
+                                   scratchBytes<MatMulKernel, MatMulScratch, matMulScratch>);
 }
 Status prepareGemm(const KernelView &v, std::unique_ptr<PreparedKernel> *out) {
   rowCutUnit();
-  return prepareWith<GemmParams>(v, out, decodeGemm, runGemmBiasActivation);
+  return prepareWith<GemmKernel>(v, out, decodeWithF32Copies<GemmParams, decodeGemm>,
+                                 runGemmBiasActivation,
+                                 scratchBytes<GemmKernel, GemmScratch, gemmScratch>);
 }
 Status prepareConv(const KernelView &v, std::unique_ptr<PreparedKernel> *out) {
   rowCutUnit();
-  return prepareWith<ConvParams>(v, out, decodeConv, runConv);
+  return prepareWith<ConvKernel>(v, out, decodeConvKernel, runConv,
+                                 scratchBytes<ConvKernel, ConvScratch, convScratch>);
 }
 
 } // namespace cpu

@@ -33,11 +33,7 @@
 #include "ops/Backward.h"
 
 #include <algorithm>
-#include <atomic>
-#include <memory>
-#include <new>
 #include <string>
-#include <vector>
 
 namespace mptrt {
 namespace rt {
@@ -45,27 +41,24 @@ namespace cpu {
 
 namespace {
 
+using ConvGradKernel = WithF32Copies<ConvParams>;
+
 /// A tensor as float32: the tensor itself if it is f32, else a widened copy
-/// in `scratch`.
-const float *asF32(const TensorArg &t, std::vector<float> &scratch) {
+/// in `scratch` (numel floats, from prepare).
+const float *asF32(const TensorArg &t, float *scratch) {
   const DType dtype = t.desc->dtype;
   if (dtype == DType::F32)
     return static_cast<const float *>(t.data);
-  scratch.resize(std::max<int64_t>(t.desc->numel, 1));
   parallelFor(t.desc->numel, grainForCost(1), [&](int64_t b, int64_t e) {
-    loadF32(dtype, elementPtr(t.data, dtype, b), e - b, scratch.data() + b);
+    loadF32(dtype, elementPtr(t.data, dtype, b), e - b, scratch + b);
   });
-  return scratch.data();
+  return scratch;
 }
 
 /// Where a float32 result is accumulated: the tensor itself if it is f32,
 /// else `scratch`; zeroed.
-float *zeroedF32(const TensorArg &t, std::vector<float> &scratch) {
-  float *out = static_cast<float *>(t.data);
-  if (t.desc->dtype != DType::F32) {
-    scratch.resize(std::max<int64_t>(t.desc->numel, 1));
-    out = scratch.data();
-  }
+float *zeroedF32(const TensorArg &t, float *scratch) {
+  float *out = t.desc->dtype == DType::F32 ? static_cast<float *>(t.data) : scratch;
   std::fill(out, out + t.desc->numel, 0.0f);
   return out;
 }
@@ -80,18 +73,18 @@ void finishF32(const TensorArg &t, const float *y) {
   });
 }
 
-/// A workspace of n floats, or null if it cannot be had.
-std::unique_ptr<float[]> workspace(int64_t n) {
-  return std::unique_ptr<float[]>(
-      new (std::nothrow) float[static_cast<size_t>(std::max<int64_t>(n, 1))]);
-}
-
 /// The im2col workspace (rows * outSize floats) can dwarf the tensors.
 Status checkWorkspace(int64_t rows, int64_t outSize) {
   if (outSize != 0 && rows > (int64_t{1} << 44) / outSize)
     return Status::error("the im2col workspace (" + std::to_string(rows) + " x " +
                          std::to_string(outSize) + " floats) is too large");
   return Status::ok();
+}
+
+/// conv_grad's decoder, and the im2col workspace's size checked at load.
+Status decodeConvGradKernel(const KernelView &v, ConvGradKernel *k) {
+  MPTRT_TRY((decodeWithF32Copies<ConvParams, decodeConvGrad>(v, k)));
+  return checkWorkspace(k->p.C / k->p.group * k->p.kernelSize, k->p.outSize);
 }
 
 /// Whether `units` units of work are spread over the threads (one workspace
@@ -163,15 +156,37 @@ void col2im(const ConvParams &p, const float *col, int64_t Cg, float *dx, bool s
 // conv_grad_input: dy [N, M, o...], weight [M, C/group, k...] -> dx [N, C, d...].
 //===----------------------------------------------------------------------===//
 
-Status runConvGradInput(const ConvParams &p, const KernelArgs &args) {
+/// The grain of conv_grad_input's units (one (image, group) each).
+int64_t gradInputUnitGrain(const ConvParams &p) {
+  const int64_t rows = p.C / p.group * p.kernelSize, Mg = p.M / p.group;
+  return grainForCost(2 * rows * p.outSize + Mg * p.outSize * rows / kMacsPerElementOp +
+                      kSgemmCallCost);
+}
+
+/// Float32 copies of dy and W and a float32 dx (for those that are not
+/// f32), and the col workspaces: one per chunk if the units are spread.
+struct GradInputScratch {
+  float *dy, *w, *dx, *col;
+};
+GradInputScratch gradInputScratch(const ConvGradKernel &k, Scratch &s) {
+  const ConvParams &p = k.p;
+  const int64_t rows = p.C / p.group * p.kernelSize;
+  const int64_t slots =
+      spreadUnits(p.N * p.group, gradInputUnitGrain(p)) ? maxChunks() : 1;
+  return {s.take<float>(k.operand[0]), s.take<float>(k.operand[1]), s.take<float>(k.result),
+          s.take<float>(slots * rows * p.outSize)};
+}
+
+Status runConvGradInput(const ConvGradKernel &k, const KernelArgs &args) {
+  const ConvParams &p = k.p;
   const TensorArg &dy = args.operands[0], &w = args.operands[1], &dx = args.results[0];
   const int64_t Cg = p.C / p.group, Mg = p.M / p.group;
   const int64_t rows = Cg * p.kernelSize;  // col rows
-  MPTRT_TRY(checkWorkspace(rows, p.outSize));
-  std::vector<float> wBuf, dyBuf, dxBuf;
-  const float *W = asF32(w, wBuf);
-  const float *dY = asF32(dy, dyBuf);
-  float *dX = zeroedF32(dx, dxBuf);
+  Scratch scratch(args.workspace);
+  const GradInputScratch ws = gradInputScratch(k, scratch);
+  const float *W = asF32(w, ws.w);
+  const float *dY = asF32(dy, ws.dy);
+  float *dX = zeroedF32(dx, ws.dx);
   const int64_t xSize = p.C * p.inSize, ySize = p.M * p.outSize;
 
   // Unit (n, g): its sgemm, then its col2im into dx[n, g*Cg:(g+1)*Cg].
@@ -182,35 +197,15 @@ Status runConvGradInput(const ConvParams &p, const KernelArgs &args) {
     col2im(p, col, Cg, dX + n * xSize + g * Cg * p.inSize, splitInside);
   };
   const int64_t units = p.N * p.group;
-  const int64_t unitGrain = grainForCost(2 * rows * p.outSize +
-                                         Mg * p.outSize * rows / kMacsPerElementOp +
-                                         kSgemmCallCost);
-  std::unique_ptr<float[]> col = workspace(rows * p.outSize);
-  if (!col)
-    return Status::error("cannot allocate the col2im workspace (" +
-                         std::to_string(rows * p.outSize * 4) + " bytes)");
+  const int64_t unitGrain = gradInputUnitGrain(p);
   if (spreadUnits(units, unitGrain)) {
-    std::atomic<bool> noWorkspace{false};
-    parallelFor(units, unitGrain, [&](int64_t begin, int64_t end) {
-      std::unique_ptr<float[]> own;
-      float *myCol = col.get();
-      if (begin != 0) {  // the chunk with unit 0 uses the shared workspace
-        own = workspace(rows * p.outSize);
-        if (!own) {
-          noWorkspace = true;
-          return;
-        }
-        myCol = own.get();
-      }
+    parallelForChunks(units, unitGrain, [&](int64_t chunk, int64_t begin, int64_t end) {
       for (int64_t unit = begin; unit < end; ++unit)
-        runUnit(unit, myCol, /*splitInside=*/false);
+        runUnit(unit, ws.col + chunk * rows * p.outSize, /*splitInside=*/false);
     });
-    if (noWorkspace)
-      return Status::error("cannot allocate a col2im workspace (" +
-                           std::to_string(rows * p.outSize * 4) + " bytes)");
   } else {
     for (int64_t unit = 0; unit < units; ++unit)
-      runUnit(unit, col.get(), /*splitInside=*/true);
+      runUnit(unit, ws.col, /*splitInside=*/true);
   }
   finishF32(dx, dX);
   return Status::ok();
@@ -220,22 +215,49 @@ Status runConvGradInput(const ConvParams &p, const KernelArgs &args) {
 // conv_grad_weight: x [N, C, d...], dy [N, M, o...] -> dweight [M, C/group, k...].
 //===----------------------------------------------------------------------===//
 
-Status runConvGradWeight(const ConvParams &p, const KernelArgs &args) {
+/// The grain of conv_grad_weight's units (one group each, all images).
+int64_t gradWeightUnitGrain(const ConvParams &p) {
+  const int64_t rows = p.C / p.group * p.kernelSize, Mg = p.M / p.group;
+  return grainForCost(
+      p.N * (rows * p.outSize + Mg * p.outSize * rows / kMacsPerElementOp + kSgemmCallCost));
+}
+
+/// Float32 copies of x and dy (for those that are not f32), the double
+/// totals, and the workspaces - im2col's rows * outSize floats, then one
+/// image's product (Mg * rows floats) - one per chunk if the units are
+/// spread.
+struct GradWeightScratch {
+  float *x, *dy;
+  double *acc;
+  float *space;
+};
+GradWeightScratch gradWeightScratch(const ConvGradKernel &k, Scratch &s) {
+  const ConvParams &p = k.p;
+  const int64_t rows = p.C / p.group * p.kernelSize;
+  const int64_t slots = spreadUnits(p.group, gradWeightUnitGrain(p)) ? maxChunks() : 1;
+  return {s.take<float>(k.operand[0]), s.take<float>(k.operand[1]),
+          s.take<double>(p.M * rows),
+          s.take<float>(slots * (rows * p.outSize + p.M / p.group * rows))};
+}
+
+Status runConvGradWeight(const ConvGradKernel &k, const KernelArgs &args) {
+  const ConvParams &p = k.p;
   const TensorArg &x = args.operands[0], &dy = args.operands[1], &dw = args.results[0];
   const int64_t Cg = p.C / p.group, Mg = p.M / p.group;
   const int64_t rows = Cg * p.kernelSize;
-  MPTRT_TRY(checkWorkspace(rows, p.outSize));
-  std::vector<float> xBuf, dyBuf;
-  const float *X = asF32(x, xBuf);
-  const float *dY = asF32(dy, dyBuf);
+  Scratch scratch(args.workspace);
+  const GradWeightScratch ws = gradWeightScratch(k, scratch);
+  const float *X = asF32(x, ws.x);
+  const float *dY = asF32(dy, ws.dy);
   const int64_t xSize = p.C * p.inSize, ySize = p.M * p.outSize;
   const int64_t unitSize = Mg * rows;  // dW_g's elements
-  std::vector<double> acc(static_cast<size_t>(p.M * rows), 0.0);
+  double *acc = ws.acc;
+  std::fill(acc, acc + p.M * rows, 0.0);
 
   // Unit g: acc_g += dY_g(n) * col(n)^T for n = 0, 1, ... in order, each
   // image's product made by sgemm into `prod` and added in double.
   auto runUnit = [&](int64_t g, float *col, float *prod, bool splitInside) {
-    double *accG = acc.data() + g * unitSize;
+    double *accG = acc + g * unitSize;
     auto add = [&](int64_t b, int64_t e) {
       for (int64_t i = b; i < e; ++i)
         accG[i] += prod[i];
@@ -250,37 +272,19 @@ Status runConvGradWeight(const ConvParams &p, const KernelArgs &args) {
         add(0, unitSize);
     }
   };
-  const int64_t unitGrain = grainForCost(
-      p.N * (rows * p.outSize + Mg * p.outSize * rows / kMacsPerElementOp + kSgemmCallCost));
-  // The workspace: im2col's rows * outSize floats, then one image's
+  const int64_t unitGrain = gradWeightUnitGrain(p);
+  // Each workspace: im2col's rows * outSize floats, then one image's
   // product (unitSize floats).
   const int64_t space = rows * p.outSize + unitSize;
-  std::unique_ptr<float[]> col = workspace(space);
-  if (!col)
-    return Status::error("cannot allocate the im2col workspace (" +
-                         std::to_string(space * 4) + " bytes)");
   if (spreadUnits(p.group, unitGrain)) {
-    std::atomic<bool> noWorkspace{false};
-    parallelFor(p.group, unitGrain, [&](int64_t begin, int64_t end) {
-      std::unique_ptr<float[]> own;
-      float *myCol = col.get();
-      if (begin != 0) {
-        own = workspace(space);
-        if (!own) {
-          noWorkspace = true;
-          return;
-        }
-        myCol = own.get();
-      }
+    parallelForChunks(p.group, unitGrain, [&](int64_t chunk, int64_t begin, int64_t end) {
+      float *myCol = ws.space + chunk * space;
       for (int64_t g = begin; g < end; ++g)
         runUnit(g, myCol, myCol + rows * p.outSize, /*splitInside=*/false);
     });
-    if (noWorkspace)
-      return Status::error("cannot allocate an im2col workspace (" +
-                           std::to_string(space * 4) + " bytes)");
   } else {
     for (int64_t g = 0; g < p.group; ++g)
-      runUnit(g, col.get(), col.get() + rows * p.outSize, /*splitInside=*/true);
+      runUnit(g, ws.space, ws.space + rows * p.outSize, /*splitInside=*/true);
   }
   // Round the totals once into dw.
   const DType dwt = dw.desc->dtype;
@@ -301,8 +305,12 @@ Status runConvGradWeight(const ConvParams &p, const KernelArgs &args) {
 Status prepareConvGrad(const KernelView &v, std::unique_ptr<PreparedKernel> *out) {
   rowCutUnit();  // settles OpenBLAS's threads and the row cut at load time
   if (v.kind() == "conv_grad_input")
-    return prepareWith<ConvParams>(v, out, decodeConvGrad, runConvGradInput);
-  return prepareWith<ConvParams>(v, out, decodeConvGrad, runConvGradWeight);
+    return prepareWith<ConvGradKernel>(
+        v, out, decodeConvGradKernel, runConvGradInput,
+        scratchBytes<ConvGradKernel, GradInputScratch, gradInputScratch>);
+  return prepareWith<ConvGradKernel>(
+      v, out, decodeConvGradKernel, runConvGradWeight,
+      scratchBytes<ConvGradKernel, GradWeightScratch, gradWeightScratch>);
 }
 
 } // namespace cpu

@@ -11,6 +11,8 @@
 #include "Backend.h"
 #include "ops/OpParams.h"
 
+#include <algorithm>
+#include <cstdint>
 #include <memory>
 #include <utility>
 
@@ -20,27 +22,86 @@ namespace cpu {
 
 using PrepareFn = Status (*)(const KernelView &, std::unique_ptr<PreparedKernel> *);
 
-/// A prepared kernel that calls `run(params, args)`.
+/// Typed scratch carved out of a kernel's workspace (KernelArgs::workspace)
+/// in a fixed order, each piece 64-byte aligned. A kernel's layout function
+/// carves its pieces from a Scratch; at prepare it runs on a null base to
+/// measure the bytes (scratchBytes), in run on args.workspace to hand out
+/// the pointers, so the two cannot disagree. Per-thread pieces have
+/// maxChunks() slots, slot `chunk` for parallelForChunks's chunk.
+class Scratch {
+public:
+  explicit Scratch(void *base) : base_(static_cast<uint8_t *>(base)) {}
+  template <typename T>
+  T *take(int64_t count) {
+    used_ = (used_ + 63) / 64 * 64;
+    T *p = base_ ? reinterpret_cast<T *>(base_ + used_) : nullptr;
+    used_ += static_cast<uint64_t>(std::max<int64_t>(count, 0)) * sizeof(T);
+    return p;
+  }
+  uint64_t bytes() const { return used_; }
+
+private:
+  uint8_t *base_;
+  uint64_t used_ = 0;
+};
+
+/// The workspace bytes of a layout function `Layout layout(params, scratch)`.
+template <typename Params, typename Layout, Layout (*layout)(const Params &, Scratch &)>
+uint64_t scratchBytes(const Params &p) {
+  Scratch s(nullptr);
+  (void)layout(p, s);
+  return s.bytes();
+}
+
+/// A prepared kernel that calls `run(params, args)`, with the workspace
+/// `workspace(params)` bytes measured at prepare (none if null).
 template <typename Params>
 class ParamsKernel final : public PreparedKernel {
 public:
   using RunFn = Status (*)(const Params &, const KernelArgs &);
-  ParamsKernel(Params params, RunFn fn) : params(std::move(params)), fn(fn) {}
+  using WorkspaceFn = uint64_t (*)(const Params &);
+  ParamsKernel(Params params, RunFn fn, WorkspaceFn workspace)
+      : params(std::move(params)), fn(fn),
+        bytes(workspace ? workspace(this->params) : 0) {}
+  uint64_t workspaceBytes() const override { return bytes; }
   Status run(const KernelArgs &args) override { return fn(params, args); }
 
 private:
   Params params;
   RunFn fn;
+  uint64_t bytes;
 };
 
-/// Decodes with `decode` and wraps `run`; the body of most prepare functions.
+/// Decodes with `decode` and wraps `run` (and its workspace size); the body
+/// of most prepare functions.
 template <typename Params>
 Status prepareWith(const KernelView &v, std::unique_ptr<PreparedKernel> *out,
                    Status (*decode)(const KernelView &, Params *),
-                   Status (*run)(const Params &, const KernelArgs &)) {
+                   Status (*run)(const Params &, const KernelArgs &),
+                   uint64_t (*workspace)(const Params &) = nullptr) {
   Params params;
   MPTRT_TRY(decode(v, &params));
-  *out = std::make_unique<ParamsKernel<Params>>(std::move(params), run);
+  *out = std::make_unique<ParamsKernel<Params>>(std::move(params), run, workspace);
+  return Status::ok();
+}
+
+/// A contraction's parameters and, for its operands and first result, the
+/// element count when the tensor is not float32 (0 when it is): those are
+/// widened into (or computed in) float32 scratch.
+template <typename Params>
+struct WithF32Copies {
+  Params p;
+  int64_t operand[4] = {0, 0, 0, 0};
+  int64_t result = 0;
+};
+
+/// Decodes with `decode` and records which tensors need float32 copies.
+template <typename Params, Status (*decode)(const KernelView &, Params *)>
+Status decodeWithF32Copies(const KernelView &v, WithF32Copies<Params> *out) {
+  MPTRT_TRY(decode(v, &out->p));
+  for (size_t i = 0; i < v.numOperands() && i < 4; ++i)
+    out->operand[i] = v.operand(i).dtype == DType::F32 ? 0 : v.operand(i).numel;
+  out->result = v.result(0).dtype == DType::F32 ? 0 : v.result(0).numel;
   return Status::ok();
 }
 

@@ -41,23 +41,36 @@ constexpr int64_t grainForCost(int64_t costPerItem) {
   return std::max<int64_t>(1, (kMinChunkCost + costPerItem - 1) / costPerItem);
 }
 
-/// Runs fn(begin, end) over chunks of [0, n) of at least `grain` items each
-/// (one chunk, on the calling thread, when n < 2 * grain or with one thread).
+/// Most chunks a loop is cut into (numThreads()): per-chunk scratch sized
+/// at prepare has this many slots.
+inline int64_t maxChunks() { return numThreads(); }
+
+/// Runs fn(chunk, begin, end) over chunks of [0, n) of at least `grain`
+/// items each (one chunk, chunk 0, on the calling thread, when n < 2 * grain
+/// or with one thread). chunk < maxChunks(), and no two threads run the same
+/// chunk index at once, so fn may use scratch slot `chunk`.
 template <typename Fn>
-void parallelFor(int64_t n, int64_t grain, const Fn &fn) {
+void parallelForChunks(int64_t n, int64_t grain, const Fn &fn) {
   if (n <= 0)
     return;
   const int64_t chunks = std::min<int64_t>(numThreads(), n / std::max<int64_t>(grain, 1));
   if (chunks <= 1) {
-    fn(int64_t{0}, n);
+    fn(int64_t{0}, int64_t{0}, n);
     return;
   }
   runChunks(
       n, chunks,
-      [](const void *ctx, int64_t begin, int64_t end) {
-        (*static_cast<const Fn *>(ctx))(begin, end);
+      [](const void *ctx, int64_t chunk, int64_t begin, int64_t end) {
+        (*static_cast<const Fn *>(ctx))(chunk, begin, end);
       },
       &fn);
+}
+
+/// Runs fn(begin, end) over chunks of [0, n) of at least `grain` items each
+/// (one chunk, on the calling thread, when n < 2 * grain or with one thread).
+template <typename Fn>
+void parallelFor(int64_t n, int64_t grain, const Fn &fn) {
+  parallelForChunks(n, grain, [&fn](int64_t, int64_t begin, int64_t end) { fn(begin, end); });
 }
 
 } // namespace cpu

@@ -16,7 +16,6 @@
 
 #include <cmath>
 #include <limits>
-#include <vector>
 
 namespace mptrt {
 namespace rt {
@@ -75,31 +74,42 @@ void poolPlane(const PoolParams &p, const T *in, T *out) {
   }
 }
 
+/// Per-chunk plane buffers: maxChunks() slots of inSize and outSize
+/// elements (int64-sized, so they also hold the float planes).
+struct PoolScratch {
+  int64_t *in, *out;
+};
+PoolScratch poolScratch(const PoolParams &p, Scratch &s) {
+  return {s.take<int64_t>(maxChunks() * p.inSize), s.take<int64_t>(maxChunks() * p.outSize)};
+}
+
 Status runPool(const PoolParams &p, const KernelArgs &args) {
   const TensorArg &x = args.operands[0], &y = args.results[0];
   const DType xt = x.desc->dtype, yt = y.desc->dtype;
   const int64_t planes = p.N * p.C;
+  Scratch scratch(args.workspace);
+  const PoolScratch ws = poolScratch(p, scratch);
   // A plane costs its load plus ~5 operations per window position (the
   // bounds checks and offsets of poolPlane).
   int64_t kernelCount = 1;
   for (int d = 0; d < p.spatialRank; ++d)
     kernelCount *= p.kernel[d];
-  parallelFor(planes, grainForCost(p.inSize + 5 * p.outSize * kernelCount),
-              [&](int64_t begin, int64_t end) {
+  parallelForChunks(planes, grainForCost(p.inSize + 5 * p.outSize * kernelCount),
+                    [&](int64_t chunk, int64_t begin, int64_t end) {
+    int64_t *inSlot = ws.in + chunk * p.inSize, *outSlot = ws.out + chunk * p.outSize;
     if (p.integer) {
-      std::vector<int64_t> in(p.inSize), out(p.outSize);
       for (int64_t plane = begin; plane < end; ++plane) {
-        loadI64(xt, elementPtr(x.data, xt, plane * p.inSize), p.inSize, in.data());
-        poolPlane<int64_t>(p, in.data(), out.data());
-        storeI64(out.data(), p.outSize, yt, elementPtr(y.data, yt, plane * p.outSize));
+        loadI64(xt, elementPtr(x.data, xt, plane * p.inSize), p.inSize, inSlot);
+        poolPlane<int64_t>(p, inSlot, outSlot);
+        storeI64(outSlot, p.outSize, yt, elementPtr(y.data, yt, plane * p.outSize));
       }
       return;
     }
-    std::vector<float> in(p.inSize), out(p.outSize);
+    float *in = reinterpret_cast<float *>(inSlot), *out = reinterpret_cast<float *>(outSlot);
     for (int64_t plane = begin; plane < end; ++plane) {
-      loadF32(xt, elementPtr(x.data, xt, plane * p.inSize), p.inSize, in.data());
-      poolPlane<float>(p, in.data(), out.data());
-      storeF32(out.data(), p.outSize, yt, elementPtr(y.data, yt, plane * p.outSize));
+      loadF32(xt, elementPtr(x.data, xt, plane * p.inSize), p.inSize, in);
+      poolPlane<float>(p, in, out);
+      storeF32(out, p.outSize, yt, elementPtr(y.data, yt, plane * p.outSize));
     }
   });
   return Status::ok();
@@ -108,7 +118,8 @@ Status runPool(const PoolParams &p, const KernelArgs &args) {
 } // namespace
 
 Status preparePool(const KernelView &v, std::unique_ptr<PreparedKernel> *out) {
-  return prepareWith<PoolParams>(v, out, decodePool, runPool);
+  return prepareWith<PoolParams>(v, out, decodePool, runPool,
+                                 scratchBytes<PoolParams, PoolScratch, poolScratch>);
 }
 
 } // namespace cpu

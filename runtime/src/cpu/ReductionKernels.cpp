@@ -7,7 +7,6 @@
 #include <cmath>
 #include <limits>
 #include <string>
-#include <vector>
 
 namespace mptrt {
 namespace rt {
@@ -71,11 +70,23 @@ bool reducesTrailingAxes(const ReduceParams &p) {
   return true;
 }
 
+/// The float results before rounding, and the sums of the strided walk
+/// (int64 for the integer reductions, in the same 8-byte slots).
+struct ReduceScratch {
+  float *out;
+  double *sums;
+};
+ReduceScratch reduceScratch(const ReduceParams &p, Scratch &s) {
+  return {s.take<float>(p.outNumel), s.take<double>(p.outNumel)};
+}
+
 Status runReduceFloat(const ReduceParams &p, const KernelArgs &args) {
   const TensorArg &x = args.operands[0], &y = args.results[0];
   const DType xt = x.desc->dtype, yt = y.desc->dtype;
   const Accumulator acc{p.op};
-  std::vector<float> out(p.outNumel);
+  Scratch scratch(args.workspace);
+  const ReduceScratch ws = reduceScratch(p, scratch);
+  float *out = ws.out;
   if (reducesTrailingAxes(p)) {
     const int64_t count = p.reducedCount;
     // Each output reduces its own `count` inputs, in order, on one thread.
@@ -93,7 +104,8 @@ Status runReduceFloat(const ReduceParams &p, const KernelArgs &args) {
       }
     });
   } else {
-    std::vector<double> sums(p.outNumel, acc.init());
+    double *sums = ws.sums;
+    std::fill(sums, sums + p.outNumel, acc.init());
     int64_t index[kMaxRank] = {};
     int64_t o = 0;  // output slot of the current input element
     float buf[kBlock];
@@ -115,14 +127,16 @@ Status runReduceFloat(const ReduceParams &p, const KernelArgs &args) {
     for (int64_t k = 0; k < p.outNumel; ++k)
       out[k] = static_cast<float>(acc.finish(sums[k], p.reducedCount));
   }
-  storeF32(out.data(), p.outNumel, yt, y.data);
+  storeF32(out, p.outNumel, yt, y.data);
   return Status::ok();
 }
 
 Status runReduceInt(const ReduceParams &p, const KernelArgs &args) {
   const TensorArg &x = args.operands[0], &y = args.results[0];
   const bool isMax = p.op == ReduceOp::Max;
-  std::vector<int64_t> acc(p.outNumel, isMax ? std::numeric_limits<int64_t>::min() : 0);
+  Scratch scratch(args.workspace);
+  int64_t *acc = reinterpret_cast<int64_t *>(reduceScratch(p, scratch).sums);
+  std::fill(acc, acc + p.outNumel, isMax ? std::numeric_limits<int64_t>::min() : int64_t{0});
   int64_t index[kMaxRank] = {};
   int64_t o = 0;
   int64_t buf[kBlock];
@@ -144,7 +158,7 @@ Status runReduceInt(const ReduceParams &p, const KernelArgs &args) {
       }
     }
   }
-  storeI64(acc.data(), p.outNumel, y.desc->dtype, y.data);
+  storeI64(acc, p.outNumel, y.desc->dtype, y.data);
   return Status::ok();
 }
 
@@ -162,13 +176,31 @@ Status runReduce(const ReduceParams &p, const KernelArgs &args) {
 // count without weights; 0 / 0 gives NaN).
 //===----------------------------------------------------------------------===//
 
+/// The labels, class weights, per-sample losses and weights, the log
+/// probabilities (when a result), and per chunk a row of C scores and its
+/// offsets.
+struct LossScratch {
+  int64_t *label;
+  float *weights, *loss, *weightOf, *logProb, *row;
+  int64_t *offsets;
+};
+LossScratch lossScratch(const LossParams &p, Scratch &s) {
+  const int64_t samples = p.N * p.D, row = maxChunks() * p.C;
+  return {s.take<int64_t>(samples), s.take<float>(p.C),
+          s.take<float>(samples),   s.take<float>(samples),
+          s.take<float>(p.hasLogProb ? samples * p.C : 0),
+          s.take<float>(row),       s.take<int64_t>(row)};
+}
+
 Status runLoss(const LossParams &p, const KernelArgs &args) {
   const TensorArg &scores = args.operands[0], &labels = args.operands[1];
   const DType st = scores.desc->dtype;
   const int64_t samples = p.N * p.D;
+  Scratch scratch(args.workspace);
+  const LossScratch ws = lossScratch(p, scratch);
   // Labels first: a bad one fails the run before anything is written.
-  std::vector<int64_t> label(samples);
-  loadI64(labels.desc->dtype, labels.data, samples, label.data());
+  int64_t *label = ws.label;
+  loadI64(labels.desc->dtype, labels.data, samples, label);
   for (int64_t s = 0; s < samples; ++s) {
     if (p.hasIgnoreIndex && label[s] == p.ignoreIndex)
       continue;
@@ -177,21 +209,22 @@ Status runLoss(const LossParams &p, const KernelArgs &args) {
                            std::to_string(s) + " is outside [0, " + std::to_string(p.C) +
                            ")");
   }
-  std::vector<float> weights(p.C, 1.0f);
+  float *weights = ws.weights;
   if (p.hasWeights)
-    loadF32(args.operands[2].desc->dtype, args.operands[2].data, p.C, weights.data());
+    loadF32(args.operands[2].desc->dtype, args.operands[2].data, p.C, weights);
+  else
+    std::fill(weights, weights + p.C, 1.0f);
 
-  std::vector<float> loss(samples), weightOf(samples);
-  std::vector<float> logProb(p.hasLogProb ? scores.desc->numel : 0);
+  float *loss = ws.loss, *weightOf = ws.weightOf, *logProb = ws.logProb;
   // A sample: a gather of its C scores, an exp each and a log-sum.
-  parallelFor(samples, grainForCost(12 * p.C), [&](int64_t begin, int64_t end) {
-    std::vector<float> row(p.C);
-    std::vector<int64_t> offsets(p.C);
+  parallelForChunks(samples, grainForCost(12 * p.C), [&](int64_t chunk, int64_t begin, int64_t end) {
+    float *row = ws.row + chunk * p.C;
+    int64_t *offsets = ws.offsets + chunk * p.C;
     for (int64_t s = begin; s < end; ++s) {
       const int64_t n = s / p.D, d = s % p.D;
       for (int64_t c = 0; c < p.C; ++c)
         offsets[c] = (n * p.C + c) * p.D + d;
-      gatherF32(st, scores.data, offsets.data(), p.C, row.data());
+      gatherF32(st, scores.data, offsets, p.C, row);
       if (p.fromLogits) {
         float max = -INFINITY;
         for (int64_t c = 0; c < p.C; ++c)
@@ -214,7 +247,7 @@ Status runLoss(const LossParams &p, const KernelArgs &args) {
 
   const TensorArg &out = args.results[0];
   if (p.reduction == Reduction::None) {
-    storeF32(loss.data(), samples, out.desc->dtype, out.data);
+    storeF32(loss, samples, out.desc->dtype, out.data);
   } else {
     double total = 0, weightSum = 0;
     for (int64_t s = 0; s < samples; ++s) {
@@ -226,7 +259,7 @@ Status runLoss(const LossParams &p, const KernelArgs &args) {
     storeF32(&value, 1, out.desc->dtype, out.data);
   }
   if (p.hasLogProb)
-    storeF32(logProb.data(), scores.desc->numel, args.results[1].desc->dtype,
+    storeF32(logProb, scores.desc->numel, args.results[1].desc->dtype,
              args.results[1].data);
   return Status::ok();
 }
@@ -234,10 +267,12 @@ Status runLoss(const LossParams &p, const KernelArgs &args) {
 } // namespace
 
 Status prepareReduce(const KernelView &v, std::unique_ptr<PreparedKernel> *out) {
-  return prepareWith<ReduceParams>(v, out, decodeReduce, runReduce);
+  return prepareWith<ReduceParams>(v, out, decodeReduce, runReduce,
+                                   scratchBytes<ReduceParams, ReduceScratch, reduceScratch>);
 }
 Status prepareLoss(const KernelView &v, std::unique_ptr<PreparedKernel> *out) {
-  return prepareWith<LossParams>(v, out, decodeLoss, runLoss);
+  return prepareWith<LossParams>(v, out, decodeLoss, runLoss,
+                                 scratchBytes<LossParams, LossScratch, lossScratch>);
 }
 
 } // namespace cpu

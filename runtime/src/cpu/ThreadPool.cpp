@@ -174,7 +174,7 @@ private:
   void runChunk(int64_t c) {
     tlsInChunk = true;
     try {
-      fn_(ctx_, n_ * c / chunks_, n_ * (c + 1) / chunks_);
+      fn_(ctx_, c, n_ * c / chunks_, n_ * (c + 1) / chunks_);
     } catch (...) {
       std::lock_guard<std::mutex> lock(mutex_);
       if (!error_)
@@ -281,7 +281,7 @@ void runChunks(int64_t n, int64_t chunks, ChunkFn fn, const void *ctx) {
     return;
   if (chunks > 1)
     inlineLoops.fetch_add(1, std::memory_order_relaxed);
-  fn(ctx, 0, n);
+  fn(ctx, 0, 0, n);
 }
 
 PoolStats poolStats() {

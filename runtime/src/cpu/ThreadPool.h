@@ -12,7 +12,7 @@
 // it within microseconds) and then sleeps on a condition variable. The pool
 // runs one loop at a time: a loop started while another is running (from a
 // second thread, or nested inside a chunk) runs on its own thread as a
-// single chunk, fn(0, n).
+// single chunk, chunk 0 = [0, n).
 //
 // In the child of a fork() (which has none of the workers) every loop runs
 // inline. Use parallelFor (Parallel.h); this header is its engine.
@@ -32,13 +32,16 @@ namespace cpu {
 /// process may run on. Read once per process.
 int numThreads();
 
-/// Type-erased chunk body: fn(ctx, begin, end).
-using ChunkFn = void (*)(const void *ctx, int64_t begin, int64_t end);
+/// Type-erased chunk body: fn(ctx, chunk, begin, end), chunk in
+/// [0, chunks). A plain function pointer and a context pointer: publishing
+/// a loop allocates nothing.
+using ChunkFn = void (*)(const void *ctx, int64_t chunk, int64_t begin, int64_t end);
 
 /// Runs fn over `chunks` chunks of [0, n) (1 <= chunks <= numThreads(),
 /// chunks <= n) on the pool and the calling thread, and returns when all
-/// have finished; or, if the pool is busy, as fn(ctx, 0, n) on the calling
-/// thread. An exception thrown by a chunk is rethrown here (the first one,
+/// have finished; or, if the pool is busy, as fn(ctx, 0, 0, n) on the
+/// calling thread. Each chunk index is run by exactly one thread, so a
+/// chunk may use scratch indexed by it. An exception thrown by a chunk is rethrown here (the first one,
 /// once every chunk has finished).
 void runChunks(int64_t n, int64_t chunks, ChunkFn fn, const void *ctx);
 

@@ -103,9 +103,22 @@ bool hasNonFinite(DType dtype, const void *base, int64_t begin, int64_t end) {
   }
 }
 
+/// One partial result per fixed block: a flag (all_finite), a sum
+/// (global_norm) or a max and a NaN flag (amax), in 8-byte slots.
+struct BlockScratch {
+  double *partial;
+  uint8_t *flag;
+};
+BlockScratch blockScratch(const MultiTensorParams &p, Scratch &s) {
+  const int64_t n = static_cast<int64_t>(p.blocks.size());
+  return {s.take<double>(n), s.take<uint8_t>(n)};
+}
+BlockScratch amaxScratch(const AmaxParams &p, Scratch &s) { return blockScratch(p.blocks, s); }
+
 Status runAllFinite(const MultiTensorParams &p, const KernelArgs &args) {
   const int64_t n = static_cast<int64_t>(p.blocks.size());
-  std::vector<uint8_t> bad(n, 0);
+  Scratch scratch(args.workspace);
+  uint8_t *bad = blockScratch(p, scratch).flag;
   parallelFor(n, grainForCost(MultiTensorParams::kBlockElements / 4),
               [&](int64_t begin, int64_t end) {
                 for (int64_t b = begin; b < end; ++b) {
@@ -114,7 +127,7 @@ Status runAllFinite(const MultiTensorParams &p, const KernelArgs &args) {
                   bad[b] = hasNonFinite(t.desc->dtype, t.data, blk.begin, blk.end);
                 }
               });
-  const bool finite = std::find(bad.begin(), bad.end(), 1) == bad.end();
+  const bool finite = std::find(bad, bad + n, 1) == bad + n;
   *static_cast<uint8_t *>(args.results[0].data) = finite ? 1 : 0;
   return Status::ok();
 }
@@ -128,7 +141,8 @@ Status runAllFinite(const MultiTensorParams &p, const KernelArgs &args) {
 
 Status runGlobalNorm(const MultiTensorParams &p, const KernelArgs &args) {
   const int64_t n = static_cast<int64_t>(p.blocks.size());
-  std::vector<double> partial(n, 0.0);
+  Scratch scratch(args.workspace);
+  double *partial = blockScratch(p, scratch).partial;
   parallelFor(n, grainForCost(2 * MultiTensorParams::kBlockElements),
               [&](int64_t begin, int64_t end) {
                 float buf[kBlock];
@@ -149,8 +163,8 @@ Status runGlobalNorm(const MultiTensorParams &p, const KernelArgs &args) {
                 }
               });
   double total = 0;
-  for (double s : partial)
-    total += s;
+  for (int64_t b = 0; b < n; ++b)
+    total += partial[b];
   writeF32(args.results[0], static_cast<float>(std::sqrt(total)));
   return Status::ok();
 }
@@ -259,8 +273,10 @@ Status runAdvanceStep(const AdvanceStepParams &p, const KernelArgs &args) {
 Status runAmax(const AmaxParams &p, const KernelArgs &args) {
   const std::vector<MultiTensorParams::Block> &blocks = p.blocks.blocks;
   const int64_t n = static_cast<int64_t>(blocks.size());
-  std::vector<float> partial(n, 0.0f);
-  std::vector<uint8_t> sawNaN(n, 0);
+  Scratch scratch(args.workspace);
+  const BlockScratch ws = amaxScratch(p, scratch);
+  float *partial = reinterpret_cast<float *>(ws.partial);
+  uint8_t *sawNaN = ws.flag;
   const TensorArg &x = args.operands[0];
   const DType dt = x.desc->dtype;
   parallelFor(n, grainForCost(2 * MultiTensorParams::kBlockElements),
@@ -331,10 +347,12 @@ Status prepareUnscale(const KernelView &v, std::unique_ptr<PreparedKernel> *out)
   return prepareWith<UnscaleParams>(v, out, decodeUnscale, runUnscale);
 }
 Status prepareAllFinite(const KernelView &v, std::unique_ptr<PreparedKernel> *out) {
-  return prepareWith<MultiTensorParams>(v, out, decodeAllFinite, runAllFinite);
+  return prepareWith<MultiTensorParams>(v, out, decodeAllFinite, runAllFinite,
+                                        scratchBytes<MultiTensorParams, BlockScratch, blockScratch>);
 }
 Status prepareGlobalNorm(const KernelView &v, std::unique_ptr<PreparedKernel> *out) {
-  return prepareWith<MultiTensorParams>(v, out, decodeGlobalNorm, runGlobalNorm);
+  return prepareWith<MultiTensorParams>(v, out, decodeGlobalNorm, runGlobalNorm,
+                                        scratchBytes<MultiTensorParams, BlockScratch, blockScratch>);
 }
 Status prepareClipByNorm(const KernelView &v, std::unique_ptr<PreparedKernel> *out) {
   return prepareWith<ClipByNormParams>(v, out, decodeClipByNorm, runClipByNorm);
@@ -349,7 +367,8 @@ Status prepareAdvanceStep(const KernelView &v, std::unique_ptr<PreparedKernel> *
   return prepareWith<AdvanceStepParams>(v, out, decodeAdvanceStep, runAdvanceStep);
 }
 Status prepareAmax(const KernelView &v, std::unique_ptr<PreparedKernel> *out) {
-  return prepareWith<AmaxParams>(v, out, decodeAmax, runAmax);
+  return prepareWith<AmaxParams>(v, out, decodeAmax, runAmax,
+                                 scratchBytes<AmaxParams, BlockScratch, amaxScratch>);
 }
 Status prepareUpdateFp8Scale(const KernelView &v, std::unique_ptr<PreparedKernel> *out) {
   return prepareWith<Fp8ScaleParams>(v, out, decodeUpdateFp8Scale, runUpdateFp8Scale);
