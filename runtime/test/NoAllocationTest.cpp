@@ -385,7 +385,7 @@ TEST(NoAllocation, HooksCountAllocations) {
 /// entry is to be deleted when its kernel takes its scratch from the
 /// workspace. Every other kind must allocate nothing.
 const std::set<std::string> kNotYetAllocationFree = {
-    "batch_norm", "batch_norm_train", "layer_norm", "softmax", "log_softmax", "gather"};
+    "batch_norm", "batch_norm_train", "layer_norm", "softmax", "log_softmax"};
 
 // Tests that a second run of every kernel kind allocates nothing.
 TEST(NoAllocation, SecondRunOfEveryKindAllocatesNothing) {

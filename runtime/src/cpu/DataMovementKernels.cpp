@@ -127,10 +127,19 @@ Status runSlice(const SliceParams &p, const KernelArgs &args) {
 
 /// gather: out[o, i, :] = data[o, indices[i], :] with negative indices
 /// counting from the end; an index outside [-dim, dim) fails the run.
+/// gather's workspace: the indices, widened to i64 and made non-negative.
+struct GatherScratch {
+  int64_t *idx;
+};
+GatherScratch gatherScratch(const GatherParams &p, Scratch &s) {
+  return {s.take<int64_t>(p.numIndices)};
+}
+
 Status runGather(const GatherParams &p, const KernelArgs &args) {
   const TensorArg &indices = args.operands[1];
-  std::vector<int64_t> idx(p.numIndices);
-  loadI64(indices.desc->dtype, indices.data, p.numIndices, idx.data());
+  Scratch scratch(args.workspace);
+  int64_t *idx = gatherScratch(p, scratch).idx;
+  loadI64(indices.desc->dtype, indices.data, p.numIndices, idx);
   for (int64_t i = 0; i < p.numIndices; ++i) {
     if (idx[i] < -p.axisDim || idx[i] >= p.axisDim)
       return Status::error("index " + std::to_string(idx[i]) + " at position " +
@@ -229,7 +238,8 @@ Status prepareSlice(const KernelView &v, std::unique_ptr<PreparedKernel> *out) {
   return prepareWith<SliceParams>(v, out, decodeSlice, runSlice);
 }
 Status prepareGather(const KernelView &v, std::unique_ptr<PreparedKernel> *out) {
-  return prepareWith<GatherParams>(v, out, decodeGather, runGather);
+  return prepareWith<GatherParams>(v, out, decodeGather, runGather,
+                                   scratchBytes<GatherParams, GatherScratch, gatherScratch>);
 }
 Status prepareExpand(const KernelView &v, std::unique_ptr<PreparedKernel> *out) {
   return prepareWith<ExpandParams>(v, out, decodeExpand, runExpand);
