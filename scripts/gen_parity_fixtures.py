@@ -93,10 +93,39 @@ runs whose weights and inputs were multiplied by (1 + 2^-24 r), r uniform in
 [-1, 1] (an fp32-rounding-level perturbation). The tolerance written into
 meta.json is ``max(10 * spread, 1e-5)``.
 
+Sizes. ``--size small`` (the default) writes the committed CI fixtures
+above (each model directory under 1.5 MB, 1 PyTorch thread). ``--size large``
+writes realistic sizes under the same model names, for
+scripts/parity-large.sh; they are never committed (``--out`` is required and
+may not lie under test/fixtures), have no size limit (tens of MB per model:
+the float64 gradients and SGD references) and use 2 PyTorch threads:
+
+    resnet18     widths 64/128/256/512 (torchvision's), batch 8 at 32x32,
+                 11.2M parameters
+    mobilenetv2  width multiplier 0.5, last conv 1280 channels, batch 8 at
+                 64x64
+    gpt2         vocab 1024, T 64, 4 layers, 4 heads, d_model 256, batch 4
+    vit          Conv4x4/4 patches of 32x32 images (64 tokens), width 192,
+                 4 blocks, 3 heads, batch 4
+    vit_dynamo   that vit, dynamo exporter
+    mlp_dynamo   Linear(256,1024)-GELU-Linear(1024,1024)-GELU-Linear(1024,10),
+                 batch 64
+    (smooth_cnn has no large size.)
+
+Same seeds, learning rates, tolerance rule and file layout as the small
+fixtures (about 400 MB in all, 224 MB of it resnet18). Generating one large
+model took 49 s (mlp_dynamo) to 6.6 minutes (gpt2, mobilenetv2) on a shared
+2-core machine, about 22 minutes for all six. The small models' learning
+rates overfit some large ones within the 5 steps (resnet18 and mlp_dynamo
+reach losses of 1e-3 and 3e-5), which loosens their trajectory tolerances
+(docs/parity.md, "Larger sizes").
+
 Usage (from the repository root)::
 
     /root/torchenv/bin/python scripts/gen_parity_fixtures.py [--out DIR]
         [--only NAME ...] [--mpt-translate BIN]
+    /root/torchenv/bin/python scripts/gen_parity_fixtures.py --size large
+        --out build/parity-large [--only NAME ...] [--threads N]
 
 See docs/fixtures.md ("Parity fixtures") and docs/parity.md.
 """
@@ -374,6 +403,80 @@ SPECS = [
 
 MOMENTUM = 0.9
 ADAMW_WD = 0.01
+
+
+# --size large: realistic widths, feasible on a 2-core CPU in minutes. Never
+# written into the repository (the tests' fixture root is chosen with
+# MPT_PARITY_FIXTURES; scripts/parity-large.sh). The names are those of the
+# small models, so the same ZooParityTest cases run on them. smooth_cnn has
+# no large size. The learning rates are the small models'.
+
+LARGE_GPT_CFG = gf.GPTConfig(vocab_size=1024, block_size=64, n_layer=4, n_head=4,
+                             d_model=256)
+
+
+def build_resnet18_large(gen):
+    m = gf.ResNet18(widths=(64, 128, 256, 512), num_classes=10)
+    randomize_affine(m, gen)
+    return m
+
+
+def build_mobilenetv2_large(gen):
+    m = gf.MobileNetV2(width_mult=0.5, num_classes=10, last_channels=1280)
+    randomize_affine(m, gen)
+    return m
+
+
+def build_gpt2_large(gen):
+    m = GPT2(LARGE_GPT_CFG)
+    m.init_weights(gen)
+    return m
+
+
+def gpt2_large_inputs(gen):
+    return {"idx": torch.randint(0, LARGE_GPT_CFG.vocab_size, (4, LARGE_GPT_CFG.block_size),
+                                 generator=gen, dtype=torch.long)}
+
+
+def build_vit_large(gen):
+    m = ViT(image=32, patch=4, d=192, heads=3, layers=4)
+    with torch.no_grad():
+        m.pos.normal_(0.0, 0.02, generator=gen)
+    randomize_affine(m, gen)
+    return m
+
+
+LARGE_SPECS = [
+    Spec("resnet18", "ResNet-18 at the torchvision widths: stem Conv7x7/2+BN+ReLU+"
+         "MaxPool3x3/2, BasicBlocks [2,2,2,2] widths 64/128/256/512, GlobalAveragePool, "
+         "Linear(512,10); x f32[8,3,32,32]",
+         build_resnet18_large, images(8, 32), 10, kinked=True, lr_sgd=0.1,
+         lr_momentum=0.01, lr_adamw=1e-3),
+    Spec("gpt2", "GPT-2-style decoder: vocab 1024, T 64, 4 layers, 4 heads, d_model 256, "
+         "pre-LN, causal attention, erf GELU, dropout p=0, LM head tied to the token "
+         "embedding; idx i64[4,64]",
+         build_gpt2_large, gpt2_large_inputs, LARGE_GPT_CFG.vocab_size, kinked=False,
+         lr_sgd=1.0, lr_momentum=0.5, lr_adamw=1e-2),
+    Spec("mobilenetv2", "MobileNetV2 (ImageNet stage table), width multiplier 0.5, "
+         "last conv 1280 channels, ReLU6, depthwise convs; x f32[8,3,64,64]",
+         build_mobilenetv2_large, images(8, 64), 10, kinked=True, lr_sgd=0.1,
+         lr_momentum=1e-4, lr_adamw=2e-4),
+    Spec("vit", "ViT-style encoder: Conv4x4/4 patch embedding (3->192), learned "
+         "position embedding [1,64,192], 4 pre-LN blocks (3 heads, erf GELU MLP 4x), "
+         "final LN, mean over tokens, Linear(192,10); x f32[4,3,32,32]",
+         build_vit_large, images(4, 32), 10, kinked=False, lr_sgd=0.1,
+         lr_momentum=0.05, lr_adamw=1e-2),
+    Spec("vit_dynamo", "the large vit model and weights, exported by the dynamo exporter "
+         "(torch.export + onnxscript, optimize=True) at opset 18; x f32[4,3,32,32]",
+         build_vit_large, images(4, 32), 10, kinked=False, lr_sgd=0.1,
+         lr_momentum=0.05, lr_adamw=1e-2, exporter="dynamo", opset=18),
+    Spec("mlp_dynamo", "Linear(256,1024)+GELU+Linear(1024,1024)+GELU+Linear(1024,10), "
+         "exported by the dynamo exporter (torch.export + onnxscript) at opset 18; "
+         "x f32[64,256]",
+         lambda gen: MLP3(256, 1024), lambda gen: {"x": torch.randn(64, 256, generator=gen)},
+         10, kinked=False, lr_sgd=0.1, lr_momentum=0.05, lr_adamw=1e-2,
+         exporter="dynamo", opset=18),
+]
 
 
 # --------------------------------------------------------------------------
@@ -668,11 +771,16 @@ class Writer:
         self.bytes(fname, s.encode())
 
 
+def threads_text():
+    n = torch.get_num_threads()
+    return f"{n} thread" + ("" if n == 1 else "s")
+
+
 def fmt(x):
     return f"{x:.3g}"
 
 
-def generate(spec, out_root, mpt_translate):
+def generate(spec, out_root, mpt_translate, max_bytes=MAX_DIR_BYTES):
     torch.manual_seed(SEED)
     np.random.seed(SEED)
     gen = torch.Generator().manual_seed(SEED)
@@ -859,7 +967,7 @@ def generate(spec, out_root, mpt_translate):
     w.text("README.md", f"""# {spec.name}
 
 Generated by `scripts/gen_parity_fixtures.py`; do not edit. PyTorch
-{torch.__version__}, CPU, 1 thread, deterministic algorithms.
+{torch.__version__}, CPU, {threads_text()}, deterministic algorithms.
 
 {spec.what}.
 
@@ -892,8 +1000,8 @@ fp16 {fmt(amp["fp16"]["error"])} ({amp["fp16"]["skipped"]} steps skipped by the 
 |---|---|---|---|---|---|---|
 {chr(10).join(rows)}
 """)
-    if w.total > MAX_DIR_BYTES:
-        raise FixtureError(f"{spec.name}: {w.total} bytes, over {MAX_DIR_BYTES}")
+    if max_bytes is not None and w.total > max_bytes:
+        raise FixtureError(f"{spec.name}: {w.total} bytes, over {max_bytes}")
     worst_g = max(spread32["grad"].values())
     print(f"    {w.total} bytes; loss {ref.loss:.6f}; fp32 spread: loss {spread32['loss']:.2e}, "
           f"worst grad {worst_g:.2e}, momentum traj {spread32['momentum_trajectory']:.2e}, "
@@ -905,17 +1013,42 @@ fp16 {fmt(amp["fp16"]["error"])} ({amp["fp16"]["skipped"]} steps skipped by the 
 def main(argv=None):
     repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--out", default=os.path.join(repo, "test", "fixtures", "parity"))
+    ap.add_argument("--size", choices=("small", "large"), default="small",
+                    help="small: the committed CI fixtures (default); large: realistic "
+                         "widths (see the module docstring), written outside the "
+                         "repository, --out required")
+    ap.add_argument("--out", default=None,
+                    help="fixture root (default for --size small: test/fixtures/parity)")
     ap.add_argument("--only", nargs="*", default=None)
     ap.add_argument("--mpt-translate", default=None)
+    ap.add_argument("--threads", type=int, default=None,
+                    help="PyTorch CPU threads (default 1 for small, 2 for large)")
     a = ap.parse_args(argv)
-    torch.set_num_threads(1)
+    if a.size == "small":
+        specs, max_bytes = SPECS, MAX_DIR_BYTES
+        out = a.out or os.path.join(repo, "test", "fixtures", "parity")
+    else:
+        specs, max_bytes = LARGE_SPECS, None
+        if not a.out:
+            ap.error("--size large needs --out DIR (outside test/fixtures: large "
+                     "fixtures are never committed)")
+        out = a.out
+        committed = os.path.realpath(os.path.join(repo, "test", "fixtures"))
+        if os.path.realpath(out).startswith(committed + os.sep) or \
+                os.path.realpath(out) == committed:
+            ap.error(f"--size large: --out {out} is under test/fixtures")
+    if a.only:
+        unknown = sorted(set(a.only) - {s.name for s in specs})
+        if unknown:
+            ap.error(f"--only: no {a.size} model named {', '.join(unknown)} "
+                     f"(have {', '.join(s.name for s in specs)})")
+    torch.set_num_threads(a.threads or (1 if a.size == "small" else 2))
     torch.use_deterministic_algorithms(True)
     total = 0
-    for spec in SPECS:
+    for spec in specs:
         if a.only and spec.name not in a.only:
             continue
-        total += generate(spec, a.out, a.mpt_translate)
+        total += generate(spec, out, a.mpt_translate, max_bytes)
     print(f"total {total} bytes")
     return 0
 

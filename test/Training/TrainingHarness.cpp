@@ -154,9 +154,12 @@ bool loadNpy(const std::string &path, Tensor *out, std::string *message) {
   return true;
 }
 
-std::string parityFixturePath(const std::string &rel) {
-  return std::string(MPT_PARITY_FIXTURES_DIR) + "/" + rel;
+std::string parityFixtureRoot() {
+  const char *env = std::getenv("MPT_PARITY_FIXTURES");
+  return env && *env ? std::string(env) : std::string(MPT_PARITY_FIXTURES_DIR);
 }
+
+std::string parityFixturePath(const std::string &rel) { return parityFixtureRoot() + "/" + rel; }
 
 namespace {
 /// The value of `key` in a .npy header dict ("'descr': '<f8', ..."), up to

@@ -78,7 +78,12 @@ bool loadNpy(const std::string &path, Tensor *out, std::string *message);
 bool loadNpyF64(const std::string &path, std::vector<int64_t> *shape,
                 std::vector<double> *values, std::string *message);
 
-/// test/fixtures/parity/<rel>.
+/// The parity fixture root: $MPT_PARITY_FIXTURES when set and non-empty
+/// (e.g. the large fixtures of scripts/parity-large.sh), else the committed
+/// test/fixtures/parity.
+std::string parityFixtureRoot();
+
+/// parityFixtureRoot()/<rel>.
 std::string parityFixturePath(const std::string &rel);
 
 /// ||got - ref||_2 / ||ref||_2 (||got - ref||_2 when ref is all zeros).

@@ -27,6 +27,10 @@
 // tolerance, and an AdamW lr off by 0.1% the 5-step trajectory 9x over
 // (tried by editing tolerances.txt).
 //
+// The fixture root is $MPT_PARITY_FIXTURES when set (the larger sizes of
+// scripts/parity-large.sh, same checks, same tolerance rule), else the
+// committed test/fixtures/parity.
+//
 // BF16 and FP16 (dynamic loss scaling) runs of the same 5 AdamW steps are
 // held to a relative loss-trajectory bound against the float64 trajectory,
 // set from PyTorch autocast's error on the same steps; see kAutocastFactor.
@@ -87,7 +91,12 @@ bool readTolerances(const std::string &model, Tolerances *out, std::string *mess
   const std::string path = parityFixturePath(model + "/tolerances.txt");
   std::ifstream in(path);
   if (!in) {
-    *message = "cannot read " + path;
+    // A model missing from the root is a failure, never a skip: a run on
+    // another root (MPT_PARITY_FIXTURES) selects its models with
+    // --gtest_filter (scripts/parity-large.sh).
+    *message = "cannot read " + path + ": no fixture for model '" + model + "' in " +
+               parityFixtureRoot() +
+               " (MPT_PARITY_FIXTURES selects the root; --gtest_filter the models)";
     return false;
   }
   std::string line;
