@@ -220,66 +220,15 @@ StringRef ActivationIntoGemm<GeluOp>::activationOf(GeluOp op) {
   return op.getApproximate() == "tanh" ? "gelu_tanh" : "gelu";
 }
 
-/// A splat float constant equal to `value` (to float precision).
-bool isSplat(Value v, double value) {
-  DenseFPElementsAttr attr;
-  if (!matchPattern(v, m_Constant(&attr)) || !attr.isSplat())
-    return false;
-  double got = attr.getSplatValue<APFloat>().convertToDouble();
-  return std::fabs(got - value) <= 1e-6 * std::fabs(value);
-}
-
-/// The operand of a commutative binary op that is not `known`, if the other
-/// one is; null otherwise.
-template <typename BinOp>
-Value otherOperand(BinOp op, llvm::function_ref<bool(Value)> known) {
-  if (known(op.getRhs()))
-    return op.getLhs();
-  if (known(op.getLhs()))
-    return op.getRhs();
-  return nullptr;
-}
-
-/// The erf form of GELU as exporters spell it,
-/// `(x * (erf(x / sqrt(2)) + 1)) * 0.5` with the operands of each mul and
-/// add in either order, becomes one `gelu` (which can then fuse into a
-/// gemm).
-struct RecognizeErfGelu : OpRewritePattern<MulOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(MulOp op,
-                                PatternRewriter &rewriter) const override {
-    auto half = [](Value v) { return isSplat(v, 0.5); };
-    auto inner = otherOperand(op, half).template getDefiningOp<MulOp>();
-    if (!inner || !inner->hasOneUse())
-      return rewriter.notifyMatchFailure(op, "not (x * ...) * 0.5");
-    for (int side = 0; side < 2; ++side) {
-      Value x = inner->getOperand(side);
-      auto add = inner->getOperand(1 - side).getDefiningOp<AddOp>();
-      if (!add || !add->hasOneUse())
-        continue;
-      auto erf = otherOperand(add, [](Value v) { return isSplat(v, 1.0); })
-                     .template getDefiningOp<ErfOp>();
-      if (!erf || !erf->hasOneUse())
-        continue;
-      auto div = erf.getInput().getDefiningOp<DivOp>();
-      if (!div || !div->hasOneUse() || div.getLhs() != x ||
-          !isSplat(div.getRhs(), std::sqrt(2.0)))
-        continue;
-      if (x.getType() != op.getType())
-        continue;
-      rewriter.replaceOpWithNewOp<GeluOp>(op, op.getType(), x, "none");
-      return success();
-    }
-    return rewriter.notifyMatchFailure(op, "not the erf form of GELU");
-  }
-};
-
 struct FuseEpiloguesPass
     : public mpt::impl::MPTFuseEpiloguesBase<FuseEpiloguesPass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
+    // The exported erf GELU becomes one gelu (a mul canonicalization) so
+    // that it can fuse into a gemm.
+    MulOp::getCanonicalizationPatterns(patterns, &getContext());
     patterns.add<MatMulToGemm, TransposeIntoGemm, BiasIntoGemm,
-                 RecognizeErfGelu, ActivationIntoGemm<ReluOp>,
+                 ActivationIntoGemm<ReluOp>,
                  ActivationIntoGemm<GeluOp>>(
         &getContext());
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))

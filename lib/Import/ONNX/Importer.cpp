@@ -15,6 +15,7 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Verifier.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -593,6 +594,15 @@ OnnxImportResult GraphImporter::run() {
   for (auto [i, out] : llvm::enumerate(graph.output()))
     func.setResultAttr(i, kOutputAttrName, builder.getStringAttr(out.name()));
 
+  // Exporters spell GELU as five ops; the dialect's mul canonicalization
+  // makes it one `gelu` before any pass decides its precision.
+  {
+    RewritePatternSet patterns(&ctx);
+    MulOp::getCanonicalizationPatterns(patterns, &ctx);
+    GreedyRewriteConfig config;
+    config.setRegionSimplificationLevel(GreedySimplifyRegionLevel::Disabled);
+    (void)applyPatternsGreedily(func, std::move(patterns), config);
+  }
   // Shape arithmetic that folded into static types leaves dead constants.
   for (Operation &op : llvm::make_early_inc_range(llvm::reverse(*body)))
     if (op.use_empty() && isPure(&op) && !op.hasTrait<OpTrait::IsTerminator>())

@@ -130,3 +130,59 @@ func.func @inserted_cast_pairs(%x: tensor<4xf32>, %y: tensor<4xbf16>) -> (tensor
   %5 = mpt.cast %4 {inserted} : tensor<4xbf16> to tensor<4xf32>
   return %1, %3, %5 : tensor<4xbf16>, tensor<4xbf16>, tensor<4xf32>
 }
+
+// -----
+
+// Tests that the erf form of GELU as exporters write it becomes one gelu
+// (operands of the muls and the add in either order), so that a precision
+// pass sees one op that rounds once.
+// CHECK-LABEL: func.func @erf_gelu
+// CHECK-NEXT: %[[G:.*]] = mpt.gelu %arg0 : tensor<2x8xf32>
+// CHECK-NEXT: return %[[G]]
+func.func @erf_gelu(%x: tensor<2x8xf32>) -> tensor<2x8xf32> {
+  %s = mpt.constant dense<1.41421354> : tensor<f32>
+  %one = mpt.constant dense<1.0> : tensor<f32>
+  %half = mpt.constant dense<0.5> : tensor<f32>
+  %d = mpt.div %x, %s : (tensor<2x8xf32>, tensor<f32>) -> tensor<2x8xf32>
+  %e = mpt.erf %d : tensor<2x8xf32>
+  %a = mpt.add %e, %one : (tensor<2x8xf32>, tensor<f32>) -> tensor<2x8xf32>
+  %p = mpt.mul %x, %a : (tensor<2x8xf32>, tensor<2x8xf32>) -> tensor<2x8xf32>
+  %y = mpt.mul %p, %half : (tensor<2x8xf32>, tensor<f32>) -> tensor<2x8xf32>
+  return %y : tensor<2x8xf32>
+}
+
+// -----
+
+// Tests that a near miss (x / 2 instead of x / sqrt(2)) stays as it is.
+// CHECK-LABEL: func.func @erf_not_gelu
+// CHECK: mpt.erf
+// CHECK-NOT: mpt.gelu
+func.func @erf_not_gelu(%x: tensor<2x8xf32>) -> tensor<2x8xf32> {
+  %s = mpt.constant dense<2.0> : tensor<f32>
+  %one = mpt.constant dense<1.0> : tensor<f32>
+  %half = mpt.constant dense<0.5> : tensor<f32>
+  %d = mpt.div %x, %s : (tensor<2x8xf32>, tensor<f32>) -> tensor<2x8xf32>
+  %e = mpt.erf %d : tensor<2x8xf32>
+  %a = mpt.add %e, %one : (tensor<2x8xf32>, tensor<f32>) -> tensor<2x8xf32>
+  %p = mpt.mul %x, %a : (tensor<2x8xf32>, tensor<2x8xf32>) -> tensor<2x8xf32>
+  %y = mpt.mul %p, %half : (tensor<2x8xf32>, tensor<f32>) -> tensor<2x8xf32>
+  return %y : tensor<2x8xf32>
+}
+
+// -----
+
+// Tests the dynamo exporter's grouping, x * ((erf(x / sqrt(2)) + 1) * 0.5).
+// CHECK-LABEL: func.func @erf_gelu_dynamo
+// CHECK-NEXT: %[[G:.*]] = mpt.gelu %arg0 : tensor<2x8xf32>
+// CHECK-NEXT: return %[[G]]
+func.func @erf_gelu_dynamo(%x: tensor<2x8xf32>) -> tensor<2x8xf32> {
+  %s = mpt.constant dense<1.41421354> : tensor<f32>
+  %one = mpt.constant dense<1.0> : tensor<f32>
+  %half = mpt.constant dense<0.5> : tensor<f32>
+  %d = mpt.div %x, %s : (tensor<2x8xf32>, tensor<f32>) -> tensor<2x8xf32>
+  %e = mpt.erf %d : tensor<2x8xf32>
+  %a = mpt.add %e, %one : (tensor<2x8xf32>, tensor<f32>) -> tensor<2x8xf32>
+  %h = mpt.mul %a, %half : (tensor<2x8xf32>, tensor<f32>) -> tensor<2x8xf32>
+  %y = mpt.mul %x, %h : (tensor<2x8xf32>, tensor<2x8xf32>) -> tensor<2x8xf32>
+  return %y : tensor<2x8xf32>
+}

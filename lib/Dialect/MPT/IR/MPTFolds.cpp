@@ -12,6 +12,8 @@
 #include "llvm/ADT/APSInt.h"
 #include "mlir/IR/PatternMatch.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace mpt;
 
@@ -244,6 +246,91 @@ OpFoldResult WhereOp::fold(FoldAdaptor adaptor) {
   if (chosen.getType() == getType())
     return chosen;
   return {};
+}
+
+namespace {
+
+/// A splat float constant equal to `value` (to float precision).
+bool isSplat(Value v, double value) {
+  DenseFPElementsAttr attr;
+  if (!matchPattern(v, m_Constant(&attr)) || !attr.isSplat())
+    return false;
+  double got = attr.getSplatValue<APFloat>().convertToDouble();
+  return std::fabs(got - value) <= 1e-6 * std::fabs(value);
+}
+
+/// The operand of a commutative binary op that is not `known`, if the other
+/// one is; null otherwise.
+template <typename BinOp>
+Value otherOperand(BinOp op, llvm::function_ref<bool(Value)> known) {
+  if (known(op.getRhs()))
+    return op.getLhs();
+  if (known(op.getLhs()))
+    return op.getRhs();
+  return nullptr;
+}
+
+/// The erf form of GELU as exporters spell it becomes one `gelu`: the
+/// product of `x`, `0.5` and `erf(x / sqrt(2)) + 1`, grouped either way
+/// (TorchScript writes `(x * (erf(..) + 1)) * 0.5`, the dynamo exporter
+/// `x * ((erf(..) + 1) * 0.5)`), with the operands of each mul and add in
+/// either order. One op computes in FP32 and rounds once, where five
+/// low-precision ops round `1 + erf(..)` near 0 (see docs/parity.md), and
+/// it can fuse into a gemm.
+struct RecognizeErfGelu : OpRewritePattern<MulOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  /// `erf(x / sqrt(2)) + 1` for some x, single-use throughout: that x.
+  static Value erfTermInput(Value v) {
+    auto add = v.getDefiningOp<AddOp>();
+    if (!add || !add->hasOneUse())
+      return nullptr;
+    auto erf = otherOperand(add, [](Value c) { return isSplat(c, 1.0); })
+                   .template getDefiningOp<ErfOp>();
+    if (!erf || !erf->hasOneUse())
+      return nullptr;
+    auto div = erf.getInput().getDefiningOp<DivOp>();
+    if (!div || !div->hasOneUse() || !isSplat(div.getRhs(), std::sqrt(2.0)))
+      return nullptr;
+    return div.getLhs();
+  }
+
+  LogicalResult matchAndRewrite(MulOp op,
+                                PatternRewriter &rewriter) const override {
+    // The factors: each operand, or its two operands if it is a single-use
+    // mul (x is used twice, by the div too, so it is never split).
+    SmallVector<Value, 4> f;
+    for (Value operand : {op.getLhs(), op.getRhs()}) {
+      auto mul = operand.getDefiningOp<MulOp>();
+      if (mul && mul->hasOneUse()) {
+        f.push_back(mul.getLhs());
+        f.push_back(mul.getRhs());
+      } else {
+        f.push_back(operand);
+      }
+    }
+    if (f.size() != 3)
+      return rewriter.notifyMatchFailure(op, "not a product of three factors");
+    for (int half = 0; half < 3; ++half) {
+      if (!isSplat(f[half], 0.5))
+        continue;
+      Value a = f[(half + 1) % 3], b = f[(half + 2) % 3];
+      for (auto [term, x] : {std::pair(a, b), std::pair(b, a)}) {
+        if (erfTermInput(term) != x || x.getType() != op.getType())
+          continue;
+        rewriter.replaceOpWithNewOp<GeluOp>(op, op.getType(), x, "none");
+        return success();
+      }
+    }
+    return rewriter.notifyMatchFailure(op, "not the erf form of GELU");
+  }
+};
+
+} // namespace
+
+void MulOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
+                                        MLIRContext *context) {
+  patterns.add<RecognizeErfGelu>(context);
 }
 
 void DropoutOp::getCanonicalizationPatterns(RewritePatternSet &patterns,

@@ -263,7 +263,14 @@ def MPT_ClipOp : MPT_UnaryOp<"clip", MPT_NumericTensor,
 
 def MPT_AddOp : MPT_BinaryOp<"add", [Differentiable, PrecisionPolicy<"Follow">, Commutative, SameOperandsElementType]> { let summary = "Elementwise sum"; }
 def MPT_SubOp : MPT_BinaryOp<"sub", [Differentiable, PrecisionPolicy<"Follow">, SameOperandsElementType]> { let summary = "Elementwise difference"; }
-def MPT_MulOp : MPT_BinaryOp<"mul", [Differentiable, PrecisionPolicy<"Follow">, Commutative, SameOperandsElementType]> { let summary = "Elementwise product"; }
+def MPT_MulOp : MPT_BinaryOp<"mul", [Differentiable, PrecisionPolicy<"Follow">, Commutative, SameOperandsElementType]> {
+  let summary = "Elementwise product";
+  let description = [{
+    Canonicalization recognizes the erf form of GELU that exporters write,
+    `(x * (erf(x / sqrt(2)) + 1)) * 0.5`, and replaces it with one `gelu`.
+  }];
+  let hasCanonicalizer = 1;
+}
 def MPT_DivOp : MPT_BinaryOp<"div", [Differentiable, PrecisionPolicy<"Follow">, SameOperandsElementType]> {
   let summary = "Elementwise quotient (integer division truncates)";
 }
