@@ -138,8 +138,10 @@ public:
   Status prepareKernel(const KernelView &kernel,
                        std::unique_ptr<PreparedKernel> *out) override {
     for (const KindEntry &k : kKinds)
-      if (kernel.kind() == k.kind)
+      if (kernel.kind() == k.kind) {
+        MPTRT_TRY(kernel.allowSchemaAttributes());
         return k.prepare(kernel, out);
+      }
     return Status::error("unknown kernel kind '" + kernel.kind() + "'");
   }
 };

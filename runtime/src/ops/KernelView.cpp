@@ -44,6 +44,25 @@ Status KernelView::allowOnly(std::initializer_list<const char *> names) const {
   return Status::ok();
 }
 
+Status KernelView::allowSchemaAttributes() const {
+  struct Row {
+    const char *kind, *name;
+  };
+  static const Row rows[] = {
+#define MPTRT_KERNEL(kind, minOperands, maxOperands, minResults, maxResults)
+#define MPTRT_ATTR(kind, name, type, required) {#kind, #name},
+#include "mptrt/KernelSchema.def"
+  };
+  for (const plan::Attribute &a : kernel.attrs) {
+    bool known = false;
+    for (const Row &r : rows)
+      known = known || (kind() == r.kind && a.name == r.name);
+    if (!known)
+      return error("unknown attribute '" + a.name + "'");
+  }
+  return Status::ok();
+}
+
 const plan::Attribute *KernelView::find(const char *name, plan::AttrType type,
                                         bool required, Status *status) const {
   const plan::Attribute *a = kernel.findAttr(name);

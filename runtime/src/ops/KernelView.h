@@ -36,6 +36,8 @@ public:
   Status expectCounts(size_t minOps, size_t maxOps, size_t minRes, size_t maxRes) const;
   /// Fails if an attribute outside `names` is present.
   Status allowOnly(std::initializer_list<const char *> names) const;
+  /// Fails on an attribute that KernelSchema.def does not list for this kind.
+  Status allowSchemaAttributes() const;
 
   bool has(const char *name) const { return kernel.findAttr(name) != nullptr; }
   Status getInt(const char *name, int64_t defaultValue, int64_t *out) const;
