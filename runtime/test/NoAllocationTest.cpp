@@ -317,9 +317,9 @@ std::string describeCase(const Case &c) {
 /// Parallel loops that ran on the pool during the counted runs.
 uint64_t pooledWhileCounting = 0;
 
-/// Loads `c` as a one-kernel plan, runs it once, and returns the
-/// allocations of a second run (-1 and a failure if it does not run).
-long allocationsOfSecondRun(const Case &c) {
+/// `c` as a one-kernel plan (inputs in0.., outputs out0..) whose entry
+/// point is `entry`.
+std::vector<uint8_t> planOf(const Case &c, const std::string &entry) {
   PlanBuilder b;
   std::vector<uint32_t> in, out;
   for (size_t i = 0; i < c.operands.size(); ++i)
@@ -327,11 +327,17 @@ long allocationsOfSecondRun(const Case &c) {
   for (size_t i = 0; i < c.results.size(); ++i)
     out.push_back(b.output("out" + std::to_string(i), c.results[i].dtype, c.results[i].shape));
   b.kernel(c.kind, in, out, c.attrs);
+  b.entry(entry);
+  return b.bytes();
+}
+
+/// Loads `c` as a one-kernel plan, runs it once, and returns the
+/// allocations of a second run (-1 and a failure if it does not run).
+long allocationsOfSecondRun(const Case &c) {
   // Longer than std::string's small-buffer: mptrt_run must look it up
   // without building a std::string.
   const std::string entry = "the_entry_point_of_this_kernel";
-  b.entry(entry);
-  const std::vector<uint8_t> bytes = b.bytes();
+  const std::vector<uint8_t> bytes = planOf(c, entry);
   Model model;
   if (!model.loadMemory(bytes.data(), bytes.size())) {
     ADD_FAILURE() << describeCase(c) << ": " << lastError();
@@ -407,15 +413,7 @@ TEST(NoAllocation, SecondRunOfEveryKindAllocatesNothing) {
 
 /// The workspace bytes of a one-kernel plan (no run).
 uint64_t workspaceOf(const Case &c) {
-  PlanBuilder b;
-  std::vector<uint32_t> in, out;
-  for (size_t i = 0; i < c.operands.size(); ++i)
-    in.push_back(b.input("in" + std::to_string(i), c.operands[i].dtype, c.operands[i].shape));
-  for (size_t i = 0; i < c.results.size(); ++i)
-    out.push_back(b.output("out" + std::to_string(i), c.results[i].dtype, c.results[i].shape));
-  b.kernel(c.kind, in, out, c.attrs);
-  b.entry("main");
-  const std::vector<uint8_t> bytes = b.bytes();
+  const std::vector<uint8_t> bytes = planOf(c, "main");
   Model model;
   EXPECT_TRUE(model.loadMemory(bytes.data(), bytes.size())) << lastError();
   return model.workspaceBytes();
