@@ -21,6 +21,9 @@ Writes, under ``--out`` (default ``test/fixtures/training``)::
                  the data, the loss curves of FP32, FP16 without loss scaling
                  and FP16 with a dynamic loss scale, and the fraction of exactly
                  zero weight-gradient elements per step
+    bn_step/     Conv-BatchNorm-ReLU-Linear exported in training mode: three
+                 SGD steps' losses, parameters and BatchNorm running
+                 statistics, and the model.eval() loss on a held-out batch
 
 Every fixture directory also gets a README.md (generated, with the measured
 numbers) and a meta.json (names, shapes, hyperparameters, versions).
@@ -917,9 +920,158 @@ zero, so only fc4 and the fc4 bias learn); FP16 with the dynamic loss scale ends
 
 
 # --------------------------------------------------------------------------
+# 4. bn_step: batch-norm running statistics and the eval_step entry
+# --------------------------------------------------------------------------
+
+BN_SHAPE = (3, 4, 5, 3)  # in channels, conv channels, spatial size, classes
+BN_BATCH = 8
+BN_STEPS = 3
+BN_SGD = {"lr": 0.1, "momentum": 0.0, "weight_decay": 0.0}
 
 
-FIXTURES = ("mlp_step", "charlm", "smallgrad")
+class BNNet(nn.Module):
+    """Conv2d(3,4,3,pad 1) -> BatchNorm2d(4) -> ReLU -> flatten -> Linear(100,3)."""
+
+    def __init__(self):
+        super().__init__()
+        c_in, c, hw, k = BN_SHAPE
+        self.conv = nn.Conv2d(c_in, c, 3, padding=1)
+        self.bn = nn.BatchNorm2d(c)
+        self.fc = nn.Linear(c * hw * hw, k)
+
+    def forward(self, x):
+        return self.fc(torch.flatten(torch.relu(self.bn(self.conv(x))), 1))
+
+
+def gen_bn_step(out_root: str, mpt_translate: str | None) -> list:
+    import copy
+    gen = seed_everything()
+    c_in, c, hw, k = BN_SHAPE
+    model = BNNet()
+    x_train = torch.randn(BN_STEPS * BN_BATCH, c_in, hw, hw, generator=gen)
+    y_train = torch.randint(0, k, (BN_STEPS * BN_BATCH,), generator=gen, dtype=torch.long)
+    x_val = torch.randn(BN_BATCH, c_in, hw, hw, generator=gen) * 1.5 + 0.25
+    y_val = torch.randint(0, k, (BN_BATCH,), generator=gen, dtype=torch.long)
+    buffers = ("bn.running_mean", "bn.running_var")
+
+    # Exported in training mode (BatchNormalization training_mode=1). The
+    # exporter's trace runs one forward pass in training mode, which updates
+    # the running statistics before it writes them as initializers, so it
+    # works on a copy, and the reference starts from the initializers it
+    # wrote (the parameters are untouched by a forward pass).
+    exported = copy.deepcopy(model)
+    buf = io.BytesIO()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        warnings.simplefilter("ignore", UserWarning)
+        torch.onnx.export(
+            exported, (x_train[:BN_BATCH],), buf,
+            dynamo=False, export_params=True, opset_version=17,
+            input_names=["x"], output_names=["logits"], dynamic_axes=None,
+            training=torch.onnx.TrainingMode.TRAINING,
+            do_constant_folding=False, keep_initializers_as_inputs=False)
+    raw = buf.getvalue()
+    proto = onnx.load_from_string(raw)
+    inits = {i.name: onnx.numpy_helper.to_array(i) for i in proto.graph.initializer}
+    with torch.no_grad():
+        for name in buffers:
+            dict(model.named_buffers())[name].copy_(torch.from_numpy(inits[name].copy()))
+    bns = [n for n in proto.graph.node if n.op_type == "BatchNormalization"]
+    if len(bns) != 1 or {a.name: a.i for a in bns[0].attribute}.get("training_mode") != 1:
+        raise FixtureError("bn_step: expected one BatchNormalization with training_mode=1")
+    momentum = {a.name: a.f for a in bns[0].attribute}["momentum"]
+    if abs(momentum - (1 - model.bn.momentum)) > 1e-7:
+        raise FixtureError(f"bn_step: ONNX momentum {momentum}, PyTorch {model.bn.momentum}")
+    # The forward check runs the model in training mode too: on a copy.
+    check_export("bn_step", raw, copy.deepcopy(model), {"x": x_train[:BN_BATCH]}, ["logits"],
+                 buffers_ok=buffers)
+    init_names = [i.name for i in proto.graph.initializer]
+
+    def eval_loss(m):
+        m.eval()
+        with torch.no_grad():
+            logits = m(x_val)
+            loss = F.cross_entropy(logits, y_val, reduction="mean")
+        m.train()
+        return loss.item(), logits
+
+    eval0, _ = eval_loss(model)
+    opt = torch.optim.SGD(model.parameters(), lr=BN_SGD["lr"], foreach=False)
+    losses = []
+    for s in range(BN_STEPS):
+        rows = slice(s * BN_BATCH, (s + 1) * BN_BATCH)
+        opt.zero_grad(set_to_none=True)
+        loss = F.cross_entropy(model(x_train[rows]), y_train[rows], reduction="mean")
+        losses.append(loss.item())
+        loss.backward()
+        opt.step()
+    eval3, logits3 = eval_loss(model)
+    if int(model.bn.num_batches_tracked) != BN_STEPS:
+        raise FixtureError("bn_step: BatchNorm did not track every step")
+
+    w = Writer(os.path.join(out_root, "bn_step"))
+    w.clear(["*.npy", "model.onnx", "meta.json", "README.md"])
+    w.bytes("model.onnx", raw)
+    check_mpt_translate(mpt_translate, os.path.join(w.dir, "model.onnx"))
+    w.npy("x_train.npy", x_train.numpy(), np.float32)
+    w.npy("labels_train.npy", y_train.numpy(), np.int64)
+    w.npy("x_val.npy", x_val.numpy(), np.float32)
+    w.npy("labels_val.npy", y_val.numpy(), np.int64)
+    w.npy("sgd_loss.npy", f32(losses), np.float32)
+    state = dict(model.named_parameters())
+    state.update({n: b for n, b in model.named_buffers() if n in buffers})
+    for name in init_names:
+        w.npy(f"sgd_{name}.npy", state[name].detach().numpy(), np.float32)
+    w.npy("eval_loss_initial.npy", f32(eval0), np.float32)
+    w.npy("eval_loss.npy", f32(eval3), np.float32)
+    w.npy("eval_logits.npy", logits3.numpy(), np.float32)
+
+    meta = {
+        "fixture": "bn_step",
+        "model": BNNet.__doc__ + f" PyTorch default init, seed {SEED}",
+        "onnx": {"opset": 17, "inputs": {"x": ["float32", [BN_BATCH, c_in, hw, hw]]},
+                 "outputs": {"logits": ["float32", [BN_BATCH, k]]},
+                 "initializers": init_names,
+                 "export": "torch.onnx.export(dynamo=False, do_constant_folding=False, "
+                           "training=TRAINING)"},
+        "batch_norm": {"onnx_momentum": momentum, "torch_momentum": model.bn.momentum,
+                       "eps": model.bn.eps},
+        "loss": "cross_entropy(logits, labels), reduction mean (added by the compiler)",
+        "sgd": {**BN_SGD, "steps": BN_STEPS, "foreach": False},
+        "values": {"sgd_loss": losses, "eval_loss_initial": eval0, "eval_loss": eval3},
+        "versions": versions(),
+    }
+    w.json("meta.json", meta)
+    w.text("README.md", f"""# bn_step
+
+Generated by `scripts/gen_training_fixtures.py`; do not edit. PyTorch
+{torch.__version__}, float32, CPU, 1 thread, deterministic algorithms.
+
+`model.onnx` (opset 17, exported with `training=TrainingMode.TRAINING`, no
+constant folding): `x` f32[{BN_BATCH},{c_in},{hw},{hw}] -> Conv(3x3, pad 1, {c} channels) ->
+BatchNormalization(training_mode=1, momentum {momentum:.7g}, i.e. PyTorch's 0.1) ->
+Relu -> Flatten -> Gemm(transB=1) -> `logits` f32[{BN_BATCH},{k}]. Initializers:
+{", ".join(f"`{n}`" for n in init_names)}. The exporter's trace ran one forward
+pass in training mode, so `bn.running_mean` / `bn.running_var` hold the
+statistics after that pass; the PyTorch reference starts from exactly those
+values (the parameters are PyTorch's initial ones).
+
+Loss (added by the compiler): `cross_entropy(logits, labels)`, mean.
+
+| file | what |
+|---|---|
+| `x_train.npy`, `labels_train.npy` | f32 [{BN_STEPS * BN_BATCH},{c_in},{hw},{hw}], i64 [{BN_STEPS * BN_BATCH}]: step s (0-based) trains on rows [{BN_BATCH}s, {BN_BATCH}s+{BN_BATCH}) |
+| `x_val.npy`, `labels_val.npy` | a held-out batch (f32 [{BN_BATCH},{c_in},{hw},{hw}], scaled by 1.5 and shifted by 0.25 so that its statistics differ from the running ones) |
+| `sgd_loss.npy` [{BN_STEPS}] | the training loss of each step (forward pass before the update) |
+| `sgd_<p>.npy` | every initializer after {BN_STEPS} steps of `SGD(lr={BN_SGD['lr']})`: parameters, and the running mean and variance as PyTorch's BatchNorm updated them (unbiased batch variance) |
+| `eval_loss_initial.npy`, `eval_loss.npy`, `eval_logits.npy` | `model.eval()` loss on the held-out batch before training ({fmt(eval0)}) and after the {BN_STEPS} steps ({fmt(eval3)}), and the logits after |
+""")
+    return w.written
+
+# --------------------------------------------------------------------------
+
+
+FIXTURES = ("mlp_step", "charlm", "smallgrad", "bn_step")
 
 
 def main(argv=None) -> int:
@@ -944,6 +1096,8 @@ def main(argv=None) -> int:
                 written += gen_mlp_step(args.out, args.mpt_translate)
             elif name == "charlm":
                 written += gen_charlm(args.out, args.mpt_translate, args.text)
+            elif name == "bn_step":
+                written += gen_bn_step(args.out, args.mpt_translate)
             else:
                 written += gen_smallgrad(args.out, args.mpt_translate)
     except FixtureError as e:

@@ -2,7 +2,8 @@
 //
 // forward + loss -> gradients (Autodiff.cpp, through each op's rule) ->
 // unscale -> all-finite -> global norm (-> clip) -> gated optimizer update
-// -> step counters and scale update. The function's signature becomes the
+// -> step counters and scale update (-> batch-norm running statistics,
+// written every step). The function's signature becomes the
 // train_step ABI of docs/training.md: the new state is returned with
 // `mpt.updates` naming the parameter it replaces.
 //
@@ -70,6 +71,48 @@ public:
   llvm::StringSet<> paramNames;
   std::vector<std::pair<std::string, Value>> updates;
 };
+
+/// The running mean or variance of a batch_norm_train: a parameter that the
+/// step writes back on every step (PyTorch updates BatchNorm buffers in the
+/// forward pass, even on a step whose update is skipped). Not trainable.
+struct RunningStat {
+  BlockArgument arg;
+  std::string name;
+  Value next;
+};
+
+FailureOr<std::vector<RunningStat>> runningStatistics(func::FuncOp func) {
+  std::vector<RunningStat> stats;
+  llvm::StringSet<> seen;
+  WalkResult walk = func.walk([&](BatchNormTrainOp op) {
+    std::tuple<Value, Value, StringRef> stats3[] = {
+        {op.getRunningMean(), op.getNewRunningMean(), "mean"},
+        {op.getRunningVar(), op.getNewRunningVar(), "variance"}};
+    for (auto [operand, next, what] : stats3) {
+      auto arg = dyn_cast<BlockArgument>(operand);
+      StringAttr name;
+      if (arg && arg.getOwner() == &func.getBody().front())
+        name = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), kParamAttrName);
+      if (!name) {
+        emitWarning(op.getLoc())
+            << "the running " << what
+            << " of this batch_norm_train is not a parameter; its update is dropped";
+        continue;
+      }
+      if (!seen.insert(name.getValue()).second) {
+        op.emitError("parameter '")
+            << name.getValue()
+            << "' is the running statistic of more than one batch_norm_train";
+        return WalkResult::interrupt();
+      }
+      stats.push_back({arg, name.str(), next});
+    }
+    return WalkResult::advance();
+  });
+  if (walk.wasInterrupted())
+    return failure();
+  return stats;
+}
 
 bool hasF16(func::FuncOp func) {
   bool found = false;
@@ -157,10 +200,15 @@ struct BuildTrainingStepPass
                failure();
       frozen.push_back(std::move(*glob));
     }
+    auto runningStats = runningStatistics(func);
+    if (failed(runningStats))
+      return failure();
     std::vector<Trainable> trainable;
     for (BlockArgument arg : func.getArguments()) {
       auto name = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), kParamAttrName);
       if (!name || !elementTypeOf(arg.getType()).isF32())
+        continue;
+      if (llvm::any_of(*runningStats, [&](const RunningStat &r) { return r.arg == arg; }))
         continue;
       if (llvm::any_of(frozen, [&](auto &g) { return g.match(name.getValue()); }))
         continue;
@@ -254,6 +302,10 @@ struct BuildTrainingStepPass
       step.update("loss_scale.scale", upd.getNewScale());
       step.update("loss_scale.growth_tracker", upd.getNewGrowthTracker());
     }
+
+    // The batch-norm running statistics, ungated.
+    for (const RunningStat &r : *runningStats)
+      step.update(r.name, r.next);
 
     // The signature: outputs, then the new state.
     Value skipped = NotOp::create(b, loc, finite).getResult();

@@ -52,6 +52,7 @@ const UpdateKind kUpdates[] = {
     {"update_fp8_scale", {0, 1, -1}},   // amax_history, scale
     {"clip_by_norm", {0, -1, -1}},      // grad
     {"unscale", {0, -1, -1}},           // grad
+    {"batch_norm_train", {-1, 3, 4}},   // running_mean, running_var
 };
 
 /// The update kind `kind`, or null.

@@ -33,7 +33,8 @@ TEST(BatchNormKernel, Inference) {
 }
 
 // Tests batch_norm_train: batch mean and biased variance, and the running
-// statistics update running * momentum + batch * (1 - momentum).
+// statistics update running * momentum + batch * (1 - momentum) with the
+// unbiased batch variance (PyTorch's BatchNorm buffers).
 TEST(BatchNormKernel, Training) {
   std::mt19937 rng(31);
   const std::vector<int64_t> shape = {3, 4, 5, 2};
@@ -60,7 +61,7 @@ TEST(BatchNormKernel, Training) {
     }
     for (int64_t c = 0; c < C; ++c) {
       newMean[c] = rm.get(c) * 0.8 + mean[c] * 0.2;
-      newVar[c] = rv.get(c) * 0.8 + var[c] * 0.2;
+      newVar[c] = rv.get(c) * 0.8 + var[c] * (N * inner) / (N * inner - 1) * 0.2;
     }
     EXPECT_TRUE(closeTo(r.outputs[0], ref, 1e-5, 1e-5)) << plan::dtypeName(t);
     EXPECT_TRUE(closeTo(r.outputs[1], newMean, 1e-6));

@@ -95,11 +95,15 @@ LogicalResult batchNormTrain(Operation *op, ArrayRef<RefTensor> operands,
   }
   results.push_back(std::move(y));
   if (op->getNumResults() == 3) {
+    // The running variance takes the unbiased batch variance (PyTorch).
+    double count = static_cast<double>(view.count);
+    double unbias = count > 1 ? count / (count - 1) : 1.0;
     RefTensor newMean = runningMean, newVar = runningVar;
     for (int64_t c = 0; c < view.channels; ++c) {
       newMean.data[c] =
           runningMean.data[c] * momentum + mean[c] * (1 - momentum);
-      newVar.data[c] = runningVar.data[c] * momentum + var[c] * (1 - momentum);
+      newVar.data[c] =
+          runningVar.data[c] * momentum + var[c] * unbias * (1 - momentum);
     }
     results.push_back(std::move(newMean));
     results.push_back(std::move(newVar));

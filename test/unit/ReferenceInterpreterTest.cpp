@@ -313,9 +313,10 @@ func.func @f(%x: tensor<2x2x1xf32>, %s: tensor<2xf32>, %b: tensor<2xf32>, %m: te
   ASSERT_EQ(results.size(), 4u);
   expectTensor(results[0], {2, 2, 1}, {0, 5, 2, 7});
   // Channel 0: {1, 3}, mean 2, var 1; channel 1: {10, 20}, mean 15, var 25.
+  // The running variance takes the unbiased variances 2 and 50.
   expectTensor(results[1], {2, 2, 1}, {-2, 4, 2, 6});
   expectTensor(results[2], {2}, {1.5, 12.5});
-  expectTensor(results[3], {2}, {2.5, 25});
+  expectTensor(results[3], {2}, {3, 37.5});
 }
 
 TEST_F(ReferenceInterpreterTest, LayerNormReturnsKeepdimsStatistics) {

@@ -29,8 +29,12 @@ std::vector<float> widen(const TensorArg &t) {
 //===----------------------------------------------------------------------===//
 // batch_norm (running statistics) and batch_norm_train (batch statistics):
 //   y[n, c, i] = (x[n, c, i] - mean[c]) / sqrt(var[c] + epsilon) * scale[c] + bias[c]
-// Training uses the batch's mean and biased variance over (n, i) and returns
-//   running * momentum + batch * (1 - momentum)   for mean and variance.
+// Training normalises with the batch's mean and biased variance over (n, i)
+// and returns, as PyTorch's BatchNorm updates its buffers,
+//   running_mean * momentum + mean * (1 - momentum)
+//   running_var * momentum + var * count / (count - 1) * (1 - momentum)
+// with count = N * inner: the running variance takes the *unbiased* batch
+// variance (for count == 1, where it is undefined, the biased one, 0).
 //===----------------------------------------------------------------------===//
 
 Status runBatchNorm(const BatchNormParams &p, const KernelArgs &args) {
@@ -39,7 +43,10 @@ Status runBatchNorm(const BatchNormParams &p, const KernelArgs &args) {
   const std::vector<float> scale = widen(args.operands[1]), bias = widen(args.operands[2]);
   const std::vector<float> runningMean = widen(args.operands[3]),
                            runningVar = widen(args.operands[4]);
-  std::vector<float> mean(p.C), var(p.C);
+  // mean and var normalise; unbiasedVar (Bessel's correction) goes into the
+  // running variance.
+  std::vector<float> mean(p.C), var(p.C), unbiasedVar(p.C);
+  const double count = static_cast<double>(p.N * p.inner);
   // A channel: load, normalise, store its N * inner elements (and, when
   // training, a statistics pass over them first).
   const int64_t channelCost = p.N * p.inner * (p.training ? 6 : 3);
@@ -54,7 +61,6 @@ Status runBatchNorm(const BatchNormParams &p, const KernelArgs &args) {
           for (int64_t i = 0; i < p.inner; ++i)
             sum += row[i];
         }
-        const double count = static_cast<double>(p.N * p.inner);
         const double m = count > 0 ? sum / count : 0.0;
         for (int64_t n = 0; n < p.N; ++n) {
           loadF32(xt, elementPtr(x.data, xt, (n * p.C + c) * p.inner), p.inner, row.data());
@@ -63,6 +69,7 @@ Status runBatchNorm(const BatchNormParams &p, const KernelArgs &args) {
         }
         mean[c] = static_cast<float>(m);
         var[c] = static_cast<float>(count > 0 ? sq / count : 0.0);
+        unbiasedVar[c] = static_cast<float>(count > 1 ? sq / (count - 1) : var[c]);
       } else {
         mean[c] = runningMean[c];
         var[c] = runningVar[c];
@@ -78,10 +85,12 @@ Status runBatchNorm(const BatchNormParams &p, const KernelArgs &args) {
     }
   });
   if (p.updateRunningStats) {
+    // Every operand was read above, so the results may be written over the
+    // running statistics in place (a training step's state update).
     std::vector<float> newMean(p.C), newVar(p.C);
     for (int64_t c = 0; c < p.C; ++c) {
       newMean[c] = runningMean[c] * p.momentum + mean[c] * (1.0f - p.momentum);
-      newVar[c] = runningVar[c] * p.momentum + var[c] * (1.0f - p.momentum);
+      newVar[c] = runningVar[c] * p.momentum + unbiasedVar[c] * (1.0f - p.momentum);
     }
     storeF32(newMean.data(), p.C, args.results[1].desc->dtype, args.results[1].data);
     storeF32(newVar.data(), p.C, args.results[2].desc->dtype, args.results[2].data);

@@ -465,7 +465,10 @@ def MPT_BatchNormTrainOp : MPT_Op<"batch_norm_train", [Differentiable, Precision
   let description = [{
     Normalises with the batch's own mean and biased variance, and returns the
     updated running statistics `running * momentum + batch * (1 - momentum)`
-    as ONNX BatchNormalization-15 with `training_mode = 1` defines them.
+    as ONNX BatchNormalization-15 with `training_mode = 1` defines them, except
+    that the running variance takes the *unbiased* batch variance (times
+    `n / (n - 1)`, n the elements per channel), as PyTorch's BatchNorm does
+    (ONNX momentum 0.9 is PyTorch momentum 0.1).
   }];
   let arguments = (ins MPT_FloatTensor:$input, MPT_FloatTensor:$scale,
                    MPT_FloatTensor:$bias, MPT_FloatTensor:$running_mean,
