@@ -5,9 +5,11 @@
 // -> step counters and scale update (-> batch-norm running statistics,
 // written every step). The function's signature becomes the
 // train_step ABI of docs/training.md: the new state is returned with
-// `mpt.updates` naming the parameter it replaces.
+// `mpt.updates` naming the parameter it replaces. Beside it, eval_step
+// (EvalEntry.cpp) is cloned from the forward function once the loss exists.
 //
 //===----------------------------------------------------------------------===//
+#include "EvalEntry.h"
 #include "TrainingLoss.h"
 
 #include "mpt/Dialect/MPT/IR/GradientUtils.h"
@@ -181,6 +183,12 @@ struct BuildTrainingStepPass
     FailureOr<Value> loss = prepareLoss(func, lossOptions);
     if (failed(loss))
       return failure();
+    if (!evalEntry.empty()) {
+      if (evalEntry == entry)
+        return func.emitError("eval-entry and entry are both '") << entry << "'", failure();
+      if (failed(buildEvalEntry(func, *loss, evalEntry)))
+        return failure();
+    }
 
     Operation *terminator = func.getBody().front().getTerminator();
     OpBuilder b(terminator);

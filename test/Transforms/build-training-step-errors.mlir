@@ -38,3 +38,16 @@ func.func @forward(%x: tensor<4xf32> {mpt.input = "x"},
   %l = mpt.reduce_sum %x {keepdims = false} : (tensor<4xf32>) -> tensor<f32>
   return %l : tensor<f32>
 }
+
+// -----
+
+// Tests that the eval entry's name must be free.
+// expected-error @+1 {{the module already has a symbol named 'eval_step', the name of the eval entry (choose another with eval-entry=NAME, or none with eval-entry=)}}
+func.func @forward(%x: tensor<4x5xf32> {mpt.input = "x"},
+                   %w: tensor<5x5xf32> {mpt.param = "w"})
+    -> (tensor<f32> {mpt.output = "loss"}) {
+  %h = mpt.matmul %x, %w : (tensor<4x5xf32>, tensor<5x5xf32>) -> tensor<4x5xf32>
+  %l = mpt.reduce_mean %h {keepdims = false} : (tensor<4x5xf32>) -> tensor<f32>
+  return %l : tensor<f32>
+}
+func.func private @eval_step()

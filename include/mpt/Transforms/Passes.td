@@ -117,6 +117,12 @@ def BuildTrainingStepPass : Pass<"build-training-step", "::mlir::ModuleOp"> {
       `freeze` glob; optimizer and scaler state become new parameters.
     - Each new parameter value is a result marked `mpt.updates`, which the
       runtime lowering writes over the parameter in place.
+    - Unless `eval-entry` is empty, a second public function (`eval_step`)
+      is added beside it: the forward pass and the loss at the same
+      precision, with `batch_norm_train` as an inference `batch_norm` on the
+      running statistics and dropout off. It returns `loss` and the model's
+      other outputs and updates nothing; its parameters and inputs have
+      train_step's names, so a plan shares them between the two.
 
     Before:
 
@@ -193,6 +199,9 @@ def BuildTrainingStepPass : Pass<"build-training-step", "::mlir::ModuleOp"> {
            "Also return each parameter's unscaled gradient as output grad.<name>">,
     Option<"entry", "entry", "std::string", /*default=*/"\"train_step\"",
            "Name of the training function">,
+    Option<"evalEntry", "eval-entry", "std::string", /*default=*/"\"eval_step\"",
+           "Name of the evaluation function added beside it (forward and loss in "
+           "inference mode, writing nothing); empty: none">,
   ];
   let dependentDialects = ["::mpt::MPTDialect", "::mlir::func::FuncDialect"];
 }
