@@ -407,6 +407,18 @@ TEST_F(MptTrainTest, ProgressLine) {
   m.lossScale = 65536;
   EXPECT_EQ(p.line(m, 1, 2.0), "step 6/10  loss 2.5  scale 65536  skipped 1  16.0 samples/s  "
                                "ETA 0:02");
+  // A validation loss shows from the step that computed it on, and is in
+  // that step's metrics line only.
+  tools::StepMetrics v = m;
+  v.valLoss = 2.75;
+  v.evalMs = 1.5;
+  p.update(v, 1);
+  EXPECT_EQ(p.line(m, 1, 2.0), "step 6/10  loss 2.5  val_loss 2.75  scale 65536  skipped 1  "
+                               "16.0 samples/s  ETA 0:02");
+  EXPECT_EQ(tools::metricsJson(v),
+            "{\"step\": 6, \"loss\": 2.5, \"loss_scale\": 65536, \"val_loss\": 2.75, "
+            "\"time_ms\": 0.0000, \"eval_ms\": 1.5000}");
+  EXPECT_EQ(tools::metricsJson(m).find("val_loss"), std::string::npos);
   EXPECT_EQ(tools::formatDuration(3725), "1:02:05");
 }
 

@@ -16,7 +16,8 @@
 //   - mpt-train trains it (the loss falls), is deterministic for a --seed,
 //     and a different --seed gives a different loss curve;
 //   - N steps, --save, --resume to 2N gives a checkpoint byte-identical to an
-//     uninterrupted 2N-step run (train.seed and train.step are in it).
+//     uninterrupted 2N-step run (train.seed and train.step are in it);
+//   - the eval_step entry runs the MLP with both dropouts off.
 //
 //===----------------------------------------------------------------------===//
 #include "TrainingHarness.h"
@@ -25,6 +26,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -267,6 +269,55 @@ TEST_F(DropoutTraining, ResumedRunIsBitIdentical) {
   ASSERT_FALSE(straight.empty());
   EXPECT_TRUE(resumed == straight) << "resumed checkpoint differs from the uninterrupted run's";
   EXPECT_FALSE(otherSeed == straight) << "--seed 8 gave --seed 7's checkpoint";
+}
+
+// Tests that eval_step runs without dropout: its loss on a batch is the
+// host's float64 evaluation of the MLP with no dropout (within f32
+// rounding), the same for any train.seed, while train_step's loss on the
+// same batch and weights differs (its masks drop half of w1).
+TEST_F(DropoutTraining, EvalStepHasNoDropout) {
+  std::string msg;
+  const std::string plan = dir.file("eval.mptp");
+  ASSERT_TRUE(compileTrainingPlan(model, {"--optimizer=sgd", "--lr=0.05"}, plan, &msg)) << msg;
+  Trainer trainer;
+  ASSERT_TRUE(trainer.load(plan, &msg)) << msg;
+  const Tensor xb = x.rows(0, kBatch), tb = t.rows(0, kBatch);
+  ASSERT_TRUE(trainer.bind("x", xb, &msg)) << msg;
+  ASSERT_TRUE(trainer.bind("t", tb, &msg)) << msg;
+  std::vector<float> w1, b1, w2;
+  ASSERT_TRUE(trainer.parameterF32("w1", &w1, &msg)) << msg;
+  ASSERT_TRUE(trainer.parameterF32("b1", &b1, &msg)) << msg;
+  ASSERT_TRUE(trainer.parameterF32("w2", &w2, &msg)) << msg;
+  const std::vector<float> xv = xb.f32(), tv = tb.f32();
+  double want = 0;
+  for (int r = 0; r < kBatch; ++r)
+    for (int o = 0; o < kOut; ++o) {
+      double y = 0;
+      for (int h = 0; h < kHidden; ++h) {
+        double a = b1[h];
+        for (int i = 0; i < kIn; ++i)
+          a += double(xv[r * kIn + i]) * w1[i * kHidden + h];
+        y += std::max(a, 0.0) * w2[h * kOut + o];
+      }
+      const double d = y - tv[r * kOut + o];
+      want += d * d;
+    }
+  want /= kBatch * kOut;
+
+  float got = 0, again = 0;
+  ASSERT_TRUE(trainer.evaluate(&got, &msg)) << msg;
+  EXPECT_NEAR(got, want, 1e-5 * want) << "eval_step is not the MLP without dropout";
+  const int64_t seed = 1234;
+  ASSERT_TRUE(trainer.model().bindParameter("train.seed", MPTRT_I64, {}, &seed, sizeof seed))
+      << mptrt::lastError();
+  ASSERT_TRUE(trainer.evaluate(&again, &msg)) << msg;
+  EXPECT_EQ(got, again) << "eval_step depends on train.seed";
+  StepOutputs o;
+  ASSERT_TRUE(trainer.step(&o, &msg)) << msg;
+  EXPECT_GT(std::fabs(o.loss - want), 1e-3 * want)
+      << "train_step's loss equals the no-dropout loss: are its dropouts on?";
+  std::printf("dropout MLP: eval_step loss %.7g, float64 without dropout %.7g, train_step %.7g\n",
+              got, want, o.loss);
 }
 
 } // namespace

@@ -314,6 +314,14 @@ bool Trainer::step(StepOutputs *out, std::string *message) {
   return true;
 }
 
+bool Trainer::evaluate(float *loss, std::string *message) {
+  if (!model_.run("eval_step")) {
+    *message = "running eval_step: " + mptrt::lastError();
+    return false;
+  }
+  return readScalar(model_, "loss", loss, message);
+}
+
 bool Trainer::outputF32(const std::string &name, std::vector<float> *out,
                         std::string *message) const {
   mptrt::TensorInfo info;

@@ -110,6 +110,8 @@ public:
   /// Runs train_step once and reads the five standard outputs.
   bool step(StepOutputs *out, std::string *message);
 
+  /// Runs eval_step once (the inputs bound) and reads its loss.
+  bool evaluate(float *loss, std::string *message);
   /// An f32 output of the last run (e.g. "grad.fc1.weight").
   bool outputF32(const std::string &name, std::vector<float> *out, std::string *message) const;
   /// A parameter's current value.

@@ -118,6 +118,9 @@ MPT_TRAIN_OPTION(optLoss, "loss", "The scalar output that is the loss, when ther
 MPT_TRAIN_OPTION(optFreeze, "freeze", "Comma-separated parameter-name globs to keep frozen")
 MPT_TRAIN_OPTION(optEmitGradients, "emit-gradients",
                  "true: also output each parameter's gradient as grad.<name>")
+MPT_TRAIN_OPTION(optEvalEntry, "eval-entry",
+                 "Name of the evaluation entry point added beside train_step (default "
+                 "eval_step; empty: none)")
 #undef MPT_TRAIN_OPTION
 
 const TrainOption trainOptions[] = {
@@ -130,7 +133,8 @@ const TrainOption trainOptions[] = {
     {"lr-schedule", &optSchedule}, {"warmup-steps", &optWarmup},
     {"total-steps", &optTotal}, {"min-lr", &optMinLr}, {"loss-kind", &optLossKind},
     {"loss-output", &optLossOutput}, {"label-input", &optLabelInput},
-    {"loss", &optLoss}, {"freeze", &optFreeze}, {"emit-gradients", &optEmitGradients}};
+    {"loss", &optLoss}, {"freeze", &optFreeze}, {"emit-gradients", &optEmitGradients},
+    {"eval-entry", &optEvalEntry}};
 } // namespace
 
 namespace {

@@ -38,9 +38,15 @@ std::string metricsJson(const StepMetrics &m) {
     s += std::string(", \"skipped\": ") + (*m.skipped ? "true" : "false");
   add("grad_norm", m.gradNorm);
   add("lr", m.lr);
+  add("val_loss", m.valLoss);
   char time[40];
   std::snprintf(time, sizeof(time), "%.4f", m.timeMs);
-  return s + ", \"time_ms\": " + time + "}";
+  s += std::string(", \"time_ms\": ") + time;
+  if (m.valLoss) {
+    std::snprintf(time, sizeof(time), "%.4f", m.evalMs);
+    s += std::string(", \"eval_ms\": ") + time;
+  }
+  return s + "}";
 }
 
 MetricsFile::~MetricsFile() {
@@ -88,6 +94,8 @@ std::string Progress::line(const StepMetrics &m, int64_t skipped, double elapsed
   std::string s = "step " + std::to_string(m.step) + "/" + std::to_string(options_.totalSteps);
   if (m.loss)
     s += "  loss " + formatNumber("%.6g", *m.loss);
+  if (const std::optional<double> &val = m.valLoss ? m.valLoss : lastValLoss_)
+    s += "  val_loss " + formatNumber("%.6g", *val);
   if (m.lossScale)
     s += "  scale " + formatNumber("%g", *m.lossScale);
   s += "  skipped " + std::to_string(skipped);
@@ -105,6 +113,8 @@ std::string Progress::line(const StepMetrics &m, int64_t skipped, double elapsed
 }
 
 void Progress::update(const StepMetrics &m, int64_t skipped) {
+  if (m.valLoss)
+    lastValLoss_ = m.valLoss;
   if (options_.quiet)
     return;
   const auto now = std::chrono::steady_clock::now();

@@ -11,10 +11,12 @@
 // significant digits (enough to give back every f32 exactly); a non-finite
 // value is the string "inf", "-inf" or "nan". A key whose output the plan
 // lacks is left out. `time_ms` is the wall time of the step's mptrt_run.
+// A step after which the validation loss was computed (--eval-input) also
+// has "val_loss", and "eval_ms", the time that took.
 //
-// The progress line (stderr) shows the step, loss, loss scale, skipped
-// steps, samples/s (tokens/s when the first input is an integer tensor of
-// rank >= 2) and the ETA.
+// The progress line (stderr) shows the step, loss, the last validation loss,
+// loss scale, skipped steps, samples/s (tokens/s when the first input is an
+// integer tensor of rank >= 2) and the ETA.
 //
 //===----------------------------------------------------------------------===//
 #ifndef MPTRT_TOOLS_MPTTRAIN_METRICS_H
@@ -34,7 +36,9 @@ struct StepMetrics {
   int64_t step = 0;  // 1-based
   std::optional<double> loss, lossScale, gradNorm, lr;
   std::optional<bool> skipped;
+  std::optional<double> valLoss;  // after this step, with --eval-input
   double timeMs = 0;
+  double evalMs = 0;  // with valLoss
 };
 
 /// A JSON value for a float: "%.9g", or the string "inf", "-inf", "nan".
@@ -92,6 +96,7 @@ public:
 private:
   Options options_;
   std::chrono::steady_clock::time_point start_, lastPrint_;
+  std::optional<double> lastValLoss_;
   bool open_ = false;  // a terminal line is waiting for its newline
 };
 

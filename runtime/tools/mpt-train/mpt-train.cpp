@@ -2,11 +2,13 @@
 //
 //   mpt-train model.mptp --input x=train_x.npy --input y=train_y.npy
 //             --steps N [--device auto|cpu|cuda] [--metrics metrics.jsonl]
-//             [--save ckpt] [--save-every K] [--resume ckpt] ...
+//             [--save ckpt] [--save-every K] [--resume ckpt]
+//             [--eval-input x=val_x.npy ... --eval-every K] ...
 //
 // Each step binds one batch of every input (Batches.h), runs the entry
 // point, reads its 0-d outputs (loss, skipped, grad_norm, loss_scale, lr),
-// appends a metrics line and updates the progress line (Metrics.h).
+// appends a metrics line and updates the progress line (Metrics.h); with
+// validation data it also runs the eval_step entry (Evaluation.h).
 // Checkpoints (Checkpoint.h) hold every parameter of the entry point and the
 // step count, so --resume continues exactly where a run stopped. See
 // docs/mpt-train.md. Exit status: 0 on success, 1 if something fails, 2 for
@@ -15,6 +17,7 @@
 //===----------------------------------------------------------------------===//
 #include "Batches.h"
 #include "Checkpoint.h"
+#include "Evaluation.h"
 #include "Metrics.h"
 #include "TensorFile.h"
 #include "mptrt.hpp"
@@ -58,6 +61,15 @@ const char kUsage[] =
     "                           checkpoint's train.seed is kept)\n"
     "  --param NAME=FILE        initial value of a parameter (instead of the plan's)\n"
     "\n"
+    "Evaluation (the plan's eval_step entry: forward and loss in inference mode, sharing\n"
+    "train_step's parameters and writing none):\n"
+    "  --eval-input NAME=FILE   validation data for input NAME, cut into batches as --input\n"
+    "                           is; the validation loss is eval_step's mean loss over all\n"
+    "                           of them. Every eval_step input needs one. The loss is\n"
+    "                           computed after the last step, and every --eval-every steps\n"
+    "  --eval-every N           also after every N-th step (needs --eval-input)\n"
+    "  --eval-entry NAME        the evaluation entry point (default eval_step)\n"
+    "\n"
     "Run:\n"
     "  --steps N                total number of steps, counting those a --resume'd\n"
     "                           checkpoint has run (required)\n"
@@ -68,7 +80,8 @@ const char kUsage[] =
     "\n"
     "Output:\n"
     "  --metrics FILE           one JSON object per step: step (1-based), loss, loss_scale,\n"
-    "                           skipped, grad_norm, lr, time_ms; non-finite values are the\n"
+    "                           skipped, grad_norm, lr, time_ms, and val_loss and eval_ms\n"
+    "                           after a step that evaluated; non-finite values are the\n"
     "                           strings \"inf\", \"-inf\", \"nan\"; a key whose output the plan\n"
     "                           lacks is left out. Truncated, or appended to with --resume\n"
     "  --log-every K            print the progress line every K steps (default: about\n"
@@ -197,10 +210,10 @@ int saveCheckpoint(const Model &model, const std::vector<ParameterSpec> &params,
 }
 
 struct Options {
-  std::string planPath, entry = "train_step", device = "auto";
-  std::vector<std::pair<std::string, std::string>> inputs, params;
+  std::string planPath, entry = "train_step", device = "auto", evalEntry = "eval_step";
+  std::vector<std::pair<std::string, std::string>> inputs, params, evalInputs;
   bool synthetic = false, quiet = false;
-  uint64_t seed = 0, intRange = 2, steps = 0, logEvery = 0, saveEvery = 0;
+  uint64_t seed = 0, intRange = 2, steps = 0, logEvery = 0, saveEvery = 0, evalEvery = 0;
   bool haveSteps = false, haveSeed = false;
   std::string metricsPath, savePath, resumePath;
 };
@@ -239,6 +252,12 @@ int parseArgs(int argc, char **argv, Options *o) {
       ok = binding(&o->inputs);
     else if (arg == "--param")
       ok = binding(&o->params);
+    else if (arg == "--eval-input")
+      ok = binding(&o->evalInputs);
+    else if (arg == "--eval-entry")
+      ok = value(&o->evalEntry);
+    else if (arg == "--eval-every")
+      rc = number(1, kMaxCount, &o->evalEvery);
     else if (arg == "--entry")
       ok = value(&o->entry);
     else if (arg == "--device")
@@ -279,7 +298,8 @@ int parseArgs(int argc, char **argv, Options *o) {
       return rc;
     if (!ok)
       return usage("option '" + arg + "' needs " +
-                   (arg == "--input" || arg == "--param" ? "NAME=FILE" : "a value"));
+                   (arg == "--input" || arg == "--param" || arg == "--eval-input" ? "NAME=FILE"
+                                                                                : "a value"));
   }
   if (o->planPath.empty())
     return usage("no plan given");
@@ -289,6 +309,8 @@ int parseArgs(int argc, char **argv, Options *o) {
     return usage("--synthetic and --input exclude each other");
   if (o->saveEvery && o->savePath.empty())
     return usage("--save-every needs --save FILE");
+  if (o->evalEvery && o->evalInputs.empty())
+    return usage("--eval-every needs --eval-input NAME=FILE");
   if (!o->resumePath.empty() && !o->params.empty())
     return usage("--param and --resume exclude each other (the checkpoint sets every "
                  "parameter)");
@@ -398,6 +420,15 @@ int main(int argc, char **argv) {
     }
   }
 
+  // Validation data for the eval entry.
+  Evaluator evaluator;
+  const bool evaluate = !opt.evalInputs.empty();
+  if (evaluate) {
+    std::string error;
+    if (!evaluator.setUp(model, opt.planPath, opt.evalEntry, opt.evalInputs, &error))
+      return fail(error);
+  }
+
   // Starting parameters: --param files or a checkpoint.
   for (const auto &[name, file] : opt.params)
     if (int rc = bindParamFile(model, entry, paramInfo, name, file))
@@ -458,7 +489,7 @@ int main(int argc, char **argv) {
   const uint64_t firstStep = done;
   int64_t skipped = 0;
   double totalMs = 0;
-  std::optional<double> firstLoss, lastLoss;
+  std::optional<double> firstLoss, lastLoss, lastValLoss;
   std::vector<int64_t> boundBatch(inputNames.size(), -1);
   std::vector<uint8_t> synthetic;
   uint8_t value[8];
@@ -514,6 +545,20 @@ int main(int argc, char **argv) {
       m.skipped = *values[kSkipped] != 0;
     skipped += m.skipped.value_or(false);
     totalMs += m.timeMs;
+    if (evaluate && ((opt.evalEvery && (s + 1) % opt.evalEvery == 0) || s + 1 == opt.steps)) {
+      const auto evalStart = std::chrono::steady_clock::now();
+      double valLoss;
+      std::string error;
+      if (!evaluator.run(model, &valLoss, &error)) {
+        progress.finish();
+        return fail(where + ": " + error);
+      }
+      m.valLoss = lastValLoss = valLoss;
+      m.evalMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() -
+                                                           evalStart)
+                     .count();
+      boundBatch.assign(boundBatch.size(), -1);  // eval_step rebound the shared inputs
+    }
     if (!firstLoss)
       firstLoss = m.loss;
     lastLoss = m.loss;
@@ -533,6 +578,13 @@ int main(int argc, char **argv) {
   if (!opt.savePath.empty())
     if (int rc = saveCheckpoint(model, params, opt.savePath, opt.steps))
       return rc;
+  if (evaluate && !lastValLoss) {  // no step ran: evaluate the parameters as they are
+    double valLoss;
+    std::string error;
+    if (!evaluator.run(model, &valLoss, &error))
+      return fail(error);
+    lastValLoss = valLoss;
+  }
 
   const uint64_t ran = opt.steps - firstStep;
   std::string summary = "mpt-train: ran " + std::to_string(ran) + " steps";
@@ -546,6 +598,10 @@ int main(int argc, char **argv) {
   if (firstLoss && lastLoss)
     summary += ", first loss " + formatNumber("%.9g", *firstLoss) + ", last loss " +
                formatNumber("%.9g", *lastLoss);
+  if (lastValLoss)
+    summary += ", val loss " + formatNumber("%.9g", *lastValLoss) + " (" +
+               std::to_string(evaluator.batches()) +
+               (evaluator.batches() == 1 ? " batch)" : " batches)");
   if (ran) {
     std::snprintf(text, sizeof(text), ", mean step time %.4f ms", totalMs / double(ran));
     summary += text;
