@@ -57,7 +57,10 @@ verbatim, dots included; ``<p>`` below):
                                   losses of the applied steps
     bn_step1_<buffer>.npy, bn_step5_<buffer>.npy   '<f8': the BN running
                                   mean / var after 1 and after 5 momentum
-                                  steps (float64 run; not checked yet)
+                                  steps of the float64 run, which starts
+                                  from the running statistics the ONNX file
+                                  holds (the exporter's own training-mode
+                                  forward pass has already updated them once)
     meta.json, README.md          hyperparameters, measured spreads, tolerances
     tolerances.txt                the tolerances again, one per line
                                   ("kind name tolerance spread_fp32
@@ -83,6 +86,9 @@ Tolerances. Every comparison uses a scale-free per-tensor metric:
     measured against the global gradient norm ||G64|| and lr * ||G64||)
     loss:                 |l - l64| / |l64|
     5-step trajectory:    max over steps of |l_i - l64_i| / |l64_i|
+    BN running statistics after step 1 (bn_stats_step1) and 5 (bn_stats_step5)
+                          of the momentum run: max over buffers of
+                          ||b - b64||_2 / ||b64||_2 (0 for a model without BN)
 
 The *spread* of a quantity is PyTorch float32's value of the metric against
 the float64 reference. For models with kinks (ReLU, ReLU6, max-pool) an
@@ -702,6 +708,10 @@ class Run:
              "momentum_trajectory": traj_err(self.momentum, ref.momentum),
              "adamw_trajectory": traj_err(self.adamw, ref.adamw),
              "grad": {}, "sgd": {}}
+        for step in (1, STEPS):
+            e[f"bn_stats_step{step}"] = max(
+                [rel_l2(v.double(), ref.bn[k], denom=float(ref.bn[k].norm()))
+                 for k, v in self.bn.items() if k[0] == step], default=0.0)
         for n in ref.grads:
             gd, sd = ref.denominators[n]
             e["grad"][n] = rel_l2(self.grads[n].double(), ref.grads[n], denom=gd)
@@ -794,6 +804,14 @@ def generate(spec, out_root, mpt_translate, max_bytes=MAX_DIR_BYTES):
 
     raw = export(spec, copy.deepcopy(model), inputs)
     proto, hist, opset, fwd = check_export(spec, raw, model, inputs)
+    # The exporter traced a training-mode forward pass, which updated the
+    # BN running statistics it then wrote: every reference run starts from
+    # those (training-mode losses and gradients do not read them).
+    exported = {i.name: onnx.numpy_helper.to_array(i) for i in proto.graph.initializer}
+    with torch.no_grad():
+        for n, b in model.named_buffers():
+            if n.endswith(("running_mean", "running_var")) and n in exported:
+                b.copy_(torch.from_numpy(exported[n].copy()))
     # Initializers that are neither parameters nor BN buffers: constants the
     # exporter stored as initializers (the dynamo exporter does so for the
     # erf-GELU's sqrt(2), 1 and 0.5). The importer treats scalar float
@@ -930,7 +948,8 @@ def generate(spec, out_root, mpt_translate, max_bytes=MAX_DIR_BYTES):
     # The same tolerances in a form a C++ test reads without a JSON parser.
     lines = ["# kind name tolerance spread_fp32 spread_perturbed_fp64 "
              "(generated from meta.json; see its tolerance_rule)"]
-    for k in ("loss", "momentum_trajectory", "adamw_trajectory"):
+    for k in ("loss", "momentum_trajectory", "adamw_trajectory", "bn_stats_step1",
+              f"bn_stats_step{STEPS}"):
         lines.append(f"{k} - {tol[k]:.6e} {spread32[k]:.6e} {spread_pert[k]:.6e}")
     lines += [f"hyper sgd.lr {spec.lr_sgd!r}", f"hyper momentum.lr {spec.lr_momentum!r}",
               f"hyper momentum.momentum {MOMENTUM!r}", f"hyper adamw.lr {spec.lr_adamw!r}",
@@ -955,7 +974,8 @@ def generate(spec, out_root, mpt_translate, max_bytes=MAX_DIR_BYTES):
                     f"{fmt(spread_pert['grad'][n])} | {fmt(tol['grad'][n])} | "
                     f"{fmt(spread32['sgd'][n])} | {fmt(tol['sgd'][n])} |")
     scal = []
-    for k in ("loss", "momentum_trajectory", "adamw_trajectory"):
+    for k in ("loss", "momentum_trajectory", "adamw_trajectory", "bn_stats_step1",
+              f"bn_stats_step{STEPS}"):
         scal.append(f"| {k} | {fmt(spread32[k])} | {fmt(spread_pert[k])} | {fmt(tol[k])} |")
     zero_note = "" if not ref.zero_grads else (
         f"\n{len(ref.zero_grads)} parameters have a gradient that is zero in exact arithmetic "

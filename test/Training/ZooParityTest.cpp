@@ -12,6 +12,8 @@
 //   gradient of p       ||g - g64|| / ||g64||                  (per parameter)
 //   p after SGD         ||p1 - p1_64|| / ||p1_64 - p0||        (the update's error)
 //   5-step trajectories max_i |l_i - l64_i| / |l64_i|
+//   BN running stats    max over buffers ||b - b64|| / ||b64||, after steps
+//                       1 and 5 of the momentum trajectory
 //
 // each against the tolerance the generator wrote into the fixture's
 // tolerances.txt (and meta.json): max(10 x spread, 1e-5), where the spread
@@ -43,6 +45,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <map>
 #include <sstream>
@@ -181,8 +184,38 @@ std::vector<double> loadRef(const std::string &model, const std::string &file) {
   return v;
 }
 
+/// The batch-norm running statistics (parameters named *.running_mean or
+/// *.running_var) against bn_step<step>_<name>.npy: the worst relative L2
+/// error, and its name. 0 when the model has none.
+double runningStatsError(const Trainer &t, const std::string &model, int step,
+                         std::string *worstName) {
+  double worst = 0;
+  std::string msg;
+  for (const std::string &p : t.parameters()) {
+    auto endsWith = [&](const std::string &suffix) {
+      return p.size() > suffix.size() && p.compare(p.size() - suffix.size(), suffix.size(),
+                                                   suffix) == 0;
+    };
+    if (!endsWith(".running_mean") && !endsWith(".running_var"))
+      continue;
+    std::vector<float> got;
+    EXPECT_TRUE(t.parameterF32(p, &got, &msg)) << msg;
+    const std::vector<double> ref =
+        loadRef(model, "bn_step" + std::to_string(step) + "_" + p + ".npy");
+    EXPECT_EQ(got.size(), ref.size()) << p;
+    const double err = got.size() == ref.size() ? relativeL2(widen(got), ref) : INFINITY;
+    if (!(err <= worst)) {
+      worst = err;
+      *worstName = p;
+    }
+  }
+  return worst;
+}
+
 /// Runs `steps` train_steps and returns the losses; counts skipped steps.
-std::vector<double> trajectory(Trainer &t, int steps, int *skipped) {
+/// `after`, when given, is called after each step with its 1-based number.
+std::vector<double> trajectory(Trainer &t, int steps, int *skipped,
+                               const std::function<void(int)> &after = nullptr) {
   std::vector<double> losses;
   std::string msg;
   for (int s = 0; s < steps; ++s) {
@@ -190,6 +223,8 @@ std::vector<double> trajectory(Trainer &t, int steps, int *skipped) {
     EXPECT_TRUE(t.step(&o, &msg)) << msg;
     losses.push_back(o.loss);
     *skipped += o.skipped;
+    if (after)
+      after(s + 1);
   }
   return losses;
 }
@@ -301,7 +336,29 @@ void ZooParity::checkTrajectory(const std::string &kind, const std::vector<std::
   ASSERT_NO_FATAL_FAILURE(setUp(dir, model, flags, &t));
   const std::vector<double> ref = loadRef(model, kind + "_loss.npy");
   int skipped = 0;
-  const std::vector<double> got = trajectory(t, int(ref.size()), &skipped);
+  // The momentum run of the float64 reference also recorded the BN running
+  // statistics after steps 1 and 5.
+  std::string bnReport;
+  auto checkStats = [&](int step) {
+    if (kind != "momentum" || (step != 1 && step != 5))
+      return;
+    std::string name;
+    const double err = runningStatsError(t, model, step, &name);
+    if (name.empty())
+      return;
+    const std::string key = "bn_stats_step" + std::to_string(step);
+    auto found = tol_.tol.find(key);
+    if (found == tol_.tol.end() || !found->second.count("-")) {
+      ADD_FAILURE() << "no '" << key << " -' line in " << model
+                    << "/tolerances.txt (regenerate the fixture)";
+      return;
+    }
+    const double tol = found->second.at("-");
+    EXPECT_LE(err, tol) << name << " after step " << step << ": relative L2 error " << err;
+    bnReport += "; BN running statistics after step " + std::to_string(step) + ": worst " +
+                num(err) + " (" + name + ", tolerance " + num(tol) + ")";
+  };
+  const std::vector<double> got = trajectory(t, int(ref.size()), &skipped, checkStats);
   EXPECT_EQ(skipped, 0);
   const double err = trajectoryError(got, ref);
   const double tol = tol_.tol[kind + "_trajectory"]["-"];
@@ -311,7 +368,7 @@ void ZooParity::checkTrajectory(const std::string &kind, const std::vector<std::
             << "); losses";
   for (double l : got)
     std::cout << " " << l;
-  std::cout << "\n";
+  std::cout << bnReport << "\n";
 }
 
 TEST_P(ZooParity, MomentumTrajectoryFp32) {
