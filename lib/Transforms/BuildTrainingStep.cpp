@@ -224,6 +224,15 @@ struct BuildTrainingStepPass
     }
 
     StepBuilder step(func, b);
+    // Training-mode dropout gets its seed and step before the gradient is
+    // built: each dropout's gradient redraws the forward mask from them.
+    Value trainStep;
+    if (hasTrainingDropout(func)) {
+      auto t = step.addState("train.step", scalarI64, 0);
+      if (failed(t) || failed(seedDropouts(step, *t)))
+        return failure();
+      trainStep = *t;
+    }
     // 1. Scale the loss.
     Value scale, scaled = lossValue, tracker;
     if (mode != ScaleMode::None) {
@@ -270,11 +279,14 @@ struct BuildTrainingStepPass
 
     // The step counters and the learning rate.
     auto optStep = step.addState("optimizer.step", scalarI64, 0);
-    auto trainStep = step.addState("train.step", scalarI64, 0);
-    if (failed(optStep) || failed(trainStep))
+    if (failed(optStep))
       return failure();
-    if (failed(seedDropouts(step, *trainStep)))
-      return failure();
+    if (!trainStep) {
+      auto t = step.addState("train.step", scalarI64, 0);
+      if (failed(t))
+        return failure();
+      trainStep = *t;
+    }
     SmallVector<NamedAttribute> lrAttrs = {
         b.getNamedAttr("schedule", b.getStringAttr(schedule)),
         b.getNamedAttr("lr", b.getF64FloatAttr(lr))};
@@ -283,7 +295,7 @@ struct BuildTrainingStepPass
       lrAttrs.push_back(b.getNamedAttr("total_steps", b.getI64IntegerAttr(totalSteps)));
       lrAttrs.push_back(b.getNamedAttr("min_lr", b.getF64FloatAttr(minLr)));
     }
-    Value lrValue = LRScheduleOp::create(b, loc, TypeRange{scalarF32}, ValueRange{*trainStep},
+    Value lrValue = LRScheduleOp::create(b, loc, TypeRange{scalarF32}, ValueRange{trainStep},
                                          lrAttrs)
                         .getResult();
 
@@ -294,7 +306,7 @@ struct BuildTrainingStepPass
                 AdvanceStepOp::create(b, loc, TypeRange{scalarI64}, ValueRange{*optStep, finite})
                     .getResult());
     step.update("train.step",
-                AdvanceStepOp::create(b, loc, TypeRange{scalarI64}, ValueRange{*trainStep})
+                AdvanceStepOp::create(b, loc, TypeRange{scalarI64}, ValueRange{trainStep})
                     .getResult());
 
     // 6. The scale update.
@@ -349,10 +361,20 @@ struct BuildTrainingStepPass
   /// Each training-mode dropout draws its mask from (train.seed, train.step,
   /// its own stream id): train.step advances on every step, skipped ones
   /// included, so no mask repeats. train.seed exists only when one does.
+  static bool isTrainingDropout(DropoutOp op) {
+    return op.getTraining() && !op.getRatio().isZero();
+  }
+  static bool hasTrainingDropout(func::FuncOp func) {
+    return func.walk([](DropoutOp op) {
+                 return isTrainingDropout(op) ? WalkResult::interrupt() : WalkResult::advance();
+               })
+        .wasInterrupted();
+  }
+
   LogicalResult seedDropouts(StepBuilder &step, Value trainStep) {
     SmallVector<DropoutOp> drops;
     step.func.walk([&](DropoutOp op) {
-      if (op.getTraining() && !op.getRatio().isZero())
+      if (isTrainingDropout(op))
         drops.push_back(op);
     });
     if (drops.empty())

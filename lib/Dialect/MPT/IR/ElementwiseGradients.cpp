@@ -107,6 +107,18 @@ LogicalResult DropoutOp::buildGradient(GradientBuilder &gb) {
     gb.addOperandGrad(0, dy);
     return success();
   }
+  if (!getRng().empty()) {
+    // The mask is a pure function of (seed, step, stream, index): the same
+    // dropout applied to dy redraws it, so no mask is kept from the forward
+    // pass to the backward pass, and dy * (keep / (1 - ratio)) is rounded
+    // once, as the forward output is.
+    auto redraw = DropoutOp::create(b, gb.loc(), TypeRange{dy.getType(), getMask().getType()},
+                                    ValueRange{dy, getSeed(), getStep()},
+                                    (*this)->getAttrDictionary().getValue());
+    gb.addOperandGrad(0, redraw.getOutput());
+    return success();
+  }
+  // Not seeded (outside --build-training-step): the forward op's mask.
   Type element = tensorType(dy).getElementType();
   Value scaled = MulOp::create(b, gb.loc(), dy, scalar(b, gb.loc(), 1.0 / (1.0 - ratio), element))
                      .getResult();
