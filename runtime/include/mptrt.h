@@ -90,8 +90,9 @@ const char *mptrt_backend_resolve(const char *backend);
  * be NULL; valid until the next call on this thread) describes the device,
  * or says why it cannot run. Fails for an unknown backend. */
 int mptrt_backend_probe(const char *backend, int *available, const char **detail);
-/* The kernel kinds `backend` (NULL or "auto": the best available) has.
- * *kind is valid until the next call on this thread. */
+/* The kernel kinds `backend` (NULL or "auto": the best available) has. A
+ * named backend's kinds are known on any host, whether or not it can run
+ * there. *kind is valid until the next call on this thread. */
 int mptrt_backend_kind_count(const char *backend, size_t *count);
 int mptrt_backend_kind_name(const char *backend, size_t index, const char **kind);
 /* Sets *has to 1 if `backend` (as above) has a kernel of kind `kind` (a

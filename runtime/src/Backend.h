@@ -82,6 +82,9 @@ struct BackendFactory {
   /// when it can ("host CPU, 16 threads") and says why not when it cannot.
   std::function<bool(std::string *detail)> probe;
   std::function<std::unique_ptr<Backend>()> create;
+  /// The kernel kinds of the backend (Backend::kernelKinds), known without a
+  /// device, so that a build can say what its backends cover on any host.
+  std::function<std::vector<std::string>()> kinds;
 };
 
 class BackendRegistry {
@@ -102,9 +105,19 @@ private:
 /// host can run; an unknown name is an error that lists the backends of this
 /// build, and a known one this host cannot run says why.
 Status createBackend(const std::string &name, std::unique_ptr<Backend> *out);
+/// The same, for a plan with these kernel kinds: "auto" then picks the best
+/// available backend that has every one of them (a faster backend that
+/// lacks one is passed over), so a plan always loads where some backend of
+/// the build can run it. A named backend is taken as asked; preparing the
+/// plan then names a kind it lacks.
+Status createBackendFor(const std::string &name, const std::vector<std::string> &kinds,
+                        std::unique_ptr<Backend> *out);
 
 std::unique_ptr<Backend> createCpuBackend();
 void registerCpuBackend(BackendRegistry &registry);
+/// Only in builds with the CUDA backend (MPTRT_HAVE_CUDA).
+std::unique_ptr<Backend> createCudaBackend();
+void registerCudaBackend(BackendRegistry &registry);
 
 } // namespace rt
 } // namespace mptrt

@@ -7,6 +7,8 @@
 //===----------------------------------------------------------------------===//
 #include "Backend.h"
 
+#include <algorithm>
+
 namespace mptrt {
 namespace rt {
 
@@ -14,6 +16,9 @@ BackendRegistry &BackendRegistry::get() {
   static BackendRegistry registry = [] {
     BackendRegistry r;
     registerCpuBackend(r);
+#ifdef MPTRT_HAVE_CUDA
+    registerCudaBackend(r);
+#endif
     return r;
   }();
   return registry;
@@ -38,17 +43,33 @@ std::string BackendRegistry::names() const {
 }
 
 Status createBackend(const std::string &name, std::unique_ptr<Backend> *out) {
+  return createBackendFor(name, {}, out);
+}
+
+Status createBackendFor(const std::string &name, const std::vector<std::string> &kinds,
+                        std::unique_ptr<Backend> *out) {
   const BackendRegistry &registry = BackendRegistry::get();
   if (name.empty() || name == "auto") {
-    const BackendFactory *best = nullptr;
+    // The best available backend that has every kind; if none has, the
+    // best available one (its prepare then names the kind it lacks).
+    const BackendFactory *best = nullptr, *bestCovering = nullptr;
     std::string detail;
-    for (const BackendFactory &f : registry.factories())
-      if ((!best || f.rank > best->rank) && f.probe(&detail))
+    for (const BackendFactory &f : registry.factories()) {
+      if (!f.probe(&detail))
+        continue;
+      if (!best || f.rank > best->rank)
         best = &f;
+      const std::vector<std::string> has = f.kinds();
+      bool covers = true;
+      for (const std::string &k : kinds)
+        covers = covers && std::find(has.begin(), has.end(), k) != has.end();
+      if (covers && (!bestCovering || f.rank > bestCovering->rank))
+        bestCovering = &f;
+    }
     if (!best)
       return Status::error("no backend of this build (" + registry.names() +
                            ") can run on this host");
-    *out = best->create();
+    *out = (bestCovering ? bestCovering : best)->create();
     return Status::ok();
   }
   const BackendFactory *f = registry.find(name);

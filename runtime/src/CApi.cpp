@@ -120,24 +120,41 @@ int mptrt_backend_probe(const char *backend, int *available, const char **detail
   return MPTRT_OK;
 }
 
+/// The kernel kinds of a backend of this build: a named one's from its
+/// factory (no device needed), auto's from the backend it resolves to.
+static int backendKinds(const char *backend, std::vector<std::string> *kinds) {
+  const std::string name = backend ? backend : "";
+  if (!name.empty() && name != "auto") {
+    const mptrt::rt::BackendFactory *f = mptrt::rt::BackendRegistry::get().find(name);
+    if (!f)
+      return fail("unknown backend '" + name + "' (this build has: " +
+                  mptrt::rt::BackendRegistry::get().names() + "; or auto)");
+    *kinds = f->kinds();
+    return MPTRT_OK;
+  }
+  std::unique_ptr<mptrt::rt::Backend> impl;
+  if (int rc = report(mptrt::rt::createBackend(name, &impl)))
+    return rc;
+  *kinds = impl->kernelKinds();
+  return MPTRT_OK;
+}
+
 int mptrt_backend_kind_count(const char *backend, size_t *count) {
   if (!count)
     return fail("mptrt_backend_kind_count: null argument");
-  std::unique_ptr<mptrt::rt::Backend> impl;
-  if (int rc = report(mptrt::rt::createBackend(backend ? backend : "", &impl)))
+  std::vector<std::string> kinds;
+  if (int rc = backendKinds(backend, &kinds))
     return rc;
-  *count = impl->kernelKinds().size();
+  *count = kinds.size();
   return MPTRT_OK;
 }
 
 int mptrt_backend_kind_name(const char *backend, size_t index, const char **kind) {
   if (!kind)
     return fail("mptrt_backend_kind_name: null argument");
-  std::unique_ptr<mptrt::rt::Backend> impl;
-  if (int rc = report(mptrt::rt::createBackend(backend ? backend : "", &impl)))
-    return rc;
   thread_local std::vector<std::string> kinds;
-  kinds = impl->kernelKinds();
+  if (int rc = backendKinds(backend, &kinds))
+    return rc;
   if (index >= kinds.size())
     return fail("mptrt_backend_kind_name: index " + std::to_string(index) + " of " +
                 std::to_string(kinds.size()) + " kinds");
@@ -148,10 +165,12 @@ int mptrt_backend_kind_name(const char *backend, size_t index, const char **kind
 int mptrt_backend_has_kernel(const char *backend, const char *kind, int *has) {
   if (!kind || !has)
     return fail("mptrt_backend_has_kernel: null argument");
-  std::unique_ptr<mptrt::rt::Backend> impl;
-  if (int rc = report(mptrt::rt::createBackend(backend ? backend : "", &impl)))
+  std::vector<std::string> kinds;
+  if (int rc = backendKinds(backend, &kinds))
     return rc;
-  *has = impl->hasKernel(kind) ? 1 : 0;
+  *has = 0;
+  for (const std::string &k : kinds)
+    *has = *has || k == kind;
   return MPTRT_OK;
 }
 

@@ -84,7 +84,11 @@ Status Model::load(const uint8_t *data, size_t size, const std::string &backend,
   std::string error;
   if (!plan::parsePlan(data, size, &model->plan_, &error, checkChecksums))
     return Status::error(error);
-  MPTRT_TRY(createBackend(backend, &model->backend_));
+  std::vector<std::string> kinds;
+  for (const plan::Kernel &k : model->plan_.kernels)
+    if (std::find(kinds.begin(), kinds.end(), k.kind) == kinds.end())
+      kinds.push_back(k.kind);
+  MPTRT_TRY(createBackendFor(backend, kinds, &model->backend_));
   MPTRT_TRY(model->prepare());
   *out = std::move(model);
   return Status::ok();

@@ -199,9 +199,16 @@ TEST(CApi, BackendRegistry) {
   expectError(mptrt_backend_probe("tpu", &available, &detail),
               "unknown backend 'tpu' (this build has: cpu");
 
+  // auto: the CUDA backend where this build has it and a GPU is usable.
+  int cudaAvailable = 0;
+  const char *cudaDetail = nullptr;
+  const char *best =
+      mptrt_backend_probe("cuda", &cudaAvailable, &cudaDetail) == MPTRT_OK && cudaAvailable
+          ? "cuda"
+          : "cpu";
   ASSERT_NE(mptrt_backend_resolve("auto"), nullptr);
-  EXPECT_STREQ(mptrt_backend_resolve("auto"), "cpu");
-  EXPECT_STREQ(mptrt_backend_resolve(nullptr), "cpu");
+  EXPECT_STREQ(mptrt_backend_resolve("auto"), best);
+  EXPECT_STREQ(mptrt_backend_resolve(nullptr), best);
   EXPECT_EQ(mptrt_backend_resolve("tpu"), nullptr);
 
   size_t count = 0;

@@ -69,6 +69,13 @@ const KindEntry kKinds[] = {
     {"amax", prepareAmax}, {"update_fp8_scale", prepareUpdateFp8Scale},
 };
 
+std::vector<std::string> kindNames() {
+  std::vector<std::string> kinds;
+  for (const KindEntry &k : kKinds)
+    kinds.push_back(k.kind);
+  return kinds;
+}
+
 /// Physical memory in bytes, or 0 if unknown.
 uint64_t physicalMemoryBytes() {
   static const uint64_t bytes = [] {
@@ -121,12 +128,7 @@ public:
   }
   Status synchronize() override { return Status::ok(); }
 
-  std::vector<std::string> kernelKinds() const override {
-    std::vector<std::string> kinds;
-    for (const KindEntry &k : kKinds)
-      kinds.push_back(k.kind);
-    return kinds;
-  }
+  std::vector<std::string> kernelKinds() const override { return kindNames(); }
 
   bool hasKernel(const std::string &kind) const override {
     for (const KindEntry &k : kKinds)
@@ -161,6 +163,7 @@ void registerCpuBackend(BackendRegistry &registry) {
     return true;
   };
   f.create = createCpuBackend;
+  f.kinds = cpu::kindNames;
   registry.add(std::move(f));
 }
 

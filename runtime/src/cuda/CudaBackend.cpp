@@ -1,0 +1,249 @@
+//===- CudaBackend.cpp - the CUDA backend: device memory, stream, kernels -===//
+//
+// One backend is one device (MPTRT_CUDA_DEVICE, default 0), one stream and
+// one cuBLASLt handle. Plans keep every tensor in device memory: the arena,
+// the parameters (FP32 masters, optimizer state) and the constants, each
+// allocated once when the plan is loaded. A run enqueues its kernels on the
+// stream and synchronize() waits once at its end, then reads the device
+// error word (CudaContext.h). Host copies are synchronous from the caller's
+// view: the caller's buffer may be reused as soon as they return.
+//
+// The kernel table lists the kinds written so far; a plan with another kind
+// fails to load on this backend with a message naming it (never a silent
+// fallback to the host), and `--device auto` then picks a backend that has
+// every kind of the plan (Model.cpp).
+//
+//===----------------------------------------------------------------------===//
+#include "Backend.h"
+#include "cuda/CudaContext.h"
+#include "cuda/CudaKernels.h"
+
+#include <cublasLt.h>
+#include <cuda_runtime.h>
+
+#include <cstdio>
+#include <cstdlib>
+
+namespace mptrt {
+namespace rt {
+namespace cuda {
+
+std::string describeDeviceError(int32_t code) {
+  switch (static_cast<DeviceError>(code)) {
+  case DeviceError::None: return "no error";
+  case DeviceError::IndexOutOfRange: return "an index is out of range (gather / gather_grad)";
+  case DeviceError::LabelOutOfRange:
+    return "a label is outside [0, classes) and is not the ignore_index";
+  case DeviceError::NegativeStep: return "a step counter is negative";
+  }
+  return "device error " + std::to_string(code);
+}
+
+Status cudaStatus(int error, const char *what) {
+  if (error == 0)
+    return Status::ok();
+  return Status::error(std::string("cuda: ") + what + ": " +
+                       cudaGetErrorString(static_cast<cudaError_t>(error)));
+}
+
+namespace {
+
+/// cuBLASLt's workspace: one buffer for every GEMM of the backend.
+constexpr uint64_t kLtWorkspaceBytes = 32ull << 20;
+
+struct KindEntry {
+  const char *kind;
+  PrepareFn prepare;
+};
+
+const KindEntry kKinds[] = {
+    // Elementwise unary.
+    {"sqrt", prepareUnary}, {"exp", prepareUnary}, {"log", prepareUnary},
+    {"erf", prepareUnary}, {"tanh", prepareUnary}, {"sigmoid", prepareUnary},
+    {"relu", prepareUnary}, {"neg", prepareUnary}, {"abs", prepareUnary},
+    {"not", prepareUnary}, {"leaky_relu", prepareUnary}, {"gelu", prepareUnary},
+    {"clip", prepareUnary},
+    // Elementwise binary with broadcasting, and select.
+    {"add", prepareBinary}, {"sub", prepareBinary}, {"mul", prepareBinary},
+    {"div", prepareBinary}, {"pow", prepareBinary}, {"max", prepareBinary},
+    {"min", prepareBinary}, {"equal", prepareBinary}, {"less", prepareBinary},
+    {"greater", prepareBinary}, {"where", prepareWhere},
+    // Conversions.
+    {"cast", prepareCast}, {"quantize", prepareQuantize},
+};
+
+std::vector<std::string> kindNames() {
+  std::vector<std::string> kinds;
+  for (const KindEntry &k : kKinds)
+    kinds.push_back(k.kind);
+  return kinds;
+}
+
+int deviceOrdinal() {
+  const char *env = std::getenv("MPTRT_CUDA_DEVICE");
+  return env && *env ? std::atoi(env) : 0;
+}
+
+class CudaBackend final : public Backend {
+public:
+  CudaBackend() { init_ = init(); }
+  ~CudaBackend() override {
+    if (ctx_.errorWord)
+      cudaFree(ctx_.errorWord);
+    if (ctx_.ltWorkspace)
+      cudaFree(ctx_.ltWorkspace);
+    if (ctx_.lt)
+      cublasLtDestroy(reinterpret_cast<cublasLtHandle_t>(ctx_.lt));
+    if (ctx_.stream)
+      cudaStreamDestroy(reinterpret_cast<cudaStream_t>(ctx_.stream));
+  }
+
+  const char *name() const override { return "cuda"; }
+
+  Status allocate(uint64_t bytes, void **out) override {
+    MPTRT_TRY(init_);
+    void *p = nullptr;
+    const cudaError_t e = cudaMalloc(&p, bytes ? bytes : 64);
+    if (e != cudaSuccess) {
+      cudaGetLastError();  // clear it: an allocation failure is not sticky
+      size_t freeBytes = 0, totalBytes = 0;
+      cudaMemGetInfo(&freeBytes, &totalBytes);
+      return Status::error("cuda: cannot allocate " + std::to_string(bytes) +
+                           " bytes of device memory (" + std::to_string(freeBytes) + " of " +
+                           std::to_string(totalBytes) + " free): " + cudaGetErrorString(e));
+    }
+    *out = p;
+    return Status::ok();
+  }
+  void deallocate(void *ptr) override { cudaFree(ptr); }
+
+  Status copyToDevice(void *dst, const void *src, uint64_t bytes) override {
+    MPTRT_TRY(init_);
+    if (!bytes)
+      return Status::ok();
+    MPTRT_CUDA_TRY(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, stream()));
+    MPTRT_CUDA_TRY(cudaStreamSynchronize(stream()));
+    return Status::ok();
+  }
+  Status copyToHost(void *dst, const void *src, uint64_t bytes) override {
+    MPTRT_TRY(init_);
+    if (!bytes)
+      return Status::ok();
+    MPTRT_CUDA_TRY(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, stream()));
+    MPTRT_CUDA_TRY(cudaStreamSynchronize(stream()));
+    return Status::ok();
+  }
+  Status fillZero(void *dst, uint64_t bytes) override {
+    MPTRT_TRY(init_);
+    if (bytes)
+      MPTRT_CUDA_TRY(cudaMemsetAsync(dst, 0, bytes, stream()));
+    return Status::ok();
+  }
+  Status synchronize() override {
+    MPTRT_TRY(init_);
+    MPTRT_CUDA_TRY(cudaStreamSynchronize(stream()));
+    int32_t code = 0;
+    MPTRT_CUDA_TRY(cudaMemcpy(&code, ctx_.errorWord, sizeof code, cudaMemcpyDeviceToHost));
+    if (code != 0) {
+      MPTRT_CUDA_TRY(cudaMemset(ctx_.errorWord, 0, sizeof code));
+      return Status::error("cuda: " + describeDeviceError(code));
+    }
+    return Status::ok();
+  }
+
+  std::vector<std::string> kernelKinds() const override { return kindNames(); }
+  bool hasKernel(const std::string &kind) const override {
+    for (const KindEntry &k : kKinds)
+      if (kind == k.kind)
+        return true;
+    return false;
+  }
+  Status prepareKernel(const KernelView &kernel,
+                       std::unique_ptr<PreparedKernel> *out) override {
+    MPTRT_TRY(init_);
+    for (const KindEntry &k : kKinds)
+      if (kernel.kind() == k.kind) {
+        MPTRT_TRY(kernel.allowSchemaAttributes());
+        return k.prepare(ctx_, kernel, out);
+      }
+    return Status::error("the cuda backend has no kernel '" + kernel.kind() +
+                         "' yet (docs/runtime.md lists the kinds each backend has)");
+  }
+
+private:
+  cudaStream_t stream() const { return reinterpret_cast<cudaStream_t>(ctx_.stream); }
+
+  Status init() {
+    ctx_.deviceOrdinal = deviceOrdinal();
+    MPTRT_CUDA_TRY(cudaSetDevice(ctx_.deviceOrdinal));
+    MPTRT_CUDA_TRY(cudaDeviceGetAttribute(&ctx_.smCount, cudaDevAttrMultiProcessorCount,
+                                          ctx_.deviceOrdinal));
+    cudaStream_t s = nullptr;
+    MPTRT_CUDA_TRY(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    ctx_.stream = reinterpret_cast<CUstream_st *>(s);
+    cublasLtHandle_t lt = nullptr;
+    if (cublasLtCreate(&lt) != CUBLAS_STATUS_SUCCESS)
+      return Status::error("cuda: cublasLtCreate failed");
+    ctx_.lt = reinterpret_cast<cublasLtContext *>(lt);
+    MPTRT_CUDA_TRY(cudaMalloc(&ctx_.ltWorkspace, kLtWorkspaceBytes));
+    ctx_.ltWorkspaceBytes = kLtWorkspaceBytes;
+    MPTRT_CUDA_TRY(cudaMalloc(reinterpret_cast<void **>(&ctx_.errorWord), sizeof(int32_t)));
+    MPTRT_CUDA_TRY(cudaMemset(ctx_.errorWord, 0, sizeof(int32_t)));
+    return Status::ok();
+  }
+
+  Context ctx_;
+  Status init_;
+};
+
+/// Whether a device is usable; `detail` names it, or says why not.
+bool probe(std::string *detail) {
+  int count = 0;
+  const cudaError_t e = cudaGetDeviceCount(&count);
+  if (e != cudaSuccess) {
+    cudaGetLastError();
+    *detail = std::string("no usable CUDA device (cudaGetDeviceCount: ") +
+              cudaGetErrorString(e) + ")";
+    return false;
+  }
+  const int ordinal = deviceOrdinal();
+  if (ordinal < 0 || ordinal >= count) {
+    *detail = "MPTRT_CUDA_DEVICE=" + std::to_string(ordinal) + " but the host has " +
+              std::to_string(count) + " CUDA device(s)";
+    return false;
+  }
+  cudaDeviceProp prop;
+  if (cudaGetDeviceProperties(&prop, ordinal) != cudaSuccess) {
+    cudaGetLastError();
+    *detail = "cannot read the properties of CUDA device " + std::to_string(ordinal);
+    return false;
+  }
+  char memory[32];
+  std::snprintf(memory, sizeof memory, "%.1f GiB",
+                static_cast<double>(prop.totalGlobalMem) / (1ull << 30));
+  *detail = std::string(prop.name) + ", sm_" + std::to_string(prop.major) +
+            std::to_string(prop.minor) + ", " + memory + ", device " + std::to_string(ordinal);
+  if (prop.major < 8) {
+    *detail += ": the CUDA backend needs sm_80 or newer";
+    return false;
+  }
+  return true;
+}
+
+} // namespace
+} // namespace cuda
+
+std::unique_ptr<Backend> createCudaBackend() { return std::make_unique<cuda::CudaBackend>(); }
+
+void registerCudaBackend(BackendRegistry &registry) {
+  BackendFactory f;
+  f.name = "cuda";
+  f.rank = 10;  // preferred by --device auto whenever a device is present
+  f.probe = cuda::probe;
+  f.create = createCudaBackend;
+  f.kinds = cuda::kindNames;
+  registry.add(std::move(f));
+}
+
+} // namespace rt
+} // namespace mptrt

@@ -1,0 +1,66 @@
+//===- CudaKernels.h - the CUDA backend's kernel families ---------*- C++ -*-===//
+//
+// As for the CPU backend (cpu/CpuKernels.h): one prepare function per kernel
+// family decodes the plan kernel with the shared decoder (ops/OpParams.h),
+// so a plan is checked the same way on every device, and returns a
+// PreparedKernel whose run() enqueues device work on the context's stream.
+// run() allocates nothing and never waits for the device.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MPTRT_SRC_CUDA_CUDAKERNELS_H
+#define MPTRT_SRC_CUDA_CUDAKERNELS_H
+
+#include "Backend.h"
+#include "cuda/CudaContext.h"
+#include "ops/OpParams.h"
+
+#include <memory>
+#include <utility>
+
+namespace mptrt {
+namespace rt {
+namespace cuda {
+
+using PrepareFn = Status (*)(const Context &, const KernelView &,
+                             std::unique_ptr<PreparedKernel> *);
+
+/// A prepared kernel that calls `run(context, params, args)`.
+template <typename Params>
+class ParamsKernel final : public PreparedKernel {
+public:
+  using RunFn = Status (*)(const Context &, const Params &, const KernelArgs &);
+  ParamsKernel(const Context &context, Params params, RunFn fn, uint64_t workspace = 0)
+      : context(context), params(std::move(params)), fn(fn), bytes(workspace) {}
+  uint64_t workspaceBytes() const override { return bytes; }
+  Status run(const KernelArgs &args) override { return fn(context, params, args); }
+
+private:
+  const Context &context;
+  Params params;
+  RunFn fn;
+  uint64_t bytes;
+};
+
+/// Decodes with `decode` and wraps `run`: the body of most prepare functions.
+template <typename Params>
+Status prepareWith(const Context &c, const KernelView &v, std::unique_ptr<PreparedKernel> *out,
+                   Status (*decode)(const KernelView &, Params *),
+                   Status (*run)(const Context &, const Params &, const KernelArgs &)) {
+  Params p;
+  MPTRT_TRY(decode(v, &p));
+  *out = std::make_unique<ParamsKernel<Params>>(c, std::move(p), run);
+  return Status::ok();
+}
+
+// Elementwise (ElementwiseKernels.cu).
+Status prepareUnary(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *);
+Status prepareBinary(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *);
+Status prepareWhere(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *);
+Status prepareCast(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *);
+Status prepareQuantize(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *);
+
+} // namespace cuda
+} // namespace rt
+} // namespace mptrt
+
+#endif // MPTRT_SRC_CUDA_CUDAKERNELS_H

@@ -1,0 +1,328 @@
+//===- ElementwiseKernels.cu - unary, binary, where, cast, quantize -------===//
+//
+// One thread per output element (grid-stride loops). Each element is loaded
+// into float32 (int64 for integer kernels), computed with the CPU backend's
+// formula (cpu/ElementwiseKernels.cpp) and rounded once into the result's
+// dtype (Device.cuh). Transcendental functions are CUDA's own (expf, erff,
+// tanhf, powf: within 2 ulp of the correctly rounded result; glibc's are
+// within 1), so f32 results may differ from the CPU's in the last bit or
+// two; everything else, rounding included, is bit for bit the CPU's.
+//
+//===----------------------------------------------------------------------===//
+#include "cuda/CudaKernels.h"
+#include "cuda/Device.cuh"
+
+#include <cmath>
+
+namespace mptrt {
+namespace rt {
+namespace cuda {
+namespace {
+
+constexpr float kSqrtHalf = 0.70710678118654752440f;
+constexpr float kSqrtTwoOverPi = 0.79788456080286535588f;
+
+//===----------------------------------------------------------------------===//
+// Broadcasting: the element offset of each input for an output index.
+//===----------------------------------------------------------------------===//
+
+/// BroadcastIndex in a form a kernel takes by value.
+struct DeviceBroadcast {
+  int rank;
+  int64_t outShape[kMaxRank];
+  int64_t strides[3][kMaxRank];
+};
+
+DeviceBroadcast deviceBroadcast(const BroadcastIndex &bc) {
+  DeviceBroadcast d{};
+  d.rank = bc.rank;
+  for (int i = 0; i < bc.rank; ++i) {
+    d.outShape[i] = bc.outShape[i];
+    for (int k = 0; k < 3; ++k)
+      d.strides[k][i] = bc.strides[k][i];
+  }
+  return d;
+}
+
+__device__ inline void offsetsOf(const DeviceBroadcast &bc, int64_t index, int inputs,
+                                 int64_t *off) {
+  for (int k = 0; k < inputs; ++k)
+    off[k] = 0;
+  for (int d = bc.rank - 1; d >= 0; --d) {
+    const int64_t i = index % bc.outShape[d];
+    index /= bc.outShape[d];
+    for (int k = 0; k < inputs; ++k)
+      off[k] += i * bc.strides[k][d];
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Unary.
+//===----------------------------------------------------------------------===//
+
+struct UnaryArgs {
+  UnaryOp op;
+  float alpha, lo, hi;
+  int64_t ilo, ihi;
+};
+
+__device__ inline float unaryF32(const UnaryArgs &a, float x) {
+  switch (a.op) {
+  case UnaryOp::Sqrt: return sqrtf(x);
+  case UnaryOp::Exp: return expf(x);
+  case UnaryOp::Log: return logf(x);
+  case UnaryOp::Erf: return erff(x);
+  case UnaryOp::Tanh: return tanhf(x);
+  case UnaryOp::Sigmoid: return 1.0f / (1.0f + expf(-x));
+  case UnaryOp::Relu: return x < 0.0f ? 0.0f : x;  // NaN stays NaN
+  case UnaryOp::Neg: return -x;
+  case UnaryOp::Abs: return fabsf(x);
+  case UnaryOp::LeakyRelu: return x < 0.0f ? a.alpha * x : x;
+  case UnaryOp::Gelu: return 0.5f * x * (1.0f + erff(x * kSqrtHalf));
+  case UnaryOp::GeluTanh:
+    return 0.5f * x * (1.0f + tanhf(kSqrtTwoOverPi * (x + 0.044715f * x * x * x)));
+  case UnaryOp::Clip: return x < a.lo ? a.lo : (x > a.hi ? a.hi : x);
+  case UnaryOp::Not: return x;
+  }
+  return x;
+}
+
+__device__ inline int64_t unaryI64(const UnaryArgs &a, int64_t x) {
+  switch (a.op) {
+  case UnaryOp::Relu: return x < 0 ? 0 : x;
+  case UnaryOp::Neg: return static_cast<int64_t>(0 - static_cast<uint64_t>(x));
+  case UnaryOp::Abs: return x < 0 ? static_cast<int64_t>(0 - static_cast<uint64_t>(x)) : x;
+  case UnaryOp::Not: return x == 0;
+  case UnaryOp::Clip: return x < a.ilo ? a.ilo : (x > a.ihi ? a.ihi : x);
+  default: return x;
+  }
+}
+
+__global__ void unaryKernel(UnaryArgs a, bool integer, DType it, const void *in, DType ot,
+                            void *out, int64_t n) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
+       i += int64_t(gridDim.x) * blockDim.x) {
+    if (integer)
+      storeI64(ot, out, i, unaryI64(a, loadI64(it, in, i)));
+    else
+      storeF32(ot, out, i, unaryF32(a, loadF32(it, in, i)));
+  }
+}
+
+/// A double bound clamped into int64 (ceil for a lower, floor for an upper).
+int64_t intBound(double v, bool lower) {
+  const double r = lower ? std::ceil(v) : std::floor(v);
+  if (r >= 9223372036854775807.0)
+    return INT64_MAX;
+  if (r <= -9223372036854775808.0)
+    return INT64_MIN;
+  return static_cast<int64_t>(r);
+}
+
+Status runUnary(const Context &c, const UnaryParams &p, const KernelArgs &args) {
+  const TensorArg &in = args.operands[0], &out = args.results[0];
+  UnaryArgs a;
+  a.op = p.op;
+  a.alpha = p.alpha;
+  a.lo = p.hasMin ? static_cast<float>(p.clipMin) : -INFINITY;
+  a.hi = p.hasMax ? static_cast<float>(p.clipMax) : INFINITY;
+  a.ilo = p.hasMin ? intBound(p.clipMin, true) : INT64_MIN;
+  a.ihi = p.hasMax ? intBound(p.clipMax, false) : INT64_MAX;
+  const int64_t n = out.desc->numel;
+  if (n == 0)
+    return Status::ok();
+  unaryKernel<<<blocksFor(c, n), kThreads, 0, streamOf(c)>>>(
+      a, p.integer, in.desc->dtype, in.data, out.desc->dtype, out.data, n);
+  return launched("unary kernel");
+}
+
+//===----------------------------------------------------------------------===//
+// Binary.
+//===----------------------------------------------------------------------===//
+
+__device__ inline float binaryF32(BinaryOp op, float a, float b) {
+  switch (op) {
+  case BinaryOp::Add: return a + b;
+  case BinaryOp::Sub: return a - b;
+  case BinaryOp::Mul: return a * b;
+  case BinaryOp::Div: return a / b;
+  case BinaryOp::Pow: return powf(a, b);
+  case BinaryOp::Max: return (a != a || b != b) ? NAN : (a < b ? b : a);
+  case BinaryOp::Min: return (a != a || b != b) ? NAN : (b < a ? b : a);
+  case BinaryOp::Equal: return a == b;
+  case BinaryOp::Less: return a < b;
+  case BinaryOp::Greater: return a > b;
+  }
+  return 0.0f;
+}
+
+__device__ inline int64_t powI64(int64_t base, int64_t exponent) {
+  if (exponent < 0)
+    return base == 1 ? 1 : base == -1 ? ((exponent & 1) ? -1 : 1) : 0;
+  uint64_t result = 1, b = static_cast<uint64_t>(base);
+  for (uint64_t e = static_cast<uint64_t>(exponent); e; e >>= 1) {
+    if (e & 1)
+      result *= b;
+    b *= b;
+  }
+  return static_cast<int64_t>(result);
+}
+
+__device__ inline int64_t binaryI64(BinaryOp op, int64_t a, int64_t b) {
+  auto wrap = [](uint64_t v) { return static_cast<int64_t>(v); };
+  switch (op) {
+  case BinaryOp::Add: return wrap(uint64_t(a) + uint64_t(b));
+  case BinaryOp::Sub: return wrap(uint64_t(a) - uint64_t(b));
+  case BinaryOp::Mul: return wrap(uint64_t(a) * uint64_t(b));
+  case BinaryOp::Div: return b == 0 ? 0 : b == -1 ? wrap(0 - uint64_t(a)) : a / b;
+  case BinaryOp::Pow: return powI64(a, b);
+  case BinaryOp::Max: return a < b ? b : a;
+  case BinaryOp::Min: return b < a ? b : a;
+  case BinaryOp::Equal: return a == b;
+  case BinaryOp::Less: return a < b;
+  case BinaryOp::Greater: return a > b;
+  }
+  return 0;
+}
+
+__global__ void binaryKernel(BinaryOp op, bool integer, DeviceBroadcast bc, bool same, DType lt,
+                             const void *lhs, DType rt, const void *rhs, DType ot, void *out,
+                             int64_t n) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
+       i += int64_t(gridDim.x) * blockDim.x) {
+    int64_t off[2] = {i, i};
+    if (!same)
+      offsetsOf(bc, i, 2, off);
+    if (integer)
+      storeI64(ot, out, i, binaryI64(op, loadI64(lt, lhs, off[0]), loadI64(rt, rhs, off[1])));
+    else
+      storeF32(ot, out, i, binaryF32(op, loadF32(lt, lhs, off[0]), loadF32(rt, rhs, off[1])));
+  }
+}
+
+Status runBinary(const Context &c, const BinaryParams &p, const KernelArgs &args) {
+  const TensorArg &lhs = args.operands[0], &rhs = args.operands[1], &out = args.results[0];
+  const int64_t n = p.bc.numel;
+  if (n == 0)
+    return Status::ok();
+  binaryKernel<<<blocksFor(c, n), kThreads, 0, streamOf(c)>>>(
+      p.op, p.integer, deviceBroadcast(p.bc), p.bc.sameShape[0] && p.bc.sameShape[1],
+      lhs.desc->dtype, lhs.data, rhs.desc->dtype, rhs.data, out.desc->dtype, out.data, n);
+  return launched("binary kernel");
+}
+
+//===----------------------------------------------------------------------===//
+// Where, cast, quantize.
+//===----------------------------------------------------------------------===//
+
+template <typename T>
+__global__ void whereKernel(DeviceBroadcast bc, const uint8_t *cond, const T *x, const T *y,
+                            T *out, int64_t n) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
+       i += int64_t(gridDim.x) * blockDim.x) {
+    int64_t off[3];
+    offsetsOf(bc, i, 3, off);
+    out[i] = cond[off[0]] ? x[off[1]] : y[off[2]];
+  }
+}
+
+Status runWhere(const Context &c, const WhereParams &p, const KernelArgs &args) {
+  const int64_t n = p.bc.numel;
+  if (n == 0)
+    return Status::ok();
+  const auto *cond = static_cast<const uint8_t *>(args.operands[0].data);
+  const void *x = args.operands[1].data, *y = args.operands[2].data;
+  void *out = args.results[0].data;
+  const DeviceBroadcast bc = deviceBroadcast(p.bc);
+  const unsigned blocks = blocksFor(c, n);
+  cudaStream_t s = streamOf(c);
+  switch (p.elementSize) {
+  case 1:
+    whereKernel<<<blocks, kThreads, 0, s>>>(bc, cond, static_cast<const uint8_t *>(x),
+                                            static_cast<const uint8_t *>(y),
+                                            static_cast<uint8_t *>(out), n);
+    break;
+  case 2:
+    whereKernel<<<blocks, kThreads, 0, s>>>(bc, cond, static_cast<const uint16_t *>(x),
+                                            static_cast<const uint16_t *>(y),
+                                            static_cast<uint16_t *>(out), n);
+    break;
+  case 4:
+    whereKernel<<<blocks, kThreads, 0, s>>>(bc, cond, static_cast<const uint32_t *>(x),
+                                            static_cast<const uint32_t *>(y),
+                                            static_cast<uint32_t *>(out), n);
+    break;
+  default:
+    whereKernel<<<blocks, kThreads, 0, s>>>(bc, cond, static_cast<const uint64_t *>(x),
+                                            static_cast<const uint64_t *>(y),
+                                            static_cast<uint64_t *>(out), n);
+    break;
+  }
+  return launched("where kernel");
+}
+
+/// Float sources through float32, integer and bool sources through int64:
+/// each element is rounded once, into the target (as cpu runCast).
+__global__ void castKernel(bool fromFloat, bool saturate, DType it, const void *in, DType ot,
+                           void *out, int64_t n) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
+       i += int64_t(gridDim.x) * blockDim.x) {
+    if (fromFloat)
+      storeF32(ot, out, i, loadF32(it, in, i), saturate);
+    else
+      storeI64(ot, out, i, loadI64(it, in, i));
+  }
+}
+
+Status runCast(const Context &c, const CastParams &p, const KernelArgs &args) {
+  const TensorArg &in = args.operands[0], &out = args.results[0];
+  if (p.numel == 0)
+    return Status::ok();
+  castKernel<<<blocksFor(c, p.numel), kThreads, 0, streamOf(c)>>>(
+      plan::isFloatDType(in.desc->dtype), p.saturate, in.desc->dtype, in.data, out.desc->dtype,
+      out.data, p.numel);
+  return launched("cast kernel");
+}
+
+/// y = saturate(rne(f32(x) * scale)), the scale read on the device.
+__global__ void quantizeKernel(DType it, const void *in, const float *scale, DType ot, void *out,
+                               int64_t n) {
+  const float s = *scale;
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
+       i += int64_t(gridDim.x) * blockDim.x)
+    storeF32(ot, out, i, loadF32(it, in, i) * s, /*saturate=*/true);
+}
+
+Status runQuantize(const Context &c, const QuantizeParams &p, const KernelArgs &args) {
+  const TensorArg &in = args.operands[0], &out = args.results[0];
+  if (p.numel == 0)
+    return Status::ok();
+  quantizeKernel<<<blocksFor(c, p.numel), kThreads, 0, streamOf(c)>>>(
+      in.desc->dtype, in.data, static_cast<const float *>(args.operands[1].data),
+      out.desc->dtype, out.data, p.numel);
+  return launched("quantize kernel");
+}
+
+} // namespace
+
+Status prepareUnary(const Context &c, const KernelView &v, std::unique_ptr<PreparedKernel> *out) {
+  return prepareWith<UnaryParams>(c, v, out, decodeUnary, runUnary);
+}
+Status prepareBinary(const Context &c, const KernelView &v,
+                     std::unique_ptr<PreparedKernel> *out) {
+  return prepareWith<BinaryParams>(c, v, out, decodeBinary, runBinary);
+}
+Status prepareWhere(const Context &c, const KernelView &v, std::unique_ptr<PreparedKernel> *out) {
+  return prepareWith<WhereParams>(c, v, out, decodeWhere, runWhere);
+}
+Status prepareCast(const Context &c, const KernelView &v, std::unique_ptr<PreparedKernel> *out) {
+  return prepareWith<CastParams>(c, v, out, decodeCast, runCast);
+}
+Status prepareQuantize(const Context &c, const KernelView &v,
+                       std::unique_ptr<PreparedKernel> *out) {
+  return prepareWith<QuantizeParams>(c, v, out, decodeQuantize, runQuantize);
+}
+
+} // namespace cuda
+} // namespace rt
+} // namespace mptrt

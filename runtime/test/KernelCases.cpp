@@ -1,0 +1,186 @@
+//===- KernelCases.cpp - one realistic kernel of every kind ---------------===//
+#include "KernelCases.h"
+
+#include <random>
+
+namespace mptrt {
+namespace test {
+
+Case make(std::string kind, std::vector<Operand> operands,
+          std::vector<std::pair<DType, T>> results, std::vector<Attribute> attrs) {
+  static std::mt19937 rng(7);
+  Case c{std::move(kind), {}, {}, std::move(attrs)};
+  for (const Operand &o : operands)
+    c.operands.push_back(randomTensor(o.dtype, o.shape, rng, o.lo, o.hi, o.lo >= 0 ? 0.5 : 0.1));
+  for (const auto &r : results)
+    c.results.emplace_back(r.first, r.second);
+  return c;
+}
+
+
+
+/// Every kind of the CPU backend, with a representative shape each: the
+/// activations of a small CNN or transformer block, and the non-f32 dtypes
+/// where a kernel widens into scratch.
+std::vector<Case> allCases() {
+  std::vector<Case> cs;
+  const T act = {64, 1024}, img = {8, 16, 32, 32};
+  for (const char *k : {"sqrt", "exp", "log", "erf", "tanh", "sigmoid", "relu", "neg", "abs",
+                        "gelu"})
+    cs.push_back(make(k, {{F32, act, 0.5, 2.0}}, {{F32, act}}));
+  cs.push_back(make("not", {{I1, act}}, {{I1, act}}));
+  cs.push_back(make("leaky_relu", {{BF16, act}}, {{BF16, act}}, {aFloat("alpha", 0.1)}));
+  cs.push_back(make("clip", {{F32, act}}, {{F32, act}}, {aFloat("min", -1), aFloat("max", 1)}));
+  for (const char *k : {"add", "sub", "mul", "div", "pow", "max", "min"})
+    cs.push_back(make(k, {{F32, act, 0.5, 2.0}, {F32, {1024}, 0.5, 2.0}}, {{F32, act}}));
+  for (const char *k : {"equal", "less", "greater"})
+    cs.push_back(make(k, {{F32, act}, {F32, {64, 1}}}, {{I1, act}}));
+  cs.push_back(make("where", {{I1, act}, {F32, act}, {F32, {1024}}}, {{F32, act}}));
+  // Contractions: f32, and bf16 (widened into scratch) with a bf16 result.
+  cs.push_back(make("matmul", {{F32, {4, 64, 128}}, {F32, {128, 96}}}, {{F32, {4, 64, 96}}}));
+  cs.push_back(make("matmul", {{BF16, {4, 64, 128}}, {BF16, {128, 96}}}, {{BF16, {4, 64, 96}}}));
+  cs.push_back(make("gemm", {{F32, {64, 256}}, {F32, {256, 128}}, {F32, {128}}},
+                    {{F32, {64, 128}}}, {aString("activation", "relu")}));
+  cs.push_back(make("gemm", {{BF16, {64, 256}}, {BF16, {128, 256}}, {F32, {128}}},
+                    {{BF16, {64, 128}}}, {aInt("trans_b", 1), aString("activation", "gelu")}));
+  const std::vector<Attribute> conv3 = {aInts("pads", {1, 1, 1, 1})};
+  cs.push_back(make("conv", {{F32, img}, {F32, {32, 16, 3, 3}}, {F32, {32}}},
+                    {{F32, {8, 32, 32, 32}}}, conv3));
+  cs.push_back(make("conv", {{BF16, img}, {BF16, {32, 16, 3, 3}}, {F32, {32}}},
+                    {{BF16, {8, 32, 32, 32}}}, conv3));
+  // A depthwise conv: one unit per (image, channel), spread over threads.
+  cs.push_back(make("conv", {{F32, img}, {F32, {16, 1, 3, 3}}}, {{F32, img}},
+                    {aInts("pads", {1, 1, 1, 1}), aInt("group", 16)}));
+  // Pooling.
+  const std::vector<Attribute> pool = {aInts("kernel_shape", {3, 3}), aInts("strides", {2, 2}),
+                                       aInts("pads", {1, 1, 1, 1})};
+  cs.push_back(make("max_pool", {{F32, img}}, {{F32, {8, 16, 16, 16}}}, pool));
+  cs.push_back(make("max_pool", {{I64, img}}, {{I64, {8, 16, 16, 16}}}, pool));
+  cs.push_back(make("average_pool", {{BF16, img}}, {{BF16, {8, 16, 16, 16}}}, pool));
+  cs.push_back(make("global_average_pool", {{F32, img}}, {{F32, {8, 16, 1, 1}}}));
+  // Normalisation, softmax.
+  cs.push_back(make("batch_norm",
+                    {{F32, img}, {F32, {16}}, {F32, {16}}, {F32, {16}}, {F32, {16}, 0.5, 2.0}},
+                    {{F32, img}}));
+  cs.push_back(make("batch_norm_train",
+                    {{F32, img}, {F32, {16}}, {F32, {16}}, {F32, {16}}, {F32, {16}, 0.5, 2.0}},
+                    {{F32, img}, {F32, {16}}, {F32, {16}}}));
+  cs.push_back(make("layer_norm", {{BF16, act}, {F32, {1024}}, {F32, {1024}}},
+                    {{BF16, act}, {F32, {64, 1}}, {F32, {64, 1}}}));
+  cs.push_back(make("softmax", {{F32, act}}, {{F32, act}}));
+  cs.push_back(make("log_softmax", {{F32, {8, 100, 64}}}, {{F32, {8, 100, 64}}},
+                    {aInt("axis", 1)}));
+  // Reductions and losses.
+  cs.push_back(make("reduce_sum", {{F32, img}}, {{F32, {1, 16, 1, 1}}},
+                    {aInts("axes", {0, 2, 3})}));
+  cs.push_back(make("reduce_mean", {{BF16, act}}, {{F32, {64, 1}}}, {aInts("axes", {1})}));
+  cs.push_back(make("reduce_max", {{I64, act}}, {{I64, {1, 1024}}}, {aInts("axes", {0})}));
+  cs.push_back(make("reduce_l2", {{F32, act}}, {{F32, {}}}, {aInts("axes", {}), aInt("keepdims", 0)}));
+  cs.push_back(make("softmax_cross_entropy_loss", {{F32, {256, 100}}, {I64, {256}, 0, 99}},
+                    {{F32, {}}, {F32, {256, 100}}}));
+  cs.push_back(make("nll_loss", {{F32, {16, 10, 32}}, {I64, {16, 32}, 0, 9}, {F32, {10}}},
+                    {{F32, {16, 32}}}, {aString("reduction", "none")}));
+  // Data movement.
+  for (const char *k : {"copy", "identity", "reshape", "flatten", "squeeze", "unsqueeze"})
+    cs.push_back(make(k, {{F32, act}}, {{F32, {64, 32, 32}}}));
+  cs.push_back(make("cast", {{F32, act}}, {{BF16, act}}));
+  cs.push_back(make("quantize", {{F32, act}, {F32, {}, 0.5, 2.0}}, {{F8, act}}));
+  cs.push_back(make("dropout", {{F32, act}}, {{F32, act}, {I1, act}}));
+  cs.push_back(make("transpose", {{F32, img}}, {{F32, {8, 32, 32, 16}}},
+                    {aInts("perm", {0, 2, 3, 1})}));
+  cs.push_back(make("concat", {{F32, act}, {F32, {64, 512}}}, {{F32, {64, 1536}}},
+                    {aInt("axis", 1)}));
+  cs.push_back(make("split", {{F32, act}}, {{F32, {64, 512}}, {F32, {64, 512}}},
+                    {aInt("axis", 1)}));
+  cs.push_back(make("slice", {{F32, act}}, {{F32, {32, 500}}},
+                    {aInts("starts", {0, 10}), aInts("ends", {64, 1010}), aInts("steps", {2, 2})}));
+  cs.push_back(make("gather", {{F32, {1000, 256}}, {I64, {64, 8}, -1000, 999}},
+                    {{F32, {64, 8, 256}}}));
+  cs.push_back(make("expand", {{F32, {1, 1024}}}, {{F32, act}}));
+  cs.push_back(make("trilu", {{F32, {8, 128, 128}}}, {{F32, {8, 128, 128}}}, {aInt("upper", 0)}));
+  cs.push_back(make("constant_of_shape", {}, {{F32, act}}, {aFloat("value", 1.5)}));
+  // Backward.
+  cs.push_back(make("unary_grad", {{BF16, act}, {BF16, act}}, {{BF16, act}},
+                    {aString("kind", "gelu")}));
+  cs.push_back(make("softmax_grad", {{F32, {8, 100, 64}}, {F32, {8, 100, 64}}},
+                    {{F32, {8, 100, 64}}}, {aInt("axis", 1)}));
+  cs.push_back(make("softmax_grad", {{BF16, act}, {BF16, act}}, {{BF16, act}},
+                    {aInt("axis", -1), aInt("log", 1)}));
+  cs.push_back(make("layer_norm_grad",
+                    {{F32, act}, {F32, {1024}}, {F32, {64, 1}}, {F32, {64, 1}, 0.5, 2.0},
+                     {F32, act}},
+                    {{F32, act}, {F32, {1024}}, {F32, {1024}}}, {aInt("axis", -1)}));
+  cs.push_back(make("softmax_cross_entropy_loss_grad",
+                    {{F32, {256, 100}}, {I64, {256}, 0, 99}, {F32, {100}}, {F32, {}}},
+                    {{F32, {256, 100}}}));
+  cs.push_back(make("nll_loss_grad", {{I64, {16, 32}, 0, 9}, {F32, {16, 32}}},
+                    {{F32, {16, 10, 32}}}, {aString("reduction", "none")}));
+  cs.push_back(make("gather_grad", {{I64, {64, 8}, -1000, 999}, {F32, {64, 8, 256}}},
+                    {{F32, {1000, 256}}}, {aInt("axis", 0)}));
+  cs.push_back(make("slice_grad", {{F32, {32, 500}}}, {{F32, act}},
+                    {aInts("starts", {0, 10}), aInts("ends", {64, 1010}), aInts("steps", {2, 2})}));
+  cs.push_back(make("max_pool_grad", {{F32, img}, {F32, {8, 16, 16, 16}}}, {{F32, img}}, pool));
+  cs.push_back(make("average_pool_grad", {{BF16, {8, 16, 16, 16}}}, {{BF16, img}}, pool));
+  cs.push_back(make("conv_grad_input", {{F32, {8, 32, 32, 32}}, {F32, {32, 16, 3, 3}}},
+                    {{F32, img}}, conv3));
+  cs.push_back(make("conv_grad_input", {{BF16, {8, 32, 32, 32}}, {BF16, {32, 16, 3, 3}}},
+                    {{BF16, img}}, conv3));
+  cs.push_back(make("conv_grad_weight", {{F32, img}, {F32, {8, 32, 32, 32}}},
+                    {{F32, {32, 16, 3, 3}}}, conv3));
+  cs.push_back(make("conv_grad_weight", {{BF16, img}, {BF16, {8, 32, 32, 32}}},
+                    {{F32, {32, 16, 3, 3}}}, conv3));
+  cs.push_back(make("batch_norm_grad", {{BF16, img}, {F32, {16}}, {BF16, img}},
+                    {{BF16, img}, {F32, {16}}, {F32, {16}}}));
+  // Training.
+  cs.push_back(make("scale_loss", {{F32, {}}, {F32, {}, 1, 4}}, {{F32, {}}}));
+  cs.push_back(make("unscale", {{BF16, act}, {F32, {}, 1, 4}}, {{F32, act}}));
+  cs.push_back(make("all_finite", {{F32, act}, {BF16, {4096}}, {F32, {10}}}, {{I1, {}}}));
+  cs.push_back(make("global_norm", {{F32, act}, {BF16, {4096}}, {F32, {10}}}, {{F32, {}}}));
+  cs.push_back(make("clip_by_norm", {{F32, act}, {F32, {}, 1, 4}}, {{F32, act}},
+                    {aFloat("max_norm", 1.0)}));
+  cs.push_back(make("sgd_update",
+                    {{F32, act}, {F32, act}, {F32, act}, {I64, {}, 1, 9}, {F32, {}, 0.5, 1},
+                     {I1, {}, 1, 1}},
+                    {{F32, act}, {F32, act}}, {aFloat("momentum", 0.9)}));
+  cs.push_back(make("adamw_update",
+                    {{F32, act}, {BF16, act}, {F32, act}, {F32, act, 0.5, 2.0}, {I64, {}, 1, 9},
+                     {F32, {}, 0.5, 1}, {I1, {}, 1, 1}},
+                    {{F32, act}, {F32, act}, {F32, act}}));
+  cs.push_back(make("update_loss_scale", {{F32, {}, 1, 4}, {I64, {}, 0, 9}, {I1, {}, 0, 1}},
+                    {{F32, {}}, {I64, {}}}, {aInt("growth_interval", 5)}));
+  cs.push_back(make("lr_schedule", {{I64, {}, 0, 99}}, {{F32, {}}},
+                    {aString("schedule", "warmup_cosine"), aFloat("lr", 1e-3),
+                     aInt("warmup_steps", 10), aInt("total_steps", 100)}));
+  cs.push_back(make("advance_step", {{I64, {}, 0, 99}, {I1, {}, 0, 1}}, {{I64, {}}}));
+  cs.push_back(make("amax", {{BF16, act}}, {{F32, {}}}));
+  cs.push_back(make("update_fp8_scale", {{F32, {16}, 0.5, 2.0}, {F32, {}, 0.5, 2.0},
+                                         {F32, {}, 0.5, 2.0}},
+                    {{F32, {16}}, {F32, {}}}));
+  return cs;
+}
+
+std::string describeCase(const Case &c) {
+  std::string s = c.kind + "(";
+  for (size_t i = 0; i < c.operands.size(); ++i) {
+    s += i ? ", " : "";
+    s += plan::dtypeName(c.operands[i].dtype);
+  }
+  return s + ")";
+}
+
+/// `c` as a one-kernel plan (inputs in0.., outputs out0..) whose entry
+/// point is `entry`.
+std::vector<uint8_t> planOf(const Case &c, const std::string &entry) {
+  PlanBuilder b;
+  std::vector<uint32_t> in, out;
+  for (size_t i = 0; i < c.operands.size(); ++i)
+    in.push_back(b.input("in" + std::to_string(i), c.operands[i].dtype, c.operands[i].shape));
+  for (size_t i = 0; i < c.results.size(); ++i)
+    out.push_back(b.output("out" + std::to_string(i), c.results[i].dtype, c.results[i].shape));
+  b.kernel(c.kind, in, out, c.attrs);
+  b.entry(entry);
+  return b.bytes();
+}
+
+} // namespace test
+} // namespace mptrt
