@@ -6,7 +6,10 @@
 
 #include <array>
 #include <cerrno>
+#include <csignal>
+#include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <map>
 
 #include <fcntl.h>
@@ -50,6 +53,60 @@ std::string parentDir(const std::string &path) {
 
 bool knownDtype(uint32_t code) { return code >= MPTRT_F32 && code <= MPTRT_I1; }
 
+//===----------------------------------------------------------------------===//
+// The test-only fault: MPT_TRAIN_TEST_SAVE_FAULT="K:WHERE:ACTION"
+//===----------------------------------------------------------------------===//
+
+/// Where and how the K-th checkpoint write of this process stops. WHERE is
+/// a byte count N (once N bytes of the file are written and flushed; 0 is
+/// right after the temporary file is created) or "renamed" (after the
+/// rename, before the directory's fsync). ACTION is "kill" (SIGKILL, as a
+/// crash or `kill -9` would) or "pause=MS" (sleep MS milliseconds, through
+/// signals, then go on).
+struct SaveFault {
+  uint64_t save = 0;  // 0: no fault
+  uint64_t bytes = UINT64_MAX;
+  bool afterRename = false;
+  long pauseMs = -1;  // < 0: kill
+};
+
+SaveFault parseSaveFault() {
+  SaveFault f;
+  const char *text = std::getenv("MPT_TRAIN_TEST_SAVE_FAULT");
+  if (!text)
+    return f;
+  const std::string s = text;
+  const size_t a = s.find(':'), b = a == std::string::npos ? a : s.find(':', a + 1);
+  if (b == std::string::npos) {
+    std::fprintf(stderr, "mpt-train: ignoring MPT_TRAIN_TEST_SAVE_FAULT='%s'\n", text);
+    return f;
+  }
+  const std::string where = s.substr(a + 1, b - a - 1), action = s.substr(b + 1);
+  f.afterRename = where == "renamed";
+  if (!f.afterRename)
+    f.bytes = std::strtoull(where.c_str(), nullptr, 10);
+  if (action.rfind("pause=", 0) == 0)
+    f.pauseMs = std::strtol(action.c_str() + 6, nullptr, 10);
+  f.save = std::strtoull(s.c_str(), nullptr, 10);
+  return f;
+}
+
+const SaveFault &saveFault() {
+  static const SaveFault fault = parseSaveFault();
+  return fault;
+}
+
+void triggerSaveFault(const char *where) {
+  const SaveFault &f = saveFault();
+  if (f.pauseMs < 0)
+    ::raise(SIGKILL);
+  std::fprintf(stderr, "mpt-train: test fault: pausing %ld ms in checkpoint write %llu %s\n",
+               f.pauseMs, static_cast<unsigned long long>(f.save), where);
+  timespec left = {f.pauseMs / 1000, (f.pauseMs % 1000) * 1000000};
+  while (::nanosleep(&left, &left) != 0 && errno == EINTR) {
+  }
+}
+
 } // namespace
 
 
@@ -89,6 +146,9 @@ bool CheckpointWriter::open(const std::string &path, uint64_t steps, uint32_t co
     return false;
   }
   tempPath_ = buffer.data();
+  static uint64_t savesBegun = 0;
+  faultArmed_ = saveFault().save == ++savesBegun;
+  written_ = 0;
   // mkstemp creates 0600; give the checkpoint the usual 0666 & ~umask.
   const mode_t mask = ::umask(0);
   ::umask(mask);
@@ -115,11 +175,31 @@ bool CheckpointWriter::write(const void *data, size_t n, std::string *error) {
     *error = "checkpoint '" + path_ + "': writer is not open";
     return false;
   }
-  if (n && std::fwrite(data, 1, n, file_) != n) {
-    *error = "cannot write '" + tempPath_ + "' (checkpoint '" + path_ + "'): " + systemError();
-    discard();
+  auto put = [&](const void *p, size_t count) {
+    if (count && std::fwrite(p, 1, count, file_) != count) {
+      *error = "cannot write '" + tempPath_ + "' (checkpoint '" + path_ + "'): " + systemError();
+      discard();
+      return false;
+    }
+    written_ += count;
+    return true;
+  };
+  // The test fault, if it falls in these bytes: write up to it, flush, stop.
+  const SaveFault &fault = saveFault();
+  size_t head = n;
+  const bool stop = faultArmed_ && !fault.afterRename && fault.bytes >= written_ &&
+                    fault.bytes - written_ <= n;
+  if (stop)
+    head = static_cast<size_t>(fault.bytes - written_);
+  if (!put(data, head))
     return false;
+  if (stop) {
+    std::fflush(file_);
+    faultArmed_ = false;
+    triggerSaveFault(("after " + std::to_string(written_) + " bytes").c_str());
   }
+  if (!put(static_cast<const uint8_t *>(data) + head, n - head))
+    return false;
   fileCrc_ = crc32(fileCrc_, data, n);
   return true;
 }
@@ -182,6 +262,8 @@ bool CheckpointWriter::commit(std::string *error) {
     return false;
   }
   tempPath_.clear();
+  if (faultArmed_ && saveFault().afterRename)
+    triggerSaveFault("after the rename");
   // Make the rename itself durable.
   const std::string dir = parentDir(path_);
   const int dirFd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY);

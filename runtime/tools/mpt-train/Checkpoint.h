@@ -20,6 +20,11 @@
 // the directory is fsync'ed, so the target is always either the previous
 // file or the complete new one.
 //
+// Testing crashes: the environment variable MPT_TRAIN_TEST_SAVE_FAULT
+// ("K:WHERE:ACTION", docs/mpt-train.md) makes the K-th checkpoint write of
+// the process stop at WHERE (after N bytes of the file, or "renamed": after
+// the rename) and kill itself with SIGKILL ("kill") or sleep ("pause=MS").
+//
 //===----------------------------------------------------------------------===//
 #ifndef MPTRT_TOOLS_MPTTRAIN_CHECKPOINT_H
 #define MPTRT_TOOLS_MPTTRAIN_CHECKPOINT_H
@@ -73,6 +78,8 @@ private:
   std::string path_, tempPath_;
   FILE *file_ = nullptr;
   uint32_t fileCrc_ = 0, expected_ = 0, added_ = 0;
+  uint64_t written_ = 0;
+  bool faultArmed_ = false;  // MPT_TRAIN_TEST_SAVE_FAULT names this write
 };
 
 /// Reads and checks a whole checkpoint: magic, version, every record's
