@@ -912,7 +912,10 @@ TEST_F(MptTrainTest, BadCheckpointsRejected) {
   } cases[] = {
       {"trunc.ck", "checkpoint '" + path("trunc.ck") + "': truncated"},
       {"flip.ck", "checkpoint '" + path("flip.ck") + "': corrupt: tensor 0 ('w'): checksum mismatch"},
-      {"steps.ck", "checkpoint '" + path("steps.ck") + "': corrupt: file checksum mismatch"},
+      {"steps.ck", "checkpoint '" + path("steps.ck") +
+                       "': corrupt: file checksum mismatch (every tensor's own checksum "
+                       "matches: the header, which holds the step count, or the file "
+                       "checksum itself changed)"},
       {"junk.ck", "not an mpt-train checkpoint (bad magic)"},
       {"missing.ck", "checkpoint: cannot open '" + path("missing.ck") + "'"},
       {"w5.ck", "checkpoint '" + path("w5.ck") +

@@ -378,7 +378,8 @@ bool parseCheckpoint(const std::vector<uint8_t> &bytes, const std::string &path,
   if (std::memcmp(p + at, kEndMagic, 8) != 0)
     return fail("corrupt: no end marker after the " + std::to_string(count) + " tensors");
   if (crc32(0, p, at + 8) != static_cast<uint32_t>(getLE(p + at + 8, 4)))
-    return fail("corrupt: file checksum mismatch");
+    return fail("corrupt: file checksum mismatch (every tensor's own checksum matches: the "
+                "header, which holds the step count, or the file checksum itself changed)");
   if (size - at != kTrailerBytes)
     return fail("corrupt: " + std::to_string(size - at - kTrailerBytes) +
                 " unexpected bytes after the end");

@@ -612,14 +612,13 @@ int main(int argc, char **argv) {
   std::printf("%s\n", summary.c_str());
   if (stoppedBy) {
     std::fflush(stdout);
-    std::fprintf(stderr, "mpt-train: interrupted by %s after step %llu of %llu: %s\n",
-                 stoppedBy == SIGINT ? "SIGINT" : "SIGTERM", (unsigned long long)s,
-                 (unsigned long long)opt.steps,
-                 opt.savePath.empty()
-                     ? "no checkpoint written (no --save given)"
-                     : ("checkpoint written to '" + opt.savePath + "'; continue with --resume " +
-                        opt.savePath)
-                           .c_str());
+    const std::string outcome =
+        opt.savePath.empty() ? "no checkpoint written (no --save given)"
+                             : "checkpoint written to '" + opt.savePath +
+                                   "'; continue with --resume " + opt.savePath;
+    std::fprintf(stderr, "mpt-train: interrupted by %s after step %s of %s: %s\n",
+                 stoppedBy == SIGINT ? "SIGINT" : "SIGTERM", std::to_string(s).c_str(),
+                 std::to_string(opt.steps).c_str(), outcome.c_str());
     return 128 + stoppedBy;
   }
   return 0;
