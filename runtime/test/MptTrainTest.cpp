@@ -17,6 +17,7 @@
 #include <gtest/gtest.h>
 
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -639,6 +640,11 @@ TEST_F(MptTrainTest, AtomicSave) {
   for (const auto &e : fs::directory_iterator(dir / "ckpts"))
     names.push_back(e.path().filename().string());
   EXPECT_EQ(names, std::vector<std::string>{"a.ck"});
+  // The mode of any new file: 0666 less the umask.
+  const mode_t mask = ::umask(0);
+  ::umask(mask);
+  EXPECT_EQ(static_cast<unsigned>(fs::status(dir / "ckpts/a.ck").permissions()),
+            0666u & ~static_cast<unsigned>(mask));
   const std::vector<uint8_t> first = readBytes("ckpts/a.ck");
   // Overwriting an existing checkpoint.
   ASSERT_EQ(run(toyArgs() + " --steps 3 --quiet --save " + path("ckpts/a.ck")), 0) << log;
@@ -704,6 +710,8 @@ TEST_F(MptTrainTest, KillDuringCheckpointWriteKeepsThePrevious) {
                                 "MPT_TRAIN_TEST_SAVE_FAULT=3:" + where + ":kill"));
     ASSERT_TRUE(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL) << st << "\n" << log;
     ASSERT_EQ(readBytes("ck"), where == "renamed" ? ref3 : ref2);
+    // The temporary had no name yet (O_TMPFILE): nothing is left behind.
+    EXPECT_EQ(tempFiles(), std::vector<std::string>{});
     tools::Checkpoint ck;
     std::string error;
     ASSERT_TRUE(tools::readCheckpoint(path("ck"), &ck, &error)) << error;
@@ -729,6 +737,7 @@ TEST_F(MptTrainTest, KillDuringCheckpointWriteKeepsThePrevious) {
     } else {
       EXPECT_FALSE(fs::exists(dir / "ck"));
     }
+    EXPECT_EQ(tempFiles(), std::vector<std::string>{});
   }
 }
 

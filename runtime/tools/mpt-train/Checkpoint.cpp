@@ -121,10 +121,33 @@ void CheckpointWriter::discard() {
     std::fclose(file_);
     file_ = nullptr;
   }
-  if (!tempPath_.empty()) {
+  if (named_)
     ::unlink(tempPath_.c_str());
-    tempPath_.clear();
+  tempPath_.clear();
+  named_ = false;
+}
+
+std::string CheckpointWriter::tempLabel() const {
+  return named_ ? "'" + tempPath_ + "'"
+                : "the unnamed temporary file in '" + parentDir(path_) + "'";
+}
+
+bool CheckpointWriter::nameTemporary(std::string *error) {
+  const std::string self = "/proc/self/fd/" + std::to_string(::fileno(file_));
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    const std::string name =
+        tempPrefix_ + std::to_string(::getpid()) + "." + std::to_string(attempt);
+    if (::linkat(AT_FDCWD, self.c_str(), AT_FDCWD, name.c_str(), AT_SYMLINK_FOLLOW) == 0) {
+      tempPath_ = name;
+      named_ = true;
+      return true;
+    }
+    if (errno != EEXIST)
+      break;
   }
+  *error = "cannot name " + tempLabel() + " (checkpoint '" + path_ + "'): " + systemError();
+  discard();
+  return false;
 }
 
 bool CheckpointWriter::open(const std::string &path, uint64_t steps, uint32_t count,
@@ -132,31 +155,42 @@ bool CheckpointWriter::open(const std::string &path, uint64_t steps, uint32_t co
   discard();
   path_ = path;
   // A hidden temporary beside the target, so the rename stays in one file
-  // system; mkstemp makes the name unique.
+  // system. Where the kernel, the file system and /proc allow it, it has
+  // no name until it is complete (O_TMPFILE; nameTemporary links it), so a
+  // crash mid-write leaves nothing; otherwise mkstemp names it at once.
   const std::string dir = parentDir(path);
   const size_t slash = path.rfind('/');
   const std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
-  std::string templ = (dir == "/" ? "" : dir) + "/." + base + ".tmp.XXXXXX";
-  std::vector<char> buffer(templ.begin(), templ.end());
-  buffer.push_back('\0');
-  const int fd = ::mkstemp(buffer.data());
+  tempPrefix_ = (dir == "/" ? "" : dir) + "/." + base + ".tmp.";
+  int fd = -1;
+#ifdef O_TMPFILE
+  if (::access("/proc/self/fd", X_OK) == 0)
+    fd = ::open(dir.c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, 0666);  // 0666 & ~umask
+#endif
   if (fd < 0) {
-    *error = "cannot create a temporary file in '" + dir + "' for checkpoint '" + path +
-             "': " + systemError();
-    return false;
+    std::string templ = tempPrefix_ + "XXXXXX";
+    std::vector<char> buffer(templ.begin(), templ.end());
+    buffer.push_back('\0');
+    fd = ::mkstemp(buffer.data());
+    if (fd < 0) {
+      *error = "cannot create a temporary file in '" + dir + "' for checkpoint '" + path +
+               "': " + systemError();
+      return false;
+    }
+    tempPath_ = buffer.data();
+    named_ = true;
+    // mkstemp creates 0600; give the checkpoint the usual 0666 & ~umask.
+    const mode_t mask = ::umask(0);
+    ::umask(mask);
+    (void)::fchmod(fd, 0666 & ~mask);
   }
-  tempPath_ = buffer.data();
   static uint64_t savesBegun = 0;
   faultArmed_ = saveFault().save == ++savesBegun;
   written_ = 0;
-  // mkstemp creates 0600; give the checkpoint the usual 0666 & ~umask.
-  const mode_t mask = ::umask(0);
-  ::umask(mask);
-  (void)::fchmod(fd, 0666 & ~mask);
   file_ = ::fdopen(fd, "wb");
   if (!file_) {
     ::close(fd);
-    *error = "cannot open '" + tempPath_ + "': " + systemError();
+    *error = "cannot open " + tempLabel() + ": " + systemError();
     discard();
     return false;
   }
@@ -177,7 +211,7 @@ bool CheckpointWriter::write(const void *data, size_t n, std::string *error) {
   }
   auto put = [&](const void *p, size_t count) {
     if (count && std::fwrite(p, 1, count, file_) != count) {
-      *error = "cannot write '" + tempPath_ + "' (checkpoint '" + path_ + "'): " + systemError();
+      *error = "cannot write " + tempLabel() + " (checkpoint '" + path_ + "'): " + systemError();
       discard();
       return false;
     }
@@ -244,7 +278,7 @@ bool CheckpointWriter::commit(std::string *error) {
   if (!write(trailer.data(), trailer.size(), error))
     return false;
   auto failWith = [&](const std::string &what) {
-    *error = what + " '" + tempPath_ + "' (checkpoint '" + path_ + "'): " + systemError();
+    *error = what + " " + tempLabel() + " (checkpoint '" + path_ + "'): " + systemError();
     discard();
     return false;
   };
@@ -252,6 +286,8 @@ bool CheckpointWriter::commit(std::string *error) {
     return failWith("cannot write");
   if (::fsync(::fileno(file_)) != 0)
     return failWith("cannot fsync");
+  if (!named_ && !nameTemporary(error))
+    return false;
   const int closed = std::fclose(file_);
   file_ = nullptr;
   if (closed != 0)
@@ -262,6 +298,7 @@ bool CheckpointWriter::commit(std::string *error) {
     return false;
   }
   tempPath_.clear();
+  named_ = false;
   if (faultArmed_ && saveFault().afterRename)
     triggerSaveFault("after the rename");
   // Make the rename itself durable.
