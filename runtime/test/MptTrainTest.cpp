@@ -1113,7 +1113,9 @@ TEST_F(MptTrainTest, UsageErrors) {
        {"--input NAME=FILE", "--synthetic ", "--synthetic-int-range R", "(default 2)",
         "--seed S", "--param NAME=FILE", "--steps N", "--entry NAME", "--device auto|NAME",
         "MPTRT_NUM_THREADS", "--metrics FILE", "--log-every K", "--quiet", "--save FILE",
-        "--save-every K", "--resume FILE", "Exit status: 0 success, 1", "2 usage error"})
+        "--save-every K", "--resume FILE", "Exit status: 0 success, 1", "2 usage error",
+        "SIGINT (Ctrl-C) or SIGTERM", "exits with status 130", "143 (SIGTERM)",
+        "a second signal aborts at once", "130 / 143"})
     EXPECT_NE(out.find(flag), std::string::npos) << flag;
   // An unwritable metrics file is a data error.
   EXPECT_EQ(run(plan + " --steps 1 --metrics " + path("no/such/dir/m.jsonl")), 1) << log;
