@@ -1101,6 +1101,9 @@ TEST_F(MptTrainTest, UsageErrors) {
       {plan + " --steps 1 --save-every 2", "--save-every needs --save FILE"},
       {plan + " --steps 1 --resume a --param w=b", "--param and --resume exclude each other"},
       {plan + " --steps 1 --metrics", "option '--metrics' needs a value"},
+      {plan + " --steps 1 --metrics ''", "option '--metrics' needs a value"},
+      {plan + " --steps 1 --save ''", "option '--save' needs a value"},
+      {plan + " --steps 1 --resume ''", "option '--resume' needs a value"},
       {plan + " --steps 1 --input x=" + path("x.npy"), "--input x given twice"},
   };
   for (auto &c : cases) {

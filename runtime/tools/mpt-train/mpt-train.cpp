@@ -293,12 +293,12 @@ int parseArgs(int argc, char **argv, Options *o) {
       ok = value(&o->entry);
     else if (arg == "--device")
       ok = value(&o->device);
-    else if (arg == "--metrics")
-      ok = value(&o->metricsPath);
-    else if (arg == "--save")
-      ok = value(&o->savePath);
+    else if (arg == "--metrics")  // a file name: not empty
+      ok = value(&o->metricsPath) && !o->metricsPath.empty();
+    else if (arg == "--save")  // "" (an unset "$VAR") must not mean "no checkpoint"
+      ok = value(&o->savePath) && !o->savePath.empty();
     else if (arg == "--resume")
-      ok = value(&o->resumePath);
+      ok = value(&o->resumePath) && !o->resumePath.empty();
     else if (arg == "--steps") {
       rc = number(0, kMaxCount, &o->steps);
       o->haveSteps = true;
