@@ -12,7 +12,9 @@
 #include <ctime>
 #include <map>
 
+#include <dirent.h>
 #include <fcntl.h>
+#include <set>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -61,12 +63,14 @@ bool knownDtype(uint32_t code) { return code >= MPTRT_F32 && code <= MPTRT_I1; }
 /// a byte count N (once N bytes of the file are written and flushed; 0 is
 /// right after the temporary file is created) or "renamed" (after the
 /// rename, before the directory's fsync). ACTION is "kill" (SIGKILL, as a
-/// crash or `kill -9` would) or "pause=MS" (sleep MS milliseconds, through
-/// signals, then go on).
+/// crash or `kill -9` would), "pause=MS" (sleep MS milliseconds, through
+/// signals, then go on) or "wait" (sleep until a signal is handled, at most
+/// a minute, then go on).
 struct SaveFault {
   uint64_t save = 0;  // 0: no fault
   uint64_t bytes = UINT64_MAX;
   bool afterRename = false;
+  bool untilSignal = false;  // "wait"
   long pauseMs = -1;  // < 0: kill
 };
 
@@ -87,6 +91,9 @@ SaveFault parseSaveFault() {
     f.bytes = std::strtoull(where.c_str(), nullptr, 10);
   if (action.rfind("pause=", 0) == 0)
     f.pauseMs = std::strtol(action.c_str() + 6, nullptr, 10);
+  f.untilSignal = action == "wait";
+  if (f.untilSignal)
+    f.pauseMs = 60000;
   f.save = std::strtoull(s.c_str(), nullptr, 10);
   return f;
 }
@@ -100,11 +107,38 @@ void triggerSaveFault(const char *where) {
   const SaveFault &f = saveFault();
   if (f.pauseMs < 0)
     ::raise(SIGKILL);
-  std::fprintf(stderr, "mpt-train: test fault: pausing %ld ms in checkpoint write %llu %s\n",
-               f.pauseMs, static_cast<unsigned long long>(f.save), where);
+  std::fprintf(stderr, "mpt-train: test fault: pausing %s in checkpoint write %llu %s\n",
+               f.untilSignal ? "until a signal" : (std::to_string(f.pauseMs) + " ms").c_str(),
+               static_cast<unsigned long long>(f.save), where);
   timespec left = {f.pauseMs / 1000, (f.pauseMs % 1000) * 1000000};
-  while (::nanosleep(&left, &left) != 0 && errno == EINTR) {
+  while (::nanosleep(&left, &left) != 0 && errno == EINTR && !f.untilSignal) {
   }
+}
+
+/// Removes the temporaries `PREFIX<pid>.<n>` in `dir` that a process no
+/// longer alive left: one killed between naming its complete temporary and
+/// renaming it (a window of two system calls). A live process's file, say
+/// another mpt-train saving to the same target, is kept; mkstemp's names
+/// (no pid) are never touched.
+void removeStaleTemporaries(const std::string &dir, const std::string &prefix) {
+  const size_t slash = prefix.rfind('/');
+  const std::string stem = prefix.substr(slash + 1);
+  DIR *d = ::opendir(dir.c_str());
+  if (!d)
+    return;
+  while (const dirent *e = ::readdir(d)) {
+    const std::string name = e->d_name;
+    if (name.compare(0, stem.size(), stem) != 0)
+      continue;
+    char *end = nullptr;
+    const long pid = std::strtol(name.c_str() + stem.size(), &end, 10);
+    if (pid <= 0 || end == name.c_str() + stem.size() || *end != '.' ||
+        std::strspn(end + 1, "0123456789") != std::strlen(end + 1) || end[1] == '\0')
+      continue;
+    if (pid != ::getpid() && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH)
+      ::unlink((prefix.substr(0, slash + 1) + name).c_str());
+  }
+  ::closedir(d);
 }
 
 } // namespace
@@ -162,6 +196,9 @@ bool CheckpointWriter::open(const std::string &path, uint64_t steps, uint32_t co
   const size_t slash = path.rfind('/');
   const std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
   tempPrefix_ = (dir == "/" ? "" : dir) + "/." + base + ".tmp.";
+  static std::set<std::string> cleaned;  // once per target and process
+  if (cleaned.insert(tempPrefix_).second)
+    removeStaleTemporaries(dir, tempPrefix_);
   int fd = -1;
 #ifdef O_TMPFILE
   if (::access("/proc/self/fd", X_OK) == 0)

@@ -20,7 +20,8 @@
 // the directory is fsync'ed, so the target is always either the previous
 // file or the complete new one. On Linux the temporary has no name until it
 // is complete (O_TMPFILE, then linkat), so a crash or SIGKILL mid-write
-// leaves nothing behind.
+// leaves nothing behind (a kill between the link and the rename leaves a
+// complete .NAME.tmp.PID.N, which the next process saving there removes).
 //
 // Testing crashes: the environment variable MPT_TRAIN_TEST_SAVE_FAULT
 // ("K:WHERE:ACTION", docs/mpt-train.md) makes the K-th checkpoint write of
