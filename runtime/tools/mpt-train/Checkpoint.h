@@ -26,7 +26,8 @@
 // Testing crashes: the environment variable MPT_TRAIN_TEST_SAVE_FAULT
 // ("K:WHERE:ACTION", docs/mpt-train.md) makes the K-th checkpoint write of
 // the process stop at WHERE (after N bytes of the file, or "renamed": after
-// the rename) and kill itself with SIGKILL ("kill") or sleep ("pause=MS").
+// the rename) and kill itself with SIGKILL ("kill") or sleep ("pause=MS",
+// "wait" for a signal).
 //
 //===----------------------------------------------------------------------===//
 #ifndef MPTRT_TOOLS_MPTTRAIN_CHECKPOINT_H
