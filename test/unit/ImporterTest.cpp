@@ -257,16 +257,16 @@ TEST(ImportBuffer, BadTensorsAndShapesInBinaryModels) {
          w->set_dims(0, int64_t(1) << 40);
          w->set_dims(1, int64_t(1) << 40);
        },
-       "parameter 'w' has a bad shape: its 1099511627776x1099511627776 "
-       "elements overflow int64"},
+       "parameter 'w' has a bad shape: the element count of "
+       "1099511627776x1099511627776 overflows int64"},
       {"constant dims overflowing int64",
        [](onnx::GraphProto &g) {
          auto *s = g.mutable_initializer(1);
          s->set_dims(0, int64_t(1) << 62);
          s->add_dims(4);
        },
-       "tensor 's' has a bad shape: its 4611686018427387904x4 elements "
-       "overflow int64"},
+       "tensor 's' has a bad shape: the element count of "
+       "4611686018427387904x4 overflows int64"},
       {"constant whose dims fit but whose bytes do not",
        [](onnx::GraphProto &g) {
          g.mutable_initializer(1)->set_dims(0, int64_t(1) << 61);
@@ -296,9 +296,8 @@ TEST(ImportBuffer, BadTensorsAndShapesInBinaryModels) {
          shape->mutable_dim(0)->set_dim_value(int64_t(1) << 62);
          shape->mutable_dim(1)->set_dim_value(int64_t(1) << 62);
        },
-       "graph input 'x' has a bad shape: its "
-       "4611686018427387904x4611686018427387904 elements "
-       "overflow int64"},
+       "graph input 'x' has a bad shape: the element count of "
+       "4611686018427387904x4611686018427387904 overflows int64"},
       {"cycle",
        [](onnx::GraphProto &g) { g.mutable_node(0)->set_input(0, "t"); },
        "the graph has a cycle: Add node 'add' uses 't' from Reshape node "

@@ -61,7 +61,8 @@ llvm::StringRef elementTypeName(int32_t onnxType);
 /// Checks a static shape read from a model: no negative dimension, and an
 /// element count that fits in int64 (so that types and byte sizes built
 /// from it cannot overflow). Returns "" or what is wrong, e.g. "dimension 1
-/// is negative (-3)"; the caller names the tensor.
+/// is negative (-3)" or "the element count of 4294967296x4294967296
+/// overflows int64"; the caller names the tensor.
 std::string checkShape(llvm::ArrayRef<int64_t> shape);
 
 /// Converts a TensorProto to an attribute. `baseDir` resolves external data.

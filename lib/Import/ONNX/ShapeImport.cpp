@@ -356,7 +356,7 @@ LogicalResult importExpand(NodeContext &c) {
     return c.emitError() << "cannot broadcast " << input << " with shape ["
                          << llvm::make_range(shape->begin(), shape->end())
                          << "]"
-                         << (out ? ": the result's " + checkShape(*out) : "");
+                         << (out ? ": in the result, " + checkShape(*out) : "");
   c.setResults(c.createTyped<ExpandOp>(withShape(input, *out), {c.input(0)}));
   return success();
 }

@@ -52,7 +52,7 @@ std::string checkShape(ArrayRef<int64_t> shape) {
   std::string dims;
   for (int64_t d : shape)
     dims += (dims.empty() ? "" : "x") + std::to_string(d);
-  return "its " + dims + " elements overflow int64";
+  return "the element count of " + dims + " overflows int64";
 }
 
 /// Reads the bytes of an externally stored tensor.
