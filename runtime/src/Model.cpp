@@ -163,7 +163,7 @@ Status Model::prepare() {
     default: continue;
     }
     names_[static_cast<int>(kind)][t.name] = id;
-    MPTRT_TRY(backend_->allocate(descs_[id].bytes, &buffers_[id]));
+    MPTRT_TRY(backend_->allocate(descs_[id].bytes, &buffers_[id]).withContext(label(plan_, id)));
     if (t.hasInitializer) {
       MPTRT_TRY(backend_->copyToDevice(buffers_[id], plan_.constants.data() + t.offset,
                                        descs_[id].bytes));

@@ -12,11 +12,14 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <sys/wait.h>
 
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <sstream>
 
@@ -30,7 +33,8 @@ class MptRunTest : public ::testing::Test {
 protected:
   void SetUp() override {
     dir = fs::path(::testing::TempDir()) /
-          ("mpt_run_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+          ("mpt_run_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()) +
+           "_" + std::to_string(::getpid()));
     fs::remove_all(dir);
     fs::create_directories(dir);
   }
@@ -284,6 +288,86 @@ TEST_F(MptRunTest, Errors) {
   for (auto &c : cases) {
     EXPECT_EQ(run(c.args), c.status) << c.args << "\n" << log;
     EXPECT_NE(log.find(c.message), std::string::npos) << c.args << "\n" << log;
+  }
+}
+
+// Tests plans that are broken or absurd: mpt-run exits 1 with one message
+// that names the file and the tensor, kernel or entry point at fault.
+TEST_F(MptRunTest, BadPlans) {
+  using plan::DType;
+  /// y = relu(relu(x)) through a temporary; x, t and y are f32 [2, 3].
+  auto base = [] {
+    PlanBuilder b;
+    const uint32_t x = b.input("x", DType::F32, {2, 3});
+    const uint32_t t = b.temp(DType::F32, {2, 3});
+    b.kernel("relu", {x}, {t});
+    b.kernel("relu", {t}, {b.output("y", DType::F32, {2, 3})});
+    b.entry("main");
+    return b.plan;
+  };
+  const std::vector<uint8_t> good = plan::serializePlan(base());
+  writeFile("png.mptp", {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'});
+  std::vector<uint8_t> wrongMagic = good;
+  wrongMagic[3] = 'X';
+  writeFile("magic.mptp", wrongMagic);
+  writeFile("short.mptp", std::vector<uint8_t>(good.begin(), good.begin() + 40));
+  writeFile("cut.mptp", std::vector<uint8_t>(good.begin(), good.end() - 10));
+  struct {
+    std::string file;
+    std::function<void(plan::Plan &)> damage;
+  } damaged[] = {
+      {"overflow.mptp", [](plan::Plan &p) { p.tensors[0].shape = {INT64_MAX, INT64_MAX}; }},
+      {"overflow2.mptp",
+       [](plan::Plan &p) { p.tensors[0].shape = {int64_t(1) << 32, int64_t(1) << 32, 4}; }},
+      {"negative.mptp", [](plan::Plan &p) { p.tensors[1].shape = {2, -3}; }},
+      {"arena.mptp", [](plan::Plan &p) { p.tensors[1].offset = 64; }},
+      // 2^47 bytes for each tensor: a well-formed plan no machine here can
+      // load.
+      {"absurd.mptp",
+       [](plan::Plan &p) {
+         for (int id : {0, 1, 2})
+           p.tensors[id].shape = {2, int64_t(1) << 44};
+         p.entries[0].arenaBytes = uint64_t(1) << 47;
+       }},
+  };
+  for (auto &d : damaged) {
+    plan::Plan p = base();
+    d.damage(p);
+    writeFile(d.file, plan::serializePlan(p));
+  }
+  // A temporary whose bytes overlap, but are not, the operand its kernel
+  // reads: u [64, 192) against t [0, 128).
+  {
+    PlanBuilder b;
+    const uint32_t x = b.input("x", DType::F32, {4, 8});
+    const uint32_t t = b.temp(DType::F32, {4, 8});
+    b.kernel("relu", {x}, {t});
+    const uint32_t u = b.temp(DType::F32, {4, 8});
+    b.plan.tensors[u].offset = 64;
+    b.kernel("add", {t, t}, {u});
+    b.kernel("relu", {u}, {b.output("y", DType::F32, {4, 8})});
+    b.entry("main");
+    writeFile("overlap.mptp", plan::serializePlan(b.plan));
+  }
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"png.mptp", "plan: 8 bytes is shorter than the 64-byte header"},
+      {"magic.mptp", "plan: bad magic (not an MPT plan file)"},
+      {"short.mptp", "plan: 40 bytes is shorter than the 64-byte header"},
+      {"cut.mptp", "(truncated or padded file)"},
+      {"overflow.mptp", "plan: tensor 0 'x': byte size overflows 2^48"},
+      {"overflow2.mptp", "plan: tensor 0 'x': byte size overflows 2^48"},
+      {"negative.mptp", "plan: tensor 1: negative dimension -3"},
+      {"arena.mptp", "plan: entry point 0 'main', kernel 0 (relu), tensor 1: bytes [64, 88) "
+                     "exceed the arena of 64 bytes"},
+      {"absurd.mptp", "tensor 0 'x': cannot allocate 140737488355328 bytes"},
+      {"overlap.mptp", "plan: kernel 1 (add): result tensor 2 overlaps operand tensor 1 "
+                       "without being the same bytes of the same type"},
+  };
+  for (const auto &[file, message] : cases) {
+    EXPECT_EQ(run(path(file) + " --input x=" + path("x.npy")), 1) << file << "\n" << log;
+    EXPECT_NE(log.find("mpt-run: error: " + path(file) + ": "), std::string::npos)
+        << file << "\n" << log;
+    EXPECT_NE(log.find(message), std::string::npos) << file << "\n" << log;
   }
 }
 

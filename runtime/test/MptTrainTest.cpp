@@ -16,8 +16,13 @@
 
 #include <gtest/gtest.h>
 
+#include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -26,6 +31,7 @@
 #include <fstream>
 #include <limits>
 #include <sstream>
+#include <thread>
 
 using namespace mptrt;
 using namespace mptrt::test;
@@ -199,7 +205,8 @@ protected:
   void SetUp() override {
     dir = fs::path(::testing::TempDir()) /
           ("mpt_train_" +
-           std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+           std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()) + "_" +
+           std::to_string(::getpid()));
     fs::remove_all(dir);
     fs::create_directories(dir);
   }
@@ -239,11 +246,53 @@ protected:
   int run(const std::string &args) {
     const std::string cmd = std::string(MPT_TRAIN_PATH) + " " + args + " > " + path("out.txt") +
                             " 2> " + path("err.txt");
-    const int status = std::system(cmd.c_str());
+    status = std::system(cmd.c_str());
     out = readText("out.txt");
     err = readText("err.txt");
     log = out + err;
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  }
+
+  /// Starts mpt-train with `args` in the background, `env` ("NAME=VALUE",
+  /// or empty) added to its environment, stdout and stderr to out.txt and
+  /// err.txt; returns its process id.
+  pid_t start(const std::string &args, const std::string &env = "") {
+    const std::string cmd = "exec env " + env + " " + MPT_TRAIN_PATH + " " + args + " > " +
+                            path("out.txt") + " 2> " + path("err.txt");
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+      ::execl("/bin/sh", "sh", "-c", cmd.c_str(), static_cast<char *>(nullptr));
+      ::_exit(127);
+    }
+    return pid;
+  }
+
+  /// Waits until `done()` holds, for at most a minute.
+  template <typename Done>
+  bool waitUntil(Done done) {
+    const auto limit = std::chrono::steady_clock::now() + std::chrono::minutes(1);
+    while (!done()) {
+      if (std::chrono::steady_clock::now() > limit)
+        return false;
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    return true;
+  }
+
+  /// Waits for `pid` to end (killing it after a minute); returns its wait
+  /// status and reads out.txt and err.txt as run() does.
+  int finish(pid_t pid) {
+    int st = 0;
+    const bool ended = waitUntil([&] { return ::waitpid(pid, &st, WNOHANG) == pid; });
+    if (!ended) {
+      ::kill(pid, SIGKILL);
+      ::waitpid(pid, &st, 0);
+      ADD_FAILURE() << "mpt-train did not end within a minute";
+    }
+    out = readText("out.txt");
+    err = readText("err.txt");
+    log = out + err;
+    return st;
   }
 
   /// Every file in the test directory whose name contains ".tmp.".
@@ -257,6 +306,7 @@ protected:
 
   fs::path dir;
   std::string out, err, log;
+  int status = 0;  // the wait status of run()'s last command
 };
 
 // Tests the batches: x [5, 4] and y [4, 3] give 2 batches of 2 rows (x's
@@ -604,10 +654,32 @@ TEST_F(MptTrainTest, AtomicSave) {
   for (const auto &e : fs::directory_iterator(dir / "ckpts"))
     names.push_back(e.path().filename().string());
   EXPECT_EQ(names, std::vector<std::string>{"a.ck"});
+  // The mode of any new file: 0666 less the umask.
+  const mode_t mask = ::umask(0);
+  ::umask(mask);
+  EXPECT_EQ(static_cast<unsigned>(fs::status(dir / "ckpts/a.ck").permissions()),
+            0666u & ~static_cast<unsigned>(mask));
   const std::vector<uint8_t> first = readBytes("ckpts/a.ck");
   // Overwriting an existing checkpoint.
   ASSERT_EQ(run(toyArgs() + " --steps 3 --quiet --save " + path("ckpts/a.ck")), 0) << log;
   EXPECT_NE(readBytes("ckpts/a.ck"), first);
+  // Leftovers of a writer killed before its rename: removed if their
+  // process is gone, kept if it is alive (this one) or the name has no pid.
+  writeFile("ckpts/.a.ck.tmp.999999999.0", {1});
+  const std::string alive = ".a.ck.tmp." + std::to_string(::getpid()) + ".0";
+  writeFile("ckpts/" + alive, {2});
+  writeFile("ckpts/.a.ck.tmp.Xy12Zq", {3});
+  writeFile("ckpts/.b.ck.tmp.999999999.0", {4});
+  ASSERT_EQ(run(toyArgs() + " --steps 3 --quiet --save " + path("ckpts/a.ck")), 0) << log;
+  names.clear();
+  for (const auto &e : fs::directory_iterator(dir / "ckpts"))
+    names.push_back(e.path().filename().string());
+  std::sort(names.begin(), names.end());
+  EXPECT_EQ(names, (std::vector<std::string>{alive, ".a.ck.tmp.Xy12Zq",
+                                             ".b.ck.tmp.999999999.0", "a.ck"}));
+  for (const std::string &name : {alive, std::string(".a.ck.tmp.Xy12Zq"),
+                                  std::string(".b.ck.tmp.999999999.0")})
+    fs::remove(dir / "ckpts" / name);
   tools::Checkpoint ck;
   std::string error;
   ASSERT_TRUE(tools::readCheckpoint(path("ckpts/a.ck"), &ck, &error)) << error;
@@ -626,6 +698,217 @@ TEST_F(MptTrainTest, AtomicSave) {
       << err;
   EXPECT_EQ(tempFiles(), std::vector<std::string>{});
   EXPECT_FALSE(fs::exists(dir / "nodir"));
+}
+
+/// The metrics lines of `name` without their time_ms.
+std::vector<std::string> metricsOf(const std::string &text) {
+  std::vector<std::string> m;
+  for (const std::string &l : lines(text))
+    m.push_back(withoutTime(l));
+  return m;
+}
+
+// Tests SIGKILL during a checkpoint write, at every byte of the file and
+// after the rename (MPT_TRAIN_TEST_SAVE_FAULT): the checkpoint of the step
+// before (after the rename: the new one) is there intact, checksums and
+// all, and resuming from it ends bit for bit where an uninterrupted run
+// does (final checkpoint and metrics). A kill in the first write leaves no
+// checkpoint.
+TEST_F(MptTrainTest, KillDuringCheckpointWriteKeepsThePrevious) {
+  writeToy();
+  const std::string args =
+      toyArgs() + " --quiet --save " + path("ck") + " --metrics " + path("m.jsonl");
+  for (int steps : {2, 3, 6})
+    ASSERT_EQ(run(toyArgs() + " --quiet --steps " + std::to_string(steps) + " --save " +
+                  path("ref" + std::to_string(steps) + ".ck") + " --metrics " +
+                  path("ref" + std::to_string(steps) + ".jsonl")),
+              0)
+        << log;
+  const std::vector<uint8_t> ref2 = readBytes("ref2.ck"), ref3 = readBytes("ref3.ck"),
+                             ref6 = readBytes("ref6.ck");
+  const std::vector<std::string> refMetrics = metricsOf(readText("ref6.jsonl"));
+  ASSERT_EQ(refMetrics.size(), 6u);
+
+  std::vector<std::string> points;
+  for (size_t n = 0; n <= ref2.size(); ++n)
+    points.push_back(std::to_string(n));
+  points.push_back("renamed");
+  for (const std::string &where : points) {
+    SCOPED_TRACE("killed in the write after step 3, at " + where);
+    fs::remove(dir / "ck");
+    fs::remove(dir / "m.jsonl");
+    const int st = finish(start(args + " --steps 6 --save-every 1",
+                                "MPT_TRAIN_TEST_SAVE_FAULT=3:" + where + ":kill"));
+    ASSERT_TRUE(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL) << st << "\n" << log;
+    ASSERT_EQ(readBytes("ck"), where == "renamed" ? ref3 : ref2);
+    // The temporary had no name yet (O_TMPFILE): nothing is left behind.
+    EXPECT_EQ(tempFiles(), std::vector<std::string>{});
+    tools::Checkpoint ck;
+    std::string error;
+    ASSERT_TRUE(tools::readCheckpoint(path("ck"), &ck, &error)) << error;
+    ASSERT_EQ(run(args + " --steps 6 --resume " + path("ck")), 0) << log;
+    EXPECT_EQ(readBytes("ck"), ref6);
+    // Steps 1-3 of the killed run, then those after the checkpoint again.
+    const std::vector<std::string> m = metricsOf(readText("m.jsonl"));
+    ASSERT_EQ(m.size(), 3 + 6 - ck.steps);
+    for (size_t i = 0; i < m.size(); ++i)
+      EXPECT_EQ(m[i], refMetrics[i < 3 ? i : i - 3 + ck.steps]) << i;
+  }
+  for (const std::string where : {"0", "24", "100", "171", "renamed"}) {
+    SCOPED_TRACE("killed in the first write, at " + where);
+    fs::remove(dir / "ck");
+    const int st = finish(start(args + " --steps 6 --save-every 1",
+                                "MPT_TRAIN_TEST_SAVE_FAULT=1:" + where + ":kill"));
+    ASSERT_TRUE(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL) << st << "\n" << log;
+    tools::Checkpoint ck;
+    std::string error;
+    if (where == "renamed") {
+      ASSERT_TRUE(tools::readCheckpoint(path("ck"), &ck, &error)) << error;
+      EXPECT_EQ(ck.steps, 1u);
+    } else {
+      EXPECT_FALSE(fs::exists(dir / "ck"));
+    }
+    EXPECT_EQ(tempFiles(), std::vector<std::string>{});
+  }
+}
+
+// Tests SIGKILL at varied moments of a run that saves after every step
+// (each some time after the first save): the checkpoint is always complete,
+// no temporary file is left, and resuming from it ends where an
+// uninterrupted run does.
+TEST_F(MptTrainTest, KillAtVariedMomentsKeepsACheckpoint) {
+  writeToy();
+  for (int i = 0; i < 12; ++i) {
+    SCOPED_TRACE("kill " + std::to_string(i));
+    fs::remove(dir / "ck");
+    const pid_t pid =
+        start(toyArgs() + " --quiet --steps 1000000000 --save-every 1 --save " + path("ck"));
+    ASSERT_TRUE(waitUntil([&] { return fs::exists(dir / "ck"); }));
+    std::this_thread::sleep_for(std::chrono::microseconds(100 + (i * 3701) % 40000));
+    ::kill(pid, SIGKILL);
+    const int st = finish(pid);
+    ASSERT_TRUE(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL) << st << "\n" << log;
+    tools::Checkpoint ck;
+    std::string error;
+    ASSERT_TRUE(tools::readCheckpoint(path("ck"), &ck, &error)) << error;
+    const std::string steps = " --steps " + std::to_string(ck.steps + 2);
+    ASSERT_EQ(run(toyArgs() + " --quiet" + steps + " --resume " + path("ck") + " --save " +
+                  path("ck")),
+              0)
+        << log;
+    ASSERT_EQ(run(toyArgs() + " --quiet" + steps + " --save " + path("ref.ck")), 0) << log;
+    EXPECT_EQ(readBytes("ck"), readBytes("ref.ck"));
+    // A kill between naming the complete temporary and the rename leaves
+    // it; the next save to the target removes it.
+    EXPECT_EQ(tempFiles(), std::vector<std::string>{});
+  }
+}
+
+// Tests SIGINT and SIGTERM during a run: the step in progress finishes, the
+// checkpoint is written (no temporary file left), the exit status is 130 or
+// 143, and resuming continues bit for bit. Without --save nothing is
+// written, and stderr says so.
+TEST_F(MptTrainTest, InterruptSavesAndExits) {
+  writeToy();
+  const std::string endless = toyArgs() + " --quiet --steps 1000000000";
+  for (int sig : {SIGINT, SIGTERM}) {
+    const std::string name = sig == SIGINT ? "SIGINT" : "SIGTERM";
+    SCOPED_TRACE(name);
+    fs::remove(dir / "ck");
+    fs::remove(dir / "m.jsonl");
+    const pid_t pid = start(endless + " --save " + path("ck") + " --metrics " + path("m.jsonl"));
+    ASSERT_TRUE(waitUntil([&] { return lines(readText("m.jsonl")).size() >= 3; }));
+    ::kill(pid, sig);
+    const int st = finish(pid);
+    ASSERT_TRUE(WIFEXITED(st)) << st << "\n" << log;
+    EXPECT_EQ(WEXITSTATUS(st), 128 + sig) << log;
+    tools::Checkpoint ck;
+    std::string error;
+    ASSERT_TRUE(tools::readCheckpoint(path("ck"), &ck, &error)) << error;
+    const std::string steps = std::to_string(ck.steps);
+    EXPECT_EQ(lines(readText("m.jsonl")).size(), ck.steps);  // every step run is saved
+    EXPECT_NE(err.find("mpt-train: interrupted: stopping after the current step (interrupt "
+                       "again to abort now)"),
+              std::string::npos)
+        << err;
+    EXPECT_NE(err.find("mpt-train: interrupted by " + name + " after step " + steps +
+                       " of 1000000000: checkpoint written to '" + path("ck") +
+                       "'; continue with --resume " + path("ck")),
+              std::string::npos)
+        << err;
+    EXPECT_NE(out.find("mpt-train: ran " + steps + " steps (1-" + steps + " of 1000000000)"),
+              std::string::npos)
+        << out;
+    EXPECT_EQ(tempFiles(), std::vector<std::string>{});
+
+    const std::string more = " --steps " + std::to_string(ck.steps + 3);
+    ASSERT_EQ(run(toyArgs() + " --quiet" + more + " --resume " + path("ck") + " --save " +
+                  path("ck") + " --metrics " + path("m.jsonl")),
+              0)
+        << log;
+    ASSERT_EQ(run(toyArgs() + " --quiet" + more + " --save " + path("ref.ck") + " --metrics " +
+                  path("ref.jsonl")),
+              0)
+        << log;
+    EXPECT_EQ(readBytes("ck"), readBytes("ref.ck"));
+    EXPECT_EQ(metricsOf(readText("m.jsonl")), metricsOf(readText("ref.jsonl")));
+  }
+
+  const pid_t pid = start(endless + " --metrics " + path("n.jsonl"));
+  ASSERT_TRUE(waitUntil([&] { return !lines(readText("n.jsonl")).empty(); }));
+  ::kill(pid, SIGINT);
+  const int st = finish(pid);
+  ASSERT_TRUE(WIFEXITED(st)) << st << "\n" << log;
+  EXPECT_EQ(WEXITSTATUS(st), 130) << log;
+  EXPECT_NE(err.find(" of 1000000000: no checkpoint written (no --save given)"),
+            std::string::npos)
+      << err;
+  EXPECT_EQ(tempFiles(), std::vector<std::string>{});
+}
+
+// Tests a SIGINT that arrives while a --save-every checkpoint is being
+// written: the write completes and is the run's last checkpoint (exit
+// 130). A second SIGINT aborts at once, killed by the signal, and leaves
+// the checkpoint before intact.
+TEST_F(MptTrainTest, InterruptDuringCheckpointWrite) {
+  writeToy();
+  for (int steps : {1, 2, 5})
+    ASSERT_EQ(run(toyArgs() + " --quiet --steps " + std::to_string(steps) + " --save " +
+                  path("ref" + std::to_string(steps) + ".ck")),
+              0)
+        << log;
+  const std::string args =
+      toyArgs() + " --quiet --steps 100 --save-every 1 --save " + path("ck");
+  auto saying = [&](const std::string &text) {
+    return waitUntil([&] { return readText("err.txt").find(text) != std::string::npos; });
+  };
+
+  pid_t pid = start(args, "MPT_TRAIN_TEST_SAVE_FAULT=2:30:wait");
+  ASSERT_TRUE(saying("test fault: pausing until a signal in checkpoint write 2 after 30 bytes"));
+  ::kill(pid, SIGINT);
+  int st = finish(pid);
+  ASSERT_TRUE(WIFEXITED(st)) << st << "\n" << log;
+  EXPECT_EQ(WEXITSTATUS(st), 130) << log;
+  EXPECT_NE(err.find("interrupted by SIGINT after step 2 of 100"), std::string::npos) << err;
+  EXPECT_EQ(readBytes("ck"), readBytes("ref2.ck"));
+  ASSERT_EQ(run(toyArgs() + " --quiet --steps 5 --resume " + path("ck") + " --save " +
+                path("ck")),
+            0)
+      << log;
+  EXPECT_EQ(readBytes("ck"), readBytes("ref5.ck"));
+
+  fs::remove(dir / "ck");
+  pid = start(args, "MPT_TRAIN_TEST_SAVE_FAULT=2:30:pause=30000");
+  ASSERT_TRUE(saying("test fault: pausing 30000 ms in checkpoint write 2 after 30 bytes"));
+  ::kill(pid, SIGINT);
+  ASSERT_TRUE(saying("mpt-train: interrupted: stopping after the current step"));
+  ::kill(pid, SIGINT);
+  const auto sent = std::chrono::steady_clock::now();
+  st = finish(pid);
+  EXPECT_LT(std::chrono::steady_clock::now() - sent, std::chrono::seconds(10));
+  ASSERT_TRUE(WIFSIGNALED(st) && WTERMSIG(st) == SIGINT) << st << "\n" << log;
+  EXPECT_NE(err.find("mpt-train: interrupted again: aborting now"), std::string::npos) << err;
+  EXPECT_EQ(readBytes("ck"), readBytes("ref1.ck"));
 }
 
 // Tests checkpoint rejection through the tool: truncated, corrupt, not a
@@ -669,7 +952,10 @@ TEST_F(MptTrainTest, BadCheckpointsRejected) {
   } cases[] = {
       {"trunc.ck", "checkpoint '" + path("trunc.ck") + "': truncated"},
       {"flip.ck", "checkpoint '" + path("flip.ck") + "': corrupt: tensor 0 ('w'): checksum mismatch"},
-      {"steps.ck", "checkpoint '" + path("steps.ck") + "': corrupt: file checksum mismatch"},
+      {"steps.ck", "checkpoint '" + path("steps.ck") +
+                       "': corrupt: file checksum mismatch (every tensor's own checksum "
+                       "matches: the header, which holds the step count, or the file "
+                       "checksum itself changed)"},
       {"junk.ck", "not an mpt-train checkpoint (bad magic)"},
       {"missing.ck", "checkpoint: cannot open '" + path("missing.ck") + "'"},
       {"w5.ck", "checkpoint '" + path("w5.ck") +
@@ -859,6 +1145,9 @@ TEST_F(MptTrainTest, UsageErrors) {
       {plan + " --steps 1 --save-every 2", "--save-every needs --save FILE"},
       {plan + " --steps 1 --resume a --param w=b", "--param and --resume exclude each other"},
       {plan + " --steps 1 --metrics", "option '--metrics' needs a value"},
+      {plan + " --steps 1 --metrics ''", "option '--metrics' needs a value"},
+      {plan + " --steps 1 --save ''", "option '--save' needs a value"},
+      {plan + " --steps 1 --resume ''", "option '--resume' needs a value"},
       {plan + " --steps 1 --input x=" + path("x.npy"), "--input x given twice"},
   };
   for (auto &c : cases) {
@@ -871,7 +1160,9 @@ TEST_F(MptTrainTest, UsageErrors) {
        {"--input NAME=FILE", "--synthetic ", "--synthetic-int-range R", "(default 2)",
         "--seed S", "--param NAME=FILE", "--steps N", "--entry NAME", "--device auto|NAME",
         "MPTRT_NUM_THREADS", "--metrics FILE", "--log-every K", "--quiet", "--save FILE",
-        "--save-every K", "--resume FILE", "Exit status: 0 success, 1", "2 usage error"})
+        "--save-every K", "--resume FILE", "Exit status: 0 success, 1", "2 usage error",
+        "SIGINT (Ctrl-C) or SIGTERM", "exits with status 130", "143 (SIGTERM)",
+        "a second signal aborts at once", "130 / 143"})
     EXPECT_NE(out.find(flag), std::string::npos) << flag;
   // An unwritable metrics file is a data error.
   EXPECT_EQ(run(plan + " --steps 1 --metrics " + path("no/such/dir/m.jsonl")), 1) << log;

@@ -341,6 +341,20 @@ TEST(PlanFormatRules, Tensors) {
   expectRejected([](Plan &p) { p.tensors[0].shape = {2, -3}; }, "negative dimension");
   expectRejected([](Plan &p) { p.tensors[0].shape = {1 << 30, 1 << 30}; },
                  "overflows 2^48");
+  // Products that overflow int64 and uint64, not only 2^48.
+  expectRejected([](Plan &p) { p.tensors[0].shape = {INT64_MAX, INT64_MAX}; },
+                 "tensor 0 'x': byte size overflows 2^48");
+  expectRejected([](Plan &p) { p.tensors[0].shape = {int64_t(1) << 32, int64_t(1) << 32, 16}; },
+                 "tensor 0 'x': byte size overflows 2^48");
+  expectRejected([](Plan &p) { p.tensors[0].shape = {3, INT64_MIN}; },
+                 "tensor 0 'x': negative dimension");
+  // A zero dimension does not hide an overflowing one.
+  expectRejected([](Plan &p) { p.tensors[0].shape = {INT64_MAX, 0, -1}; },
+                 "negative dimension -1");
+  // An initial value that the constants blob holds only in part: its data is
+  // shorter than its shape says.
+  expectRejected([](Plan &p) { p.tensors[1].shape = {5, 5}; },
+                 "tensor 1 'w': bytes [0, 100) lie outside the constants blob of 80 bytes");
   expectRejected([](Plan &p) { p.tensors[4].offset = 32; }, "not a multiple of 64");
   expectRejected([](Plan &p) { p.tensors[3].offset = alignUp(p.constants.size()); },
                  "outside the constants blob");

@@ -10,6 +10,7 @@
 #include "gtest/gtest.h"
 
 #include <fstream>
+#include <functional>
 
 using namespace mlir;
 using namespace mpt;
@@ -140,6 +141,203 @@ TEST(ImportBuffer, StatusSeparatesUnsupportedFromBroken) {
   r = importOnnxBuffer(std::string("\x0a\xff\xff", 3), false, "bad.onnx", ".", ctx);
   EXPECT_EQ(r.status, OnnxImportStatus::Failed);
   EXPECT_NE(capture.text.find("truncated or corrupt"), std::string::npos);
+}
+
+/// A binary model: y = Add(x, w) + s-shaped Reshape, where x is a float
+/// [2, 3] graph input, w a float [2, 3] parameter initializer and s an
+/// int64 [2] constant initializer, both stored as raw_data.
+onnx::ModelProto addModel() {
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  auto *opset = m.add_opset_import();
+  opset->set_domain("");
+  opset->set_version(17);
+  auto *g = m.mutable_graph();
+  g->set_name("g");
+  auto valueInfo = [](onnx::ValueInfoProto *v, const char *name) {
+    v->set_name(name);
+    auto *t = v->mutable_type()->mutable_tensor_type();
+    t->set_elem_type(onnx::TensorProto::FLOAT);
+    t->mutable_shape()->add_dim()->set_dim_value(2);
+    t->mutable_shape()->add_dim()->set_dim_value(3);
+  };
+  valueInfo(g->add_input(), "x");
+  valueInfo(g->add_output(), "y");
+  auto *w = g->add_initializer();
+  w->set_name("w");
+  w->set_data_type(onnx::TensorProto::FLOAT);
+  w->add_dims(2);
+  w->add_dims(3);
+  w->set_raw_data(std::string(24, '\0'));
+  auto *s = g->add_initializer();
+  s->set_name("s");
+  s->set_data_type(onnx::TensorProto::INT64);
+  s->add_dims(2);
+  const int64_t shape[2] = {3, 2};
+  s->set_raw_data(
+      std::string(reinterpret_cast<const char *>(shape), sizeof(shape)));
+  auto *add = g->add_node();
+  add->set_op_type("Add");
+  add->set_name("add");
+  add->add_input("x");
+  add->add_input("w");
+  add->add_output("sum");
+  auto *reshape = g->add_node();
+  reshape->set_op_type("Reshape");
+  reshape->set_name("reshape");
+  reshape->add_input("sum");
+  reshape->add_input("s");
+  reshape->add_output("t");
+  auto *back = g->add_node();
+  back->set_op_type("Reshape");
+  back->set_name("back");
+  back->add_input("t");
+  back->add_input("s2");
+  back->add_output("y");
+  auto *s2 = g->add_initializer();
+  *s2 = *s;
+  s2->set_name("s2");
+  const int64_t original[2] = {2, 3};
+  s2->set_raw_data(
+      std::string(reinterpret_cast<const char *>(original), sizeof(original)));
+  return m;
+}
+
+/// Imports `bytes` from a file named `name` in a fresh directory; returns
+/// the status, with every diagnostic as "LOCATION: MESSAGE" in `text`.
+OnnxImportStatus importFile(const std::string &bytes, const std::string &name,
+                            std::string *path, std::string *text) {
+  SmallString<128> dir;
+  EXPECT_FALSE(llvm::sys::fs::createUniqueDirectory("mpt-bad-onnx", dir));
+  *path = std::string(dir) + "/" + name;
+  std::ofstream(*path, std::ios::binary) << bytes;
+  MLIRContext ctx;
+  ScopedDiagnosticHandler handler(&ctx, [&](Diagnostic &d) {
+    llvm::raw_string_ostream os(*text);
+    d.getLocation().print(os);
+    os << ": " << d.str() << "\n";
+    return success();
+  });
+  OnnxImportStatus status = importOnnxFile(*path, ctx).status;
+  llvm::sys::fs::remove_directories(dir);
+  return status;
+}
+
+// Tests binary models with broken tensors and shapes: each fails with one
+// error that names the file and the tensor or input, and nothing crashes.
+TEST(ImportBuffer, BadTensorsAndShapesInBinaryModels) {
+  {
+    std::string path, text;
+    EXPECT_EQ(
+        importFile(addModel().SerializeAsString(), "good.onnx", &path, &text),
+        OnnxImportStatus::Imported)
+        << text;
+  }
+  struct Case {
+    const char *what;
+    std::function<void(onnx::GraphProto &)> damage;
+    std::string message;
+  };
+  const Case cases[] = {
+      {"parameter raw_data too short",
+       [](onnx::GraphProto &g) {
+         g.mutable_initializer(0)->set_raw_data(std::string(20, 0));
+       },
+       "tensor 'w' has 20 bytes of raw_data but its shape 'tensor<2x3xf32>' "
+       "needs 6 x 4 bytes"},
+      {"constant raw_data too long",
+       [](onnx::GraphProto &g) {
+         g.mutable_initializer(1)->mutable_raw_data()->append(8, 0);
+       },
+       "tensor 's' has 24 bytes of raw_data but its shape 'tensor<2xi64>' "
+       "needs 2 x 8 bytes"},
+      {"parameter dims overflowing int64",
+       [](onnx::GraphProto &g) {
+         auto *w = g.mutable_initializer(0);
+         w->set_dims(0, int64_t(1) << 40);
+         w->set_dims(1, int64_t(1) << 40);
+       },
+       "parameter 'w' has a bad shape: the element count of "
+       "1099511627776x1099511627776 overflows int64"},
+      {"constant dims overflowing int64",
+       [](onnx::GraphProto &g) {
+         auto *s = g.mutable_initializer(1);
+         s->set_dims(0, int64_t(1) << 62);
+         s->add_dims(4);
+       },
+       "tensor 's' has a bad shape: the element count of "
+       "4611686018427387904x4 overflows int64"},
+      {"constant whose dims fit but whose bytes do not",
+       [](onnx::GraphProto &g) {
+         g.mutable_initializer(1)->set_dims(0, int64_t(1) << 61);
+       },
+       "tensor 's' has 16 bytes of raw_data but its shape "
+       "'tensor<2305843009213693952xi64>' "
+       "needs 2305843009213693952 x 8 bytes"},
+      {"negative initializer dim",
+       [](onnx::GraphProto &g) { g.mutable_initializer(1)->set_dims(0, -2); },
+       "tensor 's' has a bad shape: dimension 0 is negative (-2)"},
+      {"negative input dim",
+       [](onnx::GraphProto &g) {
+         g.mutable_input(0)
+             ->mutable_type()
+             ->mutable_tensor_type()
+             ->mutable_shape()
+             ->mutable_dim(1)
+             ->set_dim_value(-3);
+       },
+       "dimension 1 of graph input 'x' is negative (-3)"},
+      {"input dims overflowing int64",
+       [](onnx::GraphProto &g) {
+         auto *shape = g.mutable_input(0)
+                           ->mutable_type()
+                           ->mutable_tensor_type()
+                           ->mutable_shape();
+         shape->mutable_dim(0)->set_dim_value(int64_t(1) << 62);
+         shape->mutable_dim(1)->set_dim_value(int64_t(1) << 62);
+       },
+       "graph input 'x' has a bad shape: the element count of "
+       "4611686018427387904x4611686018427387904 overflows int64"},
+      {"cycle",
+       [](onnx::GraphProto &g) { g.mutable_node(0)->set_input(0, "t"); },
+       "the graph has a cycle: Add node 'add' uses 't' from Reshape node "
+       "'reshape', which "
+       "uses 'sum' from Add node 'add'"},
+  };
+  for (const Case &c : cases) {
+    SCOPED_TRACE(c.what);
+    onnx::ModelProto m = addModel();
+    c.damage(*m.mutable_graph());
+    std::string path, text;
+    EXPECT_NE(importFile(m.SerializeAsString(), "bad.onnx", &path, &text),
+              OnnxImportStatus::Imported);
+    EXPECT_NE(text.find(path), std::string::npos) << text;
+    EXPECT_NE(text.find(c.message), std::string::npos) << text;
+  }
+}
+
+// Tests every truncation of a binary model and a few wrong magic bytes:
+// each either imports (protobuf can end at a field boundary) or fails with
+// a message naming the file; nothing crashes.
+TEST(ImportBuffer, TruncatedAndWrongBytes) {
+  const std::string good = addModel().SerializeAsString();
+  for (size_t n = 0; n < good.size(); ++n) {
+    std::string path, text;
+    if (importFile(good.substr(0, n), "cut.onnx", &path, &text) !=
+        OnnxImportStatus::Imported) {
+      EXPECT_NE(text.find(path), std::string::npos)
+          << n << ": " << text; // an error, too
+    }
+  }
+  for (const std::string &junk :
+       {std::string("\x89PNG\r\n\x1a\n", 8), std::string("MPTPLAN\0", 8),
+        std::string(64, '\xff')}) {
+    std::string path, text;
+    EXPECT_EQ(importFile(junk, "junk.onnx", &path, &text),
+              OnnxImportStatus::Failed);
+    EXPECT_NE(text.find(path), std::string::npos) << text;
+    EXPECT_NE(text.find("not a valid ONNX model"), std::string::npos) << text;
+  }
 }
 
 } // namespace

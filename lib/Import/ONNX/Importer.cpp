@@ -85,6 +85,8 @@ private:
   LogicalResult checkOpsets();
   LogicalResult checkSupported();
   LogicalResult checkStructure();
+  bool reportCycle(const llvm::StringMap<int> &producer,
+                   const llvm::StringSet<> &graphValues);
   void classifyInitializers();
   void findDeduplicatedInitializers();
   FailureOr<RankedTensorType> inputType(const onnx::ValueInfoProto &info);
@@ -148,9 +150,75 @@ LogicalResult GraphImporter::checkSupported() {
   return success(ok);
 }
 
+/// Finds a cycle among the nodes (a node that, through other nodes' outputs,
+/// uses its own) and reports the first one found, naming each node and value
+/// on it. `graphValues` are the graph inputs and initializers.
+bool GraphImporter::reportCycle(const llvm::StringMap<int> &producer,
+                                const llvm::StringSet<> &graphValues) {
+  // Depth-first over "node uses an output of node" edges; a node met again
+  // while still on the path closes a cycle.
+  enum State : uint8_t { kNew, kOnPath, kDone };
+  std::vector<State> state(graph.node_size(), kNew);
+  struct Frame {
+    int node, nextInput;
+  };
+  for (int root = 0; root < graph.node_size(); ++root) {
+    if (state[root] != kNew)
+      continue;
+    SmallVector<Frame> path{{root, 0}};
+    state[root] = kOnPath;
+    while (!path.empty()) {
+      Frame &top = path.back();
+      const auto &node = graph.node(top.node);
+      if (top.nextInput == node.input_size()) {
+        state[top.node] = kDone;
+        path.pop_back();
+        continue;
+      }
+      const std::string &in = node.input(top.nextInput++);
+      auto it = producer.find(in);
+      if (in.empty() || graphValues.contains(in) || it == producer.end())
+        continue;
+      const int next = it->second;
+      if (state[next] == kNew) {
+        state[next] = kOnPath;
+        path.push_back({next, 0});
+        continue;
+      }
+      if (state[next] == kDone)
+        continue;
+      // path[k].node == next ... top.node, each using an output of the next
+      // frame's node, and top.node uses `in` from next.
+      auto describe = [&](int n) {
+        return graph.node(n).op_type() + " node '" + nodeName(n) + "'";
+      };
+      auto diag = emitError(locFor(nodeName(next)));
+      if (next == top.node) {
+        diag << describe(next) << " uses its own output '" << in
+             << "': the graph has a cycle";
+        return true;
+      }
+      size_t k = path.size() - 1;
+      while (path[k].node != next)
+        --k;
+      diag << "the graph has a cycle: " << describe(path[k].node);
+      for (size_t j = k; j < path.size(); ++j) {
+        const auto &user = graph.node(path[j].node);
+        const int from = j + 1 < path.size() ? path[j + 1].node : next;
+        diag << (j == k ? " uses '" : ", which uses '")
+             << user.input(path[j].nextInput - 1) << "' from "
+             << describe(from);
+      }
+      return true;
+    }
+  }
+  return false;
+}
+
 /// Every input is defined before use: by a graph input, an initializer, or
-/// an earlier node. A later producer means the graph is not sorted; no
-/// producer at all is a dangling input.
+/// an earlier node. A node that depends on itself is a cycle; a later
+/// producer otherwise means the graph is not sorted; no producer at all is a
+/// dangling input.
 LogicalResult GraphImporter::checkStructure() {
   llvm::StringMap<int> producer;
   for (int i = 0; i < graph.node_size(); ++i)
@@ -162,6 +230,8 @@ LogicalResult GraphImporter::checkStructure() {
     defined.insert(in.name());
   for (const auto &init : graph.initializer())
     defined.insert(init.name());
+  if (reportCycle(producer, defined))
+    return failure();
   bool ok = true;
   for (int i = 0; i < graph.node_size(); ++i) {
     const auto &node = graph.node(i);
@@ -318,13 +388,21 @@ GraphImporter::inputType(const onnx::ValueInfoProto &info) {
   }
   SmallVector<int64_t> shape;
   auto bound = options.inputShapes.find(info.name());
+  // Every shape returned passes checkShape.
+  auto typeFor = [&](ArrayRef<int64_t> dims) -> FailureOr<RankedTensorType> {
+    if (std::string bad = checkShape(dims); !bad.empty())
+      return emitError(loc) << "graph input '" << info.name()
+                            << "' has a bad shape: " << bad,
+             failure();
+    return RankedTensorType::get(dims, element);
+  };
   if (!tensor.has_shape()) {
     if (bound == options.inputShapes.end())
       return emitError(loc) << "graph input '" << info.name()
                             << "' has no shape; bind one with --input-shape "
                             << info.name() << "=d0,d1,...",
              failure();
-    return RankedTensorType::get(bound->second, element);
+    return typeFor(bound->second);
   }
   const auto &dims = tensor.shape().dim();
   if (bound != options.inputShapes.end()) {
@@ -340,10 +418,15 @@ GraphImporter::inputType(const onnx::ValueInfoProto &info) {
                               << bound->second[i] << " but the model fixes it at "
                               << dims[i].dim_value(),
                failure();
-    return RankedTensorType::get(bound->second, element);
+    return typeFor(bound->second);
   }
   for (int i = 0; i < dims.size(); ++i) {
-    if (!dims[i].has_dim_value() || dims[i].dim_value() < 0)
+    if (dims[i].has_dim_value() && dims[i].dim_value() < 0)
+      return emitError(loc)
+                 << "dimension " << i << " of graph input '" << info.name()
+                 << "' is negative (" << dims[i].dim_value() << ")",
+             failure();
+    if (!dims[i].has_dim_value())
       return emitError(loc)
                  << "dimension " << i << " of graph input '" << info.name()
                  << "' is dynamic"
@@ -355,7 +438,7 @@ GraphImporter::inputType(const onnx::ValueInfoProto &info) {
              failure();
     shape.push_back(dims[i].dim_value());
   }
-  return RankedTensorType::get(shape, element);
+  return typeFor(shape);
 }
 
 FailureOr<DenseElementsAttr>
@@ -524,6 +607,10 @@ OnnxImportResult GraphImporter::run() {
     }
     // Parameters are FP32 master values whatever their stored type.
     SmallVector<int64_t> shape(init.dims().begin(), init.dims().end());
+    if (std::string bad = checkShape(shape); !bad.empty()) {
+      emitError(loc) << "parameter '" << name << "' has a bad shape: " << bad;
+      return false;
+    }
     auto type = RankedTensorType::get(shape, builder.getF32Type());
     Value param = body->addArgument(type, loc);
     argNames.push_back({kParamAttrName, name});

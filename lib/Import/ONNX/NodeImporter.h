@@ -58,6 +58,13 @@ mlir::Type convertElementType(int32_t onnxType, mlir::MLIRContext *ctx);
 /// Name of an ONNX element type code, for diagnostics.
 llvm::StringRef elementTypeName(int32_t onnxType);
 
+/// Checks a static shape read from a model: no negative dimension, and an
+/// element count that fits in int64 (so that types and byte sizes built
+/// from it cannot overflow). Returns "" or what is wrong, e.g. "dimension 1
+/// is negative (-3)" or "the element count of 4294967296x4294967296
+/// overflows int64"; the caller names the tensor.
+std::string checkShape(llvm::ArrayRef<int64_t> shape);
+
 /// Converts a TensorProto to an attribute. `baseDir` resolves external data.
 /// Emits a diagnostic at `loc` and fails on unsupported types or bad data.
 llvm::FailureOr<mlir::DenseElementsAttr>

@@ -8,6 +8,8 @@
 //===----------------------------------------------------------------------===//
 #include "NodeImporter.h"
 
+#include "llvm/Support/MathExtras.h"
+
 using namespace mlir;
 
 namespace mpt::onnx_import {
@@ -131,17 +133,16 @@ LogicalResult importReshape(NodeContext &c) {
     if (d < -1)
       return c.emitError() << "shape entry " << i << " is " << d;
     dims.push_back(d);
-    known *= d;
+    if (llvm::MulOverflow(known, d, known))
+      return c.emitError() << "cannot reshape " << input
+                           << ": the shape's element count overflows int64";
   }
   if (inferAt >= 0) {
     if (known == 0 || input.getNumElements() % known != 0)
       return c.emitError() << "cannot infer the -1 in shape for " << input;
     dims[inferAt] = input.getNumElements() / known;
   }
-  int64_t count = 1;
-  for (int64_t d : dims)
-    count *= d;
-  if (count != input.getNumElements())
+  if (ShapedType::getNumElements(dims) != input.getNumElements())
     return c.emitError() << "cannot reshape " << input << " into "
                          << withShape(input, dims);
   c.setResults(c.createTyped<ReshapeOp>(withShape(input, dims), {c.input(0)}));
@@ -351,9 +352,11 @@ LogicalResult importExpand(NodeContext &c) {
     return failure();
   auto input = c.inputType(0);
   auto out = broadcastShapes(input.getShape(), *shape);
-  if (!out)
+  if (!out || !checkShape(*out).empty())
     return c.emitError() << "cannot broadcast " << input << " with shape ["
-                         << llvm::make_range(shape->begin(), shape->end()) << "]";
+                         << llvm::make_range(shape->begin(), shape->end())
+                         << "]"
+                         << (out ? ": in the result, " + checkShape(*out) : "");
   c.setResults(c.createTyped<ExpandOp>(withShape(input, *out), {c.input(0)}));
   return success();
 }
@@ -379,8 +382,12 @@ LogicalResult importRange(NodeContext &c) {
     return failure();
   if (*delta == 0)
     return c.emitError() << "delta is 0";
-  int64_t count = std::max<int64_t>(
-      0, static_cast<int64_t>(std::ceil((*limit - *start) / *delta)));
+  const double steps = std::ceil((*limit - *start) / *delta);
+  if (!(steps < 0x1p62)) // also NaN
+    return c.emitError() << "start " << *start << ", limit " << *limit
+                         << " and delta " << *delta << " give " << steps
+                         << " elements";
+  int64_t count = std::max<int64_t>(0, static_cast<int64_t>(steps));
   auto type = RankedTensorType::get({count}, c.inputType(0).getElementType());
   c.setResults(c.createTyped<RangeOp>(type, {c.input(0), c.input(1), c.input(2)}));
   return success();
@@ -412,6 +419,10 @@ LogicalResult importConstantOfShape(NodeContext &c) {
       return c.emitError() << "value must hold one element";
     value = t->getSplatValue<Attribute>();
   }
+  if (std::string bad = checkShape(*shape); !bad.empty())
+    return c.emitError() << "bad shape ["
+                         << llvm::make_range(shape->begin(), shape->end())
+                         << "]: " << bad;
   auto type = RankedTensorType::get(*shape, cast<TypedAttr>(value).getType());
   c.setResults(c.createTyped<ConstantOfShapeOp>(
       type, {}, {c.named("value", value)}));

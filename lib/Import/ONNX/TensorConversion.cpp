@@ -4,6 +4,7 @@
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Diagnostics.h"
 #include "llvm/ADT/SmallString.h"
+#include "llvm/Support/MathExtras.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 
@@ -35,6 +36,23 @@ StringRef elementTypeName(int32_t onnxType) {
   if (onnxType >= 0 && onnxType < static_cast<int32_t>(std::size(names)))
     return names[onnxType];
   return "unknown";
+}
+
+std::string checkShape(ArrayRef<int64_t> shape) {
+  int64_t count = 1;
+  bool overflow = false;
+  for (auto [i, d] : llvm::enumerate(shape)) {
+    if (d < 0)
+      return "dimension " + std::to_string(i) + " is negative (" +
+             std::to_string(d) + ")";
+    overflow |= llvm::MulOverflow(count, d, count);
+  }
+  if (!overflow)
+    return "";
+  std::string dims;
+  for (int64_t d : shape)
+    dims += (dims.empty() ? "" : "x") + std::to_string(d);
+  return "the element count of " + dims + " overflows int64";
 }
 
 /// Reads the bytes of an externally stored tensor.
@@ -90,16 +108,12 @@ FailureOr<DenseElementsAttr> convertTensor(const onnx::TensorProto &tensor,
                           << ", which MPT does not support",
            failure();
   }
-  SmallVector<int64_t> shape;
-  int64_t count = 1;
-  for (int64_t d : tensor.dims()) {
-    if (d < 0)
-      return emitError(loc) << "tensor '" << tensor.name()
-                            << "' has a negative dimension",
-             failure();
-    shape.push_back(d);
-    count *= d;
-  }
+  SmallVector<int64_t> shape(tensor.dims().begin(), tensor.dims().end());
+  if (std::string bad = checkShape(shape); !bad.empty())
+    return emitError(loc) << "tensor '" << tensor.name()
+                          << "' has a bad shape: " << bad,
+           failure();
+  const int64_t count = ShapedType::getNumElements(shape);
   auto type = RankedTensorType::get(shape, element);
   unsigned bits = element.isInteger(1) ? 8 : element.getIntOrFloatBitWidth();
   size_t bytes = bits / 8;
@@ -124,8 +138,16 @@ FailureOr<DenseElementsAttr> convertTensor(const onnx::TensorProto &tensor,
   };
 
   if (raw) {
-    if (raw->size() != static_cast<size_t>(count) * bytes)
-      return badSize(raw->size() / std::max<size_t>(bytes, 1));
+    // count * bytes may not fit in 64 bits (count only fits in int64).
+    const uint64_t elements = static_cast<uint64_t>(count);
+    if (elements > UINT64_MAX / std::max<size_t>(bytes, 1) ||
+        raw->size() != elements * bytes)
+      return emitError(loc) << "tensor '" << tensor.name() << "' has "
+                            << raw->size() << " bytes of "
+                            << (raw == &external ? "external data" : "raw_data")
+                            << " but its shape " << type << " needs " << count
+                            << " x " << bytes << " bytes",
+             failure();
     if (element.isInteger(1)) {
       SmallVector<bool> values;
       for (char c : *raw)

@@ -6,10 +6,15 @@
 
 #include <array>
 #include <cerrno>
+#include <csignal>
+#include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <map>
 
+#include <dirent.h>
 #include <fcntl.h>
+#include <set>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -50,6 +55,92 @@ std::string parentDir(const std::string &path) {
 
 bool knownDtype(uint32_t code) { return code >= MPTRT_F32 && code <= MPTRT_I1; }
 
+//===----------------------------------------------------------------------===//
+// The test-only fault: MPT_TRAIN_TEST_SAVE_FAULT="K:WHERE:ACTION"
+//===----------------------------------------------------------------------===//
+
+/// Where and how the K-th checkpoint write of this process stops. WHERE is
+/// a byte count N (once N bytes of the file are written and flushed; 0 is
+/// right after the temporary file is created) or "renamed" (after the
+/// rename, before the directory's fsync). ACTION is "kill" (SIGKILL, as a
+/// crash or `kill -9` would), "pause=MS" (sleep MS milliseconds, through
+/// signals, then go on) or "wait" (sleep until a signal is handled, at most
+/// a minute, then go on).
+struct SaveFault {
+  uint64_t save = 0;  // 0: no fault
+  uint64_t bytes = UINT64_MAX;
+  bool afterRename = false;
+  bool untilSignal = false;  // "wait"
+  long pauseMs = -1;  // < 0: kill
+};
+
+SaveFault parseSaveFault() {
+  SaveFault f;
+  const char *text = std::getenv("MPT_TRAIN_TEST_SAVE_FAULT");
+  if (!text)
+    return f;
+  const std::string s = text;
+  const size_t a = s.find(':'), b = a == std::string::npos ? a : s.find(':', a + 1);
+  if (b == std::string::npos) {
+    std::fprintf(stderr, "mpt-train: ignoring MPT_TRAIN_TEST_SAVE_FAULT='%s'\n", text);
+    return f;
+  }
+  const std::string where = s.substr(a + 1, b - a - 1), action = s.substr(b + 1);
+  f.afterRename = where == "renamed";
+  if (!f.afterRename)
+    f.bytes = std::strtoull(where.c_str(), nullptr, 10);
+  if (action.rfind("pause=", 0) == 0)
+    f.pauseMs = std::strtol(action.c_str() + 6, nullptr, 10);
+  f.untilSignal = action == "wait";
+  if (f.untilSignal)
+    f.pauseMs = 60000;
+  f.save = std::strtoull(s.c_str(), nullptr, 10);
+  return f;
+}
+
+const SaveFault &saveFault() {
+  static const SaveFault fault = parseSaveFault();
+  return fault;
+}
+
+void triggerSaveFault(const char *where) {
+  const SaveFault &f = saveFault();
+  if (f.pauseMs < 0)
+    ::raise(SIGKILL);
+  std::fprintf(stderr, "mpt-train: test fault: pausing %s in checkpoint write %llu %s\n",
+               f.untilSignal ? "until a signal" : (std::to_string(f.pauseMs) + " ms").c_str(),
+               static_cast<unsigned long long>(f.save), where);
+  timespec left = {f.pauseMs / 1000, (f.pauseMs % 1000) * 1000000};
+  while (::nanosleep(&left, &left) != 0 && errno == EINTR && !f.untilSignal) {
+  }
+}
+
+/// Removes the temporaries `PREFIX<pid>.<n>` in `dir` that a process no
+/// longer alive left: one killed between naming its complete temporary and
+/// renaming it (a window of two system calls). A live process's file, say
+/// another mpt-train saving to the same target, is kept; mkstemp's names
+/// (no pid) are never touched.
+void removeStaleTemporaries(const std::string &dir, const std::string &prefix) {
+  const size_t slash = prefix.rfind('/');
+  const std::string stem = prefix.substr(slash + 1);
+  DIR *d = ::opendir(dir.c_str());
+  if (!d)
+    return;
+  while (const dirent *e = ::readdir(d)) {
+    const std::string name = e->d_name;
+    if (name.compare(0, stem.size(), stem) != 0)
+      continue;
+    char *end = nullptr;
+    const long pid = std::strtol(name.c_str() + stem.size(), &end, 10);
+    if (pid <= 0 || end == name.c_str() + stem.size() || *end != '.' ||
+        std::strspn(end + 1, "0123456789") != std::strlen(end + 1) || end[1] == '\0')
+      continue;
+    if (pid != ::getpid() && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH)
+      ::unlink((prefix.substr(0, slash + 1) + name).c_str());
+  }
+  ::closedir(d);
+}
+
 } // namespace
 
 
@@ -64,10 +155,33 @@ void CheckpointWriter::discard() {
     std::fclose(file_);
     file_ = nullptr;
   }
-  if (!tempPath_.empty()) {
+  if (named_)
     ::unlink(tempPath_.c_str());
-    tempPath_.clear();
+  tempPath_.clear();
+  named_ = false;
+}
+
+std::string CheckpointWriter::tempLabel() const {
+  return named_ ? "'" + tempPath_ + "'"
+                : "the unnamed temporary file in '" + parentDir(path_) + "'";
+}
+
+bool CheckpointWriter::nameTemporary(std::string *error) {
+  const std::string self = "/proc/self/fd/" + std::to_string(::fileno(file_));
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    const std::string name =
+        tempPrefix_ + std::to_string(::getpid()) + "." + std::to_string(attempt);
+    if (::linkat(AT_FDCWD, self.c_str(), AT_FDCWD, name.c_str(), AT_SYMLINK_FOLLOW) == 0) {
+      tempPath_ = name;
+      named_ = true;
+      return true;
+    }
+    if (errno != EEXIST)
+      break;
   }
+  *error = "cannot name " + tempLabel() + " (checkpoint '" + path_ + "'): " + systemError();
+  discard();
+  return false;
 }
 
 bool CheckpointWriter::open(const std::string &path, uint64_t steps, uint32_t count,
@@ -75,28 +189,45 @@ bool CheckpointWriter::open(const std::string &path, uint64_t steps, uint32_t co
   discard();
   path_ = path;
   // A hidden temporary beside the target, so the rename stays in one file
-  // system; mkstemp makes the name unique.
+  // system. Where the kernel, the file system and /proc allow it, it has
+  // no name until it is complete (O_TMPFILE; nameTemporary links it), so a
+  // crash mid-write leaves nothing; otherwise mkstemp names it at once.
   const std::string dir = parentDir(path);
   const size_t slash = path.rfind('/');
   const std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
-  std::string templ = (dir == "/" ? "" : dir) + "/." + base + ".tmp.XXXXXX";
-  std::vector<char> buffer(templ.begin(), templ.end());
-  buffer.push_back('\0');
-  const int fd = ::mkstemp(buffer.data());
+  tempPrefix_ = (dir == "/" ? "" : dir) + "/." + base + ".tmp.";
+  static std::set<std::string> cleaned;  // once per target and process
+  if (cleaned.insert(tempPrefix_).second)
+    removeStaleTemporaries(dir, tempPrefix_);
+  int fd = -1;
+#ifdef O_TMPFILE
+  if (::access("/proc/self/fd", X_OK) == 0)
+    fd = ::open(dir.c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, 0666);  // 0666 & ~umask
+#endif
   if (fd < 0) {
-    *error = "cannot create a temporary file in '" + dir + "' for checkpoint '" + path +
-             "': " + systemError();
-    return false;
+    std::string templ = tempPrefix_ + "XXXXXX";
+    std::vector<char> buffer(templ.begin(), templ.end());
+    buffer.push_back('\0');
+    fd = ::mkstemp(buffer.data());
+    if (fd < 0) {
+      *error = "cannot create a temporary file in '" + dir + "' for checkpoint '" + path +
+               "': " + systemError();
+      return false;
+    }
+    tempPath_ = buffer.data();
+    named_ = true;
+    // mkstemp creates 0600; give the checkpoint the usual 0666 & ~umask.
+    const mode_t mask = ::umask(0);
+    ::umask(mask);
+    (void)::fchmod(fd, 0666 & ~mask);
   }
-  tempPath_ = buffer.data();
-  // mkstemp creates 0600; give the checkpoint the usual 0666 & ~umask.
-  const mode_t mask = ::umask(0);
-  ::umask(mask);
-  (void)::fchmod(fd, 0666 & ~mask);
+  static uint64_t savesBegun = 0;
+  faultArmed_ = saveFault().save == ++savesBegun;
+  written_ = 0;
   file_ = ::fdopen(fd, "wb");
   if (!file_) {
     ::close(fd);
-    *error = "cannot open '" + tempPath_ + "': " + systemError();
+    *error = "cannot open " + tempLabel() + ": " + systemError();
     discard();
     return false;
   }
@@ -115,11 +246,31 @@ bool CheckpointWriter::write(const void *data, size_t n, std::string *error) {
     *error = "checkpoint '" + path_ + "': writer is not open";
     return false;
   }
-  if (n && std::fwrite(data, 1, n, file_) != n) {
-    *error = "cannot write '" + tempPath_ + "' (checkpoint '" + path_ + "'): " + systemError();
-    discard();
+  auto put = [&](const void *p, size_t count) {
+    if (count && std::fwrite(p, 1, count, file_) != count) {
+      *error = "cannot write " + tempLabel() + " (checkpoint '" + path_ + "'): " + systemError();
+      discard();
+      return false;
+    }
+    written_ += count;
+    return true;
+  };
+  // The test fault, if it falls in these bytes: write up to it, flush, stop.
+  const SaveFault &fault = saveFault();
+  size_t head = n;
+  const bool stop = faultArmed_ && !fault.afterRename && fault.bytes >= written_ &&
+                    fault.bytes - written_ <= n;
+  if (stop)
+    head = static_cast<size_t>(fault.bytes - written_);
+  if (!put(data, head))
     return false;
+  if (stop) {
+    std::fflush(file_);
+    faultArmed_ = false;
+    triggerSaveFault(("after " + std::to_string(written_) + " bytes").c_str());
   }
+  if (!put(static_cast<const uint8_t *>(data) + head, n - head))
+    return false;
   fileCrc_ = crc32(fileCrc_, data, n);
   return true;
 }
@@ -164,7 +315,7 @@ bool CheckpointWriter::commit(std::string *error) {
   if (!write(trailer.data(), trailer.size(), error))
     return false;
   auto failWith = [&](const std::string &what) {
-    *error = what + " '" + tempPath_ + "' (checkpoint '" + path_ + "'): " + systemError();
+    *error = what + " " + tempLabel() + " (checkpoint '" + path_ + "'): " + systemError();
     discard();
     return false;
   };
@@ -172,6 +323,8 @@ bool CheckpointWriter::commit(std::string *error) {
     return failWith("cannot write");
   if (::fsync(::fileno(file_)) != 0)
     return failWith("cannot fsync");
+  if (!named_ && !nameTemporary(error))
+    return false;
   const int closed = std::fclose(file_);
   file_ = nullptr;
   if (closed != 0)
@@ -182,6 +335,9 @@ bool CheckpointWriter::commit(std::string *error) {
     return false;
   }
   tempPath_.clear();
+  named_ = false;
+  if (faultArmed_ && saveFault().afterRename)
+    triggerSaveFault("after the rename");
   // Make the rename itself durable.
   const std::string dir = parentDir(path_);
   const int dirFd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY);
@@ -296,7 +452,8 @@ bool parseCheckpoint(const std::vector<uint8_t> &bytes, const std::string &path,
   if (std::memcmp(p + at, kEndMagic, 8) != 0)
     return fail("corrupt: no end marker after the " + std::to_string(count) + " tensors");
   if (crc32(0, p, at + 8) != static_cast<uint32_t>(getLE(p + at + 8, 4)))
-    return fail("corrupt: file checksum mismatch");
+    return fail("corrupt: file checksum mismatch (every tensor's own checksum matches: the "
+                "header, which holds the step count, or the file checksum itself changed)");
   if (size - at != kTrailerBytes)
     return fail("corrupt: " + std::to_string(size - at - kTrailerBytes) +
                 " unexpected bytes after the end");

@@ -18,7 +18,16 @@
 // zlib.crc32). Files are written atomically: a temporary file in the target's
 // directory is written, flushed and fsync'ed, renamed over the target, and
 // the directory is fsync'ed, so the target is always either the previous
-// file or the complete new one.
+// file or the complete new one. On Linux the temporary has no name until it
+// is complete (O_TMPFILE, then linkat), so a crash or SIGKILL mid-write
+// leaves nothing behind (a kill between the link and the rename leaves a
+// complete .NAME.tmp.PID.N, which the next process saving there removes).
+//
+// Testing crashes: the environment variable MPT_TRAIN_TEST_SAVE_FAULT
+// ("K:WHERE:ACTION", docs/mpt-train.md) makes the K-th checkpoint write of
+// the process stop at WHERE (after N bytes of the file, or "renamed": after
+// the rename) and kill itself with SIGKILL ("kill") or sleep ("pause=MS",
+// "wait" for a signal).
 //
 //===----------------------------------------------------------------------===//
 #ifndef MPTRT_TOOLS_MPTTRAIN_CHECKPOINT_H
@@ -68,11 +77,19 @@ public:
 
 private:
   bool write(const void *data, size_t n, std::string *error);
+  bool nameTemporary(std::string *error);
+  std::string tempLabel() const;
   void discard();
 
-  std::string path_, tempPath_;
+  /// tempPath_ is the temporary's name once it has one (named_): from
+  /// mkstemp at once, or, for an O_TMPFILE file, tempPrefix_ + a suffix
+  /// when complete.
+  std::string path_, tempPath_, tempPrefix_;
+  bool named_ = false;
   FILE *file_ = nullptr;
   uint32_t fileCrc_ = 0, expected_ = 0, added_ = 0;
+  uint64_t written_ = 0;
+  bool faultArmed_ = false;  // MPT_TRAIN_TEST_SAVE_FAULT names this write
 };
 
 /// Reads and checks a whole checkpoint: magic, version, every record's

@@ -12,7 +12,8 @@
 // Checkpoints (Checkpoint.h) hold every parameter of the entry point and the
 // step count, so --resume continues exactly where a run stopped. See
 // docs/mpt-train.md. Exit status: 0 on success, 1 if something fails, 2 for
-// a usage error.
+// a usage error, 128 + the signal's number after SIGINT or SIGTERM (which
+// stop the run at the next step boundary, with a checkpoint if --save).
 //
 //===----------------------------------------------------------------------===//
 #include "Batches.h"
@@ -23,7 +24,9 @@
 #include "mptrt.hpp"
 #include "mptrt/Numerics.h"
 
+#include <atomic>
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <map>
@@ -89,13 +92,60 @@ const char kUsage[] =
     "  --quiet                  no progress line\n"
     "\n"
     "Checkpoints (every parameter of the entry point and the step count):\n"
-    "  --save FILE              write a checkpoint at the end (atomically: a temporary file\n"
-    "                           in FILE's directory, fsync, rename)\n"
+    "  --save FILE              write a checkpoint at the end, or when interrupted\n"
+    "                           (atomically: a temporary file in FILE's directory, fsync,\n"
+    "                           rename)\n"
     "  --save-every K           also write it after every K-th step (needs --save)\n"
     "  --resume FILE            start from a checkpoint and run up to --steps steps in all;\n"
     "                           the result is bit-identical to an uninterrupted run\n"
     "\n"
-    "Exit status: 0 success, 1 data or runtime error, 2 usage error. See docs/mpt-train.md.\n";
+    "Interrupting: SIGINT (Ctrl-C) or SIGTERM lets the current step finish, writes the\n"
+    "checkpoint to --save's FILE (none without --save) and exits with status 130\n"
+    "(SIGINT) or 143 (SIGTERM); a second signal aborts at once.\n"
+    "\n"
+    "Exit status: 0 success, 1 data or runtime error, 2 usage error, 130 / 143\n"
+    "interrupted. See docs/mpt-train.md.\n";
+
+/// The signal (SIGINT or SIGTERM) that asked the run to stop, or 0. The
+/// handler sets it; the step loop reads it between steps. A lock-free atomic
+/// is async-signal-safe, like a volatile sig_atomic_t, and also well defined
+/// when the signal lands on one of the runtime's worker threads.
+std::atomic<int> stopSignal{0};
+static_assert(std::atomic<int>::is_always_lock_free);
+
+extern "C" void onStopSignal(int sig) {
+  // Only async-signal-safe calls here: write, sigaction, raise.
+  if (stopSignal.exchange(sig) != 0) {
+    const char text[] = "\nmpt-train: interrupted again: aborting now\n";
+    (void)!::write(STDERR_FILENO, text, sizeof(text) - 1);
+    struct sigaction fallback = {};
+    fallback.sa_handler = SIG_DFL;
+    ::sigaction(sig, &fallback, nullptr);
+    ::raise(sig);  // delivered, by the default action, when the handler returns
+    return;
+  }
+  const char text[] = "\nmpt-train: interrupted: stopping after the current step "
+                      "(interrupt again to abort now)\n";
+  (void)!::write(STDERR_FILENO, text, sizeof(text) - 1);
+}
+
+/// Routes SIGINT and SIGTERM to onStopSignal, except a SIGINT the parent
+/// ignores (a background job of a non-interactive shell), which stays
+/// ignored.
+void installStopHandlers() {
+  struct sigaction action = {};
+  action.sa_handler = onStopSignal;
+  sigemptyset(&action.sa_mask);
+  sigaddset(&action.sa_mask, SIGINT);
+  sigaddset(&action.sa_mask, SIGTERM);
+  action.sa_flags = SA_RESTART;
+  for (int sig : {SIGINT, SIGTERM}) {
+    struct sigaction old = {};
+    if (::sigaction(sig, nullptr, &old) == 0 && old.sa_handler == SIG_IGN)
+      continue;
+    ::sigaction(sig, &action, nullptr);
+  }
+}
 
 int usage(const std::string &message) {
   std::fprintf(stderr, "mpt-train: %s\n%s", message.c_str(), kUsage);
@@ -262,12 +312,12 @@ int parseArgs(int argc, char **argv, Options *o) {
       ok = value(&o->entry);
     else if (arg == "--device")
       ok = value(&o->device);
-    else if (arg == "--metrics")
-      ok = value(&o->metricsPath);
-    else if (arg == "--save")
-      ok = value(&o->savePath);
+    else if (arg == "--metrics")  // a file name: not empty
+      ok = value(&o->metricsPath) && !o->metricsPath.empty();
+    else if (arg == "--save")  // "" (an unset "$VAR") must not mean "no checkpoint"
+      ok = value(&o->savePath) && !o->savePath.empty();
     else if (arg == "--resume")
-      ok = value(&o->resumePath);
+      ok = value(&o->resumePath) && !o->resumePath.empty();
     else if (arg == "--steps") {
       rc = number(0, kMaxCount, &o->steps);
       o->haveSteps = true;
@@ -326,6 +376,7 @@ int main(int argc, char **argv) {
   Options opt;
   if (int rc = parseArgs(argc, argv, &opt); rc >= 0)
     return rc;
+  installStopHandlers();
   const std::string &entry = opt.entry;
 
   Model model;
@@ -493,7 +544,10 @@ int main(int argc, char **argv) {
   std::vector<int64_t> boundBatch(inputNames.size(), -1);
   std::vector<uint8_t> synthetic;
   uint8_t value[8];
-  for (uint64_t s = firstStep; s < opt.steps; ++s) {
+  uint64_t s = firstStep, savedAt = UINT64_MAX;
+  for (; s < opt.steps; ++s) {
+    if (stopSignal.load() != 0)
+      break;  // interrupted: `s` steps have run
     const int64_t step = static_cast<int64_t>(s);
     const std::string where = "step " + std::to_string(s + 1);
     for (size_t i = 0; i < inputNames.size(); ++i) {
@@ -568,15 +622,20 @@ int main(int argc, char **argv) {
       return fail(error);
     }
     progress.update(m, skipped);
-    if (opt.saveEvery && (s + 1) % opt.saveEvery == 0 && s + 1 < opt.steps)
+    if (opt.saveEvery && (s + 1) % opt.saveEvery == 0 && s + 1 < opt.steps) {
       if (int rc = saveCheckpoint(model, params, opt.savePath, s + 1)) {
         progress.finish();
         return rc;
       }
+      savedAt = s + 1;
+    }
   }
   progress.finish();
-  if (!opt.savePath.empty())
-    if (int rc = saveCheckpoint(model, params, opt.savePath, opt.steps))
+  // Stopped by a signal: `s` < --steps steps have run (docs/mpt-train.md,
+  // "Interrupting a run"). The checkpoint is written as at the end.
+  const int stoppedBy = s < opt.steps ? stopSignal.load() : 0;
+  if (!opt.savePath.empty() && s != savedAt)
+    if (int rc = saveCheckpoint(model, params, opt.savePath, s))
       return rc;
   if (evaluate && !lastValLoss) {  // no step ran: evaluate the parameters as they are
     double valLoss;
@@ -586,14 +645,14 @@ int main(int argc, char **argv) {
     lastValLoss = valLoss;
   }
 
-  const uint64_t ran = opt.steps - firstStep;
+  const uint64_t ran = s - firstStep;
   std::string summary = "mpt-train: ran " + std::to_string(ran) + " steps";
   if (ran)
-    summary += " (" + std::to_string(firstStep + 1) + "-" + std::to_string(opt.steps) + " of " +
+    summary += " (" + std::to_string(firstStep + 1) + "-" + std::to_string(s) + " of " +
                std::to_string(opt.steps) + "), " + std::to_string(skipped) + " skipped";
   else
-    summary += " (" + std::to_string(opt.steps) + " of " + std::to_string(opt.steps) +
-               " already run)";
+    summary += " (" + std::to_string(s) + " of " + std::to_string(opt.steps) +
+               (stoppedBy ? " run)" : " already run)");
   char text[64];
   if (firstLoss && lastLoss)
     summary += ", first loss " + formatNumber("%.9g", *firstLoss) + ", last loss " +
@@ -608,5 +667,16 @@ int main(int argc, char **argv) {
   }
   summary += ", device " + model.backend();
   std::printf("%s\n", summary.c_str());
+  if (stoppedBy) {
+    std::fflush(stdout);
+    const std::string outcome =
+        opt.savePath.empty() ? "no checkpoint written (no --save given)"
+                             : "checkpoint written to '" + opt.savePath +
+                                   "'; continue with --resume " + opt.savePath;
+    std::fprintf(stderr, "mpt-train: interrupted by %s after step %s of %s: %s\n",
+                 stoppedBy == SIGINT ? "SIGINT" : "SIGTERM", std::to_string(s).c_str(),
+                 std::to_string(opt.steps).c_str(), outcome.c_str());
+    return 128 + stoppedBy;
+  }
   return 0;
 }
