@@ -17,7 +17,9 @@
 #include "cpu/Gemm.h"
 #include "cpu/Parallel.h"
 
+#ifdef MPTRT_HAVE_BLAS
 #include <cblas.h>
+#endif
 
 #include <algorithm>
 #include <cmath>
@@ -75,13 +77,28 @@ namespace {
 /// [M, K] and C is [M, N] (row-major): one cblas_sgemm call.
 void sgemmRows(bool transA, bool transB, int64_t M, int64_t N, int64_t K, float alpha,
                const float *A, const float *B, float beta, float *C, int64_t m0, int64_t m1) {
+#ifndef MPTRT_HAVE_BLAS
+  // No BLAS in this build (runtime/CMakeLists.txt: a host with only a C++
+  // compiler, CMake and the CUDA toolkit): a plain loop, float32 products
+  // summed in order of k. Correct, and slow; the CPU backend's probe says so.
+  for (int64_t i = m0; i < m1; ++i)
+    for (int64_t j = 0; j < N; ++j) {
+      float acc = 0.0f;
+      for (int64_t k = 0; k < K; ++k)
+        acc += (transA ? A[k * M + i] : A[i * K + k]) * (transB ? B[j * K + k] : B[k * N + j]);
+      float &c = C[i * N + j];
+      c = beta == 0.0f ? alpha * acc : alpha * acc + beta * c;
+    }
+#else
   cblas_sgemm(CblasRowMajor, transA ? CblasTrans : CblasNoTrans,
               transB ? CblasTrans : CblasNoTrans, static_cast<blasint>(m1 - m0),
               static_cast<blasint>(N), static_cast<blasint>(K), alpha,
               transA ? A + m0 : A + m0 * K, static_cast<blasint>(transA ? M : K), B,
               static_cast<blasint>(transB ? K : N), beta, C + m0 * N, static_cast<blasint>(N));
+#endif
 }
 
+#ifdef MPTRT_HAVE_BLAS
 /// Whether cutting products at multiples of `unit` rows gives the very bits
 /// of one call, on probe products with every transpose, beta 0 and 1, a
 /// partial last row group, two or more blocks of K and an odd N.
@@ -111,6 +128,7 @@ bool rowCutsAreExact(int64_t unit) {
   }
   return true;
 }
+#endif
 
 } // namespace
 
@@ -122,6 +140,11 @@ bool rowCutsAreExact(int64_t unit) {
 /// exact.) Also switches OpenBLAS to one thread.
 int64_t rowCutUnit() {
   static const int64_t unit = []() -> int64_t {
+#ifndef MPTRT_HAVE_BLAS
+    // The plain loop computes each row alone, in the same order: any cut
+    // gives one call's bits.
+    return numThreads() < 2 ? 0 : 1;
+#endif
 #ifdef OPENBLAS_VERSION
     openblas_set_num_threads(1);
     if (numThreads() < 2)

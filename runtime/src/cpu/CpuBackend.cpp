@@ -159,7 +159,11 @@ void registerCpuBackend(BackendRegistry &registry) {
   f.rank = 0; // the reference: always present, picked when nothing faster is
   f.probe = [](std::string *detail) {
     *detail = "host CPU, " + std::to_string(cpu::numThreads()) +
+#ifdef MPTRT_HAVE_BLAS
               " threads (MPTRT_NUM_THREADS), OpenBLAS GEMMs";
+#else
+              " threads (MPTRT_NUM_THREADS), plain-loop GEMMs (built without BLAS: slow)";
+#endif
     return true;
   };
   f.create = createCpuBackend;

@@ -70,6 +70,8 @@ const KindEntry kKinds[] = {
     {"greater", prepareBinary}, {"where", prepareWhere},
     // Conversions.
     {"cast", prepareCast}, {"quantize", prepareQuantize},
+    // Contractions (cuBLASLt).
+    {"matmul", prepareMatMul}, {"gemm", prepareGemm},
 };
 
 std::vector<std::string> kindNames() {

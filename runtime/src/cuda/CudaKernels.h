@@ -59,6 +59,10 @@ Status prepareWhere(const Context &, const KernelView &, std::unique_ptr<Prepare
 Status prepareCast(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *);
 Status prepareQuantize(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *);
 
+// Contractions through cuBLASLt (ContractionKernels.cu).
+Status prepareMatMul(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *);
+Status prepareGemm(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *);
+
 } // namespace cuda
 } // namespace rt
 } // namespace mptrt

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Prepares what scripts/gpu-check.sh needs on a GPU host, which has the CUDA
+# toolkit, CMake and ninja but no MLIR, no GoogleTest and no network:
+#
+#   .gpu/plans/<model>-<precision>.mptp   training plans compiled here from the
+#                                         zoo fixtures (test/fixtures/parity),
+#                                         fp32, bf16 and fp16, AdamW
+#   .gpu/googletest/                      Debian's GoogleTest sources, built
+#                                         there with the runtime's tests
+#
+# .gpu/ is ignored by git; name it in the device tool's `carry`. Run from
+# anywhere:  scripts/gpu-prepare.sh [build-dir]   (default: build)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BUILD_DIR=${1:-build}
+OUT=.gpu
+
+[ -x "$BUILD_DIR/bin/mpt-compile" ] || scripts/setup.sh "$BUILD_DIR"
+rm -rf "$OUT"
+mkdir -p "$OUT/plans"
+
+if [ -d /usr/src/googletest ]; then
+  cp -r /usr/src/googletest "$OUT/googletest"
+else
+  echo "gpu-prepare: /usr/src/googletest missing (apt-get install libgtest-dev)" >&2
+  exit 1
+fi
+
+# The models of the parity suite, at their committed (small) sizes.
+MODELS=(smooth_cnn resnet18 mobilenetv2 gpt2 vit mlp_dynamo)
+for model in "${MODELS[@]}"; do
+  onnx=test/fixtures/parity/$model/model.onnx
+  for precision in fp32 bf16 fp16; do
+    flags=(--train --optimizer=adamw --lr=1e-3 --loss-kind=cross_entropy
+           --loss-output=logits --label-input=labels --quiet)
+    [ "$precision" = fp32 ] || flags+=(--precision="$precision")
+    "$BUILD_DIR/bin/mpt-compile" "$onnx" "${flags[@]}" -o "$OUT/plans/$model-$precision.mptp"
+  done
+done
+du -sh "$OUT" | sed 's/^/gpu-prepare: /'
+echo "gpu-prepare: now run scripts/gpu-check.sh on the GPU host, carrying .gpu"
