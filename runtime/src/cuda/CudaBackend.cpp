@@ -70,6 +70,14 @@ const KindEntry kKinds[] = {
     {"greater", prepareBinary}, {"where", prepareWhere},
     // Conversions.
     {"cast", prepareCast}, {"quantize", prepareQuantize},
+    // Data movement (DataMovementKernels.cu).
+    {"copy", prepareCopy}, {"identity", prepareCopy}, {"reshape", prepareCopy},
+    {"flatten", prepareCopy}, {"squeeze", prepareCopy}, {"unsqueeze", prepareCopy},
+    {"transpose", prepareTranspose}, {"concat", prepareConcat}, {"split", prepareSplit},
+    {"slice", prepareSlice}, {"gather", prepareGather}, {"expand", prepareExpand},
+    {"trilu", prepareTrilu}, {"constant_of_shape", prepareFill}, {"dropout", prepareDropout},
+    // Backward data movement (DataMovementKernels.cu).
+    {"gather_grad", prepareGatherGrad}, {"slice_grad", prepareSliceGrad},
 };
 
 std::vector<std::string> kindNames() {

@@ -59,6 +59,20 @@ Status prepareWhere(const Context &, const KernelView &, std::unique_ptr<Prepare
 Status prepareCast(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *);
 Status prepareQuantize(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *);
 
+// Data movement, dropout, gather_grad and slice_grad (DataMovementKernels.cu).
+Status prepareCopy(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *);
+Status prepareTranspose(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *);
+Status prepareConcat(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *);
+Status prepareSplit(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *);
+Status prepareSlice(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *);
+Status prepareGather(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *);
+Status prepareExpand(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *);
+Status prepareTrilu(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *);
+Status prepareFill(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *);
+Status prepareDropout(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *);
+Status prepareGatherGrad(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *);
+Status prepareSliceGrad(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *);
+
 } // namespace cuda
 } // namespace rt
 } // namespace mptrt
