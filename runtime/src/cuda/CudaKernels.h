@@ -73,6 +73,24 @@ Status prepareDropout(const Context &, const KernelView &, std::unique_ptr<Prepa
 Status prepareGatherGrad(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *);
 Status prepareSliceGrad(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *);
 
+// Loss scaling, norms, optimizers, counters, FP8 scales (TrainingKernels.cu).
+Status prepareScaleLoss(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *);
+Status prepareUnscale(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *);
+Status prepareAllFinite(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *);
+Status prepareGlobalNorm(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *);
+Status prepareClipByNorm(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *);
+Status prepareSgdUpdate(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *);
+Status prepareAdamWUpdate(const Context &, const KernelView &,
+                          std::unique_ptr<PreparedKernel> *);
+Status prepareUpdateLossScale(const Context &, const KernelView &,
+                              std::unique_ptr<PreparedKernel> *);
+Status prepareLrSchedule(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *);
+Status prepareAdvanceStep(const Context &, const KernelView &,
+                          std::unique_ptr<PreparedKernel> *);
+Status prepareAmax(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *);
+Status prepareUpdateFp8Scale(const Context &, const KernelView &,
+                             std::unique_ptr<PreparedKernel> *);
+
 } // namespace cuda
 } // namespace rt
 } // namespace mptrt
