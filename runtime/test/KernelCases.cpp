@@ -156,6 +156,11 @@ std::vector<Case> allCases() {
   cs.push_back(make("update_fp8_scale", {{F32, {16}, 0.5, 2.0}, {F32, {}, 0.5, 2.0},
                                          {F32, {}, 0.5, 2.0}},
                     {{F32, {16}}, {F32, {}}}));
+  // Training-mode dropout (the Philox mask), last so that the operands of the
+  // cases above stay what they were.
+  cs.push_back(make("dropout", {{BF16, act}, {I64, {}, 0, 1000000}, {I64, {}, 0, 99}},
+                    {{F32, act}, {I1, act}},
+                    {aFloat("ratio", 0.1), aInt("training", 1), aInt("stream", 7)}));
   return cs;
 }
 

@@ -72,6 +72,21 @@ const KindEntry kKinds[] = {
     {"cast", prepareCast}, {"quantize", prepareQuantize},
     // Contractions (cuBLASLt).
     {"matmul", prepareMatMul}, {"gemm", prepareGemm},
+    // Data movement (DataMovementKernels.cu).
+    {"copy", prepareCopy}, {"identity", prepareCopy}, {"reshape", prepareCopy},
+    {"flatten", prepareCopy}, {"squeeze", prepareCopy}, {"unsqueeze", prepareCopy},
+    {"transpose", prepareTranspose}, {"concat", prepareConcat}, {"split", prepareSplit},
+    {"slice", prepareSlice}, {"gather", prepareGather}, {"expand", prepareExpand},
+    {"trilu", prepareTrilu}, {"constant_of_shape", prepareFill}, {"dropout", prepareDropout},
+    // Backward data movement (DataMovementKernels.cu).
+    {"gather_grad", prepareGatherGrad}, {"slice_grad", prepareSliceGrad},
+    // Training (TrainingKernels.cu).
+    {"scale_loss", prepareScaleLoss}, {"unscale", prepareUnscale},
+    {"all_finite", prepareAllFinite}, {"global_norm", prepareGlobalNorm},
+    {"clip_by_norm", prepareClipByNorm}, {"sgd_update", prepareSgdUpdate},
+    {"adamw_update", prepareAdamWUpdate}, {"update_loss_scale", prepareUpdateLossScale},
+    {"lr_schedule", prepareLrSchedule}, {"advance_step", prepareAdvanceStep},
+    {"amax", prepareAmax}, {"update_fp8_scale", prepareUpdateFp8Scale},
 };
 
 std::vector<std::string> kindNames() {

@@ -63,6 +63,38 @@ Status prepareQuantize(const Context &, const KernelView &, std::unique_ptr<Prep
 Status prepareMatMul(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *);
 Status prepareGemm(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *);
 
+// Data movement, dropout, gather_grad and slice_grad (DataMovementKernels.cu).
+Status prepareCopy(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *);
+Status prepareTranspose(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *);
+Status prepareConcat(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *);
+Status prepareSplit(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *);
+Status prepareSlice(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *);
+Status prepareGather(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *);
+Status prepareExpand(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *);
+Status prepareTrilu(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *);
+Status prepareFill(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *);
+Status prepareDropout(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *);
+Status prepareGatherGrad(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *);
+Status prepareSliceGrad(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *);
+
+// Loss scaling, norms, optimizers, counters, FP8 scales (TrainingKernels.cu).
+Status prepareScaleLoss(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *);
+Status prepareUnscale(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *);
+Status prepareAllFinite(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *);
+Status prepareGlobalNorm(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *);
+Status prepareClipByNorm(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *);
+Status prepareSgdUpdate(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *);
+Status prepareAdamWUpdate(const Context &, const KernelView &,
+                          std::unique_ptr<PreparedKernel> *);
+Status prepareUpdateLossScale(const Context &, const KernelView &,
+                              std::unique_ptr<PreparedKernel> *);
+Status prepareLrSchedule(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *);
+Status prepareAdvanceStep(const Context &, const KernelView &,
+                          std::unique_ptr<PreparedKernel> *);
+Status prepareAmax(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *);
+Status prepareUpdateFp8Scale(const Context &, const KernelView &,
+                             std::unique_ptr<PreparedKernel> *);
+
 } // namespace cuda
 } // namespace rt
 } // namespace mptrt

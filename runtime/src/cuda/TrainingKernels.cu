@@ -1,0 +1,672 @@
+//===- TrainingKernels.cu - loss scaling, norms, optimizers, counters -----===//
+//
+// The CUDA twins of cpu/TrainingKernels.cpp and cpu/OptimizerKernels.cpp,
+// with the same f32 roundings in the same order (PyTorch's; see those
+// files): the build has --fmad=false, so nothing is fused except the
+// fmaf calls, which stand exactly where the CPU calls std::fma; f32
+// division and sqrtf are IEEE (nvcc's default -prec-div / -prec-sqrt), and
+// so are double division and sqrt. Every scalar that lives on the device
+// (loss scale, lr, step, finite flag, norm) is read by the kernel; run()
+// only enqueues.
+//
+// Bit for bit the CPU's: everything except
+//   - adamw_update: 1 - beta^t uses CUDA's pow (within 2 ulp in double;
+//     glibc's is within 1), and (1 - beta2^t) ** 0.5 is sqrt (correctly
+//     rounded; the CPU's pow(x, 0.5) is within 1 ulp of it). Both are
+//     rounded to f32 before use, so the f32 step size and bias correction
+//     differ only when a double lands within 2 ulp of an f32 rounding
+//     boundary (about 2^-28 of steps), and then by 1 f32 ulp.
+//   - lr_schedule: the cosine is CUDA's cos (within 2 ulp in double; glibc
+//     within 1), rounded to f32: the same f32 but for the same rare case,
+//     then 1 ulp.
+//
+// all_finite, global_norm and amax cut their operands into the decoder's
+// fixed blocks (MultiTensorParams) and reduce over them in block order, as
+// the CPU does. global_norm sums each block's squares in element order in
+// double on one thread and the block sums in block order on one thread:
+// the CPU's additions, one for one, so the same bits.
+//
+//===----------------------------------------------------------------------===//
+#include "cuda/CudaKernels.h"
+#include "cuda/Device.cuh"
+#include "ops/Training.h"
+
+#include <cmath>
+#include <vector>
+
+namespace mptrt {
+namespace rt {
+namespace cuda {
+namespace {
+
+#define MPTRT_FOR_EACH(i, n)                                                   \
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < (n);   \
+       i += int64_t(gridDim.x) * blockDim.x)
+
+__device__ inline bool isFiniteF32(float x) {
+  return (__float_as_uint(x) & 0x7F800000u) != 0x7F800000u;
+}
+
+/// PyTorch's (and std::numeric_limits<float>::quiet_NaN()'s) NaN.
+__device__ inline float quietNaN() { return __uint_as_float(0x7FC00000u); }
+
+//===----------------------------------------------------------------------===//
+// scale_loss: loss * scale.
+//===----------------------------------------------------------------------===//
+
+__global__ void scaleLossKernel(const float *loss, const float *scale, float *out) {
+  *out = *loss * *scale;
+}
+
+Status runScaleLoss(const Context &c, const ScaleLossParams &, const KernelArgs &args) {
+  scaleLossKernel<<<1, 1, 0, streamOf(c)>>>(static_cast<const float *>(args.operands[0].data),
+                                            static_cast<const float *>(args.operands[1].data),
+                                            static_cast<float *>(args.results[0].data));
+  return launched("scale_loss kernel");
+}
+
+//===----------------------------------------------------------------------===//
+// unscale: out[i] = f32(grad[i]) * inv, inv = f32(1 / f64(scale)). Each
+// element is read before it is written, so out may be grad's bytes.
+//===----------------------------------------------------------------------===//
+
+__global__ void unscaleKernel(DType gt, const void *grad, const float *scale, float *out,
+                              int64_t n) {
+  const float inv = static_cast<float>(1.0 / static_cast<double>(*scale));
+  MPTRT_FOR_EACH(i, n)
+  out[i] = loadF32(gt, grad, i) * inv;
+}
+
+Status runUnscale(const Context &c, const UnscaleParams &p, const KernelArgs &args) {
+  if (p.numel == 0)
+    return Status::ok();
+  const TensorArg &grad = args.operands[0];
+  unscaleKernel<<<blocksFor(c, p.numel), kThreads, 0, streamOf(c)>>>(
+      grad.desc->dtype, grad.data, static_cast<const float *>(args.operands[1].data),
+      static_cast<float *>(args.results[0].data), p.numel);
+  return launched("unscale kernel");
+}
+
+//===----------------------------------------------------------------------===//
+// clip_by_norm: out = grad * c, c = min(f32(1 / (norm + 1e-6f)) *
+// f32(max_norm), 1) (NaN stays NaN).
+//===----------------------------------------------------------------------===//
+
+__global__ void clipByNormKernel(DType gt, const void *grad, const float *norm, float maxNorm,
+                                 float *out, int64_t n) {
+  const float denom = *norm + 1e-6f;
+  const float coef = (1.0f / denom) * maxNorm;
+  const float c = coef > 1.0f ? 1.0f : coef;
+  MPTRT_FOR_EACH(i, n)
+  out[i] = loadF32(gt, grad, i) * c;
+}
+
+Status runClipByNorm(const Context &c, const ClipByNormParams &p, const KernelArgs &args) {
+  if (p.numel == 0)
+    return Status::ok();
+  const TensorArg &grad = args.operands[0];
+  clipByNormKernel<<<blocksFor(c, p.numel), kThreads, 0, streamOf(c)>>>(
+      grad.desc->dtype, grad.data, static_cast<const float *>(args.operands[1].data),
+      static_cast<float>(p.maxNorm), static_cast<float *>(args.results[0].data), p.numel);
+  return launched("clip_by_norm kernel");
+}
+
+//===----------------------------------------------------------------------===//
+// all_finite, global_norm, amax over the decoder's fixed blocks.
+//
+// The block table (operand, begin, end per block, in operand then element
+// order) goes to device memory once, at prepare. The operands' addresses
+// are only known at run, so each launch takes up to kMaxTensors of them by
+// value (a kernel parameter: nothing to copy or allocate) and covers the
+// blocks of those operands. Per-block results go to the workspace; one
+// thread then combines them in block order and writes the 0-d result.
+//===----------------------------------------------------------------------===//
+
+constexpr int kMaxTensors = 64;
+
+struct TensorList {
+  const void *data[kMaxTensors];
+  DType dtype[kMaxTensors];
+};
+
+struct DeviceBlock {
+  int64_t begin, end;
+  int64_t operand;
+};
+
+/// The bit test of cpu hasNonFinite: an all-ones exponent (f8E4M3FN: its
+/// NaN, S.1111.111).
+__device__ inline bool nonFinite(DType dtype, const void *base, int64_t i) {
+  switch (dtype) {
+  case DType::F32:
+    return (static_cast<const uint32_t *>(base)[i] & 0x7F800000u) == 0x7F800000u;
+  case DType::F16: return (static_cast<const uint16_t *>(base)[i] & 0x7C00u) == 0x7C00u;
+  case DType::BF16: return (static_cast<const uint16_t *>(base)[i] & 0x7F80u) == 0x7F80u;
+  case DType::F8E4M3FN: return (static_cast<const uint8_t *>(base)[i] & 0x7Fu) == 0x7Fu;
+  case DType::F8E5M2: return (static_cast<const uint8_t *>(base)[i] & 0x7Cu) == 0x7Cu;
+  default: return false;  // the decoder admits float operands only
+  }
+}
+
+/// Threads per CUDA block of the all_finite and amax block kernels (one CUDA
+/// block per table block); a power of two for the max tree.
+constexpr int kReduceThreads = 256;
+
+/// flag[b] = 1 if table block b has a non-finite element.
+__global__ void allFiniteBlocksKernel(TensorList list, int64_t opBegin, const DeviceBlock *table,
+                                      int64_t blockBegin, uint8_t *flag) {
+  const int64_t b = blockBegin + blockIdx.x;
+  const DeviceBlock blk = table[b];
+  const int k = static_cast<int>(blk.operand - opBegin);
+  int bad = 0;
+  for (int64_t i = blk.begin + threadIdx.x; i < blk.end; i += blockDim.x)
+    bad |= nonFinite(list.dtype[k], list.data[k], i) ? 1 : 0;
+  bad = __syncthreads_or(bad);
+  if (threadIdx.x == 0)
+    flag[b] = bad ? 1 : 0;
+}
+
+/// partial[b] = max |x| over table block b ignoring NaNs, flag[b] = 1 if it
+/// has a NaN. The maximum of non-NaN values does not depend on the order.
+__global__ void amaxBlocksKernel(TensorList list, int64_t opBegin, const DeviceBlock *table,
+                                 int64_t blockBegin, float *partial, uint8_t *flag) {
+  __shared__ float best[kReduceThreads];
+  const int64_t b = blockBegin + blockIdx.x;
+  const DeviceBlock blk = table[b];
+  const int k = static_cast<int>(blk.operand - opBegin);
+  float m = 0.0f;
+  int nan = 0;
+  for (int64_t i = blk.begin + threadIdx.x; i < blk.end; i += blockDim.x) {
+    const float a = fabsf(loadF32(list.dtype[k], list.data[k], i));
+    nan |= a != a ? 1 : 0;
+    m = a > m ? a : m;
+  }
+  best[threadIdx.x] = m;
+  __syncthreads();
+  for (int half = kReduceThreads / 2; half > 0; half /= 2) {
+    if (static_cast<int>(threadIdx.x) < half) {
+      const float other = best[threadIdx.x + half];
+      best[threadIdx.x] = other > best[threadIdx.x] ? other : best[threadIdx.x];
+    }
+    __syncthreads();
+  }
+  nan = __syncthreads_or(nan);
+  if (threadIdx.x == 0) {
+    partial[b] = best[0];
+    flag[b] = nan ? 1 : 0;
+  }
+}
+
+/// partial[b] = the sum of the squares of table block b, in double, in
+/// element order (the CPU's sum): one thread per block.
+__global__ void sumSquaresBlocksKernel(TensorList list, int64_t opBegin,
+                                       const DeviceBlock *table, int64_t blockBegin,
+                                       int64_t blockEnd, double *partial) {
+  const int64_t b = blockBegin + blockIdx.x * int64_t(blockDim.x) + threadIdx.x;
+  if (b >= blockEnd)
+    return;
+  const DeviceBlock blk = table[b];
+  const int k = static_cast<int>(blk.operand - opBegin);
+  double sum = 0;
+  for (int64_t i = blk.begin; i < blk.end; ++i) {
+    const double x = loadF32(list.dtype[k], list.data[k], i);
+    sum += x * x;
+  }
+  partial[b] = sum;
+}
+
+__global__ void allFiniteFinishKernel(const uint8_t *flag, int64_t blocks, uint8_t *out) {
+  uint8_t finite = 1;
+  for (int64_t b = 0; b < blocks; ++b)
+    if (flag[b])
+      finite = 0;
+  *out = finite;
+}
+
+__global__ void globalNormFinishKernel(const double *partial, int64_t blocks, float *out) {
+  double total = 0;
+  for (int64_t b = 0; b < blocks; ++b)
+    total += partial[b];
+  *out = static_cast<float>(sqrt(total));
+}
+
+__global__ void amaxFinishKernel(const float *partial, const uint8_t *flag, int64_t blocks,
+                                 float *out) {
+  float amax = 0.0f;
+  bool nan = false;
+  for (int64_t b = 0; b < blocks; ++b) {
+    amax = amax < partial[b] ? partial[b] : amax;  // std::max(amax, partial[b])
+    nan |= flag[b] != 0;
+  }
+  *out = nan ? quietNaN() : amax;
+}
+
+enum class Reduce { AllFinite, GlobalNorm, Amax };
+
+class MultiTensorKernel final : public PreparedKernel {
+public:
+  MultiTensorKernel(const Context &c, Reduce what) : c_(c), what_(what) {}
+  ~MultiTensorKernel() override {
+    if (table_)
+      cudaFree(table_);
+  }
+
+  /// Uploads the block table and plans the launches.
+  Status init(const MultiTensorParams &p) {
+    blocks_ = static_cast<int64_t>(p.blocks.size());
+    if (blocks_ == 0)
+      return Status::ok();
+    std::vector<DeviceBlock> host(p.blocks.size());
+    for (size_t b = 0; b < p.blocks.size(); ++b)
+      host[b] = {p.blocks[b].begin, p.blocks[b].end, static_cast<int64_t>(p.blocks[b].operand)};
+    const uint64_t bytes = host.size() * sizeof(DeviceBlock);
+    MPTRT_CUDA_TRY(cudaMalloc(reinterpret_cast<void **>(&table_), bytes));
+    MPTRT_CUDA_TRY(cudaMemcpy(table_, host.data(), bytes, cudaMemcpyHostToDevice));
+    // A launch covers consecutive blocks whose operands span < kMaxTensors.
+    for (size_t b = 0; b < p.blocks.size(); ++b) {
+      const int64_t op = p.blocks[b].operand;
+      if (launches_.empty() || op - launches_.back().opBegin >= kMaxTensors)
+        launches_.push_back({op, op + 1, static_cast<int64_t>(b), static_cast<int64_t>(b)});
+      Launch &l = launches_.back();
+      l.opEnd = op + 1;
+      l.blockEnd = static_cast<int64_t>(b) + 1;
+    }
+    // The workspace: 8 bytes of partial result and 1 flag byte per block.
+    flagOffset_ = (static_cast<uint64_t>(blocks_) * 8 + 255) / 256 * 256;
+    workspace_ = flagOffset_ + static_cast<uint64_t>(blocks_);
+    return Status::ok();
+  }
+
+  uint64_t workspaceBytes() const override { return workspace_; }
+
+  Status run(const KernelArgs &args) override {
+    cudaStream_t s = streamOf(c_);
+    uint8_t *ws = static_cast<uint8_t *>(args.workspace);
+    double *partialD = reinterpret_cast<double *>(ws);
+    float *partialF = reinterpret_cast<float *>(ws);
+    uint8_t *flag = ws ? ws + flagOffset_ : nullptr;
+    for (const Launch &l : launches_) {
+      TensorList list{};
+      for (int64_t op = l.opBegin; op < l.opEnd; ++op) {
+        list.data[op - l.opBegin] = args.operands[op].data;
+        list.dtype[op - l.opBegin] = args.operands[op].desc->dtype;
+      }
+      const int64_t count = l.blockEnd - l.blockBegin;
+      switch (what_) {
+      case Reduce::AllFinite:
+        allFiniteBlocksKernel<<<static_cast<unsigned>(count), kReduceThreads, 0, s>>>(
+            list, l.opBegin, table_, l.blockBegin, flag);
+        break;
+      case Reduce::Amax:
+        amaxBlocksKernel<<<static_cast<unsigned>(count), kReduceThreads, 0, s>>>(
+            list, l.opBegin, table_, l.blockBegin, partialF, flag);
+        break;
+      case Reduce::GlobalNorm: {
+        constexpr int kPerBlock = 128;
+        const unsigned grid = static_cast<unsigned>((count + kPerBlock - 1) / kPerBlock);
+        sumSquaresBlocksKernel<<<grid, kPerBlock, 0, s>>>(list, l.opBegin, table_, l.blockBegin,
+                                                           l.blockEnd, partialD);
+        break;
+      }
+      }
+      MPTRT_TRY(launched("multi-tensor block kernel"));
+    }
+    void *result = args.results[0].data;
+    switch (what_) {
+    case Reduce::AllFinite:
+      allFiniteFinishKernel<<<1, 1, 0, s>>>(flag, blocks_, static_cast<uint8_t *>(result));
+      break;
+    case Reduce::Amax:
+      amaxFinishKernel<<<1, 1, 0, s>>>(partialF, flag, blocks_, static_cast<float *>(result));
+      break;
+    case Reduce::GlobalNorm:
+      globalNormFinishKernel<<<1, 1, 0, s>>>(partialD, blocks_, static_cast<float *>(result));
+      break;
+    }
+    return launched("multi-tensor finish kernel");
+  }
+
+private:
+  struct Launch {
+    int64_t opBegin, opEnd;        // operands [opBegin, opEnd), < kMaxTensors of them
+    int64_t blockBegin, blockEnd;  // their blocks
+  };
+  const Context &c_;
+  Reduce what_;
+  DeviceBlock *table_ = nullptr;
+  int64_t blocks_ = 0;
+  std::vector<Launch> launches_;
+  uint64_t flagOffset_ = 0, workspace_ = 0;
+};
+
+Status prepareMultiTensor(const Context &c, Reduce what, const MultiTensorParams &p,
+                          std::unique_ptr<PreparedKernel> *out) {
+  auto kernel = std::make_unique<MultiTensorKernel>(c, what);
+  MPTRT_TRY(kernel->init(p));
+  *out = std::move(kernel);
+  return Status::ok();
+}
+
+//===----------------------------------------------------------------------===//
+// sgd_update (cpu runSgdUpdate): per element, with g = f32(grad),
+//   g = fma(param, wd, g)                                   if wd != 0
+//   buf' = step == 0 ? g : fma(g, 1 - dampening, buf * momentum)
+//   g = nesterov ? fma(buf', momentum, g) : buf'            (with momentum)
+//   param' = fma(g, -lr, param)
+// When finite is 0 every result gets its operand's bits.
+//===----------------------------------------------------------------------===//
+
+struct SgdArgs {
+  bool decay, hasBuffer, nesterov;
+  float wd, momentum, bufKeep;
+};
+
+__global__ void sgdKernel(SgdArgs a, const float *param, DType gt, const void *grad,
+                          const float *buf, const int64_t *stepPtr, const float *lrPtr,
+                          const uint8_t *finitePtr, float *paramOut, float *bufOut, int64_t n) {
+  const bool finite = *finitePtr != 0;
+  const bool first = *stepPtr == 0;
+  const float negLr = static_cast<float>(-static_cast<double>(*lrPtr));
+  MPTRT_FOR_EACH(k, n) {
+    if (!finite) {  // a skipped step: the bits, unless the result is the operand
+      if (paramOut != param)
+        reinterpret_cast<uint32_t *>(paramOut)[k] = reinterpret_cast<const uint32_t *>(param)[k];
+      if (a.hasBuffer && bufOut != buf)
+        reinterpret_cast<uint32_t *>(bufOut)[k] = reinterpret_cast<const uint32_t *>(buf)[k];
+      continue;
+    }
+    const float w = param[k];
+    float d = loadF32(gt, grad, k);
+    if (a.decay)
+      d = fmaf(w, a.wd, d);
+    if (a.hasBuffer) {
+      const float b = first ? d : fmaf(d, a.bufKeep, buf[k] * a.momentum);
+      bufOut[k] = b;
+      d = a.nesterov ? fmaf(b, a.momentum, d) : b;
+    }
+    paramOut[k] = fmaf(d, negLr, w);
+  }
+}
+
+Status runSgdUpdate(const Context &c, const SgdParams &p, const KernelArgs &args) {
+  if (p.numel == 0)
+    return Status::ok();
+  const size_t s = p.hasBuffer ? 3 : 2;  // step, lr, finite
+  SgdArgs a;
+  a.decay = p.weightDecay != 0;
+  a.hasBuffer = p.hasBuffer;
+  a.nesterov = p.nesterov;
+  a.wd = static_cast<float>(p.weightDecay);
+  a.momentum = static_cast<float>(p.momentum);
+  a.bufKeep = static_cast<float>(1.0 - p.dampening);
+  const TensorArg &grad = args.operands[1];
+  sgdKernel<<<blocksFor(c, p.numel), kThreads, 0, streamOf(c)>>>(
+      a, static_cast<const float *>(args.operands[0].data), grad.desc->dtype, grad.data,
+      p.hasBuffer ? static_cast<const float *>(args.operands[2].data) : nullptr,
+      static_cast<const int64_t *>(args.operands[s].data),
+      static_cast<const float *>(args.operands[s + 1].data),
+      static_cast<const uint8_t *>(args.operands[s + 2].data),
+      static_cast<float *>(args.results[0].data),
+      p.hasBuffer ? static_cast<float *>(args.results[1].data) : nullptr, p.numel);
+  return launched("sgd_update kernel");
+}
+
+//===----------------------------------------------------------------------===//
+// adamw_update (cpu runAdamWUpdate), t = step + 1:
+//   scalars in double: bc1 = 1 - beta1^t, bc2 = 1 - beta2^t,
+//     step_size = lr / bc1, decay = f32(1 - lr * wd), bc2_sqrt = f32(bc2^0.5)
+//   per element, with g = f32(grad):
+//     w = w * decay                                        if wd != 0
+//     m = |w1| < 0.5 ? fma(w1, g - m, m) : fma(w1 - 1, g - m, g)   (lerp)
+//     v = fma((1 - beta2) * g, g, v * beta2)
+//     w = w + (-step_size) * m / (sqrt(v) / bc2_sqrt + eps)
+// When finite is 0 every result gets its operand's bits.
+//===----------------------------------------------------------------------===//
+
+struct AdamWArgs {
+  double beta1, beta2, weightDecay;  // the Python scalars
+  bool decay, smallWeight;
+  float w1, w1Minus1, beta2f, oneMinusBeta2, eps;  // as the f32 kernels receive them
+};
+
+__global__ void adamwKernel(AdamWArgs a, const float *param, DType gt, const void *grad,
+                            const float *expAvg, const float *expAvgSq, const int64_t *stepPtr,
+                            const float *lrPtr, const uint8_t *finitePtr, float *paramOut,
+                            float *expAvgOut, float *expAvgSqOut, int64_t n) {
+  const bool finite = *finitePtr != 0;
+  const double lr = *lrPtr;
+  const double t = static_cast<double>(*stepPtr) + 1;
+  const double biasCorrection1 = 1 - pow(a.beta1, t);
+  const double biasCorrection2 = 1 - pow(a.beta2, t);
+  const double stepSize = lr / biasCorrection1;
+  const float decayFactor = static_cast<float>(1 - lr * a.weightDecay);
+  const float bc2Sqrt = static_cast<float>(sqrt(biasCorrection2));
+  const float negStepSize = static_cast<float>(-stepSize);
+  MPTRT_FOR_EACH(k, n) {
+    if (!finite) {  // a skipped step: the bits, unless the result is the operand
+      if (paramOut != param)
+        reinterpret_cast<uint32_t *>(paramOut)[k] = reinterpret_cast<const uint32_t *>(param)[k];
+      if (expAvgOut != expAvg)
+        reinterpret_cast<uint32_t *>(expAvgOut)[k] =
+            reinterpret_cast<const uint32_t *>(expAvg)[k];
+      if (expAvgSqOut != expAvgSq)
+        reinterpret_cast<uint32_t *>(expAvgSqOut)[k] =
+            reinterpret_cast<const uint32_t *>(expAvgSq)[k];
+      continue;
+    }
+    float w = param[k], m = expAvg[k], v = expAvgSq[k];
+    const float gj = loadF32(gt, grad, k);
+    if (a.decay)
+      w = w * decayFactor;
+    const float diff = gj - m;
+    m = a.smallWeight ? fmaf(a.w1, diff, m) : fmaf(a.w1Minus1, diff, gj);
+    v = v * a.beta2f;
+    v = fmaf(a.oneMinusBeta2 * gj, gj, v);
+    const float denom = sqrtf(v) / bc2Sqrt + a.eps;
+    w = w + negStepSize * m / denom;
+    paramOut[k] = w;
+    expAvgOut[k] = m;
+    expAvgSqOut[k] = v;
+  }
+}
+
+Status runAdamWUpdate(const Context &c, const AdamWParams &p, const KernelArgs &args) {
+  if (p.numel == 0)
+    return Status::ok();
+  AdamWArgs a;
+  a.beta1 = p.beta1;
+  a.beta2 = p.beta2;
+  a.weightDecay = p.weightDecay;
+  a.decay = p.weightDecay != 0;
+  a.w1 = static_cast<float>(1 - p.beta1);
+  a.smallWeight = std::fabs(a.w1) < 0.5f;
+  a.w1Minus1 = a.w1 - 1.0f;
+  a.beta2f = static_cast<float>(p.beta2);
+  a.oneMinusBeta2 = static_cast<float>(1 - p.beta2);
+  a.eps = static_cast<float>(p.eps);
+  const TensorArg &grad = args.operands[1];
+  adamwKernel<<<blocksFor(c, p.numel), kThreads, 0, streamOf(c)>>>(
+      a, static_cast<const float *>(args.operands[0].data), grad.desc->dtype, grad.data,
+      static_cast<const float *>(args.operands[2].data),
+      static_cast<const float *>(args.operands[3].data),
+      static_cast<const int64_t *>(args.operands[4].data),
+      static_cast<const float *>(args.operands[5].data),
+      static_cast<const uint8_t *>(args.operands[6].data),
+      static_cast<float *>(args.results[0].data), static_cast<float *>(args.results[1].data),
+      static_cast<float *>(args.results[2].data), p.numel);
+  return launched("adamw_update kernel");
+}
+
+//===----------------------------------------------------------------------===//
+// The 0-d kernels: one thread each, every operand read before any result is
+// written (results may be their operands' bytes).
+//===----------------------------------------------------------------------===//
+
+/// update_loss_scale (PyTorch's _amp_update_scale_).
+__global__ void updateLossScaleKernel(LossScaleParams p, const float *scalePtr,
+                                      const int64_t *trackerPtr, const uint8_t *finitePtr,
+                                      float *scaleOut, int64_t *trackerOut) {
+  float scale = *scalePtr;
+  int64_t tracker = *trackerPtr;
+  const bool finite = *finitePtr != 0;
+  if (!finite) {
+    scale = static_cast<float>(static_cast<double>(scale) * p.backoffFactor);
+    tracker = 0;
+  } else {
+    const int64_t successful = static_cast<int64_t>(static_cast<uint64_t>(tracker) + 1);
+    if (successful == p.growthInterval) {
+      const float grown = static_cast<float>(static_cast<double>(scale) * p.growthFactor);
+      if (isFiniteF32(grown))
+        scale = grown;
+      tracker = 0;
+    } else {
+      tracker = successful;
+    }
+  }
+  *scaleOut = scale;
+  *trackerOut = tracker;
+}
+
+Status runUpdateLossScale(const Context &c, const LossScaleParams &p, const KernelArgs &args) {
+  updateLossScaleKernel<<<1, 1, 0, streamOf(c)>>>(
+      p, static_cast<const float *>(args.operands[0].data),
+      static_cast<const int64_t *>(args.operands[1].data),
+      static_cast<const uint8_t *>(args.operands[2].data),
+      static_cast<float *>(args.results[0].data), static_cast<int64_t *>(args.results[1].data));
+  return launched("update_loss_scale kernel");
+}
+
+/// lr_schedule, in double, rounded once to f32 (cpu runLrSchedule).
+__global__ void lrScheduleKernel(LrScheduleParams p, const int64_t *stepPtr, float *out) {
+  const int64_t s = *stepPtr;
+  double lr = p.lr;
+  if (p.warmupCosine) {
+    if (s < p.warmupSteps) {
+      lr = p.lr * (static_cast<double>(s) + 1) / static_cast<double>(p.warmupSteps);
+    } else {
+      const int64_t spanSteps = p.totalSteps - p.warmupSteps;
+      const double span = static_cast<double>(spanSteps > 1 ? spanSteps : int64_t{1});
+      const double q = static_cast<double>(s - p.warmupSteps) / span;
+      const double progress = q < 1.0 ? q : 1.0;  // std::min(1.0, q)
+      const double pi = 3.14159265358979323846;
+      lr = p.minLr + 0.5 * (1 + cos(pi * progress)) * (p.lr - p.minLr);
+    }
+  }
+  *out = static_cast<float>(lr);
+}
+
+Status runLrSchedule(const Context &c, const LrScheduleParams &p, const KernelArgs &args) {
+  lrScheduleKernel<<<1, 1, 0, streamOf(c)>>>(p, static_cast<const int64_t *>(args.operands[0].data),
+                                              static_cast<float *>(args.results[0].data));
+  return launched("lr_schedule kernel");
+}
+
+/// advance_step: count + 1 (wrapping), or count when finite is given and 0.
+__global__ void advanceStepKernel(const int64_t *countPtr, const uint8_t *finitePtr,
+                                  int64_t *out) {
+  const int64_t count = *countPtr;
+  const bool advance = finitePtr == nullptr || *finitePtr != 0;
+  *out = advance ? static_cast<int64_t>(static_cast<uint64_t>(count) + 1) : count;
+}
+
+Status runAdvanceStep(const Context &c, const AdvanceStepParams &p, const KernelArgs &args) {
+  advanceStepKernel<<<1, 1, 0, streamOf(c)>>>(
+      static_cast<const int64_t *>(args.operands[0].data),
+      p.hasFinite ? static_cast<const uint8_t *>(args.operands[1].data) : nullptr,
+      static_cast<int64_t *>(args.results[0].data));
+  return launched("advance_step kernel");
+}
+
+/// update_fp8_scale (cpu runUpdateFp8Scale): the history shifts from its
+/// end (memmove order, so history' may be history's bytes), amax goes in
+/// front, and scale' = ldexp(f32(fp8_max) / max(history'), -margin) unless
+/// that max is 0, NaN or infinite.
+__global__ void updateFp8ScaleKernel(int64_t history, float fp8Max, int margin,
+                                     const float *hist, const float *scalePtr,
+                                     const float *amaxPtr, float *histOut, float *scaleOut) {
+  const float scale = *scalePtr;
+  const float amax = *amaxPtr;
+  for (int64_t i = history - 1; i >= 1; --i)
+    histOut[i] = hist[i - 1];
+  histOut[0] = amax;
+  float a = 0.0f;
+  bool nan = false;
+  for (int64_t i = 0; i < history; ++i) {
+    nan |= histOut[i] != histOut[i];
+    a = histOut[i] > a ? histOut[i] : a;
+  }
+  float next = scale;
+  if (!nan && isFiniteF32(a) && a != 0.0f)
+    next = ldexpf(fp8Max / a, -margin);
+  *scaleOut = next;
+}
+
+Status runUpdateFp8Scale(const Context &c, const Fp8ScaleParams &p, const KernelArgs &args) {
+  updateFp8ScaleKernel<<<1, 1, 0, streamOf(c)>>>(
+      p.history, static_cast<float>(p.fp8Max), static_cast<int>(p.margin),
+      static_cast<const float *>(args.operands[0].data),
+      static_cast<const float *>(args.operands[1].data),
+      static_cast<const float *>(args.operands[2].data),
+      static_cast<float *>(args.results[0].data), static_cast<float *>(args.results[1].data));
+  return launched("update_fp8_scale kernel");
+}
+
+} // namespace
+
+Status prepareScaleLoss(const Context &c, const KernelView &v,
+                        std::unique_ptr<PreparedKernel> *out) {
+  return prepareWith<ScaleLossParams>(c, v, out, decodeScaleLoss, runScaleLoss);
+}
+Status prepareUnscale(const Context &c, const KernelView &v,
+                      std::unique_ptr<PreparedKernel> *out) {
+  return prepareWith<UnscaleParams>(c, v, out, decodeUnscale, runUnscale);
+}
+Status prepareAllFinite(const Context &c, const KernelView &v,
+                        std::unique_ptr<PreparedKernel> *out) {
+  MultiTensorParams p;
+  MPTRT_TRY(decodeAllFinite(v, &p));
+  return prepareMultiTensor(c, Reduce::AllFinite, p, out);
+}
+Status prepareGlobalNorm(const Context &c, const KernelView &v,
+                         std::unique_ptr<PreparedKernel> *out) {
+  MultiTensorParams p;
+  MPTRT_TRY(decodeGlobalNorm(v, &p));
+  return prepareMultiTensor(c, Reduce::GlobalNorm, p, out);
+}
+Status prepareClipByNorm(const Context &c, const KernelView &v,
+                         std::unique_ptr<PreparedKernel> *out) {
+  return prepareWith<ClipByNormParams>(c, v, out, decodeClipByNorm, runClipByNorm);
+}
+Status prepareSgdUpdate(const Context &c, const KernelView &v,
+                        std::unique_ptr<PreparedKernel> *out) {
+  return prepareWith<SgdParams>(c, v, out, decodeSgdUpdate, runSgdUpdate);
+}
+Status prepareAdamWUpdate(const Context &c, const KernelView &v,
+                          std::unique_ptr<PreparedKernel> *out) {
+  return prepareWith<AdamWParams>(c, v, out, decodeAdamWUpdate, runAdamWUpdate);
+}
+Status prepareUpdateLossScale(const Context &c, const KernelView &v,
+                              std::unique_ptr<PreparedKernel> *out) {
+  return prepareWith<LossScaleParams>(c, v, out, decodeUpdateLossScale, runUpdateLossScale);
+}
+Status prepareLrSchedule(const Context &c, const KernelView &v,
+                         std::unique_ptr<PreparedKernel> *out) {
+  return prepareWith<LrScheduleParams>(c, v, out, decodeLrSchedule, runLrSchedule);
+}
+Status prepareAdvanceStep(const Context &c, const KernelView &v,
+                          std::unique_ptr<PreparedKernel> *out) {
+  return prepareWith<AdvanceStepParams>(c, v, out, decodeAdvanceStep, runAdvanceStep);
+}
+Status prepareAmax(const Context &c, const KernelView &v, std::unique_ptr<PreparedKernel> *out) {
+  AmaxParams p;
+  MPTRT_TRY(decodeAmax(v, &p));
+  return prepareMultiTensor(c, Reduce::Amax, p.blocks, out);
+}
+Status prepareUpdateFp8Scale(const Context &c, const KernelView &v,
+                             std::unique_ptr<PreparedKernel> *out) {
+  return prepareWith<Fp8ScaleParams>(c, v, out, decodeUpdateFp8Scale, runUpdateFp8Scale);
+}
+
+} // namespace cuda
+} // namespace rt
+} // namespace mptrt
