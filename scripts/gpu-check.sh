@@ -87,6 +87,11 @@ for plan in .gpu/plans/*.mptp; do
   done
   tol=1e-4
   [ "$precision" = fp32 ] || tol=2e-2
+  if [ ! -s "$LOGS/$name-cuda.jsonl" ] || [ ! -s "$LOGS/$name-cpu.jsonl" ]; then
+    parity_bad=$((parity_bad + 1))
+    echo "  $name: FAIL: $(grep -h -m1 error "$LOGS/$name-cpu.log" "$LOGS/$name-cuda.log")"
+    continue
+  fi
   if python3 - "$LOGS/$name-cpu.jsonl" "$LOGS/$name-cuda.jsonl" "$tol" >"$LOGS/$name-compare.txt" 2>&1 <<'PY'
 import json, sys
 def losses(path):
@@ -107,7 +112,7 @@ PY
     echo "  $name: $(cat "$LOGS/$name-compare.txt")"
   else
     parity_bad=$((parity_bad + 1))
-    echo "  $name: FAIL: $(cat "$LOGS/$name-compare.txt"; grep -h -m1 error "$LOGS/$name-cuda.log")"
+    echo "  $name: FAIL: $(cat "$LOGS/$name-compare.txt")"
   fi
 done
 if [ "$parity_bad" = 0 ]; then
