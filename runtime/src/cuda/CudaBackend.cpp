@@ -72,6 +72,9 @@ const KindEntry kKinds[] = {
     {"cast", prepareCast}, {"quantize", prepareQuantize},
     // Contractions (cuBLASLt).
     {"matmul", prepareMatMul}, {"gemm", prepareGemm},
+    // Convolution and its gradients, direct kernels (ConvKernels.cu).
+    {"conv", prepareConv}, {"conv_grad_input", prepareConvGrad},
+    {"conv_grad_weight", prepareConvGrad},
     // Data movement (DataMovementKernels.cu).
     {"copy", prepareCopy}, {"identity", prepareCopy}, {"reshape", prepareCopy},
     {"flatten", prepareCopy}, {"squeeze", prepareCopy}, {"unsqueeze", prepareCopy},

@@ -62,6 +62,9 @@ Status prepareQuantize(const Context &, const KernelView &, std::unique_ptr<Prep
 // Contractions through cuBLASLt (ContractionKernels.cu).
 Status prepareMatMul(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *);
 Status prepareGemm(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *);
+// conv, conv_grad_input, conv_grad_weight as direct kernels (ConvKernels.cu).
+Status prepareConv(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *);
+Status prepareConvGrad(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *);
 
 // Data movement, dropout, gather_grad and slice_grad (DataMovementKernels.cu).
 Status prepareCopy(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *);

@@ -1,0 +1,234 @@
+//===- ConvKernels.cu - conv and its gradients, direct kernels ------------===//
+//
+// The fallback convolution of the CUDA backend, without cuDNN (not wired up
+// yet): one thread per result element, each summing its products directly.
+// Slow next to cuDNN or an implicit GEMM, and simple enough to be checked by
+// reading. The numerics are the CPU backend's (cpu/ContractionKernels.cpp,
+// cpu/ConvGradKernels.cpp), with the summation order of a direct loop:
+//
+//   conv             y[n, m, o] = sum over (c, k) of x * w, in float32, then
+//                    + bias[m] in float32, rounded once;
+//   conv_grad_input  dx[n, c, i] = sum over (m, k) with i = o s - pad + k d of
+//                    dy[n, m, o] w[m, c, k], in float32, rounded once;
+//   conv_grad_weight dw[m, c, k] = sum over n of (sum over o of
+//                    dy[n, m, o] x[n, c, o s - pad + k d] in float32), the
+//                    images added in double in image order, rounded once
+//                    (the CPU's per-image sgemm, then its double total).
+//
+// So the results agree with the CPU's to float32 rounding of the sums (a
+// few ulp of the largest partial sum), not bit for bit.
+//
+//===----------------------------------------------------------------------===//
+#include "cuda/CudaKernels.h"
+#include "cuda/Device.cuh"
+#include "ops/Backward.h"
+
+namespace mptrt {
+namespace rt {
+namespace cuda {
+namespace {
+
+/// ConvParams in a form a kernel takes by value.
+struct DeviceConv {
+  int rank;
+  int64_t N, C, M, Cg, Mg;
+  int64_t in[kMaxRank], out[kMaxRank], kernel[kMaxRank];
+  int64_t stride[kMaxRank], pad[kMaxRank], dilation[kMaxRank];
+  int64_t inSize, outSize, kernelSize;
+};
+
+Status deviceConv(const ConvParams &p, DeviceConv *d) {
+  if (p.spatialRank > kMaxRank)
+    return Status::error("conv: spatial rank " + std::to_string(p.spatialRank) +
+                         " is above the CUDA backend's " + std::to_string(kMaxRank));
+  *d = DeviceConv{};
+  d->rank = p.spatialRank;
+  d->N = p.N;
+  d->C = p.C;
+  d->M = p.M;
+  d->Cg = p.C / p.group;
+  d->Mg = p.M / p.group;
+  for (int i = 0; i < p.spatialRank; ++i) {
+    d->in[i] = p.in[i];
+    d->out[i] = p.out[i];
+    d->kernel[i] = p.kernel[i];
+    d->stride[i] = p.strides[i];
+    d->pad[i] = p.padsBegin[i];
+    d->dilation[i] = p.dilations[i];
+  }
+  d->inSize = p.inSize;
+  d->outSize = p.outSize;
+  d->kernelSize = p.kernelSize;
+  return Status::ok();
+}
+
+/// The input position (flat, within one channel) that output position `o`
+/// reads through kernel position `k`, or -1 in the padding.
+__device__ inline int64_t inputAt(const DeviceConv &p, int64_t o, int64_t k) {
+  int64_t flat = 0;
+  for (int d = 0; d < p.rank; ++d) {
+    int64_t oStride = 1, kStride = 1;
+    for (int e = d + 1; e < p.rank; ++e) {
+      oStride *= p.out[e];
+      kStride *= p.kernel[e];
+    }
+    const int64_t od = (o / oStride) % p.out[d], kd = (k / kStride) % p.kernel[d];
+    const int64_t pos = od * p.stride[d] - p.pad[d] + kd * p.dilation[d];
+    if (pos < 0 || pos >= p.in[d])
+      return -1;
+    flat = flat * p.in[d] + pos;
+  }
+  return flat;
+}
+
+/// The output position (flat) that reads input position `i` through kernel
+/// position `k`, or -1 if none does.
+__device__ inline int64_t outputAt(const DeviceConv &p, int64_t i, int64_t k) {
+  int64_t flat = 0;
+  for (int d = 0; d < p.rank; ++d) {
+    int64_t iStride = 1, kStride = 1;
+    for (int e = d + 1; e < p.rank; ++e) {
+      iStride *= p.in[e];
+      kStride *= p.kernel[e];
+    }
+    const int64_t id = (i / iStride) % p.in[d], kd = (k / kStride) % p.kernel[d];
+    const int64_t num = id + p.pad[d] - kd * p.dilation[d];
+    if (num < 0 || num % p.stride[d] != 0)
+      return -1;
+    const int64_t od = num / p.stride[d];
+    if (od >= p.out[d])
+      return -1;
+    flat = flat * p.out[d] + od;
+  }
+  return flat;
+}
+
+__global__ void convKernel(DeviceConv p, DType xt, const void *x, DType wt, const void *w,
+                           DType bt, const void *bias, DType yt, void *y) {
+  const int64_t total = p.N * p.M * p.outSize;
+  for (int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; e < total;
+       e += int64_t(gridDim.x) * blockDim.x) {
+    const int64_t o = e % p.outSize, m = (e / p.outSize) % p.M, n = e / (p.outSize * p.M);
+    const int64_t g = m / p.Mg;
+    float acc = 0.0f;
+    for (int64_t c = 0; c < p.Cg; ++c) {
+      const int64_t xBase = (n * p.C + g * p.Cg + c) * p.inSize;
+      const int64_t wBase = (m * p.Cg + c) * p.kernelSize;
+      for (int64_t k = 0; k < p.kernelSize; ++k) {
+        const int64_t i = inputAt(p, o, k);
+        if (i >= 0)
+          acc += loadF32(xt, x, xBase + i) * loadF32(wt, w, wBase + k);
+      }
+    }
+    if (bias)
+      acc += loadF32(bt, bias, m);
+    storeF32(yt, y, e, acc);
+  }
+}
+
+__global__ void convGradInputKernel(DeviceConv p, DType dyt, const void *dy, DType wt,
+                                    const void *w, DType dxt, void *dx) {
+  const int64_t total = p.N * p.C * p.inSize;
+  for (int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; e < total;
+       e += int64_t(gridDim.x) * blockDim.x) {
+    const int64_t i = e % p.inSize, ch = (e / p.inSize) % p.C, n = e / (p.inSize * p.C);
+    const int64_t g = ch / p.Cg, c = ch % p.Cg;
+    float acc = 0.0f;
+    for (int64_t mg = 0; mg < p.Mg; ++mg) {
+      const int64_t m = g * p.Mg + mg;
+      const int64_t dyBase = (n * p.M + m) * p.outSize;
+      const int64_t wBase = (m * p.Cg + c) * p.kernelSize;
+      for (int64_t k = 0; k < p.kernelSize; ++k) {
+        const int64_t o = outputAt(p, i, k);
+        if (o >= 0)
+          acc += loadF32(dyt, dy, dyBase + o) * loadF32(wt, w, wBase + k);
+      }
+    }
+    storeF32(dxt, dx, e, acc);
+  }
+}
+
+__global__ void convGradWeightKernel(DeviceConv p, DType xt, const void *x, DType dyt,
+                                     const void *dy, DType dwt, void *dw) {
+  const int64_t total = p.M * p.Cg * p.kernelSize;
+  for (int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; e < total;
+       e += int64_t(gridDim.x) * blockDim.x) {
+    const int64_t k = e % p.kernelSize, c = (e / p.kernelSize) % p.Cg,
+                  m = e / (p.kernelSize * p.Cg);
+    const int64_t g = m / p.Mg;
+    double total64 = 0.0;
+    for (int64_t n = 0; n < p.N; ++n) {
+      const int64_t xBase = (n * p.C + g * p.Cg + c) * p.inSize;
+      const int64_t dyBase = (n * p.M + m) * p.outSize;
+      float acc = 0.0f;  // one image's product, as the CPU's sgemm
+      for (int64_t o = 0; o < p.outSize; ++o) {
+        const int64_t i = inputAt(p, o, k);
+        if (i >= 0)
+          acc += loadF32(dyt, dy, dyBase + o) * loadF32(xt, x, xBase + i);
+      }
+      total64 += acc;
+    }
+    storeF32(dwt, dw, e, static_cast<float>(total64));
+  }
+}
+
+struct ConvRun {
+  ConvParams p;
+  DeviceConv d;
+};
+
+Status runConv(const Context &c, const ConvRun &r, const KernelArgs &args) {
+  const TensorArg &x = args.operands[0], &w = args.operands[1], &y = args.results[0];
+  const int64_t n = y.desc->numel;
+  if (n == 0)
+    return Status::ok();
+  const bool hasBias = r.p.hasBias;
+  convKernel<<<blocksFor(c, n), kThreads, 0, streamOf(c)>>>(
+      r.d, x.desc->dtype, x.data, w.desc->dtype, w.data,
+      hasBias ? args.operands[2].desc->dtype : DType::F32,
+      hasBias ? args.operands[2].data : nullptr, y.desc->dtype, y.data);
+  return launched("conv kernel");
+}
+
+Status runConvGradInput(const Context &c, const ConvRun &r, const KernelArgs &args) {
+  const TensorArg &dy = args.operands[0], &w = args.operands[1], &dx = args.results[0];
+  const int64_t n = dx.desc->numel;
+  if (n == 0)
+    return Status::ok();
+  convGradInputKernel<<<blocksFor(c, n), kThreads, 0, streamOf(c)>>>(
+      r.d, dy.desc->dtype, dy.data, w.desc->dtype, w.data, dx.desc->dtype, dx.data);
+  return launched("conv_grad_input kernel");
+}
+
+Status runConvGradWeight(const Context &c, const ConvRun &r, const KernelArgs &args) {
+  const TensorArg &x = args.operands[0], &dy = args.operands[1], &dw = args.results[0];
+  const int64_t n = dw.desc->numel;
+  if (n == 0)
+    return Status::ok();
+  convGradWeightKernel<<<blocksFor(c, n), kThreads, 0, streamOf(c)>>>(
+      r.d, x.desc->dtype, x.data, dy.desc->dtype, dy.data, dw.desc->dtype, dw.data);
+  return launched("conv_grad_weight kernel");
+}
+
+template <Status (*decode)(const KernelView &, ConvParams *)>
+Status decodeRun(const KernelView &v, ConvRun *r) {
+  MPTRT_TRY(decode(v, &r->p));
+  return deviceConv(r->p, &r->d);
+}
+
+} // namespace
+
+Status prepareConv(const Context &c, const KernelView &v, std::unique_ptr<PreparedKernel> *out) {
+  return prepareWith<ConvRun>(c, v, out, decodeRun<decodeConv>, runConv);
+}
+
+Status prepareConvGrad(const Context &c, const KernelView &v,
+                       std::unique_ptr<PreparedKernel> *out) {
+  if (v.kind() == "conv_grad_input")
+    return prepareWith<ConvRun>(c, v, out, decodeRun<decodeConvGrad>, runConvGradInput);
+  return prepareWith<ConvRun>(c, v, out, decodeRun<decodeConvGrad>, runConvGradWeight);
+}
+
+} // namespace cuda
+} // namespace rt
+} // namespace mptrt
