@@ -47,15 +47,7 @@ double worstRatio(const std::string &what, const std::vector<float> &got,
     ADD_FAILURE() << what << ": " << got.size() << " elements, " << npy << " has " << w.size();
     return INFINITY;
   }
-  double maxAbs = 0, worst = 0;
-  for (float v : w)
-    maxAbs = std::max(maxAbs, double(std::fabs(v)));
-  for (size_t i = 0; i < w.size(); ++i) {
-    const double scale = std::max(double(std::fabs(w[i])), 0.1 * maxAbs);
-    const double err = std::fabs(double(got[i]) - double(w[i]));
-    const double ratio = scale > 0 ? err / scale : (err == 0 ? 0 : INFINITY);
-    worst = std::max(worst, std::isnan(ratio) ? INFINITY : ratio);
-  }
+  const double worst = worstScaledError(got, w);
   EXPECT_LE(worst, kRtol) << what << " vs " << npy;
   std::cout << "  " << what << ": worst ratio " << worst << "\n";
   return worst;

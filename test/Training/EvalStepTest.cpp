@@ -39,20 +39,8 @@ const std::vector<std::string> kFlags = {"--optimizer=sgd", "--lr=0.1",
                                          "--loss-kind=cross_entropy", "--loss-output=logits",
                                          "--label-input=labels"};
 
-/// The worst |got - want| / max(|want|, 0.1 max|want|).
 double worstRatio(const std::vector<float> &got, const std::vector<float> &want) {
-  if (got.size() != want.size())
-    return INFINITY;
-  double maxAbs = 0, worst = 0;
-  for (float v : want)
-    maxAbs = std::max(maxAbs, double(std::fabs(v)));
-  for (size_t i = 0; i < want.size(); ++i) {
-    const double scale = std::max(double(std::fabs(want[i])), 0.1 * maxAbs);
-    const double err = std::fabs(double(got[i]) - double(want[i]));
-    const double ratio = scale > 0 ? err / scale : (err == 0 ? 0 : INFINITY);
-    worst = std::max(worst, std::isnan(ratio) ? INFINITY : ratio);
-  }
-  return worst;
+  return worstScaledError(got, want);
 }
 
 std::vector<float> fixtureF32(const std::string &npy) {

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -253,6 +254,21 @@ bool loadNpyF64(const std::string &path, std::vector<int64_t> *shape,
     }
   }
   return true;
+}
+
+double worstScaledError(const std::vector<float> &got, const std::vector<float> &want) {
+  if (got.size() != want.size())
+    return INFINITY;
+  double maxAbs = 0, worst = 0;
+  for (float v : want)
+    maxAbs = std::max(maxAbs, double(std::fabs(v)));
+  for (size_t i = 0; i < want.size(); ++i) {
+    const double scale = std::max(double(std::fabs(want[i])), 0.1 * maxAbs);
+    const double err = std::fabs(double(got[i]) - double(want[i]));
+    const double ratio = scale > 0 ? err / scale : (err == 0 ? 0 : INFINITY);
+    worst = std::max(worst, std::isnan(ratio) ? INFINITY : ratio);
+  }
+  return worst;
 }
 
 double relativeL2(const std::vector<double> &got, const std::vector<double> &ref) {

@@ -86,6 +86,11 @@ std::string parityFixtureRoot();
 /// parityFixtureRoot()/<rel>.
 std::string parityFixturePath(const std::string &rel);
 
+/// max_i |got_i - want_i| / max(|want_i|, 0.1 max|want|): an elementwise
+/// relative error whose floor is a tenth of the tensor's scale (infinite on
+/// a size mismatch or a NaN).
+double worstScaledError(const std::vector<float> &got, const std::vector<float> &want);
+
 /// ||got - ref||_2 / ||ref||_2 (||got - ref||_2 when ref is all zeros).
 double relativeL2(const std::vector<double> &got, const std::vector<double> &ref);
 

@@ -205,6 +205,45 @@ Status store(const Context &c, const float *in, DType dtype, void *out, int64_t 
   return launched("store kernel");
 }
 
+/// How a contraction hands A and B to cuBLASLt: as they are when both have
+/// one dtype cuBLASLt takes, else widened to float32 in the workspace.
+struct Operands {
+  bool direct = true;
+  cudaDataType_t type = CUDA_R_32F;
+  uint64_t aWs = 0, bWs = 0;  // workspace offsets of the widened copies
+
+  void plan(const KernelView &v, Carve &carve) {
+    const DType at = v.operand(0).dtype, bt = v.operand(1).dtype;
+    direct = at == bt && ltType(at, &type);
+    if (direct)
+      return;
+    type = CUDA_R_32F;
+    aWs = carve.take(uint64_t(v.operand(0).numel) * 4);
+    bWs = carve.take(uint64_t(v.operand(1).numel) * 4);
+  }
+  /// Bytes per element of what cuBLASLt reads.
+  int64_t elementSize(const KernelView &v) const {
+    return direct ? static_cast<int64_t>(plan::dtypeSize(v.operand(0).dtype)) : 4;
+  }
+  /// The pointers to multiply, widening first if needed.
+  Status prepareRun(const Context &c, const KernelArgs &args, const void **A,
+                    const void **B) const {
+    const TensorArg &a = args.operands[0], &b = args.operands[1];
+    if (direct) {
+      *A = a.data;
+      *B = b.data;
+      return Status::ok();
+    }
+    auto *ws = static_cast<uint8_t *>(args.workspace);
+    float *wa = reinterpret_cast<float *>(ws + aWs), *wb = reinterpret_cast<float *>(ws + bWs);
+    MPTRT_TRY(widen(c, a.desc->dtype, a.data, wa, a.desc->numel));
+    MPTRT_TRY(widen(c, b.desc->dtype, b.data, wb, b.desc->numel));
+    *A = wa;
+    *B = wb;
+    return Status::ok();
+  }
+};
+
 //===----------------------------------------------------------------------===//
 // matmul.
 //===----------------------------------------------------------------------===//
@@ -214,17 +253,11 @@ public:
   MatMulKernel(const Context &c, MatMulParams p) : c_(c), p_(std::move(p)) {}
 
   Status prepare(const KernelView &v) {
-    const DType at = v.operand(0).dtype, bt = v.operand(1).dtype, yt = v.result(0).dtype;
-    cudaDataType_t type;
-    direct_ = at == bt && ltType(at, &type);
-    if (!direct_)
-      type = CUDA_R_32F;
-    const int64_t elem = direct_ ? static_cast<int64_t>(plan::dtypeSize(at)) : 4;
+    const DType yt = v.result(0).dtype;
     Carve carve;
-    if (!direct_) {
-      aWs_ = carve.take(uint64_t(v.operand(0).numel) * 4);
-      bWs_ = carve.take(uint64_t(v.operand(1).numel) * 4);
-    }
+    ops_.plan(v, carve);
+    elem_ = ops_.elementSize(v);
+    const int64_t elem = elem_;
     yF32_ = yt == DType::F32;
     if (!yF32_)
       yWs_ = carve.take(uint64_t(p_.batch * p_.M * p_.N) * 4);
@@ -236,25 +269,18 @@ public:
     const uint32_t align =
         std::min(alignmentOf(p_.aOffset, elem), alignmentOf(p_.bOffset, elem));
     perBatch_ = !strided && p_.batch > 1;
-    return product_.init(c_, type, false, false, p_.M, p_.N, p_.K, perBatch_ ? 1 : p_.batch,
-                         strideA, strideB, align);
+    return product_.init(c_, ops_.type, false, false, p_.M, p_.N, p_.K,
+                         perBatch_ ? 1 : p_.batch, strideA, strideB, align);
   }
 
   uint64_t workspaceBytes() const override { return workspace_; }
 
   Status run(const KernelArgs &args) override {
-    const TensorArg &a = args.operands[0], &b = args.operands[1], &y = args.results[0];
+    const TensorArg &y = args.results[0];
     auto *ws = static_cast<uint8_t *>(args.workspace);
-    const void *A = a.data, *B = b.data;
-    int64_t elem = static_cast<int64_t>(plan::dtypeSize(a.desc->dtype));
-    if (!direct_) {
-      float *wa = reinterpret_cast<float *>(ws + aWs_), *wb = reinterpret_cast<float *>(ws + bWs_);
-      MPTRT_TRY(widen(c_, a.desc->dtype, a.data, wa, a.desc->numel));
-      MPTRT_TRY(widen(c_, b.desc->dtype, b.data, wb, b.desc->numel));
-      A = wa;
-      B = wb;
-      elem = 4;
-    }
+    const void *A = nullptr, *B = nullptr;
+    MPTRT_TRY(ops_.prepareRun(c_, args, &A, &B));
+    const int64_t elem = elem_;
     float *Y = yF32_ ? static_cast<float *>(y.data) : reinterpret_cast<float *>(ws + yWs_);
     const int64_t ySize = p_.M * p_.N;
     if (p_.M > 0 && p_.N > 0 && p_.batch > 0) {
@@ -278,8 +304,10 @@ private:
   const Context &c_;
   MatMulParams p_;
   LtProduct product_;
-  bool direct_ = true, yF32_ = true, perBatch_ = false;
-  uint64_t aWs_ = 0, bWs_ = 0, yWs_ = 0, workspace_ = 0;
+  Operands ops_;
+  int64_t elem_ = 4;
+  bool yF32_ = true, perBatch_ = false;
+  uint64_t yWs_ = 0, workspace_ = 0;
 };
 
 //===----------------------------------------------------------------------===//
@@ -320,37 +348,24 @@ public:
   GemmKernel(const Context &c, GemmParams p) : c_(c), p_(std::move(p)) {}
 
   Status prepare(const KernelView &v) {
-    const DType at = v.operand(0).dtype, bt = v.operand(1).dtype, yt = v.result(0).dtype;
-    cudaDataType_t type;
-    direct_ = at == bt && ltType(at, &type);
-    if (!direct_)
-      type = CUDA_R_32F;
+    const DType yt = v.result(0).dtype;
     Carve carve;
-    if (!direct_) {
-      aWs_ = carve.take(uint64_t(v.operand(0).numel) * 4);
-      bWs_ = carve.take(uint64_t(v.operand(1).numel) * 4);
-    }
+    ops_.plan(v, carve);
     // Y in float32 is needed unless the result is f32 and nothing follows.
     yDirect_ = yt == DType::F32 && p_.activation == Activation::None;
     if (!yDirect_)
       yWs_ = carve.take(uint64_t(p_.M * p_.N) * 4);
     workspace_ = carve.used;
-    return product_.init(c_, type, p_.transA, p_.transB, p_.M, p_.N, p_.K, 1, 0, 0, 64);
+    return product_.init(c_, ops_.type, p_.transA, p_.transB, p_.M, p_.N, p_.K, 1, 0, 0, 64);
   }
 
   uint64_t workspaceBytes() const override { return workspace_; }
 
   Status run(const KernelArgs &args) override {
-    const TensorArg &a = args.operands[0], &b = args.operands[1], &y = args.results[0];
+    const TensorArg &y = args.results[0];
     auto *ws = static_cast<uint8_t *>(args.workspace);
-    const void *A = a.data, *B = b.data;
-    if (!direct_) {
-      float *wa = reinterpret_cast<float *>(ws + aWs_), *wb = reinterpret_cast<float *>(ws + bWs_);
-      MPTRT_TRY(widen(c_, a.desc->dtype, a.data, wa, a.desc->numel));
-      MPTRT_TRY(widen(c_, b.desc->dtype, b.data, wb, b.desc->numel));
-      A = wa;
-      B = wb;
-    }
+    const void *A = nullptr, *B = nullptr;
+    MPTRT_TRY(ops_.prepareRun(c_, args, &A, &B));
     float *Y = yDirect_ ? static_cast<float *>(y.data) : reinterpret_cast<float *>(ws + yWs_);
     const int64_t n = p_.M * p_.N;
     if (n == 0)
@@ -379,8 +394,9 @@ private:
   const Context &c_;
   GemmParams p_;
   LtProduct product_;
-  bool direct_ = true, yDirect_ = true;
-  uint64_t aWs_ = 0, bWs_ = 0, yWs_ = 0, workspace_ = 0;
+  Operands ops_;
+  bool yDirect_ = true;
+  uint64_t yWs_ = 0, workspace_ = 0;
 };
 
 } // namespace
