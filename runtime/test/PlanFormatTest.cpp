@@ -341,6 +341,9 @@ TEST(PlanFormatRules, Tensors) {
   expectRejected([](Plan &p) { p.tensors[0].shape = {2, -3}; }, "negative dimension");
   expectRejected([](Plan &p) { p.tensors[0].shape = {1 << 30, 1 << 30}; },
                  "overflows 2^48");
+  // Empty, but a kernel multiplying the other dims would overflow int64.
+  expectRejected([](Plan &p) { p.tensors[0].shape = {0, int64_t{1} << 40, 1 << 30}; },
+                 "overflows 2^48 (counting its nonzero dimensions only)");
   expectRejected([](Plan &p) { p.tensors[4].offset = 32; }, "not a multiple of 64");
   expectRejected([](Plan &p) { p.tensors[3].offset = alignUp(p.constants.size()); },
                  "outside the constants blob");
