@@ -37,7 +37,7 @@ while [ $# -gt 0 ]; do
     --build) BUILD=$2; shift 2 ;;
     --jobs) JOBS=$2; shift 2 ;;
     --build-only) BUILD_ONLY=1; shift ;;
-    -h|--help) sed -n '2,26p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d'; exit 0 ;;
     *) echo "fuzz: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done

@@ -28,7 +28,7 @@ while [ $# -gt 0 ]; do
     --all) COMPILER=2; shift ;;
     --build) BUILD=$2; shift 2 ;;
     --jobs) JOBS=$2; shift 2 ;;
-    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d'; exit 0 ;;
     *) echo "sanitize: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
