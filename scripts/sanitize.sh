@@ -70,12 +70,17 @@ if [ "$COMPILER" -eq 1 ]; then
   configure . "$BUILD/all" -DMPTRT_BUILD_TESTS=OFF
   if [ "$COMPILER" -eq 2 ]; then
     ninja -C "$BUILD/all" -j "$JOBS"
-    step "compiler tests: all"
+    step "compiler tests: all (without lit's plugin test, as below)"
+    export LIT_FILTER_OUT=${LIT_FILTER_OUT:-Plugin/mlir-opt-plugin}
     ctest --test-dir "$BUILD/all" --output-on-failure -j "$JOBS" || rc=1
   else
     ninja -C "$BUILD/all" -j "$JOBS" mpt-opt mpt-translate mpt-compile mpt-run mpt-train \
       MPTPlugin mpt-import-conformance mpt-numerics-conformance mpt-onnx-import-fuzz-replay
     step "compiler tests: lit, conformance, importer fuzz regressions"
+    # The plugin test loads the instrumented MPTPlugin.so into Debian's
+    # uninstrumented mlir-opt, which ASan refuses ("ASan runtime does not
+    # come first"); it is no finding.
+    export LIT_FILTER_OUT=${LIT_FILTER_OUT:-Plugin/mlir-opt-plugin}
     ctest --test-dir "$BUILD/all" --output-on-failure -j "$JOBS" \
       -R '^(lit|onnx-import-conformance|onnx-numerics-conformance|mpt-onnx-import-fuzz-regressions)$' || rc=1
   fi
