@@ -2,6 +2,7 @@
 # Installs every dependency MPT needs on Debian bookworm (idempotent: only
 # missing packages are installed), then configures and builds with Ninja.
 #   scripts/setup.sh [build-dir]        (default: build)
+#   scripts/setup.sh --packages-only    (install, do not build)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD_DIR=${1:-build}
@@ -25,6 +26,7 @@ if [ ${#missing[@]} -gt 0 ]; then
 else
   echo "setup: all packages present"
 fi
+[ "$BUILD_DIR" = --packages-only ] && exit 0
 
 if [ ! -f "$BUILD_DIR/build.ninja" ]; then
   cmake -G Ninja -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release

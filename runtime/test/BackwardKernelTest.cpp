@@ -996,6 +996,10 @@ TEST(BackwardKernels, RejectedAtLoad) {
   expectRejected("average_pool_grad", {T(F, {1, 2, 3, 3})}, {T(F, {1, 2, 4, 4})},
                  {Attribute::makeInts("kernel_shape", {2, 2, 2})},
                  "kernel_shape, strides and dilations need 2 values");
+  // Window attributes so large that the window arithmetic would overflow.
+  expectRejected("max_pool_grad", {T(F, {1, 2, 4, 4}), T(F, {1, 2, 3, 3})}, {T(F, {1, 2, 4, 4})},
+                 {k2, Attribute::makeInts("pads", {0, 0, int64_t{1} << 62, 0})},
+                 "kernel_shape, strides, dilations and pads must be below 2^31");
   expectRejected("average_pool_grad", {T(F, {1, 2, 3})}, {T(F, {2, 4})}, {k2},
                  "(dx) must be [N, C, spatial...]");
   // Conv gradients.
@@ -1007,6 +1011,9 @@ TEST(BackwardKernels, RejectedAtLoad) {
                  {}, "(weight) must have C / group = 3 input channels");
   expectRejected("conv_grad_weight", {T(F, {1, 3, 5, 5}), T(F, {1, 4, 3, 3})}, {T(F, {4, 3, 3, 3})},
                  {Attribute::makeInts("strides", {0, 1})}, "strides and dilations must be >= 1");
+  expectRejected("conv_grad_weight", {T(F, {1, 3, 5, 5}), T(F, {1, 4, 3, 3})}, {T(F, {4, 3, 3, 3})},
+                 {Attribute::makeInts("dilations", {int64_t{1} << 40, 1})},
+                 "strides, dilations and pads must be below 2^31");
   expectRejected("conv_grad_weight", {T(F, {1, 3, 5, 5}), T(F, {1, 4, 3, 3})}, {T(F, {4, 3, 3, 3})},
                  {Attribute::makeInt("bias", 1)}, "unknown attribute 'bias'");
   // batch_norm_grad

@@ -355,6 +355,9 @@ TEST(PlanFormatRules, Tensors) {
   // shorter than its shape says.
   expectRejected([](Plan &p) { p.tensors[1].shape = {5, 5}; },
                  "tensor 1 'w': bytes [0, 100) lie outside the constants blob of 80 bytes");
+  // Empty, but a kernel multiplying the other dims would overflow int64.
+  expectRejected([](Plan &p) { p.tensors[0].shape = {0, int64_t{1} << 40, 1 << 30}; },
+                 "overflows 2^48 (counting its nonzero dimensions only)");
   expectRejected([](Plan &p) { p.tensors[4].offset = 32; }, "not a multiple of 64");
   expectRejected([](Plan &p) { p.tensors[3].offset = alignUp(p.constants.size()); },
                  "outside the constants blob");

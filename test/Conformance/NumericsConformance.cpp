@@ -10,6 +10,9 @@
 // clip bounds) are bound as constants from their .pb file, which is what
 // `mpt-compile --bind-constant` does.
 //
+// MPT_CONFORMANCE_SAVE_PLANS=DIR also writes every plan it emits to
+// DIR/<test>.mptp (scripts/fuzz.sh seeds the plan fuzzer with them).
+//
 // Prints passed, failed and unsupported counts. Fails when a test the
 // importer supports fails anywhere (import, lowering, run or comparison)
 // unless expected-failures.txt lists it with a reason, and when a listed
@@ -38,7 +41,8 @@ namespace {
 constexpr double kRtol = 1e-3, kAtol = 1e-7; // onnx.backend.test defaults
 
 /// One test: "" when it passed, otherwise why not. Sets `unsupported`.
-std::string runTest(const std::string &dir, bool &unsupported) {
+std::string runTest(const std::string &dir, const char *savePlansDir,
+                    bool &unsupported) {
   unsupported = false;
   std::string modelPath = dir + "/model.onnx";
   auto buffer = llvm::MemoryBuffer::getFile(modelPath, false, false);
@@ -77,6 +81,13 @@ std::string runTest(const std::string &dir, bool &unsupported) {
   };
   if (stage != e2e::Stage::Ok)
     return std::string(e2e::stageName(stage)) + ": " + firstLine(log);
+  if (savePlansDir) {
+    std::ofstream out(std::string(savePlansDir) + "/" +
+                          llvm::sys::path::filename(dir).str() + ".mptp",
+                      std::ios::binary);
+    out.write(reinterpret_cast<const char *>(plan.data()),
+              static_cast<std::streamsize>(plan.size()));
+  }
 
   for (const auto &[name, file] : inputFiles) {
     std::string error;
@@ -116,6 +127,7 @@ int main(int argc, char **argv) {
   // MPT_CONFORMANCE_VERBOSE=1 also lists the unsupported tests.
   const char *env = getenv("MPT_CONFORMANCE_VERBOSE");
   bool verbose = env && *env && *env != '0';
+  const char *savePlansDir = getenv("MPT_CONFORMANCE_SAVE_PLANS");
   std::map<std::string, std::string> expected;
   if (!conformance::readExpectedList(argv[2], expected)) {
     llvm::errs() << "cannot read " << argv[2] << "\n";
@@ -131,7 +143,7 @@ int main(int argc, char **argv) {
   int problems = 0;
   for (const std::string &test : tests) {
     bool isUnsupported;
-    std::string why = runTest(root + "/" + test, isUnsupported);
+    std::string why = runTest(root + "/" + test, savePlansDir, isUnsupported);
     if (isUnsupported) {
       ++unsupported;
       if (verbose)

@@ -102,6 +102,16 @@ TEST(ConvertTensor, RawTypedAndExternal) {
   EXPECT_TRUE(failed(onnx_import::convertTensor(ext, dir, loc, unsupported)));
   EXPECT_NE(capture.text.find("missing.bin"), std::string::npos);
 
+  // Never a file outside the model's directory.
+  for (const char *outside : {"../weights.bin", "/etc/hostname", "a/../../weights.bin"}) {
+    ext.mutable_external_data(0)->set_value(outside);
+    EXPECT_TRUE(failed(onnx_import::convertTensor(ext, dir, loc, unsupported)));
+    EXPECT_NE(capture.text.find("'" + std::string(outside) +
+                                "' outside the model's directory"),
+              std::string::npos)
+        << capture.text;
+  }
+
   onnx::TensorProto dbl;
   dbl.set_data_type(onnx::TensorProto::DOUBLE);
   unsupported = false;

@@ -21,6 +21,7 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "onnx/defs/parser.h"
+#include "onnx/defs/schema.h"
 
 using namespace mlir;
 
@@ -87,6 +88,7 @@ private:
   LogicalResult checkStructure();
   bool reportCycle(const llvm::StringMap<int> &producer,
                    const llvm::StringSet<> &graphValues);
+  LogicalResult checkRequiredInputs(int index);
   void classifyInitializers();
   void findDeduplicatedInitializers();
   FailureOr<RankedTensorType> inputType(const onnx::ValueInfoProto &info);
@@ -253,6 +255,7 @@ LogicalResult GraphImporter::checkStructure() {
     }
     for (const auto &out : node.output())
       defined.insert(out);
+    ok &= succeeded(checkRequiredInputs(i));
   }
   for (const auto &out : graph.output())
     if (!defined.contains(out.name())) {
@@ -261,6 +264,36 @@ LogicalResult GraphImporter::checkStructure() {
           << "graph output '" << out.name() << "' is not produced by any node";
     }
   return success(ok);
+}
+
+/// A node of the default domain gives every input that ONNX's schema of its
+/// op (at the model's opset) requires: the op importers rely on that, and a
+/// missing input would otherwise reach an op builder as a null value.
+LogicalResult GraphImporter::checkRequiredInputs(int index) {
+  const auto &node = graph.node(index);
+  if (!isDefaultDomain(node.domain()))
+    return success();
+  const onnx::OpSchema *schema = onnx::OpSchemaRegistry::Schema(
+      node.op_type(), static_cast<int>(opset), onnx::ONNX_DOMAIN);
+  if (!schema)
+    return success(); // an unknown op: checkSupported reports it
+  if (node.input_size() < schema->min_input())
+    return emitError(locFor(nodeName(index)))
+               << node.op_type() << " node '" << nodeName(index) << "' has "
+               << node.input_size() << " input(s) but " << node.op_type()
+               << "-" << schema->since_version() << " needs at least "
+               << schema->min_input(),
+           failure();
+  const auto &formal = schema->inputs();
+  for (int k = 0; k < node.input_size() && k < static_cast<int>(formal.size()); ++k)
+    if (node.input(k).empty() &&
+        formal[k].GetOption() == onnx::OpSchema::FormalParameterOption::Single)
+      return emitError(locFor(nodeName(index)))
+                 << node.op_type() << " node '" << nodeName(index) << "': input "
+                 << k << " ('" << formal[k].GetName()
+                 << "') is required but its name is empty",
+             failure();
+  return success();
 }
 
 /// A float initializer is a trainable parameter if some node consumes it as

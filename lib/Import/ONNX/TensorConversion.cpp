@@ -75,6 +75,16 @@ static FailureOr<std::string> readExternal(const onnx::TensorProto &tensor,
     return emitError(loc) << "initializer '" << tensor.name()
                           << "' is stored externally but names no file",
            failure();
+  // As ONNX's checker requires, the file lies under the model's directory:
+  // a model must not make the importer read an arbitrary file.
+  if (llvm::sys::path::is_absolute(location) ||
+      llvm::is_contained(llvm::make_range(llvm::sys::path::begin(location),
+                                          llvm::sys::path::end(location)),
+                         ".."))
+    return emitError(loc) << "initializer '" << tensor.name()
+                          << "' names external data file '" << location
+                          << "' outside the model's directory",
+           failure();
   SmallString<256> path(baseDir);
   llvm::sys::path::append(path, location);
   auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,

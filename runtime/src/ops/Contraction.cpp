@@ -161,9 +161,13 @@ Status decodeConvWindow(const KernelView &v, const TensorDesc &x, const std::str
       pads.size() != size_t(2 * nsp))
     return v.error("strides and dilations need " + std::to_string(nsp) +
                    " values and pads " + std::to_string(2 * nsp));
-  for (int d = 0; d < nsp; ++d)
+  for (int d = 0; d < nsp; ++d) {
     if (p->strides[d] < 1 || p->dilations[d] < 1 || pads[d] < 0 || pads[nsp + d] < 0)
       return v.error("strides and dilations must be >= 1 and pads >= 0");
+    if (p->strides[d] >= kMaxWindowAttr || p->dilations[d] >= kMaxWindowAttr ||
+        pads[d] >= kMaxWindowAttr || pads[nsp + d] >= kMaxWindowAttr)
+      return v.error("strides, dilations and pads must be below 2^31");
+  }
   if (p->group < 1 || p->C % p->group != 0 || p->M % p->group != 0)
     return v.error("group " + std::to_string(p->group) + " must divide the " +
                    std::to_string(p->C) + " input and " + std::to_string(p->M) +
@@ -183,13 +187,22 @@ Status decodeConvWindow(const KernelView &v, const TensorDesc &x, const std::str
   std::vector<int64_t> expected = {p->N, p->M};
   p->inSize = p->outSize = p->kernelSize = 1;
   for (int d = 0; d < nsp; ++d) {
-    const int64_t span = p->dilations[d] * (p->kernel[d] - 1) + 1;
+    // The weight's kernel dims are only bounded by the plan's 2^48, so the
+    // dilated span is computed with an overflow check.
     const int64_t padded = p->in[d] + pads[d] + pads[nsp + d];
-    if (p->kernel[d] < 1 || padded < span)
-      return v.error("spatial axis " + std::to_string(d) + ": the dilated kernel (" +
-                     std::to_string(span) + ") is larger than the padded input (" +
-                     std::to_string(padded) + ")");
-    p->out.push_back((padded - span) / p->strides[d] + 1);
+    int64_t span = 0;
+    if (p->kernel[d] < 1 ||
+        __builtin_mul_overflow(p->dilations[d], p->kernel[d] - 1, &span) ||
+        span >= padded)
+      return v.error("spatial axis " + std::to_string(d) + ": the kernel (" +
+                     std::to_string(p->kernel[d]) + ", dilation " +
+                     std::to_string(p->dilations[d]) +
+                     ") is larger than the padded input (" + std::to_string(padded) + ")");
+    ++span;
+    const int64_t out = (padded - span) / p->strides[d] + 1;
+    if (p->outSize > INT64_MAX / out)
+      return v.error("the convolution's output would have more than 2^63 elements");
+    p->out.push_back(out);
     expected.push_back(p->out.back());
     p->inSize *= p->in[d];
     p->outSize *= p->out[d];

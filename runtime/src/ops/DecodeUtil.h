@@ -71,6 +71,11 @@ inline Status normalizeAxis(const KernelView &v, int64_t axis, int rank, int64_t
   return Status::ok();
 }
 
+/// Bound on strides, dilations, pads and pooling windows: with tensor dims
+/// below 2^48 (plan rule), window arithmetic on values below it cannot
+/// overflow an int64_t.
+inline constexpr int64_t kMaxWindowAttr = int64_t{1} << 31;
+
 inline int64_t product(const std::vector<int64_t> &shape, size_t begin, size_t end) {
   int64_t n = 1;
   for (size_t i = begin; i < end; ++i)

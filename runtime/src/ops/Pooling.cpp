@@ -86,6 +86,10 @@ Status decodePoolWindow(const KernelView &v, PoolKind kind, const TensorDesc &x,
     if (p->kernel[d] < 1 || p->strides[d] < 1 || p->dilations[d] < 1 ||
         p->padsBegin[d] < 0 || p->padsEnd[d] < 0)
       return v.error("kernel_shape, strides and dilations must be >= 1 and pads >= 0");
+    if (p->kernel[d] >= kMaxWindowAttr || p->strides[d] >= kMaxWindowAttr ||
+        p->dilations[d] >= kMaxWindowAttr || p->padsBegin[d] >= kMaxWindowAttr ||
+        p->padsEnd[d] >= kMaxWindowAttr)
+      return v.error("kernel_shape, strides, dilations and pads must be below 2^31");
     const int64_t span = p->dilations[d] * (p->kernel[d] - 1) + 1;
     const int64_t padded = p->in[d] + p->padsBegin[d] + p->padsEnd[d];
     if (padded < span)
@@ -99,6 +103,8 @@ Status decodePoolWindow(const KernelView &v, PoolKind kind, const TensorDesc &x,
       if ((out - 1) * p->strides[d] >= p->in[d] + p->padsBegin[d])
         --out;
     }
+    if (p->outSize > INT64_MAX / out)
+      return v.error("the pooled output would have more than 2^63 elements");
     p->out.push_back(out);
     expected.push_back(out);
     p->inSize *= p->in[d];

@@ -222,18 +222,25 @@ inline uint64_t alignUp(uint64_t v) {
   return (v + kAlignment - 1) / kAlignment * kAlignment;
 }
 
-/// Element count of `shape`, or false if a dim is negative or the count
-/// reaches kMaxBytes.
+/// Element count of `shape`, or false if a dim is negative or the product
+/// of the nonzero dims reaches kMaxBytes. Zero dims are left out of that
+/// bound so that an empty tensor cannot carry huge other dims: any product
+/// of a valid shape's dims then fits in an int64_t.
 inline bool elementCount(const std::vector<int64_t> &shape, uint64_t *count) {
   uint64_t n = 1;
+  bool empty = false;
   for (int64_t d : shape) {
     if (d < 0)
       return false;
-    if (d != 0 && n > (kMaxBytes - 1) / static_cast<uint64_t>(d))
+    if (d == 0) {
+      empty = true;
+      continue;
+    }
+    if (n > (kMaxBytes - 1) / static_cast<uint64_t>(d))
       return false;
     n *= static_cast<uint64_t>(d);
   }
-  *count = n;
+  *count = empty ? 0 : n;
   return true;
 }
 

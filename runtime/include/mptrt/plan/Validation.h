@@ -72,7 +72,10 @@ inline bool verifyPlan(const Plan &plan, std::string *error) {
       if (d < 0)
         return fail(error, label + ": negative dimension " + std::to_string(d));
     if (!tensorByteSize(t, &bytes[id]))
-      return fail(error, label + ": byte size overflows 2^48");
+      return fail(error, label + ": byte size overflows 2^48" +
+                             (std::count(t.shape.begin(), t.shape.end(), 0)
+                                  ? " (counting its nonzero dimensions only)"
+                                  : ""));
     if (t.name.size() > kMaxStringBytes)
       return fail(error, label + ": name too long");
     if ((t.hasInitializer || t.zeroInitialized) && t.storage != Storage::Parameter)
