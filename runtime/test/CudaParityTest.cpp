@@ -76,8 +76,7 @@ const std::set<std::string> kExactKinds = {
 /// kind has arrived (delete its entry then).
 const std::set<std::string> kNotYetOnCuda = {
     "matmul", "gemm", "conv", "max_pool", "average_pool", "global_average_pool",
-    "batch_norm", "batch_norm_train", "layer_norm", "softmax", "log_softmax", "reduce_sum",
-    "reduce_mean", "reduce_max", "reduce_l2", "softmax_cross_entropy_loss", "nll_loss",
+    "batch_norm", "batch_norm_train",
     "copy", "identity", "reshape", "flatten", "squeeze", "unsqueeze", "dropout", "transpose",
     "concat", "split", "slice", "gather", "expand", "trilu", "constant_of_shape",
     "unary_grad", "softmax_grad", "layer_norm_grad", "softmax_cross_entropy_loss_grad",

@@ -70,6 +70,13 @@ const KindEntry kKinds[] = {
     {"greater", prepareBinary}, {"where", prepareWhere},
     // Conversions.
     {"cast", prepareCast}, {"quantize", prepareQuantize},
+    // Softmax and normalisation (NormalizationKernels.cu).
+    {"softmax", prepareSoftmax}, {"log_softmax", prepareSoftmax},
+    {"layer_norm", prepareLayerNorm},
+    // Reductions and losses (ReductionKernels.cu).
+    {"reduce_sum", prepareReduce}, {"reduce_mean", prepareReduce},
+    {"reduce_max", prepareReduce}, {"reduce_l2", prepareReduce},
+    {"softmax_cross_entropy_loss", prepareLoss}, {"nll_loss", prepareLoss},
 };
 
 std::vector<std::string> kindNames() {

@@ -59,6 +59,14 @@ Status prepareWhere(const Context &, const KernelView &, std::unique_ptr<Prepare
 Status prepareCast(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *);
 Status prepareQuantize(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *);
 
+// Normalisation and softmax (NormalizationKernels.cu).
+Status prepareSoftmax(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *);
+Status prepareLayerNorm(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *);
+
+// Reductions and losses (ReductionKernels.cu).
+Status prepareReduce(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *);
+Status prepareLoss(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *);
+
 } // namespace cuda
 } // namespace rt
 } // namespace mptrt
