@@ -77,6 +77,10 @@ const KindEntry kKinds[] = {
     {"reduce_sum", prepareReduce}, {"reduce_mean", prepareReduce},
     {"reduce_max", prepareReduce}, {"reduce_l2", prepareReduce},
     {"softmax_cross_entropy_loss", prepareLoss}, {"nll_loss", prepareLoss},
+    // Their gradients (BackwardKernels.cu).
+    {"unary_grad", prepareUnaryGrad}, {"softmax_grad", prepareSoftmaxGrad},
+    {"layer_norm_grad", prepareLayerNormGrad},
+    {"softmax_cross_entropy_loss_grad", prepareLossGrad}, {"nll_loss_grad", prepareLossGrad},
 };
 
 std::vector<std::string> kindNames() {

@@ -67,6 +67,15 @@ Status prepareLayerNorm(const Context &, const KernelView &, std::unique_ptr<Pre
 Status prepareReduce(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *);
 Status prepareLoss(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *);
 
+// Gradients of the elementwise, softmax, layer norm and loss kinds
+// (BackwardKernels.cu).
+Status prepareUnaryGrad(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *);
+Status prepareSoftmaxGrad(const Context &, const KernelView &,
+                          std::unique_ptr<PreparedKernel> *);
+Status prepareLayerNormGrad(const Context &, const KernelView &,
+                            std::unique_ptr<PreparedKernel> *);
+Status prepareLossGrad(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *);
+
 } // namespace cuda
 } // namespace rt
 } // namespace mptrt
