@@ -76,10 +76,9 @@ const std::set<std::string> kExactKinds = {
 /// kind has arrived (delete its entry then).
 const std::set<std::string> kNotYetOnCuda = {
     "matmul", "gemm", "conv", "max_pool", "average_pool", "global_average_pool",
-    "batch_norm", "batch_norm_train",
     "copy", "identity", "reshape", "flatten", "squeeze", "unsqueeze", "dropout", "transpose",
     "concat", "split", "slice", "gather", "expand", "trilu", "constant_of_shape", "gather_grad", "slice_grad", "max_pool_grad", "average_pool_grad",
-    "conv_grad_input", "conv_grad_weight", "batch_norm_grad", "scale_loss", "unscale",
+    "conv_grad_input", "conv_grad_weight", "scale_loss", "unscale",
     "all_finite", "global_norm", "clip_by_norm", "sgd_update", "adamw_update",
     "update_loss_scale", "lr_schedule", "advance_step", "amax", "update_fp8_scale"};
 

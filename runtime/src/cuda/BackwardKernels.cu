@@ -363,6 +363,84 @@ Status runLossGrad(const Context &c, const LossGradParams &p, const KernelArgs &
   return launched("loss grad kernel");
 }
 
+//===----------------------------------------------------------------------===//
+// batch_norm_grad (training mode) over x [N, C, inner], one block per
+// channel c (elements j = n * inner + i, as batch_norm's): the batch
+// statistics recomputed as batch_norm_train does, then, all in double,
+// with xhat = (x - mean) * rstd,
+//   dbias = sum(dy),  dscale = sum(dy * xhat),
+//   dx = scale * rstd * (dy - dbias / count - xhat * dscale / count).
+//===----------------------------------------------------------------------===//
+
+struct BatchNormGradTensors {
+  DType xt, st, gt, ot, dst, dbt;
+  const void *x, *scale, *dy;
+  void *dx, *dscale, *dbias;
+};
+
+__global__ void batchNormGradKernel(BatchNormGradParams p, BatchNormGradTensors t) {
+  __shared__ double shared[kThreads];
+  const int64_t count = p.N * p.inner;
+  for (int64_t c = blockIdx.x; c < p.C; c += gridDim.x) {
+    const Share sh = shareOf(count);
+    auto at = [&](int64_t j) { return ((j / p.inner) * p.C + c) * p.inner + j % p.inner; };
+    double localSum = 0;
+    for (int64_t j = sh.begin; j < sh.end; ++j)
+      localSum += loadF32(t.xt, t.x, at(j));
+    const double sum = blockReduce<double>(localSum, shared, AddOp{});
+    const double mean = count > 0 ? sum / static_cast<double>(count) : 0.0;
+    double localSq = 0;
+    for (int64_t j = sh.begin; j < sh.end; ++j) {
+      const double dev = loadF32(t.xt, t.x, at(j)) - mean;
+      localSq += dev * dev;
+    }
+    const double sq = blockReduce<double>(localSq, shared, AddOp{});
+    const double var = count > 0 ? sq / static_cast<double>(count) : 0.0;
+    const double rstd = 1.0 / sqrt(var + static_cast<double>(p.epsilon));
+    double localG = 0, localGX = 0;
+    for (int64_t j = sh.begin; j < sh.end; ++j) {
+      const float g = loadF32(t.gt, t.dy, at(j));
+      localG += g;
+      localGX += g * ((loadF32(t.xt, t.x, at(j)) - mean) * rstd);
+    }
+    const double sumG = blockReduce<double>(localG, shared, AddOp{});
+    const double sumGX = blockReduce<double>(localGX, shared, AddOp{});
+    const double invCount = count > 0 ? 1.0 / static_cast<double>(count) : 0.0;
+    const double meanG = sumG * invCount, meanGX = sumGX * invCount;
+    const double k = loadF32(t.st, t.scale, c) * rstd;
+    for (int64_t j = sh.begin; j < sh.end; ++j) {
+      const float g = loadF32(t.gt, t.dy, at(j));
+      const double xm = loadF32(t.xt, t.x, at(j)) - mean;
+      storeF32(t.ot, t.dx, at(j), static_cast<float>(k * (g - meanG - xm * rstd * meanGX)));
+    }
+    if (threadIdx.x == 0) {
+      storeF32(t.dst, t.dscale, c, static_cast<float>(sumGX));
+      storeF32(t.dbt, t.dbias, c, static_cast<float>(sumG));
+    }
+  }
+}
+
+Status runBatchNormGrad(const Context &c, const BatchNormGradParams &p,
+                        const KernelArgs &args) {
+  if (p.C == 0)
+    return Status::ok();
+  BatchNormGradTensors t{};
+  t.xt = args.operands[0].desc->dtype;
+  t.x = args.operands[0].data;
+  t.st = args.operands[1].desc->dtype;
+  t.scale = args.operands[1].data;
+  t.gt = args.operands[2].desc->dtype;
+  t.dy = args.operands[2].data;
+  t.ot = args.results[0].desc->dtype;
+  t.dx = args.results[0].data;
+  t.dst = args.results[1].desc->dtype;
+  t.dscale = args.results[1].data;
+  t.dbt = args.results[2].desc->dtype;
+  t.dbias = args.results[2].data;
+  batchNormGradKernel<<<rowBlocks(p.C), kThreads, 0, streamOf(c)>>>(p, t);
+  return launched("batch_norm_grad kernel");
+}
+
 } // namespace
 
 Status prepareUnaryGrad(const Context &c, const KernelView &v,
@@ -380,6 +458,10 @@ Status prepareLayerNormGrad(const Context &c, const KernelView &v,
   const uint64_t bytes = layerNormGradWorkspace(p);
   *out = std::make_unique<ParamsKernel<LayerNormGradParams>>(c, p, runLayerNormGrad, bytes);
   return Status::ok();
+}
+Status prepareBatchNormGrad(const Context &c, const KernelView &v,
+                            std::unique_ptr<PreparedKernel> *out) {
+  return prepareWith<BatchNormGradParams>(c, v, out, decodeBatchNormGrad, runBatchNormGrad);
 }
 Status prepareLossGrad(const Context &c, const KernelView &v,
                        std::unique_ptr<PreparedKernel> *out) {

@@ -73,6 +73,7 @@ const KindEntry kKinds[] = {
     // Softmax and normalisation (NormalizationKernels.cu).
     {"softmax", prepareSoftmax}, {"log_softmax", prepareSoftmax},
     {"layer_norm", prepareLayerNorm},
+    {"batch_norm", prepareBatchNorm}, {"batch_norm_train", prepareBatchNorm},
     // Reductions and losses (ReductionKernels.cu).
     {"reduce_sum", prepareReduce}, {"reduce_mean", prepareReduce},
     {"reduce_max", prepareReduce}, {"reduce_l2", prepareReduce},
@@ -81,6 +82,7 @@ const KindEntry kKinds[] = {
     {"unary_grad", prepareUnaryGrad}, {"softmax_grad", prepareSoftmaxGrad},
     {"layer_norm_grad", prepareLayerNormGrad},
     {"softmax_cross_entropy_loss_grad", prepareLossGrad}, {"nll_loss_grad", prepareLossGrad},
+    {"batch_norm_grad", prepareBatchNormGrad},
 };
 
 std::vector<std::string> kindNames() {

@@ -62,12 +62,13 @@ Status prepareQuantize(const Context &, const KernelView &, std::unique_ptr<Prep
 // Normalisation and softmax (NormalizationKernels.cu).
 Status prepareSoftmax(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *);
 Status prepareLayerNorm(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *);
+Status prepareBatchNorm(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *);
 
 // Reductions and losses (ReductionKernels.cu).
 Status prepareReduce(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *);
 Status prepareLoss(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *);
 
-// Gradients of the elementwise, softmax, layer norm and loss kinds
+// Gradients of the elementwise, softmax, norm and loss kinds
 // (BackwardKernels.cu).
 Status prepareUnaryGrad(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *);
 Status prepareSoftmaxGrad(const Context &, const KernelView &,
@@ -75,6 +76,8 @@ Status prepareSoftmaxGrad(const Context &, const KernelView &,
 Status prepareLayerNormGrad(const Context &, const KernelView &,
                             std::unique_ptr<PreparedKernel> *);
 Status prepareLossGrad(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *);
+Status prepareBatchNormGrad(const Context &, const KernelView &,
+                            std::unique_ptr<PreparedKernel> *);
 
 } // namespace cuda
 } // namespace rt

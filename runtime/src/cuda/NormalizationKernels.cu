@@ -132,11 +132,103 @@ Status runLayerNorm(const Context &c, const LayerNormParams &p, const KernelArgs
   return launched("layer_norm kernel");
 }
 
+//===----------------------------------------------------------------------===//
+// batch_norm (running statistics) and batch_norm_train (batch statistics)
+// over x [N, C, inner], one block per channel c; its count = N * inner
+// elements j = n * inner + i at (n * C + c) * inner + i, in the CPU's order.
+//   training:  mean = sum(x) / count, var = sum((x - mean)^2) / count (double,
+//              rounded to float), unbiased = sum(...) / (count - 1) (var for
+//              count <= 1); inference: the running mean and variance
+//   y = (x - mean) * (1 / sqrtf(var + epsilon)) * scale + bias   (float)
+// and with three results, as PyTorch updates its buffers (float):
+//   running_mean * momentum + mean * (1 - momentum)
+//   running_var * momentum + unbiased * (1 - momentum)
+// The results may alias the running statistics (a training step's state
+// update): block c reads running_*[c] on thread 0 before it writes them.
+//===----------------------------------------------------------------------===//
+
+struct BatchNormTensors {
+  DType xt, st, bt, mt, vt, yt, nmt, nvt;
+  const void *x, *scale, *bias, *runningMean, *runningVar;
+  void *y, *newMean, *newVar;
+};
+
+__global__ void batchNormKernel(BatchNormParams p, BatchNormTensors t) {
+  __shared__ double shared[kThreads];
+  const int64_t count = p.N * p.inner;
+  for (int64_t c = blockIdx.x; c < p.C; c += gridDim.x) {
+    const Share sh = shareOf(count);
+    float mean, var, unbiasedVar = 0.0f;
+    if (p.training) {
+      double localSum = 0;
+      for (int64_t j = sh.begin; j < sh.end; ++j)
+        localSum += loadF32(t.xt, t.x, ((j / p.inner) * p.C + c) * p.inner + j % p.inner);
+      const double sum = blockReduce<double>(localSum, shared, AddOp{});
+      const double m = count > 0 ? sum / static_cast<double>(count) : 0.0;
+      double localSq = 0;
+      for (int64_t j = sh.begin; j < sh.end; ++j) {
+        const double dev =
+            loadF32(t.xt, t.x, ((j / p.inner) * p.C + c) * p.inner + j % p.inner) - m;
+        localSq += dev * dev;
+      }
+      const double sq = blockReduce<double>(localSq, shared, AddOp{});
+      mean = static_cast<float>(m);
+      var = static_cast<float>(count > 0 ? sq / static_cast<double>(count) : 0.0);
+      unbiasedVar = static_cast<float>(count > 1 ? sq / static_cast<double>(count - 1)
+                                                 : static_cast<double>(var));
+    } else {
+      mean = loadF32(t.mt, t.runningMean, c);
+      var = loadF32(t.vt, t.runningVar, c);
+    }
+    const float invStd = 1.0f / sqrtf(var + p.epsilon);
+    const float s = loadF32(t.st, t.scale, c), b = loadF32(t.bt, t.bias, c);
+    for (int64_t j = sh.begin; j < sh.end; ++j) {
+      const int64_t at = ((j / p.inner) * p.C + c) * p.inner + j % p.inner;
+      storeF32(t.yt, t.y, at, (loadF32(t.xt, t.x, at) - mean) * invStd * s + b);
+    }
+    if (p.updateRunningStats && threadIdx.x == 0) {
+      const float rm = loadF32(t.mt, t.runningMean, c), rv = loadF32(t.vt, t.runningVar, c);
+      storeF32(t.nmt, t.newMean, c, rm * p.momentum + mean * (1.0f - p.momentum));
+      storeF32(t.nvt, t.newVar, c, rv * p.momentum + unbiasedVar * (1.0f - p.momentum));
+    }
+  }
+}
+
+Status runBatchNorm(const Context &c, const BatchNormParams &p, const KernelArgs &args) {
+  if (p.C == 0)
+    return Status::ok();
+  BatchNormTensors t{};
+  t.xt = args.operands[0].desc->dtype;
+  t.x = args.operands[0].data;
+  t.st = args.operands[1].desc->dtype;
+  t.scale = args.operands[1].data;
+  t.bt = args.operands[2].desc->dtype;
+  t.bias = args.operands[2].data;
+  t.mt = args.operands[3].desc->dtype;
+  t.runningMean = args.operands[3].data;
+  t.vt = args.operands[4].desc->dtype;
+  t.runningVar = args.operands[4].data;
+  t.yt = args.results[0].desc->dtype;
+  t.y = args.results[0].data;
+  if (p.updateRunningStats) {
+    t.nmt = args.results[1].desc->dtype;
+    t.newMean = args.results[1].data;
+    t.nvt = args.results[2].desc->dtype;
+    t.newVar = args.results[2].data;
+  }
+  batchNormKernel<<<rowBlocks(p.C), kThreads, 0, streamOf(c)>>>(p, t);
+  return launched("batch_norm kernel");
+}
+
 } // namespace
 
 Status prepareSoftmax(const Context &c, const KernelView &v,
                       std::unique_ptr<PreparedKernel> *out) {
   return prepareWith<SoftmaxParams>(c, v, out, decodeSoftmax, runSoftmax);
+}
+Status prepareBatchNorm(const Context &c, const KernelView &v,
+                        std::unique_ptr<PreparedKernel> *out) {
+  return prepareWith<BatchNormParams>(c, v, out, decodeBatchNorm, runBatchNorm);
 }
 Status prepareLayerNorm(const Context &c, const KernelView &v,
                         std::unique_ptr<PreparedKernel> *out) {
