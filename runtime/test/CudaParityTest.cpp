@@ -9,7 +9,9 @@
 //     casts and quantize (the same Numerics.h rounding code on both),
 //     compares and selects, and the IEEE-exact arithmetic (add, sub, mul,
 //     div, sqrt, neg, abs, relu, max, min, clip, leaky_relu: the CUDA build
-//     contracts nothing into FMAs);
+//     contracts nothing into FMAs), reduce_max, and the pooling kinds and
+//     their gradients (the CPU's arithmetic in the CPU's order, the
+//     gradients gathered per input element);
 //   - otherwise within 2 units in the last place of the result's dtype,
 //     relative to the element (CUDA's expf / erff / tanhf / powf are within
 //     2 ulp, glibc's within 1, so f32 results of a transcendental differ in
@@ -69,18 +71,23 @@ const std::set<std::string> kExactKinds = {
     "split", "slice", "gather", "expand", "trilu", "constant_of_shape", "cast", "quantize",
     "where", "equal", "less", "greater", "not", "add", "sub", "mul", "div", "sqrt", "neg",
     "abs", "relu", "max", "min", "clip", "leaky_relu", "dropout", "slice_grad",
-    "advance_step", "max_pool"};
+    "advance_step", "max_pool",
+    // The same float32 / double operations in the same order as the CPU's
+    // (PoolingKernels.cu: per output window, and per input element for the
+    // gathered gradients), and a maximum, which rounds nothing.
+    "average_pool", "global_average_pool", "max_pool_grad", "average_pool_grad",
+    "reduce_max"};
 
 /// Kinds of the CPU backend the CUDA backend does not have yet. The coverage
 /// test fails when a kind is missing and not listed here, and when a listed
 /// kind has arrived (delete its entry then).
 const std::set<std::string> kNotYetOnCuda = {
-    "matmul", "gemm", "conv", "max_pool", "average_pool", "global_average_pool",
+    "matmul", "gemm", "conv", "conv_grad_input", "conv_grad_weight",
     "copy", "identity", "reshape", "flatten", "squeeze", "unsqueeze", "dropout", "transpose",
-    "concat", "split", "slice", "gather", "expand", "trilu", "constant_of_shape", "gather_grad", "slice_grad", "max_pool_grad", "average_pool_grad",
-    "conv_grad_input", "conv_grad_weight", "scale_loss", "unscale",
-    "all_finite", "global_norm", "clip_by_norm", "sgd_update", "adamw_update",
-    "update_loss_scale", "lr_schedule", "advance_step", "amax", "update_fp8_scale"};
+    "concat", "split", "slice", "gather", "expand", "trilu", "constant_of_shape",
+    "gather_grad", "slice_grad", "scale_loss", "unscale", "all_finite", "global_norm",
+    "clip_by_norm", "sgd_update", "adamw_update", "update_loss_scale", "lr_schedule",
+    "advance_step", "amax", "update_fp8_scale"};
 
 /// The outputs of `c` run on `backend`; false (with a failure) if it fails.
 bool runOn(const char *backend, const Case &c, std::vector<std::vector<uint8_t>> *outputs) {

@@ -27,9 +27,9 @@ constexpr float kSqrtTwoOverPi = 0.79788456080286536f;  // sqrt(2 / pi)
 constexpr float kGeluTanhCoeff = 0.044715f;
 
 //===----------------------------------------------------------------------===//
-// unary_grad: dx = f'(x) * dy, one thread per element. exp is the CPU's
-// (CpuMath.cuh); erff and tanhf are CUDA's (within 2 ulp), as in the
-// forward elementwise kernels.
+// unary_grad: dx = f'(x) * dy, one thread per element. exp, erf and tanh
+// are evaluated in double and rounded once (CpuMath.cuh), so they agree
+// with glibc's wherever it rounds correctly.
 //===----------------------------------------------------------------------===//
 
 struct UnaryGradArgs {
@@ -42,12 +42,12 @@ __device__ inline float unaryGrad(const UnaryGradArgs &a, float x, float g) {
   case UnaryOp::Relu: return x > 0.0f ? g : 0.0f;
   case UnaryOp::LeakyRelu: return x > 0.0f ? g : a.alpha * g;
   case UnaryOp::Gelu: {  // Phi(x) + x phi(x)
-    const float cdf = 0.5f * (1.0f + erff(x * kSqrtHalf));
+    const float cdf = 0.5f * (1.0f + erfRounded(x * kSqrtHalf));
     const float pdf = kInvSqrtTwoPi * expAsCpu(-0.5f * x * x);
     return g * (cdf + x * pdf);
   }
   case UnaryOp::GeluTanh: {
-    const float t = tanhf(kSqrtTwoOverPi * (x + kGeluTanhCoeff * x * x * x));
+    const float t = tanhRounded(kSqrtTwoOverPi * (x + kGeluTanhCoeff * x * x * x));
     const float du = kSqrtTwoOverPi * (1.0f + 3.0f * kGeluTanhCoeff * x * x);
     return g * (0.5f * (1.0f + t) + 0.5f * x * (1.0f - t * t) * du);
   }
@@ -56,7 +56,7 @@ __device__ inline float unaryGrad(const UnaryGradArgs &a, float x, float g) {
     return g * (s * (1.0f - s));
   }
   case UnaryOp::Tanh: {
-    const float t = tanhf(x);
+    const float t = tanhRounded(x);
     return g * (1.0f - t * t);
   }
   case UnaryOp::Exp: return g * expAsCpu(x);

@@ -21,6 +21,20 @@ __device__ inline float expAsCpu(float x) {
   return static_cast<float>(exp(static_cast<double>(x)));
 }
 
+/// erff and tanhf rounded once from double: the correctly rounded result
+/// but for a hair around a midpoint. glibc's (Debian bookworm, 2.36) erff
+/// and tanhf are the fdlibm float codes, within about 1 ulp and usually
+/// correctly rounded, so these agree with the CPU wherever glibc rounds
+/// correctly; CUDA's erff / tanhf (within 2 ulp) would differ more often.
+/// unary_grad uses them: gelu's derivative cancels near x = -0.75, where a
+/// 1-ulp difference in erf is a large relative difference in the result.
+__device__ inline float erfRounded(float x) {
+  return static_cast<float>(erf(static_cast<double>(x)));
+}
+__device__ inline float tanhRounded(float x) {
+  return static_cast<float>(tanh(static_cast<double>(x)));
+}
+
 } // namespace cuda
 } // namespace rt
 } // namespace mptrt

@@ -78,7 +78,11 @@ const KindEntry kKinds[] = {
     {"reduce_sum", prepareReduce}, {"reduce_mean", prepareReduce},
     {"reduce_max", prepareReduce}, {"reduce_l2", prepareReduce},
     {"softmax_cross_entropy_loss", prepareLoss}, {"nll_loss", prepareLoss},
-    // Their gradients (BackwardKernels.cu).
+    // Pooling and its gradients (PoolingKernels.cu).
+    {"max_pool", preparePool}, {"average_pool", preparePool},
+    {"global_average_pool", preparePool},
+    {"max_pool_grad", preparePoolGrad}, {"average_pool_grad", preparePoolGrad},
+    // Gradients of the elementwise, softmax, norm and loss kinds (BackwardKernels.cu).
     {"unary_grad", prepareUnaryGrad}, {"softmax_grad", prepareSoftmaxGrad},
     {"layer_norm_grad", prepareLayerNormGrad},
     {"softmax_cross_entropy_loss_grad", prepareLossGrad}, {"nll_loss_grad", prepareLossGrad},

@@ -68,6 +68,10 @@ Status prepareBatchNorm(const Context &, const KernelView &, std::unique_ptr<Pre
 Status prepareReduce(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *);
 Status prepareLoss(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *);
 
+// Pooling and its gradients (PoolingKernels.cu).
+Status preparePool(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *);
+Status preparePoolGrad(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *);
+
 // Gradients of the elementwise, softmax, norm and loss kinds
 // (BackwardKernels.cu).
 Status prepareUnaryGrad(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *);
