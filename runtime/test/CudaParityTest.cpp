@@ -9,9 +9,11 @@
 //     casts and quantize (the same Numerics.h rounding code on both),
 //     compares and selects, and the IEEE-exact arithmetic (add, sub, mul,
 //     div, sqrt, neg, abs, relu, max, min, clip, leaky_relu: the CUDA build
-//     contracts nothing into FMAs), and the training kinds that repeat the
+//     contracts nothing into FMAs), the training kinds that repeat the
 //     CPU's f32 operations and double sums in its order (gather_grad,
-//     global_norm, sgd_update, ...);
+//     global_norm, sgd_update, ...), reduce_max, and the pooling kinds and
+//     their gradients (the CPU's arithmetic in the CPU's order, the
+//     gradients gathered per input element);
 //   - long sums computed in another order (matmul, gemm, conv and its
 //     gradients): the whole tensor within a relative L2 difference of 2 ulp
 //     of the result's dtype (plus 1e-6);
@@ -81,7 +83,12 @@ const std::set<std::string> kExactKinds = {
     // block in element order, then in block order). Not here: adamw_update and
     // lr_schedule, whose double pow / cos are CUDA's (2 ulp) before an f32 rounding.
     "gather_grad", "scale_loss", "unscale", "all_finite", "global_norm", "clip_by_norm",
-    "sgd_update", "update_loss_scale", "amax", "update_fp8_scale"};
+    "sgd_update", "update_loss_scale", "amax", "update_fp8_scale",
+    // The same float32 / double operations in the same order as the CPU's
+    // (PoolingKernels.cu: per output window, and per input element for the
+    // gathered gradients), and a maximum, which rounds nothing.
+    "average_pool", "global_average_pool", "max_pool_grad", "average_pool_grad",
+    "reduce_max"};
 
 /// Kinds whose results are long float32 sums computed in another order on
 /// each backend (OpenBLAS's blocking or the CPU's im2col GEMMs against
@@ -94,13 +101,7 @@ const std::set<std::string> kSummedKinds = {"matmul", "gemm", "conv", "conv_grad
 /// Kinds of the CPU backend the CUDA backend does not have yet. The coverage
 /// test fails when a kind is missing and not listed here, and when a listed
 /// kind has arrived (delete its entry then).
-const std::set<std::string> kNotYetOnCuda = {
-    "max_pool", "average_pool", "global_average_pool",
-    "batch_norm", "batch_norm_train", "layer_norm", "softmax", "log_softmax", "reduce_sum",
-    "reduce_mean", "reduce_max", "reduce_l2", "softmax_cross_entropy_loss", "nll_loss",
-    "unary_grad", "softmax_grad", "layer_norm_grad", "softmax_cross_entropy_loss_grad",
-    "nll_loss_grad", "max_pool_grad", "average_pool_grad",
-    "batch_norm_grad"};
+const std::set<std::string> kNotYetOnCuda = {};
 
 /// The outputs of `c` run on `backend`; false (with a failure) if it fails.
 bool runOn(const char *backend, const Case &c, std::vector<std::vector<uint8_t>> *outputs) {

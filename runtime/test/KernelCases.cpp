@@ -161,6 +161,70 @@ std::vector<Case> allCases() {
   cs.push_back(make("dropout", {{BF16, act}, {I64, {}, 0, 1000000}, {I64, {}, 0, 99}},
                     {{F32, act}, {I1, act}},
                     {aFloat("ratio", 0.1), aInt("training", 1), aInt("stream", 7)}));
+  // Edge cases of the normalisation, reduction, loss and pooling kinds (the
+  // CUDA parity test's main check of them): ignore_index, class weights and
+  // every reduction, trailing dims on the losses, non-trailing and integer
+  // reductions, ceil_mode with count_include_pad, 1-D and dilated 3-D
+  // windows, a scalar layer-norm scale, rank-2 batch norm, softmax over
+  // axis 0. Appended last, so the cases above keep their random values.
+  cs.push_back(make("softmax_cross_entropy_loss",
+                    {{F32, {8, 7, 5}}, {I64, {8, 5}, 0, 6}, {F32, {7}, 0.5, 2.0}}, {{F32, {}}},
+                    {aString("reduction", "sum"), aInt("ignore_index", 3)}));
+  cs.push_back(make("softmax_cross_entropy_loss", {{BF16, {8, 7, 5}}, {I64, {8, 5}, 0, 6}},
+                    {{F32, {}}, {BF16, {8, 7, 5}}}, {aInt("ignore_index", 2)}));
+  cs.push_back(make("softmax_cross_entropy_loss", {{F32, {300, 3}}, {I64, {300}, 0, 2}},
+                    {{BF16, {300}}}, {aString("reduction", "none")}));
+  cs.push_back(make("nll_loss", {{F32, {16, 10, 3}}, {I64, {16, 3}, 0, 9}, {F32, {10}}},
+                    {{F32, {}}}, {aInt("ignore_index", 4)}));
+  cs.push_back(make("softmax_cross_entropy_loss_grad",
+                    {{F32, {8, 7, 5}}, {I64, {8, 5}, 0, 6}, {F32, {8, 5}}}, {{F32, {8, 7, 5}}},
+                    {aString("reduction", "none"), aInt("ignore_index", 1)}));
+  cs.push_back(make("softmax_cross_entropy_loss_grad",
+                    {{F32, {8, 7, 5}}, {I64, {8, 5}, 0, 6}, {F32, {}}}, {{F32, {8, 7, 5}}},
+                    {aString("reduction", "sum")}));
+  cs.push_back(make("nll_loss_grad", {{I64, {16, 3}, 0, 9}, {F32, {10}, 0.5, 2.0}, {F32, {}}},
+                    {{BF16, {16, 10, 3}}}, {aInt("ignore_index", 4)}));
+  cs.push_back(make("reduce_sum", {{F32, {6, 5, 4, 3}}}, {{F32, {6, 1, 4, 1}}},
+                    {aInts("axes", {1, 3})}));
+  cs.push_back(make("reduce_max", {{F32, {6, 500, 3}}}, {{BF16, {6, 3}}},
+                    {aInts("axes", {1}), aInt("keepdims", 0)}));
+  cs.push_back(make("reduce_sum", {{I64, {6, 500, 3}}}, {{I64, {6, 3}}},
+                    {aInts("axes", {1}), aInt("keepdims", 0)}));
+  cs.push_back(make("reduce_l2", {{BF16, {5, 3000}}}, {{F32, {5, 1}}}, {aInts("axes", {1})}));
+  const std::vector<Attribute> ceilPool = {aInts("kernel_shape", {3, 2}), aInts("strides", {2, 2}),
+                                           aInts("pads", {1, 0, 1, 1}),
+                                           aInt("count_include_pad", 1), aInt("ceil_mode", 1)};
+  cs.push_back(make("average_pool", {{F32, {2, 3, 9, 8}}}, {{F32, {2, 3, 5, 4}}}, ceilPool));
+  cs.push_back(make("average_pool_grad", {{F32, {2, 3, 5, 4}}}, {{F32, {2, 3, 9, 8}}}, ceilPool));
+  const std::vector<Attribute> pool3 = {aInts("kernel_shape", {2, 3, 2}),
+                                        aInts("strides", {2, 1, 2}), aInts("dilations", {2, 1, 1})};
+  cs.push_back(make("max_pool", {{F32, {2, 3, 6, 7, 5}}}, {{F32, {2, 3, 2, 5, 2}}}, pool3));
+  cs.push_back(make("max_pool_grad", {{F32, {2, 3, 6, 7, 5}}, {F32, {2, 3, 2, 5, 2}}},
+                    {{F32, {2, 3, 6, 7, 5}}}, pool3));
+  cs.push_back(make("max_pool_grad", {{BF16, {2, 3, 9}}, {F32, {2, 3, 9}}}, {{F32, {2, 3, 9}}},
+                    {aInts("kernel_shape", {3}), aInts("strides", {1}), aInts("pads", {1, 1})}));
+  cs.push_back(make("layer_norm", {{F32, {5, 3, 700}}, {F32, {1}}}, {{F32, {5, 3, 700}}},
+                    {aInt("axis", 1)}));
+  cs.push_back(make("layer_norm_grad",
+                    {{F32, {37, 300}}, {F32, {1}}, {F32, {37, 1}}, {F32, {37, 1}, 0.5, 2.0},
+                     {F32, {37, 300}}},
+                    {{F32, {37, 300}}, {F32, {1}}, {F32, {1}}}, {aInt("axis", -1)}));
+  cs.push_back(make("batch_norm_train",
+                    {{F32, {300, 7}}, {F32, {7}}, {F32, {7}}, {F32, {7}}, {F32, {7}, 0.5, 2.0}},
+                    {{F32, {300, 7}}, {F32, {7}}, {F32, {7}}}, {aFloat("momentum", 0.8)}));
+  cs.push_back(make("batch_norm_grad", {{F32, {300, 7}}, {F32, {7}}, {F32, {300, 7}}},
+                    {{F32, {300, 7}}, {F32, {7}}, {F32, {7}}}));
+  cs.push_back(make("softmax", {{BF16, {33, 5, 2}}}, {{F32, {33, 5, 2}}}, {aInt("axis", 0)}));
+  cs.push_back(make("log_softmax", {{F32, {3000}}}, {{BF16, {3000}}}, {aInt("axis", 0)}));
+  cs.push_back(make("softmax_grad", {{F32, {33, 5, 2}}, {F32, {33, 5, 2}}}, {{F32, {33, 5, 2}}},
+                    {aInt("axis", 0), aInt("log", 1)}));
+  // f32 gradients of the elementwise kinds; not tanh and gelu_tanh, whose
+  // 1 - tanh^2 magnifies glibc's tanhf error past any fixed ulp bound
+  // (docs/runtime.md, "The CUDA backend").
+  for (const char *k : {"relu", "leaky_relu", "gelu", "sigmoid", "exp", "log", "sqrt", "erf",
+                        "abs", "clip"})
+    cs.push_back(make("unary_grad", {{F32, {4096}, 0.5, 2.0}, {F32, {4096}}}, {{F32, {4096}}},
+                      {aString("kind", k)}));
   return cs;
 }
 

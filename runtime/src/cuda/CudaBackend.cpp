@@ -90,6 +90,23 @@ const KindEntry kKinds[] = {
     {"adamw_update", prepareAdamWUpdate}, {"update_loss_scale", prepareUpdateLossScale},
     {"lr_schedule", prepareLrSchedule}, {"advance_step", prepareAdvanceStep},
     {"amax", prepareAmax}, {"update_fp8_scale", prepareUpdateFp8Scale},
+    // Softmax and normalisation (NormalizationKernels.cu).
+    {"softmax", prepareSoftmax}, {"log_softmax", prepareSoftmax},
+    {"layer_norm", prepareLayerNorm},
+    {"batch_norm", prepareBatchNorm}, {"batch_norm_train", prepareBatchNorm},
+    // Reductions and losses (ReductionKernels.cu).
+    {"reduce_sum", prepareReduce}, {"reduce_mean", prepareReduce},
+    {"reduce_max", prepareReduce}, {"reduce_l2", prepareReduce},
+    {"softmax_cross_entropy_loss", prepareLoss}, {"nll_loss", prepareLoss},
+    // Pooling and its gradients (PoolingKernels.cu).
+    {"max_pool", preparePool}, {"average_pool", preparePool},
+    {"global_average_pool", preparePool},
+    {"max_pool_grad", preparePoolGrad}, {"average_pool_grad", preparePoolGrad},
+    // Gradients of the elementwise, softmax, norm and loss kinds (BackwardKernels.cu).
+    {"unary_grad", prepareUnaryGrad}, {"softmax_grad", prepareSoftmaxGrad},
+    {"layer_norm_grad", prepareLayerNormGrad},
+    {"softmax_cross_entropy_loss_grad", prepareLossGrad}, {"nll_loss_grad", prepareLossGrad},
+    {"batch_norm_grad", prepareBatchNormGrad},
 };
 
 std::vector<std::string> kindNames() {

@@ -98,6 +98,30 @@ Status prepareAmax(const Context &, const KernelView &, std::unique_ptr<Prepared
 Status prepareUpdateFp8Scale(const Context &, const KernelView &,
                              std::unique_ptr<PreparedKernel> *);
 
+// Normalisation and softmax (NormalizationKernels.cu).
+Status prepareSoftmax(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *);
+Status prepareLayerNorm(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *);
+Status prepareBatchNorm(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *);
+
+// Reductions and losses (ReductionKernels.cu).
+Status prepareReduce(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *);
+Status prepareLoss(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *);
+
+// Pooling and its gradients (PoolingKernels.cu).
+Status preparePool(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *);
+Status preparePoolGrad(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *);
+
+// Gradients of the elementwise, softmax, norm and loss kinds
+// (BackwardKernels.cu).
+Status prepareUnaryGrad(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *);
+Status prepareSoftmaxGrad(const Context &, const KernelView &,
+                          std::unique_ptr<PreparedKernel> *);
+Status prepareLayerNormGrad(const Context &, const KernelView &,
+                            std::unique_ptr<PreparedKernel> *);
+Status prepareLossGrad(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *);
+Status prepareBatchNormGrad(const Context &, const KernelView &,
+                            std::unique_ptr<PreparedKernel> *);
+
 } // namespace cuda
 } // namespace rt
 } // namespace mptrt

@@ -1,0 +1,477 @@
+//===- BackwardKernels.cu - unary, softmax, norm and loss gradients -------===//
+//
+// The CPU's formulas (cpu/BackwardKernels.cpp). Elementwise arithmetic is
+// float32; every sum, and the arithmetic that combines a sum with the
+// elements, is double, as on the CPU; each result is rounded once. Row sums
+// use BlockReduce.cuh's fixed tree. The per-column sums of layer_norm_grad
+// (dscale, dbias) give each column to one thread that adds the rows in
+// order, exactly the CPU's sum.
+//
+//===----------------------------------------------------------------------===//
+#include "cuda/BlockReduce.cuh"
+#include "cuda/CpuMath.cuh"
+#include "cuda/CudaKernels.h"
+#include "ops/Backward.h"
+
+#include <cmath>
+
+namespace mptrt {
+namespace rt {
+namespace cuda {
+namespace {
+
+constexpr float kSqrtHalf = 0.70710678118654752f;       // 1 / sqrt(2)
+constexpr float kInvSqrtTwoPi = 0.39894228040143268f;   // 1 / sqrt(2 pi)
+constexpr float kTwoOverSqrtPi = 1.12837916709551257f;  // 2 / sqrt(pi)
+constexpr float kSqrtTwoOverPi = 0.79788456080286536f;  // sqrt(2 / pi)
+constexpr float kGeluTanhCoeff = 0.044715f;
+
+//===----------------------------------------------------------------------===//
+// unary_grad: dx = f'(x) * dy, one thread per element. exp, erf and tanh
+// are evaluated in double and rounded once (CpuMath.cuh), so they agree
+// with glibc's wherever it rounds correctly.
+//===----------------------------------------------------------------------===//
+
+struct UnaryGradArgs {
+  UnaryOp op;
+  float alpha, lo, hi;
+};
+
+__device__ inline float unaryGrad(const UnaryGradArgs &a, float x, float g) {
+  switch (a.op) {
+  case UnaryOp::Relu: return x > 0.0f ? g : 0.0f;
+  case UnaryOp::LeakyRelu: return x > 0.0f ? g : a.alpha * g;
+  case UnaryOp::Gelu: {  // Phi(x) + x phi(x)
+    const float cdf = 0.5f * (1.0f + erfRounded(x * kSqrtHalf));
+    const float pdf = kInvSqrtTwoPi * expAsCpu(-0.5f * x * x);
+    return g * (cdf + x * pdf);
+  }
+  case UnaryOp::GeluTanh: {
+    const float t = tanhRounded(kSqrtTwoOverPi * (x + kGeluTanhCoeff * x * x * x));
+    const float du = kSqrtTwoOverPi * (1.0f + 3.0f * kGeluTanhCoeff * x * x);
+    return g * (0.5f * (1.0f + t) + 0.5f * x * (1.0f - t * t) * du);
+  }
+  case UnaryOp::Sigmoid: {
+    const float s = 1.0f / (1.0f + expAsCpu(-x));
+    return g * (s * (1.0f - s));
+  }
+  case UnaryOp::Tanh: {
+    const float t = tanhRounded(x);
+    return g * (1.0f - t * t);
+  }
+  case UnaryOp::Exp: return g * expAsCpu(x);
+  case UnaryOp::Log: return g / x;
+  case UnaryOp::Sqrt: return g / (2.0f * sqrtf(x));
+  case UnaryOp::Erf: return g * (kTwoOverSqrtPi * expAsCpu(-x * x));
+  case UnaryOp::Abs: return x > 0.0f ? g : (x < 0.0f ? -g : 0.0f);
+  case UnaryOp::Clip: return a.lo <= x && x <= a.hi ? g : 0.0f;
+  case UnaryOp::Neg:
+  case UnaryOp::Not: return g;  // not decoded
+  }
+  return g;
+}
+
+__global__ void unaryGradKernel(UnaryGradArgs a, DType xt, const void *x, DType gt,
+                                const void *dy, DType ot, void *dx, int64_t n) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
+       i += int64_t(gridDim.x) * blockDim.x)
+    storeF32(ot, dx, i, unaryGrad(a, loadF32(xt, x, i), loadF32(gt, dy, i)));
+}
+
+Status runUnaryGrad(const Context &c, const UnaryGradParams &p, const KernelArgs &args) {
+  const TensorArg &x = args.operands[0], &dy = args.operands[1], &dx = args.results[0];
+  if (p.numel == 0)
+    return Status::ok();
+  UnaryGradArgs a;
+  a.op = p.op;
+  a.alpha = p.alpha;
+  a.lo = p.hasMin ? static_cast<float>(p.clipMin) : -INFINITY;
+  a.hi = p.hasMax ? static_cast<float>(p.clipMax) : INFINITY;
+  unaryGradKernel<<<blocksFor(c, p.numel), kThreads, 0, streamOf(c)>>>(
+      a, x.desc->dtype, x.data, dy.desc->dtype, dy.data, dx.desc->dtype, dx.data, p.numel);
+  return launched("unary_grad kernel");
+}
+
+//===----------------------------------------------------------------------===//
+// softmax_grad over [outer, dim, inner], one block per row, in double:
+//   softmax:      dx = y * (dy - sum(dy * y))
+//   log-softmax:  dx = dy - exp(y) * sum(dy)      (exp(y) rounded to float)
+//===----------------------------------------------------------------------===//
+
+__global__ void softmaxGradKernel(SoftmaxParams p, DType yt, const void *y, DType gt,
+                                  const void *dy, DType ot, void *dx) {
+  __shared__ double shared[kThreads];
+  const int64_t rows = p.outer * p.inner;
+  for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
+    const int64_t o = r / p.inner, i = r % p.inner;
+    const int64_t base = o * p.dim * p.inner + i;  // element d at base + d * inner
+    const Share sh = shareOf(p.dim);
+    double local = 0;
+    for (int64_t d = sh.begin; d < sh.end; ++d) {
+      const int64_t at = base + d * p.inner;
+      const double g = loadF32(gt, dy, at);
+      local += p.log ? g : g * loadF32(yt, y, at);  // a float product is exact in double
+    }
+    const double sum = blockReduce<double>(local, shared, AddOp{});
+    for (int64_t d = sh.begin; d < sh.end; ++d) {
+      const int64_t at = base + d * p.inner;
+      const float yv = loadF32(yt, y, at), g = loadF32(gt, dy, at);
+      const double v = p.log ? g - static_cast<double>(expAsCpu(yv)) * sum
+                             : static_cast<double>(yv) * (g - sum);
+      storeF32(ot, dx, at, static_cast<float>(v));
+    }
+  }
+}
+
+Status runSoftmaxGrad(const Context &c, const SoftmaxParams &p, const KernelArgs &args) {
+  const TensorArg &y = args.operands[0], &dy = args.operands[1], &dx = args.results[0];
+  const int64_t rows = p.outer * p.inner;
+  if (rows == 0 || p.dim == 0)
+    return Status::ok();
+  softmaxGradKernel<<<rowBlocks(rows), kThreads, 0, streamOf(c)>>>(
+      p, y.desc->dtype, y.data, dy.desc->dtype, dy.data, dx.desc->dtype, dx.data);
+  return launched("softmax_grad kernel");
+}
+
+//===----------------------------------------------------------------------===//
+// layer_norm_grad over `outer` rows of `inner` elements, in double, with
+// xhat = (x - mean) * rstd and g = dy * scale:
+//   dx = rstd * (g - avg(g) - xhat * avg(g * xhat))     one block per row
+//   dscale = sum over rows of dy * xhat,  dbias = sum over rows of dy
+//                                                       one thread per column
+// With one scale for the row (scaleIsScalar) the column sums go to the
+// workspace and one thread adds them in column order.
+//===----------------------------------------------------------------------===//
+
+struct LayerNormGradTensors {
+  DType xt, st, mt, rt, gt, ot;
+  const void *x, *scale, *mean, *rstd, *dy;
+  void *dx;
+  float *dscale, *dbias;  // f32 (decoder)
+  double *columnScale, *columnBias;  // workspace, scaleIsScalar only
+};
+
+__global__ void layerNormGradDxKernel(LayerNormGradParams p, LayerNormGradTensors t) {
+  __shared__ double shared[kThreads];
+  const double invN = p.inner ? 1.0 / static_cast<double>(p.inner) : 0.0;
+  for (int64_t r = blockIdx.x; r < p.outer; r += gridDim.x) {
+    const int64_t base = r * p.inner;
+    const double m = loadF32(t.mt, t.mean, r), s = loadF32(t.rt, t.rstd, r);
+    const Share sh = shareOf(p.inner);
+    double localG = 0, localGX = 0;
+    for (int64_t i = sh.begin; i < sh.end; ++i) {
+      const double g = static_cast<double>(loadF32(t.gt, t.dy, base + i)) *
+                       loadF32(t.st, t.scale, p.scaleIsScalar ? 0 : i);
+      localG += g;
+      localGX += g * ((loadF32(t.xt, t.x, base + i) - m) * s);
+    }
+    const double meanG = blockReduce<double>(localG, shared, AddOp{}) * invN;
+    const double meanGX = blockReduce<double>(localGX, shared, AddOp{}) * invN;
+    for (int64_t i = sh.begin; i < sh.end; ++i) {
+      const double g = static_cast<double>(loadF32(t.gt, t.dy, base + i)) *
+                       loadF32(t.st, t.scale, p.scaleIsScalar ? 0 : i);
+      const double xm = loadF32(t.xt, t.x, base + i) - m;
+      storeF32(t.ot, t.dx, base + i, static_cast<float>(s * (g - meanG - xm * s * meanGX)));
+    }
+  }
+}
+
+__global__ void layerNormGradColumnsKernel(LayerNormGradParams p, LayerNormGradTensors t) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < p.inner;
+       i += int64_t(gridDim.x) * blockDim.x) {
+    double dscale = 0, dbias = 0;
+    for (int64_t r = 0; r < p.outer; ++r) {
+      const double m = loadF32(t.mt, t.mean, r), s = loadF32(t.rt, t.rstd, r);
+      const float g = loadF32(t.gt, t.dy, r * p.inner + i);
+      dscale += g * ((loadF32(t.xt, t.x, r * p.inner + i) - m) * s);
+      dbias += g;
+    }
+    if (p.scaleIsScalar) {
+      t.columnScale[i] = dscale;
+      t.columnBias[i] = dbias;
+    } else {
+      t.dscale[i] = static_cast<float>(dscale);
+      t.dbias[i] = static_cast<float>(dbias);
+    }
+  }
+}
+
+/// One thread: the column sums added in column order (scaleIsScalar).
+__global__ void layerNormGradScalarKernel(LayerNormGradParams p, LayerNormGradTensors t) {
+  double s = 0, b = 0;
+  for (int64_t i = 0; i < p.inner; ++i) {
+    s += t.columnScale[i];
+    b += t.columnBias[i];
+  }
+  t.dscale[0] = static_cast<float>(s);
+  t.dbias[0] = static_cast<float>(b);
+}
+
+uint64_t layerNormGradWorkspace(const LayerNormGradParams &p) {
+  return p.scaleIsScalar ? 2 * static_cast<uint64_t>(p.inner) * sizeof(double) : 0;
+}
+
+Status runLayerNormGrad(const Context &c, const LayerNormGradParams &p,
+                        const KernelArgs &args) {
+  LayerNormGradTensors t{};
+  const TensorArg &x = args.operands[0], &scale = args.operands[1], &mean = args.operands[2],
+                  &rstd = args.operands[3], &dy = args.operands[4];
+  t.xt = x.desc->dtype;
+  t.x = x.data;
+  t.st = scale.desc->dtype;
+  t.scale = scale.data;
+  t.mt = mean.desc->dtype;
+  t.mean = mean.data;
+  t.rt = rstd.desc->dtype;
+  t.rstd = rstd.data;
+  t.gt = dy.desc->dtype;
+  t.dy = dy.data;
+  t.ot = args.results[0].desc->dtype;
+  t.dx = args.results[0].data;
+  t.dscale = static_cast<float *>(args.results[1].data);
+  t.dbias = static_cast<float *>(args.results[2].data);
+  if (p.scaleIsScalar) {
+    t.columnScale = static_cast<double *>(args.workspace);
+    t.columnBias = t.columnScale + p.inner;
+  }
+  cudaStream_t stream = streamOf(c);
+  if (p.outer > 0 && p.inner > 0) {
+    layerNormGradDxKernel<<<rowBlocks(p.outer), kThreads, 0, stream>>>(p, t);
+    MPTRT_TRY(launched("layer_norm_grad kernel"));
+  }
+  if (p.inner > 0) {
+    layerNormGradColumnsKernel<<<blocksFor(c, p.inner), kThreads, 0, stream>>>(p, t);
+    MPTRT_TRY(launched("layer_norm_grad columns kernel"));
+  }
+  if (p.scaleIsScalar) {
+    layerNormGradScalarKernel<<<1, 1, 0, stream>>>(p, t);
+    MPTRT_TRY(launched("layer_norm_grad scalar kernel"));
+  }
+  return Status::ok();
+}
+
+//===----------------------------------------------------------------------===//
+// softmax_cross_entropy_loss_grad and nll_loss_grad. Per sample s with
+// label t (not ignored), factor = w[t] * g with
+//   g = float(dloss / sum of w[label] over non-ignored samples)   (mean)
+//       dloss                                                     (sum)
+//       dloss[s]                                                  (none)
+// then dscores[s, c] = (exp(log_prob[s, c]) - [c == t]) * factor and
+// dinput[s, t] = -factor, 0 elsewhere and for ignored samples. For "mean"
+// one block first adds the weights in double into the workspace; then one
+// thread per output element writes it (every element exactly once).
+// A label outside [0, C) that is not the ignore index raises
+// LabelOutOfRange and counts as ignored.
+//===----------------------------------------------------------------------===//
+
+struct LossGradTensors {
+  DType pt, lt, wt, gt, ot;
+  const void *logProb, *labels, *weights, *dloss;
+  void *out;
+  double *weightSum;  // workspace, "mean" only
+  int32_t *errorWord;
+};
+
+/// The label of sample s, or -1 when it is ignored or out of range.
+__device__ inline int64_t lossLabel(const LossGradParams &p, const LossGradTensors &t,
+                                    int64_t s) {
+  const int64_t label = loadI64(t.lt, t.labels, s);
+  if (p.hasIgnoreIndex && label == p.ignoreIndex)
+    return -1;
+  if (label < 0 || label >= p.C)
+    return -1;
+  return label;
+}
+
+__global__ void lossGradWeightSumKernel(LossGradParams p, LossGradTensors t) {
+  __shared__ double shared[kThreads];
+  const Share sh = shareOf(p.N * p.D);
+  double local = 0;
+  for (int64_t s = sh.begin; s < sh.end; ++s) {
+    const int64_t label = lossLabel(p, t, s);
+    if (label >= 0)
+      local += p.hasWeights ? loadF32(t.wt, t.weights, label) : 1.0f;
+  }
+  const double total = blockReduce<double>(local, shared, AddOp{});
+  if (threadIdx.x == 0)
+    *t.weightSum = total;
+}
+
+__global__ void lossGradKernel(LossGradParams p, LossGradTensors t) {
+  const int64_t n = p.N * p.C * p.D;
+  for (int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; e < n;
+       e += int64_t(gridDim.x) * blockDim.x) {
+    const int64_t d = e % p.D, c = (e / p.D) % p.C, sampleN = e / (p.D * p.C);
+    const int64_t s = sampleN * p.D + d;
+    const int64_t raw = loadI64(t.lt, t.labels, s);
+    const int64_t label = lossLabel(p, t, s);
+    if (label < 0 && !(p.hasIgnoreIndex && raw == p.ignoreIndex) && c == 0)
+      raise(t.errorWord, DeviceError::LabelOutOfRange);
+    float v = 0.0f;
+    if (label >= 0) {
+      float g;
+      if (p.reduction == Reduction::None)
+        g = loadF32(t.gt, t.dloss, s);
+      else if (p.reduction == Reduction::Sum)
+        g = loadF32(t.gt, t.dloss, 0);
+      else
+        g = static_cast<float>(static_cast<double>(loadF32(t.gt, t.dloss, 0)) / *t.weightSum);
+      const float w = p.hasWeights ? loadF32(t.wt, t.weights, label) : 1.0f;
+      const float factor = w * g;
+      if (p.fromLogits)
+        v = (expAsCpu(loadF32(t.pt, t.logProb, e)) - (c == label ? 1.0f : 0.0f)) * factor;
+      else
+        v = c == label ? -factor : 0.0f;
+    }
+    storeF32(t.ot, t.out, e, v);
+  }
+}
+
+uint64_t lossGradWorkspace(const LossGradParams &p) {
+  return p.reduction == Reduction::Mean ? sizeof(double) : 0;
+}
+
+Status runLossGrad(const Context &c, const LossGradParams &p, const KernelArgs &args) {
+  const size_t first = p.fromLogits ? 1 : 0;
+  LossGradTensors t{};
+  if (p.fromLogits) {
+    t.pt = args.operands[0].desc->dtype;
+    t.logProb = args.operands[0].data;
+  }
+  t.lt = args.operands[first].desc->dtype;
+  t.labels = args.operands[first].data;
+  if (p.hasWeights) {
+    t.wt = args.operands[first + 1].desc->dtype;
+    t.weights = args.operands[first + 1].data;
+  }
+  const TensorArg &dloss = args.operands[args.operands.size() - 1];
+  t.gt = dloss.desc->dtype;
+  t.dloss = dloss.data;
+  t.ot = args.results[0].desc->dtype;
+  t.out = args.results[0].data;
+  t.weightSum = static_cast<double *>(args.workspace);
+  t.errorWord = c.errorWord;
+  const int64_t n = p.N * p.C * p.D;
+  if (n == 0)
+    return Status::ok();
+  cudaStream_t stream = streamOf(c);
+  if (p.reduction == Reduction::Mean) {
+    lossGradWeightSumKernel<<<1, kThreads, 0, stream>>>(p, t);
+    MPTRT_TRY(launched("loss grad weight-sum kernel"));
+  }
+  lossGradKernel<<<blocksFor(c, n), kThreads, 0, stream>>>(p, t);
+  return launched("loss grad kernel");
+}
+
+//===----------------------------------------------------------------------===//
+// batch_norm_grad (training mode) over x [N, C, inner], one block per
+// channel c (elements j = n * inner + i, as batch_norm's): the batch
+// statistics recomputed as batch_norm_train does, then, all in double,
+// with xhat = (x - mean) * rstd,
+//   dbias = sum(dy),  dscale = sum(dy * xhat),
+//   dx = scale * rstd * (dy - dbias / count - xhat * dscale / count).
+//===----------------------------------------------------------------------===//
+
+struct BatchNormGradTensors {
+  DType xt, st, gt, ot, dst, dbt;
+  const void *x, *scale, *dy;
+  void *dx, *dscale, *dbias;
+};
+
+__global__ void batchNormGradKernel(BatchNormGradParams p, BatchNormGradTensors t) {
+  __shared__ double shared[kThreads];
+  const int64_t count = p.N * p.inner;
+  for (int64_t c = blockIdx.x; c < p.C; c += gridDim.x) {
+    const Share sh = shareOf(count);
+    auto at = [&](int64_t j) { return ((j / p.inner) * p.C + c) * p.inner + j % p.inner; };
+    double localSum = 0;
+    for (int64_t j = sh.begin; j < sh.end; ++j)
+      localSum += loadF32(t.xt, t.x, at(j));
+    const double sum = blockReduce<double>(localSum, shared, AddOp{});
+    const double mean = count > 0 ? sum / static_cast<double>(count) : 0.0;
+    double localSq = 0;
+    for (int64_t j = sh.begin; j < sh.end; ++j) {
+      const double dev = loadF32(t.xt, t.x, at(j)) - mean;
+      localSq += dev * dev;
+    }
+    const double sq = blockReduce<double>(localSq, shared, AddOp{});
+    const double var = count > 0 ? sq / static_cast<double>(count) : 0.0;
+    const double rstd = 1.0 / sqrt(var + static_cast<double>(p.epsilon));
+    double localG = 0, localGX = 0;
+    for (int64_t j = sh.begin; j < sh.end; ++j) {
+      const float g = loadF32(t.gt, t.dy, at(j));
+      localG += g;
+      localGX += g * ((loadF32(t.xt, t.x, at(j)) - mean) * rstd);
+    }
+    const double sumG = blockReduce<double>(localG, shared, AddOp{});
+    const double sumGX = blockReduce<double>(localGX, shared, AddOp{});
+    const double invCount = count > 0 ? 1.0 / static_cast<double>(count) : 0.0;
+    const double meanG = sumG * invCount, meanGX = sumGX * invCount;
+    const double k = loadF32(t.st, t.scale, c) * rstd;
+    for (int64_t j = sh.begin; j < sh.end; ++j) {
+      const float g = loadF32(t.gt, t.dy, at(j));
+      const double xm = loadF32(t.xt, t.x, at(j)) - mean;
+      storeF32(t.ot, t.dx, at(j), static_cast<float>(k * (g - meanG - xm * rstd * meanGX)));
+    }
+    if (threadIdx.x == 0) {
+      storeF32(t.dst, t.dscale, c, static_cast<float>(sumGX));
+      storeF32(t.dbt, t.dbias, c, static_cast<float>(sumG));
+    }
+  }
+}
+
+Status runBatchNormGrad(const Context &c, const BatchNormGradParams &p,
+                        const KernelArgs &args) {
+  if (p.C == 0)
+    return Status::ok();
+  BatchNormGradTensors t{};
+  t.xt = args.operands[0].desc->dtype;
+  t.x = args.operands[0].data;
+  t.st = args.operands[1].desc->dtype;
+  t.scale = args.operands[1].data;
+  t.gt = args.operands[2].desc->dtype;
+  t.dy = args.operands[2].data;
+  t.ot = args.results[0].desc->dtype;
+  t.dx = args.results[0].data;
+  t.dst = args.results[1].desc->dtype;
+  t.dscale = args.results[1].data;
+  t.dbt = args.results[2].desc->dtype;
+  t.dbias = args.results[2].data;
+  batchNormGradKernel<<<rowBlocks(p.C), kThreads, 0, streamOf(c)>>>(p, t);
+  return launched("batch_norm_grad kernel");
+}
+
+} // namespace
+
+Status prepareUnaryGrad(const Context &c, const KernelView &v,
+                        std::unique_ptr<PreparedKernel> *out) {
+  return prepareWith<UnaryGradParams>(c, v, out, decodeUnaryGrad, runUnaryGrad);
+}
+Status prepareSoftmaxGrad(const Context &c, const KernelView &v,
+                          std::unique_ptr<PreparedKernel> *out) {
+  return prepareWith<SoftmaxParams>(c, v, out, decodeSoftmaxGrad, runSoftmaxGrad);
+}
+Status prepareLayerNormGrad(const Context &c, const KernelView &v,
+                            std::unique_ptr<PreparedKernel> *out) {
+  LayerNormGradParams p;
+  MPTRT_TRY(decodeLayerNormGrad(v, &p));
+  const uint64_t bytes = layerNormGradWorkspace(p);
+  *out = std::make_unique<ParamsKernel<LayerNormGradParams>>(c, p, runLayerNormGrad, bytes);
+  return Status::ok();
+}
+Status prepareBatchNormGrad(const Context &c, const KernelView &v,
+                            std::unique_ptr<PreparedKernel> *out) {
+  return prepareWith<BatchNormGradParams>(c, v, out, decodeBatchNormGrad, runBatchNormGrad);
+}
+Status prepareLossGrad(const Context &c, const KernelView &v,
+                       std::unique_ptr<PreparedKernel> *out) {
+  LossGradParams p;
+  MPTRT_TRY(decodeLossGrad(v, &p));
+  const uint64_t bytes = lossGradWorkspace(p);
+  *out = std::make_unique<ParamsKernel<LossGradParams>>(c, p, runLossGrad, bytes);
+  return Status::ok();
+}
+
+} // namespace cuda
+} // namespace rt
+} // namespace mptrt
