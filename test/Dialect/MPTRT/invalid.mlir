@@ -58,7 +58,7 @@ func.func @dropout_stream(%x: tensor<4xf32>) -> tensor<4xf32> {
 
 // Tests that all_finite needs an operand.
 func.func @all_finite_empty() -> tensor<i1> {
-  // expected-error @+1 {{needs at least one operand}}
+  // expected-error @+1 {{has 0 operands; the kernel takes 1 or more}}
   %0 = mptrt.all_finite : () -> tensor<i1>
   return %0 : tensor<i1>
 }

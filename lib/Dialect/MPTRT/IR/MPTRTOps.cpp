@@ -20,7 +20,29 @@ int64_t byteSize(Type type) {
 }
 } // namespace
 
-LogicalResult mpt::rt::verifyKernelOp(Operation *op) {
+namespace {
+LogicalResult checkCount(Operation *op, StringRef what, unsigned count,
+                         unsigned min, int max) {
+  if (count >= min && (max < 0 || count <= static_cast<unsigned>(max)))
+    return success();
+  InFlightDiagnostic diag = op->emitOpError() << "has " << count << " " << what
+                                              << "; the kernel takes " << min;
+  if (max < 0)
+    diag << " or more";
+  else if (static_cast<unsigned>(max) != min)
+    diag << " to " << max;
+  return diag;
+}
+} // namespace
+
+LogicalResult mpt::rt::verifyKernelOp(Operation *op, unsigned minOperands,
+                                      int maxOperands, unsigned minResults,
+                                      int maxResults) {
+  if (failed(checkCount(op, "operands", op->getNumOperands(), minOperands,
+                        maxOperands)) ||
+      failed(checkCount(op, "results", op->getNumResults(), minResults,
+                        maxResults)))
+    return failure();
   auto offsets = op->getAttrOfType<DenseI64ArrayAttr>("offsets");
   if (!offsets)
     return success();
@@ -43,21 +65,10 @@ LogicalResult DropoutOp::verify() {
   return success();
 }
 
-LogicalResult AllFiniteOp::verify() {
-  if (getInputs().empty())
-    return emitOpError("needs at least one operand");
-  return success();
-}
-
-LogicalResult GlobalNormOp::verify() {
-  if (getInputs().empty())
-    return emitOpError("needs at least one operand");
-  return success();
-}
-
 LogicalResult ViewOp::verify() {
-  if (getOffset() < 0 || getOffset() % 64 != 0)
-    return emitOpError() << "has offset " << getOffset()
+  int64_t offset = getOffsetAttr().getValue().getSExtValue();
+  if (offset < 0 || offset % 64 != 0)
+    return emitOpError() << "has offset " << offset
                          << "; arena offsets are non-negative multiples of 64";
   if (byteSize(getSource().getType()) != byteSize(getOutput().getType()))
     return emitOpError() << "views " << getSource().getType() << " as "

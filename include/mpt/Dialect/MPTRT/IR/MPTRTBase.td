@@ -113,7 +113,10 @@ def MPTRT_KernelOpInterface : OpInterface<"KernelOpInterface"> {
       (ins "::llvm::ArrayRef<int64_t>":$offsets), [{}],
       [{ $_op.setOffsets(offsets); }]>,
   ];
-  let verify = [{ return ::mpt::rt::verifyKernelOp($_op); }];
+  let verify = [{
+    return ::mpt::rt::verifyKernelOp($_op, ConcreteOp::kMinOperands,
+        ConcreteOp::kMaxOperands, ConcreteOp::kMinResults, ConcreteOp::kMaxResults);
+  }];
 }
 
 #endif // MPT_DIALECT_MPTRT_IR_MPTRTBASE_TD

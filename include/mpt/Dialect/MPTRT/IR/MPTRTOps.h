@@ -17,8 +17,11 @@
 #include "mpt/Dialect/MPTRT/IR/MPTRTAttrs.h.inc"
 
 namespace mpt::rt {
-/// Checks what every kernel op shares: one arena offset per result.
-mlir::LogicalResult verifyKernelOp(mlir::Operation *op);
+/// Checks what every kernel op shares: operand and result counts within the
+/// kernel's ranges (max -1: no bound), one arena offset per result.
+mlir::LogicalResult verifyKernelOp(mlir::Operation *op, unsigned minOperands,
+                                   int maxOperands, unsigned minResults,
+                                   int maxResults);
 } // namespace mpt::rt
 
 #include "mpt/Dialect/MPTRT/IR/MPTRTOpInterfaces.h.inc"

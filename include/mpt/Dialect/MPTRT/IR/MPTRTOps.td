@@ -41,15 +41,24 @@ class MPTRT_AttrKind<Attr a> {
       "");
 }
 
+// Variadic groups with bounds the counts below know: one or more values,
+// and dropout's (seed, step), none or both. The kernel verifier checks each
+// op's total count against its range.
+class MPTRT_OneOrMore<Type type> : Variadic<type>;
+class MPTRT_NoneOrTwo<Type type> : Variadic<type>;
+
 class MPTRT_ValueCounts<dag d> {
   list<int> idx = !range(!size(d));
-  int min = !foldl(0, idx, acc, i, !add(acc,
-      !if(!or(!initialized(!getdagarg<Attr>(d, i)),
-              !initialized(!getdagarg<Optional>(d, i)),
-              !initialized(!getdagarg<Variadic>(d, i))), 0, 1)));
+  int min = !foldl(0, idx, acc, i, !add(acc, !cond(
+      !initialized(!getdagarg<MPTRT_OneOrMore>(d, i)): 1,
+      !or(!initialized(!getdagarg<Attr>(d, i)),
+          !initialized(!getdagarg<Optional>(d, i)),
+          !initialized(!getdagarg<Variadic>(d, i))): 0,
+      true: 1)));
   int max = !foldl(0, idx, acc, i, !cond(
       !lt(acc, 0): acc,
       !initialized(!getdagarg<Attr>(d, i)): acc,
+      !initialized(!getdagarg<MPTRT_NoneOrTwo>(d, i)): !add(acc, 2),
       !initialized(!getdagarg<Variadic>(d, i)): -1,
       true: !add(acc, 1)));
 }
@@ -269,7 +278,7 @@ def MPTRT_QuantizeOp : MPTRT_KernelOp<"quantize",
   let summary = "saturate(round(input * scale)) into FP8";
 }
 def MPTRT_DropoutOp : MPTRT_KernelOp<"dropout",
-    (ins MPTRT_Tensor:$input, Variadic<0DTensorOf<[I64]>>:$rng,
+    (ins MPTRT_Tensor:$input, MPTRT_NoneOrTwo<0DTensorOf<[I64]>>:$rng,
          OptionalAttr<F32Attr>:$ratio, OptionalAttr<BoolAttr>:$training,
          OptionalAttr<I64Attr>:$stream),
     (outs MPTRT_Tensor:$output, Optional<MPTRT_Tensor>:$mask)> {
@@ -278,13 +287,13 @@ def MPTRT_DropoutOp : MPTRT_KernelOp<"dropout",
 }
 def MPTRT_TransposeOp : MPTRT_UnaryKernel<"transpose", (ins OptionalAttr<DenseI64ArrayAttr>:$perm)>;
 def MPTRT_ConcatOp : MPTRT_KernelOp<"concat",
-    (ins Variadic<MPTRT_Tensor>:$inputs, I64Attr:$axis), (outs MPTRT_Tensor:$output)> {
+    (ins MPTRT_OneOrMore<MPTRT_Tensor>:$inputs, I64Attr:$axis), (outs MPTRT_Tensor:$output)> {
   let summary = "Concatenate along `axis`";
 }
 def MPTRT_SplitOp : MPTRT_KernelOp<"split",
     (ins MPTRT_Tensor:$input, OptionalAttr<I64Attr>:$axis,
          OptionalAttr<DenseI64ArrayAttr>:$sizes),
-    (outs Variadic<MPTRT_Tensor>:$outputs)> {
+    (outs MPTRT_OneOrMore<MPTRT_Tensor>:$outputs)> {
   let summary = "Split along `axis` into pieces of the given sizes";
 }
 def MPTRT_SliceOp : MPTRT_KernelOp<"slice",
@@ -393,14 +402,12 @@ def MPTRT_UnscaleOp : MPTRT_KernelOp<"unscale",
   let summary = "grad / scale";
 }
 def MPTRT_AllFiniteOp : MPTRT_KernelOp<"all_finite",
-    (ins Variadic<MPTRT_Tensor>:$inputs), (outs MPTRT_Tensor:$output)> {
+    (ins MPTRT_OneOrMore<MPTRT_Tensor>:$inputs), (outs MPTRT_Tensor:$output)> {
   let summary = "Whether every element of every operand is finite";
-  let hasVerifier = 1;
 }
 def MPTRT_GlobalNormOp : MPTRT_KernelOp<"global_norm",
-    (ins Variadic<MPTRT_Tensor>:$inputs), (outs MPTRT_Tensor:$output)> {
+    (ins MPTRT_OneOrMore<MPTRT_Tensor>:$inputs), (outs MPTRT_Tensor:$output)> {
   let summary = "The L2 norm of all operands together";
-  let hasVerifier = 1;
 }
 def MPTRT_ClipByNormOp : MPTRT_KernelOp<"clip_by_norm",
     (ins MPTRT_Tensor:$grad, MPTRT_Tensor:$norm, F64Attr:$max_norm),
