@@ -2,6 +2,8 @@
 #include "ops/KernelView.h"
 
 #include <cstring>
+#include <string>
+#include <vector>
 
 namespace mptrt {
 namespace rt {
@@ -53,12 +55,51 @@ Status KernelView::allowSchemaAttributes() const {
 #define MPTRT_ATTR(kind, name, type, required) {#kind, #name},
 #include "mptrt/KernelSchema.def"
   };
+  // The strings a String attribute may hold, '|'-separated.
+  struct Values {
+    const char *kind, *name, *allowed;
+  };
+  static const Values values[] = {
+#define MPTRT_KERNEL(kind, minOperands, maxOperands, minResults, maxResults)
+#define MPTRT_ATTR(kind, name, type, required)
+#define MPTRT_VALUES(kind, name, allowed) {#kind, #name, allowed},
+#include "mptrt/KernelSchema.def"
+  };
   for (const plan::Attribute &a : kernel.attrs) {
     bool known = false;
     for (const Row &r : rows)
       known = known || (kind() == r.kind && a.name == r.name);
     if (!known)
       return error("unknown attribute '" + a.name + "'");
+    if (a.type != plan::AttrType::String)
+      continue;
+    for (const Values &v : values) {
+      if (kind() != v.kind || a.name != v.name)
+        continue;
+      std::vector<std::string> cases;
+      for (const char *p = v.allowed;;) {
+        const char *bar = std::strchr(p, '|');
+        cases.emplace_back(p, bar ? static_cast<size_t>(bar - p) : std::strlen(p));
+        if (!bar)
+          break;
+        p = bar + 1;
+      }
+      bool allowed = false;
+      for (const std::string &c : cases)
+        allowed = allowed || a.s == c;
+      if (allowed)
+        continue;
+      std::string list;
+      if (cases.size() == 2) {
+        list = "\"" + cases[0] + "\" or \"" + cases[1] + "\", not";
+      } else {
+        list = "one of ";
+        for (size_t i = 0; i < cases.size(); ++i)
+          list += (i ? ", " : "") + cases[i];
+        list += "; not";
+      }
+      return error("attribute '" + a.name + "' must be " + list + " \"" + a.s + "\"");
+    }
   }
   return Status::ok();
 }

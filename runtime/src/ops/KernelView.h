@@ -36,7 +36,8 @@ public:
   Status expectCounts(size_t minOps, size_t maxOps, size_t minRes, size_t maxRes) const;
   /// Fails if an attribute outside `names` is present.
   Status allowOnly(std::initializer_list<const char *> names) const;
-  /// Fails on an attribute that KernelSchema.def does not list for this kind.
+  /// Fails on an attribute that KernelSchema.def does not list for this kind,
+  /// and on a string attribute whose value is not one of its MPTRT_VALUES.
   Status allowSchemaAttributes() const;
 
   bool has(const char *name) const { return kernel.findAttr(name) != nullptr; }
