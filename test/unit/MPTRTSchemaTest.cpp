@@ -6,7 +6,10 @@
 // or result counts, attribute names, types, required-ness or enum cases.
 //
 //===----------------------------------------------------------------------===//
+#include "mpt/Dialect/MPT/IR/MPTDialect.h"
 #include "mpt/Dialect/MPTRT/IR/MPTRTOps.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
 
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/Operation.h"
@@ -23,10 +26,21 @@ using mpt::rt::KernelAttrType;
 
 namespace {
 
+/// An MPTRT_DEFAULT value: a number (Int, Float, Bool) or a string.
+struct SchemaDefault {
+  bool present = false, isString = false;
+  double number = 0;
+  std::string string;
+  SchemaDefault() = default;
+  SchemaDefault(double v) : present(true), number(v) {}
+  SchemaDefault(const char *v) : present(true), isString(true), string(v) {}
+};
+
 struct SchemaAttr {
   KernelAttrType type;
   bool required;
   std::string values; // '|'-separated, String attributes only
+  SchemaDefault defaultValue;
 };
 
 struct SchemaKind {
@@ -46,7 +60,8 @@ const std::map<std::string, SchemaKind> &schema() {
   static const std::map<std::string, SchemaKind> table = [] {
     std::map<std::string, SchemaKind> t;
 #define MPTRT_KERNEL(kind, a0, a1, r0, r1) t[#kind] = SchemaKind{a0, a1, r0, r1, {}};
-#define MPTRT_ATTR(kind, name, type, required) t[#kind].attrs[#name] = SchemaAttr{type, required, ""};
+#define MPTRT_ATTR(kind, name, type, required) t[#kind].attrs[#name] = SchemaAttr{type, required, "", {}};
+#define MPTRT_DEFAULT(kind, name, value) t[#kind].attrs[#name].defaultValue = SchemaDefault(value);
 #define MPTRT_VALUES(kind, name, allowed) t[#kind].attrs[#name].values = allowed;
 #include "mptrt/KernelSchema.def"
     return t;
@@ -163,6 +178,58 @@ TEST_F(MPTRTSchema, AttributesAgree) {
           << "KernelSchema.def lists " << mnemonic << "." << name
           << ", which mptrt." << mnemonic << " does not declare";
   }
+}
+
+// The compiler leaves an optional kernel attribute unset when the mpt op
+// has it at its default, or writes the mpt default; either way the kernel
+// must compute what the mpt op means, so the mpt dialect's default-valued
+// attributes must equal the schema's defaults (f32 attributes after
+// rounding the schema's value to f32).
+TEST(MPTRTSchemaDefaults, MptDefaultsAgree) {
+  MLIRContext context;
+  context.loadDialect<mpt::MPTDialect>();
+  int compared = 0;
+  for (RegisteredOperationName name : context.getRegisteredOperations()) {
+    if (name.getDialectNamespace() != "mpt")
+      continue;
+    auto kind = schema().find(name.stripDialect().str());
+    if (kind == schema().end())
+      continue;
+    // A bare instance holds the default-valued attributes' defaults.
+    Operation *op = Operation::create(UnknownLoc::get(&context), name, {}, {},
+                                      NamedAttrList(), nullptr, {}, 0);
+    SmallVector<NamedAttribute> defaults;
+    for (StringAttr attrName : name.getAttributeNames())
+      if (std::optional<Attribute> value = op->getInherentAttr(attrName.getValue()))
+        if (*value)
+          defaults.emplace_back(attrName, *value);
+    op->destroy();
+    for (NamedAttribute attr : defaults) {
+      auto row = kind->second.attrs.find(attr.getName().str());
+      if (row == kind->second.attrs.end() || !row->second.defaultValue.present)
+        continue;
+      const SchemaDefault &d = row->second.defaultValue;
+      std::string what = kind->first + "." + attr.getName().str();
+      Attribute value = attr.getValue();
+      ++compared;
+      if (auto s = dyn_cast<StringAttr>(value)) {
+        EXPECT_TRUE(d.isString) << what;
+        EXPECT_EQ(s.getValue().str(), d.string) << what;
+      } else if (auto b = dyn_cast<BoolAttr>(value)) {
+        EXPECT_EQ(b.getValue() ? 1.0 : 0.0, d.number) << what;
+      } else if (auto i = dyn_cast<IntegerAttr>(value)) {
+        EXPECT_EQ(static_cast<double>(i.getValue().getSExtValue()), d.number) << what;
+      } else if (auto f = dyn_cast<FloatAttr>(value)) {
+        double expected = f.getType().isF32()
+                              ? static_cast<double>(static_cast<float>(d.number))
+                              : d.number;
+        EXPECT_EQ(f.getValueAsDouble(), expected) << what;
+      } else {
+        --compared;
+      }
+    }
+  }
+  EXPECT_GT(compared, 30);
 }
 
 } // namespace

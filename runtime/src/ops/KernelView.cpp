@@ -19,6 +19,31 @@ const char *typeName(plan::AttrType t) {
   return "invalid";
 }
 
+/// An MPTRT_DEFAULT row: a number (Int, Float, Bool) or a string.
+struct SchemaDefault {
+  const char *kind, *name;
+  bool isString;
+  double number;
+  const char *string;
+  SchemaDefault(const char *k, const char *n, double v)
+      : kind(k), name(n), isString(false), number(v), string("") {}
+  SchemaDefault(const char *k, const char *n, const char *v)
+      : kind(k), name(n), isString(true), number(0), string(v) {}
+};
+
+const SchemaDefault *schemaDefault(const std::string &kind, const char *name) {
+  static const SchemaDefault rows[] = {
+#define MPTRT_KERNEL(kind, minOperands, maxOperands, minResults, maxResults)
+#define MPTRT_ATTR(kind, name, type, required)
+#define MPTRT_DEFAULT(kind, name, value) {#kind, #name, value},
+#include "mptrt/KernelSchema.def"
+  };
+  for (const SchemaDefault &r : rows)
+    if (kind == r.kind && std::strcmp(name, r.name) == 0)
+      return &r;
+  return nullptr;
+}
+
 std::string range(size_t lo, size_t hi) {
   return lo == hi ? std::to_string(lo) : std::to_string(lo) + " to " + std::to_string(hi);
 }
@@ -121,9 +146,21 @@ const plan::Attribute *KernelView::find(const char *name, plan::AttrType type,
   return a;
 }
 
+Status KernelView::checkDefault(const char *name, double number,
+                                const char *string) const {
+  const SchemaDefault *d = schemaDefault(kind(), name);
+  if (!d || (d->isString ? string && std::strcmp(string, d->string) == 0
+                         : !string && number == d->number))
+    return Status::ok();
+  return error(std::string("the decoder's default for attribute '") + name +
+               "' differs from KernelSchema.def's");
+}
+
 Status KernelView::getInt(const char *name, int64_t defaultValue, int64_t *out) const {
   Status s;
   const plan::Attribute *a = find(name, plan::AttrType::Int, false, &s);
+  if (!a)
+    MPTRT_TRY(checkDefault(name, static_cast<double>(defaultValue), nullptr));
   *out = a ? a->i : defaultValue;
   return s;
 }
@@ -149,6 +186,8 @@ Status KernelView::getBool(const char *name, bool defaultValue, bool *out) const
 Status KernelView::getFloat(const char *name, double defaultValue, double *out) const {
   Status s;
   const plan::Attribute *a = find(name, plan::AttrType::Float, false, &s);
+  if (!a)
+    MPTRT_TRY(checkDefault(name, defaultValue, nullptr));
   *out = !a ? defaultValue : a->type == plan::AttrType::Int ? static_cast<double>(a->i) : a->f;
   return s;
 }
@@ -173,6 +212,8 @@ Status KernelView::getString(const char *name, const std::string &defaultValue,
                              std::string *out) const {
   Status s;
   const plan::Attribute *a = find(name, plan::AttrType::String, false, &s);
+  if (!a)
+    MPTRT_TRY(checkDefault(name, 0, defaultValue.c_str()));
   *out = a ? a->s : defaultValue;
   return s;
 }

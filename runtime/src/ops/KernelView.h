@@ -55,6 +55,9 @@ public:
   Status error(const std::string &message) const { return Status::error(message); }
 
 private:
+  /// Fails when KernelSchema.def gives `name` a default other than the
+  /// decoder's (a number, or `string` for String attributes).
+  Status checkDefault(const char *name, double number, const char *string) const;
   const plan::Attribute *find(const char *name, plan::AttrType type, bool required,
                               Status *status) const;
 
