@@ -98,7 +98,7 @@ for t in $TARGETS; do
     # kernel kinds) and those its lit tests wrote.
     if [ -x build/bin/mpt-numerics-conformance ]; then
       mkdir -p "$BUILD/seeds/plan-load"
-      MPT_CONFORMANCE_SAVE_PLANS=$BUILD/seeds/plan-load build/bin/mpt-numerics-conformance \
+      MPT_DUMP_PLANS_DIR=$BUILD/seeds/plan-load build/bin/mpt-numerics-conformance \
         "$ONNX_NODE_TESTS" test/Conformance/expected-numerics-failures.txt > /dev/null || true
       copy_seeds "$BUILD/seeds/plan-load" build/test -name '*.mptp' -size -256k
       SEEDS[$t]+=" $BUILD/seeds/plan-load"

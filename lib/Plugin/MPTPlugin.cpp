@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 #include "mpt/Conversion/Passes.h"
 #include "mpt/Dialect/MPT/IR/MPTDialect.h"
+#include "mpt/Dialect/MPTRT/IR/MPTRTDialect.h"
 #include "mpt/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -21,7 +22,8 @@ extern "C" LLVM_ATTRIBUTE_WEAK mlir::DialectPluginLibraryInfo
 mlirGetDialectPluginInfo() {
   return {MLIR_PLUGIN_API_VERSION, "MPT", LLVM_VERSION_STRING,
           [](mlir::DialectRegistry *registry) {
-            registry->insert<mpt::MPTDialect, mlir::func::FuncDialect>();
+            registry->insert<mpt::MPTDialect, mpt::rt::MPTRTDialect,
+                              mlir::func::FuncDialect>();
           }};
 }
 

@@ -14,6 +14,8 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <cmath>
+#include <cstdlib>
+#include <fstream>
 #include <cstring>
 #include <sstream>
 
@@ -56,6 +58,17 @@ Stage compile(const std::string &path, const OnnxImportOptions &options,
   if (failed(bytes))
     return Stage::LoweringFailed;
   plan = std::move(*bytes);
+  // MPT_DUMP_PLANS_DIR: keep every plan, named after its model and pipeline,
+  // so that two compilers' plans can be compared byte for byte.
+  if (const char *dir = std::getenv("MPT_DUMP_PLANS_DIR")) {
+    std::string name = path + "@" + pipeline;
+    for (char &c : name)
+      if (c == '/' || c == ' ' || c == '{' || c == '}' || c == '=')
+        c = '_';
+    std::ofstream(std::string(dir) + "/" + name + ".mptp", std::ios::binary)
+        .write(reinterpret_cast<const char *>(plan.data()),
+               static_cast<std::streamsize>(plan.size()));
+  }
   return Stage::Ok;
 }
 

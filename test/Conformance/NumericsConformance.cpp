@@ -10,8 +10,8 @@
 // clip bounds) are bound as constants from their .pb file, which is what
 // `mpt-compile --bind-constant` does.
 //
-// MPT_CONFORMANCE_SAVE_PLANS=DIR also writes every plan it emits to
-// DIR/<test>.mptp (scripts/fuzz.sh seeds the plan fuzzer with them).
+// MPT_DUMP_PLANS_DIR=DIR also writes every plan it emits into DIR
+// (EndToEnd.cpp; scripts/fuzz.sh seeds the plan fuzzer with them).
 //
 // Prints passed, failed and unsupported counts. Fails when a test the
 // importer supports fails anywhere (import, lowering, run or comparison)
@@ -41,8 +41,7 @@ namespace {
 constexpr double kRtol = 1e-3, kAtol = 1e-7; // onnx.backend.test defaults
 
 /// One test: "" when it passed, otherwise why not. Sets `unsupported`.
-std::string runTest(const std::string &dir, const char *savePlansDir,
-                    bool &unsupported) {
+std::string runTest(const std::string &dir, bool &unsupported) {
   unsupported = false;
   std::string modelPath = dir + "/model.onnx";
   auto buffer = llvm::MemoryBuffer::getFile(modelPath, false, false);
@@ -81,14 +80,6 @@ std::string runTest(const std::string &dir, const char *savePlansDir,
   };
   if (stage != e2e::Stage::Ok)
     return std::string(e2e::stageName(stage)) + ": " + firstLine(log);
-  if (savePlansDir) {
-    std::ofstream out(std::string(savePlansDir) + "/" +
-                          llvm::sys::path::filename(dir).str() + ".mptp",
-                      std::ios::binary);
-    out.write(reinterpret_cast<const char *>(plan.data()),
-              static_cast<std::streamsize>(plan.size()));
-  }
-
   for (const auto &[name, file] : inputFiles) {
     std::string error;
     if (!mptrt::tools::readTensorFile(file, &inputs[name], &error))
@@ -127,7 +118,6 @@ int main(int argc, char **argv) {
   // MPT_CONFORMANCE_VERBOSE=1 also lists the unsupported tests.
   const char *env = getenv("MPT_CONFORMANCE_VERBOSE");
   bool verbose = env && *env && *env != '0';
-  const char *savePlansDir = getenv("MPT_CONFORMANCE_SAVE_PLANS");
   std::map<std::string, std::string> expected;
   if (!conformance::readExpectedList(argv[2], expected)) {
     llvm::errs() << "cannot read " << argv[2] << "\n";
@@ -143,7 +133,7 @@ int main(int argc, char **argv) {
   int problems = 0;
   for (const std::string &test : tests) {
     bool isUnsupported;
-    std::string why = runTest(root + "/" + test, savePlansDir, isUnsupported);
+    std::string why = runTest(root + "/" + test, isUnsupported);
     if (isUnsupported) {
       ++unsupported;
       if (verbose)

@@ -3,7 +3,8 @@
 // Tests that upstream mlir-opt (Debian's mlir-opt-22, the shared libMLIR)
 // loads the mpt dialect and MPT's passes from MPTPlugin.so: the matmul goes
 // to bf16 with FP32 accumulation while softmax stays FP32, and the runtime
-// lowering places the values in the arena. Passes loaded from a plugin are
+// lowering converts to the mptrt execution dialect and places the values
+// in the arena. Passes loaded from a plugin are
 // named in --pass-pipeline: mlir-opt builds its pass flags before it loads
 // plugins, as upstream's standalone example shows.
 
@@ -12,7 +13,8 @@
 // CHECK: mpt.cast %{{.*}} : tensor<8x16xf32> to tensor<8x16xbf16>
 // CHECK: mpt.matmul {{.*}} : (tensor<4x8xbf16>, tensor<8x16xbf16>) -> tensor<4x16xf32>
 // CHECK: mpt.softmax {{.*}} : tensor<4x16xf32>
-// LOWER: mpt.arena_offsets
+// LOWER: mptrt.gemm {{.*}}offsets = array<i64:
+// LOWER: mptrt.softmax
 func.func @mlp(%x: tensor<4x8xf32> {mpt.input = "x"}, %w: tensor<8x16xf32> {mpt.param = "w"}) -> (tensor<4x16xf32> {mpt.output = "y"}) {
   %0 = mpt.matmul %x, %w : (tensor<4x8xf32>, tensor<8x16xf32>) -> tensor<4x16xf32>
   %1 = mpt.softmax %0 {axis = 1 : i64} : tensor<4x16xf32>

@@ -1,9 +1,10 @@
 //===- KernelCoverageTest.cpp - every mpt op the lowering can emit runs ---===//
 //
-// The plan emitter turns each mpt op into the kernel kind of its mnemonic.
-// This checks that the CPU backend has a kernel for every op of the dialect
+// The lowering turns each mpt op into the mptrt kernel of the same name
+// (whose kind mpt-mptrt-schema-test keeps equal to KernelSchema.def). This
+// checks that the CPU backend has a kernel for every op of the dialect
 // except those that never reach a plan: `constant` (plan data) and `range`
-// / `shape` (folded to constants, refused by the emitter otherwise).
+// / `shape` (folded to constants, refused by the conversion otherwise).
 //
 //===----------------------------------------------------------------------===//
 #include "mpt/Dialect/MPT/IR/MPTDialect.h"

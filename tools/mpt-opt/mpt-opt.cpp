@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 #include "mpt/Conversion/Passes.h"
 #include "mpt/Dialect/MPT/IR/MPTDialect.h"
+#include "mpt/Dialect/MPTRT/IR/MPTRTDialect.h"
 #include "mpt/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -18,7 +19,7 @@ int main(int argc, char **argv) {
   mpt::registerConversionPasses();
   mpt::registerMPTPasses();
   mlir::DialectRegistry registry;
-  registry.insert<mpt::MPTDialect, mlir::func::FuncDialect>();
+  registry.insert<mpt::MPTDialect, mpt::rt::MPTRTDialect, mlir::func::FuncDialect>();
   return mlir::asMainReturnCode(
       mlir::MlirOptMain(argc, argv, "MPT optimizer driver\n", registry));
 }

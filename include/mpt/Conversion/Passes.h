@@ -3,6 +3,7 @@
 #define MPT_CONVERSION_PASSES_H
 
 #include "mpt/Dialect/MPT/IR/MPTDialect.h"
+#include "mpt/Dialect/MPTRT/IR/MPTRTDialect.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Pass/Pass.h"
@@ -26,8 +27,8 @@ struct LowerToRuntimeOptions
       llvm::cl::init(false)};
 };
 
-/// Canonicalize, select kernels, assign bindings and plan memory: the IR
-/// that `translateToPlan` accepts.
+/// Canonicalize, select kernels, convert to mptrt, assign bindings and plan
+/// memory: the IR that `emitPlan` accepts.
 void buildLowerToRuntimePipeline(mlir::OpPassManager &pm,
                                  const LowerToRuntimeOptions &options);
 

@@ -1,9 +1,9 @@
 //===- Passes.td - the lowering of mpt IR to a runtime plan -*- tablegen -*-===//
 //
-// The passes of `--lower-to-runtime`. They keep the IR in the mpt dialect
-// and annotate it with what the plan emitter (`mpt-translate --mlir-to-plan`)
-// needs: the kernels to run (after epilogue fusion), the bindings, and an
-// arena offset for every intermediate value.
+// The passes of `--lower-to-runtime`. Kernel selection (epilogue fusion)
+// works on mpt; the conversion then turns every mpt op into its mptrt
+// kernel, and the bindings and the memory plan act on that execution IR,
+// which the plan emitter (`mpt-translate --mlir-to-plan`) serialises.
 //
 //===----------------------------------------------------------------------===//
 #ifndef MPT_CONVERSION_PASSES
@@ -35,6 +35,29 @@ def MPTFuseEpilogues : Pass<"mpt-fuse-epilogues", "mlir::func::FuncOp"> {
   let dependentDialects = ["mpt::MPTDialect"];
 }
 
+def MPTConvertToMPTRT : Pass<"mpt-convert-to-mptrt", "mlir::func::FuncOp"> {
+  let summary = "Dialect conversion of mpt ops into mptrt kernels";
+  let description = [{
+    Every `mpt` op becomes the `mptrt` kernel of the same name with the same
+    operands and result types; string-valued attributes become enums
+    (`activation = "relu"` -> `#mptrt.activation<relu>`), casts into FP8 get
+    `saturate = true`, and `mpt.constant` becomes `mptrt.constant`. The
+    `mpt` dialect is illegal afterwards; the patterns live one file per op
+    family (`*Patterns.cpp`).
+
+    ```mlir
+    %y = mpt.gemm %x, %w {activation = "relu", trans_b = true} : ...
+    // becomes
+    %y = mptrt.gemm %x, %w {activation = #mptrt.activation<relu>, trans_b = true} : ...
+    ```
+
+    An op without a kernel (`mpt.range` or `mpt.shape` that did not fold, a
+    contraction with FP8 scales, a training-mode dropout without its rng
+    operands) is an error at the op, naming its ONNX node.
+  }];
+  let dependentDialects = ["mpt::rt::MPTRTDialect"];
+}
+
 def MPTAssignBindings : Pass<"mpt-assign-bindings", "mlir::func::FuncOp"> {
   let summary = "Give every argument and result a binding name and a writer";
   let description = [{
@@ -42,10 +65,11 @@ def MPTAssignBindings : Pass<"mpt-assign-bindings", "mlir::func::FuncOp"> {
     (`mpt.param`), every result an output (`mpt.output`); missing names
     become `input<i>` / `output<i>`, and a name used twice within a kind is
     an error. A result that no kernel writes (a function argument, a
-    constant, or a value returned twice) gets an explicit `mpt.identity`
-    copy, because the runtime writes every output through a kernel.
+    constant, or a value returned twice) gets an explicit `mptrt.identity`
+    copy, because the runtime writes every output through a kernel. Runs on
+    mptrt IR (after `mpt-convert-to-mptrt`).
   }];
-  let dependentDialects = ["mpt::MPTDialect"];
+  let dependentDialects = ["mpt::rt::MPTRTDialect"];
 }
 
 def MPTPlanMemory : Pass<"mpt-plan-memory", "mlir::func::FuncOp"> {
@@ -57,13 +81,21 @@ def MPTPlanMemory : Pass<"mpt-plan-memory", "mlir::func::FuncOp"> {
     in program order) do not overlap. Placement is greedy by size: largest
     first, each at the lowest offset free for its whole live range.
 
-    Shape-only ops (`reshape`, `flatten`, `squeeze`, `unsqueeze`,
-    `identity`) whose operand is itself in the arena become views: they get
-    their operand's offset, extend its live range, and run no kernel
-    (`mpt.view`).
+    Runs on mptrt IR. Shape-only kernels (`reshape`, `flatten`, `squeeze`,
+    `unsqueeze`, `identity`) whose operand is itself in the arena become
+    `mptrt.view`s: they take their operand's offset, extend its live range,
+    and run no kernel.
 
-    Annotates each op with `mpt.arena_offsets` (one entry per result; -1 =
-    not in the arena) and the function with `mpt.arena_bytes` (its peak).
+    ```mlir
+    %h = mptrt.exp %x : (tensor<2x8xf32>) -> tensor<2x8xf32>
+    %r = mptrt.reshape %h : (tensor<2x8xf32>) -> tensor<16xf32>
+    // becomes
+    %h = mptrt.exp %x {offsets = array<i64: 0>} : (tensor<2x8xf32>) -> tensor<2x8xf32>
+    %r = mptrt.view %h[0] : tensor<2x8xf32> -> tensor<16xf32>
+    ```
+
+    Sets each kernel's `offsets` (one entry per result; -1 = not in the
+    arena) and the function's `mpt.arena_bytes` (its peak).
     With `report-peak`, also emits a remark per function with the peak and
     what the same values would take without reuse.
   }];
@@ -71,6 +103,7 @@ def MPTPlanMemory : Pass<"mpt-plan-memory", "mlir::func::FuncOp"> {
     Option<"reportPeak", "report-peak", "bool", /*default=*/"false",
            "Emit a remark with each function's arena peak">,
   ];
+  let dependentDialects = ["mpt::rt::MPTRTDialect"];
 }
 
 #endif // MPT_CONVERSION_PASSES

@@ -6,7 +6,8 @@
 //===----------------------------------------------------------------------===//
 #include "LoweringUtils.h"
 #include "mpt/Conversion/Passes.h"
-#include "mpt/Dialect/MPT/IR/MPTOps.h"
+#include "mpt/Dialect/MPT/IR/MPTDialect.h"
+#include "mpt/Dialect/MPTRT/IR/MPTRTOps.h"
 
 #include "llvm/ADT/StringSet.h"
 
@@ -111,6 +112,12 @@ struct AssignBindingsPass
   /// An argument, a constant or a value returned twice has no kernel of its
   /// own writing the output buffer: copy it. An argument is copied at the
   /// start, before a training step's updates may overwrite a parameter.
+  static Value copyOf(OpBuilder &builder, Value v) {
+    return rt::IdentityOp::create(builder, v.getLoc(), v.getType(), v,
+                                  /*offsets=*/nullptr)
+        .getResult();
+  }
+
   static void giveResultsWriters(func::FuncOp func) {
     Block &body = func.getBody().front();
     Operation *ret = body.getTerminator();
@@ -119,9 +126,9 @@ struct AssignBindingsPass
     for (OpOperand &operand : ret->getOpOperands()) {
       Value v = operand.get();
       if (isa<BlockArgument>(v))
-        operand.set(IdentityOp::create(atStart, v.getLoc(), v).getResult());
-      else if (v.getDefiningOp<ConstantOp>() || !seen.insert(v).second)
-        operand.set(IdentityOp::create(atEnd, v.getLoc(), v).getResult());
+        operand.set(copyOf(atStart, v));
+      else if (v.getDefiningOp<rt::ConstantOp>() || !seen.insert(v).second)
+        operand.set(copyOf(atEnd, v));
     }
   }
 };

@@ -18,6 +18,7 @@ void mpt::buildLowerToRuntimePipeline(OpPassManager &pm,
     funcPm.addPass(createMPTFuseEpilogues());
     funcPm.addPass(createCanonicalizerPass());
   }
+  funcPm.addPass(createMPTConvertToMPTRT());
   funcPm.addPass(createMPTAssignBindings());
   MPTPlanMemoryOptions memory;
   memory.reportPeak = options.reportPeak;
@@ -28,7 +29,8 @@ void mpt::registerConversionPasses() {
   registerMPTConversionPasses();
   PassPipelineRegistration<LowerToRuntimeOptions>(
       "lower-to-runtime",
-      "Lower mpt IR to what the plan emitter accepts: canonicalize, select "
-      "kernels (gemm epilogues), assign bindings, plan the arena",
+      "Lower mpt IR to the mptrt execution dialect the plan emitter accepts: "
+      "canonicalize, select kernels (gemm epilogues), convert to mptrt, "
+      "assign bindings, plan the arena",
       buildLowerToRuntimePipeline);
 }

@@ -6,7 +6,8 @@
 //===----------------------------------------------------------------------===//
 #include "LoweringUtils.h"
 #include "mpt/Conversion/Passes.h"
-#include "mpt/Dialect/MPT/IR/MPTOps.h"
+#include "mpt/Dialect/MPT/IR/MPTDialect.h"
+#include "mpt/Dialect/MPTRT/IR/MPTRTOps.h"
 
 #include "llvm/ADT/STLExtras.h"
 
@@ -30,9 +31,10 @@ int64_t byteSize(Value v) {
   return type.getNumElements() * bytes;
 }
 
-/// Ops that only reinterpret their operand's bytes with another shape.
+/// Kernels that only reinterpret their operand's bytes with another shape.
 bool isShapeOnly(Operation *op) {
-  return isa<ReshapeOp, FlattenOp, SqueezeOp, UnsqueezeOp, IdentityOp>(op);
+  return isa<rt::ReshapeOp, rt::FlattenOp, rt::SqueezeOp, rt::UnsqueezeOp,
+             rt::IdentityOp>(op);
 }
 
 /// One arena allocation: a value and the views that alias it.
@@ -96,22 +98,27 @@ struct PlanMemoryPass : public mpt::impl::MPTPlanMemoryBase<PlanMemoryPass> {
     SmallVector<Buffer> buffers;
     DenseMap<Value, unsigned> bufferOf;
     DenseMap<Operation *, int64_t> index;
+    SmallVector<Operation *> views; // shape-only kernels and existing views
     int64_t position = 0;
     for (Operation &op : block) {
       int64_t at = position++;
       index[&op] = at;
-      if (&op == terminator || isa<ConstantOp>(op))
+      if (&op == terminator || isa<rt::ConstantOp>(op))
         continue;
       if (op.getNumRegions() != 0) {
         op.emitOpError("has regions; the runtime lowering cannot place them");
         return signalPassFailure();
       }
-      op.removeAttr(kViewAttrName);
-      if (isShapeOnly(&op) && bufferOf.count(op.getOperand(0)) &&
+      bool aliases = isa<rt::ViewOp>(op) || isShapeOnly(&op);
+      if (aliases && bufferOf.count(op.getOperand(0)) &&
           !returned.contains(op.getResult(0))) {
         bufferOf[op.getResult(0)] = bufferOf[op.getOperand(0)];
-        op.setAttr(kViewAttrName, UnitAttr::get(ctx));
+        views.push_back(&op);
         continue;
+      }
+      if (!isa<rt::KernelOpInterface>(op)) {
+        op.emitOpError("is not an mptrt kernel; run --mpt-convert-to-mptrt first");
+        return signalPassFailure();
       }
       for (Value result : op.getResults()) {
         if (returned.contains(result))
@@ -144,7 +151,8 @@ struct PlanMemoryPass : public mpt::impl::MPTPlanMemoryBase<PlanMemoryPass> {
     }
 
     for (Operation &op : block) {
-      if (&op == terminator || isa<ConstantOp>(op))
+      auto kernel = dyn_cast<rt::KernelOpInterface>(op);
+      if (!kernel)
         continue;
       SmallVector<int64_t> offsets;
       for (Value result : op.getResults()) {
@@ -152,8 +160,18 @@ struct PlanMemoryPass : public mpt::impl::MPTPlanMemoryBase<PlanMemoryPass> {
         offsets.push_back(it == bufferOf.end() ? -1
                                                : buffers[it->second].offset);
       }
-      op.setAttr(kArenaOffsetsAttrName,
-                 DenseI64ArrayAttr::get(ctx, offsets));
+      kernel.setArenaOffsets(offsets);
+    }
+    // A shape-only kernel of an arena value runs nothing: it becomes a view
+    // of its operand's bytes.
+    for (Operation *op : views) {
+      int64_t offset = buffers[bufferOf[op->getResult(0)]].offset;
+      OpBuilder builder(op);
+      auto view = rt::ViewOp::create(builder, op->getLoc(),
+                                     op->getResult(0).getType(),
+                                     op->getOperand(0), offset);
+      op->getResult(0).replaceAllUsesWith(view.getResult());
+      op->erase();
     }
     func->setAttr(kArenaBytesAttrName,
                   IntegerAttr::get(IntegerType::get(ctx, 64), peak));

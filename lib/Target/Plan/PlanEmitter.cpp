@@ -1,13 +1,16 @@
-//===- PlanEmitter.cpp - mpt IR to a runtime plan file --------------------===//
+//===- PlanEmitter.cpp - mptrt IR to a runtime plan file ------------------===//
 //
 // Walks each lowered function once, in program order, and builds the plan
 // structs of runtime/include/mptrt/PlanFormat.h; the runtime's own verifier
-// checks the result before it is written.
+// checks the result before it is written. Only mptrt ops are serialised:
+// each kernel op's kind and attributes come from its ODS definition, through
+// KernelOpInterface (the attribute table MPTRTOps.td computes).
 //
 //===----------------------------------------------------------------------===//
 #include "mpt/Target/Plan/PlanEmitter.h"
 #include "mpt/Conversion/Passes.h"
-#include "mpt/Dialect/MPT/IR/MPTOps.h"
+#include "mpt/Dialect/MPT/IR/MPTDialect.h"
+#include "mpt/Dialect/MPTRT/IR/MPTRTOps.h"
 
 #include "mptrt/plan/Layout.h"
 #include "mptrt/plan/Validation.h"
@@ -92,13 +95,6 @@ std::vector<int64_t> shapeOf(Type type) {
   return std::vector<int64_t>(shape.begin(), shape.end());
 }
 
-/// An op carrying per-tensor FP8 scales (a scaled contraction), as its
-/// precision policy reports them.
-bool hasFP8Scales(Operation *op) {
-  auto policy = dyn_cast<PrecisionPolicyOpInterface>(op);
-  return policy && !policy.getFP8Scales().empty();
-}
-
 /// Builds one plan from every public function of a module.
 class PlanBuilder {
 public:
@@ -111,10 +107,11 @@ private:
   FailureOr<uint32_t> bound(llvm::StringMap<uint32_t> &table, Value value,
                             plan::Storage storage, StringRef name,
                             StringRef kind);
-  FailureOr<uint32_t> constant(ConstantOp op);
+  FailureOr<uint32_t> constant(rt::ConstantOp op);
   LogicalResult setInitialValue(uint32_t id, Attribute value, Location loc);
-  LogicalResult addKernel(Operation *op, plan::EntryPoint &entry);
-  FailureOr<std::vector<plan::Attribute>> kernelAttrs(Operation *op);
+  LogicalResult addKernel(rt::KernelOpInterface op, plan::EntryPoint &entry);
+  LogicalResult addView(rt::ViewOp op);
+  FailureOr<std::vector<plan::Attribute>> kernelAttrs(rt::KernelOpInterface op);
 
   plan::Plan built;
   llvm::StringMap<uint32_t> params, inputs, outputs;
@@ -172,7 +169,7 @@ FailureOr<uint32_t> PlanBuilder::bound(llvm::StringMap<uint32_t> &table,
   return it->second;
 }
 
-FailureOr<uint32_t> PlanBuilder::constant(ConstantOp op) {
+FailureOr<uint32_t> PlanBuilder::constant(rt::ConstantOp op) {
   Attribute value = op.getValue();
   if (auto it = constants.find(value); it != constants.end())
     return it->second;
@@ -220,77 +217,95 @@ LogicalResult PlanBuilder::setInitialValue(uint32_t id, Attribute value,
   return success();
 }
 
+/// The kernel's attributes, as its op's ODS definition declares them (name,
+/// schema type), in name order; an unset optional attribute is left out,
+/// so the runtime applies its default.
 FailureOr<std::vector<plan::Attribute>>
-PlanBuilder::kernelAttrs(Operation *op) {
+PlanBuilder::kernelAttrs(rt::KernelOpInterface kernel) {
+  Operation *op = kernel;
+  SmallVector<rt::KernelAttrInfo> infos(kernel.getKernelAttrInfo());
+  llvm::sort(infos, [](const rt::KernelAttrInfo &a, const rt::KernelAttrInfo &b) {
+    return StringRef(a.name) < StringRef(b.name);
+  });
   std::vector<plan::Attribute> attrs;
-  for (NamedAttribute named : op->getAttrDictionary()) {
-    StringRef name = named.getName().getValue();
-    // Discardable attributes (mpt.* annotations) are the compiler's, and so
-    // is the `inserted` marker --assign-precision puts on its conversions.
-    if (name.contains('.') || name == "operandSegmentSizes" ||
-        name == "resultSegmentSizes" || name == "inserted")
+  for (const rt::KernelAttrInfo &info : infos) {
+    std::optional<Attribute> stored = op->getInherentAttr(info.name);
+    if (!stored || !*stored)
       continue;
-    Attribute value = named.getValue();
-    if (auto b = dyn_cast<BoolAttr>(value))
-      attrs.push_back(plan::Attribute::makeInt(name.str(), b.getValue()));
-    else if (auto i = dyn_cast<IntegerAttr>(value))
-      attrs.push_back(
-          plan::Attribute::makeInt(name.str(), i.getValue().getSExtValue()));
-    else if (auto f = dyn_cast<FloatAttr>(value))
-      attrs.push_back(
-          plan::Attribute::makeFloat(name.str(), f.getValueAsDouble()));
-    else if (auto s = dyn_cast<StringAttr>(value))
-      attrs.push_back(plan::Attribute::makeString(name.str(), s.str()));
-    else if (auto list = dyn_cast<DenseI64ArrayAttr>(value))
-      attrs.push_back(plan::Attribute::makeInts(
-          name.str(), std::vector<int64_t>(list.asArrayRef().begin(),
-                                           list.asArrayRef().end())));
-    else
-      return op->emitOpError() << "attribute '" << name << "' (" << value
-                               << ") has no plan encoding",
-             failure();
-  }
-  // FP8 conversions saturate (see mpt.cast); say so to the kernel.
-  if (auto castOp = dyn_cast<CastOp>(op)) {
-    Type to = castOp.getType().getElementType();
-    if (isa<Float8E4M3FNType, Float8E5M2Type>(to))
-      attrs.push_back(plan::Attribute::makeInt("saturate", 1));
+    Attribute value = *stored;
+    std::string name = info.name;
+    switch (info.type) {
+    case rt::KernelAttrType::Bool:
+      if (auto b = dyn_cast<BoolAttr>(value)) {
+        attrs.push_back(plan::Attribute::makeInt(name, b.getValue()));
+        continue;
+      }
+      break;
+    case rt::KernelAttrType::Int:
+      if (auto i = dyn_cast<IntegerAttr>(value)) {
+        attrs.push_back(plan::Attribute::makeInt(name, i.getValue().getSExtValue()));
+        continue;
+      }
+      break;
+    case rt::KernelAttrType::Float:
+      if (auto f = dyn_cast<FloatAttr>(value)) {
+        attrs.push_back(plan::Attribute::makeFloat(name, f.getValueAsDouble()));
+        continue;
+      }
+      // constant_of_shape fills an integer result with an integer.
+      if (auto i = dyn_cast<IntegerAttr>(value)) {
+        attrs.push_back(plan::Attribute::makeInt(name, i.getValue().getSExtValue()));
+        continue;
+      }
+      break;
+    case rt::KernelAttrType::IntList:
+      if (auto list = dyn_cast<DenseI64ArrayAttr>(value)) {
+        attrs.push_back(plan::Attribute::makeInts(
+            name, std::vector<int64_t>(list.asArrayRef().begin(),
+                                       list.asArrayRef().end())));
+        continue;
+      }
+      break;
+    case rt::KernelAttrType::String:
+      if (auto e = dyn_cast<rt::KernelStringAttrInterface>(value)) {
+        attrs.push_back(plan::Attribute::makeString(name, e.getKernelString().str()));
+        continue;
+      }
+      break;
+    case rt::KernelAttrType::Unsupported:
+      break;
+    }
+    return op->emitOpError() << "attribute '" << name << "' (" << value
+                             << ") has no plan encoding",
+           failure();
   }
   return attrs;
 }
 
-LogicalResult PlanBuilder::addKernel(Operation *op, plan::EntryPoint &entry) {
-  if (!isa<MPTDialect>(op->getDialect()))
-    return op->emitOpError("has no runtime kernel; only mpt ops lower to a plan"),
-           failure();
-  if (hasFP8Scales(op))
-    return op->emitOpError(
-               "has FP8 scale operands; the runtime has no scaled "
-               "contraction kernels yet, so FP8 plans cannot be emitted"),
-           failure();
-  if (isa<RangeOp, ShapeOp>(op))
-    return op->emitOpError(
-               "has no runtime kernel: it must fold to a constant before "
-               "lowering, which needs constant operands and static shapes"),
-           failure();
-  auto offsets = op->getAttrOfType<DenseI64ArrayAttr>(mpt::kArenaOffsetsAttrName);
+/// A view aliases its source's bytes: a new tensor record, no kernel.
+LogicalResult PlanBuilder::addView(rt::ViewOp op) {
+  if (!tensorOf.count(op.getSource()) ||
+      built.tensors[tensorOf[op.getSource()]].storage != plan::Storage::Arena)
+    return op.emitOpError("views a value that is not in the arena"), failure();
+  auto id = newTensor(op.getResult(), plan::Storage::Arena, "",
+                      op.getOffsetAttr().getValue().getZExtValue());
+  if (failed(id))
+    return failure();
+  tensorOf[op.getResult()] = *id;
+  return success();
+}
+
+LogicalResult PlanBuilder::addKernel(rt::KernelOpInterface kernelOp,
+                                     plan::EntryPoint &entry) {
+  Operation *op = kernelOp;
+  DenseI64ArrayAttr offsets = kernelOp.getArenaOffsets();
   if (!offsets || offsets.size() != static_cast<int64_t>(op->getNumResults()))
     return op->emitOpError("has no arena placement; run --lower-to-runtime "
                            "before emitting a plan"),
            failure();
 
-  // A view aliases its operand's bytes: a new tensor record, no kernel.
-  if (op->hasAttr(mpt::kViewAttrName)) {
-    auto id = newTensor(op->getResult(0), plan::Storage::Arena, "",
-                        static_cast<uint64_t>(offsets[0]));
-    if (failed(id))
-      return failure();
-    tensorOf[op->getResult(0)] = *id;
-    return success();
-  }
-
   plan::Kernel kernel;
-  kernel.kind = op->getName().stripDialect().str();
+  kernel.kind = kernelOp.getKernelKind().str();
   for (Value operand : op->getOperands()) {
     auto it = tensorOf.find(operand);
     if (it == tensorOf.end())
@@ -321,7 +336,7 @@ LogicalResult PlanBuilder::addKernel(Operation *op, plan::EntryPoint &entry) {
     tensorOf[result] = *id;
     kernel.results.push_back(*id);
   }
-  auto attrs = kernelAttrs(op);
+  auto attrs = kernelAttrs(kernelOp);
   if (failed(attrs))
     return failure();
   kernel.attrs = std::move(*attrs);
@@ -381,7 +396,7 @@ LogicalResult PlanBuilder::addFunction(func::FuncOp func) {
         return func.emitOpError() << "result " << i << " updates '" << param.getValue()
                                   << "', which is not a parameter",
                failure();
-      if (isa<BlockArgument>(value) || value.getDefiningOp<ConstantOp>() ||
+      if (isa<BlockArgument>(value) || value.getDefiningOp<rt::ConstantOp>() ||
           outputName.count(value) ||
           !updateTarget.try_emplace(value, tensorOf[arg->second]).second)
         return func.emitOpError() << "result " << i
@@ -397,7 +412,7 @@ LogicalResult PlanBuilder::addFunction(func::FuncOp func) {
                                    "first",
              failure();
     if (!outputName.try_emplace(value, name.getValue()).second ||
-        isa<BlockArgument>(value) || value.getDefiningOp<ConstantOp>())
+        isa<BlockArgument>(value) || value.getDefiningOp<rt::ConstantOp>())
       return func.emitOpError()
                  << "result " << i
                  << " is not written by a kernel of its own; run "
@@ -408,14 +423,25 @@ LogicalResult PlanBuilder::addFunction(func::FuncOp func) {
   for (Operation &op : func.getBody().front()) {
     if (&op == terminator)
       break;
-    if (auto c = dyn_cast<ConstantOp>(op)) {
+    if (auto c = dyn_cast<rt::ConstantOp>(op)) {
       auto id = constant(c);
       if (failed(id))
         return failure();
       tensorOf[c.getResult()] = *id;
       continue;
     }
-    if (failed(addKernel(&op, entry)))
+    if (auto view = dyn_cast<rt::ViewOp>(op)) {
+      if (failed(addView(view)))
+        return failure();
+      continue;
+    }
+    auto kernel = dyn_cast<rt::KernelOpInterface>(op);
+    if (!kernel)
+      return op.emitOpError("is not an mptrt kernel; only the execution "
+                            "dialect is serialised (run --lower-to-runtime "
+                            "first)"),
+             failure();
+    if (failed(addKernel(kernel, entry)))
       return failure();
   }
   for (Value value : terminator->getOperands())
@@ -469,7 +495,7 @@ FailureOr<std::vector<uint8_t>> mpt::emitPlan(ModuleOp module,
 void mpt::registerToPlanTranslation() {
   TranslateFromMLIRRegistration reg(
       "mlir-to-plan",
-      "Serialize lowered mpt IR (after --lower-to-runtime) to a plan file",
+      "Serialize mptrt IR (after --lower-to-runtime) to a plan file",
       [](Operation *op, raw_ostream &os) -> LogicalResult {
         auto module = dyn_cast<ModuleOp>(op);
         if (!module)
@@ -481,6 +507,7 @@ void mpt::registerToPlanTranslation() {
         return success();
       },
       [](DialectRegistry &registry) {
-        registry.insert<mpt::MPTDialect, func::FuncDialect>();
+        registry.insert<mpt::MPTDialect, mpt::rt::MPTRTDialect,
+                        func::FuncDialect>();
       });
 }

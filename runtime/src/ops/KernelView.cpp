@@ -2,6 +2,8 @@
 #include "ops/KernelView.h"
 
 #include <cstring>
+#include <string>
+#include <vector>
 
 namespace mptrt {
 namespace rt {
@@ -15,6 +17,31 @@ const char *typeName(plan::AttrType t) {
   case plan::AttrType::String: return "string";
   }
   return "invalid";
+}
+
+/// An MPTRT_DEFAULT row: a number (Int, Float, Bool) or a string.
+struct SchemaDefault {
+  const char *kind, *name;
+  bool isString;
+  double number;
+  const char *string;
+  SchemaDefault(const char *k, const char *n, double v)
+      : kind(k), name(n), isString(false), number(v), string("") {}
+  SchemaDefault(const char *k, const char *n, const char *v)
+      : kind(k), name(n), isString(true), number(0), string(v) {}
+};
+
+const SchemaDefault *schemaDefault(const std::string &kind, const char *name) {
+  static const SchemaDefault rows[] = {
+#define MPTRT_KERNEL(kind, minOperands, maxOperands, minResults, maxResults)
+#define MPTRT_ATTR(kind, name, type, required)
+#define MPTRT_DEFAULT(kind, name, value) {#kind, #name, value},
+#include "mptrt/KernelSchema.def"
+  };
+  for (const SchemaDefault &r : rows)
+    if (kind == r.kind && std::strcmp(name, r.name) == 0)
+      return &r;
+  return nullptr;
 }
 
 std::string range(size_t lo, size_t hi) {
@@ -53,12 +80,51 @@ Status KernelView::allowSchemaAttributes() const {
 #define MPTRT_ATTR(kind, name, type, required) {#kind, #name},
 #include "mptrt/KernelSchema.def"
   };
+  // The strings a String attribute may hold, '|'-separated.
+  struct Values {
+    const char *kind, *name, *allowed;
+  };
+  static const Values values[] = {
+#define MPTRT_KERNEL(kind, minOperands, maxOperands, minResults, maxResults)
+#define MPTRT_ATTR(kind, name, type, required)
+#define MPTRT_VALUES(kind, name, allowed) {#kind, #name, allowed},
+#include "mptrt/KernelSchema.def"
+  };
   for (const plan::Attribute &a : kernel.attrs) {
     bool known = false;
     for (const Row &r : rows)
       known = known || (kind() == r.kind && a.name == r.name);
     if (!known)
       return error("unknown attribute '" + a.name + "'");
+    if (a.type != plan::AttrType::String)
+      continue;
+    for (const Values &v : values) {
+      if (kind() != v.kind || a.name != v.name)
+        continue;
+      std::vector<std::string> cases;
+      for (const char *p = v.allowed;;) {
+        const char *bar = std::strchr(p, '|');
+        cases.emplace_back(p, bar ? static_cast<size_t>(bar - p) : std::strlen(p));
+        if (!bar)
+          break;
+        p = bar + 1;
+      }
+      bool allowed = false;
+      for (const std::string &c : cases)
+        allowed = allowed || a.s == c;
+      if (allowed)
+        continue;
+      std::string list;
+      if (cases.size() == 2) {
+        list = "\"" + cases[0] + "\" or \"" + cases[1] + "\", not";
+      } else {
+        list = "one of ";
+        for (size_t i = 0; i < cases.size(); ++i)
+          list += (i ? ", " : "") + cases[i];
+        list += "; not";
+      }
+      return error("attribute '" + a.name + "' must be " + list + " \"" + a.s + "\"");
+    }
   }
   return Status::ok();
 }
@@ -80,9 +146,21 @@ const plan::Attribute *KernelView::find(const char *name, plan::AttrType type,
   return a;
 }
 
+Status KernelView::checkDefault(const char *name, double number,
+                                const char *string) const {
+  const SchemaDefault *d = schemaDefault(kind(), name);
+  if (!d || (d->isString ? string && std::strcmp(string, d->string) == 0
+                         : !string && number == d->number))
+    return Status::ok();
+  return error(std::string("the decoder's default for attribute '") + name +
+               "' differs from KernelSchema.def's");
+}
+
 Status KernelView::getInt(const char *name, int64_t defaultValue, int64_t *out) const {
   Status s;
   const plan::Attribute *a = find(name, plan::AttrType::Int, false, &s);
+  if (!a)
+    MPTRT_TRY(checkDefault(name, static_cast<double>(defaultValue), nullptr));
   *out = a ? a->i : defaultValue;
   return s;
 }
@@ -108,6 +186,8 @@ Status KernelView::getBool(const char *name, bool defaultValue, bool *out) const
 Status KernelView::getFloat(const char *name, double defaultValue, double *out) const {
   Status s;
   const plan::Attribute *a = find(name, plan::AttrType::Float, false, &s);
+  if (!a)
+    MPTRT_TRY(checkDefault(name, defaultValue, nullptr));
   *out = !a ? defaultValue : a->type == plan::AttrType::Int ? static_cast<double>(a->i) : a->f;
   return s;
 }
@@ -132,6 +212,8 @@ Status KernelView::getString(const char *name, const std::string &defaultValue,
                              std::string *out) const {
   Status s;
   const plan::Attribute *a = find(name, plan::AttrType::String, false, &s);
+  if (!a)
+    MPTRT_TRY(checkDefault(name, 0, defaultValue.c_str()));
   *out = a ? a->s : defaultValue;
   return s;
 }

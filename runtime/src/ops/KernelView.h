@@ -36,7 +36,8 @@ public:
   Status expectCounts(size_t minOps, size_t maxOps, size_t minRes, size_t maxRes) const;
   /// Fails if an attribute outside `names` is present.
   Status allowOnly(std::initializer_list<const char *> names) const;
-  /// Fails on an attribute that KernelSchema.def does not list for this kind.
+  /// Fails on an attribute that KernelSchema.def does not list for this kind,
+  /// and on a string attribute whose value is not one of its MPTRT_VALUES.
   Status allowSchemaAttributes() const;
 
   bool has(const char *name) const { return kernel.findAttr(name) != nullptr; }
@@ -54,6 +55,9 @@ public:
   Status error(const std::string &message) const { return Status::error(message); }
 
 private:
+  /// Fails when KernelSchema.def gives `name` a default other than the
+  /// decoder's (a number, or `string` for String attributes).
+  Status checkDefault(const char *name, double number, const char *string) const;
   const plan::Attribute *find(const char *name, plan::AttrType type, bool required,
                               Status *status) const;
 

@@ -90,32 +90,6 @@ func.func @precision_value(%x: tensor<4xf32>) -> tensor<4xf32> {
 
 // -----
 
-// Tests that arena offsets give one offset per result.
-func.func @arena_offsets_count(%x: tensor<4xf32>) -> tensor<4xf32> {
-  // expected-error @+1 {{'mpt.arena_offsets' has 2 offsets for 1 results}}
-  %0 = mpt.relu %x {mpt.arena_offsets = array<i64: 0, 64>} : tensor<4xf32>
-  return %0 : tensor<4xf32>
-}
-
-// -----
-
-// Tests that arena offsets are offsets (or -1), and typed as such.
-func.func @arena_offsets_negative(%x: tensor<4xf32>) -> tensor<4xf32> {
-  // expected-error @+1 {{'mpt.arena_offsets' has offset -64; offsets are >= 0, or -1 for a value outside the arena}}
-  %0 = mpt.relu %x {mpt.arena_offsets = array<i64: -64>} : tensor<4xf32>
-  return %0 : tensor<4xf32>
-}
-
-// -----
-
-func.func @arena_offsets_type(%x: tensor<4xf32>) -> tensor<4xf32> {
-  // expected-error @+1 {{'mpt.arena_offsets' must be an array<i64> of byte offsets}}
-  %0 = mpt.relu %x {mpt.arena_offsets = [0]} : tensor<4xf32>
-  return %0 : tensor<4xf32>
-}
-
-// -----
-
 // Tests that the arena size sits on a function and is not negative.
 // expected-error @+1 {{'mpt.arena_bytes' must be a non-negative integer, got -1 : i64}}
 func.func @arena_bytes_negative(%x: tensor<4xf32>) -> tensor<4xf32> attributes {mpt.arena_bytes = -1 : i64} {
@@ -128,15 +102,6 @@ func.func @arena_bytes_on_op(%x: tensor<4xf32>) -> tensor<4xf32> {
   // expected-error @+1 {{'mpt.arena_bytes' belongs on a function}}
   %0 = mpt.relu %x {mpt.arena_bytes = 64 : i64} : tensor<4xf32>
   return %0 : tensor<4xf32>
-}
-
-// -----
-
-// Tests that mpt.view is a unit attribute.
-func.func @view_value(%x: tensor<4xf32>) -> tensor<2x2xf32> {
-  // expected-error @+1 {{'mpt.view' must be a unit attribute}}
-  %0 = mpt.reshape %x {mpt.view = 1 : i64} : (tensor<4xf32>) -> tensor<2x2xf32>
-  return %0 : tensor<2x2xf32>
 }
 
 // -----

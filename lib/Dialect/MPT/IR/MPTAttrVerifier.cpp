@@ -51,22 +51,6 @@ LogicalResult MPTDialect::verifyOperationAttribute(Operation *op,
     return op->emitOpError() << name << " must be \"f32\" or \"low\", got "
                              << value;
   }
-  if (name == kArenaOffsetsAttrName) {
-    auto offsets = dyn_cast<DenseI64ArrayAttr>(value);
-    if (!offsets)
-      return op->emitOpError() << "'" << name
-                               << "' must be an array<i64> of byte offsets";
-    if (offsets.size() != static_cast<int64_t>(op->getNumResults()))
-      return op->emitOpError()
-             << "'" << name << "' has " << offsets.size()
-             << " offsets for " << op->getNumResults() << " results";
-    for (int64_t offset : offsets.asArrayRef())
-      if (offset < -1)
-        return op->emitOpError() << "'" << name << "' has offset " << offset
-                                 << "; offsets are >= 0, or -1 for a value "
-                                    "outside the arena";
-    return success();
-  }
   if (name == kArenaBytesAttrName) {
     auto bytes = dyn_cast<IntegerAttr>(value);
     if (!isa<FunctionOpInterface>(op))
@@ -75,14 +59,6 @@ LogicalResult MPTDialect::verifyOperationAttribute(Operation *op,
       return op->emitOpError() << "'" << name
                                << "' must be a non-negative integer, got "
                                << value;
-    return success();
-  }
-  if (name == kViewAttrName) {
-    if (!isa<UnitAttr>(value))
-      return op->emitOpError() << "'" << name << "' must be a unit attribute";
-    if (op->getNumOperands() < 1 || op->getNumResults() != 1)
-      return op->emitOpError() << "'" << name
-                               << "' needs an operand to alias and one result";
     return success();
   }
   if (name == kParamAttrName || name == kInputAttrName ||

@@ -31,12 +31,15 @@ def MPT_Dialect : Dialect {
   }];
   let hasConstantMaterializer = 1;
   // The discardable attributes that carry meaning (`mpt.param`,
-  // `mpt.arena_offsets`, `mpt.precision`, ...) are checked by the dialect;
+  // `mpt.arena_bytes`, `mpt.precision`, ...) are checked by the dialect;
   // an unknown `mpt.*` attribute is an error (MPTAttrVerifier.cpp).
   let hasOperationAttrVerify = 1;
   let hasRegionArgAttrVerify = 1;
   let hasRegionResultAttrVerify = 1;
   let useDefaultAttributePrinterParser = 0;
+  // mpt IR lowers to the mptrt execution dialect (--lower-to-runtime); a
+  // tool that reads mpt can then read the lowered IR it prints too.
+  let dependentDialects = ["::mpt::rt::MPTRTDialect"];
 }
 
 //===----------------------------------------------------------------------===//

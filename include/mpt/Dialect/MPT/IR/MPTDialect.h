@@ -25,12 +25,10 @@ inline constexpr llvm::StringLiteral kFP8ScaleAttrName = "mpt.fp8_scale";
 /// Op attribute overriding one op's precision: "f32" or "low".
 inline constexpr llvm::StringLiteral kPrecisionAttrName = "mpt.precision";
 
-/// Discardable attributes the runtime lowering leaves for the plan emitter:
-/// per op, one arena byte offset per result (-1: not in the arena); per
-/// function, the arena size; on a shape-only op, that it aliases its operand.
-inline constexpr llvm::StringLiteral kArenaOffsetsAttrName = "mpt.arena_offsets";
+/// Function attribute the memory planner sets: the function's arena size in
+/// bytes. (Per-result arena offsets are the mptrt kernels' own `offsets`;
+/// views are mptrt.view ops.)
 inline constexpr llvm::StringLiteral kArenaBytesAttrName = "mpt.arena_bytes";
-inline constexpr llvm::StringLiteral kViewAttrName = "mpt.view";
 } // namespace mpt
 
 #endif // MPT_DIALECT_MPT_IR_MPTDIALECT_H

@@ -1,0 +1,494 @@
+//===- MPTRTOps.td - mptrt operations ----------------------*- tablegen -*-===//
+//
+// One op per runtime kernel kind (runtime/include/mptrt/KernelSchema.def),
+// grouped as the schema groups them, plus the non-kernel ops: constants and
+// arena views.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MPT_DIALECT_MPTRT_IR_MPTRTOPS_TD
+#define MPT_DIALECT_MPTRT_IR_MPTRTOPS_TD
+
+include "mpt/Dialect/MPTRT/IR/MPTRTBase.td"
+include "mlir/IR/CommonAttrConstraints.td"
+include "mlir/IR/BuiltinAttributeInterfaces.td"
+
+class MPTRT_Op<string mnemonic, list<Trait> traits = []>
+    : Op<MPTRT_Dialect, mnemonic, traits>;
+
+//===----------------------------------------------------------------------===//
+// Kernel metadata computed from an op's `ins`/`outs` dags, so that the
+// counts and attribute table the schema test and the plan emitter read are
+// the ODS definition itself, never restated.
+//===----------------------------------------------------------------------===//
+
+// The schema type of one attribute constraint (KernelSchema.def's types).
+class MPTRT_AttrKind<Attr a> {
+  string kind = !cond(
+      !isa<MPTRT_EnumAttr>(a): "String",
+      !ne(!find(a.storageType, "BoolAttr"), -1): "Bool",
+      !ne(!find(a.storageType, "IntegerAttr"), -1): "Int",
+      !ne(!find(a.storageType, "FloatAttr"), -1): "Float",
+      !ne(!find(a.storageType, "DenseI64ArrayAttr"), -1): "IntList",
+      // constant_of_shape's fill value: a float or an integer of the
+      // result's element type; the schema lists it as Float (the runtime
+      // reads an int where the result is an integer).
+      !ne(!find(a.storageType, "TypedAttr"), -1): "Float",
+      true: "Unsupported");
+  // The allowed strings of an enum, '|'-separated; empty for other kinds.
+  string allowed = !if(!isa<MPTRT_EnumAttr>(a),
+      !interleave(!foreach(c, !cast<MPTRT_EnumAttr>(a).enum.enumerants, c.str), "|"),
+      "");
+}
+
+// Variadic groups with bounds the counts below know: one or more values,
+// and dropout's (seed, step), none or both. The kernel verifier checks each
+// op's total count against its range.
+class MPTRT_OneOrMore<Type type> : Variadic<type>;
+class MPTRT_NoneOrTwo<Type type> : Variadic<type>;
+
+class MPTRT_ValueCounts<dag d> {
+  list<int> idx = !range(!size(d));
+  int min = !foldl(0, idx, acc, i, !add(acc, !cond(
+      !initialized(!getdagarg<MPTRT_OneOrMore>(d, i)): 1,
+      !or(!initialized(!getdagarg<Attr>(d, i)),
+          !initialized(!getdagarg<Optional>(d, i)),
+          !initialized(!getdagarg<Variadic>(d, i))): 0,
+      true: 1)));
+  int max = !foldl(0, idx, acc, i, !cond(
+      !lt(acc, 0): acc,
+      !initialized(!getdagarg<Attr>(d, i)): acc,
+      !initialized(!getdagarg<MPTRT_NoneOrTwo>(d, i)): !add(acc, 2),
+      !initialized(!getdagarg<Variadic>(d, i)): -1,
+      true: !add(acc, 1)));
+}
+
+class MPTRT_AttrRows<dag d> {
+  list<int> idx = !range(!size(d));
+  string rows = !foldl("", idx, acc, i, !if(!initialized(!getdagarg<Attr>(d, i)),
+      acc # "{\"" # !getdagname(d, i) # "\", ::mpt::rt::KernelAttrType::" #
+        !if(!initialized(!getdagarg<OptionalAttr>(d, i)),
+            MPTRT_AttrKind<!getdagarg<OptionalAttr>(d, i).baseAttr>.kind # ", false, \"" #
+              MPTRT_AttrKind<!getdagarg<OptionalAttr>(d, i).baseAttr>.allowed,
+            MPTRT_AttrKind<!getdagarg<Attr>(d, i)>.kind # ", true, \"" #
+              MPTRT_AttrKind<!getdagarg<Attr>(d, i)>.allowed) # "\"},\n",
+      acc));
+}
+
+// A kernel: `kernelIns` holds its operands then its attributes, exactly the
+// kernel's; every kernel op also has `offsets`, its results' arena byte
+// offsets (set by the memory planner; not a kernel attribute).
+class MPTRT_KernelOp<string mnemonic, dag kernelIns, dag kernelOuts, list<Trait> traits = []>
+    : MPTRT_Op<mnemonic, !listconcat([MPTRT_KernelOpInterface], traits)> {
+  let arguments = !con(kernelIns, (ins OptionalAttr<DenseI64ArrayAttr>:$offsets));
+  let results = kernelOuts;
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+  let extraClassDeclaration = [{
+    static constexpr unsigned kMinOperands = }] # MPTRT_ValueCounts<kernelIns>.min # [{;
+    static constexpr int kMaxOperands = }] # MPTRT_ValueCounts<kernelIns>.max # [{;
+    static constexpr unsigned kMinResults = }] # MPTRT_ValueCounts<kernelOuts>.min # [{;
+    static constexpr int kMaxResults = }] # MPTRT_ValueCounts<kernelOuts>.max # [{;
+    static ::llvm::ArrayRef<::mpt::rt::KernelAttrInfo> kernelAttrInfo() {
+      static const ::mpt::rt::KernelAttrInfo rows[] = {
+        }] # MPTRT_AttrRows<kernelIns>.rows # [{
+        {"", ::mpt::rt::KernelAttrType::Int, false, ""}};
+      return ::llvm::ArrayRef(rows).drop_back();
+    }
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Shared shapes of kernels.
+//===----------------------------------------------------------------------===//
+
+class MPTRT_UnaryKernel<string mnemonic, dag attrs = (ins)>
+    : MPTRT_KernelOp<mnemonic, !con((ins MPTRT_Tensor:$input), attrs),
+                     (outs MPTRT_Tensor:$output)> {
+  let summary = "Elementwise " # mnemonic;
+}
+
+class MPTRT_BinaryKernel<string mnemonic>
+    : MPTRT_KernelOp<mnemonic, (ins MPTRT_Tensor:$lhs, MPTRT_Tensor:$rhs),
+                     (outs MPTRT_Tensor:$output)> {
+  let summary = "Elementwise " # mnemonic # " with numpy broadcasting";
+}
+
+// Window attributes of conv and pooling, and of their gradients.
+defvar ConvWindow = (ins OptionalAttr<DenseI64ArrayAttr>:$strides,
+                     OptionalAttr<DenseI64ArrayAttr>:$pads,
+                     OptionalAttr<DenseI64ArrayAttr>:$dilations,
+                     OptionalAttr<I64Attr>:$group,
+                     OptionalAttr<DenseI64ArrayAttr>:$kernel_shape);
+defvar PoolWindow = (ins DenseI64ArrayAttr:$kernel_shape,
+                     OptionalAttr<DenseI64ArrayAttr>:$strides,
+                     OptionalAttr<DenseI64ArrayAttr>:$pads,
+                     OptionalAttr<DenseI64ArrayAttr>:$dilations,
+                     OptionalAttr<BoolAttr>:$ceil_mode);
+defvar Reduce = (ins OptionalAttr<DenseI64ArrayAttr>:$axes,
+                 OptionalAttr<BoolAttr>:$keepdims);
+defvar LossAttrs = (ins OptionalAttr<MPTRT_ReductionAttr>:$reduction,
+                    OptionalAttr<I64Attr>:$ignore_index);
+defvar SliceAttrs = (ins DenseI64ArrayAttr:$starts, DenseI64ArrayAttr:$ends,
+                     OptionalAttr<DenseI64ArrayAttr>:$steps);
+
+//===----------------------------------------------------------------------===//
+// Elementwise unary.
+//===----------------------------------------------------------------------===//
+
+foreach k = [["Sqrt", "sqrt"], ["Exp", "exp"], ["Log", "log"], ["Erf", "erf"],
+             ["Tanh", "tanh"], ["Sigmoid", "sigmoid"], ["Relu", "relu"],
+             ["Neg", "neg"], ["Abs", "abs"], ["Not", "not"]] in
+  def MPTRT_ # k[0] # Op : MPTRT_UnaryKernel<k[1]>;
+
+def MPTRT_LeakyReluOp : MPTRT_UnaryKernel<"leaky_relu", (ins OptionalAttr<F32Attr>:$alpha)>;
+def MPTRT_GeluOp : MPTRT_UnaryKernel<"gelu",
+    (ins OptionalAttr<MPTRT_GeluApproximateAttr>:$approximate)>;
+def MPTRT_ClipOp : MPTRT_UnaryKernel<"clip",
+    (ins OptionalAttr<F64Attr>:$min, OptionalAttr<F64Attr>:$max)>;
+
+//===----------------------------------------------------------------------===//
+// Elementwise binary with broadcasting, and select.
+//===----------------------------------------------------------------------===//
+
+foreach k = [["Add", "add"], ["Sub", "sub"], ["Mul", "mul"], ["Div", "div"],
+             ["Pow", "pow"], ["Max", "max"], ["Min", "min"], ["Equal", "equal"],
+             ["Less", "less"], ["Greater", "greater"]] in
+  def MPTRT_ # k[0] # Op : MPTRT_BinaryKernel<k[1]>;
+
+def MPTRT_WhereOp : MPTRT_KernelOp<"where",
+    (ins MPTRT_Tensor:$condition, MPTRT_Tensor:$x, MPTRT_Tensor:$y),
+    (outs MPTRT_Tensor:$output)> {
+  let summary = "Select x where condition holds, else y";
+}
+
+//===----------------------------------------------------------------------===//
+// Contractions.
+//===----------------------------------------------------------------------===//
+
+def MPTRT_MatMulOp : MPTRT_KernelOp<"matmul",
+    (ins MPTRT_Tensor:$lhs, MPTRT_Tensor:$rhs), (outs MPTRT_Tensor:$output)> {
+  let summary = "numpy matmul, FP32 accumulation";
+}
+
+def MPTRT_GemmOp : MPTRT_KernelOp<"gemm",
+    (ins MPTRT_Tensor:$a, MPTRT_Tensor:$b, Optional<MPTRT_Tensor>:$c,
+         OptionalAttr<F32Attr>:$alpha, OptionalAttr<F32Attr>:$beta,
+         OptionalAttr<BoolAttr>:$trans_a, OptionalAttr<BoolAttr>:$trans_b,
+         OptionalAttr<MPTRT_ActivationAttr>:$activation),
+    (outs MPTRT_Tensor:$output)> {
+  let summary = "act(alpha * op(A) * op(B) + beta * C)";
+}
+
+def MPTRT_ConvOp : MPTRT_KernelOp<"conv",
+    !con((ins MPTRT_Tensor:$input, MPTRT_Tensor:$weight, Optional<MPTRT_Tensor>:$bias),
+         ConvWindow),
+    (outs MPTRT_Tensor:$output)> {
+  let summary = "N-d grouped convolution, NCHW, explicit pads";
+}
+
+//===----------------------------------------------------------------------===//
+// Pooling.
+//===----------------------------------------------------------------------===//
+
+def MPTRT_MaxPoolOp : MPTRT_KernelOp<"max_pool",
+    !con((ins MPTRT_Tensor:$input), PoolWindow), (outs MPTRT_Tensor:$output)> {
+  let summary = "N-d max pooling";
+}
+def MPTRT_AveragePoolOp : MPTRT_KernelOp<"average_pool",
+    !con((ins MPTRT_Tensor:$input), PoolWindow,
+         (ins OptionalAttr<BoolAttr>:$count_include_pad)),
+    (outs MPTRT_Tensor:$output)> {
+  let summary = "N-d average pooling";
+}
+def MPTRT_GlobalAveragePoolOp : MPTRT_KernelOp<"global_average_pool",
+    (ins MPTRT_Tensor:$input), (outs MPTRT_Tensor:$output)> {
+  let summary = "Mean over every spatial axis";
+}
+
+//===----------------------------------------------------------------------===//
+// Normalisation, softmax.
+//===----------------------------------------------------------------------===//
+
+def MPTRT_BatchNormOp : MPTRT_KernelOp<"batch_norm",
+    (ins MPTRT_Tensor:$input, MPTRT_Tensor:$scale, MPTRT_Tensor:$bias,
+         MPTRT_Tensor:$mean, MPTRT_Tensor:$var,
+         OptionalAttr<F32Attr>:$epsilon, OptionalAttr<F32Attr>:$momentum),
+    (outs MPTRT_Tensor:$output)> {
+  let summary = "Batch normalisation with running statistics";
+}
+def MPTRT_BatchNormTrainOp : MPTRT_KernelOp<"batch_norm_train",
+    (ins MPTRT_Tensor:$input, MPTRT_Tensor:$scale, MPTRT_Tensor:$bias,
+         MPTRT_Tensor:$running_mean, MPTRT_Tensor:$running_var,
+         OptionalAttr<F32Attr>:$epsilon, OptionalAttr<F32Attr>:$momentum),
+    (outs MPTRT_Tensor:$output, Optional<MPTRT_Tensor>:$new_running_mean,
+          Optional<MPTRT_Tensor>:$new_running_var), [AttrSizedResultSegments]> {
+  let summary = "Batch normalisation with batch statistics";
+  // Its optional results are statistics; the sizes are explicit.
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+}
+def MPTRT_LayerNormOp : MPTRT_KernelOp<"layer_norm",
+    (ins MPTRT_Tensor:$input, MPTRT_Tensor:$scale, Optional<MPTRT_Tensor>:$bias,
+         OptionalAttr<I64Attr>:$axis, OptionalAttr<F32Attr>:$epsilon),
+    (outs MPTRT_Tensor:$output, Optional<MPTRT_Tensor>:$mean,
+          Optional<MPTRT_Tensor>:$inv_std_dev), [AttrSizedResultSegments]> {
+  let summary = "Layer normalisation from `axis` on";
+  // Its optional results are statistics; the sizes are explicit.
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+}
+def MPTRT_SoftmaxOp : MPTRT_UnaryKernel<"softmax", (ins OptionalAttr<I64Attr>:$axis)>;
+def MPTRT_LogSoftmaxOp : MPTRT_UnaryKernel<"log_softmax", (ins OptionalAttr<I64Attr>:$axis)>;
+
+//===----------------------------------------------------------------------===//
+// Reductions and losses.
+//===----------------------------------------------------------------------===//
+
+foreach k = [["ReduceSum", "reduce_sum"], ["ReduceMean", "reduce_mean"],
+             ["ReduceMax", "reduce_max"], ["ReduceL2", "reduce_l2"]] in
+  def MPTRT_ # k[0] # Op : MPTRT_UnaryKernel<k[1], Reduce>;
+
+def MPTRT_SoftmaxCrossEntropyLossOp : MPTRT_KernelOp<"softmax_cross_entropy_loss",
+    !con((ins MPTRT_Tensor:$scores, MPTRT_Tensor:$labels, Optional<MPTRT_Tensor>:$weights),
+         LossAttrs),
+    (outs MPTRT_Tensor:$loss, Optional<MPTRT_Tensor>:$log_prob)> {
+  let summary = "Cross-entropy of softmax(scores) against class labels";
+}
+def MPTRT_NegativeLogLikelihoodLossOp : MPTRT_KernelOp<"nll_loss",
+    !con((ins MPTRT_Tensor:$input, MPTRT_Tensor:$target, Optional<MPTRT_Tensor>:$weight),
+         LossAttrs),
+    (outs MPTRT_Tensor:$loss)> {
+  let summary = "Negative log-likelihood at the targets";
+}
+
+//===----------------------------------------------------------------------===//
+// Data movement.
+//===----------------------------------------------------------------------===//
+
+def MPTRT_CopyOp : MPTRT_UnaryKernel<"copy">;
+def MPTRT_IdentityOp : MPTRT_UnaryKernel<"identity">;
+def MPTRT_ReshapeOp : MPTRT_KernelOp<"reshape",
+    (ins MPTRT_Tensor:$input, Optional<MPTRT_Tensor>:$shape), (outs MPTRT_Tensor:$output)> {
+  let summary = "Reshape (copies; the memory planner makes arena reshapes views)";
+}
+def MPTRT_FlattenOp : MPTRT_UnaryKernel<"flatten", (ins OptionalAttr<I64Attr>:$axis)>;
+def MPTRT_SqueezeOp : MPTRT_UnaryKernel<"squeeze", (ins OptionalAttr<DenseI64ArrayAttr>:$axes)>;
+def MPTRT_UnsqueezeOp : MPTRT_UnaryKernel<"unsqueeze", (ins OptionalAttr<DenseI64ArrayAttr>:$axes)>;
+def MPTRT_CastOp : MPTRT_UnaryKernel<"cast", (ins OptionalAttr<BoolAttr>:$saturate)>;
+def MPTRT_QuantizeOp : MPTRT_KernelOp<"quantize",
+    (ins MPTRT_Tensor:$input, MPTRT_ScaleTensor:$scale), (outs MPTRT_Tensor:$output)> {
+  let summary = "saturate(round(input * scale)) into FP8";
+}
+def MPTRT_DropoutOp : MPTRT_KernelOp<"dropout",
+    (ins MPTRT_Tensor:$input, MPTRT_NoneOrTwo<0DTensorOf<[I64]>>:$rng,
+         OptionalAttr<F32Attr>:$ratio, OptionalAttr<BoolAttr>:$training,
+         OptionalAttr<I64Attr>:$stream),
+    (outs MPTRT_Tensor:$output, Optional<MPTRT_Tensor>:$mask)> {
+  let summary = "Dropout with a Philox mask of (seed, step, stream, index)";
+  let hasVerifier = 1;
+}
+def MPTRT_TransposeOp : MPTRT_UnaryKernel<"transpose", (ins OptionalAttr<DenseI64ArrayAttr>:$perm)>;
+def MPTRT_ConcatOp : MPTRT_KernelOp<"concat",
+    (ins MPTRT_OneOrMore<MPTRT_Tensor>:$inputs, I64Attr:$axis), (outs MPTRT_Tensor:$output)> {
+  let summary = "Concatenate along `axis`";
+}
+def MPTRT_SplitOp : MPTRT_KernelOp<"split",
+    (ins MPTRT_Tensor:$input, OptionalAttr<I64Attr>:$axis,
+         OptionalAttr<DenseI64ArrayAttr>:$sizes),
+    (outs MPTRT_OneOrMore<MPTRT_Tensor>:$outputs)> {
+  let summary = "Split along `axis` into pieces of the given sizes";
+}
+def MPTRT_SliceOp : MPTRT_KernelOp<"slice",
+    !con((ins MPTRT_Tensor:$input), SliceAttrs), (outs MPTRT_Tensor:$output)> {
+  let summary = "Strided slice";
+}
+def MPTRT_GatherOp : MPTRT_KernelOp<"gather",
+    (ins MPTRT_Tensor:$data, MPTRT_Tensor:$indices, OptionalAttr<I64Attr>:$axis),
+    (outs MPTRT_Tensor:$output)> {
+  let summary = "Take slices of `data` along `axis` at `indices`";
+}
+def MPTRT_ExpandOp : MPTRT_KernelOp<"expand",
+    (ins MPTRT_Tensor:$input, Optional<MPTRT_Tensor>:$shape), (outs MPTRT_Tensor:$output)> {
+  let summary = "Broadcast to the result's shape";
+}
+def MPTRT_TriluOp : MPTRT_UnaryKernel<"trilu",
+    (ins OptionalAttr<BoolAttr>:$upper, OptionalAttr<I64Attr>:$k)>;
+def MPTRT_ConstantOfShapeOp : MPTRT_KernelOp<"constant_of_shape",
+    (ins Optional<MPTRT_Tensor>:$shape, OptionalAttr<TypedAttrInterface>:$value),
+    (outs MPTRT_Tensor:$output)> {
+  let summary = "A tensor of the result's shape filled with `value`";
+}
+
+//===----------------------------------------------------------------------===//
+// Backward (docs/training.md).
+//===----------------------------------------------------------------------===//
+
+def MPTRT_UnaryGradOp : MPTRT_KernelOp<"unary_grad",
+    (ins MPTRT_Tensor:$input, MPTRT_Tensor:$grad, MPTRT_UnaryGradKindAttr:$kind,
+         OptionalAttr<F32Attr>:$alpha, OptionalAttr<F64Attr>:$min,
+         OptionalAttr<F64Attr>:$max),
+    (outs MPTRT_Tensor:$output)> {
+  let summary = "f'(input) * grad";
+}
+def MPTRT_SoftmaxGradOp : MPTRT_KernelOp<"softmax_grad",
+    (ins MPTRT_Tensor:$output, MPTRT_Tensor:$grad, I64Attr:$axis,
+         OptionalAttr<BoolAttr>:$log),
+    (outs MPTRT_Tensor:$input_grad)> {
+  let summary = "Backward of softmax or log_softmax";
+}
+def MPTRT_LayerNormGradOp : MPTRT_KernelOp<"layer_norm_grad",
+    (ins MPTRT_Tensor:$input, MPTRT_Tensor:$scale, MPTRT_Tensor:$mean,
+         MPTRT_Tensor:$inv_std_dev, MPTRT_Tensor:$grad, I64Attr:$axis),
+    (outs MPTRT_Tensor:$input_grad, MPTRT_Tensor:$scale_grad, MPTRT_Tensor:$bias_grad)> {
+  let summary = "Backward of layer_norm";
+}
+def MPTRT_SoftmaxCrossEntropyLossGradOp : MPTRT_KernelOp<"softmax_cross_entropy_loss_grad",
+    !con((ins MPTRT_Tensor:$log_prob, MPTRT_Tensor:$labels, Optional<MPTRT_Tensor>:$weights,
+              MPTRT_Tensor:$loss_grad), LossAttrs),
+    (outs MPTRT_Tensor:$scores_grad)> {
+  let summary = "Backward of softmax_cross_entropy_loss";
+}
+def MPTRT_NegativeLogLikelihoodLossGradOp : MPTRT_KernelOp<"nll_loss_grad",
+    !con((ins MPTRT_Tensor:$target, Optional<MPTRT_Tensor>:$weight,
+              MPTRT_Tensor:$loss_grad), LossAttrs),
+    (outs MPTRT_Tensor:$input_grad)> {
+  let summary = "Backward of nll_loss";
+}
+def MPTRT_GatherGradOp : MPTRT_KernelOp<"gather_grad",
+    (ins MPTRT_Tensor:$indices, MPTRT_Tensor:$grad, I64Attr:$axis),
+    (outs MPTRT_Tensor:$data_grad)> {
+  let summary = "Scatter-add of gather's gradient";
+}
+def MPTRT_SliceGradOp : MPTRT_KernelOp<"slice_grad",
+    !con((ins MPTRT_Tensor:$grad), SliceAttrs), (outs MPTRT_Tensor:$input_grad)> {
+  let summary = "Backward of slice";
+}
+def MPTRT_MaxPoolGradOp : MPTRT_KernelOp<"max_pool_grad",
+    !con((ins MPTRT_Tensor:$input, MPTRT_Tensor:$grad), PoolWindow),
+    (outs MPTRT_Tensor:$input_grad)> {
+  let summary = "Backward of max_pool";
+}
+def MPTRT_AveragePoolGradOp : MPTRT_KernelOp<"average_pool_grad",
+    !con((ins MPTRT_Tensor:$grad), PoolWindow,
+         (ins OptionalAttr<BoolAttr>:$count_include_pad)),
+    (outs MPTRT_Tensor:$input_grad)> {
+  let summary = "Backward of average_pool";
+}
+def MPTRT_ConvGradInputOp : MPTRT_KernelOp<"conv_grad_input",
+    !con((ins MPTRT_Tensor:$grad, MPTRT_Tensor:$weight), ConvWindow),
+    (outs MPTRT_Tensor:$input_grad)> {
+  let summary = "Gradient of conv with respect to its input";
+}
+def MPTRT_ConvGradWeightOp : MPTRT_KernelOp<"conv_grad_weight",
+    !con((ins MPTRT_Tensor:$input, MPTRT_Tensor:$grad), ConvWindow),
+    (outs MPTRT_Tensor:$weight_grad)> {
+  let summary = "Gradient of conv with respect to its weight";
+}
+def MPTRT_BatchNormGradOp : MPTRT_KernelOp<"batch_norm_grad",
+    (ins MPTRT_Tensor:$input, MPTRT_Tensor:$scale, MPTRT_Tensor:$grad,
+         OptionalAttr<F32Attr>:$epsilon),
+    (outs MPTRT_Tensor:$input_grad, MPTRT_Tensor:$scale_grad, MPTRT_Tensor:$bias_grad)> {
+  let summary = "Backward of training-mode batch_norm";
+}
+
+//===----------------------------------------------------------------------===//
+// Training: loss scaling, norms, optimizer updates, counters, FP8 scales.
+//===----------------------------------------------------------------------===//
+
+def MPTRT_ScaleLossOp : MPTRT_KernelOp<"scale_loss",
+    (ins MPTRT_Tensor:$loss, MPTRT_ScaleTensor:$scale), (outs MPTRT_Tensor:$output)> {
+  let summary = "loss * scale";
+}
+def MPTRT_UnscaleOp : MPTRT_KernelOp<"unscale",
+    (ins MPTRT_Tensor:$grad, MPTRT_ScaleTensor:$scale), (outs MPTRT_Tensor:$output)> {
+  let summary = "grad / scale";
+}
+def MPTRT_AllFiniteOp : MPTRT_KernelOp<"all_finite",
+    (ins MPTRT_OneOrMore<MPTRT_Tensor>:$inputs), (outs MPTRT_Tensor:$output)> {
+  let summary = "Whether every element of every operand is finite";
+}
+def MPTRT_GlobalNormOp : MPTRT_KernelOp<"global_norm",
+    (ins MPTRT_OneOrMore<MPTRT_Tensor>:$inputs), (outs MPTRT_Tensor:$output)> {
+  let summary = "The L2 norm of all operands together";
+}
+def MPTRT_ClipByNormOp : MPTRT_KernelOp<"clip_by_norm",
+    (ins MPTRT_Tensor:$grad, MPTRT_Tensor:$norm, F64Attr:$max_norm),
+    (outs MPTRT_Tensor:$output)> {
+  let summary = "grad * min(1, max_norm / (norm + 1e-6))";
+}
+def MPTRT_SGDUpdateOp : MPTRT_KernelOp<"sgd_update",
+    (ins MPTRT_Tensor:$param, MPTRT_Tensor:$grad, Optional<MPTRT_Tensor>:$momentum_buffer,
+         MPTRT_Tensor:$step, MPTRT_Tensor:$lr, MPTRT_Tensor:$finite,
+         OptionalAttr<F64Attr>:$momentum, OptionalAttr<F64Attr>:$dampening,
+         OptionalAttr<BoolAttr>:$nesterov, OptionalAttr<F64Attr>:$weight_decay),
+    (outs MPTRT_Tensor:$new_param, Optional<MPTRT_Tensor>:$new_momentum_buffer)> {
+  let summary = "One torch.optim.SGD step";
+}
+def MPTRT_AdamWUpdateOp : MPTRT_KernelOp<"adamw_update",
+    (ins MPTRT_Tensor:$param, MPTRT_Tensor:$grad, MPTRT_Tensor:$exp_avg,
+         MPTRT_Tensor:$exp_avg_sq, MPTRT_Tensor:$step, MPTRT_Tensor:$lr,
+         MPTRT_Tensor:$finite,
+         OptionalAttr<F64Attr>:$beta1, OptionalAttr<F64Attr>:$beta2,
+         OptionalAttr<F64Attr>:$eps, OptionalAttr<F64Attr>:$weight_decay),
+    (outs MPTRT_Tensor:$new_param, MPTRT_Tensor:$new_exp_avg, MPTRT_Tensor:$new_exp_avg_sq)> {
+  let summary = "One torch.optim.AdamW step";
+}
+def MPTRT_UpdateLossScaleOp : MPTRT_KernelOp<"update_loss_scale",
+    (ins MPTRT_Tensor:$scale, MPTRT_Tensor:$growth_tracker, MPTRT_Tensor:$finite,
+         OptionalAttr<F64Attr>:$growth_factor, OptionalAttr<F64Attr>:$backoff_factor,
+         OptionalAttr<I64Attr>:$growth_interval),
+    (outs MPTRT_Tensor:$new_scale, MPTRT_Tensor:$new_growth_tracker)> {
+  let summary = "The dynamic loss scale's update";
+}
+def MPTRT_LRScheduleOp : MPTRT_KernelOp<"lr_schedule",
+    (ins MPTRT_Tensor:$step, OptionalAttr<MPTRT_LrScheduleAttr>:$schedule, F64Attr:$lr,
+         OptionalAttr<I64Attr>:$warmup_steps, OptionalAttr<I64Attr>:$total_steps,
+         OptionalAttr<F64Attr>:$min_lr),
+    (outs MPTRT_Tensor:$output)> {
+  let summary = "The learning rate at a step";
+}
+def MPTRT_AdvanceStepOp : MPTRT_KernelOp<"advance_step",
+    (ins MPTRT_Tensor:$count, Optional<MPTRT_Tensor>:$finite), (outs MPTRT_Tensor:$output)> {
+  let summary = "count + 1, or count when `finite` is false";
+}
+def MPTRT_AmaxOp : MPTRT_KernelOp<"amax", (ins MPTRT_Tensor:$input), (outs MPTRT_Tensor:$output)> {
+  let summary = "max |x|";
+}
+def MPTRT_UpdateFP8ScaleOp : MPTRT_KernelOp<"update_fp8_scale",
+    (ins MPTRT_Tensor:$amax_history, MPTRT_ScaleTensor:$scale, MPTRT_Tensor:$amax,
+         OptionalAttr<F64Attr>:$fp8_max, OptionalAttr<I64Attr>:$margin),
+    (outs MPTRT_Tensor:$new_amax_history, MPTRT_ScaleTensor:$new_scale)> {
+  let summary = "Delayed FP8 scaling: roll the amax history, rescale";
+}
+
+//===----------------------------------------------------------------------===//
+// Not kernels: constants and arena views.
+//===----------------------------------------------------------------------===//
+
+def MPTRT_ConstantOp : MPTRT_Op<"constant", [ConstantLike, AllTypesMatch<["value", "output"]>]> {
+  let summary = "A constant tensor, stored in the plan's constants blob";
+  let arguments = (ins ElementsAttr:$value);
+  let results = (outs MPTRT_Tensor:$output);
+  let assemblyFormat = "attr-dict $value";
+}
+
+def MPTRT_ViewOp : MPTRT_Op<"view"> {
+  let summary = "Another shape of arena bytes: no kernel, no copy";
+  let description = [{
+    The result is the `source` arena value's bytes at byte offset `offset`
+    of the function's arena, read with the result's shape and element type
+    (same byte size). The memory planner turns shape-only kernels
+    (`reshape`, `flatten`, `squeeze`, `unsqueeze`, `identity`) of arena
+    values into views; the plan emitter writes a tensor record for it and
+    no kernel.
+
+    ```mlir
+    %v = mptrt.view %h[4096] : tensor<2x16x64xf32> -> tensor<32x64xf32>
+    ```
+  }];
+  let arguments = (ins MPTRT_Tensor:$source, I64Attr:$offset);
+  let results = (outs MPTRT_Tensor:$output);
+  let assemblyFormat =
+      "$source `[` $offset `]` attr-dict `:` type($source) `->` type($output)";
+  let hasVerifier = 1;
+}
+
+#endif // MPT_DIALECT_MPTRT_IR_MPTRTOPS_TD

@@ -1,0 +1,73 @@
+//===- ContractionPatterns.cpp - matmul, gemm and conv to mptrt kernels ---===//
+//
+// Contractions with FP8 scale operands have no runtime kernel yet, so they
+// have no pattern: the conversion reports them.
+//
+//===----------------------------------------------------------------------===//
+#include "KernelPatterns.h"
+
+using namespace mlir;
+using namespace mpt;
+
+namespace {
+
+bool hasScales(Operation *op) {
+  auto policy = dyn_cast<PrecisionPolicyOpInterface>(op);
+  return policy && !policy.getFP8Scales().empty();
+}
+
+struct MatMulPattern : public OpConversionPattern<MatMulOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(MatMulOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    if (hasScales(op))
+      return rewriter.notifyMatchFailure(op, "FP8 scales");
+    rewriter.replaceOp(op, rt::MatMulOp::create(rewriter, op.getLoc(), op.getType(),
+                                                adaptor.getLhs(), adaptor.getRhs(),
+                                                /*offsets=*/nullptr));
+    return success();
+  }
+};
+
+struct GemmPattern : public OpConversionPattern<GemmOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(GemmOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    if (hasScales(op))
+      return rewriter.notifyMatchFailure(op, "FP8 scales");
+    auto attrs = kernelAttrsOf<rt::GemmOp>(op);
+    if (failed(convertEnumAttr<rt::ActivationAttr>(op, attrs, "activation")))
+      return rewriter.notifyMatchFailure(op, "unknown activation");
+    SmallVector<Value> operands{adaptor.getA(), adaptor.getB()};
+    if (adaptor.getC())
+      operands.push_back(adaptor.getC());
+    rewriter.replaceOp(op, rt::GemmOp::create(rewriter, op.getLoc(),
+                                              op->getResultTypes(), operands, attrs));
+    return success();
+  }
+};
+
+struct ConvPattern : public OpConversionPattern<ConvOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(ConvOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    if (hasScales(op))
+      return rewriter.notifyMatchFailure(op, "FP8 scales");
+    SmallVector<Value> operands{adaptor.getInput(), adaptor.getWeight()};
+    if (adaptor.getBias())
+      operands.push_back(adaptor.getBias());
+    rewriter.replaceOp(op, rt::ConvOp::create(rewriter, op.getLoc(),
+                                              op->getResultTypes(), operands,
+                                              kernelAttrsOf<rt::ConvOp>(op)));
+    return success();
+  }
+};
+
+} // namespace
+
+void mpt::populateContractionKernelPatterns(RewritePatternSet &patterns) {
+  patterns.add<MatMulPattern, GemmPattern, ConvPattern>(patterns.getContext());
+}

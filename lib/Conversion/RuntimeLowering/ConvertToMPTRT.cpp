@@ -1,0 +1,102 @@
+//===- ConvertToMPTRT.cpp - mpt ops to the mptrt execution dialect --------===//
+//
+// A dialect conversion: every mpt op becomes its runtime kernel (or an
+// mptrt.constant). An mpt op without a kernel is an error at that op, naming
+// the ONNX node it came from. See Passes.td.
+//
+//===----------------------------------------------------------------------===//
+#include "KernelPatterns.h"
+#include "mpt/Conversion/Passes.h"
+
+namespace mpt {
+#define GEN_PASS_DEF_MPTCONVERTTOMPTRT
+#include "mpt/Conversion/Passes.h.inc"
+} // namespace mpt
+
+using namespace mlir;
+using namespace mpt;
+
+namespace {
+
+/// The ONNX node name the importer put in `loc` (`loc("node"(...))`), also
+/// through the fused locations rewrites leave; empty when there is none.
+StringRef onnxNodeName(Location loc) {
+  if (auto name = dyn_cast<NameLoc>(loc))
+    return name.getName().getValue();
+  if (auto fused = dyn_cast<FusedLoc>(loc))
+    for (Location inner : fused.getLocations())
+      if (StringRef name = onnxNodeName(inner); !name.empty())
+        return name;
+  if (auto callSite = dyn_cast<CallSiteLoc>(loc))
+    return onnxNodeName(callSite.getCallee());
+  return {};
+}
+
+/// Why an mpt op has no kernel, for the cases we know.
+std::string noKernelReason(Operation *op) {
+  if (isa<RangeOp, ShapeOp>(op))
+    return "it must fold to a constant before lowering, which needs constant "
+           "operands and static shapes";
+  if (auto policy = dyn_cast<PrecisionPolicyOpInterface>(op);
+      policy && !policy.getFP8Scales().empty())
+    return "it has FP8 scale operands, and the runtime has no scaled "
+           "contraction kernel yet, so FP8 plans cannot be emitted";
+  if (auto dropout = dyn_cast<DropoutOp>(op);
+      dropout && dropout.getTraining() && dropout.getRng().empty())
+    return "a training-mode dropout needs the (seed, step) operands that "
+           "--build-training-step adds";
+  return "no conversion pattern produces an mptrt kernel for it";
+}
+
+struct ConvertToMPTRTPass
+    : public mpt::impl::MPTConvertToMPTRTBase<ConvertToMPTRTPass> {
+  LogicalResult initialize(MLIRContext *ctx) override {
+    RewritePatternSet set(ctx);
+    populateElementwiseKernelPatterns(set);
+    populateContractionKernelPatterns(set);
+    populateNormalizationKernelPatterns(set);
+    populateReductionKernelPatterns(set);
+    populateDataMovementKernelPatterns(set);
+    populateBackwardKernelPatterns(set);
+    populateTrainingKernelPatterns(set);
+    patterns = FrozenRewritePatternSet(std::move(set));
+    return success();
+  }
+
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    ConversionTarget target(getContext());
+    target.addIllegalDialect<MPTDialect>();
+    target.addLegalDialect<rt::MPTRTDialect, func::FuncDialect>();
+
+    // Find every op no pattern can convert first, so that each gets its own
+    // diagnostic, at the op, naming its ONNX node.
+    // Folding is canonicalization's job, before kernel selection: the
+    // conversion maps op for op, so the kernels are the ops that were there.
+    ConversionConfig config;
+    config.foldingMode = DialectConversionFoldingMode::Never;
+    DenseSet<Operation *> legalizable;
+    ConversionConfig analysis = config;
+    analysis.legalizableOps = &legalizable;
+    if (failed(applyAnalysisConversion(func, target, patterns, analysis)))
+      return signalPassFailure();
+    bool missing = false;
+    func.walk([&](Operation *op) {
+      if (!isa<MPTDialect>(op->getDialect()) || legalizable.contains(op))
+        return;
+      missing = true;
+      InFlightDiagnostic diag = op->emitOpError("has no runtime kernel");
+      if (StringRef node = onnxNodeName(op->getLoc()); !node.empty())
+        diag << " (ONNX node '" << node << "')";
+      diag << ": " << noKernelReason(op);
+    });
+    if (missing)
+      return signalPassFailure();
+    if (failed(applyFullConversion(func, target, patterns, config)))
+      signalPassFailure();
+  }
+
+  FrozenRewritePatternSet patterns;
+};
+
+} // namespace

@@ -1,0 +1,93 @@
+//===- KernelPatterns.h - mpt -> mptrt conversion patterns ------*- C++ -*-===//
+//
+// The patterns of `mpt-convert-to-mptrt`, one populate function per op
+// family (one .cpp each), and the pattern most kernels use: an mpt op whose
+// kernel has the same operands, results and attribute types.
+//
+//===----------------------------------------------------------------------===//
+#ifndef MPT_LIB_CONVERSION_RUNTIMELOWERING_KERNELPATTERNS_H
+#define MPT_LIB_CONVERSION_RUNTIMELOWERING_KERNELPATTERNS_H
+
+#include "mpt/Dialect/MPT/IR/MPTOps.h"
+#include "mpt/Dialect/MPTRT/IR/MPTRTOps.h"
+
+#include "mlir/Transforms/DialectConversion.h"
+
+namespace mpt {
+
+void populateElementwiseKernelPatterns(mlir::RewritePatternSet &patterns);
+void populateContractionKernelPatterns(mlir::RewritePatternSet &patterns);
+void populateNormalizationKernelPatterns(mlir::RewritePatternSet &patterns);
+void populateReductionKernelPatterns(mlir::RewritePatternSet &patterns);
+void populateDataMovementKernelPatterns(mlir::RewritePatternSet &patterns);
+void populateBackwardKernelPatterns(mlir::RewritePatternSet &patterns);
+void populateTrainingKernelPatterns(mlir::RewritePatternSet &patterns);
+
+/// The attributes of `src` that the kernel op `Dst` declares in ODS, by the
+/// destination's names (without `offsets`, which the memory planner sets).
+/// An attribute the source leaves unset stays unset: the kernel's default
+/// applies. The destination's verifier checks each attribute's type.
+template <typename Dst>
+llvm::SmallVector<mlir::NamedAttribute> kernelAttrsOf(mlir::Operation *src) {
+  llvm::SmallVector<mlir::NamedAttribute> attrs;
+  for (llvm::StringRef name : Dst::getAttributeNames()) {
+    if (name == "offsets" || name.ends_with("SegmentSizes"))
+      continue;
+    if (std::optional<mlir::Attribute> value = src->getInherentAttr(name))
+      if (*value)
+        attrs.emplace_back(mlir::StringAttr::get(src->getContext(), name),
+                           *value);
+  }
+  return attrs;
+}
+
+/// Src becomes Dst with the same operands, result types and attributes.
+template <typename Src, typename Dst>
+struct KernelPattern : public mlir::OpConversionPattern<Src> {
+  using mlir::OpConversionPattern<Src>::OpConversionPattern;
+  using OpAdaptor = typename Src::Adaptor;
+
+  mlir::LogicalResult
+  matchAndRewrite(Src op, OpAdaptor adaptor,
+                  mlir::ConversionPatternRewriter &rewriter) const override {
+    auto kernel = Dst::create(rewriter, op.getLoc(), op->getResultTypes(),
+                              adaptor.getOperands(), kernelAttrsOf<Dst>(op));
+    rewriter.replaceOp(op, kernel->getResults());
+    return mlir::success();
+  }
+};
+
+/// Adds KernelPattern<Src, Dst> for each pair.
+template <typename... Pairs>
+void addKernelPatterns(mlir::RewritePatternSet &patterns) {
+  (patterns.add<KernelPattern<typename Pairs::first_type,
+                              typename Pairs::second_type>>(
+       patterns.getContext()),
+   ...);
+}
+
+/// Replaces `name` in `attrs` by the enum form of the source's string
+/// attribute of the same name, if it is set. Fails when the string is not
+/// one of the enum's cases.
+template <typename EnumAttr>
+mlir::LogicalResult convertEnumAttr(mlir::Operation *src,
+                                    llvm::SmallVectorImpl<mlir::NamedAttribute> &attrs,
+                                    llvm::StringRef name) {
+  using Enum = decltype(std::declval<EnumAttr>().getValue());
+  auto *it = llvm::find_if(attrs, [&](const mlir::NamedAttribute &a) {
+    return a.getName() == name;
+  });
+  if (it == attrs.end())
+    return mlir::success();
+  auto string = llvm::dyn_cast<mlir::StringAttr>(it->getValue());
+  std::optional<Enum> e =
+      string ? rt::symbolizeEnum<Enum>(string.getValue()) : std::nullopt;
+  if (!e)
+    return mlir::failure();
+  it->setValue(EnumAttr::get(src->getContext(), *e));
+  return mlir::success();
+}
+
+} // namespace mpt
+
+#endif // MPT_LIB_CONVERSION_RUNTIMELOWERING_KERNELPATTERNS_H
