@@ -197,25 +197,12 @@ TEST(NoAllocation, HooksCountAllocations) {
 #endif
 }
 
-/// Kinds whose CPU kernels still build std::vectors in run. Their files
-/// (cpu/NormalizationKernels.cpp: the per-row and per-channel buffers;
-/// cpu/DataMovementKernels.cpp, gather: the widened indices) are being
-/// changed on other branches; each is run and its count printed, and the
-/// entry is to be deleted when its kernel takes its scratch from the
-/// workspace. Every other kind must allocate nothing.
-const std::set<std::string> kNotYetAllocationFree = {
-    "batch_norm", "batch_norm_train", "layer_norm", "softmax", "log_softmax"};
 
 // Tests that a second run of every kernel kind allocates nothing.
 TEST(NoAllocation, SecondRunOfEveryKindAllocatesNothing) {
   for (const Case &c : allCases()) {
     SCOPED_TRACE(describeCase(c));
     const long count = allocationsOfSecondRun(c);
-    if (kNotYetAllocationFree.count(c.kind)) {
-      std::printf("not yet allocation-free: %s: %ld allocations\n", describeCase(c).c_str(),
-                  count);
-      continue;
-    }
     EXPECT_EQ(count, 0) << describeCase(c) << " allocated in run";
   }
   // The pool's dispatch was among what was counted.

@@ -4,6 +4,9 @@
 // everything else computes in float32. Work is split over channels (batch
 // norm) or rows (layer norm, softmax).
 //
+// Every buffer comes from the kernel's workspace, sized at prepare (a layout
+// function per kernel, CpuKernels.h's Scratch): run allocates nothing.
+//
 //===----------------------------------------------------------------------===//
 #include "cpu/Convert.h"
 #include "cpu/CpuKernels.h"
@@ -11,7 +14,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <vector>
 
 namespace mptrt {
 namespace rt {
@@ -19,11 +21,10 @@ namespace cpu {
 
 namespace {
 
-/// A small tensor (per-channel parameters) widened to float32.
-std::vector<float> widen(const TensorArg &t) {
-  std::vector<float> v(t.desc->numel);
-  loadF32(t.desc->dtype, t.data, t.desc->numel, v.data());
-  return v;
+/// A small tensor (per-channel parameters) widened into `out`.
+const float *widen(const TensorArg &t, float *out) {
+  loadF32(t.desc->dtype, t.data, t.desc->numel, out);
+  return out;
 }
 
 //===----------------------------------------------------------------------===//
@@ -37,33 +38,52 @@ std::vector<float> widen(const TensorArg &t) {
 // variance (for count == 1, where it is undefined, the biased one, 0).
 //===----------------------------------------------------------------------===//
 
+/// The per-channel parameters and statistics (C floats each) and a row
+/// per chunk.
+struct BatchNormScratch {
+  float *scale, *bias, *runningMean, *runningVar, *mean, *var, *unbiasedVar, *newMean, *newVar;
+  float *rows;
+};
+BatchNormScratch batchNormScratch(const BatchNormParams &p, Scratch &s) {
+  BatchNormScratch w;
+  for (float **f : {&w.scale, &w.bias, &w.runningMean, &w.runningVar, &w.mean, &w.var,
+                    &w.unbiasedVar, &w.newMean, &w.newVar})
+    *f = s.take<float>(p.C);
+  w.rows = s.take<float>(maxChunks() * p.inner);
+  return w;
+}
+
 Status runBatchNorm(const BatchNormParams &p, const KernelArgs &args) {
   const TensorArg &x = args.operands[0], &y = args.results[0];
   const DType xt = x.desc->dtype, yt = y.desc->dtype;
-  const std::vector<float> scale = widen(args.operands[1]), bias = widen(args.operands[2]);
-  const std::vector<float> runningMean = widen(args.operands[3]),
-                           runningVar = widen(args.operands[4]);
+  Scratch scratch(args.workspace);
+  const BatchNormScratch ws = batchNormScratch(p, scratch);
+  const float *scale = widen(args.operands[1], ws.scale),
+              *bias = widen(args.operands[2], ws.bias);
+  const float *runningMean = widen(args.operands[3], ws.runningMean),
+              *runningVar = widen(args.operands[4], ws.runningVar);
   // mean and var normalise; unbiasedVar (Bessel's correction) goes into the
   // running variance.
-  std::vector<float> mean(p.C), var(p.C), unbiasedVar(p.C);
+  float *mean = ws.mean, *var = ws.var, *unbiasedVar = ws.unbiasedVar;
   const double count = static_cast<double>(p.N * p.inner);
   // A channel: load, normalise, store its N * inner elements (and, when
   // training, a statistics pass over them first).
   const int64_t channelCost = p.N * p.inner * (p.training ? 6 : 3);
-  parallelFor(p.C, grainForCost(channelCost), [&](int64_t cBegin, int64_t cEnd) {
-    std::vector<float> row(p.inner);
+  parallelForChunks(p.C, grainForCost(channelCost), [&](int64_t chunk, int64_t cBegin,
+                                                      int64_t cEnd) {
+    float *row = ws.rows + chunk * p.inner;
     for (int64_t c = cBegin; c < cEnd; ++c) {
       if (p.training) {
         // Two passes over channel c: mean, then biased variance.
         double sum = 0, sq = 0;
         for (int64_t n = 0; n < p.N; ++n) {
-          loadF32(xt, elementPtr(x.data, xt, (n * p.C + c) * p.inner), p.inner, row.data());
+          loadF32(xt, elementPtr(x.data, xt, (n * p.C + c) * p.inner), p.inner, row);
           for (int64_t i = 0; i < p.inner; ++i)
             sum += row[i];
         }
         const double m = count > 0 ? sum / count : 0.0;
         for (int64_t n = 0; n < p.N; ++n) {
-          loadF32(xt, elementPtr(x.data, xt, (n * p.C + c) * p.inner), p.inner, row.data());
+          loadF32(xt, elementPtr(x.data, xt, (n * p.C + c) * p.inner), p.inner, row);
           for (int64_t i = 0; i < p.inner; ++i)
             sq += (row[i] - m) * (row[i] - m);
         }
@@ -77,23 +97,23 @@ Status runBatchNorm(const BatchNormParams &p, const KernelArgs &args) {
       const float invStd = 1.0f / std::sqrt(var[c] + p.epsilon);
       for (int64_t n = 0; n < p.N; ++n) {
         const int64_t at = (n * p.C + c) * p.inner;
-        loadF32(xt, elementPtr(x.data, xt, at), p.inner, row.data());
+        loadF32(xt, elementPtr(x.data, xt, at), p.inner, row);
         for (int64_t i = 0; i < p.inner; ++i)
           row[i] = (row[i] - mean[c]) * invStd * scale[c] + bias[c];
-        storeF32(row.data(), p.inner, yt, elementPtr(y.data, yt, at));
+        storeF32(row, p.inner, yt, elementPtr(y.data, yt, at));
       }
     }
   });
   if (p.updateRunningStats) {
     // Every operand was read above, so the results may be written over the
     // running statistics in place (a training step's state update).
-    std::vector<float> newMean(p.C), newVar(p.C);
+    float *newMean = ws.newMean, *newVar = ws.newVar;
     for (int64_t c = 0; c < p.C; ++c) {
       newMean[c] = runningMean[c] * p.momentum + mean[c] * (1.0f - p.momentum);
       newVar[c] = runningVar[c] * p.momentum + unbiasedVar[c] * (1.0f - p.momentum);
     }
-    storeF32(newMean.data(), p.C, args.results[1].desc->dtype, args.results[1].data);
-    storeF32(newVar.data(), p.C, args.results[2].desc->dtype, args.results[2].data);
+    storeF32(newMean, p.C, args.results[1].desc->dtype, args.results[1].data);
+    storeF32(newVar, p.C, args.results[2].desc->dtype, args.results[2].data);
   }
   return Status::ok();
 }
@@ -104,17 +124,34 @@ Status runBatchNorm(const BatchNormParams &p, const KernelArgs &args) {
 //   y = (x - mean) * inv_std_dev * scale + bias.
 //===----------------------------------------------------------------------===//
 
+/// scale and bias widened, the per-row statistics, and a row per chunk.
+struct LayerNormScratch {
+  float *scale, *bias, *means, *invStds, *rows;
+};
+LayerNormScratch layerNormScratch(const LayerNormParams &p, Scratch &s) {
+  LayerNormScratch w;
+  w.scale = s.take<float>(p.scaleIsScalar ? 1 : p.inner);
+  w.bias = s.take<float>(p.hasBias ? (p.biasIsScalar ? 1 : p.inner) : 0);
+  w.means = s.take<float>(p.hasStats ? p.outer : 0);
+  w.invStds = s.take<float>(p.hasStats ? p.outer : 0);
+  w.rows = s.take<float>(maxChunks() * p.inner);
+  return w;
+}
+
 Status runLayerNorm(const LayerNormParams &p, const KernelArgs &args) {
   const TensorArg &x = args.operands[0], &y = args.results[0];
   const DType xt = x.desc->dtype, yt = y.desc->dtype;
-  const std::vector<float> scale = widen(args.operands[1]);
-  const std::vector<float> bias = p.hasBias ? widen(args.operands[2]) : std::vector<float>();
-  std::vector<float> means(p.hasStats ? p.outer : 0), invStds(p.hasStats ? p.outer : 0);
+  Scratch scratch(args.workspace);
+  const LayerNormScratch ws = layerNormScratch(p, scratch);
+  const float *scale = widen(args.operands[1], ws.scale);
+  const float *bias = p.hasBias ? widen(args.operands[2], ws.bias) : nullptr;
+  float *means = ws.means, *invStds = ws.invStds;
   // A row: load, two statistics passes, normalise and store.
-  parallelFor(p.outer, grainForCost(6 * p.inner), [&](int64_t begin, int64_t end) {
-    std::vector<float> row(p.inner);
+  parallelForChunks(p.outer, grainForCost(6 * p.inner), [&](int64_t chunk, int64_t begin,
+                                                            int64_t end) {
+    float *row = ws.rows + chunk * p.inner;
     for (int64_t r = begin; r < end; ++r) {
-      loadF32(xt, elementPtr(x.data, xt, r * p.inner), p.inner, row.data());
+      loadF32(xt, elementPtr(x.data, xt, r * p.inner), p.inner, row);
       double sum = 0;
       for (int64_t i = 0; i < p.inner; ++i)
         sum += row[i];
@@ -130,7 +167,7 @@ Status runLayerNorm(const LayerNormParams &p, const KernelArgs &args) {
         const float b = p.hasBias ? bias[p.biasIsScalar ? 0 : i] : 0.0f;
         row[i] = (row[i] - m) * invStd * s + b;
       }
-      storeF32(row.data(), p.inner, yt, elementPtr(y.data, yt, r * p.inner));
+      storeF32(row, p.inner, yt, elementPtr(y.data, yt, r * p.inner));
       if (p.hasStats) {
         means[r] = m;
         invStds[r] = invStd;
@@ -138,8 +175,8 @@ Status runLayerNorm(const LayerNormParams &p, const KernelArgs &args) {
     }
   });
   if (p.hasStats) {
-    storeF32(means.data(), p.outer, args.results[1].desc->dtype, args.results[1].data);
-    storeF32(invStds.data(), p.outer, args.results[2].desc->dtype, args.results[2].data);
+    storeF32(means, p.outer, args.results[1].desc->dtype, args.results[1].data);
+    storeF32(invStds, p.outer, args.results[2].desc->dtype, args.results[2].data);
   }
   return Status::ok();
 }
@@ -150,19 +187,32 @@ Status runLayerNorm(const LayerNormParams &p, const KernelArgs &args) {
 //   softmax = exp(x - max) / sum,   log_softmax = x - max - log(sum).
 //===----------------------------------------------------------------------===//
 
+/// Per chunk: a row and its element offsets.
+struct SoftmaxScratch {
+  float *rows;
+  int64_t *offsets;
+};
+SoftmaxScratch softmaxScratch(const SoftmaxParams &p, Scratch &s) {
+  const int64_t n = maxChunks() * p.dim;
+  return {s.take<float>(n), s.take<int64_t>(n)};
+}
+
 Status runSoftmax(const SoftmaxParams &p, const KernelArgs &args) {
   const TensorArg &x = args.operands[0], &y = args.results[0];
   const DType xt = x.desc->dtype, yt = y.desc->dtype;
   const int64_t rows = p.outer * p.inner;
+  Scratch scratch(args.workspace);
+  const SoftmaxScratch ws = softmaxScratch(p, scratch);
   // A row: a gather, a maximum, an exp per element, a sum and a store.
-  parallelFor(rows, grainForCost(12 * p.dim), [&](int64_t begin, int64_t end) {
-    std::vector<float> row(p.dim);
-    std::vector<int64_t> offsets(p.dim);
+  parallelForChunks(rows, grainForCost(12 * p.dim), [&](int64_t chunk, int64_t begin,
+                                                        int64_t end) {
+    float *row = ws.rows + chunk * p.dim;
+    int64_t *offsets = ws.offsets + chunk * p.dim;
     for (int64_t r = begin; r < end; ++r) {
       const int64_t o = r / p.inner, i = r % p.inner;
       for (int64_t d = 0; d < p.dim; ++d)
         offsets[d] = (o * p.dim + d) * p.inner + i;
-      gatherF32(xt, x.data, offsets.data(), p.dim, row.data());
+      gatherF32(xt, x.data, offsets, p.dim, row);
       float max = -INFINITY;
       for (int64_t d = 0; d < p.dim; ++d)
         max = std::max(max, row[d]);
@@ -174,7 +224,7 @@ Status runSoftmax(const SoftmaxParams &p, const KernelArgs &args) {
       for (int64_t d = 0; d < p.dim; ++d)
         row[d] = p.log ? row[d] - max - logSum : std::exp(row[d] - max) * inv;
       if (p.inner == 1) {
-        storeF32(row.data(), p.dim, yt, elementPtr(y.data, yt, r * p.dim));
+        storeF32(row, p.dim, yt, elementPtr(y.data, yt, r * p.dim));
         continue;
       }
       for (int64_t d = 0; d < p.dim; ++d)
@@ -187,13 +237,18 @@ Status runSoftmax(const SoftmaxParams &p, const KernelArgs &args) {
 } // namespace
 
 Status prepareBatchNorm(const KernelView &v, std::unique_ptr<PreparedKernel> *out) {
-  return prepareWith<BatchNormParams>(v, out, decodeBatchNorm, runBatchNorm);
+  return prepareWith<BatchNormParams>(
+      v, out, decodeBatchNorm, runBatchNorm,
+      scratchBytes<BatchNormParams, BatchNormScratch, batchNormScratch>);
 }
 Status prepareLayerNorm(const KernelView &v, std::unique_ptr<PreparedKernel> *out) {
-  return prepareWith<LayerNormParams>(v, out, decodeLayerNorm, runLayerNorm);
+  return prepareWith<LayerNormParams>(
+      v, out, decodeLayerNorm, runLayerNorm,
+      scratchBytes<LayerNormParams, LayerNormScratch, layerNormScratch>);
 }
 Status prepareSoftmax(const KernelView &v, std::unique_ptr<PreparedKernel> *out) {
-  return prepareWith<SoftmaxParams>(v, out, decodeSoftmax, runSoftmax);
+  return prepareWith<SoftmaxParams>(v, out, decodeSoftmax, runSoftmax,
+                                   scratchBytes<SoftmaxParams, SoftmaxScratch, softmaxScratch>);
 }
 
 } // namespace cpu
