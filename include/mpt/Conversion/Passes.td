@@ -35,7 +35,7 @@ def MPTFuseEpilogues : Pass<"mpt-fuse-epilogues", "mlir::func::FuncOp"> {
   let dependentDialects = ["mpt::MPTDialect"];
 }
 
-def MPTConvertToMPTRT : Pass<"mpt-convert-to-mptrt", "mlir::func::FuncOp"> {
+def MPTConvertToMPTRT : Pass<"mpt-convert-to-mptrt", "mlir::ModuleOp"> {
   let summary = "Dialect conversion of mpt ops into mptrt kernels";
   let description = [{
     Every `mpt` op becomes the `mptrt` kernel of the same name with the same

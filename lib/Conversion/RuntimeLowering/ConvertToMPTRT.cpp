@@ -63,8 +63,22 @@ struct ConvertToMPTRTPass
     return success();
   }
 
+  // A module pass that converts its functions one after another: the
+  // analysis conversion clones the function's parent (the module), which
+  // must not race with another function's conversion (as it did when this
+  // ran per function on the pass manager's threads: a rare crash in
+  // Operation::clone once plans had two entry points).
   void runOnOperation() override {
-    func::FuncOp func = getOperation();
+    SmallVector<func::FuncOp> funcs;
+    for (auto func : getOperation().getOps<func::FuncOp>())
+      if (!func.isExternal())
+        funcs.push_back(func);
+    for (func::FuncOp func : funcs)
+      if (failed(convert(func)))
+        return signalPassFailure();
+  }
+
+  LogicalResult convert(func::FuncOp func) {
     ConversionTarget target(getContext());
     target.addIllegalDialect<MPTDialect>();
     target.addLegalDialect<rt::MPTRTDialect, func::FuncDialect>();
@@ -79,7 +93,7 @@ struct ConvertToMPTRTPass
     ConversionConfig analysis = config;
     analysis.legalizableOps = &legalizable;
     if (failed(applyAnalysisConversion(func, target, patterns, analysis)))
-      return signalPassFailure();
+      return failure();
     bool missing = false;
     func.walk([&](Operation *op) {
       if (!isa<MPTDialect>(op->getDialect()) || legalizable.contains(op))
@@ -91,9 +105,8 @@ struct ConvertToMPTRTPass
       diag << ": " << noKernelReason(op);
     });
     if (missing)
-      return signalPassFailure();
-    if (failed(applyFullConversion(func, target, patterns, config)))
-      signalPassFailure();
+      return failure();
+    return applyFullConversion(func, target, patterns, config);
   }
 
   FrozenRewritePatternSet patterns;

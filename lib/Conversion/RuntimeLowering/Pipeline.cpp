@@ -18,11 +18,14 @@ void mpt::buildLowerToRuntimePipeline(OpPassManager &pm,
     funcPm.addPass(createMPTFuseEpilogues());
     funcPm.addPass(createCanonicalizerPass());
   }
-  funcPm.addPass(createMPTConvertToMPTRT());
-  funcPm.addPass(createMPTAssignBindings());
+  // The conversion runs on the module, one function after another
+  // (ConvertToMPTRT.cpp says why).
+  pm.addPass(createMPTConvertToMPTRT());
+  OpPassManager &kernelPm = pm.nest<func::FuncOp>();
+  kernelPm.addPass(createMPTAssignBindings());
   MPTPlanMemoryOptions memory;
   memory.reportPeak = options.reportPeak;
-  funcPm.addPass(createMPTPlanMemory(memory));
+  kernelPm.addPass(createMPTPlanMemory(memory));
 }
 
 void mpt::registerConversionPasses() {

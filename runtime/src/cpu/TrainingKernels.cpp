@@ -18,6 +18,7 @@
 #include "cpu/Convert.h"
 #include "cpu/CpuKernels.h"
 #include "cpu/Parallel.h"
+#include "cpu/Scalars.h"
 #include "ops/Training.h"
 
 #include <algorithm>
@@ -32,19 +33,6 @@ namespace cpu {
 
 namespace {
 
-float readF32(const TensorArg &t) {
-  float v;
-  std::memcpy(&v, t.data, sizeof v);
-  return v;
-}
-int64_t readI64(const TensorArg &t) {
-  int64_t v;
-  std::memcpy(&v, t.data, sizeof v);
-  return v;
-}
-bool readI1(const TensorArg &t) { return *static_cast<const uint8_t *>(t.data) != 0; }
-void writeF32(const TensorArg &t, float v) { std::memcpy(t.data, &v, sizeof v); }
-void writeI64(const TensorArg &t, int64_t v) { std::memcpy(t.data, &v, sizeof v); }
 
 //===----------------------------------------------------------------------===//
 // scale_loss: loss * scale.
