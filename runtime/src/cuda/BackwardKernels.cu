@@ -383,18 +383,9 @@ __global__ void batchNormGradKernel(BatchNormGradParams p, BatchNormGradTensors 
   const int64_t count = p.N * p.inner;
   for (int64_t c = blockIdx.x; c < p.C; c += gridDim.x) {
     const Share sh = shareOf(count);
-    auto at = [&](int64_t j) { return ((j / p.inner) * p.C + c) * p.inner + j % p.inner; };
-    double localSum = 0;
-    for (int64_t j = sh.begin; j < sh.end; ++j)
-      localSum += loadF32(t.xt, t.x, at(j));
-    const double sum = blockReduce<double>(localSum, shared, AddOp{});
-    const double mean = count > 0 ? sum / static_cast<double>(count) : 0.0;
-    double localSq = 0;
-    for (int64_t j = sh.begin; j < sh.end; ++j) {
-      const double dev = loadF32(t.xt, t.x, at(j)) - mean;
-      localSq += dev * dev;
-    }
-    const double sq = blockReduce<double>(localSq, shared, AddOp{});
+    auto at = [&](int64_t j) { return channelElement(p.C, p.inner, c, j); };
+    const ChannelMoments mo = channelMoments(t.xt, t.x, p.C, p.inner, c, count, sh, shared);
+    const double mean = mo.mean, sq = mo.squares;
     const double var = count > 0 ? sq / static_cast<double>(count) : 0.0;
     const double rstd = 1.0 / sqrt(var + static_cast<double>(p.epsilon));
     double localG = 0, localGX = 0;

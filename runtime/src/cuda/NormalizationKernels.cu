@@ -160,19 +160,10 @@ __global__ void batchNormKernel(BatchNormParams p, BatchNormTensors t) {
     const Share sh = shareOf(count);
     float mean, var, unbiasedVar = 0.0f;
     if (p.training) {
-      double localSum = 0;
-      for (int64_t j = sh.begin; j < sh.end; ++j)
-        localSum += loadF32(t.xt, t.x, ((j / p.inner) * p.C + c) * p.inner + j % p.inner);
-      const double sum = blockReduce<double>(localSum, shared, AddOp{});
-      const double m = count > 0 ? sum / static_cast<double>(count) : 0.0;
-      double localSq = 0;
-      for (int64_t j = sh.begin; j < sh.end; ++j) {
-        const double dev =
-            loadF32(t.xt, t.x, ((j / p.inner) * p.C + c) * p.inner + j % p.inner) - m;
-        localSq += dev * dev;
-      }
-      const double sq = blockReduce<double>(localSq, shared, AddOp{});
-      mean = static_cast<float>(m);
+      const ChannelMoments mo =
+          channelMoments(t.xt, t.x, p.C, p.inner, c, count, sh, shared);
+      const double sq = mo.squares;
+      mean = static_cast<float>(mo.mean);
       var = static_cast<float>(count > 0 ? sq / static_cast<double>(count) : 0.0);
       unbiasedVar = static_cast<float>(count > 1 ? sq / static_cast<double>(count - 1)
                                                  : static_cast<double>(var));
@@ -183,7 +174,7 @@ __global__ void batchNormKernel(BatchNormParams p, BatchNormTensors t) {
     const float invStd = 1.0f / sqrtf(var + p.epsilon);
     const float s = loadF32(t.st, t.scale, c), b = loadF32(t.bt, t.bias, c);
     for (int64_t j = sh.begin; j < sh.end; ++j) {
-      const int64_t at = ((j / p.inner) * p.C + c) * p.inner + j % p.inner;
+      const int64_t at = channelElement(p.C, p.inner, c, j);
       storeF32(t.yt, t.y, at, (loadF32(t.xt, t.x, at) - mean) * invStd * s + b);
     }
     if (p.updateRunningStats && threadIdx.x == 0) {
