@@ -3,20 +3,20 @@
 // The fallback convolution of the CUDA backend, without cuDNN (not wired up
 // yet): one thread per result element, each summing its products directly.
 // Slow next to cuDNN or an implicit GEMM, and simple enough to be checked by
-// reading. The numerics are the CPU backend's (cpu/ContractionKernels.cpp,
-// cpu/ConvGradKernels.cpp), with the summation order of a direct loop:
+// reading. A direct loop is a sequential sum over a long axis (C/group x
+// kernel positions, or every output position), so each sum is accumulated
+// in double and rounded once (docs/runtime.md, "Accumulation"), never as a
+// naive float32 sum:
 //
-//   conv             y[n, m, o] = sum over (c, k) of x * w, in float32, then
-//                    + bias[m] in float32, rounded once;
+//   conv             y[n, m, o] = sum over (c, k) of x * w, + bias[m];
 //   conv_grad_input  dx[n, c, i] = sum over (m, k) with i = o s - pad + k d of
-//                    dy[n, m, o] w[m, c, k], in float32, rounded once;
-//   conv_grad_weight dw[m, c, k] = sum over n of (sum over o of
-//                    dy[n, m, o] x[n, c, o s - pad + k d] in float32), the
-//                    images added in double in image order, rounded once
-//                    (the CPU's per-image sgemm, then its double total).
+//                    dy[n, m, o] w[m, c, k];
+//   conv_grad_weight dw[m, c, k] = sum over n and o of
+//                    dy[n, m, o] x[n, c, o s - pad + k d].
 //
-// So the results agree with the CPU's to float32 rounding of the sums (a
-// few ulp of the largest partial sum), not bit for bit.
+// The CPU backend multiplies the same products with float32 sgemm (the GEMM
+// exemption of "Accumulation"), so the results agree with the CPU's to that
+// sgemm's float32 rounding, not bit for bit.
 //
 //===----------------------------------------------------------------------===//
 #include "cuda/CudaKernels.h"
@@ -110,19 +110,19 @@ __global__ void convKernel(DeviceConv p, DType xt, const void *x, DType wt, cons
        e += int64_t(gridDim.x) * blockDim.x) {
     const int64_t o = e % p.outSize, m = (e / p.outSize) % p.M, n = e / (p.outSize * p.M);
     const int64_t g = m / p.Mg;
-    float acc = 0.0f;
+    double acc = 0.0;
     for (int64_t c = 0; c < p.Cg; ++c) {
       const int64_t xBase = (n * p.C + g * p.Cg + c) * p.inSize;
       const int64_t wBase = (m * p.Cg + c) * p.kernelSize;
       for (int64_t k = 0; k < p.kernelSize; ++k) {
         const int64_t i = inputAt(p, o, k);
         if (i >= 0)
-          acc += loadF32(xt, x, xBase + i) * loadF32(wt, w, wBase + k);
+          acc += static_cast<double>(loadF32(xt, x, xBase + i)) * loadF32(wt, w, wBase + k);
       }
     }
     if (bias)
       acc += loadF32(bt, bias, m);
-    storeF32(yt, y, e, acc);
+    storeF32(yt, y, e, static_cast<float>(acc));
   }
 }
 
@@ -133,7 +133,7 @@ __global__ void convGradInputKernel(DeviceConv p, DType dyt, const void *dy, DTy
        e += int64_t(gridDim.x) * blockDim.x) {
     const int64_t i = e % p.inSize, ch = (e / p.inSize) % p.C, n = e / (p.inSize * p.C);
     const int64_t g = ch / p.Cg, c = ch % p.Cg;
-    float acc = 0.0f;
+    double acc = 0.0;
     for (int64_t mg = 0; mg < p.Mg; ++mg) {
       const int64_t m = g * p.Mg + mg;
       const int64_t dyBase = (n * p.M + m) * p.outSize;
@@ -141,10 +141,10 @@ __global__ void convGradInputKernel(DeviceConv p, DType dyt, const void *dy, DTy
       for (int64_t k = 0; k < p.kernelSize; ++k) {
         const int64_t o = outputAt(p, i, k);
         if (o >= 0)
-          acc += loadF32(dyt, dy, dyBase + o) * loadF32(wt, w, wBase + k);
+          acc += static_cast<double>(loadF32(dyt, dy, dyBase + o)) * loadF32(wt, w, wBase + k);
       }
     }
-    storeF32(dxt, dx, e, acc);
+    storeF32(dxt, dx, e, static_cast<float>(acc));
   }
 }
 
@@ -156,19 +156,17 @@ __global__ void convGradWeightKernel(DeviceConv p, DType xt, const void *x, DTyp
     const int64_t k = e % p.kernelSize, c = (e / p.kernelSize) % p.Cg,
                   m = e / (p.kernelSize * p.Cg);
     const int64_t g = m / p.Mg;
-    double total64 = 0.0;
+    double acc = 0.0;
     for (int64_t n = 0; n < p.N; ++n) {
       const int64_t xBase = (n * p.C + g * p.Cg + c) * p.inSize;
       const int64_t dyBase = (n * p.M + m) * p.outSize;
-      float acc = 0.0f;  // one image's product, as the CPU's sgemm
       for (int64_t o = 0; o < p.outSize; ++o) {
         const int64_t i = inputAt(p, o, k);
         if (i >= 0)
-          acc += loadF32(dyt, dy, dyBase + o) * loadF32(xt, x, xBase + i);
+          acc += static_cast<double>(loadF32(dyt, dy, dyBase + o)) * loadF32(xt, x, xBase + i);
       }
-      total64 += acc;
     }
-    storeF32(dwt, dw, e, static_cast<float>(total64));
+    storeF32(dwt, dw, e, static_cast<float>(acc));
   }
 }
 
