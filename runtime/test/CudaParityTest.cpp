@@ -135,11 +135,11 @@ bool runOn(const char *backend, const Case &c, std::vector<std::vector<uint8_t>>
   return true;
 }
 
-/// Element `i` of a float tensor's bytes as a double.
-double floatAt(DType dtype, const std::vector<uint8_t> &bytes, size_t i) {
+/// A float tensor's bytes as doubles (HostTensor::values, once per result).
+std::vector<double> floatsOf(DType dtype, const std::vector<uint8_t> &bytes) {
   HostTensor t(dtype, {static_cast<int64_t>(bytes.size() / plan::dtypeSize(dtype))});
   std::memcpy(t.bytes.data(), bytes.data(), bytes.size());
-  return t.get(static_cast<int64_t>(i));
+  return t.values();
 }
 
 /// Compares one result: bit for bit, or within 2 ulp of its dtype.
@@ -152,12 +152,13 @@ void expectMatch(const Case &c, size_t r, const std::vector<uint8_t> &cpu,
                             << ": the CUDA bytes differ from the CPU's";
     return;
   }
-  const size_t n = cpu.size() / plan::dtypeSize(dtype);
+  const std::vector<double> want = floatsOf(dtype, cpu), got = floatsOf(dtype, gpu);
+  const size_t n = want.size();
   const double ulp = dtypeEpsilon(dtype);
   if (kSummedKinds.count(c.kind)) {
     double diff = 0, norm = 0;
     for (size_t i = 0; i < n; ++i) {
-      const double a = floatAt(dtype, cpu, i), b = floatAt(dtype, gpu, i);
+      const double a = want[i], b = got[i];
       diff += (a - b) * (a - b);
       norm += a * a;
     }
@@ -168,7 +169,7 @@ void expectMatch(const Case &c, size_t r, const std::vector<uint8_t> &cpu,
   }
   size_t bad = 0, first = n;
   for (size_t i = 0; i < n; ++i) {
-    const double a = floatAt(dtype, cpu, i), b = floatAt(dtype, gpu, i);
+    const double a = want[i], b = got[i];
     if (std::isnan(a) && std::isnan(b))
       continue;
     if (!(std::fabs(a - b) <= 2 * ulp * std::fabs(a) + dtypeMinSpacing(dtype))) {
@@ -178,8 +179,8 @@ void expectMatch(const Case &c, size_t r, const std::vector<uint8_t> &cpu,
   }
   EXPECT_EQ(bad, 0u) << describeCase(c) << " result " << r << ": " << bad << " of " << n
                      << " elements beyond 2 ulp; the first, element " << first << ": cpu "
-                     << (first < n ? floatAt(dtype, cpu, first) : 0) << ", cuda "
-                     << (first < n ? floatAt(dtype, gpu, first) : 0);
+                     << (first < n ? want[first] : 0) << ", cuda "
+                     << (first < n ? got[first] : 0);
 }
 
 // Tests that the list of kinds the CUDA backend lacks is exact (no GPU
