@@ -59,7 +59,7 @@ constexpr bool OPTIONAL = false;
 const std::map<std::string, SchemaKind> &schema() {
   static const std::map<std::string, SchemaKind> table = [] {
     std::map<std::string, SchemaKind> t;
-#define MPTRT_KERNEL(kind, a0, a1, r0, r1) t[#kind] = SchemaKind{a0, a1, r0, r1, {}};
+#define MPTRT_KERNEL(kind, family, a0, a1, r0, r1) t[#kind] = SchemaKind{a0, a1, r0, r1, {}};
 #define MPTRT_ATTR(kind, name, type, required) t[#kind].attrs[#name] = SchemaAttr{type, required, "", {}};
 #define MPTRT_DEFAULT(kind, name, value) t[#kind].attrs[#name].defaultValue = SchemaDefault(value);
 #define MPTRT_VALUES(kind, name, allowed) t[#kind].attrs[#name].values = allowed;
@@ -134,8 +134,9 @@ TEST_F(MPTRTSchema, EveryKernelOpIsAKind) {
   for (const auto &[mnemonic, _] : kernels)
     EXPECT_TRUE(schema().count(mnemonic))
         << "mptrt." << mnemonic << " is not a kind of KernelSchema.def";
-  // The only ops that are not kernels: constants and views (no kernel runs).
-  EXPECT_EQ(nonKernels, (std::set<std::string>{"constant", "view"}));
+  // The only ops that are not kernels: the arena, constants and views (no
+  // kernel runs).
+  EXPECT_EQ(nonKernels, (std::set<std::string>{"arena", "constant", "view"}));
 }
 
 TEST_F(MPTRTSchema, CountsAgree) {

@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 #include "mpt/Conversion/Passes.h"
 #include "mpt/Dialect/MPT/IR/MPTDialect.h"
+#include "mpt/Dialect/MPTRT/IR/MPTRTOps.h"
 #include "mpt/Import/ONNX/Importer.h"
 #include "mpt/Target/Plan/PlanEmitter.h"
 #include "mpt/Transforms/Passes.h"
@@ -305,10 +306,9 @@ int main(int argc, char **argv) {
                << humanBytes(summary.parameterBytes) << "), data blob "
                << humanBytes(summary.constantBytes) << "\n";
   for (auto func : module->getOps<func::FuncOp>())
-    if (auto arena =
-            func->getAttrOfType<IntegerAttr>(mpt::kArenaBytesAttrName))
+    for (auto arena : func.getOps<mpt::rt::ArenaOp>())
       llvm::outs() << "  entry point '" << func.getSymName()
-                   << "': arena peak " << humanBytes(arena.getInt()) << " ("
-                   << arena.getInt() << " bytes)\n";
+                   << "': arena peak " << humanBytes(arena.getSize()) << " ("
+                   << arena.getSize() << " bytes)\n";
   return kOk;
 }

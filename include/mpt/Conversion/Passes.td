@@ -95,7 +95,7 @@ def MPTPlanMemory : Pass<"mpt-plan-memory", "mlir::func::FuncOp"> {
     ```
 
     Sets each kernel's `offsets` (one entry per result; -1 = not in the
-    arena) and the function's `mpt.arena_bytes` (its peak).
+    arena) and puts an `mptrt.arena size(peak)` op first in the function.
     With `report-peak`, also emits a remark per function with the peak and
     what the same values would take without reuse.
   }];

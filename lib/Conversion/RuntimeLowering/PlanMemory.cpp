@@ -93,7 +93,6 @@ struct PlanMemoryPass : public mpt::impl::MPTPlanMemoryBase<PlanMemoryPass> {
     Operation *terminator = block.getTerminator();
     llvm::SmallPtrSet<Value, 8> returned(terminator->operand_begin(),
                                          terminator->operand_end());
-    MLIRContext *ctx = &getContext();
 
     SmallVector<Buffer> buffers;
     DenseMap<Value, unsigned> bufferOf;
@@ -103,7 +102,7 @@ struct PlanMemoryPass : public mpt::impl::MPTPlanMemoryBase<PlanMemoryPass> {
     for (Operation &op : block) {
       int64_t at = position++;
       index[&op] = at;
-      if (&op == terminator || isa<rt::ConstantOp>(op))
+      if (&op == terminator || isa<rt::ConstantOp, rt::ArenaOp>(op))
         continue;
       if (op.getNumRegions() != 0) {
         op.emitOpError("has regions; the runtime lowering cannot place them");
@@ -173,8 +172,10 @@ struct PlanMemoryPass : public mpt::impl::MPTPlanMemoryBase<PlanMemoryPass> {
       op->getResult(0).replaceAllUsesWith(view.getResult());
       op->erase();
     }
-    func->setAttr(kArenaBytesAttrName,
-                  IntegerAttr::get(IntegerType::get(ctx, 64), peak));
+    for (auto stale : llvm::make_early_inc_range(block.getOps<rt::ArenaOp>()))
+      stale->erase();
+    OpBuilder builder = OpBuilder::atBlockBegin(&block);
+    rt::ArenaOp::create(builder, func.getLoc(), peak);
     if (reportPeak)
       emitRemark(func.getLoc())
           << "arena peak for @" << func.getSymName() << ": " << peak

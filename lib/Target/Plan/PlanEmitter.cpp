@@ -354,14 +354,15 @@ LogicalResult PlanBuilder::addFunction(func::FuncOp func) {
   updateTarget.clear();
   updatedSoFar.clear();
   llvm::StringMap<Value> paramArgs;
-  auto arena = func->getAttrOfType<IntegerAttr>(mpt::kArenaBytesAttrName);
-  if (!arena)
-    return func.emitOpError("has no memory plan; run --lower-to-runtime "
-                            "before emitting a plan"),
+  auto arenas = func.getBody().front().getOps<rt::ArenaOp>();
+  if (arenas.empty())
+    return func.emitOpError("has no memory plan (no mptrt.arena); run "
+                            "--lower-to-runtime before emitting a plan"),
            failure();
+  rt::ArenaOp arena = *arenas.begin();
   plan::EntryPoint entry;
   entry.name = func.getSymName().str();
-  entry.arenaBytes = plan::alignUp(arena.getInt());
+  entry.arenaBytes = plan::alignUp(arena.getSize());
 
   for (auto [i, arg] : llvm::enumerate(func.getArguments())) {
     if (auto name = func.getArgAttrOfType<StringAttr>(i, mpt::kParamAttrName)) {
@@ -435,6 +436,8 @@ LogicalResult PlanBuilder::addFunction(func::FuncOp func) {
         return failure();
       continue;
     }
+    if (isa<rt::ArenaOp>(op))
+      continue;
     auto kernel = dyn_cast<rt::KernelOpInterface>(op);
     if (!kernel)
       return op.emitOpError("is not an mptrt kernel; only the execution "

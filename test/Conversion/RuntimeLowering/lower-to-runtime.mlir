@@ -8,7 +8,7 @@
 // CHECK-LABEL: func.func @mlp
 // CHECK-SAME: {mpt.input = "x"}
 // CHECK-SAME: {mpt.output = "output0"}
-// CHECK-SAME: mpt.arena_bytes = 1024
+// CHECK-NEXT: mptrt.arena size(1024)
 // CHECK-NEXT: %[[H:.*]] = mptrt.gemm %arg0, %arg1, %arg2 {activation = #mptrt.activation<relu>, {{.*}}offsets = array<i64: 0>, {{.*}}trans_b = true}
 // CHECK-NEXT: %[[Y:.*]] = mptrt.gemm %[[H]], %arg3, %arg4 {{{.*}}offsets = array<i64: -1>, {{.*}}trans_b = true}
 // CHECK-NEXT: return %[[Y]]

@@ -4,7 +4,7 @@
 // from its kernel to its last use, so the chain needs two buffers, not four.
 // Returned values and constants are not in the arena (-1).
 // CHECK-LABEL: func.func @chain
-// CHECK-SAME: attributes {mpt.arena_bytes = 8192 : i64}
+// CHECK-NEXT: mptrt.arena size(8192)
 // CHECK: mptrt.exp {{.*}}offsets = array<i64: [[A:0|4096]]>
 // CHECK: mptrt.tanh {{.*}}offsets = array<i64: [[B:0|4096]]>
 // CHECK: mptrt.exp {{.*}}offsets = array<i64: [[A]]>
@@ -49,7 +49,7 @@ func.func @views(%x: tensor<4x4xf32>) -> tensor<16xf32> {
 // that placement is 64-byte aligned: a 6-byte bf16 value and the 4-byte
 // statistics take 64 each.
 // CHECK-LABEL: func.func @unused
-// CHECK-SAME: mpt.arena_bytes = 192
+// CHECK-NEXT: mptrt.arena size(192)
 // CHECK: mptrt.layer_norm {{.*}}offsets = array<i64: {{[0-9]+}}, {{[0-9]+}}, {{[0-9]+}}>
 // expected-remark @+1 {{arena peak for @unused: 192 bytes for 3 buffers (192 bytes without reuse; largest live set 192 bytes)}}
 func.func @unused(%x: tensor<3xbf16>, %g: tensor<3xbf16>) -> tensor<3xbf16> {

@@ -90,22 +90,6 @@ func.func @precision_value(%x: tensor<4xf32>) -> tensor<4xf32> {
 
 // -----
 
-// Tests that the arena size sits on a function and is not negative.
-// expected-error @+1 {{'mpt.arena_bytes' must be a non-negative integer, got -1 : i64}}
-func.func @arena_bytes_negative(%x: tensor<4xf32>) -> tensor<4xf32> attributes {mpt.arena_bytes = -1 : i64} {
-  return %x : tensor<4xf32>
-}
-
-// -----
-
-func.func @arena_bytes_on_op(%x: tensor<4xf32>) -> tensor<4xf32> {
-  // expected-error @+1 {{'mpt.arena_bytes' belongs on a function}}
-  %0 = mpt.relu %x {mpt.arena_bytes = 64 : i64} : tensor<4xf32>
-  return %0 : tensor<4xf32>
-}
-
-// -----
-
 // Tests that argument attributes on an op are rejected.
 func.func @param_on_op(%x: tensor<4xf32>) -> tensor<4xf32> {
   // expected-error @+1 {{'mpt.param' belongs on a function argument or result, not on an op}}

@@ -90,3 +90,56 @@ func.func @gemm_alpha(%a: tensor<2x2xf32>) -> tensor<2x2xf32> {
   %0 = mptrt.gemm %a, %a {alpha = 1 : i64} : (tensor<2x2xf32>, tensor<2x2xf32>) -> tensor<2x2xf32>
   return %0 : tensor<2x2xf32>
 }
+
+// -----
+
+// Tests that the arena is declared first in a function.
+func.func @arena_not_first(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = mptrt.relu %x {offsets = array<i64: -1>} : (tensor<4xf32>) -> tensor<4xf32>
+  // expected-error @+1 {{must be the first op of a function body}}
+  mptrt.arena size(64)
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+// Tests that a function has one arena.
+func.func @two_arenas(%x: tensor<4xf32>) -> tensor<4xf32> {
+  mptrt.arena size(64)
+  // expected-error @+1 {{must be the first op of a function body}}
+  mptrt.arena size(128)
+  return %x : tensor<4xf32>
+}
+
+// -----
+
+// Tests that the arena size is not negative.
+func.func @arena_negative(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{attribute 'size' failed to satisfy constraint: 64-bit signless integer attribute whose value is non-negative}}
+  mptrt.arena size(-64)
+  return %x : tensor<4xf32>
+}
+
+// -----
+
+// Tests that every placed kernel result fits in the arena: 64 + 16 > 64.
+func.func @kernel_past_arena(%x: tensor<4xf32>) -> tensor<4xf32> {
+  mptrt.arena size(64)
+  %0 = mptrt.exp %x {offsets = array<i64: 0>} : (tensor<4xf32>) -> tensor<4xf32>
+  // expected-error @+1 {{places 16 bytes at arena offset 64, past the end of the 64-byte arena}}
+  %1 = mptrt.exp %0 {offsets = array<i64: 64>} : (tensor<4xf32>) -> tensor<4xf32>
+  %2 = mptrt.add %0, %1 {offsets = array<i64: -1>} : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  return %2 : tensor<4xf32>
+}
+
+// -----
+
+// Tests that every view fits in the arena.
+func.func @view_past_arena(%x: tensor<32xf32>) -> tensor<4x8xf32> {
+  mptrt.arena size(128)
+  %0 = mptrt.exp %x {offsets = array<i64: 0>} : (tensor<32xf32>) -> tensor<32xf32>
+  // expected-error @+1 {{places 128 bytes at arena offset 64, past the end of the 128-byte arena}}
+  %1 = mptrt.view %0[64] : tensor<32xf32> -> tensor<4x8xf32>
+  %2 = mptrt.relu %1 {offsets = array<i64: -1>} : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %2 : tensor<4x8xf32>
+}

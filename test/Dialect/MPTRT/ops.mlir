@@ -741,12 +741,14 @@ func.func @update_fp8_scale(%a0: tensor<16xf32>, %a1: tensor<f32>, %a2: tensor<f
 }
 // -----
 
-// Tests that mptrt.constant and mptrt.view round-trip.
+// Tests that mptrt.arena, mptrt.constant and mptrt.view round-trip.
 // CHECK-LABEL: func.func @constant_and_view
+// CHECK-NEXT: mptrt.arena size(192)
 // CHECK: mptrt.constant dense<1.000000e+00> : tensor<2x3xf32>
 // CHECK: mptrt.exp %{{.*}} {offsets = array<i64: 128>}
 // CHECK: mptrt.view %{{.*}}[128] : tensor<2x3xf32> -> tensor<6xf32>
 func.func @constant_and_view() -> tensor<6xf32> {
+  mptrt.arena size(192)
   %c = mptrt.constant dense<1.000000e+00> : tensor<2x3xf32>
   %e = mptrt.exp %c {offsets = array<i64: 128>} : (tensor<2x3xf32>) -> tensor<2x3xf32>
   %v = mptrt.view %e[128] : tensor<2x3xf32> -> tensor<6xf32>

@@ -51,16 +51,6 @@ LogicalResult MPTDialect::verifyOperationAttribute(Operation *op,
     return op->emitOpError() << name << " must be \"f32\" or \"low\", got "
                              << value;
   }
-  if (name == kArenaBytesAttrName) {
-    auto bytes = dyn_cast<IntegerAttr>(value);
-    if (!isa<FunctionOpInterface>(op))
-      return op->emitOpError() << "'" << name << "' belongs on a function";
-    if (!bytes || bytes.getValue().isNegative())
-      return op->emitOpError() << "'" << name
-                               << "' must be a non-negative integer, got "
-                               << value;
-    return success();
-  }
   if (name == kParamAttrName || name == kInputAttrName ||
       name == kInitialValueAttrName || name == kFP8ScaleAttrName ||
       name == kOutputAttrName || name == kUpdatesAttrName)

@@ -8,6 +8,7 @@
 #include "mpt/Dialect/MPTRT/IR/MPTRTOps.h"
 
 #include "mlir/IR/Builders.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 
 using namespace mlir;
 using namespace mpt::rt;
@@ -73,6 +74,37 @@ LogicalResult ViewOp::verify() {
   if (byteSize(getSource().getType()) != byteSize(getOutput().getType()))
     return emitOpError() << "views " << getSource().getType() << " as "
                          << getOutput().getType() << ", which has another byte size";
+  return success();
+}
+
+LogicalResult ArenaOp::verify() {
+  Operation *parent = (*this)->getParentOp();
+  Block *block = (*this)->getBlock();
+  if (!isa_and_nonnull<FunctionOpInterface>(parent) ||
+      block != &parent->getRegion(0).front() || &block->front() != getOperation())
+    return emitOpError("must be the first op of a function body");
+  int64_t size = getSize();
+  auto fits = [&](Operation *op, Value value, int64_t offset) -> LogicalResult {
+    int64_t bytes = byteSize(value.getType());
+    if (offset <= size - bytes)
+      return success();
+    return op->emitOpError() << "places " << bytes << " bytes at arena offset "
+                             << offset << ", past the end of the "
+                             << size << "-byte arena";
+  };
+  for (Operation &op : block->without_terminator()) {
+    if (auto view = dyn_cast<ViewOp>(op)) {
+      if (failed(fits(view, view.getOutput(), view.getOffset())))
+        return failure();
+    } else if (auto kernel = dyn_cast<KernelOpInterface>(op)) {
+      DenseI64ArrayAttr offsets = kernel.getArenaOffsets();
+      if (!offsets || offsets.size() != static_cast<int64_t>(op.getNumResults()))
+        continue; // the kernel's own verifier reports a count mismatch
+      for (auto [result, offset] : llvm::zip(op.getResults(), offsets.asArrayRef()))
+        if (offset >= 0 && failed(fits(&op, result, offset)))
+          return failure();
+    }
+  }
   return success();
 }
 

@@ -24,11 +24,6 @@ inline constexpr llvm::StringLiteral kUpdatesAttrName = "mpt.updates";
 inline constexpr llvm::StringLiteral kFP8ScaleAttrName = "mpt.fp8_scale";
 /// Op attribute overriding one op's precision: "f32" or "low".
 inline constexpr llvm::StringLiteral kPrecisionAttrName = "mpt.precision";
-
-/// Function attribute the memory planner sets: the function's arena size in
-/// bytes. (Per-result arena offsets are the mptrt kernels' own `offsets`;
-/// views are mptrt.view ops.)
-inline constexpr llvm::StringLiteral kArenaBytesAttrName = "mpt.arena_bytes";
 } // namespace mpt
 
 #endif // MPT_DIALECT_MPT_IR_MPTDIALECT_H

@@ -1,8 +1,8 @@
 //===- MPTRTOps.td - mptrt operations ----------------------*- tablegen -*-===//
 //
 // One op per runtime kernel kind (runtime/include/mptrt/KernelSchema.def),
-// grouped as the schema groups them, plus the non-kernel ops: constants and
-// arena views.
+// grouped as the schema groups them, plus the non-kernel ops: the arena,
+// constants and arena views.
 //
 //===----------------------------------------------------------------------===//
 
@@ -460,8 +460,31 @@ def MPTRT_UpdateFP8ScaleOp : MPTRT_KernelOp<"update_fp8_scale",
 }
 
 //===----------------------------------------------------------------------===//
-// Not kernels: constants and arena views.
+// Not kernels: the arena, constants and arena views.
 //===----------------------------------------------------------------------===//
+
+def MPTRT_ArenaOp : MPTRT_Op<"arena"> {
+  let summary = "The function's arena: the bytes its placed values live in";
+  let description = [{
+    Declares the one byte buffer of an entry point that every kernel result
+    with an arena offset (`offsets` >= 0) and every `mptrt.view` lives in:
+    `size` bytes, 64-byte aligned. The memory planner (`--mpt-plan-memory`)
+    writes it as the first op of each function it plans, with the planned
+    peak; the plan emitter reads the entry point's arena size from it and
+    refuses a function without one.
+
+    The verifier checks that it is the first op of a function body and that
+    every placed value of that function fits in it: offset + byte size <=
+    `size` for each kernel result and each view.
+
+    ```mlir
+    mptrt.arena size(8192)
+    ```
+  }];
+  let arguments = (ins ConfinedAttr<I64Attr, [IntNonNegative]>:$size);
+  let assemblyFormat = "`size` `(` $size `)` attr-dict";
+  let hasVerifier = 1;
+}
 
 def MPTRT_ConstantOp : MPTRT_Op<"constant", [ConstantLike, AllTypesMatch<["value", "output"]>]> {
   let summary = "A constant tensor, stored in the plan's constants blob";
