@@ -17,6 +17,7 @@
 //===----------------------------------------------------------------------===//
 #include "cpu/Convert.h"
 #include "cpu/CpuKernels.h"
+#include "cpu/LossInputs.h"
 #include "cpu/Parallel.h"
 #include "mptrt/Accumulate.h"
 #include "ops/Backward.h"
@@ -321,21 +322,9 @@ Status runLossGrad(const LossGradParams &p, const KernelArgs &args) {
   const LossGradScratch ws = lossGradScratch(p, scratch);
   // Labels first: a bad one fails the run before anything is written.
   int64_t *label = ws.label;
-  loadI64(labels.desc->dtype, labels.data, samples, label);
-  for (int64_t s = 0; s < samples; ++s) {
-    if (p.hasIgnoreIndex && label[s] == p.ignoreIndex)
-      continue;
-    if (label[s] < 0 || label[s] >= p.C)
-      return Status::error("label " + std::to_string(label[s]) + " at sample " +
-                           std::to_string(s) + " is outside [0, " + std::to_string(p.C) +
-                           ")");
-  }
+  MPTRT_TRY(loadLabels(p, labels, label));
   float *weights = ws.weights;
-  if (p.hasWeights)
-    loadF32(args.operands[first + 1].desc->dtype, args.operands[first + 1].data, p.C,
-            weights);
-  else
-    std::fill(weights, weights + p.C, 1.0f);
+  loadClassWeights(p, &args.operands[first + 1], weights);
   const float *upstream = widen(dloss, ws.upstream);
 
   // factor[s] = w[t] * g, 0 for ignored samples.

@@ -1,6 +1,7 @@
 //===- ReductionKernels.cpp - reduce_* and the classification losses -----===//
 #include "cpu/Convert.h"
 #include "cpu/CpuKernels.h"
+#include "cpu/LossInputs.h"
 #include "cpu/Parallel.h"
 
 #include <algorithm>
@@ -200,20 +201,9 @@ Status runLoss(const LossParams &p, const KernelArgs &args) {
   const LossScratch ws = lossScratch(p, scratch);
   // Labels first: a bad one fails the run before anything is written.
   int64_t *label = ws.label;
-  loadI64(labels.desc->dtype, labels.data, samples, label);
-  for (int64_t s = 0; s < samples; ++s) {
-    if (p.hasIgnoreIndex && label[s] == p.ignoreIndex)
-      continue;
-    if (label[s] < 0 || label[s] >= p.C)
-      return Status::error("label " + std::to_string(label[s]) + " at sample " +
-                           std::to_string(s) + " is outside [0, " + std::to_string(p.C) +
-                           ")");
-  }
+  MPTRT_TRY(loadLabels(p, labels, label));
   float *weights = ws.weights;
-  if (p.hasWeights)
-    loadF32(args.operands[2].desc->dtype, args.operands[2].data, p.C, weights);
-  else
-    std::fill(weights, weights + p.C, 1.0f);
+  loadClassWeights(p, &args.operands[2], weights);
 
   float *loss = ws.loss, *weightOf = ws.weightOf, *logProb = ws.logProb;
   // A sample: a gather of its C scores, an exp each and a log-sum.

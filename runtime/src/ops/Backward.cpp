@@ -138,20 +138,7 @@ Status decodeLossGrad(const KernelView &v, LossGradParams *p) {
   // log_prob, or from nll_loss_grad's result.
   const size_t first = p->fromLogits ? 1 : 0;  // the labels operand
   MPTRT_TRY(v.expectCounts(first + 2, first + 3, 1, 1));
-  MPTRT_TRY(v.allowOnly({"reduction", "ignore_index"}));
-  std::string reduction;
-  MPTRT_TRY(v.getString("reduction", "mean", &reduction));
-  if (reduction == "none")
-    p->reduction = Reduction::None;
-  else if (reduction == "sum")
-    p->reduction = Reduction::Sum;
-  else if (reduction == "mean")
-    p->reduction = Reduction::Mean;
-  else
-    return v.error("attribute 'reduction' must be \"none\", \"sum\" or \"mean\", not \"" +
-                   reduction + "\"");
-  p->hasIgnoreIndex = v.has("ignore_index");
-  MPTRT_TRY(v.getInt("ignore_index", 0, &p->ignoreIndex));
+  MPTRT_TRY(decodeLossAttributes(v, p));
   p->hasWeights = v.numOperands() == first + 3;
   const size_t dlossIndex = v.numOperands() - 1;
   const TensorDesc &scores = v.result(0);
@@ -178,7 +165,7 @@ Status decodeLossGrad(const KernelView &v, LossGradParams *p) {
     MPTRT_TRY(expectOperandShape(v, dlossIndex, "dloss", labelShape));
   else if (v.operand(dlossIndex).numel != 1)
     return v.error(operandLabel(v, dlossIndex) + " (dloss) must be a scalar for reduction \"" +
-                   reduction + "\"");
+                   (p->reduction == Reduction::Sum ? "sum" : "mean") + "\"");
   return Status::ok();
 }
 

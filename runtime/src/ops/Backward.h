@@ -45,14 +45,7 @@ Status decodeLayerNormGrad(const KernelView &v, LayerNormGradParams *p);
 /// softmax_cross_entropy_loss_grad (log_prob, labels, [weights], dloss ->
 /// dscores) and nll_loss_grad (target, [weight], dloss -> dinput), over
 /// [N, C, d...] with D the product of the trailing dims.
-struct LossGradParams {
-  bool fromLogits = true;  // softmax_cross_entropy_loss_grad; false: nll_loss_grad
-  int64_t N = 0, C = 0, D = 1;
-  Reduction reduction = Reduction::Mean;
-  bool hasIgnoreIndex = false;
-  int64_t ignoreIndex = 0;
-  bool hasWeights = false;
-};
+struct LossGradParams : LossCommon {};
 Status decodeLossGrad(const KernelView &v, LossGradParams *p);
 
 /// gather_grad: indices, dy -> ddata: ddata[o, idx[i], n] += dy[o, i, n].

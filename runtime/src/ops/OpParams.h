@@ -208,14 +208,21 @@ Status decodeReduce(const KernelView &v, ReduceParams *p);
 
 enum class Reduction { None, Sum, Mean };
 
-/// softmax_cross_entropy_loss and nll_loss over scores [N, C, d...].
-struct LossParams {
-  bool fromLogits = true;  // softmax_cross_entropy_loss; false: nll_loss
+/// What the losses and their gradients share: the layout of the scores, the
+/// reduction and the label rules.
+struct LossCommon {
+  bool fromLogits = true;  // softmax_cross_entropy_loss[_grad]; false: nll_loss[_grad]
   int64_t N = 0, C = 0, D = 1;  // D: product of the trailing dims
   Reduction reduction = Reduction::Mean;
   bool hasIgnoreIndex = false;
   int64_t ignoreIndex = 0;
   bool hasWeights = false;
+};
+/// Reads the attributes every loss kernel takes: reduction, ignore_index.
+Status decodeLossAttributes(const KernelView &v, LossCommon *p);
+
+/// softmax_cross_entropy_loss and nll_loss over scores [N, C, d...].
+struct LossParams : LossCommon {
   bool hasLogProb = false;  // second result of softmax_cross_entropy_loss
 };
 Status decodeLoss(const KernelView &v, LossParams *p);

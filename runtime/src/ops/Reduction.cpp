@@ -71,9 +71,7 @@ Status decodeReduce(const KernelView &v, ReduceParams *p) {
   return Status::ok();
 }
 
-Status decodeLoss(const KernelView &v, LossParams *p) {
-  p->fromLogits = v.kind() == "softmax_cross_entropy_loss";
-  MPTRT_TRY(v.expectCounts(2, 3, 1, p->fromLogits ? 2 : 1));
+Status decodeLossAttributes(const KernelView &v, LossCommon *p) {
   MPTRT_TRY(v.allowOnly({"reduction", "ignore_index"}));
   std::string reduction;
   MPTRT_TRY(v.getString("reduction", "mean", &reduction));
@@ -88,6 +86,13 @@ Status decodeLoss(const KernelView &v, LossParams *p) {
                    reduction + "\"");
   p->hasIgnoreIndex = v.has("ignore_index");
   MPTRT_TRY(v.getInt("ignore_index", 0, &p->ignoreIndex));
+  return Status::ok();
+}
+
+Status decodeLoss(const KernelView &v, LossParams *p) {
+  p->fromLogits = v.kind() == "softmax_cross_entropy_loss";
+  MPTRT_TRY(v.expectCounts(2, 3, 1, p->fromLogits ? 2 : 1));
+  MPTRT_TRY(decodeLossAttributes(v, p));
   const TensorDesc &scores = v.operand(0), &labels = v.operand(1);
   MPTRT_TRY(expectFloatOperand(v, 0));
   MPTRT_TRY(expectIndexOperand(v, 1));
@@ -111,8 +116,8 @@ Status decodeLoss(const KernelView &v, LossParams *p) {
   if (p->reduction == Reduction::None)
     MPTRT_TRY(expectResultShape(v, 0, labelShape));
   else if (v.result(0).numel != 1)
-    return v.error(resultLabel(v, 0) + " must be a scalar for reduction \"" + reduction +
-                   "\"");
+    return v.error(resultLabel(v, 0) + " must be a scalar for reduction \"" +
+                   (p->reduction == Reduction::Sum ? "sum" : "mean") + "\"");
   p->hasLogProb = v.numResults() == 2;
   if (p->hasLogProb) {
     MPTRT_TRY(expectFloatResult(v, 1));
