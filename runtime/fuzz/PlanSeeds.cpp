@@ -35,7 +35,7 @@ enum Required { REQUIRED, OPTIONAL };
 
 std::vector<KindSeed> schemaSeeds() {
   std::vector<KindSeed> seeds;
-#define MPTRT_KERNEL(kind, minOperands, maxOperands, minResults, maxResults)            \
+#define MPTRT_KERNEL(kind, family, minOperands, maxOperands, minResults, maxResults)            \
   seeds.push_back({#kind, minOperands, minResults, {}});
 #define MPTRT_ATTR(kind, name, type, required) addAttr(seeds.back(), #name, type, required);
   auto addAttr = [](KindSeed &seed, const char *name, SchemaType type, Required required) {

@@ -19,7 +19,7 @@ struct SchemaKind {
 };
 
 const SchemaKind kSchema[] = {
-#define MPTRT_KERNEL(n, a0, a1, r0, r1) {#n, a0, a1, r0, r1},
+#define MPTRT_KERNEL(n, family, a0, a1, r0, r1) {#n, a0, a1, r0, r1},
 #define MPTRT_ATTR(kind, n, type, required)
 #include "mptrt/KernelSchema.def"
 };
@@ -52,7 +52,7 @@ struct SchemaValues {
 };
 
 const SchemaValues kValues[] = {
-#define MPTRT_KERNEL(n, a0, a1, r0, r1)
+#define MPTRT_KERNEL(n, family, a0, a1, r0, r1)
 #define MPTRT_ATTR(kind, n, type, required)
 #define MPTRT_VALUES(kind, n, allowed) {#kind, #n, allowed},
 #include "mptrt/KernelSchema.def"

@@ -1,5 +1,6 @@
 //===- CpuBackend.cpp - the CPU backend: host memory and kernel table ----===//
 #include "Backend.h"
+#include "KindTable.h"
 #include "cpu/CpuKernels.h"
 #include "cpu/ThreadPool.h"
 
@@ -14,67 +15,14 @@ namespace cpu {
 
 namespace {
 
-/// Kernel kind -> prepare function. docs/runtime.md lists the same table.
-struct KindEntry {
-  const char *kind;
-  PrepareFn prepare;
+/// Kernel kind -> prepare function: every kind of KernelSchema.def, by its
+/// family (docs/runtime.md lists the families).
+const KindEntry<PrepareFn> kKinds[] = {
+#define MPTRT_KERNEL(kind, family, minOperands, maxOperands, minResults, maxResults) \
+  {#kind, prepare##family},
+#define MPTRT_ATTR(kind, name, type, required)
+#include "mptrt/KernelSchema.def"
 };
-
-const KindEntry kKinds[] = {
-    // Elementwise unary.
-    {"sqrt", prepareUnary}, {"exp", prepareUnary}, {"log", prepareUnary},
-    {"erf", prepareUnary}, {"tanh", prepareUnary}, {"sigmoid", prepareUnary},
-    {"relu", prepareUnary}, {"neg", prepareUnary}, {"abs", prepareUnary},
-    {"not", prepareUnary}, {"leaky_relu", prepareUnary}, {"gelu", prepareUnary},
-    {"clip", prepareUnary},
-    // Elementwise binary with broadcasting, and select.
-    {"add", prepareBinary}, {"sub", prepareBinary}, {"mul", prepareBinary},
-    {"div", prepareBinary}, {"pow", prepareBinary}, {"max", prepareBinary},
-    {"min", prepareBinary}, {"equal", prepareBinary}, {"less", prepareBinary},
-    {"greater", prepareBinary}, {"where", prepareWhere},
-    // Contractions.
-    {"matmul", prepareMatMul}, {"gemm", prepareGemm}, {"conv", prepareConv},
-    // Pooling.
-    {"max_pool", preparePool}, {"average_pool", preparePool},
-    {"global_average_pool", preparePool},
-    // Normalisation, softmax.
-    {"batch_norm", prepareBatchNorm}, {"batch_norm_train", prepareBatchNorm},
-    {"layer_norm", prepareLayerNorm}, {"softmax", prepareSoftmax},
-    {"log_softmax", prepareSoftmax},
-    // Reductions and losses.
-    {"reduce_sum", prepareReduce}, {"reduce_mean", prepareReduce},
-    {"reduce_max", prepareReduce}, {"reduce_l2", prepareReduce},
-    {"softmax_cross_entropy_loss", prepareLoss}, {"nll_loss", prepareLoss},
-    // Data movement.
-    {"copy", prepareCopy}, {"identity", prepareCopy}, {"reshape", prepareCopy},
-    {"flatten", prepareCopy}, {"squeeze", prepareCopy}, {"unsqueeze", prepareCopy},
-    {"cast", prepareCast}, {"quantize", prepareQuantize}, {"dropout", prepareDropout}, {"transpose", prepareTranspose},
-    {"concat", prepareConcat}, {"split", prepareSplit}, {"slice", prepareSlice},
-    {"gather", prepareGather}, {"expand", prepareExpand}, {"trilu", prepareTrilu},
-    {"constant_of_shape", prepareFill},
-    // Backward (docs/training.md).
-    {"unary_grad", prepareUnaryGrad}, {"softmax_grad", prepareSoftmaxGrad},
-    {"layer_norm_grad", prepareLayerNormGrad},
-    {"softmax_cross_entropy_loss_grad", prepareLossGrad}, {"nll_loss_grad", prepareLossGrad},
-    {"gather_grad", prepareGatherGrad}, {"slice_grad", prepareSliceGrad},
-    {"max_pool_grad", preparePoolGrad}, {"average_pool_grad", preparePoolGrad},
-    {"conv_grad_input", prepareConvGrad}, {"conv_grad_weight", prepareConvGrad},
-    {"batch_norm_grad", prepareBatchNormGrad},
-    // Training: loss scaling, norms, optimizer updates, counters, FP8 scales.
-    {"scale_loss", prepareScaleLoss}, {"unscale", prepareUnscale},
-    {"all_finite", prepareAllFinite}, {"global_norm", prepareGlobalNorm},
-    {"clip_by_norm", prepareClipByNorm}, {"sgd_update", prepareSgdUpdate},
-    {"adamw_update", prepareAdamWUpdate}, {"update_loss_scale", prepareUpdateLossScale},
-    {"lr_schedule", prepareLrSchedule}, {"advance_step", prepareAdvanceStep},
-    {"amax", prepareAmax}, {"update_fp8_scale", prepareUpdateFp8Scale},
-};
-
-std::vector<std::string> kindNames() {
-  std::vector<std::string> kinds;
-  for (const KindEntry &k : kKinds)
-    kinds.push_back(k.kind);
-  return kinds;
-}
 
 /// Physical memory in bytes, or 0 if unknown.
 uint64_t physicalMemoryBytes() {
@@ -128,22 +76,18 @@ public:
   }
   Status synchronize() override { return Status::ok(); }
 
-  std::vector<std::string> kernelKinds() const override { return kindNames(); }
+  std::vector<std::string> kernelKinds() const override { return kindNames(kKinds); }
 
   bool hasKernel(const std::string &kind) const override {
-    for (const KindEntry &k : kKinds)
-      if (kind == k.kind)
-        return true;
-    return false;
+    return findKind(kKinds, kind) != nullptr;
   }
 
   Status prepareKernel(const KernelView &kernel,
                        std::unique_ptr<PreparedKernel> *out) override {
-    for (const KindEntry &k : kKinds)
-      if (kernel.kind() == k.kind) {
-        MPTRT_TRY(kernel.allowSchemaAttributes());
-        return k.prepare(kernel, out);
-      }
+    if (const auto *k = findKind(kKinds, kernel.kind())) {
+      MPTRT_TRY(kernel.allowSchemaAttributes());
+      return k->prepare(kernel, out);
+    }
     return Status::error("unknown kernel kind '" + kernel.kind() + "'");
   }
 };
@@ -167,7 +111,7 @@ void registerCpuBackend(BackendRegistry &registry) {
     return true;
   };
   f.create = createCpuBackend;
-  f.kinds = cpu::kindNames;
+  f.kinds = [] { return kindNames(cpu::kKinds); };
   registry.add(std::move(f));
 }
 

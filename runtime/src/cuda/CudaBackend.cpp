@@ -15,6 +15,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Backend.h"
+#include "KindTable.h"
 #include "cuda/CudaContext.h"
 #include "cuda/CudaKernels.h"
 
@@ -51,70 +52,14 @@ namespace {
 /// cuBLASLt's workspace: one buffer for every GEMM of the backend.
 constexpr uint64_t kLtWorkspaceBytes = 32ull << 20;
 
-struct KindEntry {
-  const char *kind;
-  PrepareFn prepare;
+/// Kernel kind -> prepare function: every kind of KernelSchema.def, by its
+/// family (docs/runtime.md lists the families).
+const KindEntry<PrepareFn> kKinds[] = {
+#define MPTRT_KERNEL(kind, family, minOperands, maxOperands, minResults, maxResults) \
+  {#kind, prepare##family},
+#define MPTRT_ATTR(kind, name, type, required)
+#include "mptrt/KernelSchema.def"
 };
-
-const KindEntry kKinds[] = {
-    // Elementwise unary.
-    {"sqrt", prepareUnary}, {"exp", prepareUnary}, {"log", prepareUnary},
-    {"erf", prepareUnary}, {"tanh", prepareUnary}, {"sigmoid", prepareUnary},
-    {"relu", prepareUnary}, {"neg", prepareUnary}, {"abs", prepareUnary},
-    {"not", prepareUnary}, {"leaky_relu", prepareUnary}, {"gelu", prepareUnary},
-    {"clip", prepareUnary},
-    // Elementwise binary with broadcasting, and select.
-    {"add", prepareBinary}, {"sub", prepareBinary}, {"mul", prepareBinary},
-    {"div", prepareBinary}, {"pow", prepareBinary}, {"max", prepareBinary},
-    {"min", prepareBinary}, {"equal", prepareBinary}, {"less", prepareBinary},
-    {"greater", prepareBinary}, {"where", prepareWhere},
-    // Conversions.
-    {"cast", prepareCast}, {"quantize", prepareQuantize},
-    // Contractions (cuBLASLt).
-    {"matmul", prepareMatMul}, {"gemm", prepareGemm},
-    // Convolution and its gradients, direct kernels (ConvKernels.cu).
-    {"conv", prepareConv}, {"conv_grad_input", prepareConvGrad},
-    {"conv_grad_weight", prepareConvGrad},
-    // Data movement (DataMovementKernels.cu).
-    {"copy", prepareCopy}, {"identity", prepareCopy}, {"reshape", prepareCopy},
-    {"flatten", prepareCopy}, {"squeeze", prepareCopy}, {"unsqueeze", prepareCopy},
-    {"transpose", prepareTranspose}, {"concat", prepareConcat}, {"split", prepareSplit},
-    {"slice", prepareSlice}, {"gather", prepareGather}, {"expand", prepareExpand},
-    {"trilu", prepareTrilu}, {"constant_of_shape", prepareFill}, {"dropout", prepareDropout},
-    // Backward data movement (DataMovementKernels.cu).
-    {"gather_grad", prepareGatherGrad}, {"slice_grad", prepareSliceGrad},
-    // Training (TrainingKernels.cu).
-    {"scale_loss", prepareScaleLoss}, {"unscale", prepareUnscale},
-    {"all_finite", prepareAllFinite}, {"global_norm", prepareGlobalNorm},
-    {"clip_by_norm", prepareClipByNorm}, {"sgd_update", prepareSgdUpdate},
-    {"adamw_update", prepareAdamWUpdate}, {"update_loss_scale", prepareUpdateLossScale},
-    {"lr_schedule", prepareLrSchedule}, {"advance_step", prepareAdvanceStep},
-    {"amax", prepareAmax}, {"update_fp8_scale", prepareUpdateFp8Scale},
-    // Softmax and normalisation (NormalizationKernels.cu).
-    {"softmax", prepareSoftmax}, {"log_softmax", prepareSoftmax},
-    {"layer_norm", prepareLayerNorm},
-    {"batch_norm", prepareBatchNorm}, {"batch_norm_train", prepareBatchNorm},
-    // Reductions and losses (ReductionKernels.cu).
-    {"reduce_sum", prepareReduce}, {"reduce_mean", prepareReduce},
-    {"reduce_max", prepareReduce}, {"reduce_l2", prepareReduce},
-    {"softmax_cross_entropy_loss", prepareLoss}, {"nll_loss", prepareLoss},
-    // Pooling and its gradients (PoolingKernels.cu).
-    {"max_pool", preparePool}, {"average_pool", preparePool},
-    {"global_average_pool", preparePool},
-    {"max_pool_grad", preparePoolGrad}, {"average_pool_grad", preparePoolGrad},
-    // Gradients of the elementwise, softmax, norm and loss kinds (BackwardKernels.cu).
-    {"unary_grad", prepareUnaryGrad}, {"softmax_grad", prepareSoftmaxGrad},
-    {"layer_norm_grad", prepareLayerNormGrad},
-    {"softmax_cross_entropy_loss_grad", prepareLossGrad}, {"nll_loss_grad", prepareLossGrad},
-    {"batch_norm_grad", prepareBatchNormGrad},
-};
-
-std::vector<std::string> kindNames() {
-  std::vector<std::string> kinds;
-  for (const KindEntry &k : kKinds)
-    kinds.push_back(k.kind);
-  return kinds;
-}
 
 int deviceOrdinal() {
   const char *env = std::getenv("MPTRT_CUDA_DEVICE");
@@ -188,21 +133,17 @@ public:
     return Status::ok();
   }
 
-  std::vector<std::string> kernelKinds() const override { return kindNames(); }
+  std::vector<std::string> kernelKinds() const override { return kindNames(kKinds); }
   bool hasKernel(const std::string &kind) const override {
-    for (const KindEntry &k : kKinds)
-      if (kind == k.kind)
-        return true;
-    return false;
+    return findKind(kKinds, kind) != nullptr;
   }
   Status prepareKernel(const KernelView &kernel,
                        std::unique_ptr<PreparedKernel> *out) override {
     MPTRT_TRY(init_);
-    for (const KindEntry &k : kKinds)
-      if (kernel.kind() == k.kind) {
-        MPTRT_TRY(kernel.allowSchemaAttributes());
-        return k.prepare(ctx_, kernel, out);
-      }
+    if (const auto *k = findKind(kKinds, kernel.kind())) {
+      MPTRT_TRY(kernel.allowSchemaAttributes());
+      return k->prepare(ctx_, kernel, out);
+    }
     return Status::error("the cuda backend has no kernel '" + kernel.kind() +
                          "' yet (docs/runtime.md lists the kinds each backend has)");
   }
@@ -278,7 +219,7 @@ void registerCudaBackend(BackendRegistry &registry) {
   f.rank = 10;  // preferred by --device auto whenever a device is present
   f.probe = cuda::probe;
   f.create = createCudaBackend;
-  f.kinds = cuda::kindNames;
+  f.kinds = [] { return kindNames(cuda::kKinds); };
   registry.add(std::move(f));
 }
 

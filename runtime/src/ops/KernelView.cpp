@@ -33,7 +33,7 @@ struct SchemaDefault {
 
 const SchemaDefault *schemaDefault(const std::string &kind, const char *name) {
   static const SchemaDefault rows[] = {
-#define MPTRT_KERNEL(kind, minOperands, maxOperands, minResults, maxResults)
+#define MPTRT_KERNEL(kind, family, minOperands, maxOperands, minResults, maxResults)
 #define MPTRT_ATTR(kind, name, type, required)
 #define MPTRT_DEFAULT(kind, name, value) {#kind, #name, value},
 #include "mptrt/KernelSchema.def"
@@ -76,7 +76,7 @@ Status KernelView::allowSchemaAttributes() const {
     const char *kind, *name;
   };
   static const Row rows[] = {
-#define MPTRT_KERNEL(kind, minOperands, maxOperands, minResults, maxResults)
+#define MPTRT_KERNEL(kind, family, minOperands, maxOperands, minResults, maxResults)
 #define MPTRT_ATTR(kind, name, type, required) {#kind, #name},
 #include "mptrt/KernelSchema.def"
   };
@@ -85,7 +85,7 @@ Status KernelView::allowSchemaAttributes() const {
     const char *kind, *name, *allowed;
   };
   static const Values values[] = {
-#define MPTRT_KERNEL(kind, minOperands, maxOperands, minResults, maxResults)
+#define MPTRT_KERNEL(kind, family, minOperands, maxOperands, minResults, maxResults)
 #define MPTRT_ATTR(kind, name, type, required)
 #define MPTRT_VALUES(kind, name, allowed) {#kind, #name, allowed},
 #include "mptrt/KernelSchema.def"
