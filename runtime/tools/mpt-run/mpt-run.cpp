@@ -16,6 +16,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "TensorFile.h"
+#include "ToolArgs.h"
 #include "mptrt.hpp"
 #include "mptrt/Numerics.h"
 
@@ -92,22 +93,6 @@ std::string fileNameFor(const std::string &name) {
   if (s.empty() || s == "." || s == "..")
     s = "_" + s;
   return s;
-}
-
-/// Parses a decimal count (digits only, at most 1e9) that is at least `min`.
-bool parseCount(const std::string &text, int min, int *out) {
-  if (text.empty() || text.size() > 10)
-    return false;
-  long long v = 0;
-  for (char c : text) {
-    if (c < '0' || c > '9')
-      return false;
-    v = v * 10 + (c - '0');
-  }
-  if (v < min || v > 1000000000)
-    return false;
-  *out = static_cast<int>(v);
-  return true;
 }
 
 /// The median of `v` (the mean of the two middle values for an even count).
@@ -242,44 +227,30 @@ int main(int argc, char **argv) {
   bool list = false, print = false;
   unsigned loadFlags = 0;
   std::vector<std::pair<std::string, std::string>> inputs, params;
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    auto value = [&](std::string *out) {
-      if (i + 1 >= argc)
-        return false;
-      *out = argv[++i];
-      return true;
-    };
-    auto binding = [&](std::vector<std::pair<std::string, std::string>> *list) {
-      std::string v;
-      std::pair<std::string, std::string> named;
-      if (!value(&v) || !mptrt::tools::splitBinding(v, &named))
-        return false;
-      list->push_back(std::move(named));
-      return true;
-    };
+  mptrt::tools::ArgWalker args(argc, argv);
+  while (args.next()) {
+    const std::string &arg = args.arg();
     bool ok = true;
     if (arg == "--entry")
-      ok = value(&entry);
+      ok = args.value(&entry);
     else if (arg == "--input")
-      ok = binding(&inputs);
+      ok = args.binding(&inputs);
     else if (arg == "--param")
-      ok = binding(&params);
+      ok = args.binding(&params);
     else if (arg == "--output-dir")
-      ok = value(&outputDir);
+      ok = args.value(&outputDir);
     else if (arg == "--backend" || arg == "--device")
-      ok = value(&backend);
+      ok = args.value(&backend);
     else if (arg == "--list-devices")
       return listDevices();
     else if (arg == "--no-checksums")
       loadFlags |= MPTRT_LOAD_SKIP_CHECKSUMS;
     else if (arg == "--warmup" || arg == "--repeat") {
-      const int min = arg == "--repeat" ? 1 : 0;
-      std::string v;
-      ok = value(&v);
-      if (ok && !parseCount(v, min, arg == "--repeat" ? &repeat : &warmup))
-        return usage("option '" + arg + "' needs a whole number from " + std::to_string(min) +
-                     " to 1000000000, not '" + v + "'");
+      uint64_t n = 0;
+      std::string error;
+      if (!args.number(arg == "--repeat" ? 1 : 0, 1000000000, &n, &error))
+        return usage(error);
+      (arg == "--repeat" ? repeat : warmup) = static_cast<int>(n);
     }
     else if (arg == "--list")
       list = true;

@@ -21,6 +21,7 @@
 #include "Evaluation.h"
 #include "Metrics.h"
 #include "TensorFile.h"
+#include "ToolArgs.h"
 #include "mptrt.hpp"
 #include "mptrt/Numerics.h"
 
@@ -168,22 +169,6 @@ std::string joinNames(const std::vector<std::string> &names) {
   return s.empty() ? "none" : s;
 }
 
-/// Parses a decimal whole number (digits only) in [min, max].
-bool parseNumber(const std::string &text, uint64_t min, uint64_t max, uint64_t *out) {
-  if (text.empty() || text.size() > 19)
-    return false;
-  uint64_t v = 0;
-  for (char c : text) {
-    if (c < '0' || c > '9')
-      return false;
-    v = v * 10 + static_cast<uint64_t>(c - '0');
-  }
-  if (v < min || v > max)
-    return false;
-  *out = v;
-  return true;
-}
-
 /// The value of a one-element tensor of any dtype, as a double.
 double toDouble(mptrt_dtype dtype, const uint8_t *p) {
   namespace num = mptrt::numerics;
@@ -271,53 +256,35 @@ struct Options {
 /// Parses the command line; returns -1 to go on, else the exit status.
 int parseArgs(int argc, char **argv, Options *o) {
   constexpr uint64_t kMaxCount = 1000000000000ull;  // 1e12
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    auto value = [&](std::string *out) {
-      if (i + 1 >= argc)
-        return false;
-      *out = argv[++i];
-      return true;
-    };
-    auto binding = [&](std::vector<std::pair<std::string, std::string>> *list) {
-      std::string v;
-      std::pair<std::string, std::string> named;
-      if (!value(&v) || !mptrt::tools::splitBinding(v, &named))
-        return false;
-      list->push_back(std::move(named));
-      return true;
-    };
+  mptrt::tools::ArgWalker args(argc, argv);
+  while (args.next()) {
+    const std::string &arg = args.arg();
     auto number = [&](uint64_t min, uint64_t max, uint64_t *out) -> int {
-      std::string v;
-      if (!value(&v))
-        return usage("option '" + arg + "' needs a value");
-      if (!parseNumber(v, min, max, out))
-        return usage("option '" + arg + "' needs a whole number from " + std::to_string(min) +
-                     " to " + std::to_string(max) + ", not '" + v + "'");
-      return -1;
+      std::string error;
+      return args.number(min, max, out, &error) ? -1 : usage(error);
     };
     bool ok = true;
     int rc = -1;
     if (arg == "--input")
-      ok = binding(&o->inputs);
+      ok = args.binding(&o->inputs);
     else if (arg == "--param")
-      ok = binding(&o->params);
+      ok = args.binding(&o->params);
     else if (arg == "--eval-input")
-      ok = binding(&o->evalInputs);
+      ok = args.binding(&o->evalInputs);
     else if (arg == "--eval-entry")
-      ok = value(&o->evalEntry);
+      ok = args.value(&o->evalEntry);
     else if (arg == "--eval-every")
       rc = number(1, kMaxCount, &o->evalEvery);
     else if (arg == "--entry")
-      ok = value(&o->entry);
+      ok = args.value(&o->entry);
     else if (arg == "--device")
-      ok = value(&o->device);
+      ok = args.value(&o->device);
     else if (arg == "--metrics")  // a file name: not empty
-      ok = value(&o->metricsPath) && !o->metricsPath.empty();
+      ok = args.value(&o->metricsPath) && !o->metricsPath.empty();
     else if (arg == "--save")  // "" (an unset "$VAR") must not mean "no checkpoint"
-      ok = value(&o->savePath) && !o->savePath.empty();
+      ok = args.value(&o->savePath) && !o->savePath.empty();
     else if (arg == "--resume")
-      ok = value(&o->resumePath) && !o->resumePath.empty();
+      ok = args.value(&o->resumePath) && !o->resumePath.empty();
     else if (arg == "--steps") {
       rc = number(0, kMaxCount, &o->steps);
       o->haveSteps = true;
