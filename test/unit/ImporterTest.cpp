@@ -1,8 +1,10 @@
 //===- ImporterTest.cpp - importer building blocks ------------------------===//
 #include "mpt/Import/ONNX/Importer.h"
 #include "../../lib/Import/ONNX/NodeImporter.h"
+#include "mpt/Dialect/MPT/IR/MPTDialect.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "llvm/Support/FileSystem.h"
@@ -11,6 +13,9 @@
 
 #include <fstream>
 #include <functional>
+
+#include <sys/resource.h>
+#include <unistd.h>
 
 using namespace mlir;
 using namespace mpt;
@@ -348,6 +353,97 @@ TEST(ImportBuffer, TruncatedAndWrongBytes) {
     EXPECT_NE(text.find(path), std::string::npos) << text;
     EXPECT_NE(text.find("not a valid ONNX model"), std::string::npos) << text;
   }
+}
+
+long maxRssKiB() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return usage.ru_maxrss;
+}
+
+// Tests that a parameter whose external data is larger than 2 GiB (which
+// no protobuf can hold) imports, and that its bytes are mapped from the
+// file, not read into memory: the file is sparse, written only at both
+// ends, and the importer's peak RSS grows by far less than its size.
+TEST(ImportFile, ExternalDataAbove2GiB) {
+  const int64_t count = (int64_t(1) << 29) + 16;  // 2 GiB + 64 bytes of f32
+  const uint64_t offset = 128;
+  SmallString<128> dir;
+  ASSERT_FALSE(llvm::sys::fs::createUniqueDirectory("mpt-ext-big", dir));
+  const std::string dataPath = std::string(dir) + "/big.bin";
+  {
+    std::ofstream f(dataPath, std::ios::binary);
+    const float first = 1.5f, last = -3.25f;
+    f.seekp(offset);
+    f.write(reinterpret_cast<const char *>(&first), 4);
+    f.seekp(offset + 4 * (count - 1));
+    f.write(reinterpret_cast<const char *>(&last), 4);
+    ASSERT_TRUE(f.good());
+  }
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  auto *opset = m.add_opset_import();
+  opset->set_domain("");
+  opset->set_version(17);
+  auto *g = m.mutable_graph();
+  g->set_name("g");
+  auto vector = [&](onnx::ValueInfoProto *v, const char *name) {
+    v->set_name(name);
+    auto *t = v->mutable_type()->mutable_tensor_type();
+    t->set_elem_type(onnx::TensorProto::FLOAT);
+    t->mutable_shape()->add_dim()->set_dim_value(count);
+  };
+  vector(g->add_input(), "x");
+  vector(g->add_output(), "y");
+  auto *w = g->add_initializer();
+  w->set_name("w");
+  w->set_data_type(onnx::TensorProto::FLOAT);
+  w->add_dims(count);
+  w->set_data_location(onnx::TensorProto::EXTERNAL);
+  for (auto [key, value] : {std::pair<const char *, std::string>{"location", "big.bin"},
+                            {"offset", std::to_string(offset)},
+                            {"length", std::to_string(4 * count)}}) {
+    auto *e = w->add_external_data();
+    e->set_key(key);
+    e->set_value(value);
+  }
+  auto *add = g->add_node();
+  add->set_op_type("Add");
+  add->set_name("add");
+  add->add_input("x");
+  add->add_input("w");
+  add->add_output("y");
+  const std::string modelPath = std::string(dir) + "/big.onnx";
+  {
+    std::ofstream f(modelPath, std::ios::binary);
+    f << m.SerializeAsString();
+  }
+
+  MLIRContext ctx;
+  Capture capture(ctx);
+  const long before = maxRssKiB();
+  OnnxImportResult r = importOnnxFile(modelPath, ctx);
+  const long grown = maxRssKiB() - before;
+  ASSERT_EQ(r.status, OnnxImportStatus::Imported) << capture.text;
+  auto func = *r.module->getOps<func::FuncOp>().begin();
+  int param = -1;
+  for (unsigned i = 0; i < func.getNumArguments(); ++i)
+    if (func.getArgAttr(i, kInitialValueAttrName))
+      param = static_cast<int>(i);
+  ASSERT_GE(param, 0);
+  auto blob = dyn_cast<DenseResourceElementsAttr>(
+      func.getArgAttr(param, kInitialValueAttrName));
+  ASSERT_TRUE(blob);
+  ArrayRef<char> data = blob.getData();
+  ASSERT_EQ(data.size(), uint64_t(4 * count));
+  float first, last;
+  std::memcpy(&first, data.data(), 4);
+  std::memcpy(&last, data.data() + 4 * (count - 1), 4);
+  EXPECT_EQ(first, 1.5f);
+  EXPECT_EQ(last, -3.25f);
+  EXPECT_LT(grown, 256 * 1024) << "peak RSS grew by " << grown << " KiB";
+  r.module = nullptr;
+  llvm::sys::fs::remove_directories(dir);
 }
 
 } // namespace

@@ -18,7 +18,10 @@
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/SmallString.h"
+#include "llvm/ADT/bit.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Process.h"
 #include "llvm/Support/Path.h"
 #include "onnx/defs/parser.h"
 #include "onnx/defs/schema.h"
@@ -64,7 +67,8 @@ bool isDefaultDomain(StringRef domain) {
 
 class GraphImporter {
 public:
-  GraphImporter(const onnx::ModelProto &model, StringRef sourceName,
+  /// The importer takes the parameters' bytes out of `model` (no copy).
+  GraphImporter(onnx::ModelProto &model, StringRef sourceName,
                 StringRef baseDir, MLIRContext &ctx,
                 const OnnxImportOptions &options)
       : model(model), graph(model.graph()), sourceName(sourceName),
@@ -99,8 +103,12 @@ private:
                                     StringRef name, RankedTensorType type,
                                     Location loc);
 
-  const onnx::ModelProto &model;
+  onnx::ModelProto &model;
   const onnx::GraphProto &graph;
+  /// The bytes of each parameter initializer taken so far: an untied copy
+  /// of a deduplicated parameter shares its first use's bytes.
+  llvm::DenseMap<const onnx::TensorProto *, std::shared_ptr<const TensorBytes>>
+      takenBytes;
   StringRef sourceName, baseDir;
   MLIRContext &ctx;
   const OnnxImportOptions &options;
@@ -382,6 +390,42 @@ void GraphImporter::findDeduplicatedInitializers() {
 FailureOr<Attribute>
 GraphImporter::initialValue(const onnx::TensorProto &init, StringRef name,
                             RankedTensorType type, Location loc) {
+  // FP32 bytes, as exporters store weights: the blob takes them over, with
+  // no copy and no conversion (on a little-endian host, as ONNX stores them).
+  if (init.data_type() == onnx::TensorProto::FLOAT &&
+      llvm::endianness::native == llvm::endianness::little &&
+      (init.has_raw_data() ||
+       init.data_location() == onnx::TensorProto::EXTERNAL ||
+       takenBytes.count(&init))) {
+    std::shared_ptr<const TensorBytes> &bytes = takenBytes[&init];
+    if (!bytes) {
+      // `init` belongs to `model`, which this importer may change.
+      auto taken = takeTensorBytes(const_cast<onnx::TensorProto &>(init),
+                                   baseDir, loc);
+      if (failed(taken))
+        return failure();
+      bytes = *taken;
+    }
+    StringRef data = bytes->bytes();
+    const uint64_t expected =
+        static_cast<uint64_t>(type.getNumElements()) * sizeof(float);
+    if (data.size() != expected)
+      return emitError(loc) << "tensor '" << init.name() << "' has "
+                            << data.size() << " bytes of "
+                            << (bytes->mapped ? "external data" : "raw_data")
+                            << " but its shape " << type << " needs "
+                            << type.getNumElements() << " x 4 bytes",
+             failure();
+    // The blob keeps the bytes alive; its deleter lets them go.
+    AsmResourceBlob blob(ArrayRef<char>(data.data(), data.size()),
+                         alignof(float),
+                         [keep = bytes](void *, size_t, size_t) mutable {
+                           keep.reset();
+                         },
+                         /*dataIsMutable=*/false);
+    return Attribute(
+        DenseResourceElementsAttr::get(type, name, std::move(blob)));
+  }
   bool unsupportedType = false;
   auto stored = convertTensor(init, baseDir, loc, unsupportedType);
   unsupported |= unsupportedType;
@@ -736,6 +780,29 @@ OnnxImportResult GraphImporter::run() {
 
 } // namespace
 
+namespace {
+
+/// Imports a parsed model; the importer takes its parameters' bytes.
+OnnxImportResult importModel(onnx::ModelProto &model, Location fileLoc,
+                             StringRef sourceName, StringRef baseDir,
+                             MLIRContext &context,
+                             const OnnxImportOptions &options) {
+  if (!model.has_graph()) {
+    emitError(fileLoc) << "not a valid ONNX model: it has no graph";
+    return {};
+  }
+  GraphImporter importer(model, sourceName, baseDir, context, options);
+  return importer.run();
+}
+
+void reportCorruptModel(Location fileLoc, uint64_t size) {
+  emitError(fileLoc) << "not a valid ONNX model: the protobuf data is "
+                        "truncated or corrupt ("
+                     << size << " bytes)";
+}
+
+} // namespace
+
 OnnxImportResult importOnnxBuffer(StringRef bytes, bool isText,
                                   StringRef sourceName, StringRef baseDir,
                                   MLIRContext &context,
@@ -758,34 +825,50 @@ OnnxImportResult importOnnxBuffer(StringRef bytes, bool isText,
     }
   } else if (bytes.size() > static_cast<size_t>(INT_MAX) ||
              !model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
-    emitError(fileLoc) << "not a valid ONNX model: the protobuf data is "
-                          "truncated or corrupt ("
-                       << bytes.size() << " bytes)";
+    reportCorruptModel(fileLoc, bytes.size());
     return {};
   }
-  if (!model.has_graph()) {
-    emitError(fileLoc) << "not a valid ONNX model: it has no graph";
-    return {};
-  }
-  GraphImporter importer(model, sourceName, baseDir, context, options);
-  return importer.run();
+  return importModel(model, fileLoc, sourceName, baseDir, context, options);
 }
 
 OnnxImportResult importOnnxFile(StringRef path, MLIRContext &context,
                                 const OnnxImportOptions &options) {
-  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
-                                            /*RequiresNullTerminator=*/false);
-  if (!buffer) {
-    emitError(FileLineColLoc::get(&context, path, 0, 0))
-        << "cannot read '" << path << "': " << buffer.getError().message();
-    return {};
-  }
   SmallString<256> dir(path);
   llvm::sys::path::remove_filename(dir);
   if (dir.empty())
     dir = ".";
-  return importOnnxBuffer((*buffer)->getBuffer(), path.ends_with(".onnxtext"),
-                          path, dir, context, options);
+  Location fileLoc = FileLineColLoc::get(&context, path, 0, 0);
+  auto cannotRead = [&](std::error_code ec) {
+    emitError(fileLoc) << "cannot read '" << path << "': " << ec.message();
+    return OnnxImportResult();
+  };
+  if (path.ends_with(".onnxtext")) {
+    auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
+                                              /*RequiresNullTerminator=*/false);
+    if (!buffer)
+      return cannotRead(buffer.getError());
+    return importOnnxBuffer((*buffer)->getBuffer(), /*isText=*/true, path, dir,
+                            context, options);
+  }
+  // A binary model is parsed as it is read: the file's bytes are never in
+  // memory beside the parsed model, whose weights the importer then takes.
+  context.loadDialect<MPTDialect, func::FuncDialect>();
+  int fd = -1;
+  if (std::error_code ec = llvm::sys::fs::openFileForRead(path, fd))
+    return cannotRead(ec);
+  uint64_t size = 0;
+  std::error_code sizeError = llvm::sys::fs::file_size(path, size);
+  onnx::ModelProto model;
+  bool parsed = !sizeError && size <= static_cast<uint64_t>(INT_MAX) &&
+                model.ParseFromFileDescriptor(fd);
+  llvm::sys::Process::SafelyCloseFileDescriptor(fd);
+  if (sizeError)
+    return cannotRead(sizeError);
+  if (!parsed) {
+    reportCorruptModel(fileLoc, size);
+    return {};
+  }
+  return importModel(model, fileLoc, path, dir, context, options);
 }
 
 } // namespace mpt

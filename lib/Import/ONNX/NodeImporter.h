@@ -14,9 +14,12 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "onnx/onnx_pb.h"
 
 #include <functional>
+#include <memory>
+#include <string>
 
 namespace mpt::onnx_import {
 
@@ -64,6 +67,24 @@ llvm::StringRef elementTypeName(int32_t onnxType);
 /// is negative (-3)" or "the element count of 4294967296x4294967296
 /// overflows int64"; the caller names the tensor.
 std::string checkShape(llvm::ArrayRef<int64_t> shape);
+
+/// A tensor's stored bytes, owned without a copy: raw_data moved out of its
+/// TensorProto, or external data mapped from its file.
+struct TensorBytes {
+  std::string moved;
+  std::unique_ptr<llvm::MemoryBuffer> mapped;
+  llvm::StringRef bytes() const {
+    return mapped ? mapped->getBuffer() : llvm::StringRef(moved);
+  }
+};
+
+/// Takes over the bytes `tensor` stores (its raw_data is moved out; external
+/// data is mapped, only the tensor's slice). Null when the tensor holds
+/// typed fields instead. Emits a diagnostic at `loc` and fails when its
+/// external data cannot be read.
+llvm::FailureOr<std::shared_ptr<const TensorBytes>>
+takeTensorBytes(onnx::TensorProto &tensor, llvm::StringRef baseDir,
+                mlir::Location loc);
 
 /// Converts a TensorProto to an attribute. `baseDir` resolves external data.
 /// Emits a diagnostic at `loc` and fails on unsupported types or bad data.

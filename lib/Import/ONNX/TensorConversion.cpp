@@ -5,6 +5,7 @@
 #include "mlir/IR/Diagnostics.h"
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/MathExtras.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 
@@ -55,9 +56,10 @@ std::string checkShape(ArrayRef<int64_t> shape) {
   return "the element count of " + dims + " overflows int64";
 }
 
-/// Reads the bytes of an externally stored tensor.
-static FailureOr<std::string> readExternal(const onnx::TensorProto &tensor,
-                                           StringRef baseDir, Location loc) {
+/// Maps the bytes of an externally stored tensor: only its slice of the
+/// file, which may be far larger than memory.
+static FailureOr<std::unique_ptr<llvm::MemoryBuffer>>
+readExternal(const onnx::TensorProto &tensor, StringRef baseDir, Location loc) {
   std::string location;
   uint64_t offset = 0, length = 0;
   bool hasLength = false;
@@ -87,14 +89,12 @@ static FailureOr<std::string> readExternal(const onnx::TensorProto &tensor,
            failure();
   SmallString<256> path(baseDir);
   llvm::sys::path::append(path, location);
-  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
-                                            /*RequiresNullTerminator=*/false);
-  if (!buffer)
+  uint64_t size = 0;
+  if (std::error_code ec = llvm::sys::fs::file_size(path, size))
     return emitError(loc) << "cannot read external data file '" << path
                           << "' for initializer '" << tensor.name()
-                          << "': " << buffer.getError().message(),
+                          << "': " << ec.message(),
            failure();
-  uint64_t size = (*buffer)->getBufferSize();
   if (!hasLength)
     length = offset <= size ? size - offset : 0;
   if (offset > size || length > size - offset)
@@ -103,7 +103,30 @@ static FailureOr<std::string> readExternal(const onnx::TensorProto &tensor,
                           << offset << ", length " << length << ", file size "
                           << size << ")",
            failure();
-  return std::string((*buffer)->getBufferStart() + offset, length);
+  auto buffer = llvm::MemoryBuffer::getFileSlice(path, length, offset);
+  if (!buffer)
+    return emitError(loc) << "cannot read external data file '" << path
+                          << "' for initializer '" << tensor.name()
+                          << "': " << buffer.getError().message(),
+           failure();
+  return std::move(*buffer);
+}
+
+FailureOr<std::shared_ptr<const TensorBytes>>
+takeTensorBytes(onnx::TensorProto &tensor, StringRef baseDir, Location loc) {
+  auto bytes = std::make_shared<TensorBytes>();
+  if (tensor.data_location() == onnx::TensorProto::EXTERNAL) {
+    auto mapped = readExternal(tensor, baseDir, loc);
+    if (failed(mapped))
+      return failure();
+    bytes->mapped = std::move(*mapped);
+  } else if (tensor.has_raw_data()) {
+    bytes->moved = std::move(*tensor.mutable_raw_data());
+    tensor.clear_raw_data();
+  } else {
+    return std::shared_ptr<const TensorBytes>();
+  }
+  return std::shared_ptr<const TensorBytes>(std::move(bytes));
 }
 
 FailureOr<DenseElementsAttr> convertTensor(const onnx::TensorProto &tensor,
@@ -128,16 +151,16 @@ FailureOr<DenseElementsAttr> convertTensor(const onnx::TensorProto &tensor,
   unsigned bits = element.isInteger(1) ? 8 : element.getIntOrFloatBitWidth();
   size_t bytes = bits / 8;
 
-  std::string external;
-  const std::string *raw = nullptr;
+  std::unique_ptr<llvm::MemoryBuffer> external;
+  std::optional<StringRef> raw;
   if (tensor.data_location() == onnx::TensorProto::EXTERNAL) {
     auto data = readExternal(tensor, baseDir, loc);
     if (failed(data))
       return failure();
     external = std::move(*data);
-    raw = &external;
+    raw = external->getBuffer();
   } else if (tensor.has_raw_data()) {
-    raw = &tensor.raw_data();
+    raw = StringRef(tensor.raw_data());
   }
 
   auto badSize = [&](size_t got) {
@@ -154,7 +177,7 @@ FailureOr<DenseElementsAttr> convertTensor(const onnx::TensorProto &tensor,
         raw->size() != elements * bytes)
       return emitError(loc) << "tensor '" << tensor.name() << "' has "
                             << raw->size() << " bytes of "
-                            << (raw == &external ? "external data" : "raw_data")
+                            << (external ? "external data" : "raw_data")
                             << " but its shape " << type << " needs " << count
                             << " x " << bytes << " bytes",
              failure();
