@@ -94,6 +94,15 @@ Status Model::load(const uint8_t *data, size_t size, const std::string &backend,
   return Status::ok();
 }
 
+Status Model::copyConstants(uint64_t offset, uint64_t bytes, void *device) {
+  if (const uint8_t *p = plan_.constants.find(offset, bytes))
+    return backend_->copyToDevice(device, p, bytes);
+  // Bytes across pieces of a blob built in memory: gather them first.
+  std::vector<uint8_t> gathered(bytes);
+  plan_.constants.copyOut(offset, bytes, gathered.data());
+  return backend_->copyToDevice(device, gathered.data(), bytes);
+}
+
 Model::~Model() {
   if (!backend_)
     return;
@@ -165,8 +174,7 @@ Status Model::prepare() {
     names_[static_cast<int>(kind)][t.name] = id;
     MPTRT_TRY(backend_->allocate(descs_[id].bytes, &buffers_[id]).withContext(label(plan_, id)));
     if (t.hasInitializer) {
-      MPTRT_TRY(backend_->copyToDevice(buffers_[id], plan_.constants.data() + t.offset,
-                                       descs_[id].bytes));
+      MPTRT_TRY(copyConstants(t.offset, descs_[id].bytes, buffers_[id]));
       bound_[id] = 1;
     } else {
       MPTRT_TRY(backend_->fillZero(buffers_[id], descs_[id].bytes));
@@ -197,7 +205,8 @@ Status Model::prepare() {
   for (auto [start, end] : merged) {
     packed.resize(plan::alignUp(packed.size()), 0);
     packedStart.push_back(packed.size());
-    packed.insert(packed.end(), plan_.constants.begin() + start, plan_.constants.begin() + end);
+    packed.resize(packed.size() + (end - start));
+    plan_.constants.copyOut(start, end - start, packed.data() + packed.size() - (end - start));
   }
   for (plan::Tensor &t : plan_.tensors) {
     if (t.storage != plan::Storage::Constant)
@@ -208,7 +217,7 @@ Status Model::prepare() {
                merged.begin() - 1;
     t.offset = packedStart[r] + (t.offset - merged[r].first);
   }
-  std::vector<uint8_t>().swap(plan_.constants);
+  plan_.constants.clear();
   MPTRT_TRY(backend_->allocate(packed.size(), &constants_));
   MPTRT_TRY(backend_->copyToDevice(constants_, packed.data(), packed.size()));
 

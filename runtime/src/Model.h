@@ -65,6 +65,8 @@ public:
 private:
   Model() = default;
   Status prepare();
+  /// Copies `bytes` constants-blob bytes at `offset` into a device buffer.
+  Status copyConstants(uint64_t offset, uint64_t bytes, void *device);
   Status checkAliasing(uint32_t kernelId) const;
   void *address(uint32_t tensor, void *arena) const;
 

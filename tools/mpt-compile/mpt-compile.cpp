@@ -283,14 +283,11 @@ int main(int argc, char **argv) {
   if (emitMlir) {
     module->print(file->os());
   } else {
-    auto bytes = mpt::emitPlan(*module, &summary);
-    if (failed(bytes)) {
+    if (failed(mpt::writePlan(*module, file->os(), &summary))) {
       llvm::errs() << "mpt-compile: cannot write a plan for " << inputPath
                    << "\n";
       return kBroken;
     }
-    file->os().write(reinterpret_cast<const char *>(bytes->data()),
-                     bytes->size());
   }
   file->keep();
   if (quiet || emitMlir || output == "-")

@@ -21,6 +21,7 @@
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/Tools/mlir-translate/Translation.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/bit.h"
 #include "llvm/ADT/StringMap.h"
 
 using namespace mlir;
@@ -51,14 +52,34 @@ FailureOr<plan::DType> dtypeOf(Type element, Location loc) {
          failure();
 }
 
-/// The elements of a constant or initial value, little-endian, in their
-/// own type's width (i1 as one byte).
-FailureOr<std::vector<uint8_t>> elementBytes(ElementsAttr attr, Location loc) {
+/// The bytes of a constant or initial value, little-endian, in their own
+/// type's width (i1 as one byte): a view of the attribute's own storage
+/// where it holds them so (the attribute outlives the plan's writing), else
+/// a converted copy.
+struct ElementBytes {
+  ArrayRef<uint8_t> view;
+  std::vector<uint8_t> owned;
+  bool isView = false;
+  ArrayRef<uint8_t> bytes() const { return isView ? view : ArrayRef<uint8_t>(owned); }
+  /// Appends them to the plan's constants (a view by reference) and returns
+  /// their offset.
+  uint64_t appendTo(plan::Plan &built) const {
+    return isView ? plan::appendConstantView(built, view.data(), view.size())
+                  : plan::appendConstant(built, owned.data(), owned.size());
+  }
+};
+
+ArrayRef<uint8_t> asBytes(ArrayRef<char> data) {
+  return ArrayRef<uint8_t>(reinterpret_cast<const uint8_t *>(data.data()),
+                           data.size());
+}
+
+FailureOr<ElementBytes> elementBytes(ElementsAttr attr, Location loc) {
   Type element = attr.getElementType();
   unsigned width = element.isInteger(1)
                        ? 8
                        : element.getIntOrFloatBitWidth();
-  std::vector<uint8_t> out;
+  ElementBytes out;
   if (auto blob = dyn_cast<DenseResourceElementsAttr>(attr)) {
     ArrayRef<char> data = blob.getData();
     uint64_t expected = attr.getNumElements() * (width / 8);
@@ -67,17 +88,34 @@ FailureOr<std::vector<uint8_t>> elementBytes(ElementsAttr attr, Location loc) {
                             << "' holds " << data.size()
                             << " bytes; expected " << expected,
              failure();
-    out.assign(data.begin(), data.end());
+    out.view = asBytes(data);
+    out.isView = true;
     return out;
   }
   auto dense = dyn_cast<DenseElementsAttr>(attr);
   if (!dense)
     return emitError(loc) << "constant " << attr << " has no plan encoding",
            failure();
-  out.reserve(dense.getNumElements() * (width / 8));
+  // Whole-byte elements are stored as their little-endian bytes, densely
+  // packed (a splat holds one element): use them as they are, rather than
+  // element by element through APInt and APFloat.
+  if (!element.isInteger(1) &&
+      llvm::endianness::native == llvm::endianness::little) {
+    ArrayRef<char> raw = dense.getRawData();
+    if (!dense.isSplat()) {
+      out.view = asBytes(raw);
+      out.isView = true;
+      return out;
+    }
+    out.owned.reserve(dense.getNumElements() * (width / 8));
+    for (int64_t i = 0, e = dense.getNumElements(); i < e; ++i)
+      out.owned.insert(out.owned.end(), raw.begin(), raw.begin() + width / 8);
+    return out;
+  }
+  out.owned.reserve(dense.getNumElements() * (width / 8));
   auto append = [&](const APInt &bits) {
     for (unsigned byte = 0; byte < width / 8; ++byte)
-      out.push_back(
+      out.owned.push_back(
           static_cast<uint8_t>(bits.extractBitsAsZExtValue(8, byte * 8)));
   };
   if (isa<FloatType>(element)) {
@@ -88,6 +126,14 @@ FailureOr<std::vector<uint8_t>> elementBytes(ElementsAttr attr, Location loc) {
       append(width == 8 && element.isInteger(1) ? v.zext(8) : v);
   }
   return out;
+}
+
+/// Whether every byte is zero (memcmp of the bytes against themselves
+/// shifted by one: as fast as the library's memcmp).
+bool allZero(ArrayRef<uint8_t> bytes) {
+  return bytes.empty() ||
+         (bytes[0] == 0 &&
+          std::memcmp(bytes.data(), bytes.data() + 1, bytes.size() - 1) == 0);
 }
 
 std::vector<int64_t> shapeOf(Type type) {
@@ -176,7 +222,7 @@ FailureOr<uint32_t> PlanBuilder::constant(rt::ConstantOp op) {
   auto bytes = elementBytes(cast<ElementsAttr>(value), op.getLoc());
   if (failed(bytes))
     return failure();
-  uint64_t offset = plan::appendConstant(built, bytes->data(), bytes->size());
+  uint64_t offset = bytes->appendTo(built);
   auto id = newTensor(op.getResult(), plan::Storage::Constant, "", offset);
   if (succeeded(id))
     constants[value] = *id;
@@ -192,12 +238,24 @@ LogicalResult PlanBuilder::setInitialValue(uint32_t id, Attribute value,
   if (!elements)
     return emitError(loc) << "mpt.initial_value must be an elements attribute",
            failure();
+  // A zero splat (optimizer moments, fresh accumulators) is recognised
+  // before it would be expanded into its full size.
+  if (auto dense = dyn_cast<DenseElementsAttr>(elements);
+      dense && dense.isSplat() && allZero(asBytes(dense.getRawData())) &&
+      cast<ShapedType>(dense.getType()).getShape() == ArrayRef(tensor.shape) &&
+      plan::dtypeSize(tensor.dtype) * 8 ==
+          (dense.getElementType().isInteger(1)
+               ? 8
+               : dense.getElementType().getIntOrFloatBitWidth())) {
+    tensor.zeroInitialized = true;
+    return success();
+  }
   auto bytes = elementBytes(elements, loc);
   if (failed(bytes))
     return failure();
   uint64_t expected = 0;
   plan::tensorByteSize(tensor, &expected);
-  if (bytes->size() != expected ||
+  if (bytes->bytes().size() != expected ||
       plan::dtypeSize(tensor.dtype) * 8 !=
           (elements.getElementType().isInteger(1)
                ? 8
@@ -208,11 +266,11 @@ LogicalResult PlanBuilder::setInitialValue(uint32_t id, Attribute value,
            failure();
   // All zeros (optimizer moments, fresh accumulators): the plan records the
   // fact, not the bytes, and the runtime zero-fills at load.
-  if (std::all_of(bytes->begin(), bytes->end(), [](uint8_t b) { return b == 0; })) {
+  if (allZero(bytes->bytes())) {
     tensor.zeroInitialized = true;
     return success();
   }
-  tensor.offset = plan::appendConstant(built, bytes->data(), bytes->size());
+  tensor.offset = bytes->appendTo(built);
   tensor.hasInitializer = true;
   return success();
 }
@@ -456,9 +514,9 @@ LogicalResult PlanBuilder::addFunction(func::FuncOp func) {
 
 } // namespace
 
-FailureOr<std::vector<uint8_t>> mpt::emitPlan(ModuleOp module,
-                                              PlanSummary *summary) {
-  PlanBuilder builder;
+/// Builds the plan of `module`; its constants view the module's attributes.
+static LogicalResult buildPlan(ModuleOp module, PlanBuilder &builder,
+                               PlanSummary *summary) {
   bool any = false;
   for (auto func : module.getOps<func::FuncOp>()) {
     if (func.isExternal() || func.isPrivate())
@@ -492,7 +550,26 @@ FailureOr<std::vector<uint8_t>> mpt::emitPlan(ModuleOp module,
     for (const plan::EntryPoint &e : built.entries)
       summary->maxArenaBytes = std::max(summary->maxArenaBytes, e.arenaBytes);
   }
-  return plan::serializePlan(built);
+  return success();
+}
+
+FailureOr<std::vector<uint8_t>> mpt::emitPlan(ModuleOp module,
+                                              PlanSummary *summary) {
+  PlanBuilder builder;
+  if (failed(buildPlan(module, builder, summary)))
+    return failure();
+  return plan::serializePlan(builder.result());
+}
+
+LogicalResult mpt::writePlan(ModuleOp module, llvm::raw_ostream &os,
+                             PlanSummary *summary) {
+  PlanBuilder builder;
+  if (failed(buildPlan(module, builder, summary)))
+    return failure();
+  plan::writePlan(builder.result(), [&](const uint8_t *data, size_t n) {
+    os.write(reinterpret_cast<const char *>(data), n);
+  });
+  return success();
 }
 
 void mpt::registerToPlanTranslation() {
@@ -503,11 +580,7 @@ void mpt::registerToPlanTranslation() {
         auto module = dyn_cast<ModuleOp>(op);
         if (!module)
           return op->emitError("expected a builtin.module");
-        auto bytes = emitPlan(module);
-        if (failed(bytes))
-          return failure();
-        os.write(reinterpret_cast<const char *>(bytes->data()), bytes->size());
-        return success();
+        return writePlan(module, os);
       },
       [](DialectRegistry &registry) {
         registry.insert<mpt::MPTDialect, mpt::rt::MPTRTDialect,

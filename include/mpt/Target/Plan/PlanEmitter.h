@@ -29,6 +29,11 @@ struct PlanSummary {
 mlir::FailureOr<std::vector<uint8_t>>
 emitPlan(mlir::ModuleOp module, PlanSummary *summary = nullptr);
 
+/// Writes the plan to `os` as emitPlan builds it, without gathering it in
+/// memory: the weights go from the module's attributes to `os` directly.
+mlir::LogicalResult writePlan(mlir::ModuleOp module, llvm::raw_ostream &os,
+                              PlanSummary *summary = nullptr);
+
 /// Registers `mpt-translate --mlir-to-plan`.
 void registerToPlanTranslation();
 

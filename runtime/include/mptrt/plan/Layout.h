@@ -10,6 +10,8 @@
 #ifndef MPTRT_PLAN_LAYOUT_H
 #define MPTRT_PLAN_LAYOUT_H
 
+#include "mptrt/plan/ConstantBlob.h"
+
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -214,7 +216,7 @@ struct Plan {
   std::vector<Tensor> tensors;
   std::vector<Kernel> kernels;
   std::vector<EntryPoint> entries;
-  std::vector<uint8_t> constants;  // the constants blob
+  ConstantBlob constants;  // the constants section
 };
 
 /// Rounds `v` up to a multiple of kAlignment.
@@ -257,14 +259,16 @@ inline bool tensorByteSize(const Tensor &t, uint64_t *bytes) {
   return true;
 }
 
-/// Appends `size` bytes to the constants blob at the next aligned offset and
-/// returns that offset (for Tensor::offset).
+/// Appends a copy of `size` bytes to the constants blob at the next aligned
+/// offset and returns that offset (for Tensor::offset).
 inline uint64_t appendConstant(Plan &plan, const void *data, size_t size) {
-  uint64_t offset = alignUp(plan.constants.size());
-  plan.constants.resize(offset, 0);
-  const uint8_t *p = static_cast<const uint8_t *>(data);
-  plan.constants.insert(plan.constants.end(), p, p + size);
-  return offset;
+  return plan.constants.append(data, size, kAlignment);
+}
+
+/// Appends `size` bytes by reference, as appendConstant does; they must
+/// outlive the plan's use (a compiler's weights while it writes the plan).
+inline uint64_t appendConstantView(Plan &plan, const void *data, size_t size) {
+  return plan.constants.appendView(data, size, kAlignment);
 }
 
 } // namespace plan

@@ -151,7 +151,9 @@ inline uint32_t readLE32(const uint8_t *p) {
 /// false and sets `*error` (if given) to a message that starts with "plan:".
 /// Never reads outside the given bytes. The header's, the tables' and the
 /// constants' CRC-32 are checked unless `checkChecksums` is false (a large
-/// plan loads faster; the structure is still checked in full).
+/// plan loads faster; the structure is still checked in full). The plan's
+/// constants are a view of `data`, not a copy: keep `data` alive while they
+/// are used, or call `out->constants.makeOwned()`.
 inline bool parsePlan(const uint8_t *data, size_t size, Plan *out,
                       std::string *error, bool checkChecksums = true) {
   using detail::fail;
@@ -312,7 +314,7 @@ inline bool parsePlan(const uint8_t *data, size_t size, Plan *out,
   if (r.remaining() != 0)
     return fail(error, "plan: " + std::to_string(r.remaining()) +
                            " unread bytes at the end of the tables section");
-  plan.constants.assign(data + constantsOffset, data + size);
+  plan.constants.assignView(data + constantsOffset, size - constantsOffset);
   std::string verifyError;
   if (!verifyPlan(plan, &verifyError))
     return fail(error, "plan: " + verifyError);

@@ -58,9 +58,11 @@ public:
 
 } // namespace detail
 
-/// Encodes `plan` (docs/plan-format.md). Does not verify it: call
-/// verifyPlan first if the plan may be malformed.
-inline std::vector<uint8_t> serializePlan(const Plan &plan) {
+/// Encodes `plan` (docs/plan-format.md) through `sink(const uint8_t *data,
+/// size_t n)`, in file order: the header and tables, then the constants
+/// piece by piece, never gathered in one buffer. Does not verify the plan:
+/// call verifyPlan first if it may be malformed.
+template <typename Sink> void writePlan(const Plan &plan, Sink &&sink) {
   detail::ByteWriter w;
   // Header; sizes and offsets are patched once the tables are written.
   for (uint8_t b : kMagic)
@@ -126,14 +128,24 @@ inline std::vector<uint8_t> serializePlan(const Plan &plan) {
   const uint64_t tablesSize = w.out.size() - kHeaderSize;
   const uint64_t constantsOffset = alignUp(w.out.size());
   w.out.resize(constantsOffset, 0);
-  w.out.insert(w.out.end(), plan.constants.begin(), plan.constants.end());
-  w.patchU64(16, w.out.size());
+  uint32_t constantsCrc = 0;
+  plan.constants.forEachRun(
+      [&](const uint8_t *data, size_t n) { constantsCrc = crc32(constantsCrc, data, n); });
+  w.patchU64(16, constantsOffset + plan.constants.size());
   w.patchU64(32, tablesSize);
   w.patchU64(40, constantsOffset);
   w.patchU32(56, crc32(0, w.out.data() + kHeaderSize, tablesSize));
-  w.patchU32(60, crc32(0, plan.constants.data(), plan.constants.size()));
+  w.patchU32(60, constantsCrc);
   w.patchU32(12, crc32(0, w.out.data(), kHeaderSize));  // with its own field 0
-  return std::move(w.out);
+  sink(static_cast<const uint8_t *>(w.out.data()), w.out.size());
+  plan.constants.forEachRun([&](const uint8_t *data, size_t n) { sink(data, n); });
+}
+
+/// The plan's bytes in one vector (writePlan into memory).
+inline std::vector<uint8_t> serializePlan(const Plan &plan) {
+  std::vector<uint8_t> out;
+  writePlan(plan, [&](const uint8_t *data, size_t n) { out.insert(out.end(), data, data + n); });
+  return out;
 }
 
 } // namespace plan
