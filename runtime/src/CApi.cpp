@@ -2,6 +2,7 @@
 #include "mptrt.h"
 
 #include "Backend.h"
+#include "MappedFile.h"
 #include "Model.h"
 
 #include <cstdio>
@@ -31,24 +32,6 @@ int fail(const std::string &message) { return report(Status::error(message)); }
 
 bool validKind(mptrt_binding_kind kind) {
   return kind == MPTRT_INPUT || kind == MPTRT_PARAMETER || kind == MPTRT_OUTPUT;
-}
-
-/// Reads a whole file; fails with the path and the reason.
-Status readFile(const char *path, std::vector<uint8_t> *out) {
-  FILE *f = std::fopen(path, "rb");
-  if (!f)
-    return Status::error(std::string("cannot open '") + path + "'");
-  std::vector<uint8_t> bytes;
-  uint8_t chunk[1 << 16];
-  size_t n;
-  while ((n = std::fread(chunk, 1, sizeof(chunk), f)) > 0)
-    bytes.insert(bytes.end(), chunk, chunk + n);
-  bool bad = std::ferror(f);
-  std::fclose(f);
-  if (bad)
-    return Status::error(std::string("error reading '") + path + "'");
-  *out = std::move(bytes);
-  return Status::ok();
 }
 
 } // namespace
@@ -185,11 +168,12 @@ int mptrt_model_load_file_ex(const char *path, const char *backend, unsigned fla
   *out = nullptr;
   if (!path)
     return fail("mptrt_model_load_file: null path");
-  std::vector<uint8_t> bytes;
-  if (int rc = report(readFile(path, &bytes)))
+  // The model copies what it keeps while it loads; the mapping then goes.
+  mptrt::rt::MappedFile file;
+  if (int rc = report(file.open(path)))
     return rc;
   std::unique_ptr<Model> impl;
-  Status s = Model::load(bytes.data(), bytes.size(), backend ? backend : "", &impl,
+  Status s = Model::load(file.data(), file.size(), backend ? backend : "", &impl,
                          !(flags & MPTRT_LOAD_SKIP_CHECKSUMS));
   if (!s)
     return fail(std::string(path) + ": " + s.message());
