@@ -105,7 +105,8 @@ TEST(PlanFormat, RoundTrip) {
 }
 
 // Tests the exact bytes of a small plan, as docs/plan-format.md lays out.
-TEST(PlanFormat, GoldenBytes) {
+/// The plan of the golden-bytes tests: one relu, a 4-byte constants blob.
+Plan goldenPlan() {
   Plan plan;
   Tensor x;
   x.name = "x";
@@ -129,48 +130,94 @@ TEST(PlanFormat, GoldenBytes) {
   e.outputs = {1};
   plan.entries = {e};
   plan.constants = {0xAA, 0xBB, 0xCC, 0xDD};
+  return plan;
+}
 
-  const std::vector<uint8_t> golden = {
-      // Header.
-      'M', 'P', 'T', 'P', 'L', 'A', 'N', 0,  // magic
-      2, 0, 0, 0,                            // version 2
-      48, 206, 67, 204,                      // header CRC-32 (zlib.crc32)
-      4, 1, 0, 0, 0, 0, 0, 0,                // file size 260
-      64, 0, 0, 0, 0, 0, 0, 0,               // tables offset 64
-      148, 0, 0, 0, 0, 0, 0, 0,              // tables size 148
-      0, 1, 0, 0, 0, 0, 0, 0,                // constants offset 256
-      4, 0, 0, 0, 0, 0, 0, 0,                // constants size 4
-      187, 172, 107, 51,                     // tables CRC-32
-      167, 1, 180, 85,                       // constants CRC-32
-      // Tensor table: count, then name, dtype, storage, rank, flags, dims, offset.
-      2, 0, 0, 0,
-      1, 0, 0, 0, 'x', 1, 2, 1, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-      1, 0, 0, 0, 'y', 1, 3, 1, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-      // Kernel table: count, then kind, operands, results, attributes.
-      1, 0, 0, 0,
-      4, 0, 0, 0, 'r', 'e', 'l', 'u',
-      1, 0, 0, 0, 0, 0, 0, 0,
-      1, 0, 0, 0, 1, 0, 0, 0,
-      1, 0, 0, 0, 1, 0, 0, 0, 'k', 1, 7, 0, 0, 0, 0, 0, 0, 0,
-      // Entry points: count, then name, arena size, kernels, inputs, params, outputs.
-      1, 0, 0, 0,
-      4, 0, 0, 0, 'm', 'a', 'i', 'n',
-      0, 0, 0, 0, 0, 0, 0, 0,
-      1, 0, 0, 0, 0, 0, 0, 0,
-      1, 0, 0, 0, 0, 0, 0, 0,
-      0, 0, 0, 0,
-      1, 0, 0, 0, 1, 0, 0, 0,
-      // Zero padding up to byte 256, then the constants.
-      0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-      0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-      0xAA, 0xBB, 0xCC, 0xDD};
+/// The golden plan's tables section (148 bytes, the same in versions 2, 3).
+const std::vector<uint8_t> kGoldenTables = {
+    // Tensor table: count, then name, dtype, storage, rank, flags, dims, offset.
+    2, 0, 0, 0,
+    1, 0, 0, 0, 'x', 1, 2, 1, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    1, 0, 0, 0, 'y', 1, 3, 1, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    // Kernel table: count, then kind, operands, results, attributes.
+    1, 0, 0, 0,
+    4, 0, 0, 0, 'r', 'e', 'l', 'u',
+    1, 0, 0, 0, 0, 0, 0, 0,
+    1, 0, 0, 0, 1, 0, 0, 0,
+    1, 0, 0, 0, 1, 0, 0, 0, 'k', 1, 7, 0, 0, 0, 0, 0, 0, 0,
+    // Entry points: count, then name, arena size, kernels, inputs, params, outputs.
+    1, 0, 0, 0,
+    4, 0, 0, 0, 'm', 'a', 'i', 'n',
+    0, 0, 0, 0, 0, 0, 0, 0,
+    1, 0, 0, 0, 0, 0, 0, 0,
+    1, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0,
+    1, 0, 0, 0, 1, 0, 0, 0};
+
+/// Header, tables, zero padding up to `constantsOffset`, then the constants.
+std::vector<uint8_t> goldenFile(std::vector<uint8_t> header, uint64_t constantsOffset) {
+  std::vector<uint8_t> bytes = std::move(header);
+  bytes.insert(bytes.end(), kGoldenTables.begin(), kGoldenTables.end());
+  bytes.resize(constantsOffset, 0);
+  for (uint8_t c : {0xAA, 0xBB, 0xCC, 0xDD})
+    bytes.push_back(c);
+  return bytes;
+}
+
+// Tests the writer's bytes against a file written out by hand (version 3:
+// the constants section starts at byte 4096, a page), and that it reads
+// back. The CRCs were computed independently with Python's zlib.crc32.
+TEST(PlanFormat, GoldenBytes) {
+  const std::vector<uint8_t> golden = goldenFile(
+      {
+          'M', 'P', 'T', 'P', 'L', 'A', 'N', 0,  // magic
+          3, 0, 0, 0,                            // version 3
+          15, 19, 139, 3,                        // header CRC-32
+          4, 16, 0, 0, 0, 0, 0, 0,               // file size 4100
+          64, 0, 0, 0, 0, 0, 0, 0,               // tables offset 64
+          148, 0, 0, 0, 0, 0, 0, 0,              // tables size 148
+          0, 16, 0, 0, 0, 0, 0, 0,               // constants offset 4096
+          4, 0, 0, 0, 0, 0, 0, 0,                // constants size 4
+          187, 172, 107, 51,                     // tables CRC-32
+          167, 1, 180, 85,                       // constants CRC-32
+      },
+      4096);
+  const Plan plan = goldenPlan();
   std::vector<uint8_t> bytes = serializePlan(plan);
-  ASSERT_EQ(bytes.size(), 260u);
+  ASSERT_EQ(bytes.size(), 4100u);
   EXPECT_EQ(bytes, golden);
   Plan back;
   std::string error;
   ASSERT_TRUE(parsePlan(golden.data(), golden.size(), &back, &error)) << error;
   expectSamePlan(plan, back);
+}
+
+// Tests that a version-2 file (constants only 64-byte aligned) still reads,
+// and that a version-3 header on the version-2 layout does not.
+TEST(PlanFormat, ReadsVersion2) {
+  std::vector<uint8_t> v2 = goldenFile(
+      {
+          'M', 'P', 'T', 'P', 'L', 'A', 'N', 0,  // magic
+          2, 0, 0, 0,                            // version 2
+          48, 206, 67, 204,                      // header CRC-32
+          4, 1, 0, 0, 0, 0, 0, 0,                // file size 260
+          64, 0, 0, 0, 0, 0, 0, 0,               // tables offset 64
+          148, 0, 0, 0, 0, 0, 0, 0,              // tables size 148
+          0, 1, 0, 0, 0, 0, 0, 0,                // constants offset 256
+          4, 0, 0, 0, 0, 0, 0, 0,                // constants size 4
+          187, 172, 107, 51,                     // tables CRC-32
+          167, 1, 180, 85,                       // constants CRC-32
+      },
+      256);
+  Plan back;
+  std::string error;
+  ASSERT_TRUE(parsePlan(v2.data(), v2.size(), &back, &error)) << error;
+  expectSamePlan(goldenPlan(), back);
+  v2[8] = 3;
+  EXPECT_FALSE(parsePlan(v2.data(), v2.size(), &back, &error, /*checkChecksums=*/false));
+  EXPECT_NE(error.find("constants offset 256 is not the first multiple of 4096"),
+            std::string::npos)
+      << error;
 }
 
 // Tests that every proper prefix of a valid plan is rejected with a message.
@@ -193,7 +240,7 @@ TEST(PlanFormat, TablesTruncatedAtEveryLengthWithConsistentHeader) {
   std::memcpy(&tablesSize, bytes.data() + 32, 8);
   for (uint64_t cut = 0; cut < tablesSize; ++cut) {
     uint64_t tablesEnd = kHeaderSize + cut;
-    uint64_t constantsOffset = alignUp(tablesEnd);
+    uint64_t constantsOffset = alignUp(tablesEnd, kSectionAlignment);
     std::vector<uint8_t> b(bytes.begin(), bytes.begin() + tablesEnd);
     b.resize(constantsOffset, 0);
     auto put = [&](size_t at, uint64_t v) { std::memcpy(b.data() + at, &v, 8); };

@@ -29,10 +29,16 @@ namespace plan {
 
 /// The first 8 bytes of every plan: "MPTPLAN" and a NUL.
 inline constexpr uint8_t kMagic[8] = {'M', 'P', 'T', 'P', 'L', 'A', 'N', 0};
-/// The only version this header reads and writes. Version 2 added the
-/// CRC-32 checksums of the header and both sections, and zero-initialized
-/// parameters.
-inline constexpr uint32_t kVersion = 2;
+/// The version this header writes. Version 2 added the CRC-32 checksums of
+/// the header and both sections, and zero-initialized parameters; version 3
+/// starts the constants section at a page boundary (kSectionAlignment).
+inline constexpr uint32_t kVersion = 3;
+/// The oldest version this header reads (its constants section is only
+/// 64-byte aligned).
+inline constexpr uint32_t kOldestReadVersion = 2;
+/// Alignment of the constants section within a version-3 file: a page, so
+/// that the section can be mapped on its own and its bytes used in place.
+inline constexpr uint64_t kSectionAlignment = 4096;
 /// Size of the fixed header; the tables section starts right after it.
 inline constexpr uint64_t kHeaderSize = 64;
 /// Alignment of arena offsets, constant offsets, arena sizes and of the
@@ -219,9 +225,9 @@ struct Plan {
   ConstantBlob constants;  // the constants section
 };
 
-/// Rounds `v` up to a multiple of kAlignment.
-inline uint64_t alignUp(uint64_t v) {
-  return (v + kAlignment - 1) / kAlignment * kAlignment;
+/// Rounds `v` up to a multiple of `alignment` (kAlignment by default).
+inline uint64_t alignUp(uint64_t v, uint64_t alignment = kAlignment) {
+  return (v + alignment - 1) / alignment * alignment;
 }
 
 /// Element count of `shape`, or false if a dim is negative or the product

@@ -165,10 +165,12 @@ inline bool parsePlan(const uint8_t *data, size_t size, Plan *out,
   if (memcmp(data, kMagic, sizeof(kMagic)) != 0)
     return fail(error, "plan: bad magic (not an MPT plan file)");
   const uint32_t version = detail::readLE32(data + 8);
-  if (version != kVersion)
+  if (version < kOldestReadVersion || version > kVersion)
     return fail(error, "plan: unsupported format version " + std::to_string(version) +
-                           " (this runtime reads version " +
+                           " (this runtime reads versions " +
+                           std::to_string(kOldestReadVersion) + " to " +
                            std::to_string(kVersion) + ")");
+  const uint64_t sectionAlignment = version >= 3 ? kSectionAlignment : kAlignment;
   const uint32_t headerCrc = detail::readLE32(data + 12);
   const uint64_t fileSize = detail::readLE64(data + 16);
   const uint64_t tablesOffset = detail::readLE64(data + 24);
@@ -195,10 +197,11 @@ inline bool parsePlan(const uint8_t *data, size_t size, Plan *out,
     return fail(error, "plan: tables section of " + std::to_string(tablesSize) +
                            " bytes runs past the end of the file");
   const uint64_t tablesEnd = kHeaderSize + tablesSize;
-  if (constantsOffset % kAlignment != 0 || constantsOffset < tablesEnd ||
-      constantsOffset - tablesEnd >= kAlignment)
+  if (constantsOffset % sectionAlignment != 0 || constantsOffset < tablesEnd ||
+      constantsOffset - tablesEnd >= sectionAlignment)
     return fail(error, "plan: constants offset " + std::to_string(constantsOffset) +
-                           " is not the first multiple of 64 after the tables");
+                           " is not the first multiple of " +
+                           std::to_string(sectionAlignment) + " after the tables");
   if (constantsOffset > size || constantsSize != size - constantsOffset)
     return fail(error, "plan: constants section [" + std::to_string(constantsOffset) +
                            ", +" + std::to_string(constantsSize) +

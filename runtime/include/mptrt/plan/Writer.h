@@ -126,7 +126,7 @@ template <typename Sink> void writePlan(const Plan &plan, Sink &&sink) {
     w.ids(e.outputs);
   }
   const uint64_t tablesSize = w.out.size() - kHeaderSize;
-  const uint64_t constantsOffset = alignUp(w.out.size());
+  const uint64_t constantsOffset = alignUp(w.out.size(), kSectionAlignment);
   w.out.resize(constantsOffset, 0);
   uint32_t constantsCrc = 0;
   plan.constants.forEachRun(
