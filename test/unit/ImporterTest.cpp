@@ -158,26 +158,35 @@ TEST(ImportBuffer, StatusSeparatesUnsupportedFromBroken) {
   EXPECT_NE(capture.text.find("truncated or corrupt"), std::string::npos);
 }
 
-/// A binary model: y = Add(x, w) + s-shaped Reshape, where x is a float
-/// [2, 3] graph input, w a float [2, 3] parameter initializer and s an
-/// int64 [2] constant initializer, both stored as raw_data.
-onnx::ModelProto addModel() {
+/// An empty opset-17 model with graph "g".
+onnx::ModelProto emptyModel() {
   onnx::ModelProto m;
   m.set_ir_version(8);
   auto *opset = m.add_opset_import();
   opset->set_domain("");
   opset->set_version(17);
+  m.mutable_graph()->set_name("g");
+  return m;
+}
+
+/// Declares a float tensor `name` of the given dims.
+void floatTensorInfo(onnx::ValueInfoProto *v, const char *name,
+                     std::initializer_list<int64_t> dims) {
+  v->set_name(name);
+  auto *t = v->mutable_type()->mutable_tensor_type();
+  t->set_elem_type(onnx::TensorProto::FLOAT);
+  for (int64_t d : dims)
+    t->mutable_shape()->add_dim()->set_dim_value(d);
+}
+
+/// A binary model: y = Add(x, w) + s-shaped Reshape, where x is a float
+/// [2, 3] graph input, w a float [2, 3] parameter initializer and s an
+/// int64 [2] constant initializer, both stored as raw_data.
+onnx::ModelProto addModel() {
+  onnx::ModelProto m = emptyModel();
   auto *g = m.mutable_graph();
-  g->set_name("g");
-  auto valueInfo = [](onnx::ValueInfoProto *v, const char *name) {
-    v->set_name(name);
-    auto *t = v->mutable_type()->mutable_tensor_type();
-    t->set_elem_type(onnx::TensorProto::FLOAT);
-    t->mutable_shape()->add_dim()->set_dim_value(2);
-    t->mutable_shape()->add_dim()->set_dim_value(3);
-  };
-  valueInfo(g->add_input(), "x");
-  valueInfo(g->add_output(), "y");
+  floatTensorInfo(g->add_input(), "x", {2, 3});
+  floatTensorInfo(g->add_output(), "y", {2, 3});
   auto *w = g->add_initializer();
   w->set_name("w");
   w->set_data_type(onnx::TensorProto::FLOAT);
@@ -380,21 +389,10 @@ TEST(ImportFile, ExternalDataAbove2GiB) {
     f.write(reinterpret_cast<const char *>(&last), 4);
     ASSERT_TRUE(f.good());
   }
-  onnx::ModelProto m;
-  m.set_ir_version(8);
-  auto *opset = m.add_opset_import();
-  opset->set_domain("");
-  opset->set_version(17);
+  onnx::ModelProto m = emptyModel();
   auto *g = m.mutable_graph();
-  g->set_name("g");
-  auto vector = [&](onnx::ValueInfoProto *v, const char *name) {
-    v->set_name(name);
-    auto *t = v->mutable_type()->mutable_tensor_type();
-    t->set_elem_type(onnx::TensorProto::FLOAT);
-    t->mutable_shape()->add_dim()->set_dim_value(count);
-  };
-  vector(g->add_input(), "x");
-  vector(g->add_output(), "y");
+  floatTensorInfo(g->add_input(), "x", {count});
+  floatTensorInfo(g->add_output(), "y", {count});
   auto *w = g->add_initializer();
   w->set_name("w");
   w->set_data_type(onnx::TensorProto::FLOAT);
