@@ -11,11 +11,13 @@
 //===----------------------------------------------------------------------===//
 #include "mpt/Dialect/MPT/IR/MPTDialect.h"
 #include "mpt/Dialect/MPTRT/IR/MPTRTOps.h"
-#include "mpt/Import/ONNX/Importer.h"
 #include "mpt/Pipelines/Pipelines.h"
 #include "mpt/Target/Plan/PlanEmitter.h"
-#include "ImportFlags.h"
 #include "PipelineFlags.h"
+#ifdef MPT_ENABLE_ONNX
+#include "mpt/Import/ONNX/Importer.h"
+#include "ImportFlags.h"
+#endif
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/AsmState.h"
@@ -67,6 +69,43 @@ bool isOnnx(StringRef path) {
   return path.ends_with(".onnx") || path.ends_with(".onnxtext");
 }
 
+/// The module of an ONNX input, or null with `exitCode` set (the importer
+/// has reported why).
+OwningOpRef<ModuleOp> importOnnx(MLIRContext &context, ExitCode &exitCode) {
+  exitCode = kBroken;
+#ifdef MPT_ENABLE_ONNX
+  mpt::OnnxImportOptions options;
+  if (std::string error = mpt::tools::importOptionsFromFlags(options);
+      !error.empty()) {
+    llvm::errs() << "mpt-compile: " << error << "\n";
+    return nullptr;
+  }
+  mpt::OnnxImportResult result =
+      mpt::importOnnxFile(inputPath, context, options);
+  if (!result.module) {
+    llvm::errs() << "mpt-compile: cannot import " << inputPath << "\n";
+    if (result.status == mpt::OnnxImportStatus::Unsupported)
+      exitCode = kUnsupported;
+    return nullptr;
+  }
+  return std::move(result.module);
+#else
+  llvm::errs() << "mpt-compile: cannot import " << inputPath
+               << ": this build has no ONNX importer (MPT_ENABLE_ONNX=OFF); "
+                  "give mpt IR (.mlir)\n";
+  return nullptr;
+#endif
+}
+
+/// Whether the importer's --input-shape or --bind-constant were given.
+bool inputBindingsGiven() {
+#ifdef MPT_ENABLE_ONNX
+  return mpt::tools::inputBindingsGiven();
+#else
+  return false;
+#endif
+}
+
 std::string defaultOutput(StringRef input) {
   llvm::SmallString<256> path(input);
   llvm::sys::path::replace_extension(path, emitMlir ? ".mlir" : ".mptp");
@@ -95,7 +134,9 @@ int main(int argc, char **argv) {
   registerDefaultTimingManagerCLOptions();
   // The pipeline's options are this tool's flags (--precision, --lr, ...).
   mpt::tools::PipelineFlags<mpt::TrainingPipelineOptions> pipeline;
+#ifdef MPT_ENABLE_ONNX
   mpt::tools::registerImportFlags(&category);
+#endif
   cl::HideUnrelatedOptions({&category, &mpt::getPipelineOptionsCategory(),
                             &mpt::getTrainingOptionsCategory()});
   cl::ParseCommandLineOptions(
@@ -115,23 +156,12 @@ int main(int argc, char **argv) {
   llvm::SourceMgr sourceMgr;
   SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
   if (isOnnx(inputPath)) {
-    mpt::OnnxImportOptions options;
-    if (std::string error = mpt::tools::importOptionsFromFlags(options);
-        !error.empty()) {
-      llvm::errs() << "mpt-compile: " << error << "\n";
-      return kBroken;
-    }
-    mpt::OnnxImportResult result =
-        mpt::importOnnxFile(inputPath, context, options);
-    if (!result.module) {
-      llvm::errs() << "mpt-compile: cannot import " << inputPath << "\n";
-      return result.status == mpt::OnnxImportStatus::Unsupported
-                 ? kUnsupported
-                 : kBroken;
-    }
-    module = std::move(result.module);
+    ExitCode exitCode;
+    module = importOnnx(context, exitCode);
+    if (!module)
+      return exitCode;
   } else {
-    if (mpt::tools::inputBindingsGiven()) {
+    if (inputBindingsGiven()) {
       llvm::errs() << "mpt-compile: --input-shape and --bind-constant apply "
                       "to ONNX inputs only\n";
       return kBroken;
