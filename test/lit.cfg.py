@@ -11,6 +11,9 @@ config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.mpt_obj_root, "test")
 
 config.substitutions.append(("%mpt_plugin", config.mpt_plugin))
+# Tests that import ONNX say `REQUIRES: onnx` (MPT_ENABLE_ONNX).
+if config.mpt_enable_onnx:
+    config.available_features.add("onnx")
 config.substitutions.append(("%fixtures", os.path.join(config.test_source_root, "fixtures", "models")))
 config.environment["PATH"] = os.pathsep.join(
     [config.mpt_tools_dir, config.llvm_tools_dir, config.environment.get("PATH", os.environ["PATH"])])

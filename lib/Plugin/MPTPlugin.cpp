@@ -10,6 +10,7 @@
 #include "mpt/Conversion/Passes.h"
 #include "mpt/Dialect/MPT/IR/MPTDialect.h"
 #include "mpt/Dialect/MPTRT/IR/MPTRTDialect.h"
+#include "mpt/Pipelines/Pipelines.h"
 #include "mpt/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -32,5 +33,6 @@ mlirGetPassPluginInfo() {
   return {MLIR_PLUGIN_API_VERSION, "MPT", LLVM_VERSION_STRING, []() {
             mpt::registerMPTPasses();
             mpt::registerConversionPasses();
+            mpt::registerMPTPipelines();
           }};
 }

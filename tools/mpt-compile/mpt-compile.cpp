@@ -2,27 +2,28 @@
 //
 //   mpt-compile model.onnx -o model.mptp [--input-shape x=8,16] ...
 //
-// Runs the importer (for .onnx / .onnxtext; .mlir is parsed as is), with
-// --precision `--assign-precision` and `--verify-precision`, then the
-// `--lower-to-runtime` pipeline and the plan emitter. The exit code is 0 on
+// Runs the importer (for .onnx / .onnxtext; .mlir is parsed as is), then
+// mpt::buildInferencePipeline (mpt::buildTrainingPipeline with --train),
+// whose options are this tool's flags, then the plan emitter. The exit code is 0 on
 // success, 1 when the input is broken or cannot be lowered, and 2 when the
 // model only uses features MPT does not support (all of them are reported).
 //
 //===----------------------------------------------------------------------===//
-#include "mpt/Conversion/Passes.h"
 #include "mpt/Dialect/MPT/IR/MPTDialect.h"
 #include "mpt/Dialect/MPTRT/IR/MPTRTOps.h"
-#include "mpt/Import/ONNX/Importer.h"
+#include "mpt/Pipelines/Pipelines.h"
 #include "mpt/Target/Plan/PlanEmitter.h"
-#include "mpt/Transforms/Passes.h"
+#include "PipelineFlags.h"
+#ifdef MPT_ENABLE_ONNX
+#include "mpt/Import/ONNX/Importer.h"
 #include "ImportFlags.h"
+#endif
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
-#include "mlir/Pass/PassRegistry.h"
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Support/Timing.h"
 #include "llvm/Support/CommandLine.h"
@@ -47,25 +48,6 @@ static cl::opt<std::string>
     outputPath("o", cl::desc("Plan file to write (default: the input's name "
                              "with .mptp; '-' for stdout)"),
                cl::value_desc("file"), cl::cat(category));
-static cl::opt<bool> fuseEpilogues(
-    "fuse-epilogues",
-    cl::desc("Fold bias adds and activations into gemm kernels (default: "
-             "true; as --lower-to-runtime's fuse-epilogues)"),
-    cl::init(true), cl::cat(category));
-static cl::opt<std::string> precision(
-    "precision",
-    cl::desc("Run --assign-precision (then --verify-precision) in this mode "
-             "before the lowering: fp32, bf16, fp16, fp8 or auto (default: "
-             "none, the model's own types)"),
-    cl::value_desc("mode"), cl::cat(category));
-static cl::opt<std::string> target(
-    "target",
-    cl::desc("The target --precision=auto picks for: cpu, sm_70, sm_80, ..."),
-    cl::value_desc("target"), cl::cat(category));
-static cl::opt<std::string> precisionReport(
-    "precision-report",
-    cl::desc("Write --assign-precision's decision report (JSON) here"),
-    cl::value_desc("file"), cl::cat(category));
 static cl::opt<bool> emitMlir(
     "emit-mlir",
     cl::desc("Write the lowered mpt IR instead of the plan (for inspection)"),
@@ -73,70 +55,11 @@ static cl::opt<bool> emitMlir(
 static cl::opt<bool> quiet("quiet", cl::desc("Print nothing on success"),
                            cl::init(false), cl::cat(category));
 
-static cl::OptionCategory trainCategory(
-    "mpt-compile --train options (passed to --build-training-step; see docs/training.md)");
 static cl::opt<bool> train(
     "train",
     cl::desc("Compile a training step (entry point 'train_step': forward, "
              "gradients, loss scaling, optimizer) instead of the forward pass"),
-    cl::init(false), cl::cat(trainCategory));
-
-namespace {
-/// A --train option, forwarded to the pass's option of the same name.
-struct TrainOption {
-  const char *name;
-  cl::opt<std::string> *opt;
-};
-#define MPT_TRAIN_OPTION(var, flag, help)                                      \
-  static cl::opt<std::string> var(flag, cl::desc(help), cl::value_desc("value"), \
-                                  cl::cat(trainCategory));
-MPT_TRAIN_OPTION(optOptimizer, "optimizer", "sgd, momentum or adamw (default adamw)")
-MPT_TRAIN_OPTION(optLr, "lr", "Learning rate (default 1e-3)")
-MPT_TRAIN_OPTION(optMomentum, "momentum", "Momentum of --optimizer=momentum (default 0.9)")
-MPT_TRAIN_OPTION(optDampening, "dampening", "Dampening of --optimizer=momentum (default 0)")
-MPT_TRAIN_OPTION(optNesterov, "nesterov", "Nesterov momentum: true or false (default false)")
-MPT_TRAIN_OPTION(optWeightDecay, "weight-decay", "Weight decay (default: 0 for SGD, 0.01 for AdamW)")
-MPT_TRAIN_OPTION(optBeta1, "beta1", "AdamW beta1 (default 0.9)")
-MPT_TRAIN_OPTION(optBeta2, "beta2", "AdamW beta2 (default 0.999)")
-MPT_TRAIN_OPTION(optEps, "eps", "AdamW epsilon (default 1e-8)")
-MPT_TRAIN_OPTION(optLossScale, "loss-scale",
-                 "none, dynamic, static:S or auto (default auto: dynamic when the graph has f16)")
-MPT_TRAIN_OPTION(optInitScale, "init-scale", "Initial dynamic loss scale (default 65536)")
-MPT_TRAIN_OPTION(optGrowthFactor, "growth-factor", "Dynamic scale growth factor (default 2)")
-MPT_TRAIN_OPTION(optBackoffFactor, "backoff-factor", "Dynamic scale backoff factor (default 0.5)")
-MPT_TRAIN_OPTION(optGrowthInterval, "growth-interval",
-                 "Finite steps before the dynamic scale grows (default 2000)")
-MPT_TRAIN_OPTION(optClipNorm, "clip-norm", "Clip gradients to this global L2 norm (default 0: off)")
-MPT_TRAIN_OPTION(optSchedule, "lr-schedule", "constant or warmup_cosine (default constant)")
-MPT_TRAIN_OPTION(optWarmup, "warmup-steps", "Linear warmup steps of warmup_cosine")
-MPT_TRAIN_OPTION(optTotal, "total-steps", "Steps over which warmup_cosine decays")
-MPT_TRAIN_OPTION(optMinLr, "min-lr", "Final learning rate of warmup_cosine (default 0)")
-MPT_TRAIN_OPTION(optLossKind, "loss-kind",
-                 "Add a loss: cross_entropy, mse or nll (default: the model's scalar output)")
-MPT_TRAIN_OPTION(optLossOutput, "loss-output", "The output an added loss applies to")
-MPT_TRAIN_OPTION(optLabelInput, "label-input", "Name of the added loss's label input (default labels)")
-MPT_TRAIN_OPTION(optLoss, "loss", "The scalar output that is the loss, when there are several")
-MPT_TRAIN_OPTION(optFreeze, "freeze", "Comma-separated parameter-name globs to keep frozen")
-MPT_TRAIN_OPTION(optEmitGradients, "emit-gradients",
-                 "true: also output each parameter's gradient as grad.<name>")
-MPT_TRAIN_OPTION(optEvalEntry, "eval-entry",
-                 "Name of the evaluation entry point added beside train_step (default "
-                 "eval_step; empty: none)")
-#undef MPT_TRAIN_OPTION
-
-const TrainOption trainOptions[] = {
-    {"optimizer", &optOptimizer}, {"lr", &optLr}, {"momentum", &optMomentum},
-    {"dampening", &optDampening}, {"nesterov", &optNesterov},
-    {"weight-decay", &optWeightDecay}, {"beta1", &optBeta1}, {"beta2", &optBeta2},
-    {"eps", &optEps}, {"loss-scale", &optLossScale}, {"init-scale", &optInitScale},
-    {"growth-factor", &optGrowthFactor}, {"backoff-factor", &optBackoffFactor},
-    {"growth-interval", &optGrowthInterval}, {"clip-norm", &optClipNorm},
-    {"lr-schedule", &optSchedule}, {"warmup-steps", &optWarmup},
-    {"total-steps", &optTotal}, {"min-lr", &optMinLr}, {"loss-kind", &optLossKind},
-    {"loss-output", &optLossOutput}, {"label-input", &optLabelInput},
-    {"loss", &optLoss}, {"freeze", &optFreeze}, {"emit-gradients", &optEmitGradients},
-    {"eval-entry", &optEvalEntry}};
-} // namespace
+    cl::init(false), cl::cat(mpt::getTrainingOptionsCategory()));
 
 namespace {
 
@@ -144,6 +67,43 @@ enum ExitCode { kOk = 0, kBroken = 1, kUnsupported = 2 };
 
 bool isOnnx(StringRef path) {
   return path.ends_with(".onnx") || path.ends_with(".onnxtext");
+}
+
+/// The module of an ONNX input, or null with `exitCode` set (the importer
+/// has reported why).
+OwningOpRef<ModuleOp> importOnnx(MLIRContext &context, ExitCode &exitCode) {
+  exitCode = kBroken;
+#ifdef MPT_ENABLE_ONNX
+  mpt::OnnxImportOptions options;
+  if (std::string error = mpt::tools::importOptionsFromFlags(options);
+      !error.empty()) {
+    llvm::errs() << "mpt-compile: " << error << "\n";
+    return nullptr;
+  }
+  mpt::OnnxImportResult result =
+      mpt::importOnnxFile(inputPath, context, options);
+  if (!result.module) {
+    llvm::errs() << "mpt-compile: cannot import " << inputPath << "\n";
+    if (result.status == mpt::OnnxImportStatus::Unsupported)
+      exitCode = kUnsupported;
+    return nullptr;
+  }
+  return std::move(result.module);
+#else
+  llvm::errs() << "mpt-compile: cannot import " << inputPath
+               << ": this build has no ONNX importer (MPT_ENABLE_ONNX=OFF); "
+                  "give mpt IR (.mlir)\n";
+  return nullptr;
+#endif
+}
+
+/// Whether the importer's --input-shape or --bind-constant were given.
+bool inputBindingsGiven() {
+#ifdef MPT_ENABLE_ONNX
+  return mpt::tools::inputBindingsGiven();
+#else
+  return false;
+#endif
 }
 
 std::string defaultOutput(StringRef input) {
@@ -172,9 +132,13 @@ int main(int argc, char **argv) {
   registerMLIRContextCLOptions();
   registerPassManagerCLOptions();
   registerDefaultTimingManagerCLOptions();
-  mpt::registerMPTPasses();
+  // The pipeline's options are this tool's flags (--precision, --lr, ...).
+  mpt::tools::PipelineFlags<mpt::TrainingPipelineOptions> pipeline;
+#ifdef MPT_ENABLE_ONNX
   mpt::tools::registerImportFlags(&category);
-  cl::HideUnrelatedOptions({&category, &trainCategory});
+#endif
+  cl::HideUnrelatedOptions({&category, &mpt::getPipelineOptionsCategory(),
+                            &mpt::getTrainingOptionsCategory()});
   cl::ParseCommandLineOptions(
       argc, argv,
       "MPT compiler: import an ONNX model, lower it to the runtime and write "
@@ -192,23 +156,12 @@ int main(int argc, char **argv) {
   llvm::SourceMgr sourceMgr;
   SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
   if (isOnnx(inputPath)) {
-    mpt::OnnxImportOptions options;
-    if (std::string error = mpt::tools::importOptionsFromFlags(options);
-        !error.empty()) {
-      llvm::errs() << "mpt-compile: " << error << "\n";
-      return kBroken;
-    }
-    mpt::OnnxImportResult result =
-        mpt::importOnnxFile(inputPath, context, options);
-    if (!result.module) {
-      llvm::errs() << "mpt-compile: cannot import " << inputPath << "\n";
-      return result.status == mpt::OnnxImportStatus::Unsupported
-                 ? kUnsupported
-                 : kBroken;
-    }
-    module = std::move(result.module);
+    ExitCode exitCode;
+    module = importOnnx(context, exitCode);
+    if (!module)
+      return exitCode;
   } else {
-    if (mpt::tools::inputBindingsGiven()) {
+    if (inputBindingsGiven()) {
       llvm::errs() << "mpt-compile: --input-shape and --bind-constant apply "
                       "to ONNX inputs only\n";
       return kBroken;
@@ -227,45 +180,23 @@ int main(int argc, char **argv) {
   applyDefaultTimingManagerCLOptions(timing);
   TimingScope timingScope = timing.getRootScope();
   pm.enableTiming(timingScope);
-  if (!precision.empty()) {
-    std::string spec = "assign-precision{mode=" + precision;
-    if (!target.empty())
-      spec += " target=" + target;
-    if (!precisionReport.empty())
-      spec += " report=" + precisionReport;
-    spec += "},verify-precision";
-    std::string error;
-    llvm::raw_string_ostream errorStream(error);
-    if (failed(parsePassPipeline(spec, pm, errorStream))) {
-      llvm::errs() << "mpt-compile: --precision: " << error << "\n";
-      return kBroken;
-    }
-  } else if (!target.empty() || !precisionReport.empty()) {
+  if (pipeline.precision == mpt::PipelinePrecision::None &&
+      (!pipeline.target.empty() || !pipeline.precisionReport.empty())) {
     llvm::errs() << "mpt-compile: --target and --precision-report need "
                     "--precision\n";
     return kBroken;
   }
-  std::string trainSpec;
-  for (const TrainOption &o : trainOptions) {
-    if (o.opt->getNumOccurrences() == 0)
-      continue;
-    if (!train) {
-      llvm::errs() << "mpt-compile: --" << o.name << " needs --train\n";
-      return kBroken;
-    }
-    trainSpec += (trainSpec.empty() ? "" : " ") + std::string(o.name) + "=" + o.opt->getValue();
-  }
   if (train) {
-    std::string error;
-    llvm::raw_string_ostream errorStream(error);
-    if (failed(parsePassPipeline("build-training-step{" + trainSpec + "}", pm, errorStream))) {
-      llvm::errs() << "mpt-compile: --train: " << error << "\n";
+    mpt::buildTrainingPipeline(pm, pipeline);
+  } else {
+    auto given = pipeline.givenIn(mpt::getTrainingOptionsCategory());
+    if (!given.empty()) {
+      llvm::errs() << "mpt-compile: --" << given.front()->ArgStr
+                   << " needs --train\n";
       return kBroken;
     }
+    mpt::buildInferencePipeline(pm, pipeline);
   }
-  mpt::LowerToRuntimeOptions lowering;
-  lowering.fuseEpilogues = fuseEpilogues;
-  mpt::buildLowerToRuntimePipeline(pm, lowering);
   if (failed(pm.run(*module))) {
     llvm::errs() << "mpt-compile: lowering " << inputPath << " failed\n";
     return kBroken;

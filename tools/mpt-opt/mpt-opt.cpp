@@ -1,12 +1,14 @@
 //===- mpt-opt.cpp - the MPT optimizer driver -----------------------------===//
 //
-// mlir-opt with the mpt dialect and the upstream dialects and passes that
-// MPT pipelines use.
+// mlir-opt with the mpt dialect, the MPT passes and pipelines
+// (--mpt-training-pipeline, --mpt-inference-pipeline), and the upstream
+// dialects and passes that they use.
 //
 //===----------------------------------------------------------------------===//
 #include "mpt/Conversion/Passes.h"
 #include "mpt/Dialect/MPT/IR/MPTDialect.h"
 #include "mpt/Dialect/MPTRT/IR/MPTRTDialect.h"
+#include "mpt/Pipelines/Pipelines.h"
 #include "mpt/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -18,6 +20,7 @@ int main(int argc, char **argv) {
   mlir::registerTransformsPasses();
   mpt::registerConversionPasses();
   mpt::registerMPTPasses();
+  mpt::registerMPTPipelines();
   mlir::DialectRegistry registry;
   registry.insert<mpt::MPTDialect, mpt::rt::MPTRTDialect, mlir::func::FuncDialect>();
   return mlir::asMainReturnCode(

@@ -3,15 +3,18 @@
 //   mpt-translate --import-onnx model.onnx [--input-shape x=8,16] -o out.mlir
 //   mpt-translate --mlir-to-plan lowered.mlir -o model.mptp
 //
-// `.onnxtext` inputs are parsed as the ONNX text syntax. The exit code is 0
+// `.onnxtext` inputs are parsed as the ONNX text syntax. A build without
+// the importer (MPT_ENABLE_ONNX=OFF) has --mlir-to-plan only. The exit code is 0
 // on success, 1 when the model is broken, and 2 when it only uses features
 // MPT does not support (every one of them is reported).
 //
 //===----------------------------------------------------------------------===//
 #include "mpt/Dialect/MPT/IR/MPTDialect.h"
-#include "mpt/Import/ONNX/Importer.h"
 #include "mpt/Target/Plan/PlanEmitter.h"
+#ifdef MPT_ENABLE_ONNX
+#include "mpt/Import/ONNX/Importer.h"
 #include "ImportFlags.h"
+#endif
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -28,6 +31,7 @@ using namespace mlir;
 /// it into exit code 2 so scripts can tell "unsupported" from "broken".
 static bool sawUnsupported = false;
 
+#ifdef MPT_ENABLE_ONNX
 static void registerOnnxImport() {
   TranslateToMLIRRegistration importOnnx(
       "import-onnx", "Import an ONNX model (.onnx or .onnxtext) into mpt",
@@ -60,9 +64,13 @@ static void registerOnnxImport() {
       });
 }
 
+#endif
+
 int main(int argc, char **argv) {
+#ifdef MPT_ENABLE_ONNX
   mpt::tools::registerImportFlags();
   registerOnnxImport();
+#endif
   mpt::registerToPlanTranslation();
   LogicalResult result = mlirTranslateMain(argc, argv, "MPT translation tool");
   if (succeeded(result))

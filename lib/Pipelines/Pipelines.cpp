@@ -1,0 +1,169 @@
+//===- Pipelines.cpp - the inference and training compile pipelines -------===//
+#include "mpt/Pipelines/Pipelines.h"
+
+#include "mlir/Pass/PassRegistry.h"
+
+using namespace mlir;
+
+llvm::cl::OptionCategory &mpt::getPipelineOptionsCategory() {
+  static llvm::cl::OptionCategory category(
+      "Pipeline options (precision and lowering; as in "
+      "--mpt-inference-pipeline and --mpt-training-pipeline)");
+  return category;
+}
+
+llvm::cl::OptionCategory &mpt::getTrainingOptionsCategory() {
+  static llvm::cl::OptionCategory category(
+      "Training options (with --train; as in --mpt-training-pipeline and "
+      "--build-training-step, see docs/training.md)");
+  return category;
+}
+
+std::unique_ptr<mpt::TrainingPipelineOptions>
+mpt::TrainingPipelineOptions::createFromString(llvm::StringRef options) {
+  auto result = std::make_unique<TrainingPipelineOptions>();
+  if (failed(result->parseFromString(options)))
+    return nullptr;
+  return result;
+}
+
+const mpt::BuildTrainingStepPassOptions &
+mpt::TrainingPipelineOptions::defaults() {
+  static const BuildTrainingStepPassOptions options;
+  return options;
+}
+
+namespace {
+
+mpt::PrecisionMode toMode(mpt::PipelinePrecision precision) {
+  switch (precision) {
+  case mpt::PipelinePrecision::FP32:
+    return mpt::PrecisionMode::FP32;
+  case mpt::PipelinePrecision::FP16:
+    return mpt::PrecisionMode::FP16;
+  case mpt::PipelinePrecision::FP8:
+    return mpt::PrecisionMode::FP8;
+  case mpt::PipelinePrecision::Auto:
+    return mpt::PrecisionMode::Auto;
+  case mpt::PipelinePrecision::BF16:
+  case mpt::PipelinePrecision::None:
+    break;
+  }
+  return mpt::PrecisionMode::BF16;
+}
+
+/// `--assign-precision` and `--verify-precision`, unless precision is none.
+void addPrecisionPasses(OpPassManager &pm,
+                        const mpt::InferencePipelineOptions &options) {
+  if (options.precision == mpt::PipelinePrecision::None)
+    return;
+  mpt::AssignPrecisionPassOptions assign;
+  assign.mode = toMode(options.precision);
+  assign.target = options.target;
+  assign.report = options.precisionReport;
+  pm.addPass(mpt::createAssignPrecisionPass(assign));
+  pm.addPass(mpt::createVerifyPrecisionPass());
+}
+
+void addLoweringPasses(OpPassManager &pm,
+                       const mpt::InferencePipelineOptions &options) {
+  mpt::LowerToRuntimeOptions lowering;
+  lowering.fuseEpilogues = options.fuseEpilogues;
+  mpt::buildLowerToRuntimePipeline(pm, lowering);
+}
+
+mpt::BuildTrainingStepPassOptions
+trainingStepOptions(const mpt::TrainingPipelineOptions &options) {
+  mpt::BuildTrainingStepPassOptions step;
+  step.optimizer = options.optimizer;
+  step.lr = options.lr;
+  step.momentum = options.momentum;
+  step.dampening = options.dampening;
+  step.nesterov = options.nesterov;
+  step.weightDecay = options.weightDecay;
+  step.beta1 = options.beta1;
+  step.beta2 = options.beta2;
+  step.eps = options.eps;
+  step.lossScale = options.lossScale;
+  step.initScale = options.initScale;
+  step.growthFactor = options.growthFactor;
+  step.backoffFactor = options.backoffFactor;
+  step.growthInterval = options.growthInterval;
+  step.clipNorm = options.clipNorm;
+  step.schedule = options.schedule;
+  step.warmupSteps = options.warmupSteps;
+  step.totalSteps = options.totalSteps;
+  step.minLr = options.minLr;
+  step.lossKind = options.lossKind;
+  step.lossOutput = options.lossOutput;
+  step.labelInput = options.labelInput;
+  step.lossName = options.lossName;
+  step.freeze.assign(options.freeze.begin(), options.freeze.end());
+  step.emitGradients = options.emitGradients;
+  step.evalEntry = options.evalEntry;
+  return step;
+}
+
+} // namespace
+
+void mpt::buildInferencePipeline(OpPassManager &pm,
+                                 const InferencePipelineOptions &options) {
+  addPrecisionPasses(pm, options);
+  addLoweringPasses(pm, options);
+}
+
+void mpt::buildTrainingPipeline(OpPassManager &pm,
+                                const TrainingPipelineOptions &options) {
+  addPrecisionPasses(pm, options);
+  pm.addPass(createBuildTrainingStepPass(trainingStepOptions(options)));
+  addLoweringPasses(pm, options);
+}
+
+namespace {
+
+/// Registers `build` as the pipeline `name`. Unlike PassPipelineRegistration,
+/// a malformed option string is reported through the caller's error handler,
+/// with the pipeline's name, not only printed to stderr.
+template <typename OptionsT>
+void registerPipeline(StringRef name, StringRef description,
+                      void (*build)(OpPassManager &, const OptionsT &)) {
+  registerPassPipeline(
+      name, description,
+      [name, build](OpPassManager &pm, StringRef text,
+                    function_ref<LogicalResult(const Twine &)> errorHandler) {
+        OptionsT options;
+        std::string message;
+        llvm::raw_string_ostream stream(message);
+        if (failed(options.parseFromString(text, stream))) {
+          // An unknown name comes here; a malformed value was printed by
+          // the option's own parser already.
+          StringRef reason = StringRef(message).trim();
+          reason.consume_front("<Pass-Options-Parser>: ");
+          if (reason.empty())
+            return errorHandler(name + ": invalid options '" + text + "'");
+          return errorHandler(name + ": " + reason +
+                              " (--help lists the pipeline's options)");
+        }
+        build(pm, options);
+        return success();
+      },
+      [](function_ref<void(const detail::PassOptions &)> optionHandler) {
+        optionHandler(OptionsT());
+      });
+}
+
+} // namespace
+
+void mpt::registerMPTPipelines() {
+  registerPipeline<InferencePipelineOptions>(
+      "mpt-inference-pipeline",
+      "The whole compile pipeline of a forward pass, as mpt-compile runs it: "
+      "[assign-precision, verify-precision], lower-to-runtime",
+      buildInferencePipeline);
+  registerPipeline<TrainingPipelineOptions>(
+      "mpt-training-pipeline",
+      "The whole compile pipeline of a training step, as mpt-compile --train "
+      "runs it: [assign-precision, verify-precision], build-training-step, "
+      "lower-to-runtime",
+      buildTrainingPipeline);
+}

@@ -1,0 +1,129 @@
+//===- PipelinesTest.cpp - the compile pipelines through the C++ API ------===//
+//
+// Builds mpt::buildTrainingPipeline / buildInferencePipeline the way an
+// embedding program does (options set in C++, or parsed from a string) and
+// checks that each option reaches its pass and the defaults are the passes'.
+//
+//===----------------------------------------------------------------------===//
+#include "mpt/Dialect/MPT/IR/MPTDialect.h"
+#include "mpt/Dialect/MPTRT/IR/MPTRTOps.h"
+#include "mpt/Pipelines/Pipelines.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/Support/raw_ostream.h"
+#include "gtest/gtest.h"
+
+using namespace mlir;
+
+namespace {
+
+constexpr const char *kModel = R"mlir(
+func.func @forward(%x: tensor<2x3xf32> {mpt.input = "x"},
+                   %w: tensor<4x3xf32> {mpt.param = "w"})
+    -> (tensor<2x4xf32> {mpt.output = "y"}) {
+  %y = mpt.gemm %x, %w {trans_b = true} : (tensor<2x3xf32>, tensor<4x3xf32>) -> tensor<2x4xf32>
+  return %y : tensor<2x4xf32>
+}
+)mlir";
+
+std::unique_ptr<MLIRContext> makeContext() {
+  DialectRegistry registry;
+  registry.insert<mpt::MPTDialect, mpt::rt::MPTRTDialect, func::FuncDialect>();
+  auto context = std::make_unique<MLIRContext>(registry);
+  context->loadAllAvailableDialects();
+  return context;
+}
+
+std::string pipelineText(const OpPassManager &pm) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  pm.printAsTextualPipeline(os);
+  return text;
+}
+
+TEST(Pipelines, TrainingDefaultsAreThePassDefaults) {
+  mpt::TrainingPipelineOptions options;
+  mpt::BuildTrainingStepPassOptions pass;
+  EXPECT_EQ(options.precision.getValue(), mpt::PipelinePrecision::None);
+  EXPECT_TRUE(options.fuseEpilogues.getValue());
+  EXPECT_EQ(options.optimizer.getValue(), pass.optimizer);
+  EXPECT_EQ(options.lr.getValue(), pass.lr);
+  EXPECT_EQ(options.weightDecay.getValue(), pass.weightDecay);
+  EXPECT_EQ(options.lossScale.getValue(), pass.lossScale);
+  EXPECT_EQ(options.growthInterval.getValue(), pass.growthInterval);
+  EXPECT_EQ(options.labelInput.getValue(), pass.labelInput);
+  EXPECT_EQ(options.evalEntry.getValue(), pass.evalEntry);
+  EXPECT_TRUE(options.freeze.empty());
+}
+
+TEST(Pipelines, InferenceWithoutPrecisionOnlyLowers) {
+  auto context = makeContext();
+  PassManager pm(context.get());
+  mpt::buildInferencePipeline(pm, mpt::InferencePipelineOptions());
+  std::string text = pipelineText(pm);
+  EXPECT_EQ(text.find("assign-precision"), std::string::npos) << text;
+  EXPECT_NE(text.find("mpt-convert-to-mptrt"), std::string::npos) << text;
+  EXPECT_NE(text.find("mpt-fuse-epilogues"), std::string::npos) << text;
+}
+
+TEST(Pipelines, OptionsSetInCxxReachThePasses) {
+  auto context = makeContext();
+  OwningOpRef<ModuleOp> module =
+      parseSourceString<ModuleOp>(kModel, context.get());
+  ASSERT_TRUE(module);
+
+  mpt::TrainingPipelineOptions options;
+  options.precision = mpt::PipelinePrecision::BF16;
+  options.optimizer = "sgd";
+  options.lr = 0.25;
+  options.lossKind = "mse";
+  options.evalEntry = "";
+  PassManager pm(context.get());
+  mpt::buildTrainingPipeline(pm, options);
+  std::string text = pipelineText(pm);
+  EXPECT_NE(text.find("mode=bf16"), std::string::npos) << text;
+  EXPECT_NE(text.find("optimizer=sgd"), std::string::npos) << text;
+  ASSERT_TRUE(succeeded(pm.run(*module)));
+
+  auto step = module->lookupSymbol<func::FuncOp>("train_step");
+  ASSERT_TRUE(step);
+  EXPECT_FALSE(module->lookupSymbol<func::FuncOp>("eval_step"));
+  int sgdUpdates = 0, bf16Gemms = 0;
+  step.walk([&](Operation *op) {
+    if (isa<mpt::rt::SGDUpdateOp>(op))
+      ++sgdUpdates;
+    if (auto gemm = dyn_cast<mpt::rt::GemmOp>(op)) {
+      if (cast<RankedTensorType>(gemm->getOperand(0).getType())
+              .getElementType()
+              .isBF16())
+        ++bf16Gemms;
+    }
+    if (auto schedule = dyn_cast<mpt::rt::LRScheduleOp>(op)) {
+      EXPECT_EQ(schedule.getLr().convertToDouble(), 0.25);
+    }
+  });
+  EXPECT_EQ(sgdUpdates, 1);
+  EXPECT_GE(bf16Gemms, 1);
+}
+
+TEST(Pipelines, OptionsParseFromAString) {
+  auto options = mpt::TrainingPipelineOptions::createFromString(
+      "precision=fp16 lr=3e-4 freeze=a*,b* fuse-epilogues=false");
+  ASSERT_TRUE(options);
+  EXPECT_EQ(options->precision.getValue(), mpt::PipelinePrecision::FP16);
+  EXPECT_DOUBLE_EQ(options->lr.getValue(), 3e-4);
+  ASSERT_EQ(options->freeze.size(), 2u);
+  EXPECT_EQ(options->freeze[1], "b*");
+  EXPECT_FALSE(options->fuseEpilogues.getValue());
+
+  std::string errors;
+  llvm::raw_string_ostream stream(errors);
+  mpt::TrainingPipelineOptions unknown;
+  EXPECT_TRUE(failed(unknown.parseFromString("learning-rate=1", stream)));
+  EXPECT_NE(errors.find("learning-rate"), std::string::npos) << errors;
+}
+
+} // namespace
