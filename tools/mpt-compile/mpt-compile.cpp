@@ -122,6 +122,12 @@ MPT_TRAIN_OPTION(optEmitGradients, "emit-gradients",
 MPT_TRAIN_OPTION(optEvalEntry, "eval-entry",
                  "Name of the evaluation entry point added beside train_step (default "
                  "eval_step; empty: none)")
+MPT_TRAIN_OPTION(optFP8Scaling, "fp8-scaling",
+                 "FP8 scales (--precision=fp8): delayed, current or none (all 1; default delayed)")
+MPT_TRAIN_OPTION(optFP8AmaxHistory, "fp8-amax-history",
+                 "Length of each FP8 tensor's amax history (default 1024)")
+MPT_TRAIN_OPTION(optFP8AmaxAlgo, "fp8-amax-algo", "max or most_recent (default max)")
+MPT_TRAIN_OPTION(optFP8Margin, "fp8-margin", "scale = fp8_max / amax / 2^margin (default 0)")
 #undef MPT_TRAIN_OPTION
 
 const TrainOption trainOptions[] = {
@@ -135,7 +141,9 @@ const TrainOption trainOptions[] = {
     {"total-steps", &optTotal}, {"min-lr", &optMinLr}, {"loss-kind", &optLossKind},
     {"loss-output", &optLossOutput}, {"label-input", &optLabelInput},
     {"loss", &optLoss}, {"freeze", &optFreeze}, {"emit-gradients", &optEmitGradients},
-    {"eval-entry", &optEvalEntry}};
+    {"eval-entry", &optEvalEntry}, {"fp8-scaling", &optFP8Scaling},
+    {"fp8-amax-history", &optFP8AmaxHistory}, {"fp8-amax-algo", &optFP8AmaxAlgo},
+    {"fp8-margin", &optFP8Margin}};
 } // namespace
 
 namespace {

@@ -202,6 +202,16 @@ def BuildTrainingStepPass : Pass<"build-training-step", "::mlir::ModuleOp"> {
     Option<"evalEntry", "eval-entry", "std::string", /*default=*/"\"eval_step\"",
            "Name of the evaluation function added beside it (forward and loss in "
            "inference mode, writing nothing); empty: none">,
+    Option<"fp8Scaling", "fp8-scaling", "std::string", /*default=*/"\"delayed\"",
+           "FP8 scales (after --assign-precision=fp8): delayed (the amax history "
+           "of earlier steps sets this step's scale), current (this step's amax), "
+           "or none (every scale stays 1; for comparison only)">,
+    Option<"fp8AmaxHistory", "fp8-amax-history", "int64_t", /*default=*/"1024",
+           "Length of each FP8 tensor's amax history (delayed scaling)">,
+    Option<"fp8AmaxAlgo", "fp8-amax-algo", "std::string", /*default=*/"\"max\"",
+           "The amax a delayed scale comes from: max (of the history) or most_recent">,
+    Option<"fp8Margin", "fp8-margin", "int64_t", /*default=*/"0",
+           "scale = fp8_max / amax / 2^margin">,
   ];
   let dependentDialects = ["::mpt::MPTDialect", "::mlir::func::FuncDialect"];
 }
