@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 
 using namespace mptrt;
 using namespace mptrt::test;
@@ -273,6 +274,56 @@ TEST(ScaledMatMulKernel, QuantizeDequantizeRoundTrip) {
   }
   EXPECT_GT(saturated, 100);
   EXPECT_GT(subnormal, 100);
+}
+
+// Tests one scaled GEMM step against PyTorch's float8 emulation
+// (scripts/gen_fp8_gemm_reference.py: torch.float8_e4m3fn casts with the
+// same scales, saturated, and an FP32 matmul times (1/sa)(1/sb)): the CPU
+// quantize + scaled_matmul give the same values up to the accumulation
+// order, K float32 roundings of the sum of |products| at most.
+TEST(ScaledMatMulKernel, MatchesPyTorchFloat8Emulation) {
+  std::FILE *f = std::fopen(MPTRT_FP8_GEMM_REFERENCE, "rb");
+  ASSERT_NE(f, nullptr) << MPTRT_FP8_GEMM_REFERENCE;
+  int32_t dims[3];
+  float scales[2];
+  ASSERT_EQ(std::fread(dims, 4, 3, f), 3u);
+  ASSERT_EQ(std::fread(scales, 4, 2, f), 2u);
+  const int64_t M = dims[0], K = dims[1], N = dims[2];
+  auto readTensor = [&](std::vector<int64_t> shape) {
+    std::vector<float> v(shape[0] * shape[1]);
+    EXPECT_EQ(std::fread(v.data(), 4, v.size(), f), v.size());
+    return fromValues(DType::F32, shape, std::vector<double>(v.begin(), v.end()));
+  };
+  HostTensor a = readTensor({M, K}), b = readTensor({K, N}), ref = readTensor({M, N});
+  std::fclose(f);
+  KernelRun qa = runKernel("quantize", {a, scalarF32(scales[0])},
+                           {HostTensor(DType::F8E4M3FN, {M, K})});
+  KernelRun qb = runKernel("quantize", {b, scalarF32(scales[1])},
+                           {HostTensor(DType::F8E4M3FN, {K, N})});
+  ASSERT_TRUE(qa.ok && qb.ok) << qa.error << qb.error;
+  KernelRun y = runKernel("scaled_matmul",
+                          {qa.outputs[0], qb.outputs[0], scalarF32(scales[0]),
+                           scalarF32(scales[1])},
+                          {HostTensor(DType::F32, {M, N})});
+  ASSERT_TRUE(y.ok) << y.error;
+  const double factor = (1.0f / scales[0]) * (1.0f / scales[1]);
+  int exact = 0;
+  for (int64_t i = 0; i < M; ++i)
+    for (int64_t j = 0; j < N; ++j) {
+      double absSum = 0;
+      for (int64_t k = 0; k < K; ++k)
+        absSum += std::fabs(qa.outputs[0].get(i * K + k) * qb.outputs[0].get(k * N + j));
+      const double got = y.outputs[0].get(i * N + j), want = ref.get(i * N + j);
+      EXPECT_LE(std::fabs(got - want), double(K) * std::ldexp(absSum * factor, -24) + 1e-30)
+          << "element (" << i << ", " << j << ")";
+      exact += got == want;
+    }
+  // Row 0 starts with values beyond the scaled range: they saturate to
+  // +-448 in both, or that row would differ by far more than the bound.
+  EXPECT_EQ(qa.outputs[0].get(0), 448.0);
+  EXPECT_EQ(qa.outputs[0].get(1), -448.0);
+  std::printf("scaled_matmul vs PyTorch float8 emulation: %d of %lld elements bit-identical\n",
+              exact, static_cast<long long>(M * N));
 }
 
 //===----------------------------------------------------------------------===//
