@@ -123,6 +123,11 @@ def BuildTrainingStepPass : Pass<"build-training-step", "::mlir::ModuleOp"> {
       running statistics and dropout off. It returns `loss` and the model's
       other outputs and updates nothing; its parameters and inputs have
       train_step's names, so a plan shares them between the two.
+    - After `--assign-precision=fp8`, each `mpt.fp8_scale` argument becomes
+      the state `<t>.fp8_scale` with an amax history, the FP8 contractions'
+      output gradients are quantized into f8E5M2 with scale state of their
+      own, and `update_fp8_scale` keeps every scale (`fp8-scaling`:
+      delayed, current or none).
 
     Before:
 
