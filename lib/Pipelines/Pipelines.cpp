@@ -101,6 +101,10 @@ trainingStepOptions(const mpt::TrainingPipelineOptions &options) {
   step.freeze.assign(options.freeze.begin(), options.freeze.end());
   step.emitGradients = options.emitGradients;
   step.evalEntry = options.evalEntry;
+  step.fp8Scaling = options.fp8Scaling;
+  step.fp8AmaxHistory = options.fp8AmaxHistory;
+  step.fp8AmaxAlgo = options.fp8AmaxAlgo;
+  step.fp8Margin = options.fp8Margin;
   return step;
 }
 

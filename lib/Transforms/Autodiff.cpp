@@ -25,7 +25,7 @@ namespace {
 
 class Engine final : public GradientBuilder {
 public:
-  explicit Engine(OpBuilder &b) : b(b) {}
+  Engine(OpBuilder &b, FP8GradientScales *fp8) : b(b), fp8(fp8) {}
 
   // GradientBuilder.
   OpBuilder &builder() override { return b; }
@@ -40,6 +40,27 @@ public:
     auto type = cast<RankedTensorType>(result.getType());
     return grad::zeros(b, current->getLoc(),
                        elementType ? type.clone(elementType) : type);
+  }
+  FailureOr<std::pair<Value, Value>> quantizedResultGrad(unsigned index,
+                                                         Type fp8Type) override {
+    Value result = current->getResult(index);
+    auto key = std::make_pair(result, fp8Type);
+    if (auto it = quantized.find(key); it != quantized.end())
+      return it->second;
+    Value g = sum(result, b.getF32Type());
+    if (!g)
+      return std::make_pair(Value(), Value());
+    if (!fp8)
+      return current->emitOpError("needs a scale for its FP8 gradient; only "
+                                  "--build-training-step keeps FP8 gradient scales"),
+             failure();
+    FailureOr<Value> scale = fp8->scaleFor(b, result, g, fp8Type);
+    if (failed(scale))
+      return failure();
+    auto type = cast<RankedTensorType>(g.getType()).clone(fp8Type);
+    Value q = QuantizeOp::create(b, current->getLoc(), type, g, *scale, /*inserted=*/true)
+                  .getResult();
+    return quantized[key] = std::make_pair(q, *scale);
   }
   bool needsGrad(unsigned index) override {
     Value operand = current->getOperand(index);
@@ -61,11 +82,13 @@ private:
   void markUseful(Block &block, Value loss);
 
   OpBuilder &b;
+  FP8GradientScales *fp8;
   Operation *current = nullptr;
   DenseSet<Value> varied;       // depends on a wrt value
   DenseSet<Operation *> useful; // some result reaches the loss
   llvm::MapVector<Value, SmallVector<Value, 2>> contributions;
   DenseMap<std::pair<Value, Type>, Value> sums;
+  DenseMap<std::pair<Value, Type>, std::pair<Value, Value>> quantized;
 };
 
 Value Engine::sum(Value v, Type elementType) {
@@ -163,8 +186,8 @@ FailureOr<SmallVector<Value>> Engine::run(Value loss, ValueRange wrt, Value seed
 } // namespace
 
 FailureOr<SmallVector<Value>> buildGradients(OpBuilder &b, Value loss, ValueRange wrt,
-                                             Value seed) {
-  Engine engine(b);
+                                             Value seed, FP8GradientScales *fp8) {
+  Engine engine(b, fp8);
   return engine.run(loss, wrt, seed);
 }
 

@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "EvalEntry.h"
+#include "FP8Scaling.h"
 #include "TrainingLoss.h"
 
 #include "mpt/Dialect/MPT/IR/GradientUtils.h"
@@ -179,9 +180,25 @@ struct BuildTrainingStepPass
     if (failed(parseScaleMode(func, mode, init)))
       return failure();
 
+    auto fp8Options = FP8Scaling::parse(func, fp8Scaling, fp8AmaxHistory, fp8AmaxAlgo, fp8Margin);
+    if (failed(fp8Options))
+      return failure();
+
     LossOptions lossOptions{lossKind, lossOutput, labelInput, lossName};
     FailureOr<Value> loss = prepareLoss(func, lossOptions);
     if (failed(loss))
+      return failure();
+    // The FP8 scales become state before eval_step is cloned, so that it
+    // reads the scales train_step writes.
+    Operation *terminator = func.getBody().front().getTerminator();
+    OpBuilder b(terminator);
+    StepBuilder step(func, b);
+    FP8Scaling fp8(func, *fp8Options,
+                   {[&](StringRef name, RankedTensorType type, double init) {
+                      return step.addState(name, type, init);
+                    },
+                    [&](StringRef name, Value value) { step.update(name, value); }});
+    if (failed(fp8.adoptForwardScales(step.paramNames)))
       return failure();
     if (!evalEntry.empty()) {
       if (evalEntry == entry)
@@ -190,8 +207,6 @@ struct BuildTrainingStepPass
         return failure();
     }
 
-    Operation *terminator = func.getBody().front().getTerminator();
-    OpBuilder b(terminator);
     Location loc = NameLoc::get(b.getStringAttr("train_step"));
     Type f32 = b.getF32Type(), i64 = b.getI64Type();
     auto scalarF32 = RankedTensorType::get({}, f32);
@@ -214,7 +229,8 @@ struct BuildTrainingStepPass
     std::vector<Trainable> trainable;
     for (BlockArgument arg : func.getArguments()) {
       auto name = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), kParamAttrName);
-      if (!name || !elementTypeOf(arg.getType()).isF32())
+      if (!name || !elementTypeOf(arg.getType()).isF32() ||
+          func.getArgAttr(arg.getArgNumber(), kFP8ScaleAttrName))
         continue;
       if (llvm::any_of(*runningStats, [&](const RunningStat &r) { return r.arg == arg; }))
         continue;
@@ -223,7 +239,6 @@ struct BuildTrainingStepPass
       trainable.push_back({arg, name.str(), {}});
     }
 
-    StepBuilder step(func, b);
     // Training-mode dropout gets its seed and step before the gradient is
     // built: each dropout's gradient redraws the forward mask from them.
     Value trainStep;
@@ -242,10 +257,14 @@ struct BuildTrainingStepPass
       scale = *s;
       scaled = ScaleLossOp::create(b, loc, scalarF32, lossValue, scale).getResult();
     }
+    // The forward FP8 scales' amax and update (current scaling: the
+    // contractions then read this step's scale).
+    if (failed(fp8.updateForwardScales()))
+      return failure();
     SmallVector<Value> wrt;
     for (Trainable &t : trainable)
       wrt.push_back(t.arg);
-    auto grads = buildGradients(b, scaled, wrt);
+    auto grads = buildGradients(b, scaled, wrt, /*seed=*/{}, &fp8);
     if (failed(grads))
       return failure();
     std::vector<Trainable> live;
@@ -322,6 +341,10 @@ struct BuildTrainingStepPass
       step.update("loss_scale.scale", upd.getNewScale());
       step.update("loss_scale.growth_tracker", upd.getNewGrowthTracker());
     }
+
+    // The delayed FP8 scale updates, after every reader of this step's
+    // scales.
+    fp8.finish(b);
 
     // The batch-norm running statistics, ungated.
     for (const RunningStat &r : *runningStats)

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 
 using namespace mptrt;
 using namespace mptrt::test;
@@ -161,6 +162,168 @@ TEST(GemmKernel, DefaultsMixedDTypes) {
   ASSERT_TRUE(r.ok) << r.error;
   EXPECT_TRUE(closeTo(r.outputs[0], gemmRef(a, b, &c, false, false, 1, 1, 33, 17, 65, "none"),
                       1e-5, 1e-4));
+}
+
+//===----------------------------------------------------------------------===//
+// scaled_matmul, scaled_gemm: FP8 operands, the product times
+// f32(1/a_scale) * f32(1/b_scale) (cuBLASLt's A and B scales).
+//===----------------------------------------------------------------------===//
+
+HostTensor scalarF32(float v) { return fromValues(DType::F32, {}, {v}); }
+
+// Tests scaled_matmul with E4M3 x E5M2 operands (batched, broadcast rhs)
+// into f32 and bf16 results against the float64 product times the
+// dequantisation factor.
+TEST(ScaledMatMulKernel, DequantisesWithInverseScales) {
+  std::mt19937 rng(21);
+  HostTensor a = randomTensor(DType::F8E4M3FN, {3, 17, 40}, rng);
+  HostTensor b = randomTensor(DType::F8E5M2, {40, 9}, rng);
+  const float sa = 37.5f, sb = 0.3f;
+  const double factor = (1.0f / sa) * (1.0f / sb);
+  std::vector<double> ref = matmulRef(a, b, {3, 17, 9});
+  for (double &v : ref)
+    v *= factor;
+  for (DType out : {DType::F32, DType::BF16}) {
+    KernelRun r = runKernel("scaled_matmul", {a, b, scalarF32(sa), scalarF32(sb)},
+                            {HostTensor(out, {3, 17, 9})});
+    ASSERT_TRUE(r.ok) << r.error;
+    EXPECT_TRUE(closeTo(r.outputs[0], ref, 1e-5, 1e-6)) << plan::dtypeName(out);
+  }
+}
+
+// Tests scaled_gemm with C, alpha, beta and both transposes.
+TEST(ScaledGemmKernel, AlphaBetaTransposes) {
+  std::mt19937 rng(22);
+  HostTensor a = randomTensor(DType::F8E5M2, {40, 13}, rng);  // A^T: [13, 40]
+  HostTensor b = randomTensor(DType::F8E4M3FN, {11, 40}, rng); // B^T: [40, 11]
+  HostTensor c = randomTensor(DType::F32, {11}, rng);
+  const float sa = 2.0f, sb = 448.0f / 3.0f;
+  KernelRun r = runKernel("scaled_gemm", {a, b, c, scalarF32(sa), scalarF32(sb)},
+                          {HostTensor(DType::F32, {13, 11})},
+                          {Attribute::makeFloat("alpha", 0.5), Attribute::makeFloat("beta", 2),
+                           Attribute::makeInt("trans_a", 1), Attribute::makeInt("trans_b", 1)});
+  ASSERT_TRUE(r.ok) << r.error;
+  const double alpha = 0.5f * ((1.0f / sa) * (1.0f / sb));
+  EXPECT_TRUE(closeTo(r.outputs[0], gemmRef(a, b, &c, true, true, alpha, 2, 13, 11, 40, "none"),
+                      1e-5, 1e-6));
+  // Without C.
+  KernelRun r2 = runKernel("scaled_gemm", {a, b, scalarF32(sa), scalarF32(sb)},
+                           {HostTensor(DType::BF16, {13, 11})},
+                           {Attribute::makeInt("trans_a", 1), Attribute::makeInt("trans_b", 1)});
+  ASSERT_TRUE(r2.ok) << r2.error;
+  EXPECT_TRUE(closeTo(r2.outputs[0],
+                      gemmRef(a, b, nullptr, true, true, (1.0f / sa) * (1.0f / sb), 1, 13, 11,
+                              40, "none"),
+                      1e-5, 1e-6));
+}
+
+// Tests what the scaled kinds refuse: non-FP8 operands, a non-scalar scale,
+// an FP8 result (no D scale), and gemm's activation.
+TEST(ScaledMatMulKernel, Rejects) {
+  std::mt19937 rng(23);
+  HostTensor a8 = randomTensor(DType::F8E4M3FN, {4, 8}, rng);
+  HostTensor b8 = randomTensor(DType::F8E4M3FN, {8, 2}, rng);
+  HostTensor bf = randomTensor(DType::BF16, {8, 2}, rng);
+  HostTensor one = scalarF32(1);
+  KernelRun r = runKernel("scaled_matmul", {a8, bf, one, one}, {HostTensor(DType::F32, {4, 2})});
+  EXPECT_FALSE(r.ok);
+  EXPECT_NE(r.error.find("must be f8E4M3FN or f8E5M2"), std::string::npos) << r.error;
+  r = runKernel("scaled_matmul", {a8, b8, fromValues(DType::F32, {1}, {1}), one},
+                {HostTensor(DType::F32, {4, 2})});
+  EXPECT_FALSE(r.ok);
+  EXPECT_NE(r.error.find("must be a 0-d f32"), std::string::npos) << r.error;
+  r = runKernel("scaled_matmul", {a8, b8, one, one}, {HostTensor(DType::F8E4M3FN, {4, 2})});
+  EXPECT_FALSE(r.ok);
+  EXPECT_NE(r.error.find("no D scale"), std::string::npos) << r.error;
+  r = runKernel("scaled_gemm", {a8, b8, one, one}, {HostTensor(DType::F32, {4, 2})},
+                {Attribute::makeString("activation", "relu")});
+  EXPECT_FALSE(r.ok);
+}
+
+// Tests the quantise / dequantise round trip: quantize(x, s) into E4M3
+// (round to nearest even, saturating), then scaled_matmul by a one-element
+// E4M3 identity with scales (s, 1) gives back x within E4M3's half ulp
+// (2^-4 relative) in the normal range, within its smallest subnormal step
+// (2^-10 / s) below it, and +-448 / s beyond the range.
+TEST(ScaledMatMulKernel, QuantizeDequantizeRoundTrip) {
+  std::mt19937 rng(24);
+  const int64_t n = 4096;
+  HostTensor x(DType::F32, {n, 1});
+  std::uniform_real_distribution<double> logMag(-12, 3), unit(0, 1);
+  for (int64_t i = 0; i < n; ++i)
+    x.set(i, (unit(rng) < 0.5 ? -1 : 1) * std::pow(10.0, logMag(rng)));
+  const float s = 448.0f / 50.0f;  // values up to 50 fit; the rest saturate
+  KernelRun q = runKernel("quantize", {x, scalarF32(s)}, {HostTensor(DType::F8E4M3FN, {n, 1})});
+  ASSERT_TRUE(q.ok) << q.error;
+  HostTensor id = fromValues(DType::F8E4M3FN, {1, 1}, {1.0});
+  KernelRun d = runKernel("scaled_matmul", {q.outputs[0], id, scalarF32(s), scalarF32(1)},
+                          {HostTensor(DType::F32, {n, 1})});
+  ASSERT_TRUE(d.ok) << d.error;
+  int saturated = 0, subnormal = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const double xv = x.get(i), back = d.outputs[0].get(i), scaled = xv * double(s);
+    if (std::fabs(scaled) > 464) {  // beyond 448 + half its ulp: saturates
+      EXPECT_EQ(back, std::copysign(double(448.0f * (1.0f / s)), xv)) << xv;
+      saturated += 1;
+    } else if (std::fabs(scaled) < std::ldexp(1.0, -6)) {
+      EXPECT_LE(std::fabs(back - xv), std::ldexp(1.0, -10) / s * 1.0001) << xv;
+      subnormal += 1;
+    } else {
+      EXPECT_LE(std::fabs(back - xv), std::ldexp(std::fabs(xv), -4) * 1.0001) << xv;
+    }
+  }
+  EXPECT_GT(saturated, 100);
+  EXPECT_GT(subnormal, 100);
+}
+
+// Tests one scaled GEMM step against PyTorch's float8 emulation
+// (scripts/gen_fp8_gemm_reference.py: torch.float8_e4m3fn casts with the
+// same scales, saturated, and an FP32 matmul times (1/sa)(1/sb)): the CPU
+// quantize + scaled_matmul give the same values up to the accumulation
+// order, K float32 roundings of the sum of |products| at most.
+TEST(ScaledMatMulKernel, MatchesPyTorchFloat8Emulation) {
+  std::FILE *f = std::fopen(MPTRT_FP8_GEMM_REFERENCE, "rb");
+  ASSERT_NE(f, nullptr) << MPTRT_FP8_GEMM_REFERENCE;
+  int32_t dims[3];
+  float scales[2];
+  ASSERT_EQ(std::fread(dims, 4, 3, f), 3u);
+  ASSERT_EQ(std::fread(scales, 4, 2, f), 2u);
+  const int64_t M = dims[0], K = dims[1], N = dims[2];
+  auto readTensor = [&](std::vector<int64_t> shape) {
+    std::vector<float> v(shape[0] * shape[1]);
+    EXPECT_EQ(std::fread(v.data(), 4, v.size(), f), v.size());
+    return fromValues(DType::F32, shape, std::vector<double>(v.begin(), v.end()));
+  };
+  HostTensor a = readTensor({M, K}), b = readTensor({K, N}), ref = readTensor({M, N});
+  std::fclose(f);
+  KernelRun qa = runKernel("quantize", {a, scalarF32(scales[0])},
+                           {HostTensor(DType::F8E4M3FN, {M, K})});
+  KernelRun qb = runKernel("quantize", {b, scalarF32(scales[1])},
+                           {HostTensor(DType::F8E4M3FN, {K, N})});
+  ASSERT_TRUE(qa.ok && qb.ok) << qa.error << qb.error;
+  KernelRun y = runKernel("scaled_matmul",
+                          {qa.outputs[0], qb.outputs[0], scalarF32(scales[0]),
+                           scalarF32(scales[1])},
+                          {HostTensor(DType::F32, {M, N})});
+  ASSERT_TRUE(y.ok) << y.error;
+  const double factor = (1.0f / scales[0]) * (1.0f / scales[1]);
+  int exact = 0;
+  for (int64_t i = 0; i < M; ++i)
+    for (int64_t j = 0; j < N; ++j) {
+      double absSum = 0;
+      for (int64_t k = 0; k < K; ++k)
+        absSum += std::fabs(qa.outputs[0].get(i * K + k) * qb.outputs[0].get(k * N + j));
+      const double got = y.outputs[0].get(i * N + j), want = ref.get(i * N + j);
+      EXPECT_LE(std::fabs(got - want), double(K) * std::ldexp(absSum * factor, -24) + 1e-30)
+          << "element (" << i << ", " << j << ")";
+      exact += got == want;
+    }
+  // Row 0 starts with values beyond the scaled range: they saturate to
+  // +-448 in both, or that row would differ by far more than the bound.
+  EXPECT_EQ(qa.outputs[0].get(0), 448.0);
+  EXPECT_EQ(qa.outputs[0].get(1), -448.0);
+  std::printf("scaled_matmul vs PyTorch float8 emulation: %d of %lld elements bit-identical\n",
+              exact, static_cast<long long>(M * N));
 }
 
 //===----------------------------------------------------------------------===//

@@ -44,6 +44,14 @@ std::vector<Case> allCases() {
   cs.push_back(make("gemm", {{BF16, {64, 256}}, {BF16, {128, 256}}, {F32, {128}}},
                     {{BF16, {64, 128}}}, {aInt("trans_b", 1), aString("activation", "gelu")}));
   const std::vector<Attribute> conv3 = {aInts("pads", {1, 1, 1, 1})};
+  cs.push_back(make("scaled_matmul",
+                    {{F8, {4, 64, 128}}, {F8E5, {128, 96}}, {F32, {}, 0.5, 2.0},
+                     {F32, {}, 0.5, 2.0}},
+                    {{BF16, {4, 64, 96}}}));
+  cs.push_back(make("scaled_gemm",
+                    {{F8, {64, 256}}, {F8, {128, 256}}, {F32, {128}}, {F32, {}, 0.5, 2.0},
+                     {F32, {}, 0.5, 2.0}},
+                    {{F32, {64, 128}}}, {aInt("trans_b", 1)}));
   cs.push_back(make("conv", {{F32, img}, {F32, {32, 16, 3, 3}}, {F32, {32}}},
                     {{F32, {8, 32, 32, 32}}}, conv3));
   cs.push_back(make("conv", {{BF16, img}, {BF16, {32, 16, 3, 3}}, {F32, {32}}},

@@ -50,7 +50,8 @@ Case make(std::string kind, std::vector<Operand> operands,
           std::vector<std::pair<DType, T>> results, std::vector<Attribute> attrs = {});
 
 inline constexpr DType F32 = DType::F32, BF16 = DType::BF16, F16 = DType::F16,
-                       I64 = DType::I64, I1 = DType::I1, F8 = DType::F8E4M3FN;
+                       I64 = DType::I64, I1 = DType::I1, F8 = DType::F8E4M3FN,
+                       F8E5 = DType::F8E5M2;
 
 /// Every kind of the CPU backend, with a representative shape each.
 std::vector<Case> allCases();

@@ -469,6 +469,14 @@ TEST_F(MptTrainTest, ProgressLine) {
             "{\"step\": 6, \"loss\": 2.5, \"loss_scale\": 65536, \"val_loss\": 2.75, "
             "\"time_ms\": 0.0000, \"eval_ms\": 1.5000}");
   EXPECT_EQ(tools::metricsJson(m).find("val_loss"), std::string::npos);
+  // The FP8 scale range, for a plan with FP8 scale state only.
+  tools::StepMetrics f = m;
+  f.fp8ScaleMin = 0.5;
+  f.fp8ScaleMax = 448;
+  EXPECT_EQ(tools::metricsJson(f),
+            "{\"step\": 6, \"loss\": 2.5, \"loss_scale\": 65536, \"fp8_scale_min\": 0.5, "
+            "\"fp8_scale_max\": 448, \"time_ms\": 0.0000}");
+  EXPECT_EQ(tools::metricsJson(m).find("fp8_scale"), std::string::npos);
   EXPECT_EQ(tools::formatDuration(3725), "1:02:05");
 }
 

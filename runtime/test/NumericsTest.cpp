@@ -13,6 +13,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
+#include <cstring>
 #include <limits>
 #include <random>
 #include <vector>
@@ -337,3 +339,61 @@ TEST(NumericsEdges, Int64ThroughRoundToOdd) {
 }
 
 } // namespace
+
+// Tests the float32 -> FP8 conversions against ml_dtypes, an independent
+// implementation, over the dense sample of scripts/gen_fp8_reference.py
+// (every float32 with its low 16 bits zero, and its two float32 neighbours:
+// every FP8 value, every rounding tie and both sides of it, subnormals,
+// overflow, infinities and NaNs). ml_dtypes converts without saturating;
+// the saturating variants must agree with it wherever it gives a finite
+// value, and give the largest finite value with the input's sign where it
+// overflows (cuBLASLt's output path).
+TEST(NumericsEdges, Fp8MatchesMlDtypes) {
+  std::FILE *f = std::fopen(MPTRT_FP8_REFERENCE_TABLE, "rb");
+  ASSERT_NE(f, nullptr) << MPTRT_FP8_REFERENCE_TABLE;
+  std::vector<uint8_t> table(65536 * 3 * 2);
+  const size_t got = std::fread(table.data(), 1, table.size(), f);
+  std::fclose(f);
+  ASSERT_EQ(got, table.size());
+  const int deltas[3] = {0, 1, -1};
+  int checked = 0, saturated = 0;
+  for (uint32_t i = 0; i < 65536; ++i)
+    for (int d = 0; d < 3; ++d) {
+      const uint32_t bits = (i << 16) + static_cast<uint32_t>(deltas[d]);
+      float x;
+      std::memcpy(&x, &bits, sizeof(x));
+      const uint8_t *want = &table[(i * 3 + d) * 2];
+      struct {
+        uint8_t plain, sat, ref, maxFinite;
+        bool (*isNaN)(uint8_t);
+      } fmts[2] = {
+          {f32ToF8E4M3FN(x), f32ToF8E4M3FNSaturating(x), want[0], 0x7E,
+           [](uint8_t v) { return (v & 0x7F) == 0x7F; }},
+          {f32ToF8E5M2(x), f32ToF8E5M2Saturating(x), want[1], 0x7B,
+           [](uint8_t v) { return (v & 0x7C) == 0x7C && (v & 0x03) != 0; }},
+      };
+      for (int k = 0; k < 2; ++k) {
+        const auto &fm = fmts[k];
+        const bool refInf = k == 1 && (fm.ref & 0x7F) == 0x7C;
+        if (fm.isNaN(fm.ref)) {
+          EXPECT_TRUE(fm.isNaN(fm.plain)) << "format " << k << " bits 0x" << std::hex << bits;
+        } else {
+          EXPECT_EQ(fm.plain, fm.ref) << "format " << k << " bits 0x" << std::hex << bits;
+        }
+        // Saturating: NaN only from NaN; an overflow clamps with its sign.
+        const bool overflow = !std::isnan(x) && (fm.isNaN(fm.ref) || refInf);
+        if (overflow) {
+          EXPECT_EQ(fm.sat, (std::signbit(x) ? 0x80 : 0) | fm.maxFinite)
+              << "format " << k << " bits 0x" << std::hex << bits;
+          saturated += 1;
+        } else if (std::isnan(x)) {
+          EXPECT_TRUE(fm.isNaN(fm.sat));
+        } else {
+          EXPECT_EQ(fm.sat, fm.ref) << "format " << k << " bits 0x" << std::hex << bits;
+        }
+        checked += 1;
+      }
+    }
+  EXPECT_EQ(checked, 65536 * 3 * 2);
+  EXPECT_GT(saturated, 1000);
+}

@@ -857,6 +857,49 @@ TEST(UpdateFp8Scale, MarginAndShortHistory) {
   EXPECT_EQ(model.readScalarF32("scale"), 57344.0f / 7.0f / 4.0f);  // amax 0: kept
 }
 
+// Tests amax_compute_algo: most_recent takes the newest entry where max
+// takes the history's maximum; both keep the scale on a zero or NaN amax,
+// and a NaN still in the history freezes max's scale but not most_recent's.
+TEST(UpdateFp8Scale, MostRecentVersusMax) {
+  CModel recent(fp8ScalePlan({Attribute::makeString("amax_compute_algo", "most_recent")}, 4));
+  CModel max(fp8ScalePlan({Attribute::makeString("amax_compute_algo", "max")}, 4));
+  ASSERT_TRUE(recent.loaded() && max.loaded());
+  struct Expect {
+    float amax, recentScale, maxScale;
+  };
+  const Expect steps[] = {
+      {8, 56, 56},
+      {2, 224, 56},   // most_recent follows the newest amax
+      {0, 224, 56},   // zero: most_recent keeps its scale
+      {4, 112, 56},
+      {NAN, 112, 56}, // NaN: both keep theirs
+      {1, 448, 56},   // the NaN is in max's history: max keeps 56
+  };
+  for (const Expect &e : steps) {
+    for (CModel *m : {&recent, &max}) {
+      m->input("amax", scalarF32(e.amax));
+      m->runEntry("update");
+    }
+    EXPECT_EQ(recent.readScalarF32("scale"), e.recentScale) << "amax " << e.amax;
+    EXPECT_EQ(max.readScalarF32("scale"), e.maxScale) << "amax " << e.amax;
+  }
+  // The histories roll the same way.
+  EXPECT_EQ(recent.readF32("amax_history", 4)[0], 1.0f);
+  EXPECT_TRUE(std::isnan(max.readF32("amax_history", 4)[1]));
+}
+
+// Tests that a scale which would overflow (a tiny amax) keeps the old one.
+TEST(UpdateFp8Scale, KeepsScaleWhenTheQuotientOverflows) {
+  CModel model(fp8ScalePlan({}, 1));
+  ASSERT_TRUE(model.loaded());
+  model.input("amax", scalarF32(1e-37f));
+  model.runEntry("update");
+  EXPECT_EQ(model.readScalarF32("scale"), 1.0f);
+  model.input("amax", scalarF32(1e-30f));
+  model.runEntry("update");
+  EXPECT_EQ(model.readScalarF32("scale"), 448.0f / 1e-30f);
+}
+
 //===----------------------------------------------------------------------===//
 // Thread-count independence
 //===----------------------------------------------------------------------===//

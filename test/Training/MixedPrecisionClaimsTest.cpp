@@ -200,6 +200,70 @@ TEST(MixedPrecisionClaims, Claim1Bf16TracksFp32OnCharLM) {
 }
 
 //===----------------------------------------------------------------------===//
+// Claim 4: charlm, BF16 vs FP8 (E4M3 forward, E5M2 gradients) with delayed
+// scaling, current scaling, and every scale forced to 1.
+//===----------------------------------------------------------------------===//
+
+// Claim 1's recipe and steps; FP8 runs the contractions through the CPU
+// reference scaled kernels (about 60 ms per step on two cores).
+//
+// Bounds (measured on this machine in brackets), on the mean loss of the
+// last 32 steps:
+//  * delayed and current scaling vs BF16: within 2% [delayed +0.46%]. E4M3
+//    keeps 3 mantissa bits where bf16 keeps 7, so the bound is twice claim
+//    1's 1%; BF16's own last-32 mean falls 6% over the last 100 steps
+//    (2.177 at step 200 -> 2.042), so an FP8 run some 30 steps behind
+//    fails.
+//  * all scales 1 (fp8-scaling=none: E4M3 activations and E5M2 gradients
+//    at their raw magnitude, small gradients flushed): worse than BF16 by
+//    more than twice the delayed run's gap and by more than 1% [+2.6%].
+//  * every run learns: the last-32 mean is below 0.6x its step-1 loss.
+TEST(MixedPrecisionClaims, Claim4Fp8TracksBf16OnCharLM) {
+  TempDir dir;
+  std::string msg;
+  const std::vector<std::string> common = {"--optimizer=adamw", "--lr=3e-3",
+                                           "--weight-decay=0", "--loss-scale=none"};
+  const std::string onnx = fixturePath("charlm/model.onnx");
+  struct Run {
+    const char *name;
+    std::vector<std::string> flags;
+    Curve curve;
+  } runs[] = {{"bf16", {"--precision=bf16"}, {}},
+              {"fp8_delayed", {"--precision=fp8", "--fp8-scaling=delayed"}, {}},
+              {"fp8_current", {"--precision=fp8", "--fp8-scaling=current"}, {}},
+              {"fp8_unscaled", {"--precision=fp8", "--fp8-scaling=none"}, {}}};
+  const std::vector<std::pair<std::string, Tensor>> data = {
+      {"idx", load("charlm/train_x.npy")}, {"targets", load("charlm/train_y.npy")}};
+  std::cout << "charlm, " << kCharSteps << " steps:\n";
+  for (Run &r : runs) {
+    std::vector<std::string> flags = common;
+    flags.insert(flags.end(), r.flags.begin(), r.flags.end());
+    const std::string plan = dir.file(std::string(r.name) + ".mptp");
+    ASSERT_TRUE(compileTrainingPlan(onnx, flags, plan, &msg)) << r.name << ": " << msg;
+    ASSERT_NO_FATAL_FAILURE(train(plan, data, 16, kCharSteps, {}, &r.curve));
+    const double tail = mean(r.curve.loss, kCharSteps - kCharTail, kCharSteps);
+    report(std::string(r.name) + "_loss_step1", r.curve.loss[0]);
+    report(std::string(r.name) + "_loss_last32_mean", tail);
+    report(std::string(r.name) + "_ms_per_step", 1e3 * r.curve.seconds / kCharSteps);
+    EXPECT_TRUE(std::isfinite(tail)) << r.name;
+    EXPECT_LT(tail, 0.6 * r.curve.loss[0]) << r.name << ": the loss did not come down enough";
+    EXPECT_EQ(r.curve.skipped, 0) << r.name;
+  }
+  const double bf16 = mean(runs[0].curve.loss, kCharSteps - kCharTail, kCharSteps);
+  auto gap = [&](const Run &r) {
+    return (mean(r.curve.loss, kCharSteps - kCharTail, kCharSteps) - bf16) / bf16;
+  };
+  const double delayed = gap(runs[1]), current = gap(runs[2]), unscaled = gap(runs[3]);
+  report("fp8_delayed_vs_bf16_last32_rel_gap", delayed);
+  report("fp8_current_vs_bf16_last32_rel_gap", current);
+  report("fp8_unscaled_vs_bf16_last32_rel_gap", unscaled);
+  EXPECT_LE(std::fabs(delayed), 0.02) << "FP8 with delayed scaling does not track BF16";
+  EXPECT_LE(std::fabs(current), 0.02) << "FP8 with current scaling does not track BF16";
+  EXPECT_GT(unscaled, 2 * std::fabs(delayed)) << "scales of 1 should do visibly worse";
+  EXPECT_GT(unscaled, 0.01) << "scales of 1 should do visibly worse";
+}
+
+//===----------------------------------------------------------------------===//
 // Claims 2 and 3: smallgrad, FP32 vs FP16 without and with loss scaling.
 //===----------------------------------------------------------------------===//
 

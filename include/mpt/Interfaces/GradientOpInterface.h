@@ -38,6 +38,15 @@ public:
   /// reaches it (for multi-result ops whose results are used unevenly).
   virtual mlir::Value resultGradOrZero(unsigned index, mlir::Type elementType = {}) = 0;
 
+  /// The gradient of result `index` for a backward FP8 contraction: summed
+  /// in FP32 over its uses, then quantized into `fp8Type` (f8E5M2) with a
+  /// per-tensor scale that the engine's caller keeps (the training step's
+  /// delayed or current scaling). Returns (quantized gradient, scale); both
+  /// null when no gradient reaches that result. Fails, with a diagnostic at
+  /// the op, when the caller keeps no FP8 gradient scales.
+  virtual mlir::FailureOr<std::pair<mlir::Value, mlir::Value>>
+  quantizedResultGrad(unsigned index, mlir::Type fp8Type) = 0;
+
   /// Whether operand `index` needs a gradient: it is a float value that
   /// depends on a trainable value.
   virtual bool needsGrad(unsigned index) = 0;

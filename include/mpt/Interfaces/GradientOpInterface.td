@@ -33,7 +33,8 @@ def GradientOpInterface : OpInterface<"GradientOpInterface"> {
     InterfaceMethod<[{
         Builds the gradients of the operands from those of the results.
         Fails, with a diagnostic at the op, for a configuration the rule
-        does not cover (for example a gradient through FP8 scales).
+        does not cover (for example a gradient through an FP8-scaled
+        convolution).
       }],
       "::llvm::LogicalResult", "buildGradient",
       (ins "::mpt::GradientBuilder &":$gb)>,

@@ -171,6 +171,23 @@ struct TrainingPipelineOptions : public InferencePipelineOptions {
       llvm::cl::desc("Name of the evaluation entry point added beside "
                      "train_step (empty: none)"),
       llvm::cl::init(defaults().evalEntry), llvm::cl::cat(getTrainingOptionsCategory())};
+  Option<std::string> fp8Scaling{
+      *this, "fp8-scaling",
+      llvm::cl::desc("FP8 scales (precision=fp8): delayed, current, or none "
+                     "(every scale 1; for comparison only)"),
+      llvm::cl::init(defaults().fp8Scaling), llvm::cl::cat(getTrainingOptionsCategory())};
+  Option<int64_t> fp8AmaxHistory{
+      *this, "fp8-amax-history",
+      llvm::cl::desc("Length of each FP8 tensor's amax history (delayed scaling)"),
+      llvm::cl::init(defaults().fp8AmaxHistory), llvm::cl::cat(getTrainingOptionsCategory())};
+  Option<std::string> fp8AmaxAlgo{
+      *this, "fp8-amax-algo",
+      llvm::cl::desc("The amax a delayed scale comes from: max (of the history) "
+                     "or most_recent"),
+      llvm::cl::init(defaults().fp8AmaxAlgo), llvm::cl::cat(getTrainingOptionsCategory())};
+  Option<int64_t> fp8Margin{
+      *this, "fp8-margin", llvm::cl::desc("scale = fp8_max / amax / 2^margin"),
+      llvm::cl::init(defaults().fp8Margin), llvm::cl::cat(getTrainingOptionsCategory())};
 
 private:
   /// The defaults of `--build-training-step`, from Passes.td.

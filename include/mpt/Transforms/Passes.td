@@ -123,6 +123,11 @@ def BuildTrainingStepPass : Pass<"build-training-step", "::mlir::ModuleOp"> {
       running statistics and dropout off. It returns `loss` and the model's
       other outputs and updates nothing; its parameters and inputs have
       train_step's names, so a plan shares them between the two.
+    - After `--assign-precision=fp8`, each `mpt.fp8_scale` argument becomes
+      the state `<t>.fp8_scale` with an amax history, the FP8 contractions'
+      output gradients are quantized into f8E5M2 with scale state of their
+      own, and `update_fp8_scale` keeps every scale (`fp8-scaling`:
+      delayed, current or none).
 
     Before:
 
@@ -202,6 +207,16 @@ def BuildTrainingStepPass : Pass<"build-training-step", "::mlir::ModuleOp"> {
     Option<"evalEntry", "eval-entry", "std::string", /*default=*/"\"eval_step\"",
            "Name of the evaluation function added beside it (forward and loss in "
            "inference mode, writing nothing); empty: none">,
+    Option<"fp8Scaling", "fp8-scaling", "std::string", /*default=*/"\"delayed\"",
+           "FP8 scales (after --assign-precision=fp8): delayed (the amax history "
+           "of earlier steps sets this step's scale), current (this step's amax), "
+           "or none (every scale stays 1; for comparison only)">,
+    Option<"fp8AmaxHistory", "fp8-amax-history", "int64_t", /*default=*/"1024",
+           "Length of each FP8 tensor's amax history (delayed scaling)">,
+    Option<"fp8AmaxAlgo", "fp8-amax-algo", "std::string", /*default=*/"\"max\"",
+           "The amax a delayed scale comes from: max (of the history) or most_recent">,
+    Option<"fp8Margin", "fp8-margin", "int64_t", /*default=*/"0",
+           "scale = fp8_max / amax / 2^margin">,
   ];
   let dependentDialects = ["::mpt::MPTDialect", "::mlir::func::FuncDialect"];
 }

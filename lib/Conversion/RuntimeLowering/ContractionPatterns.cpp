@@ -1,7 +1,8 @@
 //===- ContractionPatterns.cpp - matmul, gemm and conv to mptrt kernels ---===//
 //
-// Contractions with FP8 scale operands have no runtime kernel yet, so they
-// have no pattern: the conversion reports them.
+// A matmul or gemm with FP8 scales becomes scaled_matmul / scaled_gemm
+// (the scales after the operands). A conv with FP8 scales has no kernel
+// yet, so it has no pattern: the conversion reports it.
 //
 //===----------------------------------------------------------------------===//
 #include "KernelPatterns.h"
@@ -21,8 +22,13 @@ struct MatMulPattern : public OpConversionPattern<MatMulOp> {
   LogicalResult
   matchAndRewrite(MatMulOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    if (hasScales(op))
-      return rewriter.notifyMatchFailure(op, "FP8 scales");
+    if (hasScales(op)) {
+      rewriter.replaceOp(op, rt::ScaledMatMulOp::create(
+                                 rewriter, op.getLoc(), op.getType(), adaptor.getLhs(),
+                                 adaptor.getRhs(), adaptor.getLhsScale(),
+                                 adaptor.getRhsScale(), /*offsets=*/nullptr));
+      return success();
+    }
     rewriter.replaceOp(op, rt::MatMulOp::create(rewriter, op.getLoc(), op.getType(),
                                                 adaptor.getLhs(), adaptor.getRhs(),
                                                 /*offsets=*/nullptr));
@@ -35,8 +41,18 @@ struct GemmPattern : public OpConversionPattern<GemmOp> {
   LogicalResult
   matchAndRewrite(GemmOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    if (hasScales(op))
-      return rewriter.notifyMatchFailure(op, "FP8 scales");
+    if (hasScales(op)) {
+      if (op.getActivation() != "none")
+        return rewriter.notifyMatchFailure(op, "FP8 scales with an epilogue");
+      SmallVector<Value> operands{adaptor.getA(), adaptor.getB()};
+      if (adaptor.getC())
+        operands.push_back(adaptor.getC());
+      operands.append({adaptor.getAScale(), adaptor.getBScale()});
+      rewriter.replaceOp(op, rt::ScaledGemmOp::create(rewriter, op.getLoc(),
+                                                      op->getResultTypes(), operands,
+                                                      kernelAttrsOf<rt::ScaledGemmOp>(op)));
+      return success();
+    }
     auto attrs = kernelAttrsOf<rt::GemmOp>(op);
     if (failed(convertEnumAttr<rt::ActivationAttr>(op, attrs, "activation")))
       return rewriter.notifyMatchFailure(op, "unknown activation");

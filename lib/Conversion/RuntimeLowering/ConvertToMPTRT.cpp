@@ -40,7 +40,7 @@ std::string noKernelReason(Operation *op) {
   if (auto policy = dyn_cast<PrecisionPolicyOpInterface>(op);
       policy && !policy.getFP8Scales().empty())
     return "it has FP8 scale operands, and the runtime has no scaled "
-           "contraction kernel yet, so FP8 plans cannot be emitted";
+           "convolution kernel yet (scaled_matmul and scaled_gemm exist)";
   if (auto dropout = dyn_cast<DropoutOp>(op);
       dropout && dropout.getTraining() && dropout.getRng().empty())
     return "a training-mode dropout needs the (seed, step) operands that "

@@ -21,6 +21,21 @@ struct LRSchedulePattern : public OpConversionPattern<LRScheduleOp> {
   }
 };
 
+struct UpdateFP8ScalePattern : public OpConversionPattern<UpdateFP8ScaleOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(UpdateFP8ScaleOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto attrs = kernelAttrsOf<rt::UpdateFP8ScaleOp>(op);
+    if (failed(convertEnumAttr<rt::AmaxComputeAlgoAttr>(op, attrs, "amax_compute_algo")))
+      return rewriter.notifyMatchFailure(op, "unknown amax_compute_algo");
+    rewriter.replaceOp(op, rt::UpdateFP8ScaleOp::create(rewriter, op.getLoc(),
+                                                        op->getResultTypes(),
+                                                        adaptor.getOperands(), attrs));
+    return success();
+  }
+};
+
 } // namespace
 
 void mpt::populateTrainingKernelPatterns(RewritePatternSet &patterns) {
@@ -33,7 +48,6 @@ void mpt::populateTrainingKernelPatterns(RewritePatternSet &patterns) {
                     std::pair<AdamWUpdateOp, rt::AdamWUpdateOp>,
                     std::pair<UpdateLossScaleOp, rt::UpdateLossScaleOp>,
                     std::pair<AdvanceStepOp, rt::AdvanceStepOp>,
-                    std::pair<AmaxOp, rt::AmaxOp>,
-                    std::pair<UpdateFP8ScaleOp, rt::UpdateFP8ScaleOp>>(patterns);
-  patterns.add<LRSchedulePattern>(patterns.getContext());
+                    std::pair<AmaxOp, rt::AmaxOp>>(patterns);
+  patterns.add<LRSchedulePattern, UpdateFP8ScalePattern>(patterns.getContext());
 }

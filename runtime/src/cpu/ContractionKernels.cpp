@@ -199,8 +199,20 @@ MatMulScratch matMulScratch(const MatMulKernel &k, Scratch &s) {
   return {s.take<float>(k.operand[0]), s.take<float>(k.operand[1]), s.take<float>(k.result)};
 }
 
+/// A scaled contraction's dequantisation factor, as cuBLASLt applies its A
+/// and B scale pointers: f32(1/a_scale) * f32(1/b_scale), rounded to f32.
+float dequantFactor(const KernelArgs &args, size_t scale0) {
+  float sa, sb;
+  std::memcpy(&sa, args.operands[scale0].data, sizeof(float));
+  std::memcpy(&sb, args.operands[scale0 + 1].data, sizeof(float));
+  return (1.0f / sa) * (1.0f / sb);
+}
+
 Status runMatMul(const MatMulKernel &k, const KernelArgs &args) {
   const MatMulParams &p = k.p;
+  // scaled_matmul: the FP8 operands widen exactly, sgemm accumulates in
+  // f32, and its alpha is the dequantisation factor.
+  const float alpha = p.scaled ? dequantFactor(args, 2) : 1.0f;
   const TensorArg &a = args.operands[0], &b = args.operands[1], &y = args.results[0];
   const int64_t aSize = p.M * p.K, bSize = p.K * p.N, ySize = p.M * p.N;
   Scratch scratch(args.workspace);
@@ -216,7 +228,7 @@ Status runMatMul(const MatMulKernel &k, const KernelArgs &args) {
   parallelFor(p.batch, grainForCost(batchCost), [&](int64_t begin, int64_t end) {
     const bool alone = end - begin == p.batch;
     for (int64_t n = begin; n < end; ++n)
-      sgemm(false, false, p.M, p.N, p.K, 1.0f, A + p.aOffset[n], B + p.bOffset[n], 0.0f,
+      sgemm(false, false, p.M, p.N, p.K, alpha, A + p.aOffset[n], B + p.bOffset[n], 0.0f,
             Y + n * ySize, alone);
   });
   finishF32(y, 0, p.batch * ySize, Y);
@@ -278,7 +290,10 @@ Status runGemmBiasActivation(const GemmKernel &k, const KernelArgs &args) {
         Y[i * p.N + j] = p.beta * C[i * p.cRowStride + j * p.cColStride];
     beta = 1.0f;
   }
-  sgemm(p.transA, p.transB, p.M, p.N, p.K, p.alpha, A, B, beta, Y);
+  // scaled_gemm: alpha times the dequantisation factor (cuBLASLt's
+  // alpha * scale_a * scale_b), then beta C is added in f32.
+  const float alpha = p.scaled ? p.alpha * dequantFactor(args, p.scaleOperand) : p.alpha;
+  sgemm(p.transA, p.transB, p.M, p.N, p.K, alpha, A, B, beta, Y);
   if (p.activation != Activation::None)
     parallelFor(p.M * p.N, grainForCost(p.activation == Activation::Relu ? 1 : 8),
                 [&](int64_t s, int64_t e) { applyActivation(p.activation, Y + s, e - s); });
@@ -475,6 +490,19 @@ Status prepareMatMul(const KernelView &v, std::unique_ptr<PreparedKernel> *out) 
 Status prepareGemm(const KernelView &v, std::unique_ptr<PreparedKernel> *out) {
   rowCutUnit();
   return prepareWith<GemmKernel>(v, out, decodeWithF32Copies<GemmParams, decodeGemm>,
+                                 runGemmBiasActivation,
+                                 scratchBytes<GemmKernel, GemmScratch, gemmScratch>);
+}
+Status prepareScaledMatMul(const KernelView &v, std::unique_ptr<PreparedKernel> *out) {
+  rowCutUnit();
+  return prepareWith<MatMulKernel>(v, out,
+                                   decodeWithF32Copies<MatMulParams, decodeScaledMatMul>,
+                                   runMatMul,
+                                   scratchBytes<MatMulKernel, MatMulScratch, matMulScratch>);
+}
+Status prepareScaledGemm(const KernelView &v, std::unique_ptr<PreparedKernel> *out) {
+  rowCutUnit();
+  return prepareWith<GemmKernel>(v, out, decodeWithF32Copies<GemmParams, decodeScaledGemm>,
                                  runGemmBiasActivation,
                                  scratchBytes<GemmKernel, GemmScratch, gemmScratch>);
 }

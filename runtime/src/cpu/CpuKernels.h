@@ -115,6 +115,8 @@ Status prepareQuantize(const KernelView &v, std::unique_ptr<PreparedKernel> *out
 // ContractionKernels.cpp
 Status prepareMatMul(const KernelView &v, std::unique_ptr<PreparedKernel> *out);
 Status prepareGemm(const KernelView &v, std::unique_ptr<PreparedKernel> *out);
+Status prepareScaledMatMul(const KernelView &v, std::unique_ptr<PreparedKernel> *out);
+Status prepareScaledGemm(const KernelView &v, std::unique_ptr<PreparedKernel> *out);
 Status prepareConv(const KernelView &v, std::unique_ptr<PreparedKernel> *out);
 // PoolingKernels.cpp
 Status preparePool(const KernelView &v, std::unique_ptr<PreparedKernel> *out);

@@ -301,8 +301,10 @@ Status runAmax(const AmaxParams &p, const KernelArgs &args) {
 //===----------------------------------------------------------------------===//
 // update_fp8_scale (Transformer Engine's delayed scaling, one tensor):
 //   history'[0] = amax, history'[i] = history[i - 1] (the oldest drops out)
-//   a = max(history') (NaN if any entry is NaN)
-//   scale' = f32(fp8_max) / a * 2^-margin, or scale if a is 0 or not finite
+//   a = max(history') (NaN if any entry is NaN), or history'[0] with
+//       amax_compute_algo = most_recent
+//   scale' = f32(fp8_max) / a * 2^-margin, or scale if a is 0 or not
+//       finite, or if that quotient overflows (a below fp8_max / FLT_MAX)
 // The shift runs from the end (memmove), so history' may be history's bytes.
 //===----------------------------------------------------------------------===//
 
@@ -315,13 +317,18 @@ Status runUpdateFp8Scale(const Fp8ScaleParams &p, const KernelArgs &args) {
   out[0] = amax;
   float a = 0;
   bool nan = false;
-  for (int64_t i = 0; i < p.history; ++i) {
+  const int64_t window = p.mostRecent ? 1 : p.history;
+  for (int64_t i = 0; i < window; ++i) {
     nan |= out[i] != out[i];
     a = out[i] > a ? out[i] : a;
   }
   float next = scale;
-  if (!nan && std::isfinite(a) && a != 0)
-    next = std::ldexp(static_cast<float>(p.fp8Max) / a, static_cast<int>(-p.margin));
+  if (!nan && std::isfinite(a) && a != 0) {
+    const float candidate =
+        std::ldexp(static_cast<float>(p.fp8Max) / a, static_cast<int>(-p.margin));
+    if (std::isfinite(candidate) && candidate != 0)
+      next = candidate;
+  }
   writeF32(args.results[1], next);
   return Status::ok();
 }

@@ -419,6 +419,26 @@ Status prepareGemm(const Context &c, const KernelView &v, std::unique_ptr<Prepar
   return Status::ok();
 }
 
+// The FP8 contractions are the CPU backend's reference only for now: the
+// cuBLASLt FP8 path (A/B scale pointers, TN layout, split accumulation in
+// the backward pass) is issue 14's GPU part. The plan is decoded first, so
+// a malformed kernel gets its own message.
+Status prepareScaledMatMul(const Context &, const KernelView &v,
+                           std::unique_ptr<PreparedKernel> *) {
+  MatMulParams p;
+  MPTRT_TRY(decodeScaledMatMul(v, &p));
+  return v.error("scaled_matmul (FP8) is not implemented on CUDA yet; run this plan on the "
+                 "CPU backend");
+}
+
+Status prepareScaledGemm(const Context &, const KernelView &v,
+                         std::unique_ptr<PreparedKernel> *) {
+  GemmParams p;
+  MPTRT_TRY(decodeScaledGemm(v, &p));
+  return v.error("scaled_gemm (FP8) is not implemented on CUDA yet; run this plan on the "
+                 "CPU backend");
+}
+
 } // namespace cuda
 } // namespace rt
 } // namespace mptrt

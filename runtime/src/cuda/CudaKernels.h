@@ -62,6 +62,9 @@ Status prepareQuantize(const Context &, const KernelView &, std::unique_ptr<Prep
 // Contractions through cuBLASLt (ContractionKernels.cu).
 Status prepareMatMul(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *);
 Status prepareGemm(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *);
+/// Not implemented on CUDA yet (cuBLASLt FP8): prepare fails with a message.
+Status prepareScaledMatMul(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *);
+Status prepareScaledGemm(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *);
 // conv, conv_grad_input, conv_grad_weight as direct kernels (ConvKernels.cu).
 Status prepareConv(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *);
 Status prepareConvGrad(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *);

@@ -580,8 +580,9 @@ Status runAdvanceStep(const Context &c, const AdvanceStepParams &p, const Kernel
 /// update_fp8_scale (cpu runUpdateFp8Scale): the history shifts from its
 /// end (memmove order, so history' may be history's bytes), amax goes in
 /// front, and scale' = ldexp(f32(fp8_max) / max(history'), -margin) unless
-/// that max is 0, NaN or infinite.
-__global__ void updateFp8ScaleKernel(int64_t history, float fp8Max, int margin,
+/// that max is 0, NaN or infinite or the quotient is not finite (with
+/// most_recent, history'[0] stands for the max).
+__global__ void updateFp8ScaleKernel(int64_t history, int64_t window, float fp8Max, int margin,
                                      const float *hist, const float *scalePtr,
                                      const float *amaxPtr, float *histOut, float *scaleOut) {
   const float scale = *scalePtr;
@@ -591,19 +592,23 @@ __global__ void updateFp8ScaleKernel(int64_t history, float fp8Max, int margin,
   histOut[0] = amax;
   float a = 0.0f;
   bool nan = false;
-  for (int64_t i = 0; i < history; ++i) {
+  for (int64_t i = 0; i < window; ++i) {
     nan |= histOut[i] != histOut[i];
     a = histOut[i] > a ? histOut[i] : a;
   }
   float next = scale;
-  if (!nan && isFiniteF32(a) && a != 0.0f)
-    next = ldexpf(fp8Max / a, -margin);
+  if (!nan && isFiniteF32(a) && a != 0.0f) {
+    const float candidate = ldexpf(fp8Max / a, -margin);
+    if (isFiniteF32(candidate) && candidate != 0.0f)
+      next = candidate;
+  }
   *scaleOut = next;
 }
 
 Status runUpdateFp8Scale(const Context &c, const Fp8ScaleParams &p, const KernelArgs &args) {
   updateFp8ScaleKernel<<<1, 1, 0, streamOf(c)>>>(
-      p.history, static_cast<float>(p.fp8Max), static_cast<int>(p.margin),
+      p.history, p.mostRecent ? 1 : p.history, static_cast<float>(p.fp8Max),
+      static_cast<int>(p.margin),
       static_cast<const float *>(args.operands[0].data),
       static_cast<const float *>(args.operands[1].data),
       static_cast<const float *>(args.operands[2].data),

@@ -9,10 +9,76 @@
 namespace mptrt {
 namespace rt {
 
+namespace {
+
+bool isFP8(const TensorDesc &d) { return d.dtype == DType::F8E4M3FN || d.dtype == DType::F8E5M2; }
+
+/// The checks of a scaled contraction: FP8 operands A and B (operands 0 and
+/// 1), f32 0-d scales at `scale0` and `scale0 + 1`, a float result that is
+/// not FP8 (a D scale for FP8 outputs is not implemented), and any C float.
+Status expectScaledContraction(const KernelView &v, size_t scale0) {
+  for (size_t i : {size_t(0), size_t(1)})
+    if (!isFP8(v.operand(i)))
+      return v.error(operandLabel(v, i) + " must be f8E4M3FN or f8E5M2");
+  for (size_t i : {scale0, scale0 + 1}) {
+    const TensorDesc &s = v.operand(i);
+    if (s.dtype != DType::F32 || s.rank() != 0)
+      return v.error(operandLabel(v, i) + " (a scale) must be a 0-d f32");
+  }
+  for (size_t i = 2; i < scale0; ++i)
+    MPTRT_TRY(expectFloatOperand(v, i));
+  MPTRT_TRY(expectFloatResult(v, 0));
+  if (isFP8(v.result(0)))
+    return v.error(resultLabel(v, 0) + " must not be FP8 (no D scale yet)");
+  return Status::ok();
+}
+
+Status decodeMatMulShapes(const KernelView &v, MatMulParams *p);
+Status decodeGemmShapes(const KernelView &v, bool hasC, GemmParams *p);
+
+Status decodeGemmScalars(const KernelView &v, GemmParams *p) {
+  double alpha, beta;
+  MPTRT_TRY(v.getFloat("alpha", 1.0, &alpha));
+  MPTRT_TRY(v.getFloat("beta", 1.0, &beta));
+  p->alpha = static_cast<float>(alpha);
+  p->beta = static_cast<float>(beta);
+  MPTRT_TRY(v.getBool("trans_a", false, &p->transA));
+  MPTRT_TRY(v.getBool("trans_b", false, &p->transB));
+  return Status::ok();
+}
+
+}  // namespace
+
 Status decodeMatMul(const KernelView &v, MatMulParams *p) {
   MPTRT_TRY(v.expectCounts(2, 2, 1, 1));
   MPTRT_TRY(v.allowOnly({}));
   MPTRT_TRY(expectAllFloat(v));
+  return decodeMatMulShapes(v, p);
+}
+
+Status decodeScaledMatMul(const KernelView &v, MatMulParams *p) {
+  MPTRT_TRY(v.expectCounts(4, 4, 1, 1));
+  MPTRT_TRY(v.allowOnly({}));
+  MPTRT_TRY(expectScaledContraction(v, 2));
+  p->scaled = true;
+  return decodeMatMulShapes(v, p);
+}
+
+Status decodeScaledGemm(const KernelView &v, GemmParams *p) {
+  MPTRT_TRY(v.expectCounts(4, 5, 1, 1));
+  MPTRT_TRY(v.allowOnly({"alpha", "beta", "trans_a", "trans_b"}));
+  const bool hasC = v.numOperands() == 5;
+  MPTRT_TRY(expectScaledContraction(v, hasC ? 3 : 2));
+  MPTRT_TRY(decodeGemmScalars(v, p));
+  p->activation = Activation::None;
+  p->scaled = true;
+  p->scaleOperand = hasC ? 3 : 2;
+  return decodeGemmShapes(v, hasC, p);
+}
+
+namespace {
+
+Status decodeMatMulShapes(const KernelView &v, MatMulParams *p) {
   const TensorDesc &a = v.operand(0), &b = v.operand(1);
   if (a.rank() < 1 || b.rank() < 1)
     return v.error("operands must have rank >= 1");
@@ -70,17 +136,13 @@ Status decodeMatMul(const KernelView &v, MatMulParams *p) {
   return Status::ok();
 }
 
+}  // namespace
+
 Status decodeGemm(const KernelView &v, GemmParams *p) {
   MPTRT_TRY(v.expectCounts(2, 3, 1, 1));
   MPTRT_TRY(v.allowOnly({"alpha", "beta", "trans_a", "trans_b", "activation"}));
   MPTRT_TRY(expectAllFloat(v));
-  double alpha, beta;
-  MPTRT_TRY(v.getFloat("alpha", 1.0, &alpha));
-  MPTRT_TRY(v.getFloat("beta", 1.0, &beta));
-  p->alpha = static_cast<float>(alpha);
-  p->beta = static_cast<float>(beta);
-  MPTRT_TRY(v.getBool("trans_a", false, &p->transA));
-  MPTRT_TRY(v.getBool("trans_b", false, &p->transB));
+  MPTRT_TRY(decodeGemmScalars(v, p));
   std::string activation;
   MPTRT_TRY(v.getString("activation", "none", &activation));
   if (activation == "none")
@@ -94,6 +156,12 @@ Status decodeGemm(const KernelView &v, GemmParams *p) {
   else
     return v.error("attribute 'activation' must be \"none\", \"relu\", \"gelu\" or "
                    "\"gelu_tanh\", not \"" + activation + "\"");
+  return decodeGemmShapes(v, v.numOperands() == 3, p);
+}
+
+namespace {
+
+Status decodeGemmShapes(const KernelView &v, bool hasC, GemmParams *p) {
   const TensorDesc &a = v.operand(0), &b = v.operand(1);
   if (a.rank() != 2 || b.rank() != 2)
     return v.error("A and B must have rank 2; got " + describe(a) + ", " + describe(b));
@@ -106,7 +174,7 @@ Status decodeGemm(const KernelView &v, GemmParams *p) {
                    std::to_string(p->K) + ", op(B) is " + std::to_string(kB) + "x" +
                    std::to_string(p->N));
   MPTRT_TRY(expectResultShape(v, 0, {p->M, p->N}));
-  p->hasC = v.numOperands() == 3;
+  p->hasC = hasC;
   if (p->hasC) {
     // C broadcasts one way to [M, N]: shapes [], [N], [1], [M, N], [1, N],
     // [M, 1], [1, 1].
@@ -123,6 +191,8 @@ Status decodeGemm(const KernelView &v, GemmParams *p) {
   }
   return Status::ok();
 }
+
+}  // namespace
 
 Status decodeConv(const KernelView &v, ConvParams *p) {
   MPTRT_TRY(v.expectCounts(2, 3, 1, 1));

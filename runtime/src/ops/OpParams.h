@@ -104,8 +104,12 @@ struct MatMulParams {
   int64_t M = 0, N = 0, K = 0;
   int64_t batch = 1;
   std::vector<int64_t> aOffset, bOffset;  // element offset of each batch's A and B
+  bool scaled = false;  // scaled_matmul: operands 2, 3 are the FP8 scales
 };
 Status decodeMatMul(const KernelView &v, MatMulParams *p);
+/// scaled_matmul: FP8 lhs and rhs, f32 0-d scales; the product is
+/// multiplied by f32(1/lhs_scale) * f32(1/rhs_scale) before rounding.
+Status decodeScaledMatMul(const KernelView &v, MatMulParams *p);
 
 enum class Activation { None, Relu, Gelu, GeluTanh };
 
@@ -117,8 +121,13 @@ struct GemmParams {
   bool hasC = false;
   int64_t cRowStride = 0, cColStride = 0;  // C's element strides (0: broadcast)
   Activation activation = Activation::None;
+  bool scaled = false;        // scaled_gemm
+  size_t scaleOperand = 0;    // scaled_gemm: A's scale, then B's
 };
 Status decodeGemm(const KernelView &v, GemmParams *p);
+/// scaled_gemm: FP8 A and B, optional C, then the f32 0-d scales of A and
+/// B; alpha op(A) op(B) is multiplied by f32(1/a_scale) * f32(1/b_scale).
+Status decodeScaledGemm(const KernelView &v, GemmParams *p);
 
 /// conv: N-d grouped convolution, NC[spatial], weight [M, C/group, k...].
 struct ConvParams {

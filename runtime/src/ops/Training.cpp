@@ -248,7 +248,13 @@ Status decodeAmax(const KernelView &v, AmaxParams *p) {
 
 Status decodeUpdateFp8Scale(const KernelView &v, Fp8ScaleParams *p) {
   MPTRT_TRY(v.expectCounts(3, 3, 2, 2));
-  MPTRT_TRY(v.allowOnly({"fp8_max", "margin"}));
+  MPTRT_TRY(v.allowOnly({"fp8_max", "margin", "amax_compute_algo"}));
+  std::string algo;
+  MPTRT_TRY(v.getString("amax_compute_algo", "max", &algo));
+  if (algo != "max" && algo != "most_recent")
+    return v.error("attribute 'amax_compute_algo' must be \"max\" or \"most_recent\", not \"" +
+                   algo + "\"");
+  p->mostRecent = algo == "most_recent";
   MPTRT_TRY(getFiniteFloat(v, "fp8_max", 448, /*positive=*/true, &p->fp8Max));
   MPTRT_TRY(v.getInt("margin", 0, &p->margin));
   if (p->margin < -126 || p->margin > 126)

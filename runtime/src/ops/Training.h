@@ -108,6 +108,7 @@ struct Fp8ScaleParams {
   int64_t history = 1;
   double fp8Max = 448;
   int64_t margin = 0;
+  bool mostRecent = false;  // amax_compute_algo: "most_recent" (else "max")
 };
 Status decodeUpdateFp8Scale(const KernelView &v, Fp8ScaleParams *p);
 

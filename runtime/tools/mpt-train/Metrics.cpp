@@ -38,6 +38,8 @@ std::string metricsJson(const StepMetrics &m) {
     s += std::string(", \"skipped\": ") + (*m.skipped ? "true" : "false");
   add("grad_norm", m.gradNorm);
   add("lr", m.lr);
+  add("fp8_scale_min", m.fp8ScaleMin);
+  add("fp8_scale_max", m.fp8ScaleMax);
   add("val_loss", m.valLoss);
   char time[40];
   std::snprintf(time, sizeof(time), "%.4f", m.timeMs);

@@ -12,7 +12,10 @@
 // value is the string "inf", "-inf" or "nan". A key whose output the plan
 // lacks is left out. `time_ms` is the wall time of the step's mptrt_run.
 // A step after which the validation loss was computed (--eval-input) also
-// has "val_loss", and "eval_ms", the time that took.
+// has "val_loss", and "eval_ms", the time that took. A plan with FP8 scale
+// state (`<t>.fp8_scale` parameters, --precision=fp8) also has
+// "fp8_scale_min" and "fp8_scale_max": the range of those scales after the
+// step, i.e. the ones the next step uses with delayed scaling.
 //
 // The progress line (stderr) shows the step, loss, the last validation loss,
 // loss scale, skipped steps, samples/s (tokens/s when the first input is an
@@ -35,6 +38,7 @@ namespace tools {
 struct StepMetrics {
   int64_t step = 0;  // 1-based
   std::optional<double> loss, lossScale, gradNorm, lr;
+  std::optional<double> fp8ScaleMin, fp8ScaleMax;  // the range of the FP8 scales
   std::optional<bool> skipped;
   std::optional<double> valLoss;  // after this step, with --eval-input
   double timeMs = 0;

@@ -25,6 +25,7 @@
 #include "mptrt.hpp"
 #include "mptrt/Numerics.h"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <csignal>
@@ -85,7 +86,8 @@ const char kUsage[] =
     "Output:\n"
     "  --metrics FILE           one JSON object per step: step (1-based), loss, loss_scale,\n"
     "                           skipped, grad_norm, lr, time_ms, and val_loss and eval_ms\n"
-    "                           after a step that evaluated; non-finite values are the\n"
+    "                           after a step that evaluated, fp8_scale_min and _max with\n"
+    "                           FP8 scale state; non-finite values are the\n"
     "                           strings \"inf\", \"-inf\", \"nan\"; a key whose output the plan\n"
     "                           lacks is left out. Truncated, or appended to with --resume\n"
     "  --log-every K            print the progress line every K steps (default: about\n"
@@ -372,6 +374,17 @@ int main(int argc, char **argv) {
     paramInfo[name] = p.info;
   }
 
+  // The FP8 scales (train_step state `<t>.fp8_scale`, f32 0-d), whose range
+  // the metrics report.
+  std::vector<std::string> fp8Scales;
+  for (const ParameterSpec &p : params) {
+    const std::string suffix = ".fp8_scale";
+    if (p.name.size() > suffix.size() &&
+        p.name.compare(p.name.size() - suffix.size(), suffix.size(), suffix) == 0 &&
+        p.info.dtype == MPTRT_F32 && p.info.numel() == 1)
+      fp8Scales.push_back(p.name);
+  }
+
   // The reported outputs: each must hold one value.
   std::optional<TensorInfo> metricInfo[kMetricCount];
   for (int k = 0; k < kMetricCount; ++k) {
@@ -562,6 +575,13 @@ int main(int argc, char **argv) {
     m.lossScale = values[kLossScale];
     m.gradNorm = values[kGradNorm];
     m.lr = values[kLr];
+    for (const std::string &name : fp8Scales) {
+      float scale;
+      if (mptrt_read_parameter(model.handle(), name.c_str(), &scale, sizeof(scale)) != MPTRT_OK)
+        return fail(where + ": " + mptrt::lastError());
+      m.fp8ScaleMin = std::min<double>(m.fp8ScaleMin.value_or(scale), scale);
+      m.fp8ScaleMax = std::max<double>(m.fp8ScaleMax.value_or(scale), scale);
+    }
     if (values[kSkipped])
       m.skipped = *values[kSkipped] != 0;
     skipped += m.skipped.value_or(false);

@@ -805,7 +805,7 @@ func.func @amax(%a0: tensor<2x3xf32>) -> tensor<f32> {
 
 // Tests that mpt.update_fp8_scale becomes mptrt.update_fp8_scale.
 // CHECK-LABEL: func.func @update_fp8_scale(
-// CHECK-NEXT: %{{.*}}, %{{.*}} = mptrt.update_fp8_scale %arg0, %arg1, %arg2 {fp8_max = 4.480000e+02 : f64, margin = 0 : i64} : (tensor<16xf32>, tensor<f32>, tensor<f32>) -> (tensor<16xf32>, tensor<f32>)
+// CHECK-NEXT: %{{.*}}, %{{.*}} = mptrt.update_fp8_scale %arg0, %arg1, %arg2 {amax_compute_algo = #mptrt.amax_compute_algo<max>, fp8_max = 4.480000e+02 : f64, margin = 0 : i64} : (tensor<16xf32>, tensor<f32>, tensor<f32>) -> (tensor<16xf32>, tensor<f32>)
 func.func @update_fp8_scale(%a0: tensor<16xf32>, %a1: tensor<f32>, %a2: tensor<f32>) -> (tensor<16xf32>, tensor<f32>) {
   %r:2 = "mpt.update_fp8_scale"(%a0, %a1, %a2) {fp8_max = 4.480000e+02 : f64, margin = 0 : i64} : (tensor<16xf32>, tensor<f32>, tensor<f32>) -> (tensor<16xf32>, tensor<f32>)
   return %r#0, %r#1 : tensor<16xf32>, tensor<f32>
@@ -839,11 +839,25 @@ func.func @range(%n: tensor<i64>) -> tensor<4xi64> {
 
 // -----
 
-// Tests that a contraction with FP8 scales has no kernel yet.
-func.func @scaled(%a: tensor<2x4xf8E4M3FN>, %b: tensor<4x3xf8E4M3FN>, %sa: tensor<f32>, %sb: tensor<f32>) -> tensor<2x3xbf16> {
-  // expected-error @+1 {{'mpt.matmul' op has no runtime kernel: it has FP8 scale operands}}
-  %y = mpt.matmul %a, %b scales(%sa, %sb) : (tensor<2x4xf8E4M3FN>, tensor<4x3xf8E4M3FN>, tensor<f32>, tensor<f32>) -> tensor<2x3xbf16>
-  return %y : tensor<2x3xbf16>
+// Tests that a matmul and a gemm with FP8 scales become scaled_matmul and
+// scaled_gemm, the scales after the operands (E5M2 x E4M3 as the backward
+// pass has them).
+// CHECK-LABEL: func.func @scaled(
+// CHECK-NEXT: %[[Y:.*]] = mptrt.scaled_matmul %arg0, %arg1, %arg2, %arg3 : (tensor<2x4xf8E5M2>, tensor<4x3xf8E4M3FN>, tensor<f32>, tensor<f32>) -> tensor<2x3xf32>
+// CHECK-NEXT: %[[Z:.*]] = mptrt.scaled_gemm %arg0, %arg1, %arg4, %arg2, %arg3 {alpha = 5.000000e-01 : f32, beta = 1.000000e+00 : f32, trans_a = false, trans_b = false} : (tensor<2x4xf8E5M2>, tensor<4x3xf8E4M3FN>, tensor<3xbf16>, tensor<f32>, tensor<f32>) -> tensor<2x3xbf16>
+func.func @scaled(%a: tensor<2x4xf8E5M2>, %b: tensor<4x3xf8E4M3FN>, %sa: tensor<f32>, %sb: tensor<f32>, %c: tensor<3xbf16>) -> (tensor<2x3xf32>, tensor<2x3xbf16>) {
+  %y = mpt.matmul %a, %b scales(%sa, %sb) : (tensor<2x4xf8E5M2>, tensor<4x3xf8E4M3FN>, tensor<f32>, tensor<f32>) -> tensor<2x3xf32>
+  %z = mpt.gemm %a, %b, %c scales(%sa, %sb) {alpha = 0.5 : f32} : (tensor<2x4xf8E5M2>, tensor<4x3xf8E4M3FN>, tensor<3xbf16>, tensor<f32>, tensor<f32>) -> tensor<2x3xbf16>
+  return %y, %z : tensor<2x3xf32>, tensor<2x3xbf16>
+}
+
+// -----
+
+// Tests that a conv with FP8 scales has no kernel yet.
+func.func @scaled_conv(%x: tensor<1x2x4x4xf8E4M3FN>, %w: tensor<3x2x1x1xf8E4M3FN>, %sa: tensor<f32>, %sb: tensor<f32>) -> tensor<1x3x4x4xbf16> {
+  // expected-error @+1 {{'mpt.conv' op has no runtime kernel: it has FP8 scale operands, and the runtime has no scaled convolution kernel yet}}
+  %y = mpt.conv %x, %w scales(%sa, %sb) {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} : (tensor<1x2x4x4xf8E4M3FN>, tensor<3x2x1x1xf8E4M3FN>, tensor<f32>, tensor<f32>) -> tensor<1x3x4x4xbf16>
+  return %y : tensor<1x3x4x4xbf16>
 }
 
 // -----

@@ -3,8 +3,16 @@
 // The gradients of a contraction are contractions in the forward op's
 // operand type with FP32 accumulation: a bf16 matmul's dA = dY B^T and
 // dB = A^T dY are bf16 matmuls. Batch-broadcast operands get their
-// gradients summed back in FP32. A gradient through FP8 scales is not
-// derived (the rule fails at the op).
+// gradients summed back in FP32.
+//
+// An FP8-scaled matmul or gemm (E4M3 operands qa = quantize(a, sa), qb =
+// quantize(b, sb)) computes y = qa qb / (sa sb). Its gradients are FP8
+// contractions too: dY is quantized into f8E5M2 with its own scale sg (the
+// training step keeps it, GradientBuilder::quantizedResultGrad), and
+// dA = qg qb^T / (sg sb) reuses the forward's E4M3 copy of b, as
+// Transformer Engine's HYBRID recipe does. The operand is qa, so its
+// gradient is dA / sa; the quantize's straight-through rule multiplies sa
+// back. FP8-scaled convolutions have no rule yet.
 //
 //===----------------------------------------------------------------------===//
 #include "mpt/Dialect/MPT/IR/GradientUtils.h"
@@ -16,12 +24,30 @@ using namespace mpt::grad;
 
 namespace {
 
-LogicalResult rejectFP8(GradientBuilder &gb) {
-  auto policy = cast<PrecisionPolicyOpInterface>(gb.op());
-  if (!policy.getFP8Scales().empty())
-    return gb.op()->emitOpError(
-        "has FP8 scales; gradients through FP8-scaled contractions are not supported");
-  return success();
+/// An FP8-scaled contraction's result, restated as FP32: the op rounds its
+/// dequantised FP32 accumulator once into it.
+Value asF32(Value scaledResult) {
+  scaledResult.setType(tensorType(scaledResult).clone(Float32Type::get(scaledResult.getContext())));
+  return scaledResult;
+}
+
+/// The gradient of the quantized operand `x * scale` from the gradient
+/// `grad` of the value it stands for: `grad / scale`, in FP32.
+Value perScale(OpBuilder &b, Location loc, Value grad, Value scale) {
+  return DivOp::create(b, loc, grad, scale).getResult();
+}
+
+/// The gradient of result 0 for the backward contractions: in `elementType`,
+/// or quantized into f8E5M2 with its scale (`dyScale`) when `fp8`.
+FailureOr<Value> contractionResultGrad(GradientBuilder &gb, bool fp8, Type elementType,
+                                       Value &dyScale) {
+  if (!fp8)
+    return gb.resultGrad(0, elementType);
+  auto q = gb.quantizedResultGrad(0, Float8E5M2Type::get(gb.op()->getContext()));
+  if (failed(q))
+    return failure();
+  dyScale = q->second;
+  return q->first;
 }
 
 /// The convolution attributes a conv's gradient kernels share.
@@ -36,12 +62,23 @@ SmallVector<NamedAttribute> convAttrs(ConvOp op) {
 } // namespace
 
 LogicalResult MatMulOp::buildGradient(GradientBuilder &gb) {
-  if (failed(rejectFP8(gb)))
-    return failure();
   OpBuilder &b = gb.builder();
   Location loc = gb.loc();
   RankedTensorType aType = tensorType(getLhs()), bType = tensorType(getRhs());
-  Value dy = gb.resultGrad(0, aType.getElementType());
+  const bool fp8 = static_cast<bool>(getLhsScale());
+  Value dyScale;
+  FailureOr<Value> dyOr = contractionResultGrad(gb, fp8, aType.getElementType(), dyScale);
+  if (failed(dyOr))
+    return failure();
+  Value dy = *dyOr;
+  if (!dy)
+    return success();
+  // x y, or x y / (sx sy) in FP32 when FP8-scaled.
+  auto contract = [&](Value x, Value y, Value sx, Value sy) -> Value {
+    if (!fp8)
+      return MatMulOp::create(b, loc, x, y).getResult();
+    return asF32(MatMulOp::create(b, loc, x, y, sx, sy).getResult());
+  };
   // Work on the 2-D-or-more forms: a 1-D lhs is [1, K], a 1-D rhs [K, 1].
   Value a = getLhs(), bv = getRhs();
   SmallVector<int64_t> dyShape(tensorType(dy).getShape());
@@ -55,21 +92,19 @@ LogicalResult MatMulOp::buildGradient(GradientBuilder &gb) {
   }
   dy = reshape(b, loc, dy, dyShape);
   if (gb.needsGrad(0)) {
-    Value da = MatMulOp::create(b, loc, dy, transposeLastTwo(b, loc, bv)).getResult();
-    Value sum = sumToShape(b, loc, da, tensorType(a));
-    gb.addOperandGrad(0, reshape(b, loc, sum, aType.getShape()));
+    Value da = contract(dy, transposeLastTwo(b, loc, bv), dyScale, getRhsScale());
+    Value sum = reshape(b, loc, sumToShape(b, loc, da, tensorType(a)), aType.getShape());
+    gb.addOperandGrad(0, fp8 ? perScale(b, loc, sum, getLhsScale()) : sum);
   }
   if (gb.needsGrad(1)) {
-    Value db = MatMulOp::create(b, loc, transposeLastTwo(b, loc, a), dy).getResult();
-    Value sum = sumToShape(b, loc, db, tensorType(bv));
-    gb.addOperandGrad(1, reshape(b, loc, sum, bType.getShape()));
+    Value db = contract(transposeLastTwo(b, loc, a), dy, getLhsScale(), dyScale);
+    Value sum = reshape(b, loc, sumToShape(b, loc, db, tensorType(bv)), bType.getShape());
+    gb.addOperandGrad(1, fp8 ? perScale(b, loc, sum, getRhsScale()) : sum);
   }
   return success();
 }
 
 LogicalResult GemmOp::buildGradient(GradientBuilder &gb) {
-  if (failed(rejectFP8(gb)))
-    return failure();
   if (getActivation() != "none")
     return emitOpError("has a fused '")
            << getActivation()
@@ -77,19 +112,35 @@ LogicalResult GemmOp::buildGradient(GradientBuilder &gb) {
   OpBuilder &b = gb.builder();
   Location loc = gb.loc();
   RankedTensorType aType = tensorType(getA()), bType = tensorType(getB());
-  Value dy = gb.resultGrad(0, aType.getElementType());
+  const bool fp8 = static_cast<bool>(getAScale());
+  Value dyScale;
+  FailureOr<Value> dyOr = contractionResultGrad(gb, fp8, aType.getElementType(), dyScale);
+  if (failed(dyOr))
+    return failure();
+  Value dy = *dyOr;
   APFloat alpha = getAlpha(), one(1.0f);
   bool ta = getTransA(), tb = getTransB();
-  auto gemm = [&](RankedTensorType type, Value x, Value y, bool tx, bool ty) {
-    return GemmOp::create(b, loc, type, x, y, Value(), alpha, one, tx, ty, "none").getResult();
+  Value sa = getAScale(), sb = getBScale();
+  // alpha op(x) op(y), or alpha op(x) op(y) / (sx sy) in FP32 when FP8-scaled.
+  auto gemm = [&](RankedTensorType type, Value x, Value y, bool tx, bool ty, Value sx,
+                  Value sy) -> Value {
+    if (!fp8)
+      return GemmOp::create(b, loc, type, x, y, Value(), alpha, one, tx, ty, "none").getResult();
+    return GemmOp::create(b, loc, type.clone(b.getF32Type()), x, y, Value(), alpha, one, tx,
+                          ty, "none", sx, sy)
+        .getResult();
   };
   // Y = alpha op(A) op(B) + beta C.
-  if (gb.needsGrad(0))
-    gb.addOperandGrad(0, ta ? gemm(aType, getB(), dy, tb, true)      // A^T = op(B) dY^T
-                            : gemm(aType, dy, getB(), false, !tb));  // A = dY op(B)^T
-  if (gb.needsGrad(1))
-    gb.addOperandGrad(1, tb ? gemm(bType, dy, getA(), true, ta)      // B^T = dY^T op(A)
-                            : gemm(bType, getA(), dy, !ta, false));  // B = op(A)^T dY
+  if (dy && gb.needsGrad(0)) {
+    Value da = ta ? gemm(aType, getB(), dy, tb, true, sb, dyScale)       // A^T = op(B) dY^T
+                  : gemm(aType, dy, getB(), false, !tb, dyScale, sb);    // A = dY op(B)^T
+    gb.addOperandGrad(0, fp8 ? perScale(b, loc, da, sa) : da);
+  }
+  if (dy && gb.needsGrad(1)) {
+    Value db = tb ? gemm(bType, dy, getA(), true, ta, dyScale, sa)       // B^T = dY^T op(A)
+                  : gemm(bType, getA(), dy, !ta, false, sa, dyScale);    // B = op(A)^T dY
+    gb.addOperandGrad(1, fp8 ? perScale(b, loc, db, sb) : db);
+  }
   if (getC() && gb.needsGrad(2)) {
     Value dyWide = gb.resultGrad(0, b.getF32Type());
     Value scaled = MulOp::create(b, loc, dyWide,
@@ -101,8 +152,9 @@ LogicalResult GemmOp::buildGradient(GradientBuilder &gb) {
 }
 
 LogicalResult ConvOp::buildGradient(GradientBuilder &gb) {
-  if (failed(rejectFP8(gb)))
-    return failure();
+  if (!getFP8Scales().empty())
+    return emitOpError("has FP8 scales; gradients through FP8-scaled convolutions are not "
+                       "supported yet");
   OpBuilder &b = gb.builder();
   Location loc = gb.loc();
   RankedTensorType xType = tensorType(getInput()), wType = tensorType(getWeight());

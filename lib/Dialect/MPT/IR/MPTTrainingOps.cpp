@@ -42,3 +42,12 @@ LogicalResult LRScheduleOp::verify() {
     return emitOpError("step counts must not be negative");
   return success();
 }
+
+LogicalResult UpdateFP8ScaleOp::verify() {
+  if (getAmaxComputeAlgo() != "max" && getAmaxComputeAlgo() != "most_recent")
+    return emitOpError("unknown amax_compute_algo '")
+           << getAmaxComputeAlgo() << "'; expected 'max' or 'most_recent'";
+  if (!(getFp8Max().convertToDouble() > 0))
+    return emitOpError("fp8_max must be positive");
+  return success();
+}

@@ -119,11 +119,19 @@ def MPT_AmaxOp : MPT_TrainingOp<"amax"> {
 def MPT_UpdateFP8ScaleOp : MPT_TrainingOp<"update_fp8_scale",
     [AllTypesMatch<["amax_history", "new_amax_history"]>]> {
   let summary = "Delayed FP8 scaling (Transformer Engine): roll the amax history, rescale";
+  let description = [{
+    `history' = [amax, history[0 .. H-2]]`; `a = max(history')`
+    (`amax_compute_algo = "max"`) or `history'[0]` (`"most_recent"`);
+    `scale' = fp8_max / a / 2^margin`, or `scale` when `a` is 0 or not
+    finite (a NaN anywhere in the history counts as not finite for `max`).
+  }];
   let arguments = (ins 1DTensorOf<[F32]>:$amax_history, MPT_F32Scalar:$scale,
                    MPT_F32Scalar:$amax,
                    DefaultValuedAttr<F64Attr, "448.0">:$fp8_max,
-                   DefaultValuedAttr<I64Attr, "0">:$margin);
+                   DefaultValuedAttr<I64Attr, "0">:$margin,
+                   DefaultValuedStrAttr<StrAttr, "max">:$amax_compute_algo);
   let results = (outs 1DTensorOf<[F32]>:$new_amax_history, MPT_F32Scalar:$new_scale);
+  let hasVerifier = 1;
 }
 
 #endif // MPT_DIALECT_MPT_IR_MPTTRAININGOPS_TD

@@ -72,12 +72,15 @@ def MPTRT_UnaryGradKind : MPTRT_Enum<"UnaryGradKind", "unary_grad's forward func
      "sqrt", "erf", "abs", "clip"]>;
 def MPTRT_LrSchedule : MPTRT_Enum<"LrSchedule", "the learning-rate schedule",
     ["constant", "warmup_cosine"]>;
+def MPTRT_AmaxComputeAlgo : MPTRT_Enum<"AmaxComputeAlgo",
+    "the amax a delayed FP8 scale comes from", ["max", "most_recent"]>;
 
 def MPTRT_GeluApproximateAttr : MPTRT_EnumAttr<MPTRT_GeluApproximate, "gelu_approximate">;
 def MPTRT_ActivationAttr : MPTRT_EnumAttr<MPTRT_Activation, "activation">;
 def MPTRT_ReductionAttr : MPTRT_EnumAttr<MPTRT_Reduction, "reduction">;
 def MPTRT_UnaryGradKindAttr : MPTRT_EnumAttr<MPTRT_UnaryGradKind, "unary_grad_kind">;
 def MPTRT_LrScheduleAttr : MPTRT_EnumAttr<MPTRT_LrSchedule, "lr_schedule">;
+def MPTRT_AmaxComputeAlgoAttr : MPTRT_EnumAttr<MPTRT_AmaxComputeAlgo, "amax_compute_algo">;
 
 //===----------------------------------------------------------------------===//
 // The kernel op interface.

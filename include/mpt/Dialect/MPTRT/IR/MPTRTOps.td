@@ -179,6 +179,22 @@ def MPTRT_GemmOp : MPTRT_KernelOp<"gemm",
   let summary = "act(alpha * op(A) * op(B) + beta * C)";
 }
 
+def MPTRT_ScaledMatMulOp : MPTRT_KernelOp<"scaled_matmul",
+    (ins MPTRT_Tensor:$lhs, MPTRT_Tensor:$rhs, MPTRT_ScaleTensor:$lhs_scale,
+         MPTRT_ScaleTensor:$rhs_scale),
+    (outs MPTRT_Tensor:$output)> {
+  let summary = "FP8 numpy matmul: (lhs rhs) * (1/lhs_scale) * (1/rhs_scale), FP32 accumulation";
+}
+
+def MPTRT_ScaledGemmOp : MPTRT_KernelOp<"scaled_gemm",
+    (ins MPTRT_Tensor:$a, MPTRT_Tensor:$b, Optional<MPTRT_Tensor>:$c,
+         MPTRT_ScaleTensor:$a_scale, MPTRT_ScaleTensor:$b_scale,
+         OptionalAttr<F32Attr>:$alpha, OptionalAttr<F32Attr>:$beta,
+         OptionalAttr<BoolAttr>:$trans_a, OptionalAttr<BoolAttr>:$trans_b),
+    (outs MPTRT_Tensor:$output)> {
+  let summary = "FP8 gemm: alpha * (1/a_scale) * (1/b_scale) * op(A) op(B) + beta * C";
+}
+
 def MPTRT_ConvOp : MPTRT_KernelOp<"conv",
     !con((ins MPTRT_Tensor:$input, MPTRT_Tensor:$weight, Optional<MPTRT_Tensor>:$bias),
          ConvWindow),
@@ -454,7 +470,8 @@ def MPTRT_AmaxOp : MPTRT_KernelOp<"amax", (ins MPTRT_Tensor:$input), (outs MPTRT
 }
 def MPTRT_UpdateFP8ScaleOp : MPTRT_KernelOp<"update_fp8_scale",
     (ins MPTRT_Tensor:$amax_history, MPTRT_ScaleTensor:$scale, MPTRT_Tensor:$amax,
-         OptionalAttr<F64Attr>:$fp8_max, OptionalAttr<I64Attr>:$margin),
+         OptionalAttr<F64Attr>:$fp8_max, OptionalAttr<I64Attr>:$margin,
+         OptionalAttr<MPTRT_AmaxComputeAlgoAttr>:$amax_compute_algo),
     (outs MPTRT_Tensor:$new_amax_history, MPTRT_ScaleTensor:$new_scale)> {
   let summary = "Delayed FP8 scaling: roll the amax history, rescale";
 }
