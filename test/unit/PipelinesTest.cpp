@@ -5,9 +5,9 @@
 // checks that each option reaches its pass and the defaults are the passes'.
 //
 //===----------------------------------------------------------------------===//
+#include "mpt/Pipelines/Pipelines.h"
 #include "mpt/Dialect/MPT/IR/MPTDialect.h"
 #include "mpt/Dialect/MPTRT/IR/MPTRTOps.h"
-#include "mpt/Pipelines/Pipelines.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/MLIRContext.h"

@@ -1,4 +1,4 @@
-//===- PipelineFlags.h - a pipeline's options as a tool's own flags -*- C++ -*-===//
+//===- PipelineFlags.h - a pipeline's options as tool flags ---*- C++ -*-===//
 //
 // mpt-compile takes `--precision=bf16 --lr=3e-4` where mpt-opt takes
 // `--mpt-training-pipeline="precision=bf16 lr=3e-4"`. The options are not
@@ -20,8 +20,7 @@ namespace mpt::tools {
 /// whose options are also flags of the tool. Construct one, before the
 /// command line is parsed, and pass it to the pipeline's builder after. A
 /// process may hold only one: a second would register the flags twice.
-template <typename OptionsT>
-class PipelineFlags : public OptionsT {
+template <typename OptionsT> class PipelineFlags : public OptionsT {
 public:
   PipelineFlags() {
     // The options live in the struct's own sub-command (PassOptions is one);

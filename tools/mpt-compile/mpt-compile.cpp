@@ -4,9 +4,10 @@
 //
 // Runs the importer (for .onnx / .onnxtext; .mlir is parsed as is), then
 // mpt::buildInferencePipeline (mpt::buildTrainingPipeline with --train),
-// whose options are this tool's flags, then the plan emitter. The exit code is 0 on
-// success, 1 when the input is broken or cannot be lowered, and 2 when the
-// model only uses features MPT does not support (all of them are reported).
+// whose options are this tool's flags, then the plan emitter. The exit code
+// is 0 on success, 1 when the input is broken or cannot be lowered, and 2
+// when the model only uses features MPT does not support (all of them are
+// reported).
 //
 //===----------------------------------------------------------------------===//
 #include "mpt/Dialect/MPT/IR/MPTDialect.h"

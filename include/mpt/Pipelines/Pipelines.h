@@ -40,7 +40,8 @@ llvm::cl::OptionCategory &getTrainingOptionsCategory();
 struct InferencePipelineOptions
     : public mlir::PassPipelineOptions<InferencePipelineOptions> {
   Option<PipelinePrecision> precision{
-      *this, "precision",
+      *this,
+      "precision",
       llvm::cl::desc("Run --assign-precision (then --verify-precision) in "
                      "this mode before the lowering"),
       llvm::cl::init(PipelinePrecision::None),
@@ -52,19 +53,20 @@ struct InferencePipelineOptions
           clEnumValN(PipelinePrecision::FP16, "fp16", "FP16 mixed precision"),
           clEnumValN(PipelinePrecision::FP8, "fp8",
                      "FP8 (E4M3) contraction inputs, otherwise BF16"),
-          clEnumValN(PipelinePrecision::Auto, "auto",
-                     "Chosen from --target")),
+          clEnumValN(PipelinePrecision::Auto, "auto", "Chosen from --target")),
       llvm::cl::cat(getPipelineOptionsCategory())};
   Option<std::string> target{
       *this, "target",
       llvm::cl::desc("The target --precision=auto picks for: cpu, sm_70, "
                      "sm_80, ..."),
-      llvm::cl::value_desc("target"), llvm::cl::cat(getPipelineOptionsCategory())};
+      llvm::cl::value_desc("target"),
+      llvm::cl::cat(getPipelineOptionsCategory())};
   Option<std::string> precisionReport{
       *this, "precision-report",
       llvm::cl::desc("Write --assign-precision's decision report (JSON) here "
                      "('-' for stdout)"),
-      llvm::cl::value_desc("file"), llvm::cl::cat(getPipelineOptionsCategory())};
+      llvm::cl::value_desc("file"),
+      llvm::cl::cat(getPipelineOptionsCategory())};
   Option<bool> fuseEpilogues{
       *this, "fuse-epilogues",
       llvm::cl::desc("Fold bias adds and activations into gemm kernels"),
@@ -79,18 +81,21 @@ struct TrainingPipelineOptions : public InferencePipelineOptions {
   static std::unique_ptr<TrainingPipelineOptions>
   createFromString(llvm::StringRef options);
 
-  Option<std::string> optimizer{
-      *this, "optimizer", llvm::cl::desc("sgd, momentum or adamw"),
-      llvm::cl::init(defaults().optimizer), llvm::cl::cat(getTrainingOptionsCategory())};
+  Option<std::string> optimizer{*this, "optimizer",
+                                llvm::cl::desc("sgd, momentum or adamw"),
+                                llvm::cl::init(defaults().optimizer),
+                                llvm::cl::cat(getTrainingOptionsCategory())};
   Option<double> lr{*this, "lr", llvm::cl::desc("Learning rate"),
                     llvm::cl::init(defaults().lr),
                     llvm::cl::cat(getTrainingOptionsCategory())};
-  Option<double> momentum{
-      *this, "momentum", llvm::cl::desc("Momentum of --optimizer=momentum"),
-      llvm::cl::init(defaults().momentum), llvm::cl::cat(getTrainingOptionsCategory())};
-  Option<double> dampening{
-      *this, "dampening", llvm::cl::desc("Dampening of --optimizer=momentum"),
-      llvm::cl::init(defaults().dampening), llvm::cl::cat(getTrainingOptionsCategory())};
+  Option<double> momentum{*this, "momentum",
+                          llvm::cl::desc("Momentum of --optimizer=momentum"),
+                          llvm::cl::init(defaults().momentum),
+                          llvm::cl::cat(getTrainingOptionsCategory())};
+  Option<double> dampening{*this, "dampening",
+                           llvm::cl::desc("Dampening of --optimizer=momentum"),
+                           llvm::cl::init(defaults().dampening),
+                           llvm::cl::cat(getTrainingOptionsCategory())};
   Option<bool> nesterov{*this, "nesterov", llvm::cl::desc("Nesterov momentum"),
                         llvm::cl::init(defaults().nesterov),
                         llvm::cl::cat(getTrainingOptionsCategory())};
@@ -98,7 +103,8 @@ struct TrainingPipelineOptions : public InferencePipelineOptions {
       *this, "weight-decay",
       llvm::cl::desc("Weight decay (default, below 0: 0 for SGD, 0.01 for "
                      "AdamW)"),
-      llvm::cl::init(defaults().weightDecay), llvm::cl::cat(getTrainingOptionsCategory())};
+      llvm::cl::init(defaults().weightDecay),
+      llvm::cl::cat(getTrainingOptionsCategory())};
   Option<double> beta1{*this, "beta1", llvm::cl::desc("AdamW beta1"),
                        llvm::cl::init(defaults().beta1),
                        llvm::cl::cat(getTrainingOptionsCategory())};
@@ -112,51 +118,70 @@ struct TrainingPipelineOptions : public InferencePipelineOptions {
       *this, "loss-scale",
       llvm::cl::desc("none, dynamic, static:S or auto (dynamic when the graph "
                      "has f16, else none)"),
-      llvm::cl::init(defaults().lossScale), llvm::cl::cat(getTrainingOptionsCategory())};
-  Option<double> initScale{
-      *this, "init-scale", llvm::cl::desc("Initial dynamic loss scale"),
-      llvm::cl::init(defaults().initScale), llvm::cl::cat(getTrainingOptionsCategory())};
-  Option<double> growthFactor{
-      *this, "growth-factor", llvm::cl::desc("Dynamic scale growth factor"),
-      llvm::cl::init(defaults().growthFactor), llvm::cl::cat(getTrainingOptionsCategory())};
-  Option<double> backoffFactor{
-      *this, "backoff-factor", llvm::cl::desc("Dynamic scale backoff factor"),
-      llvm::cl::init(defaults().backoffFactor), llvm::cl::cat(getTrainingOptionsCategory())};
+      llvm::cl::init(defaults().lossScale),
+      llvm::cl::cat(getTrainingOptionsCategory())};
+  Option<double> initScale{*this, "init-scale",
+                           llvm::cl::desc("Initial dynamic loss scale"),
+                           llvm::cl::init(defaults().initScale),
+                           llvm::cl::cat(getTrainingOptionsCategory())};
+  Option<double> growthFactor{*this, "growth-factor",
+                              llvm::cl::desc("Dynamic scale growth factor"),
+                              llvm::cl::init(defaults().growthFactor),
+                              llvm::cl::cat(getTrainingOptionsCategory())};
+  Option<double> backoffFactor{*this, "backoff-factor",
+                               llvm::cl::desc("Dynamic scale backoff factor"),
+                               llvm::cl::init(defaults().backoffFactor),
+                               llvm::cl::cat(getTrainingOptionsCategory())};
   Option<int64_t> growthInterval{
       *this, "growth-interval",
       llvm::cl::desc("Finite steps before the dynamic scale grows"),
-      llvm::cl::init(defaults().growthInterval), llvm::cl::cat(getTrainingOptionsCategory())};
+      llvm::cl::init(defaults().growthInterval),
+      llvm::cl::cat(getTrainingOptionsCategory())};
   Option<double> clipNorm{
       *this, "clip-norm",
       llvm::cl::desc("Clip gradients to this global L2 norm (0: off)"),
-      llvm::cl::init(defaults().clipNorm), llvm::cl::cat(getTrainingOptionsCategory())};
-  Option<std::string> schedule{
-      *this, "lr-schedule", llvm::cl::desc("constant or warmup_cosine"),
-      llvm::cl::init(defaults().schedule), llvm::cl::cat(getTrainingOptionsCategory())};
+      llvm::cl::init(defaults().clipNorm),
+      llvm::cl::cat(getTrainingOptionsCategory())};
+  Option<std::string> schedule{*this, "lr-schedule",
+                               llvm::cl::desc("constant or warmup_cosine"),
+                               llvm::cl::init(defaults().schedule),
+                               llvm::cl::cat(getTrainingOptionsCategory())};
   Option<int64_t> warmupSteps{
-      *this, "warmup-steps", llvm::cl::desc("Linear warmup steps of warmup_cosine"),
-      llvm::cl::init(defaults().warmupSteps), llvm::cl::cat(getTrainingOptionsCategory())};
+      *this, "warmup-steps",
+      llvm::cl::desc("Linear warmup steps of warmup_cosine"),
+      llvm::cl::init(defaults().warmupSteps),
+      llvm::cl::cat(getTrainingOptionsCategory())};
   Option<int64_t> totalSteps{
-      *this, "total-steps", llvm::cl::desc("Steps over which warmup_cosine decays"),
-      llvm::cl::init(defaults().totalSteps), llvm::cl::cat(getTrainingOptionsCategory())};
-  Option<double> minLr{
-      *this, "min-lr", llvm::cl::desc("Final learning rate of warmup_cosine"),
-      llvm::cl::init(defaults().minLr), llvm::cl::cat(getTrainingOptionsCategory())};
+      *this, "total-steps",
+      llvm::cl::desc("Steps over which warmup_cosine decays"),
+      llvm::cl::init(defaults().totalSteps),
+      llvm::cl::cat(getTrainingOptionsCategory())};
+  Option<double> minLr{*this, "min-lr",
+                       llvm::cl::desc("Final learning rate of warmup_cosine"),
+                       llvm::cl::init(defaults().minLr),
+                       llvm::cl::cat(getTrainingOptionsCategory())};
   Option<std::string> lossKind{
       *this, "loss-kind",
       llvm::cl::desc("Add a loss: cross_entropy, mse or nll (default: the "
                      "model's scalar output)"),
-      llvm::cl::init(defaults().lossKind), llvm::cl::cat(getTrainingOptionsCategory())};
+      llvm::cl::init(defaults().lossKind),
+      llvm::cl::cat(getTrainingOptionsCategory())};
   Option<std::string> lossOutput{
-      *this, "loss-output", llvm::cl::desc("The output an added loss applies to"),
-      llvm::cl::init(defaults().lossOutput), llvm::cl::cat(getTrainingOptionsCategory())};
+      *this, "loss-output",
+      llvm::cl::desc("The output an added loss applies to"),
+      llvm::cl::init(defaults().lossOutput),
+      llvm::cl::cat(getTrainingOptionsCategory())};
   Option<std::string> labelInput{
-      *this, "label-input", llvm::cl::desc("Name of the added loss's label input"),
-      llvm::cl::init(defaults().labelInput), llvm::cl::cat(getTrainingOptionsCategory())};
+      *this, "label-input",
+      llvm::cl::desc("Name of the added loss's label input"),
+      llvm::cl::init(defaults().labelInput),
+      llvm::cl::cat(getTrainingOptionsCategory())};
   Option<std::string> lossName{
       *this, "loss",
-      llvm::cl::desc("The scalar output that is the loss, when there are several"),
-      llvm::cl::init(defaults().lossName), llvm::cl::cat(getTrainingOptionsCategory())};
+      llvm::cl::desc(
+          "The scalar output that is the loss, when there are several"),
+      llvm::cl::init(defaults().lossName),
+      llvm::cl::cat(getTrainingOptionsCategory())};
   ListOption<std::string> freeze{
       *this, "freeze",
       llvm::cl::desc("Comma-separated parameter-name globs to keep frozen"),
@@ -165,29 +190,37 @@ struct TrainingPipelineOptions : public InferencePipelineOptions {
       *this, "emit-gradients",
       llvm::cl::desc("Also output each parameter's unscaled gradient as "
                      "grad.<name>"),
-      llvm::cl::init(defaults().emitGradients), llvm::cl::cat(getTrainingOptionsCategory())};
+      llvm::cl::init(defaults().emitGradients),
+      llvm::cl::cat(getTrainingOptionsCategory())};
   Option<std::string> evalEntry{
       *this, "eval-entry",
       llvm::cl::desc("Name of the evaluation entry point added beside "
                      "train_step (empty: none)"),
-      llvm::cl::init(defaults().evalEntry), llvm::cl::cat(getTrainingOptionsCategory())};
+      llvm::cl::init(defaults().evalEntry),
+      llvm::cl::cat(getTrainingOptionsCategory())};
   Option<std::string> fp8Scaling{
       *this, "fp8-scaling",
       llvm::cl::desc("FP8 scales (precision=fp8): delayed, current, or none "
                      "(every scale 1; for comparison only)"),
-      llvm::cl::init(defaults().fp8Scaling), llvm::cl::cat(getTrainingOptionsCategory())};
+      llvm::cl::init(defaults().fp8Scaling),
+      llvm::cl::cat(getTrainingOptionsCategory())};
   Option<int64_t> fp8AmaxHistory{
       *this, "fp8-amax-history",
-      llvm::cl::desc("Length of each FP8 tensor's amax history (delayed scaling)"),
-      llvm::cl::init(defaults().fp8AmaxHistory), llvm::cl::cat(getTrainingOptionsCategory())};
+      llvm::cl::desc(
+          "Length of each FP8 tensor's amax history (delayed scaling)"),
+      llvm::cl::init(defaults().fp8AmaxHistory),
+      llvm::cl::cat(getTrainingOptionsCategory())};
   Option<std::string> fp8AmaxAlgo{
       *this, "fp8-amax-algo",
-      llvm::cl::desc("The amax a delayed scale comes from: max (of the history) "
-                     "or most_recent"),
-      llvm::cl::init(defaults().fp8AmaxAlgo), llvm::cl::cat(getTrainingOptionsCategory())};
-  Option<int64_t> fp8Margin{
-      *this, "fp8-margin", llvm::cl::desc("scale = fp8_max / amax / 2^margin"),
-      llvm::cl::init(defaults().fp8Margin), llvm::cl::cat(getTrainingOptionsCategory())};
+      llvm::cl::desc(
+          "The amax a delayed scale comes from: max (of the history) "
+          "or most_recent"),
+      llvm::cl::init(defaults().fp8AmaxAlgo),
+      llvm::cl::cat(getTrainingOptionsCategory())};
+  Option<int64_t> fp8Margin{*this, "fp8-margin",
+                            llvm::cl::desc("scale = fp8_max / amax / 2^margin"),
+                            llvm::cl::init(defaults().fp8Margin),
+                            llvm::cl::cat(getTrainingOptionsCategory())};
 
 private:
   /// The defaults of `--build-training-step`, from Passes.td.
