@@ -11,6 +11,9 @@ config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.mpt_obj_root, "test")
 
 config.substitutions.append(("%mpt_plugin", config.mpt_plugin))
+# The source and build trees (the README examples run against them).
+config.substitutions.append(("%mpt_src_root", os.path.dirname(config.test_source_root)))
+config.substitutions.append(("%mpt_obj_root", config.mpt_obj_root))
 # Tests that import ONNX say `REQUIRES: onnx` (MPT_ENABLE_ONNX).
 if config.mpt_enable_onnx:
     config.available_features.add("onnx")
