@@ -133,6 +133,8 @@ inline const uint8_t *ConstantBlob::find(uint64_t offset, uint64_t n) const {
 }
 
 inline void ConstantBlob::copyOut(uint64_t offset, uint64_t n, void *dst) const {
+  if (n == 0)  // `dst` may be null then (an empty vector's data())
+    return;
   uint8_t *out = static_cast<uint8_t *>(dst);
   std::memset(out, 0, n);
   const uint64_t end = offset + n;
