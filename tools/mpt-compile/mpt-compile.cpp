@@ -10,6 +10,7 @@
 // reported).
 //
 //===----------------------------------------------------------------------===//
+#include "mpt/Conversion/MemoryReport.h"
 #include "mpt/Dialect/MPT/IR/MPTDialect.h"
 #include "mpt/Dialect/MPTRT/IR/MPTRTOps.h"
 #include "mpt/Pipelines/Pipelines.h"
@@ -53,6 +54,13 @@ static cl::opt<bool> emitMlir(
     "emit-mlir",
     cl::desc("Write the lowered mpt IR instead of the plan (for inspection)"),
     cl::init(false), cl::cat(category));
+static cl::opt<std::string> memoryReport(
+    "memory-report",
+    cl::desc("Write the plan's memory by role and dtype (JSON; '-' for "
+             "stdout): parameters, masters, gradients, optimizer state, "
+             "saved activations, cast buffers, workspace, and each entry "
+             "point's arena peak; a summary goes to stderr"),
+    cl::value_desc("file"), cl::cat(category));
 static cl::opt<bool> quiet("quiet", cl::desc("Print nothing on success"),
                            cl::init(false), cl::cat(category));
 
@@ -203,6 +211,16 @@ int main(int argc, char **argv) {
     return kBroken;
   }
 
+  FailureOr<mpt::MemoryReport> memory;
+  if (!memoryReport.empty()) {
+    memory = mpt::analyzeMemory(*module);
+    if (failed(memory)) {
+      llvm::errs() << "mpt-compile: cannot report the memory of " << inputPath
+                   << "\n";
+      return kBroken;
+    }
+  }
+
   std::string output = outputPath.empty() ? defaultOutput(inputPath)
                                           : outputPath.getValue();
   std::string error;
@@ -222,6 +240,20 @@ int main(int argc, char **argv) {
     }
   }
   file->keep();
+  if (succeeded(memory)) {
+    auto reportFile = openOutputFile(memoryReport, &error);
+    if (!reportFile) {
+      llvm::errs() << "mpt-compile: " << error << "\n";
+      return kBroken;
+    }
+    std::optional<uint64_t> planBytes;
+    if (!emitMlir)
+      planBytes = summary.parameterBytes;
+    mpt::writeMemoryReportJSON(*memory, reportFile->os(), planBytes);
+    reportFile->keep();
+    if (!quiet)
+      mpt::printMemorySummary(*memory, llvm::errs());
+  }
   if (quiet || emitMlir || output == "-")
     return kOk;
 

@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "KernelPatterns.h"
+#include "LoweringUtils.h"
 #include "mpt/Conversion/Passes.h"
 
 namespace mpt {
@@ -17,20 +18,6 @@ using namespace mlir;
 using namespace mpt;
 
 namespace {
-
-/// The ONNX node name the importer put in `loc` (`loc("node"(...))`), also
-/// through the fused locations rewrites leave; empty when there is none.
-StringRef onnxNodeName(Location loc) {
-  if (auto name = dyn_cast<NameLoc>(loc))
-    return name.getName().getValue();
-  if (auto fused = dyn_cast<FusedLoc>(loc))
-    for (Location inner : fused.getLocations())
-      if (StringRef name = onnxNodeName(inner); !name.empty())
-        return name;
-  if (auto callSite = dyn_cast<CallSiteLoc>(loc))
-    return onnxNodeName(callSite.getCallee());
-  return {};
-}
 
 /// Why an mpt op has no kernel, for the cases we know.
 std::string noKernelReason(Operation *op) {
