@@ -1,7 +1,9 @@
 //===- Fp8GemmBench.cpp - FP8 against bf16 GEMMs on the CUDA backend ------===//
 //
-// Times one-kernel plans on the CUDA backend at M = N = K = 4096 (or the
-// size given as the first argument), each run a whole mptrt_run (launches,
+// Times one-kernel plans on the CUDA backend (or the backend given as the
+// second argument; "cpu" checks the plans on a host without a GPU) at
+// M = N = K = 4096 (or the size given as the first argument), each run a
+// whole mptrt_run (launches,
 // the kernel's own transposes and scale kernel, and the final synchronize):
 //
 //   gemm         bf16 A [M, K], B [N, K] (trans_b), f32 result: cuBLASLt bf16
@@ -10,7 +12,7 @@
 //
 // and prints each time, its TFLOP/s and the FP8 speedups over bf16 (issue
 // 14's goal: >= 1.4x on an H100). scripts/gpu-check.sh runs it. Exit status:
-// 0 after timing, 2 without a usable CUDA backend, 1 when a plan fails.
+// 0 after timing, 2 without a usable backend, 1 when a plan fails.
 //
 //===----------------------------------------------------------------------===//
 #include "KernelCases.h"
@@ -24,11 +26,12 @@ using namespace mptrt::test;
 
 namespace {
 
-/// Milliseconds per run of `c` on CUDA (after warm-up), or a negative value.
-double timeOnCuda(const Case &c, int runs) {
+/// Milliseconds per run of `c` on `backend` (after warm-up), or a negative
+/// value.
+double timeOn(const char *backend, const Case &c, int runs) {
   const std::vector<uint8_t> bytes = planOf(c, "main");
   Model model;
-  if (!model.loadMemory(bytes.data(), bytes.size(), "cuda")) {
+  if (!model.loadMemory(bytes.data(), bytes.size(), backend)) {
     std::fprintf(stderr, "%s: %s\n", describeCase(c).c_str(), lastError().c_str());
     return -1;
   }
@@ -56,7 +59,8 @@ double timeOnCuda(const Case &c, int runs) {
 
 int main(int argc, char **argv) {
   const int64_t n = argc > 1 ? std::atoll(argv[1]) : 4096;
-  const int runs = 20;
+  const char *backend = argc > 2 ? argv[2] : "cuda";
+  const int runs = std::string(backend) == "cuda" ? 20 : 2;
   const T a = {n, n}, b = {n, n}, y = {n, n};
   const Operand scale = {F32, {}, 0.5, 2.0};
   const Case bf16 = make("gemm", {{BF16, a}, {BF16, b}}, {{F32, y}},
@@ -65,9 +69,9 @@ int main(int argc, char **argv) {
                           {aInt("trans_b", 1)});
   const Case fp8Nn = make("scaled_gemm", {{F8, a}, {F8, b}, scale, scale}, {{F32, y}},
                           {});
-  int cudaOk = 0;
-  if (mptrt_backend_has_kernel("cuda", "scaled_gemm", &cudaOk) != MPTRT_OK || !cudaOk) {
-    std::printf("fp8-gemm-bench: no CUDA backend in this build\n");
+  int hasFp8 = 0;
+  if (mptrt_backend_has_kernel(backend, "scaled_gemm", &hasFp8) != MPTRT_OK || !hasFp8) {
+    std::printf("fp8-gemm-bench: no backend '%s' with scaled_gemm in this build\n", backend);
     return 2;
   }
   const double flops = 2.0 * double(n) * double(n) * double(n);
@@ -79,7 +83,7 @@ int main(int argc, char **argv) {
               {"scaled_gemm e4m3 (TN)", &fp8Tn, 0},
               {"scaled_gemm e4m3 (NN, B transposed)", &fp8Nn, 0}};
   for (Row &r : rows) {
-    r.ms = timeOnCuda(*r.c, runs);
+    r.ms = timeOn(backend, *r.c, runs);
     if (r.ms < 0) {
       std::printf("fp8-gemm-bench: %s failed: %s\n", r.name, lastError().c_str());
       return lastError().find("GPU") != std::string::npos ||
