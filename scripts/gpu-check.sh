@@ -6,7 +6,8 @@
 # (carried there with the device tool: carry [".gpu"]). Logs go to $OUT when
 # it is set (the device tool's output folder), else to build-gpu/logs.
 #
-#   scripts/gpu-check.sh            everything (about 5 minutes on an H100)
+#   scripts/gpu-check.sh            everything (about 5 minutes on an H100),
+#                                   the FP8-vs-bf16 GEMM timing included
 #   GPU_CHECK_QUICK=1 scripts/gpu-check.sh   skip the sanitizers
 #
 # Exit status: 0 when every check passed, 1 otherwise.
@@ -62,7 +63,8 @@ fi
 "$TESTS/mptrt-cuda-parity-test" >"$LOGS/cuda-parity.log" 2>&1
 if grep -q "SKIPPED" "$LOGS/cuda-parity.log"; then
   record kernel-parity FAIL "skipped on a GPU host: $(grep -m1 -A1 Skipped "$LOGS/cuda-parity.log" | tail -1)"
-elif grep -q "\[  PASSED  \] 2 tests" "$LOGS/cuda-parity.log"; then
+elif grep -qE "\[  PASSED  \] [0-9]+ tests?" "$LOGS/cuda-parity.log" &&
+     ! grep -q "\[  FAILED  \]" "$LOGS/cuda-parity.log"; then
   record kernel-parity PASS "$(grep -m1 'compared' "$LOGS/cuda-parity.log"); $(grep -m1 'CUDA backend:' "$LOGS/cuda-parity.log")"
 else
   record kernel-parity FAIL "$(grep -c 'Failure' "$LOGS/cuda-parity.log") failures, see cuda-parity.log"
@@ -134,6 +136,16 @@ if [ -z "${GPU_CHECK_QUICK:-}" ] && command -v compute-sanitizer >/dev/null; the
   done
 else
   record sanitizers SKIP "GPU_CHECK_QUICK set, or no compute-sanitizer"
+fi
+
+echo "== FP8 against bf16 GEMMs, 4096^3 (issue 14: >= 1.4x)"
+"$TESTS/mptrt-fp8-gemm-bench" 4096 2>&1 | tee "$LOGS/fp8-gemm-bench.txt"
+fp8_rc=${PIPESTATUS[0]}
+fp8_line=$(grep -m1 'fp8 speedup' "$LOGS/fp8-gemm-bench.txt")
+if [ "$fp8_rc" = 0 ] && python3 -c "import re,sys; v=float(re.search(r'([0-9.]+)x \(TN\)', sys.argv[1]).group(1)); sys.exit(0 if v >= 1.4 else 1)" "$fp8_line" 2>/dev/null; then
+  record fp8-gemm-bench PASS "$fp8_line"
+else
+  record fp8-gemm-bench FAIL "rc $fp8_rc: ${fp8_line:-see fp8-gemm-bench.txt}"
 fi
 
 # bench/gpt2_train (issue 13) is not written yet.

@@ -17,6 +17,10 @@
 //   - long sums computed in another order (matmul, gemm, conv and its
 //     gradients): the whole tensor within a relative L2 difference of 2 ulp
 //     of the result's dtype (plus 1e-6);
+//   - the FP8 contractions (scaled_matmul, scaled_gemm) likewise, plus K
+//     ulp of float32 (the sums' order) and 2^-10 (the FP8 tensor cores'
+//     adds between promotions into float32 keep about 14 bits on Hopper):
+//     a wrong scale or layout is off by far more;
 //   - otherwise within 2 units in the last place of the result's dtype,
 //     relative to the element (CUDA's expf / erff / tanhf / powf are within
 //     2 ulp, glibc's within 1, so f32 results of a transcendental differ in
@@ -98,15 +102,23 @@ const std::set<std::string> kExactKinds = {
 const std::set<std::string> kSummedKinds = {"matmul", "gemm", "conv", "conv_grad_input",
                                             "conv_grad_weight"};
 
+/// The FP8 contractions: summed kinds whose CUDA products come from FP8
+/// tensor cores (cuBLASLt, precise accumulation), whose adds inside one MMA
+/// keep fewer bits than float32 before the partial sum is promoted.
+const std::set<std::string> kFp8Kinds = {"scaled_matmul", "scaled_gemm"};
+
+/// An upper bound on a contraction's K: the largest dimension of its lhs.
+double depthBound(const Case &c) {
+  int64_t k = 1;
+  for (int64_t d : c.operands[0].shape)
+    k = std::max(k, d);
+  return static_cast<double>(k);
+}
+
 /// Kinds of the CPU backend the CUDA backend does not have yet. The coverage
 /// test fails when a kind is missing and not listed here, and when a listed
 /// kind has arrived (delete its entry then).
 const std::set<std::string> kNotYetOnCuda = {};
-
-/// Kinds the CUDA backend knows but refuses at prepare time (the FP8
-/// contractions: cuBLASLt FP8 is issue 14's GPU part). The parity test skips
-/// them, and RefusesFp8Contractions checks the refusal's message.
-const std::set<std::string> kRefusedOnCuda = {"scaled_matmul", "scaled_gemm"};
 
 /// The outputs of `c` run on `backend`; false (with a failure) if it fails.
 bool runOn(const char *backend, const Case &c, std::vector<std::vector<uint8_t>> *outputs) {
@@ -160,7 +172,7 @@ void expectMatch(const Case &c, size_t r, const std::vector<uint8_t> &cpu,
   const std::vector<double> want = floatsOf(dtype, cpu), got = floatsOf(dtype, gpu);
   const size_t n = want.size();
   const double ulp = dtypeEpsilon(dtype);
-  if (kSummedKinds.count(c.kind)) {
+  if (kSummedKinds.count(c.kind) || kFp8Kinds.count(c.kind)) {
     double diff = 0, norm = 0;
     for (size_t i = 0; i < n; ++i) {
       const double a = want[i], b = got[i];
@@ -168,8 +180,11 @@ void expectMatch(const Case &c, size_t r, const std::vector<uint8_t> &cpu,
       norm += a * a;
     }
     const double rel = norm > 0 ? std::sqrt(diff / norm) : std::sqrt(diff);
-    EXPECT_LE(rel, 2 * ulp + 1e-6) << describeCase(c) << " result " << r
-                                   << ": relative L2 difference " << rel;
+    const double bound = kFp8Kinds.count(c.kind)
+                             ? 2 * ulp + 1e-6 + depthBound(c) * 0x1p-23 + 0x1p-10
+                             : 2 * ulp + 1e-6;
+    EXPECT_LE(rel, bound) << describeCase(c) << " result " << r
+                          << ": relative L2 difference " << rel;
     return;
   }
   size_t bad = 0, first = n;
@@ -216,7 +231,7 @@ TEST(CudaBackend, EveryKindMatchesTheCpuBackend) {
   const std::set<std::string> gpu = kindsOf("cuda");
   int compared = 0;
   for (const Case &c : allCases()) {
-    if (!gpu.count(c.kind) || kRefusedOnCuda.count(c.kind))
+    if (!gpu.count(c.kind))
       continue;
     SCOPED_TRACE(describeCase(c));
     std::vector<std::vector<uint8_t>> cpuOut, gpuOut;
@@ -228,26 +243,6 @@ TEST(CudaBackend, EveryKindMatchesTheCpuBackend) {
   }
   EXPECT_GT(compared, 0);
   std::printf("compared %d kernel cases on CUDA and CPU\n", compared);
-}
-
-// Tests that the FP8 contractions fail to load on CUDA, saying so, rather
-// than running something else.
-TEST(CudaBackend, RefusesFp8Contractions) {
-  const std::string why = cudaUnusableReason();
-  if (!why.empty())
-    GTEST_SKIP() << why;
-  int refused = 0;
-  for (const Case &c : allCases()) {
-    if (!kRefusedOnCuda.count(c.kind))
-      continue;
-    const std::vector<uint8_t> bytes = planOf(c, "main");
-    Model model;
-    EXPECT_FALSE(model.loadMemory(bytes.data(), bytes.size(), "cuda")) << describeCase(c);
-    EXPECT_NE(lastError().find("not implemented on CUDA yet"), std::string::npos)
-        << lastError();
-    refused += 1;
-  }
-  EXPECT_EQ(refused, static_cast<int>(kRefusedOnCuda.size()));
 }
 
 } // namespace

@@ -233,6 +233,20 @@ std::vector<Case> allCases() {
                         "abs", "clip"})
     cs.push_back(make("unary_grad", {{F32, {4096}, 0.5, 2.0}, {F32, {4096}}}, {{F32, {4096}}},
                       {aString("kind", k)}));
+  // The FP8 contractions' other layouts on CUDA: A stored [K, M] and B
+  // [K, N], both transposed into cuBLASLt's TN layout in the workspace, with
+  // alpha and beta; and E5M2 times E5M2, which cuBLASLt's FP8 GEMMs do not
+  // take, so the CUDA kernel widens to float32 there. (Last, so that the
+  // cases above keep their random operands.)
+  cs.push_back(make("scaled_gemm",
+                    {{F8, {256, 64}}, {F8E5, {256, 128}}, {F32, {64, 128}}, {F32, {}, 0.5, 2.0},
+                     {F32, {}, 0.5, 2.0}},
+                    {{BF16, {64, 128}}},
+                    {aInt("trans_a", 1), aFloat("alpha", 0.5), aFloat("beta", 2.0)}));
+  cs.push_back(make("scaled_matmul",
+                    {{F8E5, {2, 32, 64}}, {F8E5, {2, 64, 48}}, {F32, {}, 0.5, 2.0},
+                     {F32, {}, 0.5, 2.0}},
+                    {{F32, {2, 32, 48}}}));
   return cs;
 }
 

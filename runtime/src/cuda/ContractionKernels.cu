@@ -70,6 +70,13 @@ struct Carve {
   }
 };
 
+/// How a product is scaled beyond cuBLASLt's host alpha and beta.
+enum class Scaling {
+  None,         // alpha and beta are host floats
+  Fp8,          // FP8 A and B: the A and B scale pointers (device floats) multiply the product
+  DeviceAlpha,  // alpha and beta are device floats (CUBLASLT_POINTER_MODE_DEVICE)
+};
+
 /// One cuBLASLt product D[rows N, cols M] (column-major) = op(B) op(A), i.e.
 /// the row-major Y[M, N] = op(A)[M, K] op(B)[K, N], in float32, possibly
 /// batched with constant strides. Owns its descriptors.
@@ -78,20 +85,27 @@ public:
   LtProduct() = default;
   LtProduct(const LtProduct &) = delete;
   LtProduct &operator=(const LtProduct &) = delete;
-  ~LtProduct() {
+  ~LtProduct() { reset(); }
+
+  /// Destroys the descriptors (a failed init may be retried another way).
+  void reset() {
     if (pref_) cublasLtMatmulPreferenceDestroy(pref_);
     if (a_) cublasLtMatrixLayoutDestroy(a_);
     if (b_) cublasLtMatrixLayoutDestroy(b_);
     if (d_) cublasLtMatrixLayoutDestroy(d_);
     if (desc_) cublasLtMatmulDescDestroy(desc_);
+    pref_ = nullptr;
+    a_ = b_ = d_ = nullptr;
+    desc_ = nullptr;
   }
 
-  /// `type` is the operands' cuBLASLt type; strides are in elements
-  /// (0: the same matrix for every batch); `alignment` the smallest
+  /// `typeA` and `typeB` are the operands' cuBLASLt types; strides are in
+  /// elements (0: the same matrix for every batch); `alignment` the smallest
   /// alignment in bytes any operand pointer will have.
-  Status init(const Context &c, cudaDataType_t type, bool transA, bool transB, int64_t M,
-              int64_t N, int64_t K, int64_t batch, int64_t strideA, int64_t strideB,
-              uint32_t alignment) {
+  Status init(const Context &c, cudaDataType_t typeA, cudaDataType_t typeB, bool transA,
+              bool transB, int64_t M, int64_t N, int64_t K, int64_t batch, int64_t strideA,
+              int64_t strideB, uint32_t alignment, Scaling scaling = Scaling::None) {
+    reset();
     MPTRT_LT_TRY(cublasLtMatmulDescCreate(&desc_, CUBLAS_COMPUTE_32F, CUDA_R_32F));
     // Column-major: cuBLAS's first operand is our B, its second our A.
     const cublasOperation_t opFirst = transB ? CUBLAS_OP_T : CUBLAS_OP_N;
@@ -100,10 +114,25 @@ public:
                                                 sizeof opFirst));
     MPTRT_LT_TRY(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_TRANSB, &opSecond,
                                                 sizeof opSecond));
+    if (scaling == Scaling::DeviceAlpha) {
+      const cublasLtPointerMode_t mode = CUBLASLT_POINTER_MODE_DEVICE;
+      MPTRT_LT_TRY(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_POINTER_MODE,
+                                                  &mode, sizeof mode));
+    }
+    if (scaling == Scaling::Fp8) {
+      // Precise accumulation: partial sums are promoted into float32
+      // registers as the GEMM goes (no CUBLASLT_MATMUL_DESC_FAST_ACCUM).
+      const int8_t fastAccum = 0;
+      MPTRT_LT_TRY(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_FAST_ACCUM,
+                                                  &fastAccum, sizeof fastAccum));
+      // The heuristic sees a scaled product; run() sets the real pointers.
+      MPTRT_TRY(setScales(static_cast<const float *>(c.ltWorkspace),
+                          static_cast<const float *>(c.ltWorkspace)));
+    }
     const uint64_t firstRows = transB ? K : N, firstCols = transB ? N : K;
     const uint64_t secondRows = transA ? M : K, secondCols = transA ? K : M;
-    MPTRT_LT_TRY(cublasLtMatrixLayoutCreate(&b_, type, firstRows, firstCols, firstRows));
-    MPTRT_LT_TRY(cublasLtMatrixLayoutCreate(&a_, type, secondRows, secondCols, secondRows));
+    MPTRT_LT_TRY(cublasLtMatrixLayoutCreate(&b_, typeB, firstRows, firstCols, firstRows));
+    MPTRT_LT_TRY(cublasLtMatrixLayoutCreate(&a_, typeA, secondRows, secondCols, secondRows));
     MPTRT_LT_TRY(cublasLtMatrixLayoutCreate(&d_, CUDA_R_32F, N, M, N));
     if (batch > 1) {
       const int32_t count = static_cast<int32_t>(batch);
@@ -143,11 +172,28 @@ public:
     return Status::ok();
   }
 
-  /// Enqueues D = alpha * op(A) op(B) + beta * D.
+  /// Scaling::Fp8: the device floats that multiply our A and our B (cuBLAS's
+  /// second and first operand) before the float32 product.
+  Status setScales(const float *scaleA, const float *scaleB) {
+    MPTRT_LT_TRY(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER,
+                                                &scaleA, sizeof scaleA));
+    MPTRT_LT_TRY(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER,
+                                                &scaleB, sizeof scaleB));
+    return Status::ok();
+  }
+
+  /// Enqueues D = alpha * op(A) op(B) + beta * D (host alpha and beta).
   Status run(const Context &c, const void *A, const void *B, float *D, float alpha,
              float beta) const {
-    MPTRT_LT_TRY(cublasLtMatmul(reinterpret_cast<cublasLtHandle_t>(c.lt), desc_, &alpha, B, b_,
-                                A, a_, &beta, D, d_, D, d_, &algo_, c.ltWorkspace,
+    return runWith(c, A, B, D, &alpha, &beta);
+  }
+
+  /// The same with alpha and beta where the scaling says: device pointers
+  /// for Scaling::DeviceAlpha, host pointers otherwise.
+  Status runWith(const Context &c, const void *A, const void *B, float *D, const float *alpha,
+                 const float *beta) const {
+    MPTRT_LT_TRY(cublasLtMatmul(reinterpret_cast<cublasLtHandle_t>(c.lt), desc_, alpha, B, b_,
+                                A, a_, beta, D, d_, D, d_, &algo_, c.ltWorkspace,
                                 c.ltWorkspaceBytes, streamOf(c)));
     return Status::ok();
   }
@@ -269,7 +315,7 @@ public:
     const uint32_t align =
         std::min(alignmentOf(p_.aOffset, elem), alignmentOf(p_.bOffset, elem));
     perBatch_ = !strided && p_.batch > 1;
-    return product_.init(c_, ops_.type, false, false, p_.M, p_.N, p_.K,
+    return product_.init(c_, ops_.type, ops_.type, false, false, p_.M, p_.N, p_.K,
                          perBatch_ ? 1 : p_.batch, strideA, strideB, align);
   }
 
@@ -356,7 +402,8 @@ public:
     if (!yDirect_)
       yWs_ = carve.take(uint64_t(p_.M * p_.N) * 4);
     workspace_ = carve.used;
-    return product_.init(c_, ops_.type, p_.transA, p_.transB, p_.M, p_.N, p_.K, 1, 0, 0, 64);
+    return product_.init(c_, ops_.type, ops_.type, p_.transA, p_.transB, p_.M, p_.N, p_.K, 1,
+                         0, 0, 64);
   }
 
   uint64_t workspaceBytes() const override { return workspace_; }
@@ -399,6 +446,325 @@ private:
   uint64_t yWs_ = 0, workspace_ = 0;
 };
 
+//===----------------------------------------------------------------------===//
+// scaled_matmul and scaled_gemm: FP8 A and B, f32 0-d scales sa and sb, and
+//   Y = alpha * f32(1/sa) * f32(1/sb) * op(A) op(B) (+ beta * C for gemm).
+//
+// The CPU kernel widens A and B exactly, multiplies in float32 and applies
+// S = alpha * (f32(1/sa) * f32(1/sb)) as sgemm's alpha. Here one thread
+// computes that same S, in that order (IEEE division and products: the build
+// contracts nothing into FMAs), into the workspace, and cuBLASLt's FP8 GEMM
+// gets it as the scale of A, with 1 as the scale of B and a host alpha of 1:
+// the factor that multiplies the float32 sum is the CPU's bit for bit,
+// whatever order cuBLASLt multiplies alpha and the two scales in.
+//
+// cuBLASLt's FP8 GEMMs want the "TN" layout: column-major op(A) transposed
+// and op(B) not, that is, in our row-major terms, A as [M, K] and B as
+// [N, K], K contiguous in both. An operand stored the other way is copied,
+// transposed, into the workspace first (transposeBytesKernel). The
+// accumulation is the precise one (no fast accumulation: partial sums go to
+// float32 registers as the GEMM proceeds); the plan does not say which
+// products are a forward and which a backward pass, so none gets
+// Transformer Engine's fast-accumulation forward.
+//
+// Where cuBLASLt has no FP8 algorithm (E5M2 times E5M2, which it does not
+// take; K or the transposed rows not a multiple of 16 bytes; a GPU before
+// sm_89), A and B are widened to float32 (exactly) as for matmul, and S goes
+// to a float32 GEMM as a device-pointer alpha. Either way the only
+// difference from the CPU is the order of the float32 sums, and on Hopper
+// the FP8 tensor cores' own adds between promotions (about 14 bits kept).
+//===----------------------------------------------------------------------===//
+
+bool ltFp8Type(DType d, cudaDataType_t *out) {
+  switch (d) {
+  case DType::F8E4M3FN: *out = CUDA_R_8F_E4M3; return true;
+  case DType::F8E5M2: *out = CUDA_R_8F_E5M2; return true;
+  default: return false;
+  }
+}
+
+/// out = {alpha * (f32(1/sa) * f32(1/sb)), 1, beta}: the scale of A, the
+/// scale of B (FP8 path) or alpha (fallback), and beta (fallback).
+__global__ void fp8ScalesKernel(const float *sa, const float *sb, float alpha, float beta,
+                                float *out) {
+  out[0] = alpha * ((1.0f / *sa) * (1.0f / *sb));
+  out[1] = 1.0f;
+  out[2] = beta;
+}
+
+constexpr int kTile = 32;
+
+/// `count` byte matrices [rows, cols] (row-major, one after the other) into
+/// [cols, rows]. One 32 x 32 tile per block through shared memory, so reads
+/// and writes are both coalesced; blocks are (32, 8) threads, each thread
+/// moving 4 bytes of its tile column. Grid: (ceil(cols / 32), ceil(rows /
+/// 32), count).
+__global__ void transposeBytesKernel(const uint8_t *in, uint8_t *out, int64_t rows,
+                                     int64_t cols) {
+  __shared__ uint8_t tile[kTile][kTile + 1];
+  const int64_t mat = int64_t(blockIdx.z) * rows * cols;
+  const int64_t c0 = int64_t(blockIdx.x) * kTile, r0 = int64_t(blockIdx.y) * kTile;
+  for (int dy = threadIdx.y; dy < kTile; dy += blockDim.y) {
+    const int64_t r = r0 + dy, col = c0 + threadIdx.x;
+    if (r < rows && col < cols)
+      tile[dy][threadIdx.x] = in[mat + r * cols + col];
+  }
+  __syncthreads();
+  for (int dy = threadIdx.y; dy < kTile; dy += blockDim.y) {
+    const int64_t outRow = c0 + dy, outCol = r0 + threadIdx.x;  // out is [cols, rows]
+    if (outRow < cols && outCol < rows)
+      out[mat + outRow * rows + outCol] = tile[threadIdx.x][dy];
+  }
+}
+
+/// Transposes `count` [rows, cols] FP8 matrices into `out`.
+Status transposeBytes(const Context &c, const void *in, void *out, int64_t count, int64_t rows,
+                      int64_t cols) {
+  if (count == 0 || rows == 0 || cols == 0)
+    return Status::ok();
+  if (count > 65535)
+    return Status::error("scaled contraction: more than 65535 matrices to transpose");
+  const dim3 grid(unsigned((cols + kTile - 1) / kTile), unsigned((rows + kTile - 1) / kTile),
+                  unsigned(count));
+  transposeBytesKernel<<<grid, dim3(kTile, 8), 0, streamOf(c)>>>(
+      static_cast<const uint8_t *>(in), static_cast<uint8_t *>(out), rows, cols);
+  return launched("fp8 transpose kernel");
+}
+
+/// What a scaled contraction hands cuBLASLt, decided at prepare: the FP8
+/// operands (transposed into the workspace where the TN layout needs it),
+/// or float32 copies.
+struct ScaledOperands {
+  bool fp8 = false;
+  uint64_t scalesWs = 0;             // 3 floats: fp8ScalesKernel's
+  bool copyA = false, copyB = false; // fp8: transposed copies
+  uint64_t aWs = 0, bWs = 0;         // the copies (fp8, transposed) or float32 widenings
+  // fp8: the copies' source matrices, [rows, cols] each.
+  int64_t aCount = 0, aRows = 0, aCols = 0, bCount = 0, bRows = 0, bCols = 0;
+
+  /// The scale, A and B pointers of one run.
+  Status prepareRun(const Context &c, const KernelArgs &args, size_t scale0, float alpha,
+                    float beta, const float **scales, const void **A, const void **B) const {
+    auto *ws = static_cast<uint8_t *>(args.workspace);
+    float *s = reinterpret_cast<float *>(ws + scalesWs);
+    fp8ScalesKernel<<<1, 1, 0, streamOf(c)>>>(static_cast<const float *>(
+                                                  args.operands[scale0].data),
+                                              static_cast<const float *>(
+                                                  args.operands[scale0 + 1].data),
+                                              alpha, beta, s);
+    MPTRT_TRY(launched("fp8 scales kernel"));
+    *scales = s;
+    const TensorArg &a = args.operands[0], &b = args.operands[1];
+    *A = a.data;
+    *B = b.data;
+    if (!fp8) {
+      float *wa = reinterpret_cast<float *>(ws + aWs), *wb = reinterpret_cast<float *>(ws + bWs);
+      MPTRT_TRY(widen(c, a.desc->dtype, a.data, wa, a.desc->numel));
+      MPTRT_TRY(widen(c, b.desc->dtype, b.data, wb, b.desc->numel));
+      *A = wa;
+      *B = wb;
+      return Status::ok();
+    }
+    if (copyA) {
+      MPTRT_TRY(transposeBytes(c, a.data, ws + aWs, aCount, aRows, aCols));
+      *A = ws + aWs;
+    }
+    if (copyB) {
+      MPTRT_TRY(transposeBytes(c, b.data, ws + bWs, bCount, bRows, bCols));
+      *B = ws + bWs;
+    }
+    return Status::ok();
+  }
+};
+
+class ScaledMatMulKernel final : public PreparedKernel {
+public:
+  ScaledMatMulKernel(const Context &c, MatMulParams p) : c_(c), p_(std::move(p)) {}
+
+  Status prepare(const KernelView &v) {
+    int64_t strideA = 0, strideB = 0;
+    const bool strided =
+        constantStride(p_.aOffset, &strideA) && constantStride(p_.bOffset, &strideB);
+    perBatch_ = !strided && p_.batch > 1;
+    const int64_t ltBatch = perBatch_ ? 1 : p_.batch;
+    cudaDataType_t at, bt;
+    const bool fp8Types = ltFp8Type(v.operand(0).dtype, &at) &&
+                          ltFp8Type(v.operand(1).dtype, &bt) &&
+                          !(at == CUDA_R_8F_E5M2 && bt == CUDA_R_8F_E5M2);
+    // FP8: A [M, K] is TN already; every [K, N] matrix of B is transposed
+    // into [N, K] at the same offset, so the batches' offsets still hold.
+    if (fp8Types && p_.K > 0 && p_.M > 0 && p_.N > 0) {
+      Carve carve;
+      plan(v, carve);
+      ops_.copyB = true;
+      ops_.bCount = v.operand(1).numel / (p_.K * p_.N);
+      ops_.bRows = p_.K;
+      ops_.bCols = p_.N;
+      ops_.bWs = carve.take(uint64_t(v.operand(1).numel));
+      const uint32_t align = std::min(alignmentOf(p_.aOffset, 1), alignmentOf(p_.bOffset, 1));
+      if (product_.init(c_, at, bt, false, true, p_.M, p_.N, p_.K, ltBatch, strideA, strideB,
+                        align, Scaling::Fp8)) {
+        ops_.fp8 = true;
+        workspace_ = carve.used;
+        return Status::ok();
+      }
+    }
+    // The float32 fallback.
+    ops_ = ScaledOperands();
+    Carve carve;
+    plan(v, carve);
+    ops_.aWs = carve.take(uint64_t(v.operand(0).numel) * 4);
+    ops_.bWs = carve.take(uint64_t(v.operand(1).numel) * 4);
+    workspace_ = carve.used;
+    const uint32_t align = std::min(alignmentOf(p_.aOffset, 4), alignmentOf(p_.bOffset, 4));
+    return product_.init(c_, CUDA_R_32F, CUDA_R_32F, false, false, p_.M, p_.N, p_.K, ltBatch,
+                         strideA, strideB, align, Scaling::DeviceAlpha);
+  }
+
+  uint64_t workspaceBytes() const override { return workspace_; }
+
+  Status run(const KernelArgs &args) override {
+    const TensorArg &y = args.results[0];
+    auto *ws = static_cast<uint8_t *>(args.workspace);
+    const float *scales = nullptr;
+    const void *A = nullptr, *B = nullptr;
+    MPTRT_TRY(ops_.prepareRun(c_, args, 2, 1.0f, 0.0f, &scales, &A, &B));
+    float *Y = yF32_ ? static_cast<float *>(y.data) : reinterpret_cast<float *>(ws + yWs_);
+    const int64_t ySize = p_.M * p_.N, elem = ops_.fp8 ? 1 : 4;
+    const float one = 1.0f, zero = 0.0f;
+    const float *alpha = ops_.fp8 ? &one : scales, *beta = ops_.fp8 ? &zero : scales + 2;
+    if (ops_.fp8)
+      MPTRT_TRY(product_.setScales(scales, scales + 1));
+    if (p_.M > 0 && p_.N > 0 && p_.batch > 0) {
+      if (p_.K == 0) {
+        MPTRT_CUDA_TRY(cudaMemsetAsync(Y, 0, uint64_t(p_.batch * ySize) * 4, streamOf(c_)));
+      } else if (perBatch_) {
+        for (int64_t n = 0; n < p_.batch; ++n)
+          MPTRT_TRY(product_.runWith(c_, static_cast<const uint8_t *>(A) + p_.aOffset[n] * elem,
+                                     static_cast<const uint8_t *>(B) + p_.bOffset[n] * elem,
+                                     Y + n * ySize, alpha, beta));
+      } else {
+        MPTRT_TRY(product_.runWith(c_, A, B, Y, alpha, beta));
+      }
+    }
+    if (!yF32_)
+      MPTRT_TRY(store(c_, Y, y.desc->dtype, y.data, p_.batch * ySize));
+    return Status::ok();
+  }
+
+private:
+  /// The pieces both paths share: the scales and a float32 Y.
+  void plan(const KernelView &v, Carve &carve) {
+    ops_.scalesWs = carve.take(3 * sizeof(float));
+    yF32_ = v.result(0).dtype == DType::F32;
+    if (!yF32_)
+      yWs_ = carve.take(uint64_t(p_.batch * p_.M * p_.N) * 4);
+  }
+
+  const Context &c_;
+  MatMulParams p_;
+  LtProduct product_;
+  ScaledOperands ops_;
+  bool yF32_ = true, perBatch_ = false;
+  uint64_t yWs_ = 0, workspace_ = 0;
+};
+
+class ScaledGemmKernel final : public PreparedKernel {
+public:
+  ScaledGemmKernel(const Context &c, GemmParams p) : c_(c), p_(std::move(p)) {}
+
+  Status prepare(const KernelView &v) {
+    beta_ = p_.hasC && p_.beta != 0.0f ? 1.0f : 0.0f;
+    cudaDataType_t at, bt;
+    const bool fp8Types = ltFp8Type(v.operand(0).dtype, &at) &&
+                          ltFp8Type(v.operand(1).dtype, &bt) &&
+                          !(at == CUDA_R_8F_E5M2 && bt == CUDA_R_8F_E5M2);
+    // FP8: A must be [M, K] (a trans_a A, stored [K, M], is transposed) and
+    // B [N, K] (a B stored [K, N], without trans_b, is transposed).
+    if (fp8Types && p_.K > 0 && p_.M > 0 && p_.N > 0) {
+      Carve carve;
+      plan(v, carve);
+      if (p_.transA) {
+        ops_.copyA = true;
+        ops_.aCount = 1;
+        ops_.aRows = p_.K;
+        ops_.aCols = p_.M;
+        ops_.aWs = carve.take(uint64_t(p_.M * p_.K));
+      }
+      if (!p_.transB) {
+        ops_.copyB = true;
+        ops_.bCount = 1;
+        ops_.bRows = p_.K;
+        ops_.bCols = p_.N;
+        ops_.bWs = carve.take(uint64_t(p_.K * p_.N));
+      }
+      if (product_.init(c_, at, bt, false, true, p_.M, p_.N, p_.K, 1, 0, 0, 64, Scaling::Fp8)) {
+        ops_.fp8 = true;
+        workspace_ = carve.used;
+        return Status::ok();
+      }
+    }
+    ops_ = ScaledOperands();
+    Carve carve;
+    plan(v, carve);
+    ops_.aWs = carve.take(uint64_t(v.operand(0).numel) * 4);
+    ops_.bWs = carve.take(uint64_t(v.operand(1).numel) * 4);
+    workspace_ = carve.used;
+    return product_.init(c_, CUDA_R_32F, CUDA_R_32F, p_.transA, p_.transB, p_.M, p_.N, p_.K, 1,
+                         0, 0, 64, Scaling::DeviceAlpha);
+  }
+
+  uint64_t workspaceBytes() const override { return workspace_; }
+
+  Status run(const KernelArgs &args) override {
+    const TensorArg &y = args.results[0];
+    auto *ws = static_cast<uint8_t *>(args.workspace);
+    const float *scales = nullptr;
+    const void *A = nullptr, *B = nullptr;
+    MPTRT_TRY(ops_.prepareRun(c_, args, p_.scaleOperand, p_.alpha, beta_, &scales, &A, &B));
+    float *Y = yF32_ ? static_cast<float *>(y.data) : reinterpret_cast<float *>(ws + yWs_);
+    const int64_t n = p_.M * p_.N;
+    if (n == 0)
+      return Status::ok();
+    if (beta_ != 0.0f) {
+      const TensorArg &cArg = args.operands[2];
+      broadcastCKernel<<<blocksFor(c_, n), kThreads, 0, streamOf(c_)>>>(
+          cArg.desc->dtype, cArg.data, p_.cRowStride, p_.cColStride, p_.beta, Y, p_.M, p_.N);
+      MPTRT_TRY(launched("scaled gemm bias kernel"));
+    }
+    if (p_.K > 0) {
+      const float one = 1.0f;
+      if (ops_.fp8) {
+        MPTRT_TRY(product_.setScales(scales, scales + 1));
+        MPTRT_TRY(product_.runWith(c_, A, B, Y, &one, &beta_));
+      } else {
+        MPTRT_TRY(product_.runWith(c_, A, B, Y, scales, scales + 2));
+      }
+    } else if (beta_ == 0.0f) {
+      MPTRT_CUDA_TRY(cudaMemsetAsync(Y, 0, uint64_t(n) * 4, streamOf(c_)));
+    }
+    if (!yF32_)
+      MPTRT_TRY(store(c_, Y, y.desc->dtype, y.data, n));
+    return Status::ok();
+  }
+
+private:
+  void plan(const KernelView &v, Carve &carve) {
+    ops_.scalesWs = carve.take(3 * sizeof(float));
+    yF32_ = v.result(0).dtype == DType::F32;
+    if (!yF32_)
+      yWs_ = carve.take(uint64_t(p_.M * p_.N) * 4);
+  }
+
+  const Context &c_;
+  GemmParams p_;
+  LtProduct product_;
+  ScaledOperands ops_;
+  float beta_ = 0.0f;  // cuBLASLt's beta: 1 when beta * C is in Y first
+  bool yF32_ = true;
+  uint64_t yWs_ = 0, workspace_ = 0;
+};
+
 } // namespace
 
 Status prepareMatMul(const Context &c, const KernelView &v, std::unique_ptr<PreparedKernel> *out) {
@@ -419,24 +785,24 @@ Status prepareGemm(const Context &c, const KernelView &v, std::unique_ptr<Prepar
   return Status::ok();
 }
 
-// The FP8 contractions are the CPU backend's reference only for now: the
-// cuBLASLt FP8 path (A/B scale pointers, TN layout, split accumulation in
-// the backward pass) is issue 14's GPU part. The plan is decoded first, so
-// a malformed kernel gets its own message.
-Status prepareScaledMatMul(const Context &, const KernelView &v,
-                           std::unique_ptr<PreparedKernel> *) {
+Status prepareScaledMatMul(const Context &c, const KernelView &v,
+                           std::unique_ptr<PreparedKernel> *out) {
   MatMulParams p;
   MPTRT_TRY(decodeScaledMatMul(v, &p));
-  return v.error("scaled_matmul (FP8) is not implemented on CUDA yet; run this plan on the "
-                 "CPU backend");
+  auto k = std::make_unique<ScaledMatMulKernel>(c, std::move(p));
+  MPTRT_TRY(k->prepare(v));
+  *out = std::move(k);
+  return Status::ok();
 }
 
-Status prepareScaledGemm(const Context &, const KernelView &v,
-                         std::unique_ptr<PreparedKernel> *) {
+Status prepareScaledGemm(const Context &c, const KernelView &v,
+                         std::unique_ptr<PreparedKernel> *out) {
   GemmParams p;
   MPTRT_TRY(decodeScaledGemm(v, &p));
-  return v.error("scaled_gemm (FP8) is not implemented on CUDA yet; run this plan on the "
-                 "CPU backend");
+  auto k = std::make_unique<ScaledGemmKernel>(c, std::move(p));
+  MPTRT_TRY(k->prepare(v));
+  *out = std::move(k);
+  return Status::ok();
 }
 
 } // namespace cuda
