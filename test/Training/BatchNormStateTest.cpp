@@ -116,11 +116,7 @@ TEST(BatchNormState, CheckpointCarriesRunningStatistics) {
       MPT_TRAIN_PATH, plan, "--input", "x=" + fixturePath("bn_step/x_train.npy"),
       "--input", "labels=" + fixturePath("bn_step/labels_train.npy"), "--quiet"};
   auto run = [&](const std::vector<std::string> &extra, const std::string &log) {
-    std::vector<std::string> argv = base;
-    argv.insert(argv.end(), extra.begin(), extra.end());
-    const int rc = runProcess(argv, dir.file(log));
-    EXPECT_EQ(rc, 0) << readTextFile(dir.file(log));
-    return rc == 0;
+    return runTrainer(dir, base, extra, log);
   };
   const std::string a = dir.file("a.ckpt"), b = dir.file("b.ckpt");
   ASSERT_TRUE(run({"--steps", "3", "--save", a}, "a.log"));

@@ -51,6 +51,17 @@ int stepOf(const std::string &line) {
   return std::regex_search(line, m, step) ? std::stoi(m[1]) : -1;
 }
 
+/// mpt-train's arguments for a charlm plan on the fixture's training batches.
+std::vector<std::string> charlmTrainArgs(const std::string &plan) {
+  return {MPT_TRAIN_PATH,
+          plan,
+          "--input",
+          "idx=" + fixturePath("charlm/train_x.npy"),
+          "--input",
+          "targets=" + fixturePath("charlm/train_y.npy"),
+          "--quiet"};
+}
+
 double numberOf(const std::string &line, const std::string &key) {
   std::smatch m;
   const std::regex re("\"" + key + R"("\s*:\s*([-+0-9.eE]+))");
@@ -68,19 +79,9 @@ TEST(Resume, CharLMResumedRunIsBitIdentical) {
                                    "--loss-scale=dynamic", "--growth-interval=4"},
                                   plan, &msg))
       << msg;
-  const std::vector<std::string> base = {MPT_TRAIN_PATH,
-                                         plan,
-                                         "--input",
-                                         "idx=" + fixturePath("charlm/train_x.npy"),
-                                         "--input",
-                                         "targets=" + fixturePath("charlm/train_y.npy"),
-                                         "--quiet"};
+  const std::vector<std::string> base = charlmTrainArgs(plan);
   auto run = [&](const std::vector<std::string> &extra, const std::string &log) {
-    std::vector<std::string> argv = base;
-    argv.insert(argv.end(), extra.begin(), extra.end());
-    const int rc = runProcess(argv, dir.file(log));
-    EXPECT_EQ(rc, 0) << readTextFile(dir.file(log));
-    return rc == 0;
+    return runTrainer(dir, base, extra, log);
   };
   const std::string a = dir.file("a.ckpt"), b = dir.file("b.ckpt"), c = dir.file("c.ckpt");
   ASSERT_TRUE(run({"--steps", "20", "--save", a, "--metrics", dir.file("a.jsonl")}, "a.log"));
@@ -149,19 +150,9 @@ TEST(Resume, Fp8ScaleStateIsCheckpointed) {
                                    "--precision=fp8", "--fp8-scaling=delayed"},
                                   plan, &msg))
       << msg;
-  const std::vector<std::string> base = {MPT_TRAIN_PATH,
-                                         plan,
-                                         "--input",
-                                         "idx=" + fixturePath("charlm/train_x.npy"),
-                                         "--input",
-                                         "targets=" + fixturePath("charlm/train_y.npy"),
-                                         "--quiet"};
+  const std::vector<std::string> base = charlmTrainArgs(plan);
   auto run = [&](const std::vector<std::string> &extra, const std::string &log) {
-    std::vector<std::string> argv = base;
-    argv.insert(argv.end(), extra.begin(), extra.end());
-    const int rc = runProcess(argv, dir.file(log));
-    EXPECT_EQ(rc, 0) << readTextFile(dir.file(log));
-    return rc == 0;
+    return runTrainer(dir, base, extra, log);
   };
   const std::string a = dir.file("a.ckpt"), b = dir.file("b.ckpt");
   ASSERT_TRUE(run({"--steps", "6", "--save", a, "--metrics", dir.file("a.jsonl")}, "a.log"));

@@ -3,6 +3,8 @@
 
 #include "TensorFile.h"
 
+#include <gtest/gtest.h>
+
 #include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -40,6 +42,15 @@ TempDir::~TempDir() {
     return;
   std::error_code ec;
   fs::remove_all(path_, ec);
+}
+
+bool runTrainer(const TempDir &dir, const std::vector<std::string> &base,
+                const std::vector<std::string> &extra, const std::string &log) {
+  std::vector<std::string> argv = base;
+  argv.insert(argv.end(), extra.begin(), extra.end());
+  const int rc = runProcess(argv, dir.file(log));
+  EXPECT_EQ(rc, 0) << readTextFile(dir.file(log));
+  return rc == 0;
 }
 
 int runProcess(const std::vector<std::string> &argv, const std::string &logPath) {

@@ -45,6 +45,12 @@ private:
 /// normally (the log then says why).
 int runProcess(const std::vector<std::string> &argv, const std::string &logPath);
 
+/// Runs mpt-train with `base` and then `extra` as its arguments, its output
+/// in `dir`/`log`. A nonzero exit is a test failure that shows the log;
+/// returns whether it exited 0.
+bool runTrainer(const TempDir &dir, const std::vector<std::string> &base,
+                const std::vector<std::string> &extra, const std::string &log);
+
 /// The whole contents of a file ("" if it cannot be read).
 std::string readTextFile(const std::string &path);
 std::vector<uint8_t> readBinaryFile(const std::string &path);

@@ -767,42 +767,38 @@ private:
 
 } // namespace
 
-Status prepareMatMul(const Context &c, const KernelView &v, std::unique_ptr<PreparedKernel> *out) {
-  MatMulParams p;
-  MPTRT_TRY(decodeMatMul(v, &p));
-  auto k = std::make_unique<MatMulKernel>(c, std::move(p));
+namespace {
+/// Decodes the kernel's parameters with `decode`, then makes and prepares a
+/// `Kernel` over them.
+template <typename Kernel, typename Params>
+Status prepareContraction(const Context &c, const KernelView &v,
+                          std::unique_ptr<PreparedKernel> *out,
+                          Status (*decode)(const KernelView &, Params *)) {
+  Params p;
+  MPTRT_TRY(decode(v, &p));
+  auto k = std::make_unique<Kernel>(c, std::move(p));
   MPTRT_TRY(k->prepare(v));
   *out = std::move(k);
   return Status::ok();
 }
+} // namespace
+
+Status prepareMatMul(const Context &c, const KernelView &v, std::unique_ptr<PreparedKernel> *out) {
+  return prepareContraction<MatMulKernel>(c, v, out, decodeMatMul);
+}
 
 Status prepareGemm(const Context &c, const KernelView &v, std::unique_ptr<PreparedKernel> *out) {
-  GemmParams p;
-  MPTRT_TRY(decodeGemm(v, &p));
-  auto k = std::make_unique<GemmKernel>(c, std::move(p));
-  MPTRT_TRY(k->prepare(v));
-  *out = std::move(k);
-  return Status::ok();
+  return prepareContraction<GemmKernel>(c, v, out, decodeGemm);
 }
 
 Status prepareScaledMatMul(const Context &c, const KernelView &v,
                            std::unique_ptr<PreparedKernel> *out) {
-  MatMulParams p;
-  MPTRT_TRY(decodeScaledMatMul(v, &p));
-  auto k = std::make_unique<ScaledMatMulKernel>(c, std::move(p));
-  MPTRT_TRY(k->prepare(v));
-  *out = std::move(k);
-  return Status::ok();
+  return prepareContraction<ScaledMatMulKernel>(c, v, out, decodeScaledMatMul);
 }
 
 Status prepareScaledGemm(const Context &c, const KernelView &v,
                          std::unique_ptr<PreparedKernel> *out) {
-  GemmParams p;
-  MPTRT_TRY(decodeScaledGemm(v, &p));
-  auto k = std::make_unique<ScaledGemmKernel>(c, std::move(p));
-  MPTRT_TRY(k->prepare(v));
-  *out = std::move(k);
-  return Status::ok();
+  return prepareContraction<ScaledGemmKernel>(c, v, out, decodeScaledGemm);
 }
 
 } // namespace cuda
