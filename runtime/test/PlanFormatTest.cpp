@@ -211,6 +211,13 @@ TEST(PlanFormat, GoldenBytes) {
   std::string error;
   ASSERT_TRUE(parsePlan(golden.data(), golden.size(), &back, &error)) << error;
   expectSamePlan(plan, back);
+  // The kernel's phase byte (0x98) takes only the codes 0, 1 and 2.
+  std::vector<uint8_t> badPhase = golden;
+  ASSERT_EQ(badPhase[0x98], 1);
+  badPhase[0x98] = 3;
+  EXPECT_FALSE(parsePlan(badPhase.data(), badPhase.size(), &back, &error,
+                         /*checkChecksums=*/false));
+  EXPECT_NE(error.find("kernel 0: invalid phase code 3"), std::string::npos) << error;
 }
 
 // Tests that a version-2 file (constants only 64-byte aligned) still reads,

@@ -285,8 +285,7 @@ int rerunChecked(Model &model, const std::string &entry, const std::vector<Param
     return true;
   };
   mptrt_nonfinite first;
-  if (!restore(before) || mptrt_run_checked(model.handle(), entry.c_str(), &first) != MPTRT_OK ||
-      !restore(after))
+  if (!restore(before) || !model.runChecked(entry, &first) || !restore(after))
     return fail("step " + std::to_string(m->step) + ": rerunning with --check-finite: " +
                 mptrt::lastError());
   m->firstNonFinite = toOrigin(first);
@@ -636,7 +635,7 @@ int main(int argc, char **argv) {
     const auto start = std::chrono::steady_clock::now();
     if (opt.checkFinite == CheckFinite::EveryKernel) {
       mptrt_nonfinite first;
-      if (mptrt_run_checked(model.handle(), entry.c_str(), &first) != MPTRT_OK) {
+      if (!model.runChecked(entry, &first)) {
         progress.finish();
         return fail(where + ": " + mptrt::lastError());
       }
