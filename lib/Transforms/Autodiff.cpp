@@ -145,6 +145,9 @@ void Engine::markUseful(Block &block, Value loss) {
 
 FailureOr<SmallVector<Value>> Engine::run(Value loss, ValueRange wrt, Value seed) {
   Block *block = loss.getParentBlock();
+  DenseSet<Operation *> before;
+  for (Operation &op : *block)
+    before.insert(&op);
   markVaried(*block, wrt);
   markUseful(*block, loss);
   if (!seed)
@@ -180,6 +183,11 @@ FailureOr<SmallVector<Value>> Engine::run(Value loss, ValueRange wrt, Value seed
   SmallVector<Value> grads;
   for (Value v : wrt)
     grads.push_back(sum(v, b.getF32Type()));
+  // Whatever the rules built is the backward pass; they give it the
+  // forward op's location (its ONNX node), so mark it.
+  for (Operation &op : *block)
+    if (!before.contains(&op))
+      op.setLoc(backwardLoc(op.getLoc()));
   return grads;
 }
 

@@ -116,6 +116,24 @@ int mptrt_bind_input(mptrt_model *model, const char *name, mptrt_dtype dtype,
 /* Runs an entry point. Every input and parameter it uses must have a value. */
 int mptrt_run(mptrt_model *model, const char *entry);
 
+/* Where a checked run first saw an inf or a NaN. The strings are owned by
+ * the model. */
+typedef struct mptrt_nonfinite {
+  int found;           /* 1 if some kernel's result held an inf or a NaN */
+  uint32_t kernel;     /* the plan's kernel id */
+  uint32_t position;   /* its index in the entry point's kernel list */
+  uint32_t result;     /* which of its results (output index) */
+  uint64_t element;    /* flat index of the first non-finite element */
+  const char *kind;    /* kernel kind ("matmul"); "" when not found */
+  const char *origin;  /* ONNX node (or compiler-given name); "" if unknown */
+  const char *phase;   /* "forward", "backward" or "unknown" */
+} mptrt_nonfinite;
+/* Runs an entry point like mptrt_run, and after every kernel checks its
+ * floating-point results for an inf or a NaN (reading them back to the
+ * host), recording the first such kernel in *first. The run completes, so
+ * it leaves the same state as mptrt_run; it is slower (one device-to-host
+ * copy per kernel result). */
+int mptrt_run_checked(mptrt_model *model, const char *entry, mptrt_nonfinite *first);
 /* Copies an output computed by the last successful run that produced it,
  * or a parameter's current value; `bytes` must equal its byte size. */
 int mptrt_read_output(const mptrt_model *model, const char *name, void *dst, size_t bytes);

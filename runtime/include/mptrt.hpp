@@ -91,6 +91,11 @@ public:
   [[nodiscard]] bool run(const std::string &entry) {
     return mptrt_run(handle_, entry.c_str()) == MPTRT_OK;
   }
+  /// mptrt_run_checked: a run that records the first kernel that made an inf
+  /// or a NaN in *first.
+  [[nodiscard]] bool runChecked(const std::string &entry, mptrt_nonfinite *first) {
+    return mptrt_run_checked(handle_, entry.c_str(), first) == MPTRT_OK;
+  }
 
   [[nodiscard]] bool info(mptrt_binding_kind kind, const std::string &name,
                           TensorInfo *out) const {

@@ -11,6 +11,8 @@
 
 using mptrt::rt::BindingKind;
 using mptrt::rt::Model;
+using mptrt::rt::NonFinite;
+namespace plan = mptrt::plan;
 using mptrt::rt::Status;
 
 struct mptrt_model {
@@ -217,6 +219,31 @@ int mptrt_run(mptrt_model *model, const char *entry) {
   MPTRT_CHECK_MODEL(mptrt_run);
   MPTRT_CHECK_NAME(mptrt_run, entry);
   return report(model->impl->run(entry));
+}
+
+int mptrt_run_checked(mptrt_model *model, const char *entry, mptrt_nonfinite *first) {
+  MPTRT_CHECK_MODEL(mptrt_run_checked);
+  MPTRT_CHECK_NAME(mptrt_run_checked, entry);
+  if (!first)
+    return fail("mptrt_run_checked: null first");
+  NonFinite seen;
+  int rc = report(model->impl->runChecked(entry, &seen));
+  *first = mptrt_nonfinite();
+  first->kind = "";
+  first->origin = "";
+  first->phase = "unknown";
+  if (rc != MPTRT_OK || !seen.found)
+    return rc;
+  const plan::Kernel &k = model->impl->kernel(seen.kernel);
+  first->found = 1;
+  first->kernel = seen.kernel;
+  first->position = seen.position;
+  first->result = seen.result;
+  first->element = seen.element;
+  first->kind = k.kind.c_str();
+  first->origin = k.origin.c_str();
+  first->phase = plan::phaseName(k.phase);
+  return rc;
 }
 
 int mptrt_read_output(const mptrt_model *model, const char *name, void *dst,

@@ -366,7 +366,88 @@ void *Model::address(uint32_t tensor, void *arena) const {
   }
 }
 
-Status Model::run(std::string_view entryName) {
+Status Model::run(std::string_view entryName) { return runImpl(entryName, nullptr); }
+
+Status Model::runChecked(std::string_view entryName, NonFinite *first) {
+  *first = NonFinite();
+  if (checkBuffer_.empty()) {
+    uint64_t largest = 1;
+    for (const TensorDesc &d : descs_)
+      largest = std::max(largest, d.bytes);
+    checkBuffer_.resize(largest);
+    constantNonFinite_.assign(descs_.size(), 0);
+    nonFinite_.assign(descs_.size(), 0);
+    // A constant that is not finite (the -inf of an attention mask) is
+    // deliberate: kernels that pass it on did not make it.
+    for (uint32_t id = 0; id < descs_.size(); ++id) {
+      if (plan_.tensors[id].storage != plan::Storage::Constant)
+        continue;
+      bool found = false;
+      uint64_t element = 0;
+      MPTRT_TRY(hasNonFinite({&descs_[id], address(id, nullptr)}, &found, &element));
+      constantNonFinite_[id] = found;
+    }
+  }
+  nonFinite_ = constantNonFinite_;  // same size: no allocation
+  return runImpl(entryName, first);
+}
+
+namespace {
+
+/// Whether a value of each floating-point format is an inf or a NaN: all
+/// exponent bits set (E4M3FN has no inf, and its NaN is S.1111.111).
+bool nonFiniteF32(const uint8_t *p) {
+  uint32_t v;
+  std::memcpy(&v, p, 4);
+  return (v & 0x7F800000u) == 0x7F800000u;
+}
+bool nonFinite16(const uint8_t *p, uint16_t exponent) {
+  uint16_t v;
+  std::memcpy(&v, p, 2);
+  return (v & exponent) == exponent;
+}
+
+} // namespace
+
+Status Model::hasNonFinite(const TensorArg &result, bool *found, uint64_t *element) {
+  *found = false;
+  const TensorDesc &d = *result.desc;
+  if (d.bytes == 0 || !plan::isFloatDType(d.dtype))
+    return Status::ok();
+  MPTRT_TRY(backend_->copyToHost(checkBuffer_.data(), result.data, d.bytes));
+  const uint8_t *p = checkBuffer_.data();
+  const uint64_t size = plan::dtypeSize(d.dtype);
+  for (uint64_t i = 0; i < static_cast<uint64_t>(d.numel); ++i, p += size) {
+    bool bad = false;
+    switch (d.dtype) {
+    case DType::F32:
+      bad = nonFiniteF32(p);
+      break;
+    case DType::F16:
+      bad = nonFinite16(p, 0x7C00);
+      break;
+    case DType::BF16:
+      bad = nonFinite16(p, 0x7F80);
+      break;
+    case DType::F8E4M3FN:
+      bad = (*p & 0x7F) == 0x7F;
+      break;
+    case DType::F8E5M2:
+      bad = (*p & 0x7C) == 0x7C;
+      break;
+    default:
+      break;
+    }
+    if (bad) {
+      *found = true;
+      *element = i;
+      return Status::ok();
+    }
+  }
+  return Status::ok();
+}
+
+Status Model::runImpl(std::string_view entryName, NonFinite *first) {
   size_t index;
   MPTRT_TRY(findEntry(entryName, &index));
   const plan::EntryPoint &entry = plan_.entries[index];
@@ -391,7 +472,8 @@ Status Model::run(std::string_view entryName) {
   for (uint32_t id : entry.outputs)
     computed_[id] = 0;
   KernelArgs &args = args_;  // capacity reserved at prepare
-  for (uint32_t k : entry.kernels) {
+  for (size_t position = 0; position < entry.kernels.size(); ++position) {
+    const uint32_t k = entry.kernels[position];
     const plan::Kernel &kernel = plan_.kernels[k];
     args.operands.resize(kernel.operands.size());
     args.results.resize(kernel.results.size());
@@ -402,6 +484,28 @@ Status Model::run(std::string_view entryName) {
     if (Status s = kernels_[k]->run(args); !s)
       return s.withContext(where() + ", kernel " + std::to_string(k) + " (" + kernel.kind +
                            ")");
+    if (first && !first->found) {
+      // The result may live in arena bytes a later kernel reuses: check now.
+      // A non-finite input or parameter counts as made by the kernel that
+      // reads it; one passed on from a constant or an earlier kernel does not.
+      bool passedOn = false;
+      for (uint32_t id : kernel.operands)
+        passedOn = passedOn || nonFinite_[id];
+      for (size_t i = 0; i < args.results.size() && !first->found; ++i) {
+        bool found = false;
+        uint64_t element = 0;
+        if (Status s = hasNonFinite(args.results[i], &found, &element); !s)
+          return s.withContext(where() + ", checking kernel " + std::to_string(k));
+        nonFinite_[kernel.results[i]] = found;
+        if (found && !passedOn) {
+          first->found = true;
+          first->kernel = k;
+          first->position = static_cast<uint32_t>(position);
+          first->result = static_cast<uint32_t>(i);
+          first->element = element;
+        }
+      }
+    }
   }
   if (Status s = backend_->synchronize(); !s)
     return s.withContext(where());

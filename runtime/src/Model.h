@@ -22,6 +22,15 @@
 namespace mptrt {
 namespace rt {
 
+/// Where a checked run (Model::runChecked) first saw an inf or a NaN.
+struct NonFinite {
+  bool found = false;
+  uint32_t kernel = 0;    // plan kernel id
+  uint32_t position = 0;  // index in the entry point's kernel list
+  uint32_t result = 0;    // which of the kernel's results
+  uint64_t element = 0;   // flat index of the first non-finite element
+};
+
 /// The three kinds of named tensors a user sees.
 enum class BindingKind { Input = 0, Parameter = 1, Output = 2 };
 
@@ -50,6 +59,14 @@ public:
   /// Runs an entry point. Once its arena exists (after its first run) a
   /// successful run allocates nothing (docs/runtime.md, "Prepare, then run").
   Status run(std::string_view entry);
+  /// Runs an entry point as `run` does, and after each kernel reads its
+  /// floating-point results back to the host and records in `*first` the
+  /// first kernel whose result holds an inf or a NaN (docs/runtime.md,
+  /// "Finding the first non-finite kernel"). The run goes on to the end, so
+  /// it leaves the same state as `run`. The host buffer for the check is
+  /// allocated on the first checked run and kept.
+  Status runChecked(std::string_view entry, NonFinite *first);
+  const plan::Kernel &kernel(uint32_t id) const { return plan_.kernels[id]; }
 
   size_t numEntries() const { return plan_.entries.size(); }
   const plan::EntryPoint &entry(size_t i) const { return plan_.entries[i]; }
@@ -68,6 +85,10 @@ private:
   /// Copies `bytes` constants-blob bytes at `offset` into a device buffer.
   Status copyConstants(uint64_t offset, uint64_t bytes, void *device);
   Status checkAliasing(uint32_t kernelId) const;
+  Status runImpl(std::string_view entry, NonFinite *first);
+  /// Whether the floating-point tensor `result` holds an inf or a NaN (read
+  /// back through the backend); sets *element to the first such element.
+  Status hasNonFinite(const TensorArg &result, bool *found, uint64_t *element);
   void *address(uint32_t tensor, void *arena) const;
 
   plan::Plan plan_;
@@ -81,6 +102,9 @@ private:
   void *workspace_ = nullptr;  // the largest kernel's workspaceBytes()
   uint64_t workspaceBytes_ = 0;
   KernelArgs args_;            // reused by every run: run allocates nothing
+  std::vector<uint8_t> checkBuffer_;  // host copy of a result, checked runs
+  std::vector<char> constantNonFinite_;  // per tensor: a constant with an inf or NaN
+  std::vector<char> nonFinite_;  // per tensor, during a checked run: holds one
   struct EntryState {
     void *arena = nullptr;
     bool allocated = false;

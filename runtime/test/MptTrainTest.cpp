@@ -54,6 +54,8 @@ const float kScale0 = 1024;
 ///   loss_scale = scale, then scale *= 2
 ///   lr         = 0.125
 ///   w         -= lr * colsum(x);  train.step += 1
+/// Two kernels carry an origin: sum(x * w) is the forward node "sum_xw",
+/// colsum(x) the backward node "grad_w"; the others have none.
 /// `outputs` leaves out the outputs not named in it (empty: all five);
 /// `wSize` changes w's shape (for checkpoint mismatches).
 std::vector<uint8_t> toyPlan(const std::string &outputs = "", int64_t wSize = 4,
@@ -83,14 +85,18 @@ std::vector<uint8_t> toyPlan(const std::string &outputs = "", int64_t wSize = 4,
   uint32_t xw = b.temp(DType::F32, {2, wSize});
   b.kernel("mul", {x, w}, {xw});
   uint32_t sxw = b.temp(DType::F32, {});
-  b.kernel("reduce_sum", {xw}, {sxw}, all());
+  uint32_t sumXw = b.kernel("reduce_sum", {xw}, {sxw}, all());
+  b.plan.kernels[sumXw].origin = "sum_xw";
+  b.plan.kernels[sumXw].phase = plan::Phase::Forward;
   uint32_t sy = b.temp(DType::I64, {});
   b.kernel("reduce_sum", {y}, {sy}, all());
   uint32_t loss = want("loss") ? b.output("loss", DType::F32, {}) : b.temp(DType::F32, {});
   b.kernel("add", {sxw, sy}, {loss});
   uint32_t g = b.temp(DType::F32, {wSize});
-  b.kernel("reduce_sum", {x}, {g},
-           {Attribute::makeInts("axes", {0}), Attribute::makeInt("keepdims", 0)});
+  uint32_t gradW = b.kernel("reduce_sum", {x}, {g},
+                            {Attribute::makeInts("axes", {0}), Attribute::makeInt("keepdims", 0)});
+  b.plan.kernels[gradW].origin = "grad_w";
+  b.plan.kernels[gradW].phase = plan::Phase::Backward;
   if (want("grad_norm"))
     b.kernel("reduce_l2", {g}, {b.output("grad_norm", DType::F32, {})}, all());
   if (want("skipped"))
@@ -405,13 +411,74 @@ TEST_F(MptTrainTest, NonFiniteValuesAndSkippedSteps) {
   EXPECT_NE(m[1].find("\"loss\": \"nan\""), std::string::npos) << m[1];
   EXPECT_NE(m[1].find("\"grad_norm\": \"nan\""), std::string::npos) << m[1];
   EXPECT_NE(m[1].find("\"skipped\": false"), std::string::npos) << m[1];  // nan > 1000 is false
-  EXPECT_NE(err.find("step 1/2  loss inf  scale 1024  skipped 1  "), std::string::npos) << err;
+  // --check-finite=on-skip (the default) reran the skipped step 1: 3e38 *
+  // w is finite, its sum is not. Step 2 was not skipped: no check.
+  EXPECT_NE(m[0].find("\"first_nonfinite\": {\"node\": \"sum_xw\", \"op\": \"reduce_sum\", "
+                      "\"phase\": \"forward\", \"output\": 0, \"kernel\": 1}"),
+            std::string::npos)
+      << m[0];
+  EXPECT_NE(m[0].find("\"check_ms\": "), std::string::npos) << m[0];
+  EXPECT_EQ(m[1].find("first_nonfinite"), std::string::npos) << m[1];
+  EXPECT_NE(err.find("step 1/2  loss inf  scale 1024  skipped 1  first non-finite sum_xw "
+                     "(reduce_sum, forward, output 0) at step 1  "),
+            std::string::npos)
+      << err;
   EXPECT_NE(err.find("step 2/2  loss nan  scale 2048  skipped 1  "), std::string::npos) << err;
   EXPECT_NE(out.find("ran 2 steps (1-2 of 2), 1 skipped, first loss inf, last loss nan"),
             std::string::npos)
       << out;
   EXPECT_EQ(tools::jsonNumber(-std::numeric_limits<double>::infinity()), "\"-inf\"");
   EXPECT_EQ(tools::jsonNumber(0.1f), "0.100000001");
+}
+
+// Tests --check-finite: on-skip reruns a skipped step from the state it
+// started in and leaves the state as the step left it (the loss scale,
+// doubled every step, and w match a run with the check off); every-kernel
+// reports every step with a non-finite value, not just skipped ones; off
+// reports nothing; a bad mode is a usage error.
+TEST_F(MptTrainTest, CheckFiniteModes) {
+  writeToy();
+  // Batch 0: 3e38 in column 0: the loss is inf (skipped). Batch 1: inf in
+  // x: x * w (kernel 0, no origin) is the first non-finite result.
+  std::vector<float> x(16, 1.0f);
+  x[0] = x[4] = 3e38f;
+  x[8] = std::numeric_limits<float>::infinity();
+  writeFile("x.npy", tools::encodeNpy(MPTRT_F32, {4, 4}, x.data(), x.size() * 4));
+  auto metricsOf = [&](const std::string &mode) {
+    EXPECT_EQ(run(toyArgs() + " --steps 2 --log-every 1 --metrics " + path("m.jsonl") +
+                  " --save " + path("c.ckpt") + (mode.empty() ? "" : " --check-finite=" + mode)),
+              0)
+        << log;
+    return lines(readText("m.jsonl"));
+  };
+  auto withoutTimes = [](std::string line) {
+    return line.substr(0, line.find(", \"time_ms\""));
+  };
+  const std::vector<std::string> off = metricsOf("off");
+  const std::string offCheckpoint = readText("c.ckpt");
+  const std::vector<std::string> onSkip = metricsOf("");
+  const std::string onSkipCheckpoint = readText("c.ckpt");
+  const std::vector<std::string> every = metricsOf("every-kernel");
+  ASSERT_EQ(off.size(), 2u);
+  ASSERT_EQ(onSkip.size(), 2u);
+  ASSERT_EQ(every.size(), 2u);
+  for (size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(off[i].find("first_nonfinite"), std::string::npos) << off[i];
+    EXPECT_EQ(withoutTimes(off[i]), withoutTimes(onSkip[i]));
+    EXPECT_EQ(withoutTimes(off[i]), withoutTimes(every[i]).substr(0, withoutTimes(off[i]).size()));
+  }
+  EXPECT_EQ(offCheckpoint, onSkipCheckpoint);
+  EXPECT_NE(onSkip[0].find("\"node\": \"sum_xw\""), std::string::npos) << onSkip[0];
+  EXPECT_EQ(onSkip[1].find("first_nonfinite"), std::string::npos) << onSkip[1];
+  EXPECT_NE(every[0].find("\"node\": \"sum_xw\""), std::string::npos) << every[0];
+  EXPECT_NE(every[1].find("\"first_nonfinite\": {\"node\": \"\", \"op\": \"mul\", \"phase\": "
+                          "\"unknown\", \"output\": 0, \"kernel\": 0}"),
+            std::string::npos)
+      << every[1];
+  EXPECT_EQ(run(toyArgs() + " --steps 1 --check-finite=sometimes"), 2);
+  EXPECT_NE(err.find("--check-finite takes off, on-skip or every-kernel, not 'sometimes'"),
+            std::string::npos)
+      << err;
 }
 
 // Tests the progress line: one per --log-every steps (and the last) when

@@ -145,8 +145,9 @@ namespace {
 uint64_t pooledWhileCounting = 0;
 
 /// Loads `c` as a one-kernel plan, runs it once, and returns the
-/// allocations of a second run (-1 and a failure if it does not run).
-long allocationsOfSecondRun(const Case &c) {
+/// allocations of a second run (-1 and a failure if it does not run); with
+/// `checked`, both runs are mptrt_run_checked.
+long allocationsOfSecondRun(const Case &c, bool checked = false) {
   // Longer than std::string's small-buffer: mptrt_run must look it up
   // without building a std::string.
   const std::string entry = "the_entry_point_of_this_kernel";
@@ -163,14 +164,19 @@ long allocationsOfSecondRun(const Case &c) {
       ADD_FAILURE() << describeCase(c) << ": " << lastError();
       return -1;
     }
-  if (!model.run(entry)) {  // warm-up: the arena, the pool, OpenBLAS
+  mptrt_nonfinite first;
+  auto run = [&] {
+    return checked ? mptrt_run_checked(model.handle(), entry.c_str(), &first) == MPTRT_OK
+                   : model.run(entry);
+  };
+  if (!run()) {  // warm-up: the arena, the pool, OpenBLAS, the check's buffers
     ADD_FAILURE() << describeCase(c) << ": " << lastError();
     return -1;
   }
   const uint64_t pooledBefore = rt::cpu::poolStats().pooledLoops;
   allocations = 0;
   counting = true;
-  const bool ok = model.run(entry);
+  const bool ok = run();
   counting = false;
   pooledWhileCounting += rt::cpu::poolStats().pooledLoops - pooledBefore;
   if (!ok) {
@@ -208,6 +214,16 @@ TEST(NoAllocation, SecondRunOfEveryKindAllocatesNothing) {
   // The pool's dispatch was among what was counted.
   if (rt::cpu::numThreads() > 1) {
     EXPECT_GT(pooledWhileCounting, 0u);
+  }
+}
+
+// Tests that a second checked run (docs/runtime.md, "Finding the first
+// non-finite kernel") of every kernel kind allocates nothing either.
+TEST(NoAllocation, SecondCheckedRunOfEveryKindAllocatesNothing) {
+  for (const Case &c : allCases()) {
+    SCOPED_TRACE(describeCase(c));
+    EXPECT_EQ(allocationsOfSecondRun(c, /*checked=*/true), 0)
+        << describeCase(c) << " allocated in a checked run";
   }
 }
 

@@ -39,6 +39,8 @@ void expectSamePlan(const Plan &a, const Plan &b) {
     EXPECT_EQ(a.kernels[i].kind, b.kernels[i].kind);
     EXPECT_EQ(a.kernels[i].operands, b.kernels[i].operands);
     EXPECT_EQ(a.kernels[i].results, b.kernels[i].results);
+    EXPECT_EQ(a.kernels[i].origin, b.kernels[i].origin);
+    EXPECT_EQ(a.kernels[i].phase, b.kernels[i].phase);
     ASSERT_EQ(a.kernels[i].attrs.size(), b.kernels[i].attrs.size());
     for (size_t j = 0; j < a.kernels[i].attrs.size(); ++j)
       EXPECT_TRUE(a.kernels[i].attrs[j] == b.kernels[i].attrs[j]);
@@ -86,6 +88,10 @@ Plan richPlan() {
   b.kernel("mul", {g, lr}, {s});
   b.kernel("sub", {wp, s}, {wp});
   b.entry("sgd");
+  b.plan.kernels[0].origin = "fc1";
+  b.plan.kernels[0].phase = Phase::Forward;
+  b.plan.kernels[6].origin = "fc1";
+  b.plan.kernels[6].phase = Phase::Backward;
   return b.plan;
 }
 
@@ -105,8 +111,9 @@ TEST(PlanFormat, RoundTrip) {
 }
 
 // Tests the exact bytes of a small plan, as docs/plan-format.md lays out.
-/// The plan of the golden-bytes tests: one relu, a 4-byte constants blob.
-Plan goldenPlan() {
+/// The plan of the golden-bytes tests: one relu, a 4-byte constants blob;
+/// with `origin`, the relu came from the forward ONNX node "r1" (version 3).
+Plan goldenPlan(bool origin) {
   Plan plan;
   Tensor x;
   x.name = "x";
@@ -122,6 +129,10 @@ Plan goldenPlan() {
   k.operands = {0};
   k.results = {1};
   k.attrs = {Attribute::makeInt("k", 7)};
+  if (origin) {
+    k.origin = "r1";
+    k.phase = Phase::Forward;
+  }
   plan.kernels = {k};
   EntryPoint e;
   e.name = "main";
@@ -133,31 +144,41 @@ Plan goldenPlan() {
   return plan;
 }
 
-/// The golden plan's tables section (148 bytes, the same in versions 2, 3).
-const std::vector<uint8_t> kGoldenTables = {
-    // Tensor table: count, then name, dtype, storage, rank, flags, dims, offset.
-    2, 0, 0, 0,
-    1, 0, 0, 0, 'x', 1, 2, 1, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-    1, 0, 0, 0, 'y', 1, 3, 1, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-    // Kernel table: count, then kind, operands, results, attributes.
-    1, 0, 0, 0,
-    4, 0, 0, 0, 'r', 'e', 'l', 'u',
-    1, 0, 0, 0, 0, 0, 0, 0,
-    1, 0, 0, 0, 1, 0, 0, 0,
-    1, 0, 0, 0, 1, 0, 0, 0, 'k', 1, 7, 0, 0, 0, 0, 0, 0, 0,
-    // Entry points: count, then name, arena size, kernels, inputs, params, outputs.
-    1, 0, 0, 0,
-    4, 0, 0, 0, 'm', 'a', 'i', 'n',
-    0, 0, 0, 0, 0, 0, 0, 0,
-    1, 0, 0, 0, 0, 0, 0, 0,
-    1, 0, 0, 0, 0, 0, 0, 0,
-    0, 0, 0, 0,
-    1, 0, 0, 0, 1, 0, 0, 0};
+/// The golden plan's tables section: version 3 (155 bytes) gives the kernel
+/// its origin and phase, version 2 (148 bytes) has neither.
+std::vector<uint8_t> goldenTables(uint32_t version) {
+  std::vector<uint8_t> t = {
+      // Tensor table: count, then name, dtype, storage, rank, flags, dims, offset.
+      2, 0, 0, 0,
+      1, 0, 0, 0, 'x', 1, 2, 1, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+      1, 0, 0, 0, 'y', 1, 3, 1, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+      // Kernel table: count, then kind, operands, results, (version 3:
+      // origin, phase,) attributes.
+      1, 0, 0, 0,
+      4, 0, 0, 0, 'r', 'e', 'l', 'u',
+      1, 0, 0, 0, 0, 0, 0, 0,
+      1, 0, 0, 0, 1, 0, 0, 0};
+  if (version >= 3)
+    t.insert(t.end(), {2, 0, 0, 0, 'r', '1', 1});  // origin "r1", forward
+  const std::vector<uint8_t> rest = {
+      1, 0, 0, 0, 1, 0, 0, 0, 'k', 1, 7, 0, 0, 0, 0, 0, 0, 0,
+      // Entry points: count, then name, arena size, kernels, inputs, params, outputs.
+      1, 0, 0, 0,
+      4, 0, 0, 0, 'm', 'a', 'i', 'n',
+      0, 0, 0, 0, 0, 0, 0, 0,
+      1, 0, 0, 0, 0, 0, 0, 0,
+      1, 0, 0, 0, 0, 0, 0, 0,
+      0, 0, 0, 0,
+      1, 0, 0, 0, 1, 0, 0, 0};
+  t.insert(t.end(), rest.begin(), rest.end());
+  return t;
+}
 
 /// Header, tables, zero padding up to `constantsOffset`, then the constants.
 std::vector<uint8_t> goldenFile(std::vector<uint8_t> header, uint64_t constantsOffset) {
   std::vector<uint8_t> bytes = std::move(header);
-  bytes.insert(bytes.end(), kGoldenTables.begin(), kGoldenTables.end());
+  const std::vector<uint8_t> tables = goldenTables(bytes[8]);
+  bytes.insert(bytes.end(), tables.begin(), tables.end());
   bytes.resize(constantsOffset, 0);
   for (uint8_t c : {0xAA, 0xBB, 0xCC, 0xDD})
     bytes.push_back(c);
@@ -172,17 +193,17 @@ TEST(PlanFormat, GoldenBytes) {
       {
           'M', 'P', 'T', 'P', 'L', 'A', 'N', 0,  // magic
           3, 0, 0, 0,                            // version 3
-          15, 19, 139, 3,                        // header CRC-32
+          8, 142, 50, 13,                        // header CRC-32
           4, 16, 0, 0, 0, 0, 0, 0,               // file size 4100
           64, 0, 0, 0, 0, 0, 0, 0,               // tables offset 64
-          148, 0, 0, 0, 0, 0, 0, 0,              // tables size 148
+          155, 0, 0, 0, 0, 0, 0, 0,              // tables size 155
           0, 16, 0, 0, 0, 0, 0, 0,               // constants offset 4096
           4, 0, 0, 0, 0, 0, 0, 0,                // constants size 4
-          187, 172, 107, 51,                     // tables CRC-32
+          216, 184, 176, 214,                    // tables CRC-32
           167, 1, 180, 85,                       // constants CRC-32
       },
       4096);
-  const Plan plan = goldenPlan();
+  const Plan plan = goldenPlan(/*origin=*/true);
   std::vector<uint8_t> bytes = serializePlan(plan);
   ASSERT_EQ(bytes.size(), 4100u);
   EXPECT_EQ(bytes, golden);
@@ -190,6 +211,13 @@ TEST(PlanFormat, GoldenBytes) {
   std::string error;
   ASSERT_TRUE(parsePlan(golden.data(), golden.size(), &back, &error)) << error;
   expectSamePlan(plan, back);
+  // The kernel's phase byte (0x98) takes only the codes 0, 1 and 2.
+  std::vector<uint8_t> badPhase = golden;
+  ASSERT_EQ(badPhase[0x98], 1);
+  badPhase[0x98] = 3;
+  EXPECT_FALSE(parsePlan(badPhase.data(), badPhase.size(), &back, &error,
+                         /*checkChecksums=*/false));
+  EXPECT_NE(error.find("kernel 0: invalid phase code 3"), std::string::npos) << error;
 }
 
 // Tests that a version-2 file (constants only 64-byte aligned) still reads,
@@ -212,7 +240,7 @@ TEST(PlanFormat, ReadsVersion2) {
   Plan back;
   std::string error;
   ASSERT_TRUE(parsePlan(v2.data(), v2.size(), &back, &error)) << error;
-  expectSamePlan(goldenPlan(), back);
+  expectSamePlan(goldenPlan(/*origin=*/false), back);
   v2[8] = 3;
   EXPECT_FALSE(parsePlan(v2.data(), v2.size(), &back, &error, /*checkChecksums=*/false));
   EXPECT_NE(error.find("constants offset 256 is not the first multiple of 4096"),

@@ -11,6 +11,7 @@
 #include "mpt/Conversion/Passes.h"
 #include "mpt/Dialect/MPT/IR/MPTDialect.h"
 #include "mpt/Dialect/MPTRT/IR/MPTRTOps.h"
+#include "mpt/Transforms/Autodiff.h"
 
 #include "mptrt/plan/Layout.h"
 #include "mptrt/plan/Validation.h"
@@ -29,6 +30,22 @@ using namespace mpt;
 namespace plan = mptrt::plan;
 
 namespace {
+
+/// The name of the first NameLoc in `loc` (the ONNX node the importer named,
+/// or a name the compiler gave, like "train_step"), through fused and
+/// call-site locations; empty when there is none. It becomes the kernel's
+/// origin in the plan.
+StringRef originName(Location loc) {
+  if (auto name = dyn_cast<NameLoc>(loc))
+    return name.getName().getValue();
+  if (auto fused = dyn_cast<FusedLoc>(loc))
+    for (Location inner : fused.getLocations())
+      if (StringRef name = originName(inner); !name.empty())
+        return name;
+  if (auto callSite = dyn_cast<CallSiteLoc>(loc))
+    return originName(callSite.getCallee());
+  return {};
+}
 
 FailureOr<plan::DType> dtypeOf(Type element, Location loc) {
   if (element.isF32())
@@ -364,6 +381,10 @@ LogicalResult PlanBuilder::addKernel(rt::KernelOpInterface kernelOp,
 
   plan::Kernel kernel;
   kernel.kind = kernelOp.getKernelKind().str();
+  kernel.origin = originName(op->getLoc()).str();
+  if (!kernel.origin.empty())
+    kernel.phase = isBackwardLoc(op->getLoc()) ? plan::Phase::Backward
+                                               : plan::Phase::Forward;
   for (Value operand : op->getOperands()) {
     auto it = tensorOf.find(operand);
     if (it == tensorOf.end())

@@ -26,6 +26,35 @@ std::string formatNumber(const char *format, double v) {
   return text;
 }
 
+namespace {
+
+/// `v` as a JSON string: quoted, with '"', '\\' and control bytes escaped.
+std::string jsonString(const std::string &v) {
+  std::string s = "\"";
+  for (char c : v) {
+    if (c == '"' || c == '\\') {
+      s += '\\';
+      s += c;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      char text[8];
+      std::snprintf(text, sizeof(text), "\\u%04x", static_cast<unsigned>(c));
+      s += text;
+    } else {
+      s += c;
+    }
+  }
+  return s + "\"";
+}
+
+} // namespace
+
+std::string describeNonFinite(const NonFiniteOrigin &o) {
+  if (!o.found)
+    return "not reproduced";
+  return (o.node.empty() ? "kernel " + std::to_string(o.kernel) : o.node) + " (" + o.op +
+         ", " + o.phase + ", output " + std::to_string(o.output) + ")";
+}
+
 std::string metricsJson(const StepMetrics &m) {
   std::string s = "{\"step\": " + std::to_string(m.step);
   auto add = [&](const char *key, const std::optional<double> &v) {
@@ -47,6 +76,20 @@ std::string metricsJson(const StepMetrics &m) {
   if (m.valLoss) {
     std::snprintf(time, sizeof(time), "%.4f", m.evalMs);
     s += std::string(", \"eval_ms\": ") + time;
+  }
+  if (const std::optional<NonFiniteOrigin> &o = m.firstNonFinite) {
+    s += ", \"first_nonfinite\": ";
+    if (o->found)
+      s += "{\"node\": " + jsonString(o->node) + ", \"op\": " + jsonString(o->op) +
+           ", \"phase\": " + jsonString(o->phase) +
+           ", \"output\": " + std::to_string(o->output) +
+           ", \"kernel\": " + std::to_string(o->kernel) + "}";
+    else
+      s += "null";
+  }
+  if (m.checkMs) {
+    std::snprintf(time, sizeof(time), "%.4f", *m.checkMs);
+    s += std::string(", \"check_ms\": ") + time;
   }
   return s + "}";
 }
@@ -101,6 +144,8 @@ std::string Progress::line(const StepMetrics &m, int64_t skipped, double elapsed
   if (m.lossScale)
     s += "  scale " + formatNumber("%g", *m.lossScale);
   s += "  skipped " + std::to_string(skipped);
+  if (!lastNonFinite_.empty())
+    s += "  first non-finite " + lastNonFinite_;
   const double done = static_cast<double>(m.step - options_.firstStep);
   if (elapsed > 0 && done > 0) {
     std::snprintf(text, sizeof(text), "  %.1f samples/s", options_.samplesPerStep * done / elapsed);
@@ -117,6 +162,8 @@ std::string Progress::line(const StepMetrics &m, int64_t skipped, double elapsed
 void Progress::update(const StepMetrics &m, int64_t skipped) {
   if (m.valLoss)
     lastValLoss_ = m.valLoss;
+  if (m.firstNonFinite && m.firstNonFinite->found)
+    lastNonFinite_ = describeNonFinite(*m.firstNonFinite) + " at step " + std::to_string(m.step);
   if (options_.quiet)
     return;
   const auto now = std::chrono::steady_clock::now();

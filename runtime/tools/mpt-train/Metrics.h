@@ -17,6 +17,14 @@
 // "fp8_scale_min" and "fp8_scale_max": the range of those scales after the
 // step, i.e. the ones the next step uses with delayed scaling.
 //
+// A step with a finite check (--check-finite) that found an inf or a NaN
+// also has "first_nonfinite": {"node": "fc2", "op": "matmul", "phase":
+// "backward", "output": 0, "kernel": 17}, the first kernel whose result
+// was not finite (node is the ONNX node, "" when the plan does not say);
+// a skipped step whose rerun found nothing has "first_nonfinite": null.
+// "check_ms" is the time of that check: the rerun of a skipped step
+// (on-skip), or the checked run's overhead is inside time_ms (every-kernel).
+//
 // The progress line (stderr) shows the step, loss, the last validation loss,
 // loss scale, skipped steps, samples/s (tokens/s when the first input is an
 // integer tensor of rank >= 2) and the ETA.
@@ -34,6 +42,13 @@
 namespace mptrt {
 namespace tools {
 
+/// The first kernel of a checked run whose result was not finite.
+struct NonFiniteOrigin {
+  bool found = false;  // false: the check ran and saw only finite values
+  std::string node, op, phase;
+  uint32_t output = 0, kernel = 0;
+};
+
 /// What one step reported; an absent output is std::nullopt.
 struct StepMetrics {
   int64_t step = 0;  // 1-based
@@ -43,7 +58,12 @@ struct StepMetrics {
   std::optional<double> valLoss;  // after this step, with --eval-input
   double timeMs = 0;
   double evalMs = 0;  // with valLoss
+  std::optional<NonFiniteOrigin> firstNonFinite;  // when a check ran and says so
+  std::optional<double> checkMs;                  // the on-skip rerun's time
 };
+
+/// "fc2 (matmul, backward, output 0)", or "not reproduced" when !found.
+std::string describeNonFinite(const NonFiniteOrigin &origin);
 
 /// A JSON value for a float: "%.9g", or the string "inf", "-inf", "nan".
 std::string jsonNumber(double v);
@@ -101,6 +121,7 @@ private:
   Options options_;
   std::chrono::steady_clock::time_point start_, lastPrint_;
   std::optional<double> lastValLoss_;
+  std::string lastNonFinite_;  // "... at step N", the latest one seen
   bool open_ = false;  // a terminal line is waiting for its newline
 };
 

@@ -93,6 +93,10 @@ const char kUsage[] =
     "  --log-every K            print the progress line every K steps (default: about\n"
     "                           every second; on a terminal it is rewritten in place)\n"
     "  --quiet                  no progress line\n"
+    "  --check-finite=MODE      where the first inf or NaN of a step came from, in the\n"
+    "                           metrics (first_nonfinite) and the progress line: on-skip\n"
+    "                           (default) reruns a skipped step with a check after every\n"
+    "                           kernel; every-kernel checks every step; off\n"
     "\n"
     "Checkpoints (every parameter of the entry point and the step count):\n"
     "  --save FILE              write a checkpoint at the end, or when interrupted\n"
@@ -246,7 +250,50 @@ int saveCheckpoint(const Model &model, const std::vector<ParameterSpec> &params,
   return writer.commit(&error) ? 0 : fail(error);
 }
 
+/// --check-finite: when to run a step with a finite check after each kernel.
+enum class CheckFinite { Off, OnSkip, EveryKernel };
+
+/// Parameters up to this size are copied before each step for a rerun.
+constexpr size_t kSmallStateBytes = 16384;
+
+NonFiniteOrigin toOrigin(const mptrt_nonfinite &first) {
+  NonFiniteOrigin o;
+  o.found = first.found != 0;
+  o.node = first.origin;
+  o.op = first.kind;
+  o.phase = first.phase;
+  o.output = first.result;
+  o.kernel = first.kernel;
+  return o;
+}
+
+/// Reruns a skipped step from the state it started in (`before`, the small
+/// parameters it changed; the rest it left alone), with a finite check after
+/// every kernel, and records where the first inf or NaN came from. The rerun
+/// ends in the state the step ended in; that state is restored anyway.
+int rerunChecked(Model &model, const std::string &entry, const std::vector<ParameterSpec> &state,
+                 const std::vector<std::vector<uint8_t>> &before, StepMetrics *m) {
+  std::vector<std::vector<uint8_t>> after(state.size());
+  for (size_t i = 0; i < state.size(); ++i)
+    if (!model.readParameter(state[i].name, &after[i]))
+      return fail("step " + std::to_string(m->step) + ": " + mptrt::lastError());
+  auto restore = [&](const std::vector<std::vector<uint8_t>> &bytes) {
+    for (size_t i = 0; i < state.size(); ++i)
+      if (!model.bindParameter(state[i].name, state[i].info.dtype, state[i].info.shape,
+                               bytes[i].data(), bytes[i].size()))
+        return false;
+    return true;
+  };
+  mptrt_nonfinite first;
+  if (!restore(before) || !model.runChecked(entry, &first) || !restore(after))
+    return fail("step " + std::to_string(m->step) + ": rerunning with --check-finite: " +
+                mptrt::lastError());
+  m->firstNonFinite = toOrigin(first);
+  return 0;
+}
+
 struct Options {
+  CheckFinite checkFinite = CheckFinite::OnSkip;
   std::string planPath, entry = "train_step", device = "auto", evalEntry = "eval_step";
   std::vector<std::pair<std::string, std::string>> inputs, params, evalInputs;
   bool synthetic = false, quiet = false;
@@ -304,6 +351,17 @@ int parseArgs(int argc, char **argv, Options *o) {
       o->synthetic = true;
     else if (arg == "--quiet" || arg == "-q")
       o->quiet = true;
+    else if (arg.rfind("--check-finite=", 0) == 0) {
+      const std::string mode = arg.substr(std::strlen("--check-finite="));
+      if (mode == "off")
+        o->checkFinite = CheckFinite::Off;
+      else if (mode == "on-skip")
+        o->checkFinite = CheckFinite::OnSkip;
+      else if (mode == "every-kernel")
+        o->checkFinite = CheckFinite::EveryKernel;
+      else
+        return usage("--check-finite takes off, on-skip or every-kernel, not '" + mode + "'");
+    }
     else if (arg == "-h" || arg == "--help") {
       std::fputs(kUsage, stdout);
       return 0;
@@ -517,6 +575,21 @@ int main(int argc, char **argv) {
   }
   Progress progress(po);
 
+  // --check-finite=on-skip: a skipped step leaves the weights and the
+  // optimizer state as they were, but not the loss scale, its growth
+  // tracker or the step counter (and batch-norm running statistics); those
+  // small parameters are copied before each step so that a skipped step can
+  // be rerun exactly as it ran.
+  const bool checkOnSkip = opt.checkFinite == CheckFinite::OnSkip && metricInfo[kSkipped];
+  std::vector<ParameterSpec> smallState;
+  std::vector<std::vector<uint8_t>> smallBefore;
+  if (checkOnSkip)
+    for (const ParameterSpec &p : params)
+      if (p.info.bytes() <= kSmallStateBytes) {
+        smallState.push_back(p);
+        smallBefore.emplace_back(p.info.bytes());
+      }
+
   const uint64_t firstStep = done;
   int64_t skipped = 0;
   double totalMs = 0;
@@ -552,12 +625,26 @@ int main(int argc, char **argv) {
       if (!ok)
         return fail(where + ": " + mptrt::lastError());
     }
+    if (checkOnSkip) {
+      for (size_t i = 0; i < smallState.size(); ++i)
+        if (mptrt_read_parameter(model.handle(), smallState[i].name.c_str(),
+                                 smallBefore[i].data(), smallBefore[i].size()) != MPTRT_OK)
+          return fail(where + ": " + mptrt::lastError());
+    }
+    StepMetrics m;
     const auto start = std::chrono::steady_clock::now();
-    if (!model.run(entry)) {
+    if (opt.checkFinite == CheckFinite::EveryKernel) {
+      mptrt_nonfinite first;
+      if (!model.runChecked(entry, &first)) {
+        progress.finish();
+        return fail(where + ": " + mptrt::lastError());
+      }
+      if (first.found)
+        m.firstNonFinite = toOrigin(first);
+    } else if (!model.run(entry)) {
       progress.finish();
       return fail(where + ": " + mptrt::lastError());
     }
-    StepMetrics m;
     m.step = step + 1;
     m.timeMs =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
@@ -585,6 +672,16 @@ int main(int argc, char **argv) {
     if (values[kSkipped])
       m.skipped = *values[kSkipped] != 0;
     skipped += m.skipped.value_or(false);
+    if (checkOnSkip && m.skipped.value_or(false)) {
+      const auto checkStart = std::chrono::steady_clock::now();
+      if (int rc = rerunChecked(model, entry, smallState, smallBefore, &m)) {
+        progress.finish();
+        return rc;
+      }
+      m.checkMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() -
+                                                            checkStart)
+                      .count();
+    }
     totalMs += m.timeMs;
     if (evaluate && ((opt.evalEvery && (s + 1) % opt.evalEvery == 0) || s + 1 == opt.steps)) {
       const auto evalStart = std::chrono::steady_clock::now();

@@ -31,7 +31,8 @@ namespace plan {
 inline constexpr uint8_t kMagic[8] = {'M', 'P', 'T', 'P', 'L', 'A', 'N', 0};
 /// The version this header writes. Version 2 added the CRC-32 checksums of
 /// the header and both sections, and zero-initialized parameters; version 3
-/// starts the constants section at a page boundary (kSectionAlignment).
+/// starts the constants section at a page boundary (kSectionAlignment) and
+/// gives each kernel its origin (Kernel::origin, Kernel::phase).
 inline constexpr uint32_t kVersion = 3;
 /// The oldest version this header reads (its constants section is only
 /// 64-byte aligned).
@@ -83,6 +84,28 @@ enum class AttrType : uint8_t {
   IntList = 3,  // int64[]
   String = 4,   // bytes
 };
+
+/// Which pass over the model a kernel belongs to. The numeric codes are part
+/// of the format.
+enum class Phase : uint8_t {
+  Unknown = 0,   // no ONNX node, or not known (version 2 plans)
+  Forward = 1,   // computes the model's values
+  Backward = 2,  // computes gradients (built by autodiff)
+};
+
+inline bool isValidPhase(uint8_t v) { return v <= 2; }
+/// "forward", "backward" or "unknown".
+inline const char *phaseName(Phase p) {
+  switch (p) {
+  case Phase::Forward:
+    return "forward";
+  case Phase::Backward:
+    return "backward";
+  case Phase::Unknown:
+    break;
+  }
+  return "unknown";
+}
 
 inline bool isValidDType(uint8_t v) { return v >= 1 && v <= 8; }
 inline bool isValidStorage(uint8_t v) { return v <= 4; }
@@ -200,6 +223,11 @@ struct Kernel {
   std::vector<uint32_t> operands;  // tensor ids
   std::vector<uint32_t> results;   // tensor ids
   std::vector<Attribute> attrs;
+  // Where the kernel came from (version 3; empty and Unknown in version 2):
+  // the ONNX node name, or a name the compiler gave ("train_step"), and
+  // whether it belongs to the forward or the backward pass.
+  std::string origin;
+  Phase phase = Phase::Unknown;
 
   const Attribute *findAttr(const std::string &n) const {
     for (const Attribute &a : attrs)

@@ -262,6 +262,16 @@ inline bool parsePlan(const uint8_t *data, size_t size, Plan *out,
       r.str(&k.kind, "kernel kind");
       r.ids(&k.operands, "kernel operands");
       r.ids(&k.results, "kernel results");
+      if (version >= 3) {
+        uint8_t phase = 0;
+        r.str(&k.origin, "kernel origin");
+        if (!r.u8(&phase, "kernel phase"))
+          break;
+        if (!isValidPhase(phase))
+          return fail(error, "plan: kernel " + std::to_string(i) +
+                                 ": invalid phase code " + std::to_string(phase));
+        k.phase = static_cast<Phase>(phase);
+      }
       uint32_t numAttrs;
       if (!r.count(&numAttrs, 9, "attribute count"))
         break;

@@ -94,6 +94,8 @@ template <typename Sink> void writePlan(const Plan &plan, Sink &&sink) {
     w.str(k.kind);
     w.ids(k.operands);
     w.ids(k.results);
+    w.str(k.origin);
+    w.u8(static_cast<uint8_t>(k.phase));
     w.u32(static_cast<uint32_t>(k.attrs.size()));
     for (const Attribute &a : k.attrs) {
       w.str(a.name);
