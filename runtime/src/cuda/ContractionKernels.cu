@@ -483,6 +483,13 @@ bool ltFp8Type(DType d, cudaDataType_t *out) {
   }
 }
 
+/// The cuBLASLt types of an FP8 A and B that cuBLASLt multiplies (not
+/// E5M2 x E5M2); false for any other pair.
+bool ltFp8Pair(const KernelView &v, cudaDataType_t *a, cudaDataType_t *b) {
+  return ltFp8Type(v.operand(0).dtype, a) && ltFp8Type(v.operand(1).dtype, b) &&
+         !(*a == CUDA_R_8F_E5M2 && *b == CUDA_R_8F_E5M2);
+}
+
 /// out = {alpha * (f32(1/sa) * f32(1/sb)), 1, beta}: the scale of A, the
 /// scale of B (FP8 path) or alpha (fallback), and beta (fallback).
 __global__ void fp8ScalesKernel(const float *sa, const float *sb, float alpha, float beta,
@@ -542,6 +549,12 @@ struct ScaledOperands {
   // fp8: the copies' source matrices, [rows, cols] each.
   int64_t aCount = 0, aRows = 0, aCols = 0, bCount = 0, bRows = 0, bCols = 0;
 
+  /// The float32 fallback: A and B widened into the workspace.
+  void planWidened(const KernelView &v, Carve &carve) {
+    aWs = carve.take(uint64_t(v.operand(0).numel) * 4);
+    bWs = carve.take(uint64_t(v.operand(1).numel) * 4);
+  }
+
   /// The scale, A and B pointers of one run.
   Status prepareRun(const Context &c, const KernelArgs &args, size_t scale0, float alpha,
                     float beta, const float **scales, const void **A, const void **B) const {
@@ -588,9 +601,7 @@ public:
     perBatch_ = !strided && p_.batch > 1;
     const int64_t ltBatch = perBatch_ ? 1 : p_.batch;
     cudaDataType_t at, bt;
-    const bool fp8Types = ltFp8Type(v.operand(0).dtype, &at) &&
-                          ltFp8Type(v.operand(1).dtype, &bt) &&
-                          !(at == CUDA_R_8F_E5M2 && bt == CUDA_R_8F_E5M2);
+    const bool fp8Types = ltFp8Pair(v, &at, &bt);
     // FP8: A [M, K] is TN already; every [K, N] matrix of B is transposed
     // into [N, K] at the same offset, so the batches' offsets still hold.
     if (fp8Types && p_.K > 0 && p_.M > 0 && p_.N > 0) {
@@ -613,8 +624,7 @@ public:
     ops_ = ScaledOperands();
     Carve carve;
     plan(v, carve);
-    ops_.aWs = carve.take(uint64_t(v.operand(0).numel) * 4);
-    ops_.bWs = carve.take(uint64_t(v.operand(1).numel) * 4);
+    ops_.planWidened(v, carve);
     workspace_ = carve.used;
     const uint32_t align = std::min(alignmentOf(p_.aOffset, 4), alignmentOf(p_.bOffset, 4));
     return product_.init(c_, CUDA_R_32F, CUDA_R_32F, false, false, p_.M, p_.N, p_.K, ltBatch,
@@ -676,9 +686,7 @@ public:
   Status prepare(const KernelView &v) {
     beta_ = p_.hasC && p_.beta != 0.0f ? 1.0f : 0.0f;
     cudaDataType_t at, bt;
-    const bool fp8Types = ltFp8Type(v.operand(0).dtype, &at) &&
-                          ltFp8Type(v.operand(1).dtype, &bt) &&
-                          !(at == CUDA_R_8F_E5M2 && bt == CUDA_R_8F_E5M2);
+    const bool fp8Types = ltFp8Pair(v, &at, &bt);
     // FP8: A must be [M, K] (a trans_a A, stored [K, M], is transposed) and
     // B [N, K] (a B stored [K, N], without trans_b, is transposed).
     if (fp8Types && p_.K > 0 && p_.M > 0 && p_.N > 0) {
@@ -707,8 +715,7 @@ public:
     ops_ = ScaledOperands();
     Carve carve;
     plan(v, carve);
-    ops_.aWs = carve.take(uint64_t(v.operand(0).numel) * 4);
-    ops_.bWs = carve.take(uint64_t(v.operand(1).numel) * 4);
+    ops_.planWidened(v, carve);
     workspace_ = carve.used;
     return product_.init(c_, CUDA_R_32F, CUDA_R_32F, p_.transA, p_.transB, p_.M, p_.N, p_.K, 1,
                          0, 0, 64, Scaling::DeviceAlpha);
