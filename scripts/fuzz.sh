@@ -16,7 +16,8 @@
 # grows in DIR/corpus/<target> and is reused by the next run; seeds come
 # from the fixtures: generated plans (one per kernel kind, and with a
 # normal build in build/ the plans it emits for the ONNX node tests), the
-# .onnx and .onnxtext fixtures, Debian's ONNX node tests. A crash, hang,
+# .onnx and .onnxtext fixtures, the ONNX node tests ($MPT_ONNX_NODE_TESTS,
+# else the build's, else Debian's libonnx-testdata). A crash, hang,
 # leak or out-of-memory input is written to DIR/artifacts/<target>/ and the
 # script exits nonzero; add the input under the target's regressions/
 # directory with the fix (the replay tests run them in the normal build).
@@ -81,7 +82,18 @@ copy_seeds() {  # dest dir find-expression...
     cp -f "$f" "$dest/$(echo "${f#/}" | tr / _)"
   done < <(find "$dir" "$@")
 }
-ONNX_NODE_TESTS=/usr/share/libonnx-testdata/data/node  # libonnx-testdata
+# The ONNX node tests (seeds): $MPT_ONNX_NODE_TESTS, else what the build in
+# build/ found (its MPT_ONNX_NODE_TESTS), else Debian's libonnx-testdata;
+# their seeds are left out, with a message, when none is there.
+ONNX_NODE_TESTS=${MPT_ONNX_NODE_TESTS:-}
+if [ -z "$ONNX_NODE_TESTS" ] && [ -f build/CMakeCache.txt ]; then
+  ONNX_NODE_TESTS=$(sed -n 's/^MPT_ONNX_NODE_TESTS:[A-Z]*=//p' build/CMakeCache.txt)
+fi
+[ -n "$ONNX_NODE_TESTS" ] || ONNX_NODE_TESTS=/usr/share/libonnx-testdata/data/node
+if [ ! -f "$ONNX_NODE_TESTS/test_abs/model.onnx" ]; then
+  echo "fuzz: no ONNX node tests in '$ONNX_NODE_TESTS' (set MPT_ONNX_NODE_TESTS); seeding without them" >&2
+  ONNX_NODE_TESTS=
+fi
 
 # The binaries, and each target's seed directories.
 declare -A BIN SEEDS
@@ -96,7 +108,7 @@ for t in $TARGETS; do
     # With a normal build in build/: the plans the compiler emits for every
     # ONNX node test it supports (about 400 small plans covering most
     # kernel kinds) and those its lit tests wrote.
-    if [ -x build/bin/mpt-numerics-conformance ]; then
+    if [ -x build/bin/mpt-numerics-conformance ] && [ -n "$ONNX_NODE_TESTS" ]; then
       mkdir -p "$BUILD/seeds/plan-load"
       MPT_DUMP_PLANS_DIR=$BUILD/seeds/plan-load build/bin/mpt-numerics-conformance \
         "$ONNX_NODE_TESTS" test/Conformance/expected-numerics-failures.txt > /dev/null || true
@@ -112,7 +124,9 @@ for t in $TARGETS; do
     # Binary models up to 256 KiB (larger ones make every execution slow),
     # the textual fixtures, and Debian's ONNX node tests.
     copy_seeds "$BUILD/seeds/onnx-import" test -name '*.onnx' -size -256k
-    copy_seeds "$BUILD/seeds/onnx-import" "$ONNX_NODE_TESTS" -name model.onnx
+    if [ -n "$ONNX_NODE_TESTS" ]; then
+      copy_seeds "$BUILD/seeds/onnx-import" "$ONNX_NODE_TESTS" -name model.onnx
+    fi
     SEEDS[$t]="$BUILD/seeds/onnx-import $REPO/test/Import/ONNX $REPO/test/Fuzz/regressions/onnx-import"
     ;;
   esac
