@@ -203,10 +203,10 @@ Status Model::prepare() {
   std::vector<uint8_t> packed;
   std::vector<uint64_t> packedStart;
   for (auto [start, end] : merged) {
-    packed.resize(plan::alignUp(packed.size()), 0);
-    packedStart.push_back(packed.size());
-    packed.resize(packed.size() + (end - start));
-    plan_.constants.copyOut(start, end - start, packed.data() + packed.size() - (end - start));
+    const size_t at = plan::alignUp(packed.size());
+    packedStart.push_back(at);
+    packed.resize(at + (end - start), 0);
+    plan_.constants.copyOut(start, end - start, packed.data() + at);
   }
   for (plan::Tensor &t : plan_.tensors) {
     if (t.storage != plan::Storage::Constant)

@@ -91,11 +91,14 @@ ArrayRef<uint8_t> asBytes(ArrayRef<char> data) {
                            data.size());
 }
 
+/// Bits an element takes in a plan (i1 takes a byte).
+unsigned storageBits(Type element) {
+  return element.isInteger(1) ? 8 : element.getIntOrFloatBitWidth();
+}
+
 FailureOr<ElementBytes> elementBytes(ElementsAttr attr, Location loc) {
   Type element = attr.getElementType();
-  unsigned width = element.isInteger(1)
-                       ? 8
-                       : element.getIntOrFloatBitWidth();
+  unsigned width = storageBits(element);
   ElementBytes out;
   if (auto blob = dyn_cast<DenseResourceElementsAttr>(attr)) {
     ArrayRef<char> data = blob.getData();
@@ -255,32 +258,27 @@ LogicalResult PlanBuilder::setInitialValue(uint32_t id, Attribute value,
   if (!elements)
     return emitError(loc) << "mpt.initial_value must be an elements attribute",
            failure();
+  // The value must have the parameter's element width and count; checked
+  // on its type, before any of its bytes are looked at.
+  uint64_t expected = 0;
+  plan::tensorByteSize(tensor, &expected);
+  const unsigned bits = storageBits(elements.getElementType());
+  if (plan::dtypeSize(tensor.dtype) * 8 != bits ||
+      static_cast<uint64_t>(elements.getNumElements()) * (bits / 8) != expected)
+    return emitError(loc) << "initial value of parameter '" << tensor.name
+                          << "' is " << elements.getType()
+                          << ", which does not match the parameter",
+           failure();
   // A zero splat (optimizer moments, fresh accumulators) is recognised
   // before it would be expanded into its full size.
   if (auto dense = dyn_cast<DenseElementsAttr>(elements);
-      dense && dense.isSplat() && allZero(asBytes(dense.getRawData())) &&
-      cast<ShapedType>(dense.getType()).getShape() == ArrayRef(tensor.shape) &&
-      plan::dtypeSize(tensor.dtype) * 8 ==
-          (dense.getElementType().isInteger(1)
-               ? 8
-               : dense.getElementType().getIntOrFloatBitWidth())) {
+      dense && dense.isSplat() && allZero(asBytes(dense.getRawData()))) {
     tensor.zeroInitialized = true;
     return success();
   }
   auto bytes = elementBytes(elements, loc);
   if (failed(bytes))
     return failure();
-  uint64_t expected = 0;
-  plan::tensorByteSize(tensor, &expected);
-  if (bytes->bytes().size() != expected ||
-      plan::dtypeSize(tensor.dtype) * 8 !=
-          (elements.getElementType().isInteger(1)
-               ? 8
-               : elements.getElementType().getIntOrFloatBitWidth()))
-    return emitError(loc) << "initial value of parameter '" << tensor.name
-                          << "' is " << elements.getType()
-                          << ", which does not match the parameter",
-           failure();
   // All zeros (optimizer moments, fresh accumulators): the plan records the
   // fact, not the bytes, and the runtime zero-fills at load.
   if (allZero(bytes->bytes())) {

@@ -549,6 +549,23 @@ struct ScaledOperands {
   // fp8: the copies' source matrices, [rows, cols] each.
   int64_t aCount = 0, aRows = 0, aCols = 0, bCount = 0, bRows = 0, bCols = 0;
 
+  /// FP8: A (or B) copied transposed, `count` [rows, cols] byte matrices,
+  /// into the workspace.
+  void planTransposedA(int64_t count, int64_t rows, int64_t cols, Carve &carve) {
+    copyA = true;
+    aCount = count;
+    aRows = rows;
+    aCols = cols;
+    aWs = carve.take(uint64_t(count * rows * cols));
+  }
+  void planTransposedB(int64_t count, int64_t rows, int64_t cols, Carve &carve) {
+    copyB = true;
+    bCount = count;
+    bRows = rows;
+    bCols = cols;
+    bWs = carve.take(uint64_t(count * rows * cols));
+  }
+
   /// The float32 fallback: A and B widened into the workspace.
   void planWidened(const KernelView &v, Carve &carve) {
     aWs = carve.take(uint64_t(v.operand(0).numel) * 4);
@@ -607,11 +624,7 @@ public:
     if (fp8Types && p_.K > 0 && p_.M > 0 && p_.N > 0) {
       Carve carve;
       plan(v, carve);
-      ops_.copyB = true;
-      ops_.bCount = v.operand(1).numel / (p_.K * p_.N);
-      ops_.bRows = p_.K;
-      ops_.bCols = p_.N;
-      ops_.bWs = carve.take(uint64_t(v.operand(1).numel));
+      ops_.planTransposedB(v.operand(1).numel / (p_.K * p_.N), p_.K, p_.N, carve);
       const uint32_t align = std::min(alignmentOf(p_.aOffset, 1), alignmentOf(p_.bOffset, 1));
       if (product_.init(c_, at, bt, false, true, p_.M, p_.N, p_.K, ltBatch, strideA, strideB,
                         align, Scaling::Fp8)) {
@@ -692,20 +705,10 @@ public:
     if (fp8Types && p_.K > 0 && p_.M > 0 && p_.N > 0) {
       Carve carve;
       plan(v, carve);
-      if (p_.transA) {
-        ops_.copyA = true;
-        ops_.aCount = 1;
-        ops_.aRows = p_.K;
-        ops_.aCols = p_.M;
-        ops_.aWs = carve.take(uint64_t(p_.M * p_.K));
-      }
-      if (!p_.transB) {
-        ops_.copyB = true;
-        ops_.bCount = 1;
-        ops_.bRows = p_.K;
-        ops_.bCols = p_.N;
-        ops_.bWs = carve.take(uint64_t(p_.K * p_.N));
-      }
+      if (p_.transA)
+        ops_.planTransposedA(1, p_.K, p_.M, carve);
+      if (!p_.transB)
+        ops_.planTransposedB(1, p_.K, p_.N, carve);
       if (product_.init(c_, at, bt, false, true, p_.M, p_.N, p_.K, 1, 0, 0, 64, Scaling::Fp8)) {
         ops_.fp8 = true;
         workspace_ = carve.used;

@@ -67,7 +67,6 @@ public:
     copyOut(0, size_, out.data());
     return out;
   }
-  bool operator==(const ConstantBlob &other) const { return bytes() == other.bytes(); }
 
 private:
   struct Piece {
