@@ -103,6 +103,21 @@ TEST(ConvertTensor, RawTypedAndExternal) {
   EXPECT_EQ(SmallVector<int64_t>(x->getValues<int64_t>()),
             (SmallVector<int64_t>{4, 5, 6}));
 
+  // A slice past the end of the file is refused before anything is mapped.
+  {
+    onnx::TensorProto past = ext;
+    past.mutable_external_data(1)->set_value("16");
+    auto *length = past.add_external_data();
+    length->set_key("length");
+    length->set_value("24");
+    EXPECT_TRUE(failed(onnx_import::convertTensor(past, dir, loc, unsupported)));
+    EXPECT_NE(capture.text.find("external data for initializer 'w' lies outside"),
+              std::string::npos)
+        << capture.text;
+    EXPECT_NE(capture.text.find("(offset 16, length 24, file size 32)"), std::string::npos)
+        << capture.text;
+  }
+
   ext.mutable_external_data(0)->set_value("missing.bin");
   EXPECT_TRUE(failed(onnx_import::convertTensor(ext, dir, loc, unsupported)));
   EXPECT_NE(capture.text.find("missing.bin"), std::string::npos);
