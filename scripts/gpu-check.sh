@@ -60,7 +60,9 @@ if ctest --test-dir "$BUILD" -j8 --output-on-failure >"$LOGS/ctest.log" 2>&1; th
 else
   record ctest FAIL "$(grep -E 'tests passed|tests failed' "$LOGS/ctest.log" | tail -1)"
 fi
-"$TESTS/mptrt-cuda-parity-test" >"$LOGS/cuda-parity.log" 2>&1
+# cuBLASLt's own errors and hints (why it refused a product) go to a log.
+CUBLASLT_LOG_MASK=5 CUBLASLT_LOG_FILE="$LOGS/cublaslt.log" \
+  "$TESTS/mptrt-cuda-parity-test" >"$LOGS/cuda-parity.log" 2>&1
 if grep -q "SKIPPED" "$LOGS/cuda-parity.log"; then
   record kernel-parity FAIL "skipped on a GPU host: $(grep -m1 -A1 Skipped "$LOGS/cuda-parity.log" | tail -1)"
 elif grep -qE "\[  PASSED  \] [0-9]+ tests?" "$LOGS/cuda-parity.log" &&
@@ -87,27 +89,46 @@ for plan in .gpu/plans/*.mptp; do
     "$BIN/mpt-train" "$plan" "${inputs[@]}" --steps 10 --quiet --device "$device" \
       --metrics "$LOGS/$name-$device.jsonl" >"$LOGS/$name-$device.log" 2>&1
   done
-  tol=1e-4
-  [ "$precision" = fp32 ] || tol=2e-2
+  # Step 1 starts from the same weights, so its loss and gradient norm
+  # measure the kernels alone: float32 differs only in summation order
+  # (1e-5), bf16/fp16 by a rounding boundary crossed here and there (2e-3,
+  # about one bf16 ulp). Later steps start from weights that already differ
+  # by that much, and AdamW's first updates are nearly sign(g) * lr, so tiny
+  # gradients of either sign are amplified: over 10 steps the final loss is
+  # held to 5% and both runs must take the same loss-scale decisions.
+  # FP8 (2e-2): the GPU sums the exact FP8 products in another order, and
+  # a sum that lands on the other side of an FP8 rounding boundary moves
+  # by one FP8 ulp (2^-3 relative) where it is quantised next.
+  case $precision in
+    fp32) tol=1e-5 ;;
+    fp8) tol=2e-2 ;;
+    *) tol=2e-3 ;;
+  esac
   if [ ! -s "$LOGS/$name-cuda.jsonl" ] || [ ! -s "$LOGS/$name-cpu.jsonl" ]; then
     parity_bad=$((parity_bad + 1))
     echo "  $name: FAIL: $(grep -h -m1 error "$LOGS/$name-cpu.log" "$LOGS/$name-cuda.log")"
     continue
   fi
   if python3 - "$LOGS/$name-cpu.jsonl" "$LOGS/$name-cuda.jsonl" "$tol" >"$LOGS/$name-compare.txt" 2>&1 <<'PY'
-import json, sys
-def losses(path):
-    out = []
-    for line in open(path):
-        m = json.loads(line)
-        out.append((float(m["loss"]), float(m.get("grad_norm", "nan"))))
-    return out
-cpu, gpu, tol = losses(sys.argv[1]), losses(sys.argv[2]), float(sys.argv[3])
+import json, math, sys
+def steps(path):
+    return [json.loads(line) for line in open(path)]
+cpu, gpu, tol = steps(sys.argv[1]), steps(sys.argv[2]), float(sys.argv[3])
 if len(cpu) != 10 or len(gpu) != 10:
     print(f"steps: cpu {len(cpu)}, cuda {len(gpu)}"); sys.exit(1)
-worst = max(abs(g[0] - c[0]) / abs(c[0]) for c, g in zip(cpu, gpu))
-print(f"worst relative loss difference over 10 steps {worst:.3g} (tolerance {tol})")
-sys.exit(0 if worst <= tol else 1)
+def rel(a, b):
+    a, b = float(a), float(b)
+    if not (math.isfinite(a) and math.isfinite(b)):
+        return 0.0 if (math.isfinite(a) == math.isfinite(b)) else math.inf
+    return abs(a - b) / max(abs(a), 1e-30)
+first = max(rel(cpu[0]["loss"], gpu[0]["loss"]), rel(cpu[0]["grad_norm"], gpu[0]["grad_norm"]))
+final = rel(cpu[-1]["loss"], gpu[-1]["loss"])
+same_skips = [c["skipped"] for c in cpu] == [g["skipped"] for g in gpu]
+learned = float(gpu[-1]["loss"]) < float(gpu[0]["loss"])
+ms = lambda run: sorted(float(m["time_ms"]) for m in run[1:])[len(run[1:]) // 2]
+print(f"step 1 {first:.2g} (tol {tol:g}), final loss {final:.2g} (tol 0.05), "
+      f"skips {'same' if same_skips else 'DIFFER'}, step ms cpu {ms(cpu):.1f} cuda {ms(gpu):.1f}")
+sys.exit(0 if first <= tol and final <= 0.05 and same_skips and learned else 1)
 PY
   then
     parity_ok=$((parity_ok + 1))
@@ -139,13 +160,21 @@ else
 fi
 
 echo "== FP8 against bf16 GEMMs, 4096^3 (issue 14: >= 1.4x)"
-"$TESTS/mptrt-fp8-gemm-bench" 4096 2>&1 | tee "$LOGS/fp8-gemm-bench.txt"
+CUBLASLT_LOG_MASK=5 CUBLASLT_LOG_FILE="$LOGS/cublaslt-bench.log" \
+  "$TESTS/mptrt-fp8-gemm-bench" 4096 2>&1 | tee "$LOGS/fp8-gemm-bench.txt"
 fp8_rc=${PIPESTATUS[0]}
 fp8_line=$(grep -m1 'fp8 speedup' "$LOGS/fp8-gemm-bench.txt")
 if [ "$fp8_rc" = 0 ] && python3 -c "import re,sys; v=float(re.search(r'([0-9.]+)x \(TN\)', sys.argv[1]).group(1)); sys.exit(0 if v >= 1.4 else 1)" "$fp8_line" 2>/dev/null; then
   record fp8-gemm-bench PASS "$fp8_line"
 else
   record fp8-gemm-bench FAIL "rc $fp8_rc: ${fp8_line:-see fp8-gemm-bench.txt}"
+fi
+
+echo "== the main job's model (char-level GPT, bf16 and fp8) on CUDA and CPU"
+if scripts/gpu-example.sh 300 2>&1 | tee "$LOGS/example.txt"; then
+  record example PASS "$(grep -c 'ran 300 steps' "$LOGS/example.txt") runs of 300 steps"
+else
+  record example FAIL "see example.txt"
 fi
 
 # bench/gpt2_train (issue 13) is not written yet.

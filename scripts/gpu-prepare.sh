@@ -4,7 +4,10 @@
 #
 #   .gpu/plans/<model>-<precision>.mptp   training plans compiled here from the
 #                                         zoo fixtures (test/fixtures/parity),
-#                                         fp32, bf16 and fp16, AdamW
+#                                         fp32, bf16 and fp16, AdamW (and
+#                                         fp8 for the matmul-only models)
+#   .gpu/example/charlm-<precision>.mptp the main job's model (bf16, fp8) for
+#                                         scripts/gpu-example.sh
 #   .gpu/googletest/                      Debian's GoogleTest sources, built
 #                                         there with the runtime's tests
 #
@@ -36,6 +39,21 @@ for model in "${MODELS[@]}"; do
     [ "$precision" = fp32 ] || flags+=(--precision="$precision")
     "$BUILD_DIR/bin/mpt-compile" "$onnx" "${flags[@]}" -o "$OUT/plans/$model-$precision.mptp"
   done
+done
+# FP8 (delayed scaling) where every contraction is a matmul: the scaled
+# GEMMs run through cuBLASLt's FP8 path on the GPU.
+for model in gpt2 mlp_dynamo; do
+  "$BUILD_DIR/bin/mpt-compile" "test/fixtures/parity/$model/model.onnx" --train --optimizer=adamw \
+    --lr=1e-3 --loss-kind=cross_entropy --loss-output=logits --label-input=labels --quiet \
+    --precision=fp8 -o "$OUT/plans/$model-fp8.mptp" 2>/dev/null
+done
+# The main job's model, for scripts/gpu-example.sh: the char-level GPT with
+# scripts/run-example.sh's settings, in bf16 and in fp8.
+mkdir -p "$OUT/example"
+for precision in bf16 fp8; do
+  "$BUILD_DIR/bin/mpt-compile" test/fixtures/training/charlm/model.onnx --train \
+    --precision="$precision" --optimizer=adamw --lr=3e-3 --weight-decay=0 --quiet \
+    -o "$OUT/example/charlm-$precision.mptp" 2>/dev/null
 done
 du -sh "$OUT" | sed 's/^/gpu-prepare: /'
 echo "gpu-prepare: now run scripts/gpu-check.sh on the GPU host, carrying .gpu"

@@ -3,17 +3,16 @@
 # Debian's bible-kjv-text; test/fixtures/training/charlm) in mixed precision.
 # It compiles the ONNX model to a training plan (bf16 contractions with FP32
 # accumulation, FP32 softmax, LayerNorm and loss, FP32 master weights,
-# AdamW), trains it with mpt-train for N steps on the CPU runtime, prints the
-# loss curve, and compares it with PyTorch's FP32 curve recorded in the
-# fixture.
+# AdamW), trains it with mpt-train for N steps on the GPU when the machine
+# has one the CUDA backend can use, else on the CPU runtime (--device auto;
+# set MPT_DEVICE=cpu or cuda to choose), prints the loss curve, and compares
+# it with PyTorch's FP32 curve recorded in the fixture.
 #   scripts/run-example.sh [steps]     (default: 300)
-# The CUDA backend is the next issue: until it exists this runs on the CPU
-# whatever the machine has (mpt-train --device cuda reports that it is
-# missing).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh build >&2
 STEPS=${1:-300}
+DEVICE=${MPT_DEVICE:-auto}
 FIXTURE=test/fixtures/training/charlm
 OUT=build/example/charlm
 mkdir -p "$OUT"
@@ -23,8 +22,8 @@ build/bin/mpt-compile "$FIXTURE/model.onnx" --train --precision=bf16 \
   --precision-report="$OUT/precision.json" \
   --optimizer=adamw --lr=3e-3 --weight-decay=0 -o "$OUT/train.bf16.mptp"
 
-echo "== train $STEPS steps on the CPU runtime (batch 16 x 32 characters) =="
-build/bin/mpt-train "$OUT/train.bf16.mptp" --device cpu \
+echo "== train $STEPS steps, --device $DEVICE (batch 16 x 32 characters) =="
+build/bin/mpt-train "$OUT/train.bf16.mptp" --device "$DEVICE" \
   --input idx="$FIXTURE/train_x.npy" --input targets="$FIXTURE/train_y.npy" \
   --steps "$STEPS" --metrics "$OUT/metrics.bf16.jsonl" --log-every 50 \
   --save "$OUT/checkpoint.bf16"

@@ -40,7 +40,7 @@ TEST(CApi, MlpFromFile) {
   std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char *>(bytes.data()),
                                               bytes.size());
   mptrt_model *m = nullptr;
-  ASSERT_EQ(mptrt_model_load_file(path.c_str(), nullptr, &m), MPTRT_OK) << mptrt_last_error();
+  ASSERT_EQ(mptrt_model_load_file(path.c_str(), "cpu", &m), MPTRT_OK) << mptrt_last_error();
   EXPECT_STREQ(mptrt_model_backend(m), "cpu");
   ASSERT_EQ(mptrt_entry_count(m), 1u);
   EXPECT_STREQ(mptrt_entry_name(m, 0), "forward");
@@ -89,7 +89,7 @@ TEST(CppApi, MlpAndParameterOverride) {
   Mlp mlp(3, 4, 6, 2, 7);
   std::vector<uint8_t> bytes = plan::serializePlan(mlp.plan());
   Model model;
-  ASSERT_TRUE(model.loadMemory(bytes.data(), bytes.size())) << lastError();
+  ASSERT_TRUE(model.loadMemory(bytes.data(), bytes.size(), "cpu")) << lastError();
   EXPECT_EQ(model.entryPoints(), std::vector<std::string>{"forward"});
   std::vector<std::string> inputs;
   ASSERT_TRUE(model.entryBindings("forward", MPTRT_INPUT, &inputs));
@@ -242,7 +242,7 @@ TEST(CppApi, InPlaceParameterUpdate) {
   b.entry("sgd");
   std::vector<uint8_t> bytes = b.bytes();
   Model model;
-  ASSERT_TRUE(model.loadMemory(bytes.data(), bytes.size())) << lastError();
+  ASSERT_TRUE(model.loadMemory(bytes.data(), bytes.size(), "cpu")) << lastError();
   std::vector<float> grad = {1, -1, 2, 0.5f};
   ASSERT_TRUE(model.bindInput("g", MPTRT_F32, {4}, grad));
   ASSERT_TRUE(model.run("sgd")) << lastError();
@@ -258,7 +258,7 @@ TEST(CppApi, InPlaceParameterUpdate) {
 void expectLoadError(const plan::Plan &plan, const std::string &text) {
   std::vector<uint8_t> bytes = plan::serializePlan(plan);
   Model model;
-  EXPECT_FALSE(model.loadMemory(bytes.data(), bytes.size()));
+  EXPECT_FALSE(model.loadMemory(bytes.data(), bytes.size(), "cpu"));
   EXPECT_NE(lastError().find(text), std::string::npos) << lastError();
 }
 
@@ -328,7 +328,7 @@ TEST(CppApi, RunTimeError) {
   b.entry("main");
   std::vector<uint8_t> bytes = b.bytes();
   Model model;
-  ASSERT_TRUE(model.loadMemory(bytes.data(), bytes.size())) << lastError();
+  ASSERT_TRUE(model.loadMemory(bytes.data(), bytes.size(), "cpu")) << lastError();
   std::vector<float> d = {1, 2, 3, 4, 5, 6};
   std::vector<int64_t> bad = {0, 3}, good = {-1, 0};
   ASSERT_TRUE(model.bindInput("data", MPTRT_F32, {3, 2}, d));
@@ -399,7 +399,7 @@ plan::Plan kitchenSinkPlan() {
 TEST(CppApi, KitchenSinkRuns) {
   std::vector<uint8_t> bytes = plan::serializePlan(kitchenSinkPlan());
   Model model;
-  ASSERT_TRUE(model.loadMemory(bytes.data(), bytes.size())) << lastError();
+  ASSERT_TRUE(model.loadMemory(bytes.data(), bytes.size(), "cpu")) << lastError();
   std::vector<uint16_t> x(2 * 2 * 6 * 6, 0x3F80);  // bf16 1.0
   std::vector<int64_t> labels = {0, 2};
   std::vector<int32_t> idx = {2, 0, 1};

@@ -169,7 +169,7 @@ inline KernelRun runKernel(const std::string &kind, const std::vector<HostTensor
 
   KernelRun r;
   Model model;
-  if (!model.loadMemory(bytes.data(), bytes.size())) {
+  if (!model.loadMemory(bytes.data(), bytes.size(), "cpu")) {
     r.error = lastError();
     return r;
   }

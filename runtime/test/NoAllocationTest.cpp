@@ -153,7 +153,7 @@ long allocationsOfSecondRun(const Case &c, bool checked = false) {
   const std::string entry = "the_entry_point_of_this_kernel";
   const std::vector<uint8_t> bytes = planOf(c, entry);
   Model model;
-  if (!model.loadMemory(bytes.data(), bytes.size())) {
+  if (!model.loadMemory(bytes.data(), bytes.size(), "cpu")) {
     ADD_FAILURE() << describeCase(c) << ": " << lastError();
     return -1;
   }
@@ -231,7 +231,7 @@ TEST(NoAllocation, SecondCheckedRunOfEveryKindAllocatesNothing) {
 uint64_t workspaceOf(const Case &c) {
   const std::vector<uint8_t> bytes = planOf(c, "main");
   Model model;
-  EXPECT_TRUE(model.loadMemory(bytes.data(), bytes.size())) << lastError();
+  EXPECT_TRUE(model.loadMemory(bytes.data(), bytes.size(), "cpu")) << lastError();
   return model.workspaceBytes();
 }
 

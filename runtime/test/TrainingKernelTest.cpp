@@ -74,7 +74,7 @@ class CModel {
 public:
   explicit CModel(const PlanBuilder &b) {
     std::vector<uint8_t> bytes = b.bytes();
-    EXPECT_EQ(mptrt_model_load_memory(bytes.data(), bytes.size(), nullptr, &model), MPTRT_OK)
+    EXPECT_EQ(mptrt_model_load_memory(bytes.data(), bytes.size(), "cpu", &model), MPTRT_OK)
         << mptrt_last_error();
   }
   ~CModel() { mptrt_model_free(model); }
@@ -506,7 +506,7 @@ TEST(LossScaling, InPlaceInTheArena) {
   b.entry("main");
   std::vector<uint8_t> bytes = b.bytes();
   Model model;
-  ASSERT_TRUE(model.loadMemory(bytes.data(), bytes.size())) << lastError();
+  ASSERT_TRUE(model.loadMemory(bytes.data(), bytes.size(), "cpu")) << lastError();
   const std::vector<float> x0 = {4, -8, 12, 0.5f, 1};
   ASSERT_TRUE(model.bindInput("x", MPTRT_F32, {5}, x0));
   ASSERT_TRUE(model.bindInput("scale", MPTRT_F32, {}, std::vector<float>{4.0f}));
@@ -965,7 +965,7 @@ void expectLoadError(const std::function<void(PlanBuilder &)> &build, const std:
   b.entry("main");
   std::vector<uint8_t> bytes = b.bytes();
   Model model;
-  EXPECT_FALSE(model.loadMemory(bytes.data(), bytes.size()));
+  EXPECT_FALSE(model.loadMemory(bytes.data(), bytes.size(), "cpu"));
   EXPECT_NE(lastError().find(text), std::string::npos) << "got: " << lastError();
 }
 

@@ -269,7 +269,7 @@ struct LossGradTensors {
   const void *logProb, *labels, *weights, *dloss;
   void *out;
   double *weightSum;  // workspace, "mean" only
-  int32_t *errorWord;
+  DeviceErrorRecord *errorWord;
 };
 
 /// The label of sample s, or -1 when it is ignored or out of range.
@@ -306,7 +306,7 @@ __global__ void lossGradKernel(LossGradParams p, LossGradTensors t) {
     const int64_t raw = loadI64(t.lt, t.labels, s);
     const int64_t label = lossLabel(p, t, s);
     if (label < 0 && !(p.hasIgnoreIndex && raw == p.ignoreIndex) && c == 0)
-      raise(t.errorWord, DeviceError::LabelOutOfRange);
+      raise(t.errorWord, DeviceError::LabelOutOfRange, raw, s, p.C);
     float v = 0.0f;
     if (label >= 0) {
       float g;

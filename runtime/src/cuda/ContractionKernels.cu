@@ -38,8 +38,8 @@ namespace {
 Status cublasStatus(cublasStatus_t s, const char *what) {
   if (s == CUBLAS_STATUS_SUCCESS)
     return Status::ok();
-  return Status::error(std::string("cuBLASLt: ") + what + " failed (status " +
-                       std::to_string(static_cast<int>(s)) + ")");
+  return Status::error(std::string("cuBLASLt: ") + what + " failed (" +
+                       cublasLtGetStatusName(s) + ")");
 }
 
 #define MPTRT_LT_TRY(call)                                                     \
@@ -160,15 +160,20 @@ public:
                       CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES})
       MPTRT_LT_TRY(cublasLtMatmulPreferenceSetAttribute(pref_, attr, &alignment,
                                                         sizeof alignment));
-    cublasLtMatmulHeuristicResult_t result = {};
+    cublasLtMatmulHeuristicResult_t results[kMaxAlgos] = {};
     int found = 0;
     MPTRT_LT_TRY(cublasLtMatmulAlgoGetHeuristic(reinterpret_cast<cublasLtHandle_t>(c.lt), desc_,
-                                                b_, a_, d_, d_, pref_, 1, &result, &found));
-    if (found < 1)
+                                                b_, a_, d_, d_, pref_, kMaxAlgos, results,
+                                                &found));
+    algoCount_ = 0;
+    chosen_ = 0;
+    for (int i = 0; i < found; ++i)
+      if (results[i].state == CUBLAS_STATUS_SUCCESS)
+        algos_[algoCount_++] = results[i].algo;
+    if (algoCount_ == 0)
       return Status::error("cuBLASLt has no algorithm for this product (" + std::to_string(M) +
                            "x" + std::to_string(K) + " by " + std::to_string(K) + "x" +
                            std::to_string(N) + ", batch " + std::to_string(batch) + ")");
-    algo_ = result.algo;
     return Status::ok();
   }
 
@@ -192,9 +197,25 @@ public:
   /// for Scaling::DeviceAlpha, host pointers otherwise.
   Status runWith(const Context &c, const void *A, const void *B, float *D, const float *alpha,
                  const float *beta) const {
-    MPTRT_LT_TRY(cublasLtMatmul(reinterpret_cast<cublasLtHandle_t>(c.lt), desc_, alpha, B, b_,
-                                A, a_, beta, D, d_, D, d_, &algo_, c.ltWorkspace,
-                                c.ltWorkspaceBytes, streamOf(c)));
+    // The heuristic's candidates in its order of preference, from the one
+    // that ran last: cuBLASLt checks some requirements (pointer alignment,
+    // FP8 layouts) only here, and answers NOT_SUPPORTED without enqueueing
+    // anything, so the next candidate may still run.
+    cublasStatus_t status = CUBLAS_STATUS_NOT_SUPPORTED;
+    int tried = 0;
+    for (int i = chosen_; i < algoCount_; ++i, ++tried) {
+      status = cublasLtMatmul(reinterpret_cast<cublasLtHandle_t>(c.lt), desc_, alpha, B, b_, A,
+                              a_, beta, D, d_, D, d_, &algos_[i], c.ltWorkspace,
+                              c.ltWorkspaceBytes, streamOf(c));
+      if (status != CUBLAS_STATUS_NOT_SUPPORTED) {
+        chosen_ = i;
+        break;
+      }
+    }
+    if (status != CUBLAS_STATUS_SUCCESS)
+      return cublasStatus(status, ("cublasLtMatmul (" + std::to_string(tried + 1) + " of " +
+                                   std::to_string(algoCount_) + " candidate algorithms tried)")
+                                      .c_str());
     return Status::ok();
   }
 
@@ -202,7 +223,10 @@ private:
   cublasLtMatmulDesc_t desc_ = nullptr;
   cublasLtMatrixLayout_t a_ = nullptr, b_ = nullptr, d_ = nullptr;
   cublasLtMatmulPreference_t pref_ = nullptr;
-  cublasLtMatmulAlgo_t algo_ = {};
+  static constexpr int kMaxAlgos = 8;
+  cublasLtMatmulAlgo_t algos_[kMaxAlgos] = {};
+  int algoCount_ = 0;
+  mutable int chosen_ = 0;  // the first candidate that ran
 };
 
 /// The largest power of two <= 64 dividing every byte offset.
@@ -490,13 +514,19 @@ bool ltFp8Pair(const KernelView &v, cudaDataType_t *a, cudaDataType_t *b) {
          !(*a == CUDA_R_8F_E5M2 && *b == CUDA_R_8F_E5M2);
 }
 
-/// out = {alpha * (f32(1/sa) * f32(1/sb)), 1, beta}: the scale of A, the
-/// scale of B (FP8 path) or alpha (fallback), and beta (fallback).
+// Where fp8ScalesKernel writes each of its three floats, 16 bytes apart so
+// that each is as aligned as cuBLASLt's own scalars would be.
+constexpr int kScaleOfA = 0, kScaleOfB = 4, kBetaSlot = 8, kScaleFloats = 12;
+
+/// out = {alpha * (f32(1/sa) * f32(1/sb)), 1, beta} at those slots: the
+/// scale of A (FP8 path) or alpha (fallback), the scale of B, and beta
+/// (fallback).
+
 __global__ void fp8ScalesKernel(const float *sa, const float *sb, float alpha, float beta,
                                 float *out) {
-  out[0] = alpha * ((1.0f / *sa) * (1.0f / *sb));
-  out[1] = 1.0f;
-  out[2] = beta;
+  out[kScaleOfA] = alpha * ((1.0f / *sa) * (1.0f / *sb));
+  out[kScaleOfB] = 1.0f;
+  out[kBetaSlot] = beta;
 }
 
 constexpr int kTile = 32;
@@ -543,7 +573,7 @@ Status transposeBytes(const Context &c, const void *in, void *out, int64_t count
 /// or float32 copies.
 struct ScaledOperands {
   bool fp8 = false;
-  uint64_t scalesWs = 0;             // 3 floats: fp8ScalesKernel's
+  uint64_t scalesWs = 0;             // kScaleFloats: fp8ScalesKernel's
   bool copyA = false, copyB = false; // fp8: transposed copies
   uint64_t aWs = 0, bWs = 0;         // the copies (fp8, transposed) or float32 widenings
   // fp8: the copies' source matrices, [rows, cols] each.
@@ -655,9 +685,9 @@ public:
     float *Y = yF32_ ? static_cast<float *>(y.data) : reinterpret_cast<float *>(ws + yWs_);
     const int64_t ySize = p_.M * p_.N, elem = ops_.fp8 ? 1 : 4;
     const float one = 1.0f, zero = 0.0f;
-    const float *alpha = ops_.fp8 ? &one : scales, *beta = ops_.fp8 ? &zero : scales + 2;
+    const float *alpha = ops_.fp8 ? &one : scales, *beta = ops_.fp8 ? &zero : scales + kBetaSlot;
     if (ops_.fp8)
-      MPTRT_TRY(product_.setScales(scales, scales + 1));
+      MPTRT_TRY(product_.setScales(scales + kScaleOfA, scales + kScaleOfB));
     if (p_.M > 0 && p_.N > 0 && p_.batch > 0) {
       if (p_.K == 0) {
         MPTRT_CUDA_TRY(cudaMemsetAsync(Y, 0, uint64_t(p_.batch * ySize) * 4, streamOf(c_)));
@@ -678,7 +708,7 @@ public:
 private:
   /// The pieces both paths share: the scales and a float32 Y.
   void plan(const KernelView &v, Carve &carve) {
-    ops_.scalesWs = carve.take(3 * sizeof(float));
+    ops_.scalesWs = carve.take(kScaleFloats * sizeof(float));
     yF32_ = v.result(0).dtype == DType::F32;
     if (!yF32_)
       yWs_ = carve.take(uint64_t(p_.batch * p_.M * p_.N) * 4);
@@ -745,10 +775,10 @@ public:
     if (p_.K > 0) {
       const float one = 1.0f;
       if (ops_.fp8) {
-        MPTRT_TRY(product_.setScales(scales, scales + 1));
+        MPTRT_TRY(product_.setScales(scales + kScaleOfA, scales + kScaleOfB));
         MPTRT_TRY(product_.runWith(c_, A, B, Y, &one, &beta_));
       } else {
-        MPTRT_TRY(product_.runWith(c_, A, B, Y, scales, scales + 2));
+        MPTRT_TRY(product_.runWith(c_, A, B, Y, scales + kScaleOfA, scales + kBetaSlot));
       }
     } else if (beta_ == 0.0f) {
       MPTRT_CUDA_TRY(cudaMemsetAsync(Y, 0, uint64_t(n) * 4, streamOf(c_)));
@@ -760,7 +790,7 @@ public:
 
 private:
   void plan(const KernelView &v, Carve &carve) {
-    ops_.scalesWs = carve.take(3 * sizeof(float));
+    ops_.scalesWs = carve.take(kScaleFloats * sizeof(float));
     yF32_ = v.result(0).dtype == DType::F32;
     if (!yF32_)
       yWs_ = carve.take(uint64_t(p_.M * p_.N) * 4);

@@ -29,15 +29,21 @@ namespace mptrt {
 namespace rt {
 namespace cuda {
 
-std::string describeDeviceError(int32_t code) {
-  switch (static_cast<DeviceError>(code)) {
+std::string describeDeviceError(const DeviceErrorRecord &e) {
+  const std::string value = std::to_string(e.value), position = std::to_string(e.position),
+                    bound = std::to_string(e.bound);
+  switch (static_cast<DeviceError>(e.code)) {
   case DeviceError::None: return "no error";
-  case DeviceError::IndexOutOfRange: return "an index is out of range (gather / gather_grad)";
+  case DeviceError::IndexOutOfRange:
+    return "gather: index " + value + " at position " + position + " is outside [-" + bound +
+           ", " + bound + ")";
   case DeviceError::LabelOutOfRange:
-    return "a label is outside [0, classes) and is not the ignore_index";
-  case DeviceError::NegativeStep: return "a step counter is negative";
+    return "loss: label " + value + " at sample " + position + " is outside [0, " + bound +
+           ") and is not the ignore_index";
+  case DeviceError::NegativeStep:
+    return "the step operand is negative (" + value + ")";
   }
-  return "device error " + std::to_string(code);
+  return "device error " + std::to_string(e.code);
 }
 
 Status cudaStatus(int error, const char *what) {
@@ -124,11 +130,11 @@ public:
   Status synchronize() override {
     MPTRT_TRY(init_);
     MPTRT_CUDA_TRY(cudaStreamSynchronize(stream()));
-    int32_t code = 0;
-    MPTRT_CUDA_TRY(cudaMemcpy(&code, ctx_.errorWord, sizeof code, cudaMemcpyDeviceToHost));
-    if (code != 0) {
-      MPTRT_CUDA_TRY(cudaMemset(ctx_.errorWord, 0, sizeof code));
-      return Status::error("cuda: " + describeDeviceError(code));
+    DeviceErrorRecord error;
+    MPTRT_CUDA_TRY(cudaMemcpy(&error, ctx_.errorWord, sizeof error, cudaMemcpyDeviceToHost));
+    if (error.code != 0) {
+      MPTRT_CUDA_TRY(cudaMemset(ctx_.errorWord, 0, sizeof error));
+      return Status::error("cuda: " + describeDeviceError(error));
     }
     return Status::ok();
   }
@@ -165,8 +171,9 @@ private:
     ctx_.lt = reinterpret_cast<cublasLtContext *>(lt);
     MPTRT_CUDA_TRY(cudaMalloc(&ctx_.ltWorkspace, kLtWorkspaceBytes));
     ctx_.ltWorkspaceBytes = kLtWorkspaceBytes;
-    MPTRT_CUDA_TRY(cudaMalloc(reinterpret_cast<void **>(&ctx_.errorWord), sizeof(int32_t)));
-    MPTRT_CUDA_TRY(cudaMemset(ctx_.errorWord, 0, sizeof(int32_t)));
+    MPTRT_CUDA_TRY(
+        cudaMalloc(reinterpret_cast<void **>(&ctx_.errorWord), sizeof(DeviceErrorRecord)));
+    MPTRT_CUDA_TRY(cudaMemset(ctx_.errorWord, 0, sizeof(DeviceErrorRecord)));
     return Status::ok();
   }
 

@@ -27,8 +27,8 @@ namespace rt {
 namespace cuda {
 
 /// Data-dependent errors a kernel can raise on the device. The first one
-/// raised wins (atomicCAS on Context::errorWord); synchronize() turns it
-/// into a Status and clears it.
+/// raised wins (atomicCAS on DeviceErrorRecord::code); synchronize() turns
+/// it into a Status and clears it.
 enum class DeviceError : int32_t {
   None = 0,
   IndexOutOfRange = 1,   // gather, gather_grad: an index outside [-n, n)
@@ -36,15 +36,28 @@ enum class DeviceError : int32_t {
   NegativeStep = 3,      // dropout, lr_schedule: a negative step counter
 };
 
-/// The message of a device error, for synchronize().
-std::string describeDeviceError(int32_t code);
+/// A raised error and what the message names: the offending value, where it
+/// was (an index's position, a label's sample) and the bound it broke. Only
+/// the thread that raised the error writes the three, so they belong
+/// together.
+struct DeviceErrorRecord {
+  int32_t code = 0;  // a DeviceError, 0 = none
+  int32_t unused = 0;
+  int64_t value = 0;
+  int64_t position = 0;
+  int64_t bound = 0;
+};
+
+/// The message of a device error, for synchronize(): the CPU backend's
+/// words for the same error.
+std::string describeDeviceError(const DeviceErrorRecord &error);
 
 struct Context {
   CUstream_st *stream = nullptr;     // cudaStream_t
   cublasLtContext *lt = nullptr;     // cublasLtHandle_t
   void *ltWorkspace = nullptr;       // device memory for cuBLASLt
   uint64_t ltWorkspaceBytes = 0;
-  int32_t *errorWord = nullptr;      // device memory, one int32, 0 = none
+  DeviceErrorRecord *errorWord = nullptr;  // device memory, code 0 = none
   int deviceOrdinal = 0;
   int smCount = 0;                   // multiprocessors, for grid sizes
 };

@@ -204,13 +204,13 @@ Status runSplit(const Context &c, const SplitParams &p, const KernelArgs &args) 
 template <typename T>
 __global__ void gatherKernel(const T *data, DType indexType, const void *indices, T *out,
                              int64_t axisDim, int64_t inner, int64_t numIndices, int64_t n,
-                             int32_t *errorWord) {
+                             DeviceErrorRecord *errorWord) {
   MPTRT_FOR_EACH(e, n) {
     const int64_t m = e % inner, row = e / inner;  // row = o * numIndices + i
     const int64_t i = row % numIndices, o = row / numIndices;
     int64_t a = loadI64(indexType, indices, i);
     if (a < -axisDim || a >= axisDim) {
-      raise(errorWord, DeviceError::IndexOutOfRange);
+      raise(errorWord, DeviceError::IndexOutOfRange, a, i, axisDim);
       out[e] = T(0);
       continue;
     }
@@ -223,11 +223,11 @@ __global__ void gatherKernel(const T *data, DType indexType, const void *indices
 /// The index check alone, for a gather with no output elements (the CPU
 /// still checks every index).
 __global__ void checkIndicesKernel(DType indexType, const void *indices, int64_t axisDim,
-                                   int64_t numIndices, int32_t *errorWord) {
+                                   int64_t numIndices, DeviceErrorRecord *errorWord) {
   MPTRT_FOR_EACH(i, numIndices) {
     const int64_t a = loadI64(indexType, indices, i);
     if (a < -axisDim || a >= axisDim)
-      raise(errorWord, DeviceError::IndexOutOfRange);
+      raise(errorWord, DeviceError::IndexOutOfRange, a, i, axisDim);
   }
 }
 
@@ -341,13 +341,13 @@ __global__ void dropoutCopyKernel(DType xt, const void *x, DType yt, void *y, ui
 __global__ void dropoutDrawKernel(DType xt, const void *x, DType yt, void *y, uint8_t *mask,
                                   const int64_t *seedPtr, const int64_t *stepPtr,
                                   uint32_t stream, uint64_t threshold, float scale, int64_t n,
-                                  int32_t *errorWord) {
+                                  DeviceErrorRecord *errorWord) {
   const uint64_t seed = static_cast<uint64_t>(*seedPtr);
   const int64_t step = *stepPtr;
   MPTRT_FOR_EACH(i, n) {
     if (step < 0) {
       if (i == 0)
-        raise(errorWord, DeviceError::NegativeStep);
+        raise(errorWord, DeviceError::NegativeStep, step, 0, 0);
       storeF32(yt, y, i, 0.0f);
       if (mask)
         mask[i] = 0;
@@ -454,11 +454,11 @@ struct GatherGradPlan {
 };
 
 __global__ void gatherGradKeysKernel(DType indexType, const void *indices, int64_t axisDim,
-                                     int64_t n, uint64_t *keys, int32_t *errorWord) {
+                                     int64_t n, uint64_t *keys, DeviceErrorRecord *errorWord) {
   MPTRT_FOR_EACH(i, n) {
     int64_t a = loadI64(indexType, indices, i);
     if (a < -axisDim || a >= axisDim) {
-      raise(errorWord, DeviceError::IndexOutOfRange);
+      raise(errorWord, DeviceError::IndexOutOfRange, a, i, axisDim);
       a = axisDim;
     } else if (a < 0) {
       a += axisDim;

@@ -110,9 +110,15 @@ __device__ inline void storeI64(DType dtype, void *base, int64_t i, int64_t v) {
   }
 }
 
-/// Raises a device error; the first one raised is kept.
-__device__ inline void raise(int32_t *errorWord, DeviceError e) {
-  atomicCAS(errorWord, 0, static_cast<int32_t>(e));
+/// Raises a device error about `value` at `position` breaking `bound`; the
+/// first one raised is kept, with its details.
+__device__ inline void raise(DeviceErrorRecord *errorWord, DeviceError e, int64_t value,
+                             int64_t position, int64_t bound) {
+  if (atomicCAS(&errorWord->code, 0, static_cast<int32_t>(e)) == 0) {
+    errorWord->value = value;
+    errorWord->position = position;
+    errorWord->bound = bound;
+  }
 }
 
 /// Threads per block of the elementwise grid-stride loops.

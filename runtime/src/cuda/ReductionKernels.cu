@@ -166,7 +166,7 @@ struct LossTensors {
   const void *scores, *labels, *weights;
   void *out, *logProb;
   float *sampleLoss, *sampleWeight;  // workspace, "sum" and "mean" only
-  int32_t *errorWord;
+  DeviceErrorRecord *errorWord;
 };
 
 __global__ void lossSampleKernel(LossParams p, LossTensors t) {
@@ -179,7 +179,7 @@ __global__ void lossSampleKernel(LossParams p, LossTensors t) {
     bool ignored = p.hasIgnoreIndex && label == p.ignoreIndex;
     if (!ignored && (label < 0 || label >= p.C)) {
       if (threadIdx.x == 0)
-        raise(t.errorWord, DeviceError::LabelOutOfRange);
+        raise(t.errorWord, DeviceError::LabelOutOfRange, label, s, p.C);
       ignored = true;
     }
     float max = 0.0f, logSum = 0.0f;
