@@ -61,6 +61,8 @@ void addPrecisionPasses(OpPassManager &pm,
   assign.mode = toMode(options.precision);
   assign.target = options.target;
   assign.report = options.precisionReport;
+  assign.profile = options.precisionProfile;
+  assign.profileMargin = options.profileMargin;
   pm.addPass(mpt::createAssignPrecisionPass(assign));
   pm.addPass(mpt::createVerifyPrecisionPass());
 }

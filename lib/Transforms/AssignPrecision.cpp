@@ -87,9 +87,25 @@ struct AssignPrecisionPass
       return signalPassFailure();
     }
 
+    std::optional<PrecisionProfile> profiled;
+    if (!profile.empty()) {
+      auto loaded = PrecisionProfile::load(profile, profileMargin,
+                                           profileFlushLimit, error);
+      if (failed(loaded)) {
+        module.emitError() << "assign-precision: " << error;
+        return signalPassFailure();
+      }
+      if (resolved != PrecisionMode::FP16)
+        module.emitWarning()
+            << "assign-precision: the precision profile '" << profile
+            << "' is used in fp16 mode only (bf16 has FP32's range)";
+      profiled = std::move(*loaded);
+    }
+
     PlanOptions options;
     options.mode = resolved;
     options.overrides = &*overrides;
+    options.profile = profiled ? &*profiled : nullptr;
     options.keepIOTypes = keepIOTypes;
     std::vector<FunctionReport> reports;
     for (auto func : module.getOps<func::FuncOp>()) {

@@ -72,6 +72,8 @@ enum class Reason : uint8_t {
   ForceLowNode,
   Attribute,
   FP16Range,
+  ProfileOverflow,
+  ProfileUnderflow,
   ModeFP32,
   Source,
   Fixed,
@@ -105,6 +107,9 @@ struct OpRecord {
   bool fp8Operands = false;
   /// The op carried FP8 scales that a previous run attached.
   bool hasScales = false;
+  /// A profile reason: the node's measured max |x| and the fraction of its
+  /// values fp16 would flush (for the report).
+  double measuredMaxAbs = 0, measuredFlush = 0;
 };
 
 /// The user's overrides, compiled.
@@ -137,10 +142,43 @@ private:
 /// The ONNX node name of an op (the name of its NameLoc), or "".
 llvm::StringRef nodeName(mlir::Location loc);
 
+/// The largest finite FP16 value.
+inline constexpr double kFP16Max = 65504.0;
+
+/// Ranges measured by `mpt-train --collect-ranges` (PrecisionProfile.cpp),
+/// per ONNX node: what its forward results held.
+class PrecisionProfile {
+public:
+  /// Reads a ranges file; fails with a message in `error`. `margin` is in
+  /// doublings (binades) below fp16's largest value; `flushLimit` the
+  /// largest fraction of values fp16 may flush to zero.
+  static llvm::FailureOr<PrecisionProfile> load(llvm::StringRef path,
+                                                double margin,
+                                                double flushLimit,
+                                                std::string &error);
+  struct NodeRange {
+    double maxAbs = 0;   // the largest |x| of its forward results
+    double flushed = 0;  // values fp16 would flush to zero
+    double count = 0;    // values seen
+  };
+  enum class Verdict { Fits, Overflows, Underflows };
+  /// Whether the node's measured values fit fp16 (nodes not measured fit).
+  Verdict fp16Verdict(llvm::StringRef node) const;
+  const NodeRange *find(llvm::StringRef node) const;
+
+  std::string path;
+  double margin = 1.0, flushLimit = 0.01;
+
+private:
+  llvm::StringMap<NodeRange> nodes;
+};
+
 /// Inputs to the analysis.
 struct PlanOptions {
   PrecisionMode mode = PrecisionMode::BF16;
   const PrecisionOverrides *overrides = nullptr;
+  /// Measured ranges (fp16 mode): nodes that overflow or flush stay FP32.
+  const PrecisionProfile *profile = nullptr;
   bool keepIOTypes = true;
 };
 

@@ -59,6 +59,10 @@ StringRef stringifyReason(Reason reason) {
     return "override:attribute";
   case Reason::FP16Range:
     return "fp16-range";
+  case Reason::ProfileOverflow:
+    return "profile:overflow";
+  case Reason::ProfileUnderflow:
+    return "profile:underflow";
   case Reason::ModeFP32:
     return "mode-fp32";
   case Reason::Source:
@@ -91,9 +95,6 @@ bool hasFloatValues(Operation *op) {
   return llvm::any_of(op->getOperandTypes(), isFloatLike) ||
          llvm::any_of(op->getResultTypes(), isFloatLike);
 }
-
-/// The largest finite FP16 value.
-constexpr double kFP16Max = 65504.0;
 
 /// Whether a constant holds a finite value beyond the FP16 range.
 bool exceedsFP16(Attribute value) {
@@ -337,6 +338,29 @@ private:
     rec.large = anyLarge && (rec.category == PrecisionCategory::Clear ||
                              rec.category == PrecisionCategory::Follow);
 
+    // Measured values (--precision-profile) that reach the FP16 range, or
+    // flush to zero in it, keep the op that made them in FP32; values
+    // beyond the range then keep their readers in FP32 as below.
+    if (options.profile && options.mode == PrecisionMode::FP16 &&
+        !overridden.contains(rec.op) &&
+        rec.category != PrecisionCategory::RequireF32) {
+      auto verdict = options.profile->fp16Verdict(nodeName(rec.op->getLoc()));
+      if (verdict != PrecisionProfile::Verdict::Fits) {
+        const auto *range =
+            options.profile->find(nodeName(rec.op->getLoc()));
+        rec.measuredMaxAbs = range->maxAbs;
+        rec.measuredFlush = range->count ? range->flushed / range->count : 0;
+        rec.decision = Decision::F32;
+        rec.freeInputs = false;
+        if (verdict == PrecisionProfile::Verdict::Overflows) {
+          rec.reason = Reason::ProfileOverflow;
+          rec.large = true;
+        } else {
+          rec.reason = Reason::ProfileUnderflow;
+        }
+        return;
+      }
+    }
     // Values known to exceed the FP16 range keep every op they touch in
     // FP32, unless the user forced the op.
     if (anyLarge && options.mode == PrecisionMode::FP16 &&
@@ -449,6 +473,8 @@ private:
 
   void backward(OpRecord &rec) {
     if (rec.kind != OpKind::Policy || rec.reason == Reason::FP16Range ||
+        rec.reason == Reason::ProfileOverflow ||
+        rec.reason == Reason::ProfileUnderflow ||
         rec.reason == Reason::ModeFP32)
       return;
     if (rec.category == PrecisionCategory::RequireF32 ||

@@ -178,6 +178,12 @@ LogicalResult writeReport(StringRef path, ArrayRef<FunctionReport> functions,
                   if (Type acc = policy.getAccumulationType())
                     j.attribute("accumulation", typeName(acc));
                 j.attribute("reason", stringifyReason(rec.reason));
+                if (rec.reason == Reason::ProfileOverflow ||
+                    rec.reason == Reason::ProfileUnderflow)
+                  j.attributeObject("measured", [&] {
+                    j.attribute("max_abs", rec.measuredMaxAbs);
+                    j.attribute("fp16_flush", rec.measuredFlush);
+                  });
               });
             }
           });

@@ -134,6 +134,29 @@ typedef struct mptrt_nonfinite {
  * it leaves the same state as mptrt_run; it is slower (one device-to-host
  * copy per kernel result). */
 int mptrt_run_checked(mptrt_model *model, const char *entry, mptrt_nonfinite *first);
+
+/* One floating-point kernel result of an observed run, read back to the
+ * host and widened to float32. `values` and the strings are valid during
+ * the observer's call only. */
+typedef struct mptrt_result_view {
+  uint32_t kernel;       /* the plan's kernel id */
+  uint32_t position;     /* its index in the entry point's kernel list */
+  uint32_t result;       /* which of its results (output index) */
+  const char *kind;      /* kernel kind ("matmul") */
+  const char *origin;    /* ONNX node (or compiler-given name); "" if unknown */
+  const char *phase;     /* "forward", "backward" or "unknown" */
+  const char *tensor;    /* the result tensor's name; "" for arena temporaries */
+  mptrt_dtype dtype;     /* its dtype in the plan */
+  const float *values;   /* `count` values */
+  uint64_t count;
+} mptrt_result_view;
+typedef void (*mptrt_result_observer)(const mptrt_result_view *view, void *user);
+/* Runs an entry point like mptrt_run, handing every floating-point kernel
+ * result to `observer` as soon as its kernel has run (the range statistics
+ * of mpt-train --collect-ranges). Slower: one device-to-host copy per
+ * result. */
+int mptrt_run_observed(mptrt_model *model, const char *entry, mptrt_result_observer observer,
+                       void *user);
 /* Copies an output computed by the last successful run that produced it,
  * or a parameter's current value; `bytes` must equal its byte size. */
 int mptrt_read_output(const mptrt_model *model, const char *name, void *dst, size_t bytes);

@@ -96,6 +96,12 @@ public:
   [[nodiscard]] bool runChecked(const std::string &entry, mptrt_nonfinite *first) {
     return mptrt_run_checked(handle_, entry.c_str(), first) == MPTRT_OK;
   }
+  /// mptrt_run_observed: a run that hands every floating-point kernel
+  /// result to `observer`.
+  [[nodiscard]] bool runObserved(const std::string &entry, mptrt_result_observer observer,
+                                 void *user) {
+    return mptrt_run_observed(handle_, entry.c_str(), observer, user) == MPTRT_OK;
+  }
 
   [[nodiscard]] bool info(mptrt_binding_kind kind, const std::string &name,
                           TensorInfo *out) const {

@@ -246,6 +246,40 @@ int mptrt_run_checked(mptrt_model *model, const char *entry, mptrt_nonfinite *fi
   return rc;
 }
 
+namespace {
+struct ObserverAdapter {
+  const mptrt::rt::Model *model;
+  mptrt_result_observer observer;
+  void *user;
+};
+void adaptObserved(const mptrt::rt::ObservedResult &r, void *user) {
+  const auto *a = static_cast<const ObserverAdapter *>(user);
+  const plan::Kernel &k = a->model->kernel(r.kernel);
+  mptrt_result_view view = {};
+  view.kernel = r.kernel;
+  view.position = r.position;
+  view.result = r.result;
+  view.kind = k.kind.c_str();
+  view.origin = k.origin.c_str();
+  view.phase = plan::phaseName(k.phase);
+  view.tensor = a->model->tensorName(r.tensor).c_str();
+  view.dtype = static_cast<mptrt_dtype>(a->model->tensorDType(r.tensor));
+  view.values = r.values;
+  view.count = r.count;
+  a->observer(&view, a->user);
+}
+} // namespace
+
+int mptrt_run_observed(mptrt_model *model, const char *entry, mptrt_result_observer observer,
+                       void *user) {
+  MPTRT_CHECK_MODEL(mptrt_run_observed);
+  MPTRT_CHECK_NAME(mptrt_run_observed, entry);
+  if (!observer)
+    return fail("mptrt_run_observed: null observer");
+  ObserverAdapter adapter{model->impl.get(), observer, user};
+  return report(model->impl->runObserved(entry, adaptObserved, &adapter));
+}
+
 int mptrt_read_output(const mptrt_model *model, const char *name, void *dst,
                       size_t bytes) {
   MPTRT_CHECK_MODEL(mptrt_read_output);

@@ -1,5 +1,6 @@
 //===- Model.cpp - loading, binding and running a plan -------------------===//
 #include "Model.h"
+#include "mptrt/Numerics.h"
 #include "mptrt/plan/Reader.h"
 
 #include <algorithm>
@@ -368,6 +369,56 @@ void *Model::address(uint32_t tensor, void *arena) const {
 
 Status Model::run(std::string_view entryName) { return runImpl(entryName, nullptr); }
 
+Status Model::runObserved(std::string_view entryName, ResultObserver observer, void *user) {
+  if (!observer)
+    return Status::error("runObserved: no observer");
+  if (observeBuffer_.empty()) {
+    uint64_t largest = 1, most = 1;
+    for (const TensorDesc &d : descs_) {
+      largest = std::max(largest, d.bytes);
+      most = std::max<uint64_t>(most, static_cast<uint64_t>(d.numel));
+    }
+    checkBuffer_.resize(std::max<uint64_t>(checkBuffer_.size(), largest));
+    observeBuffer_.resize(most);
+  }
+  return runImpl(entryName, nullptr, observer, user);
+}
+
+Status Model::observe(const TensorArg &result, ObservedResult *view, ResultObserver observer,
+                      void *user) {
+  const TensorDesc &d = *result.desc;
+  if (d.bytes == 0 || !plan::isFloatDType(d.dtype))
+    return Status::ok();
+  MPTRT_TRY(backend_->copyToHost(checkBuffer_.data(), result.data, d.bytes));
+  const uint8_t *p = checkBuffer_.data();
+  float *out = observeBuffer_.data();
+  const uint64_t n = static_cast<uint64_t>(d.numel);
+  for (uint64_t i = 0; i < n; ++i) {
+    switch (d.dtype) {
+    case DType::F32: std::memcpy(&out[i], p + 4 * i, 4); break;
+    case DType::F16: {
+      uint16_t v;
+      std::memcpy(&v, p + 2 * i, 2);
+      out[i] = numerics::f16ToF32(v);
+      break;
+    }
+    case DType::BF16: {
+      uint16_t v;
+      std::memcpy(&v, p + 2 * i, 2);
+      out[i] = numerics::bf16ToF32(v);
+      break;
+    }
+    case DType::F8E4M3FN: out[i] = numerics::f8E4M3FNToF32(p[i]); break;
+    case DType::F8E5M2: out[i] = numerics::f8E5M2ToF32(p[i]); break;
+    default: out[i] = 0.0f; break;
+    }
+  }
+  view->values = out;
+  view->count = n;
+  observer(*view, user);
+  return Status::ok();
+}
+
 Status Model::runChecked(std::string_view entryName, NonFinite *first) {
   *first = NonFinite();
   if (checkBuffer_.empty()) {
@@ -447,7 +498,8 @@ Status Model::hasNonFinite(const TensorArg &result, bool *found, uint64_t *eleme
   return Status::ok();
 }
 
-Status Model::runImpl(std::string_view entryName, NonFinite *first) {
+Status Model::runImpl(std::string_view entryName, NonFinite *first, ResultObserver observer,
+                      void *user) {
   size_t index;
   MPTRT_TRY(findEntry(entryName, &index));
   const plan::EntryPoint &entry = plan_.entries[index];
@@ -484,6 +536,15 @@ Status Model::runImpl(std::string_view entryName, NonFinite *first) {
     if (Status s = kernels_[k]->run(args); !s)
       return s.withContext(where() + ", kernel " + std::to_string(k) + " (" + kernel.kind +
                            ")");
+    for (size_t i = 0; observer && i < args.results.size(); ++i) {
+      ObservedResult view;
+      view.kernel = k;
+      view.position = static_cast<uint32_t>(position);
+      view.result = static_cast<uint32_t>(i);
+      view.tensor = kernel.results[i];
+      if (Status s = observe(args.results[i], &view, observer, user); !s)
+        return s.withContext(where() + ", observing kernel " + std::to_string(k));
+    }
     if (first && !first->found) {
       // The result may live in arena bytes a later kernel reuses: check now.
       // A non-finite input or parameter counts as made by the kernel that

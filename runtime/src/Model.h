@@ -31,6 +31,18 @@ struct NonFinite {
   uint64_t element = 0;   // flat index of the first non-finite element
 };
 
+/// One floating-point kernel result of an observed run
+/// (Model::runObserved), read back to the host and widened to float32.
+struct ObservedResult {
+  uint32_t kernel = 0;    // plan kernel id
+  uint32_t position = 0;  // index in the entry point's kernel list
+  uint32_t result = 0;    // which of the kernel's results
+  uint32_t tensor = 0;    // the result's plan tensor id
+  const float *values = nullptr;  // valid during the observer's call only
+  uint64_t count = 0;
+};
+using ResultObserver = void (*)(const ObservedResult &result, void *user);
+
 /// The three kinds of named tensors a user sees.
 enum class BindingKind { Input = 0, Parameter = 1, Output = 2 };
 
@@ -66,12 +78,19 @@ public:
   /// it leaves the same state as `run`. The host buffer for the check is
   /// allocated on the first checked run and kept.
   Status runChecked(std::string_view entry, NonFinite *first);
+  /// Runs an entry point as `run` does, and hands every floating-point
+  /// kernel result, as it is computed, to `observer` (read back and widened
+  /// to float32; a later kernel may reuse its bytes). Slower than `run` by
+  /// one device-to-host copy per result; the host buffers are allocated on
+  /// the first observed run and kept.
+  Status runObserved(std::string_view entry, ResultObserver observer, void *user);
   const plan::Kernel &kernel(uint32_t id) const { return plan_.kernels[id]; }
 
   size_t numEntries() const { return plan_.entries.size(); }
   const plan::EntryPoint &entry(size_t i) const { return plan_.entries[i]; }
   Status findEntry(std::string_view name, size_t *index) const;
   const std::string &tensorName(uint32_t id) const { return plan_.tensors[id].name; }
+  DType tensorDType(uint32_t id) const { return descs_[id].dtype; }
 
   /// Sum of the arenas allocated so far (each entry point's arena is
   /// allocated on its first run and kept, so this is also the peak).
@@ -85,7 +104,12 @@ private:
   /// Copies `bytes` constants-blob bytes at `offset` into a device buffer.
   Status copyConstants(uint64_t offset, uint64_t bytes, void *device);
   Status checkAliasing(uint32_t kernelId) const;
-  Status runImpl(std::string_view entry, NonFinite *first);
+  /// The run loop; `first` and `observer` (with `user`) are optional.
+  Status runImpl(std::string_view entry, NonFinite *first, ResultObserver observer = nullptr,
+                 void *user = nullptr);
+  /// Reads `result` back and hands it to `observer` as float32 values.
+  Status observe(const TensorArg &result, ObservedResult *view, ResultObserver observer,
+                 void *user);
   /// Whether the floating-point tensor `result` holds an inf or a NaN (read
   /// back through the backend); sets *element to the first such element.
   Status hasNonFinite(const TensorArg &result, bool *found, uint64_t *element);
@@ -103,6 +127,7 @@ private:
   uint64_t workspaceBytes_ = 0;
   KernelArgs args_;            // reused by every run: run allocates nothing
   std::vector<uint8_t> checkBuffer_;  // host copy of a result, checked runs
+  std::vector<float> observeBuffer_;  // a result widened to float32, observed runs
   std::vector<char> constantNonFinite_;  // per tensor: a constant with an inf or NaN
   std::vector<char> nonFinite_;  // per tensor, during a checked run: holds one
   struct EntryState {

@@ -84,6 +84,44 @@ TEST(CApi, MlpFromFile) {
   std::remove(path.c_str());
 }
 
+// Tests mptrt_run_observed: every floating-point kernel result reaches the
+// observer once per run, in kernel order, widened to float32, with the
+// kernel's kind; the last one is the output, bit for bit; the run leaves
+// the same output as mptrt_run.
+TEST(CApi, ObservedRunSeesEveryResult) {
+  Mlp mlp(5, 4, 8, 3, 11);
+  std::vector<uint8_t> bytes = plan::serializePlan(mlp.plan());
+  Model model;
+  ASSERT_TRUE(model.loadMemory(bytes.data(), bytes.size(), "cpu")) << lastError();
+  std::vector<float> x = randomFloats(5 * 4, 4);
+  ASSERT_TRUE(model.bindInput("x", MPTRT_F32, {5, 4}, x)) << lastError();
+  struct Seen {
+    std::vector<uint32_t> positions;
+    std::vector<std::string> kinds;
+    std::vector<float> last;
+  } seen;
+  auto observer = [](const mptrt_result_view *v, void *user) {
+    auto *s = static_cast<Seen *>(user);
+    s->positions.push_back(v->position);
+    s->kinds.push_back(v->kind);
+    s->last.assign(v->values, v->values + v->count);
+  };
+  ASSERT_TRUE(model.runObserved("forward", observer, &seen)) << lastError();
+  const size_t kernels = mlp.plan().entries[0].kernels.size();
+  ASSERT_EQ(seen.positions.size(), kernels);
+  for (size_t i = 0; i < kernels; ++i)
+    EXPECT_EQ(seen.positions[i], i);
+  std::vector<float> y;
+  ASSERT_TRUE(model.readOutput("y", &y)) << lastError();
+  EXPECT_EQ(seen.last, y);
+  ASSERT_TRUE(model.run("forward")) << lastError();
+  std::vector<float> again;
+  ASSERT_TRUE(model.readOutput("y", &again));
+  EXPECT_EQ(again, y);
+  EXPECT_EQ(mptrt_run_observed(model.handle(), "forward", nullptr, nullptr), MPTRT_ERROR);
+  EXPECT_NE(lastError().find("null observer"), std::string::npos) << lastError();
+}
+
 // Tests the C++ wrapper on the same plan, and overriding a parameter.
 TEST(CppApi, MlpAndParameterOverride) {
   Mlp mlp(3, 4, 6, 2, 7);

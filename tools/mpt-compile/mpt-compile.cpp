@@ -190,9 +190,10 @@ int main(int argc, char **argv) {
   TimingScope timingScope = timing.getRootScope();
   pm.enableTiming(timingScope);
   if (pipeline.precision == mpt::PipelinePrecision::None &&
-      (!pipeline.target.empty() || !pipeline.precisionReport.empty())) {
-    llvm::errs() << "mpt-compile: --target and --precision-report need "
-                    "--precision\n";
+      (!pipeline.target.empty() || !pipeline.precisionReport.empty() ||
+       !pipeline.precisionProfile.empty())) {
+    llvm::errs() << "mpt-compile: --target, --precision-report and "
+                    "--precision-profile need --precision\n";
     return kBroken;
   }
   if (train) {

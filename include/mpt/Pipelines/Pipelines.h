@@ -67,6 +67,18 @@ struct InferencePipelineOptions
                      "('-' for stdout)"),
       llvm::cl::value_desc("file"),
       llvm::cl::cat(getPipelineOptionsCategory())};
+  Option<std::string> precisionProfile{
+      *this, "precision-profile",
+      llvm::cl::desc("Ranges measured by mpt-train --collect-ranges: with "
+                     "--precision=fp16, ops whose values reach the FP16 "
+                     "range (or flush to zero in it) stay FP32"),
+      llvm::cl::value_desc("file"),
+      llvm::cl::cat(getPipelineOptionsCategory())};
+  Option<double> profileMargin{
+      *this, "profile-margin",
+      llvm::cl::desc("Doublings below FP16's largest value a profiled max "
+                     "|x| must stay (default 1)"),
+      llvm::cl::init(1.0), llvm::cl::cat(getPipelineOptionsCategory())};
   Option<bool> fuseEpilogues{
       *this, "fuse-epilogues",
       llvm::cl::desc("Fold bias adds and activations into gemm kernels"),

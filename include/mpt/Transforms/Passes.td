@@ -74,6 +74,16 @@ def AssignPrecisionPass : Pass<"assign-precision", "::mlir::ModuleOp"> {
            "Warn at every op without a precision policy (kept FP32)">,
     Option<"keepIOTypes", "keep-io-types", "bool", /*default=*/"true",
            "Keep the types of graph inputs and outputs">,
+    Option<"profile", "profile", "std::string", /*default=*/"",
+           "Ranges measured by mpt-train --collect-ranges (JSON): in fp16 "
+           "mode, ops whose values reach the FP16 range or flush to zero "
+           "in it stay FP32">,
+    Option<"profileMargin", "profile-margin", "double", /*default=*/"1.0",
+           "Doublings (binades) below FP16's largest value a measured "
+           "max |x| must stay">,
+    Option<"profileFlushLimit", "profile-flush-limit", "double",
+           /*default=*/"0.01",
+           "The largest fraction of an op's values FP16 may flush to zero">,
   ];
   let dependentDialects = ["::mpt::MPTDialect"];
 }

@@ -20,6 +20,7 @@
 #include "Checkpoint.h"
 #include "Evaluation.h"
 #include "Metrics.h"
+#include "Ranges.h"
 #include "TensorFile.h"
 #include "ToolArgs.h"
 #include "mptrt.hpp"
@@ -32,6 +33,7 @@
 #include <cstdio>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -97,6 +99,12 @@ const char kUsage[] =
     "                           metrics (first_nonfinite) and the progress line: on-skip\n"
     "                           (default) reruns a skipped step with a check after every\n"
     "                           kernel; every-kernel checks every step; off\n"
+    "  --collect-ranges=FILE    record, per floating-point kernel result over the steps\n"
+    "                           run, max |x|, the smallest nonzero |x| and the fractions\n"
+    "                           that would overflow or flush to zero in fp16, E4M3 and\n"
+    "                           E5M2 (JSON; docs/numerics-observability.md), and print the\n"
+    "                           results with the least fp16 headroom. Slower: every\n"
+    "                           result is read back. Not with --check-finite=every-kernel\n"
     "\n"
     "Checkpoints (every parameter of the entry point and the step count):\n"
     "  --save FILE              write a checkpoint at the end, or when interrupted\n"
@@ -299,7 +307,7 @@ struct Options {
   bool synthetic = false, quiet = false;
   uint64_t seed = 0, intRange = 2, steps = 0, logEvery = 0, saveEvery = 0, evalEvery = 0;
   bool haveSteps = false, haveSeed = false;
-  std::string metricsPath, savePath, resumePath;
+  std::string metricsPath, savePath, resumePath, rangesPath;
 };
 
 /// Parses the command line; returns -1 to go on, else the exit status.
@@ -361,6 +369,10 @@ int parseArgs(int argc, char **argv, Options *o) {
         o->checkFinite = CheckFinite::EveryKernel;
       else
         return usage("--check-finite takes off, on-skip or every-kernel, not '" + mode + "'");
+    } else if (arg.rfind("--collect-ranges=", 0) == 0) {
+      o->rangesPath = arg.substr(std::strlen("--collect-ranges="));
+      if (o->rangesPath.empty())
+        return usage("--collect-ranges needs a file name");
     }
     else if (arg == "-h" || arg == "--help") {
       std::fputs(kUsage, stdout);
@@ -388,6 +400,9 @@ int parseArgs(int argc, char **argv, Options *o) {
     return usage("--save-every needs --save FILE");
   if (o->evalEvery && o->evalInputs.empty())
     return usage("--eval-every needs --eval-input NAME=FILE");
+  if (!o->rangesPath.empty() && o->checkFinite == CheckFinite::EveryKernel)
+    return usage("--collect-ranges and --check-finite=every-kernel exclude each other (a "
+                 "result that is not finite is counted in the ranges file's nonfinite)");
   if (!o->resumePath.empty() && !o->params.empty())
     return usage("--param and --resume exclude each other (the checkpoint sets every "
                  "parameter)");
@@ -590,6 +605,10 @@ int main(int argc, char **argv) {
         smallBefore.emplace_back(p.info.bytes());
       }
 
+  std::unique_ptr<RangeCollector> ranges;
+  if (!opt.rangesPath.empty())
+    ranges = std::make_unique<RangeCollector>();
+
   const uint64_t firstStep = done;
   int64_t skipped = 0;
   double totalMs = 0;
@@ -633,7 +652,13 @@ int main(int argc, char **argv) {
     }
     StepMetrics m;
     const auto start = std::chrono::steady_clock::now();
-    if (opt.checkFinite == CheckFinite::EveryKernel) {
+    if (ranges) {
+      if (!model.runObserved(entry, RangeCollector::observe, ranges.get())) {
+        progress.finish();
+        return fail(where + ": " + mptrt::lastError());
+      }
+      ranges->countStep();
+    } else if (opt.checkFinite == CheckFinite::EveryKernel) {
       mptrt_nonfinite first;
       if (!model.runChecked(entry, &first)) {
         progress.finish();
@@ -721,6 +746,13 @@ int main(int argc, char **argv) {
   if (!opt.savePath.empty() && s != savedAt)
     if (int rc = saveCheckpoint(model, params, opt.savePath, s))
       return rc;
+  if (ranges) {
+    std::string error;
+    if (!ranges->write(opt.rangesPath, opt.planPath, entry, &error))
+      return fail(error);
+    if (!opt.quiet)
+      ranges->report(stderr, 10);
+  }
   if (evaluate && !lastValLoss) {  // no step ran: evaluate the parameters as they are
     double valLoss;
     std::string error;
