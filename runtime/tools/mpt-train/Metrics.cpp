@@ -26,9 +26,6 @@ std::string formatNumber(const char *format, double v) {
   return text;
 }
 
-namespace {
-
-/// `v` as a JSON string: quoted, with '"', '\\' and control bytes escaped.
 std::string jsonString(const std::string &v) {
   std::string s = "\"";
   for (char c : v) {
@@ -46,7 +43,6 @@ std::string jsonString(const std::string &v) {
   return s + "\"";
 }
 
-} // namespace
 
 std::string describeNonFinite(const NonFiniteOrigin &o) {
   if (!o.found)

@@ -70,6 +70,8 @@ std::string jsonNumber(double v);
 
 /// `v` printed with a printf format, but NaN as "nan" (never "-nan").
 std::string formatNumber(const char *format, double v);
+/// `v` as a JSON string: quoted, with '"', '\\' and control bytes escaped.
+std::string jsonString(const std::string &v);
 
 /// One metrics line, without the newline.
 std::string metricsJson(const StepMetrics &m);

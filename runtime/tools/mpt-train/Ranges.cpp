@@ -1,6 +1,8 @@
 //===- Ranges.cpp - mpt-train --collect-ranges: range headroom ------------===//
 #include "Ranges.h"
 
+#include "Metrics.h"
+
 #include "mptrt/Numerics.h"
 
 #include <algorithm>
@@ -45,23 +47,6 @@ std::string number(double v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.9g", v);
   return buf;
-}
-
-std::string quoted(const std::string &s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\u%04x", c);
-      out += buf;
-    } else {
-      out += c;
-    }
-  }
-  return out + "\"";
 }
 
 std::string where(const ResultRange &r) {
@@ -160,10 +145,10 @@ bool RangeCollector::write(const std::string &path, const std::string &plan,
     *error = "cannot write the ranges file '" + path + "': " + std::strerror(errno);
     return false;
   }
-  out << "{\"version\": 1, \"plan\": " << quoted(plan) << ", \"entry\": " << quoted(entry)
+  out << "{\"version\": 1, \"plan\": " << jsonString(plan) << ", \"entry\": " << jsonString(entry)
       << ", \"steps\": " << steps_ << ",\n \"formats\": {";
   for (int f = 0; f < kRangeFormats; ++f)
-    out << (f ? ", " : "") << quoted(rangeFormatName(static_cast<RangeFormat>(f)))
+    out << (f ? ", " : "") << jsonString(rangeFormatName(static_cast<RangeFormat>(f)))
         << ": {\"max\": " << number(limits_[f].max)
         << ", \"overflow_at\": " << number(limits_[f].overflowAt)
         << ", \"flush_at_or_below\": " << number(limits_[f].flushAtOrBelow) << "}";
@@ -173,9 +158,9 @@ bool RangeCollector::write(const std::string &path, const std::string &plan,
     out << (first ? "\n  " : ",\n  ");
     first = false;
     out << "{\"kernel\": " << r.kernel << ", \"result\": " << r.result
-        << ", \"kind\": " << quoted(r.kind) << ", \"node\": " << quoted(r.node)
-        << ", \"phase\": " << quoted(r.phase) << ", \"tensor\": " << quoted(r.tensor)
-        << ", \"dtype\": " << quoted(mptrt_dtype_name(r.dtype)) << ", \"count\": " << r.count
+        << ", \"kind\": " << jsonString(r.kind) << ", \"node\": " << jsonString(r.node)
+        << ", \"phase\": " << jsonString(r.phase) << ", \"tensor\": " << jsonString(r.tensor)
+        << ", \"dtype\": " << jsonString(mptrt_dtype_name(r.dtype)) << ", \"count\": " << r.count
         << ", \"nonzero\": " << r.nonzero << ", \"nonfinite\": " << r.nonfinite
         << ", \"max_abs\": " << number(r.maxAbs)
         << ", \"min_nonzero_abs\": " << number(r.minNonzeroAbs);
@@ -189,7 +174,7 @@ bool RangeCollector::write(const std::string &path, const std::string &plan,
           v = r.count ? static_cast<double>(what[0] == 'o' ? r.overflow[f] : r.flush[f]) /
                             static_cast<double>(r.count)
                       : 0.0;
-        out << (f ? ", " : "") << quoted(rangeFormatName(static_cast<RangeFormat>(f)))
+        out << (f ? ", " : "") << jsonString(rangeFormatName(static_cast<RangeFormat>(f)))
             << ": " << number(v);
       }
       out << "}";
