@@ -72,6 +72,16 @@ else
   record kernel-parity FAIL "$(grep -c 'Failure' "$LOGS/cuda-parity.log") failures, see cuda-parity.log"
 fi
 
+"$TESTS/mptrt-cuda-replay-test" >"$LOGS/cuda-replay.log" 2>&1
+if grep -q "SKIPPED" "$LOGS/cuda-replay.log"; then
+  record cuda-graph-replay FAIL "skipped on a GPU host"
+elif grep -qE "\[  PASSED  \] [0-9]+ tests?" "$LOGS/cuda-replay.log" &&
+     ! grep -q "\[  FAILED  \]" "$LOGS/cuda-replay.log"; then
+  record cuda-graph-replay PASS "$(grep -E '\[  PASSED  \]' "$LOGS/cuda-replay.log")"
+else
+  record cuda-graph-replay FAIL "see cuda-replay.log"
+fi
+
 echo "== training parity: 10 AdamW steps on CPU and on CUDA"
 parity_ok=0
 parity_bad=0

@@ -4,7 +4,8 @@
 # compiled into .gpu/example (bf16 and fp8, AdamW lr 3e-3, as
 # scripts/run-example.sh), on CUDA and on the host CPU, and prints each loss
 # curve against PyTorch's FP32 curve recorded in the fixture, with the step
-# times. scripts/gpu-check.sh runs it after its checks; it also runs alone:
+# times; on CUDA also with its graphs off (MPTRT_CUDA_GRAPHS=0), which must
+# give the same losses bit for bit, only slower. scripts/gpu-check.sh runs it after its checks; it also runs alone:
 #
 #   scripts/gpu-example.sh [steps]        (default 300)
 #
@@ -33,16 +34,29 @@ fi
 status=0
 for plan in .gpu/example/*.mptp; do
   name=$(basename "$plan" .mptp)
-  for device in cuda cpu; do
-    echo "== $name on $device: $STEPS steps"
-    if "$BUILD/bin/mpt-train" "$plan" --device "$device" --input idx="$FIXTURE/train_x.npy" \
-         --input targets="$FIXTURE/train_y.npy" --steps "$STEPS" --quiet \
-         --metrics "$LOGS/$name-$device.jsonl" 2>&1 | tee "$LOGS/$name-$device.log"; then
-      "$BUILD/bin/mpt-loss-curve" "$LOGS/$name-$device.jsonl" \
+  for run in cuda cuda-nographs cpu; do
+    device=${run%-nographs}
+    graphs=1
+    [ "$run" = cuda-nographs ] && graphs=0
+    echo "== $name on $run: $STEPS steps"
+    if MPTRT_CUDA_GRAPHS=$graphs "$BUILD/bin/mpt-train" "$plan" --device "$device" \
+         --input idx="$FIXTURE/train_x.npy" --input targets="$FIXTURE/train_y.npy" \
+         --steps "$STEPS" --quiet --metrics "$LOGS/$name-$run.jsonl" 2>&1 |
+         tee "$LOGS/$name-$run.log"; then
+      "$BUILD/bin/mpt-loss-curve" "$LOGS/$name-$run.jsonl" \
         "$FIXTURE/reference_loss_fp32.npy" 50 | tail -3
     else
       status=1
     fi
   done
+  # Graphs replay the same kernels: the same losses, bit for bit.
+  if [ -s "$LOGS/$name-cuda.jsonl" ] && [ -s "$LOGS/$name-cuda-nographs.jsonl" ] &&
+     cmp -s <(grep -o '"loss": [^,]*' "$LOGS/$name-cuda.jsonl") \
+            <(grep -o '"loss": [^,]*' "$LOGS/$name-cuda-nographs.jsonl"); then
+    echo "  $name: CUDA with and without graphs: the same losses"
+  else
+    echo "  $name: CUDA with and without graphs: the losses DIFFER"
+    status=1
+  fi
 done
 exit "$status"

@@ -43,6 +43,13 @@ public:
   virtual Status run(const KernelArgs &args) = 0;
 };
 
+/// The work one run of an entry point enqueued, recorded by a backend that
+/// can replay it (the CUDA backend's graphs; Backend::beginRecording).
+class RecordedRun {
+public:
+  virtual ~RecordedRun() = default;
+};
+
 class Backend {
 public:
   virtual ~Backend() = default;
@@ -58,6 +65,22 @@ public:
   virtual Status fillZero(void *dst, uint64_t bytes) = 0;
   /// Waits for all work enqueued by prepared kernels.
   virtual Status synchronize() = 0;
+
+  /// Recording (docs/runtime.md, "Replaying a step"): a backend that can
+  /// replay what one run enqueued says so here. Between beginRecording and
+  /// endRecording, prepared kernels' work is recorded and not run;
+  /// endRecording(nullptr) discards it (after a failed run). replay
+  /// enqueues the recorded work again; synchronize waits for it as usual.
+  virtual bool canRecord() const { return false; }
+  virtual Status beginRecording() { return Status::error("this backend cannot record runs"); }
+  virtual Status endRecording(std::unique_ptr<RecordedRun> *out) {
+    (void)out;
+    return Status::error("this backend cannot record runs");
+  }
+  virtual Status replay(RecordedRun &run) {
+    (void)run;
+    return Status::error("this backend cannot record runs");
+  }
 
   /// Whether this backend has a kernel of this kind.
   virtual bool hasKernel(const std::string &kind) const = 0;

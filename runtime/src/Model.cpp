@@ -523,6 +523,43 @@ Status Model::runImpl(std::string_view entryName, NonFinite *first, ResultObserv
 
   for (uint32_t id : entry.outputs)
     computed_[id] = 0;
+  // A backend that records (CUDA graphs) records the second plain run (the
+  // first warms up what initialises lazily) and replays it from then on:
+  // every pointer a kernel was given is fixed at load, and every value
+  // that changes between runs is read on the device.
+  const bool plain = !first && !observer;
+  if (plain && state.recorded) {
+    if (Status s = backend_->replay(*state.recorded); !s)
+      return s.withContext(where());
+    return finishRun(entry, entryName);
+  }
+  const bool record = plain && backend_->canRecord() && state.plainRuns++ >= 1;
+  if (record)
+    MPTRT_TRY(backend_->beginRecording().withContext(where()));
+  if (Status s = runKernels(entry, entryName, state.arena, first, observer, user); !s) {
+    if (record)
+      (void)backend_->endRecording(nullptr);
+    return s;
+  }
+  if (record) {
+    MPTRT_TRY(backend_->endRecording(&state.recorded).withContext(where()));
+    if (Status s = backend_->replay(*state.recorded); !s)
+      return s.withContext(where());
+  }
+  return finishRun(entry, entryName);
+}
+
+Status Model::finishRun(const plan::EntryPoint &entry, std::string_view entryName) {
+  if (Status s = backend_->synchronize(); !s)
+    return s.withContext("entry point '" + std::string(entryName) + "'");
+  for (uint32_t id : entry.outputs)
+    computed_[id] = 1;
+  return Status::ok();
+}
+
+Status Model::runKernels(const plan::EntryPoint &entry, std::string_view entryName, void *arena,
+                         NonFinite *first, ResultObserver observer, void *user) {
+  auto where = [&] { return "entry point '" + std::string(entryName) + "'"; };
   KernelArgs &args = args_;  // capacity reserved at prepare
   for (size_t position = 0; position < entry.kernels.size(); ++position) {
     const uint32_t k = entry.kernels[position];
@@ -530,9 +567,9 @@ Status Model::runImpl(std::string_view entryName, NonFinite *first, ResultObserv
     args.operands.resize(kernel.operands.size());
     args.results.resize(kernel.results.size());
     for (size_t i = 0; i < kernel.operands.size(); ++i)
-      args.operands[i] = {&descs_[kernel.operands[i]], address(kernel.operands[i], state.arena)};
+      args.operands[i] = {&descs_[kernel.operands[i]], address(kernel.operands[i], arena)};
     for (size_t i = 0; i < kernel.results.size(); ++i)
-      args.results[i] = {&descs_[kernel.results[i]], address(kernel.results[i], state.arena)};
+      args.results[i] = {&descs_[kernel.results[i]], address(kernel.results[i], arena)};
     if (Status s = kernels_[k]->run(args); !s)
       return s.withContext(where() + ", kernel " + std::to_string(k) + " (" + kernel.kind +
                            ")");
@@ -568,10 +605,6 @@ Status Model::runImpl(std::string_view entryName, NonFinite *first, ResultObserv
       }
     }
   }
-  if (Status s = backend_->synchronize(); !s)
-    return s.withContext(where());
-  for (uint32_t id : entry.outputs)
-    computed_[id] = 1;
   return Status::ok();
 }
 

@@ -107,6 +107,12 @@ private:
   /// The run loop; `first` and `observer` (with `user`) are optional.
   Status runImpl(std::string_view entry, NonFinite *first, ResultObserver observer = nullptr,
                  void *user = nullptr);
+  /// Enqueues every kernel of `entry` (checking or observing results when
+  /// `first` or `observer` is given).
+  Status runKernels(const plan::EntryPoint &entry, std::string_view entryName, void *arena,
+                    NonFinite *first, ResultObserver observer, void *user);
+  /// Waits for the run and marks the entry point's outputs computed.
+  Status finishRun(const plan::EntryPoint &entry, std::string_view entryName);
   /// Reads `result` back and hands it to `observer` as float32 values.
   Status observe(const TensorArg &result, ObservedResult *view, ResultObserver observer,
                  void *user);
@@ -133,6 +139,8 @@ private:
   struct EntryState {
     void *arena = nullptr;
     bool allocated = false;
+    uint64_t plainRuns = 0;  // runs without a check or an observer
+    std::unique_ptr<RecordedRun> recorded;  // replayed by later plain runs
   };
   std::vector<EntryState> entryStates_;
   uint64_t arenaBytesAllocated_ = 0;

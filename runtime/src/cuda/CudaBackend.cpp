@@ -67,6 +67,21 @@ const KindEntry<PrepareFn> kKinds[] = {
 #include "mptrt/KernelSchema.def"
 };
 
+/// A recorded run: an instantiated CUDA graph.
+class CudaRecordedRun final : public RecordedRun {
+public:
+  explicit CudaRecordedRun(cudaGraphExec_t exec) : exec(exec) {}
+  ~CudaRecordedRun() override { cudaGraphExecDestroy(exec); }
+  cudaGraphExec_t exec;
+};
+
+/// Whether runs are recorded into CUDA graphs and replayed: MPTRT_CUDA_GRAPHS
+/// "0" turns it off, anything else (or unset) leaves it on.
+bool graphsEnabled() {
+  const char *env = std::getenv("MPTRT_CUDA_GRAPHS");
+  return !(env && std::string(env) == "0");
+}
+
 int deviceOrdinal() {
   const char *env = std::getenv("MPTRT_CUDA_DEVICE");
   return env && *env ? std::atoi(env) : 0;
@@ -127,6 +142,33 @@ public:
       MPTRT_CUDA_TRY(cudaMemsetAsync(dst, 0, bytes, stream()));
     return Status::ok();
   }
+  bool canRecord() const override { return graphs_ && init_; }
+  Status beginRecording() override {
+    MPTRT_TRY(init_);
+    MPTRT_CUDA_TRY(cudaStreamBeginCapture(stream(), cudaStreamCaptureModeThreadLocal));
+    return Status::ok();
+  }
+  Status endRecording(std::unique_ptr<RecordedRun> *out) override {
+    cudaGraph_t graph = nullptr;
+    const cudaError_t ended = cudaStreamEndCapture(stream(), &graph);
+    if (!out || ended != cudaSuccess) {
+      if (graph)
+        cudaGraphDestroy(graph);
+      cudaGetLastError();  // a failed capture is not sticky
+      return out ? cudaStatus(ended, "cudaStreamEndCapture") : Status::ok();
+    }
+    cudaGraphExec_t exec = nullptr;
+    const cudaError_t made = cudaGraphInstantiate(&exec, graph, 0);
+    cudaGraphDestroy(graph);
+    MPTRT_CUDA_TRY(made);
+    *out = std::make_unique<CudaRecordedRun>(exec);
+    return Status::ok();
+  }
+  Status replay(RecordedRun &run) override {
+    MPTRT_CUDA_TRY(cudaGraphLaunch(static_cast<CudaRecordedRun &>(run).exec, stream()));
+    return Status::ok();
+  }
+
   Status synchronize() override {
     MPTRT_TRY(init_);
     MPTRT_CUDA_TRY(cudaStreamSynchronize(stream()));
@@ -179,6 +221,7 @@ private:
 
   Context ctx_;
   Status init_;
+  bool graphs_ = graphsEnabled();
 };
 
 /// Whether a device is usable; `detail` names it, or says why not.
