@@ -132,6 +132,10 @@ std::string parseOptions(OptionsT &options, const char *text, bool train) {
   std::string message;
   llvm::raw_string_ostream os(message);
   if (failed(options.parseFromString(text ? text : "", os))) {
+    // llvm::cl names the parser; the reader needs the option alone.
+    llvm::StringRef parserName = "<Pass-Options-Parser>: ";
+    if (llvm::StringRef(message).starts_with(parserName))
+      message = message.substr(parserName.size());
     std::string result = "invalid pipeline options '" +
                          std::string(text ? text : "") + "': " + message;
     while (!result.empty() && (result.back() == '\n' || result.back() == ' ' ||
