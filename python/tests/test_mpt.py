@@ -202,6 +202,25 @@ def test_errors(args, x, y):
     expect_error(RuntimeError, ["cannot load the plan"], mpt.Plan, b"not a plan")
 
 
+def test_example(args):
+    """python/examples/train.py (the README's example) trains the charlm
+    GPT: its first loss is PyTorch's (bf16 against FP32) and it falls."""
+    source = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    fixture = os.path.join(source, "test", "fixtures", "training", "charlm")
+    proc = subprocess.run([sys.executable, os.path.join(source, "python", "examples", "train.py"),
+                           "30", fixture], cwd=args.work, check=True,
+                          stdout=subprocess.PIPE, text=True)
+    print(proc.stdout, end="")
+    losses = [float(line.split()[3]) for line in proc.stdout.splitlines()
+              if line.startswith("step")]
+    assert len(losses) == 4, proc.stdout
+    reference = np.load(os.path.join(fixture, "reference_loss_fp32.npy"))
+    assert close(losses[0], float(reference[0]), 1e-2), (losses[0], reference[0])
+    assert losses[-1] < losses[0] - 1.0, losses
+    assert os.path.exists(os.path.join(args.work, "charlm.ckpt"))
+    assert "eval_step on batch 1" in proc.stdout
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--mpt-train", required=True)
@@ -215,6 +234,7 @@ def main():
     test_run(args, x, y)
     test_checkpoints(args, x, y, plan_path)
     test_errors(args, x, y)
+    test_example(args)
     print("mpt python tests: all passed")
 
 
