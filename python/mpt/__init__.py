@@ -19,6 +19,17 @@ from . import _checkpoint, _dtypes
 from ._checkpoint import CheckpointError
 from ._mpt import INPUT, OUTPUT, PARAMETER, Model as _Model, backends, compile_onnx
 
+
+
+def __getattr__(name):
+    # mpt.torch on first use: importing mpt never imports torch.
+    if name == "torch":
+        import importlib
+
+        return importlib.import_module(".torch", __name__)
+    raise AttributeError("module 'mpt' has no attribute %r" % name)
+
+
 __all__ = ["compile", "Plan", "StepResult", "CompileError", "CheckpointError",
            "backends"]
 

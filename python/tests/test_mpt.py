@@ -221,6 +221,20 @@ def test_example(args):
     assert "eval_step on batch 1" in proc.stdout
 
 
+def test_torch_is_optional():
+    """mpt never imports torch; without it, mpt.torch says what to install."""
+    assert "torch" not in sys.modules
+    import mpt.torch
+    assert "torch" not in sys.modules
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        expect_error(ImportError, ["mpt.torch needs PyTorch", "pip install torch"],
+                     mpt.torch.export_for_training, None, {"x": None})
+    else:
+        print("torch is importable here: test_torch.py covers mpt.torch")
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--mpt-train", required=True)
@@ -235,6 +249,7 @@ def main():
     test_checkpoints(args, x, y, plan_path)
     test_errors(args, x, y)
     test_example(args)
+    test_torch_is_optional()
     print("mpt python tests: all passed")
 
 
