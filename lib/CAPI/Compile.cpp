@@ -10,11 +10,9 @@
 #include "mpt-c/Compile.h"
 
 #include "mpt/Dialect/MPT/IR/MPTDialect.h"
+#include "mpt/Import/ONNX/Importer.h"
 #include "mpt/Pipelines/Pipelines.h"
 #include "mpt/Target/Plan/PlanEmitter.h"
-#ifdef MPT_ENABLE_ONNX
-#include "mpt/Import/ONNX/Importer.h"
-#endif
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Diagnostics.h"
@@ -172,13 +170,6 @@ extern "C" int mpt_compile_onnx_file(const char *onnxPath, int train,
     return fail(error, MPT_COMPILE_ERROR,
                 "mpt_compile_onnx_file: onnx_path, plan and plan_size must "
                 "not be NULL");
-#ifndef MPT_ENABLE_ONNX
-  (void)train;
-  (void)pipelineOptions;
-  (void)inputShapes;
-  return fail(error, MPT_COMPILE_ERROR,
-              "this MPT build has no ONNX importer (MPT_ENABLE_ONNX=OFF)");
-#else
   // The options first: they fail fast and need no context.
   mpt::TrainingPipelineOptions trainingOptions;
   mpt::InferencePipelineOptions inferenceOptions;
@@ -244,7 +235,6 @@ extern "C" int mpt_compile_onnx_file(const char *onnxPath, int train,
   if (!diagnostics.warnings.empty())
     llvm::errs() << diagnostics.warnings;
   return MPT_COMPILE_OK;
-#endif
 }
 
 extern "C" void mpt_compile_free(void *p) { std::free(p); }
