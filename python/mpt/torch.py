@@ -21,6 +21,11 @@ def _torch():
         import torch  # noqa: F401 (the real PyTorch: absolute import)
     except ImportError as e:
         raise ImportError("mpt.torch needs PyTorch (pip install torch): %s" % e) from e
+    try:
+        import onnx  # noqa: F401 (torch.onnx.export writes through it)
+    except ImportError as e:
+        raise ImportError("mpt.torch needs the onnx package for torch.onnx.export "
+                          "(pip install onnx): %s" % e) from e
     return torch
 
 

@@ -12,10 +12,11 @@ import os
 import sys
 
 try:
+    import onnx  # noqa: F401 (torch.onnx.export needs it)
     import torch
 except Exception as e:  # ImportError, or a broken install
-    print("SKIPPED: torch is not importable (%s): the mpt.torch tests need PyTorch "
-          "(pip install torch into the venv)" % e)
+    print("SKIPPED: torch or onnx is not importable (%s): the mpt.torch tests need "
+          "both (pip install torch onnx into the venv)" % e)
     sys.exit(0)
 
 import numpy as np
