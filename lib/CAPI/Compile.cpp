@@ -90,14 +90,11 @@ public:
           append(diag, "");
           for (Diagnostic &note : diag.getNotes())
             append(note, "  ");
-          if (diag.getSeverity() == DiagnosticSeverity::Error)
-            sawError = true;
           return success();
         }) {}
 
   std::string text;
   std::string warnings;
-  bool sawError = false;
 
 private:
   void append(Diagnostic &diag, const char *indent) {
@@ -123,10 +120,36 @@ int fail(char **error, int code, const std::string &message) {
   return code;
 }
 
+/// An error for a `precision=` in `text` that names no precision, or "".
+/// llvm::cl reports a bad enum value on stderr only, so it is checked here,
+/// against the option's own list of values.
+std::string checkPrecision(mpt::InferencePipelineOptions &options,
+                           llvm::StringRef text) {
+  llvm::SmallVector<llvm::StringRef> tokens;
+  text.split(tokens, ' ', -1, false);
+  for (llvm::StringRef token : tokens) {
+    if (!token.consume_front("precision="))
+      continue;
+    auto &parser = options.precision.getParser();
+    std::string names;
+    for (unsigned i = 0, e = parser.getNumOptions(); i < e; ++i) {
+      if (parser.getOption(i) == token)
+        return "";
+      names += (i ? ", " : "") + parser.getOption(i).str();
+    }
+    return "invalid pipeline options: precision=" + token.str() +
+           ": the precision is one of " + names;
+  }
+  return "";
+}
+
 /// Parses the pipeline options into `options`; returns an error message or
 /// "".
 template <typename OptionsT>
 std::string parseOptions(OptionsT &options, const char *text, bool train) {
+  if (std::string bad = checkPrecision(options, text ? text : "");
+      !bad.empty())
+    return bad;
   std::string message;
   llvm::raw_string_ostream os(message);
   if (failed(options.parseFromString(text ? text : "", os))) {

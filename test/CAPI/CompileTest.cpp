@@ -123,7 +123,9 @@ TEST(CompileCAPI, BadOptions) {
 
   r = compile(kMlp, 1, "precision=bf17");
   EXPECT_EQ(r.status, MPT_COMPILE_ERROR);
-  EXPECT_NE(r.error.find("precision=bf17"), std::string::npos) << r.error;
+  EXPECT_NE(r.error.find("precision=bf17: the precision is one of none, fp32, bf16"),
+            std::string::npos)
+      << r.error;
 
   r = compile(kMlp, 1, "target=sm_80");
   EXPECT_EQ(r.status, MPT_COMPILE_ERROR);
