@@ -12,6 +12,7 @@ PACKAGES=(
   llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools
   libonnx-dev libonnx-testdata protobuf-compiler libprotobuf-dev
   libgtest-dev libopenblas-dev
+  python3-venv python3-dev  # the Python package's test (a venv, the extension's headers)
 )
 missing=()
 for p in "${PACKAGES[@]}"; do

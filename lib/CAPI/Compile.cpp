@@ -1,0 +1,263 @@
+//===- Compile.cpp - the compiler's C API (mpt-c/Compile.h) --------------===//
+//
+// mpt_compile_onnx_file runs mpt-compile's steps on library calls: the
+// importer, the pipeline built from its options string, the plan emitter.
+// Every diagnostic of the call is caught by a handler on its own context
+// and returned as one message; nothing is printed but warnings of a
+// successful compile (on stderr, as mpt-compile prints them).
+//
+//===----------------------------------------------------------------------===//
+#include "mpt-c/Compile.h"
+
+#include "mpt/Dialect/MPT/IR/MPTDialect.h"
+#include "mpt/Import/ONNX/Importer.h"
+#include "mpt/Pipelines/Pipelines.h"
+#include "mpt/Target/Plan/PlanEmitter.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+using namespace mlir;
+
+namespace {
+
+/// A malloc'ed copy of `text`, for the caller to mpt_compile_free.
+char *copyString(const std::string &text) {
+  char *copy = static_cast<char *>(std::malloc(text.size() + 1));
+  if (copy)
+    std::memcpy(copy, text.c_str(), text.size() + 1);
+  return copy;
+}
+
+const char *severityName(DiagnosticSeverity severity) {
+  switch (severity) {
+  case DiagnosticSeverity::Error:
+    return "error";
+  case DiagnosticSeverity::Warning:
+    return "warning";
+  case DiagnosticSeverity::Note:
+    return "note";
+  case DiagnosticSeverity::Remark:
+    return "remark";
+  }
+  return "error";
+}
+
+/// `loc` as a reader wants it: "file: node 'name'" for the importer's
+/// locations (a name over the file), "file:line:col" for others.
+void printLocation(Location loc, llvm::raw_ostream &os) {
+  if (auto named = dyn_cast<NameLoc>(loc)) {
+    if (!isa<UnknownLoc>(named.getChildLoc())) {
+      printLocation(named.getChildLoc(), os);
+      os << ": ";
+    }
+    os << "node '" << named.getName().getValue() << "'";
+    return;
+  }
+  if (auto file = dyn_cast<FileLineColLoc>(loc)) {
+    os << file.getFilename().getValue();
+    if (file.getLine() != 0)
+      os << ":" << file.getLine() << ":" << file.getColumn();
+    return;
+  }
+  if (auto fused = dyn_cast<FusedLoc>(loc)) {
+    if (!fused.getLocations().empty()) {
+      printLocation(fused.getLocations().front(), os);
+      return;
+    }
+  }
+  if (auto callSite = dyn_cast<CallSiteLoc>(loc)) {
+    printLocation(callSite.getCallee(), os);
+    return;
+  }
+  os << loc;
+}
+
+/// Collects the context's diagnostics as "location: severity: message"
+/// lines (notes indented under theirs).
+class DiagnosticCollector {
+public:
+  explicit DiagnosticCollector(MLIRContext &context)
+      : handler(&context, [this](Diagnostic &diag) {
+          append(diag, "");
+          for (Diagnostic &note : diag.getNotes())
+            append(note, "  ");
+          return success();
+        }) {}
+
+  std::string text;
+  std::string warnings;
+
+private:
+  void append(Diagnostic &diag, const char *indent) {
+    std::string line;
+    llvm::raw_string_ostream os(line);
+    os << indent;
+    if (!isa<UnknownLoc>(diag.getLocation())) {
+      printLocation(diag.getLocation(), os);
+      os << ": ";
+    }
+    os << severityName(diag.getSeverity()) << ": " << diag.str() << "\n";
+    text += line;
+    if (diag.getSeverity() == DiagnosticSeverity::Warning)
+      warnings += line;
+  }
+
+  ScopedDiagnosticHandler handler;
+};
+
+int fail(char **error, int code, const std::string &message) {
+  if (error)
+    *error = copyString(message.empty() ? "mpt: compile failed" : message);
+  return code;
+}
+
+/// An error for a `precision=` in `text` that names no precision, or "".
+/// llvm::cl reports a bad enum value on stderr only, so it is checked here,
+/// against the option's own list of values.
+std::string checkPrecision(mpt::InferencePipelineOptions &options,
+                           llvm::StringRef text) {
+  llvm::SmallVector<llvm::StringRef> tokens;
+  text.split(tokens, ' ', -1, false);
+  for (llvm::StringRef token : tokens) {
+    if (!token.consume_front("precision="))
+      continue;
+    auto &parser = options.precision.getParser();
+    std::string names;
+    for (unsigned i = 0, e = parser.getNumOptions(); i < e; ++i) {
+      if (parser.getOption(i) == token)
+        return "";
+      names += (i ? ", " : "") + parser.getOption(i).str();
+    }
+    return "invalid pipeline options: precision=" + token.str() +
+           ": the precision is one of " + names;
+  }
+  return "";
+}
+
+/// Parses the pipeline options into `options`; returns an error message or
+/// "".
+template <typename OptionsT>
+std::string parseOptions(OptionsT &options, const char *text, bool train) {
+  if (std::string bad = checkPrecision(options, text ? text : "");
+      !bad.empty())
+    return bad;
+  std::string message;
+  llvm::raw_string_ostream os(message);
+  if (failed(options.parseFromString(text ? text : "", os))) {
+    // llvm::cl names the parser; the reader needs the option alone.
+    llvm::StringRef parserName = "<Pass-Options-Parser>: ";
+    if (llvm::StringRef(message).starts_with(parserName))
+      message = message.substr(parserName.size());
+    std::string result = "invalid pipeline options '" +
+                         std::string(text ? text : "") + "': " + message;
+    while (!result.empty() && (result.back() == '\n' || result.back() == ' ' ||
+                               result.back() == ':'))
+      result.pop_back();
+    // A bad value is reported by llvm::cl on stderr, not in `message`.
+    if (message.empty())
+      result += ": an option has a value it does not take (stderr says "
+                "which; docs/pipelines.md lists the values)";
+    if (!train)
+      result += " (training options need train)";
+    return result;
+  }
+  if (options.precision == mpt::PipelinePrecision::None &&
+      (!options.target.empty() || !options.precisionReport.empty()))
+    return "invalid pipeline options: target and precision-report need a "
+           "precision";
+  return "";
+}
+
+} // namespace
+
+extern "C" int mpt_compile_onnx_file(const char *onnxPath, int train,
+                                     const char *pipelineOptions,
+                                     const char *inputShapes, void **plan,
+                                     size_t *planSize, char **error) {
+  if (error)
+    *error = nullptr;
+  if (plan)
+    *plan = nullptr;
+  if (planSize)
+    *planSize = 0;
+  if (!onnxPath || !plan || !planSize)
+    return fail(error, MPT_COMPILE_ERROR,
+                "mpt_compile_onnx_file: onnx_path, plan and plan_size must "
+                "not be NULL");
+  // The options first: they fail fast and need no context.
+  mpt::TrainingPipelineOptions trainingOptions;
+  mpt::InferencePipelineOptions inferenceOptions;
+  std::string optionError =
+      train ? parseOptions(trainingOptions, pipelineOptions, true)
+            : parseOptions(inferenceOptions, pipelineOptions, false);
+  if (!optionError.empty())
+    return fail(error, MPT_COMPILE_ERROR, optionError);
+
+  mpt::OnnxImportOptions importOptions;
+  if (inputShapes) {
+    llvm::SmallVector<llvm::StringRef> bindings;
+    llvm::StringRef(inputShapes).split(bindings, ';', -1, false);
+    for (llvm::StringRef binding : bindings) {
+      std::string bindError =
+          mpt::parseInputShapeBinding(binding.trim(), importOptions);
+      if (!bindError.empty())
+        return fail(error, MPT_COMPILE_ERROR,
+                    "invalid input shape '" + binding.trim().str() +
+                        "': " + bindError);
+    }
+  }
+
+  DialectRegistry registry;
+  registry.insert<mpt::MPTDialect, func::FuncDialect>();
+  MLIRContext context(registry);
+  context.loadAllAvailableDialects();
+  context.printOpOnDiagnostic(false);
+  DiagnosticCollector diagnostics(context);
+
+  mpt::OnnxImportResult imported =
+      mpt::importOnnxFile(onnxPath, context, importOptions);
+  if (!imported.module) {
+    int code = imported.status == mpt::OnnxImportStatus::Unsupported
+                   ? MPT_COMPILE_UNSUPPORTED
+                   : MPT_COMPILE_ERROR;
+    return fail(error, code,
+                "cannot import " + std::string(onnxPath) + "\n" +
+                    diagnostics.text);
+  }
+
+  PassManager pm(&context);
+  if (train)
+    mpt::buildTrainingPipeline(pm, trainingOptions);
+  else
+    mpt::buildInferencePipeline(pm, inferenceOptions);
+  if (failed(pm.run(*imported.module)))
+    return fail(error, MPT_COMPILE_ERROR,
+                "lowering " + std::string(onnxPath) + " failed\n" +
+                    diagnostics.text);
+
+  FailureOr<std::vector<uint8_t>> bytes = mpt::emitPlan(*imported.module);
+  if (failed(bytes))
+    return fail(error, MPT_COMPILE_ERROR,
+                "cannot write a plan for " + std::string(onnxPath) + "\n" +
+                    diagnostics.text);
+  void *copy = std::malloc(bytes->empty() ? 1 : bytes->size());
+  if (!copy)
+    return fail(error, MPT_COMPILE_ERROR, "out of memory for the plan");
+  std::memcpy(copy, bytes->data(), bytes->size());
+  *plan = copy;
+  *planSize = bytes->size();
+  if (!diagnostics.warnings.empty())
+    llvm::errs() << diagnostics.warnings;
+  return MPT_COMPILE_OK;
+}
+
+extern "C" void mpt_compile_free(void *p) { std::free(p); }

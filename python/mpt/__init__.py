@@ -1,0 +1,300 @@
+"""MPT from Python: compile an ONNX model, train and run it, with NumPy.
+
+    import mpt
+    plan = mpt.compile("model.onnx", precision="bf16", optimizer="adamw",
+                       lr=3e-3, loss_kind="cross_entropy",
+                       loss_output="logits", label_input="labels")
+    step = plan.train_step(x=x, labels=y)    # step.loss, step.skipped, ...
+    logits = plan.run(x=x)["logits"]          # eval_step (or forward)
+    plan.save_checkpoint("ckpt")              # mpt-train's format
+    plan.load_checkpoint("ckpt")
+
+See docs/python.md.
+"""
+import os
+
+import numpy as np
+
+from . import _checkpoint, _dtypes
+from ._checkpoint import CheckpointError
+from ._mpt import INPUT, OUTPUT, PARAMETER, Model as _Model, backends, compile_onnx
+
+
+
+def __getattr__(name):
+    # mpt.torch on first use: importing mpt never imports torch.
+    if name == "torch":
+        import importlib
+
+        return importlib.import_module(".torch", __name__)
+    raise AttributeError("module 'mpt' has no attribute %r" % name)
+
+
+__all__ = ["compile", "Plan", "StepResult", "CompileError", "CheckpointError",
+           "backends"]
+
+TRAIN_ENTRY = "train_step"
+PRECISIONS = ("none", "fp32", "bf16", "fp16", "fp8", "auto")
+
+
+class CompileError(Exception):
+    """The compiler refused a model or an option. `message` holds every
+    diagnostic, each naming its file and ONNX node where known; `status` is
+    1 (broken input or options) or 2 (unsupported features)."""
+
+    def __init__(self, message, status=1):
+        super().__init__(message)
+        self.message = message
+        self.status = status
+
+
+def _option_value(name, value):
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (list, tuple)):
+        value = ",".join(str(v) for v in value)
+    text = repr(value) if isinstance(value, float) else str(value)
+    if not text or any(c.isspace() for c in text) or any(c in text for c in "{}'\""):
+        raise ValueError("option %s=%r: values may not be empty or hold spaces, "
+                         "quotes or braces" % (name, value))
+    return text
+
+
+def pipeline_options(**options):
+    """The pipeline options string for keyword options: `loss_kind="mse"`
+    is `loss-kind=mse` (docs/pipelines.md lists them); None is left out."""
+    parts = []
+    for key, value in options.items():
+        if value is None:
+            continue
+        name = key.replace("_", "-")
+        parts.append("%s=%s" % (name, _option_value(name, value)))
+    return " ".join(parts)
+
+
+def compile(onnx_path, precision="bf16", train=True, input_shapes=None,
+            backend=None, **options):
+    """Compiles the ONNX model at `onnx_path` and loads it; returns a Plan.
+
+    precision: none, fp32, bf16, fp16, fp8 or auto. train: build the
+    `train_step` entry point (forward, gradients, loss scaling, optimizer)
+    and `eval_step`; False compiles the forward pass only. input_shapes:
+    {input name: shape} for inputs with symbolic dimensions. backend:
+    the runtime backend ("cpu"; None picks the best this host has).
+    Every other keyword is a pipeline option, with `_` for `-`:
+    optimizer ("sgd", "momentum", "adamw"), lr, weight_decay, beta1, beta2,
+    eps, momentum, loss_scale ("none", "dynamic", "static:S", "auto"),
+    clip_norm, lr_schedule, warmup_steps, total_steps, min_lr,
+    loss_kind ("cross_entropy", "mse", "nll"), loss_output, label_input,
+    loss (the output that is the loss), freeze (list of globs), ...
+
+    Raises CompileError (with the compiler's diagnostics) when the file,
+    an option or the model is bad, ValueError for a malformed argument."""
+    if precision not in PRECISIONS:
+        raise ValueError("precision=%r: it is one of %s" % (precision, ", ".join(PRECISIONS)))
+    text = pipeline_options(precision=precision, **options)
+    shapes = ""
+    if input_shapes:
+        shapes = ";".join("%s=%s" % (name, ",".join(str(int(d)) for d in shape))
+                          for name, shape in input_shapes.items())
+    status, result = compile_onnx(os.fspath(onnx_path), bool(train), text, shapes)
+    if status != 0:
+        raise CompileError(result.rstrip("\n"), status)
+    return Plan(result, backend=backend)
+
+
+class StepResult:
+    """What one train_step returned: loss, skipped (the step was skipped
+    for a non-finite gradient), grad_norm, scale (the loss scale), lr
+    (None where the plan has no such output), and every output by name in
+    `outputs`."""
+
+    __slots__ = ("loss", "skipped", "grad_norm", "scale", "lr", "outputs")
+
+    def __init__(self, outputs):
+        def scalar(name):
+            value = outputs.get(name)
+            return None if value is None or value.size != 1 else value.reshape(()).item()
+
+        self.outputs = outputs
+        self.loss = scalar("loss")
+        skipped = scalar("skipped")
+        self.skipped = None if skipped is None else bool(skipped)
+        self.grad_norm = scalar("grad_norm")
+        self.scale = scalar("loss_scale")
+        self.lr = scalar("lr")
+
+    def __getitem__(self, key):
+        return getattr(self, key) if key in self.__slots__ else self.outputs[key]
+
+    def as_dict(self):
+        return {k: getattr(self, k) for k in ("loss", "skipped", "grad_norm", "scale", "lr")}
+
+    def __repr__(self):
+        return "StepResult(%s)" % ", ".join("%s=%r" % kv for kv in self.as_dict().items())
+
+
+class Plan:
+    """A compiled plan, loaded on a runtime backend. Parameters (weights,
+    optimizer state, loss scale, step counters) live in it and persist
+    across calls; inputs are bound on each call."""
+
+    def __init__(self, plan_bytes, backend=None):
+        self._bytes = bytes(plan_bytes)
+        self._model = _Model(self._bytes, backend or "")
+        # Steps run since the start of training (checkpoints carry it).
+        self.steps = 0
+
+    @classmethod
+    def load(cls, path, backend=None):
+        """A plan file (.mptp, from mpt-compile or Plan.save)."""
+        with open(path, "rb") as f:
+            return cls(f.read(), backend=backend)
+
+    def save(self, path):
+        """Writes the plan (not its current parameters: see save_checkpoint)."""
+        with open(path, "wb") as f:
+            f.write(self._bytes)
+
+    @property
+    def backend(self):
+        return self._model.backend()
+
+    @property
+    def entries(self):
+        return self._model.entries()
+
+    def inputs(self, entry=None):
+        return self._model.names(self._entry(entry), INPUT)
+
+    def outputs(self, entry=None):
+        return self._model.names(self._entry(entry), OUTPUT)
+
+    def parameter_names(self, entry=None):
+        """The parameters of `entry` (default: train_step's, which are all
+        of them: weights, optimizer and loss-scaler state, step counters)."""
+        if entry is None and TRAIN_ENTRY in self.entries:
+            entry = TRAIN_ENTRY
+        return self._model.names(self._entry(entry), PARAMETER)
+
+    def _entry(self, entry):
+        if entry is not None:
+            if entry not in self.entries:
+                raise ValueError("the plan has no entry point '%s' (it has %s)"
+                                 % (entry, ", ".join(self.entries)))
+            return entry
+        others = [e for e in self.entries if e != TRAIN_ENTRY]
+        if "eval_step" in others:
+            return "eval_step"
+        if len(others) == 1:
+            return others[0]
+        if TRAIN_ENTRY in self.entries and not others:
+            return TRAIN_ENTRY
+        raise ValueError("the plan has several entry points (%s): name one"
+                         % ", ".join(self.entries))
+
+    def _bind_inputs(self, entry, values):
+        expected = self._model.names(entry, INPUT)
+        unknown = sorted(set(values) - set(expected))
+        if unknown:
+            raise ValueError("'%s' has no input %s (its inputs: %s)"
+                             % (entry, ", ".join(repr(u) for u in unknown),
+                                ", ".join(expected)))
+        missing = [n for n in expected if n not in values]
+        if missing:
+            raise ValueError("'%s' needs input %s"
+                             % (entry, ", ".join(repr(m) for m in missing)))
+        for name in expected:
+            dtype, shape = self._model.info(INPUT, name)
+            data = _dtypes.encode(dtype, values[name], shape, name)
+            self._model.bind(INPUT, name, dtype, shape, data)
+
+    def _read_outputs(self, entry):
+        result = {}
+        for name in self._model.names(entry, OUTPUT):
+            dtype, shape = self._model.info(OUTPUT, name)
+            result[name] = _dtypes.decode(dtype, self._model.read(OUTPUT, name), shape)
+        return result
+
+    def call(self, entry, **inputs):
+        """Runs entry point `entry` on `inputs` (NumPy arrays, by input
+        name); returns its outputs {name: NumPy array}."""
+        entry = self._entry(entry)
+        self._bind_inputs(entry, inputs)
+        self._model.run(entry)
+        return self._read_outputs(entry)
+
+    def run(self, **inputs):
+        """Runs the plan's forward entry point (eval_step in a training
+        plan, the model's function in an inference plan) on `inputs`;
+        returns {output name: NumPy array}."""
+        return self.call(None, **inputs)
+
+    def train_step(self, **batch):
+        """One training step on `batch` (NumPy arrays by input name):
+        forward, backward, loss scaling and the optimizer update. Returns a
+        StepResult (loss, skipped, grad_norm, scale, lr, outputs)."""
+        if TRAIN_ENTRY not in self.entries:
+            raise ValueError("this plan has no train_step: compile with train=True")
+        outputs = self.call(TRAIN_ENTRY, **batch)
+        self.steps += 1
+        return StepResult(outputs)
+
+    def parameter(self, name):
+        """A parameter's current value (NumPy; bf16 and fp8 as float32)."""
+        dtype, shape = self._model.info(PARAMETER, name)
+        return _dtypes.decode(dtype, self._model.read(PARAMETER, name), shape)
+
+    def set_parameter(self, name, value):
+        """Sets a parameter (converted to its plan dtype)."""
+        dtype, shape = self._model.info(PARAMETER, name)
+        data = _dtypes.encode(dtype, value, shape, name)
+        self._model.bind(PARAMETER, name, dtype, shape, data)
+
+    def parameters(self, entry=TRAIN_ENTRY):
+        """{name: value} of every parameter of `entry` (by default
+        train_step's: weights, master copies, optimizer and scaler state)."""
+        if entry not in self.entries:
+            entry = self._entry(None)
+        return {n: self.parameter(n) for n in self.parameter_names(entry)}
+
+    def save_checkpoint(self, path):
+        """Writes every parameter of train_step and the step count, in
+        mpt-train's checkpoint format (`mpt-train --resume` reads it)."""
+        tensors = []
+        for name in self.parameter_names():
+            dtype, shape = self._model.info(PARAMETER, name)
+            tensors.append((name, dtype, shape, self._model.read(PARAMETER, name)))
+        _checkpoint.write(os.fspath(path), self.steps, tensors)
+
+    def load_checkpoint(self, path):
+        """Restores the parameters and the step count from a checkpoint of
+        this plan (written by save_checkpoint or mpt-train --save). Raises
+        CheckpointError when the file is bad or holds other tensors."""
+        path = os.fspath(path)
+        steps, tensors = _checkpoint.read(path)
+        entry = TRAIN_ENTRY if TRAIN_ENTRY in self.entries else self._entry(None)
+        expected = self.parameter_names(entry)
+        missing = [n for n in expected if n not in tensors]
+        extra = sorted(set(tensors) - set(expected))
+        if missing or extra:
+            what = []
+            if missing:
+                what.append("lacks %s" % ", ".join(missing))
+            if extra:
+                what.append("has %s, which '%s' does not" % (", ".join(extra), entry))
+            raise CheckpointError("checkpoint '%s' does not fit this plan: it %s"
+                                  % (path, "; it ".join(what)))
+        for name in expected:
+            dtype, shape = self._model.info(PARAMETER, name)
+            got_dtype, got_shape, data = tensors[name]
+            if got_dtype != dtype or list(got_shape) != list(shape):
+                raise CheckpointError(
+                    "checkpoint '%s': '%s' is %s%s, the plan's is %s%s"
+                    % (path, name, _dtypes.NAMES.get(got_dtype, got_dtype),
+                       list(got_shape), _dtypes.NAMES[dtype], list(shape)))
+        for name in expected:
+            dtype, shape = self._model.info(PARAMETER, name)
+            data = np.frombuffer(tensors[name][2], dtype=np.uint8)
+            self._model.bind(PARAMETER, name, dtype, shape, data)
+        self.steps = steps

@@ -1,0 +1,176 @@
+//===- module.cpp - mpt._mpt: the C APIs of the compiler and the runtime --===//
+//
+// A thin nanobind layer over mpt-c/Compile.h and mptrt.h: plans and tensors
+// cross it as bytes, and everything NumPy (dtypes, bf16 and fp8 decoding,
+// checkpoints) is Python, in mpt/__init__.py. Failures raise RuntimeError
+// with the runtime's message; compile returns its status and message for
+// mpt.compile to raise mpt.CompileError.
+//
+//===----------------------------------------------------------------------===//
+#include "mpt-c/Compile.h"
+#include "mptrt.h"
+
+#include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
+#include <nanobind/stl/vector.h>
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <tuple>
+#include <vector>
+
+namespace nb = nanobind;
+
+namespace {
+
+[[noreturn]] void raiseLastError(const std::string &what) {
+  throw std::runtime_error(what + ": " + mptrt_last_error());
+}
+
+/// (status, plan bytes) on success, (status, message) otherwise.
+nb::tuple compileOnnx(const std::string &path, bool train, const std::string &options,
+                      const std::string &inputShapes) {
+  void *plan = nullptr;
+  size_t size = 0;
+  char *error = nullptr;
+  int status;
+  {
+    nb::gil_scoped_release release;
+    status = mpt_compile_onnx_file(path.c_str(), train ? 1 : 0, options.c_str(),
+                                   inputShapes.c_str(), &plan, &size, &error);
+  }
+  if (status != MPT_COMPILE_OK) {
+    std::string message = error ? error : "compile failed";
+    mpt_compile_free(error);
+    return nb::make_tuple(status, nb::str(message.c_str()));
+  }
+  nb::bytes bytes(static_cast<const char *>(plan), size);
+  mpt_compile_free(plan);
+  return nb::make_tuple(status, bytes);
+}
+
+/// One loaded plan (mptrt_model).
+class Model {
+public:
+  Model(nb::bytes plan, const std::string &backend) {
+    const char *name = backend.empty() ? nullptr : backend.c_str();
+    if (mptrt_model_load_memory(plan.c_str(), plan.size(), name, &model_) != MPTRT_OK)
+      raiseLastError("cannot load the plan");
+  }
+  ~Model() { mptrt_model_free(model_); }
+  Model(const Model &) = delete;
+  Model &operator=(const Model &) = delete;
+
+  std::string backend() const { return mptrt_model_backend(model_); }
+
+  std::vector<std::string> entries() const {
+    std::vector<std::string> names;
+    for (size_t i = 0, e = mptrt_entry_count(model_); i < e; ++i)
+      names.emplace_back(mptrt_entry_name(model_, i));
+    return names;
+  }
+
+  /// The names an entry point binds of `kind` (mptrt_binding_kind).
+  std::vector<std::string> names(const std::string &entry, int kind) const {
+    size_t count = 0;
+    auto k = static_cast<mptrt_binding_kind>(kind);
+    if (mptrt_entry_binding_count(model_, entry.c_str(), k, &count) != MPTRT_OK)
+      raiseLastError("entry point '" + entry + "'");
+    std::vector<std::string> names;
+    for (size_t i = 0; i < count; ++i) {
+      const char *name = nullptr;
+      if (mptrt_entry_binding_name(model_, entry.c_str(), k, i, &name) != MPTRT_OK)
+        raiseLastError("entry point '" + entry + "'");
+      names.emplace_back(name);
+    }
+    return names;
+  }
+
+  /// (dtype code, shape) of a named tensor.
+  std::tuple<int, std::vector<int64_t>> info(int kind, const std::string &name) const {
+    mptrt_dtype dtype;
+    size_t rank = 0;
+    int64_t shape[MPTRT_MAX_RANK];
+    if (mptrt_tensor_info(model_, static_cast<mptrt_binding_kind>(kind), name.c_str(), &dtype,
+                          &rank, shape) != MPTRT_OK)
+      raiseLastError("tensor '" + name + "'");
+    return {static_cast<int>(dtype), std::vector<int64_t>(shape, shape + rank)};
+  }
+
+  /// Binds an input (kind MPTRT_INPUT) or a parameter from a C-contiguous
+  /// array holding the plan's bytes.
+  void bind(int kind, const std::string &name, int dtype, const std::vector<int64_t> &shape,
+            nb::ndarray<nb::ro, nb::c_contig, nb::device::cpu> data) {
+    const size_t bytes = data.nbytes();
+    auto d = static_cast<mptrt_dtype>(dtype);
+    int rc = kind == MPTRT_PARAMETER
+                 ? mptrt_bind_parameter(model_, name.c_str(), d, shape.data(), shape.size(),
+                                        data.data(), bytes)
+                 : mptrt_bind_input(model_, name.c_str(), d, shape.data(), shape.size(),
+                                    data.data(), bytes);
+    if (rc != MPTRT_OK)
+      raiseLastError("cannot bind '" + name + "'");
+  }
+
+  void run(const std::string &entry) {
+    int rc;
+    {
+      nb::gil_scoped_release release;
+      rc = mptrt_run(model_, entry.c_str());
+    }
+    if (rc != MPTRT_OK)
+      raiseLastError("running '" + entry + "' failed");
+  }
+
+  /// The bytes of an output (kind MPTRT_OUTPUT) or a parameter.
+  nb::bytes read(int kind, const std::string &name) const {
+    mptrt_dtype dtype;
+    size_t rank = 0;
+    int64_t shape[MPTRT_MAX_RANK];
+    if (mptrt_tensor_info(model_, static_cast<mptrt_binding_kind>(kind), name.c_str(), &dtype,
+                          &rank, shape) != MPTRT_OK)
+      raiseLastError("tensor '" + name + "'");
+    size_t bytes = mptrt_dtype_size(dtype);
+    for (size_t i = 0; i < rank; ++i)
+      bytes *= static_cast<size_t>(shape[i]);
+    std::string buffer(bytes, '\0');
+    int rc = kind == MPTRT_PARAMETER
+                 ? mptrt_read_parameter(model_, name.c_str(), buffer.data(), bytes)
+                 : mptrt_read_output(model_, name.c_str(), buffer.data(), bytes);
+    if (rc != MPTRT_OK)
+      raiseLastError("cannot read '" + name + "'");
+    return nb::bytes(buffer.data(), buffer.size());
+  }
+
+private:
+  mptrt_model *model_ = nullptr;
+};
+
+} // namespace
+
+NB_MODULE(_mpt, m) {
+  m.doc() = "MPT's compiler and runtime C APIs (use the mpt package)";
+  m.attr("INPUT") = static_cast<int>(MPTRT_INPUT);
+  m.attr("PARAMETER") = static_cast<int>(MPTRT_PARAMETER);
+  m.attr("OUTPUT") = static_cast<int>(MPTRT_OUTPUT);
+  m.def("compile_onnx", &compileOnnx, nb::arg("path"), nb::arg("train"), nb::arg("options"),
+        nb::arg("input_shapes"));
+  m.def("backends", []() {
+    std::vector<std::string> names;
+    for (size_t i = 0, e = mptrt_backend_count(); i < e; ++i)
+      names.emplace_back(mptrt_backend_name(i));
+    return names;
+  });
+  nb::class_<Model>(m, "Model")
+      .def(nb::init<nb::bytes, const std::string &>(), nb::arg("plan"), nb::arg("backend"))
+      .def("backend", &Model::backend)
+      .def("entries", &Model::entries)
+      .def("names", &Model::names)
+      .def("info", &Model::info)
+      .def("bind", &Model::bind)
+      .def("run", &Model::run)
+      .def("read", &Model::read);
+}

@@ -1,0 +1,257 @@
+"""Tests of the mpt package (no pytest, no torch): plain asserts.
+
+    python test_mpt.py --mpt-train BUILD/bin/mpt-train --fixture DIR --work DIR
+
+DIR is test/fixtures/parity/mlp_dynamo: an MLP exported by torch.onnx
+(x f32[8,16] -> logits [8,10]) and one batch (input_x.npy, labels.npy).
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+
+import mpt
+
+OPTIONS = dict(precision="bf16", optimizer="adamw", lr=0.01,
+               loss_kind="cross_entropy", loss_output="logits",
+               label_input="labels")
+STEPS = 5
+
+
+def close(a, b, rel=1e-6):
+    return abs(a - b) <= rel * max(abs(a), abs(b), 1e-30)
+
+
+def compile_plan(args):
+    return mpt.compile(os.path.join(args.fixture, "model.onnx"), backend="cpu", **OPTIONS)
+
+
+def mpt_train(args, plan_path, steps, *extra):
+    metrics = os.path.join(args.work, "metrics.jsonl")
+    if os.path.exists(metrics):
+        os.unlink(metrics)
+    cmd = [args.mpt_train, plan_path, "--device", "cpu",
+           "--input", "x=" + os.path.join(args.fixture, "input_x.npy"),
+           "--input", "labels=" + os.path.join(args.fixture, "labels.npy"),
+           "--steps", str(steps), "--metrics", metrics, "--quiet"] + list(extra)
+    subprocess.run(cmd, check=True)
+    with open(metrics) as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def test_train_matches_mpt_train(args, x, y):
+    plan = compile_plan(args)
+    assert plan.entries == ["train_step", "eval_step"], plan.entries
+    assert plan.backend == "cpu"
+    names = plan.parameter_names()
+    assert "fc1.weight" in names and "fc1.weight.exp_avg" in names, names
+    steps = [plan.train_step(x=x, labels=y) for _ in range(STEPS)]
+    losses = [s.loss for s in steps]
+    print("python losses:", losses)
+    for s in steps:
+        assert s.skipped is False and s.scale == 1.0, s
+        assert s.grad_norm > 0 and np.isfinite(s.grad_norm), s
+        assert close(s.lr, 0.01, 1e-6), s
+    for a, b in zip(losses, losses[1:]):
+        assert b < a, "the loss does not decrease: %s" % losses
+    # PyTorch's bf16 autocast run of the same steps (the fixture's meta.json).
+    with open(os.path.join(args.fixture, "meta.json")) as f:
+        reference = json.load(f)["autocast_adamw"]["bf16"]["losses"]
+    for ours, theirs in zip(losses, reference):
+        assert close(ours, theirs, 2e-3), (losses, reference)
+
+    # The same plan and batch through mpt-train: the same losses.
+    plan_path = os.path.join(args.work, "mlp.train.bf16.mptp")
+    plan.save(plan_path)
+    metrics = mpt_train(args, plan_path, STEPS)
+    theirs = [m["loss"] for m in metrics]
+    print("mpt-train losses:", theirs)
+    assert len(theirs) == STEPS
+    for step, (a, b) in enumerate(zip(losses, theirs)):
+        assert close(a, b, 1e-6), "step %d: python %r, mpt-train %r" % (step + 1, a, b)
+    for s, m in zip(steps, metrics):
+        assert close(s.grad_norm, m["grad_norm"], 1e-6), (s, m)
+    return plan_path
+
+
+def test_run(args, x, y):
+    plan = compile_plan(args)
+    out = plan.run(x=x, labels=y)
+    logits = out["logits"]
+    assert logits.shape == (8, 10) and logits.dtype == np.float32, logits.shape
+    # eval_step's loss is the mean cross entropy of its logits.
+    shifted = logits.astype(np.float64) - logits.max(axis=1, keepdims=True)
+    logp = shifted - np.log(np.exp(shifted).sum(axis=1, keepdims=True))
+    expected = -logp[np.arange(8), y].mean()
+    assert close(float(out["loss"]), expected, 1e-5), (out["loss"], expected)
+    # eval_step writes no parameter: a second run gives the same logits.
+    assert np.array_equal(plan.run(x=x, labels=y)["logits"], logits)
+    # After a training step the logits change.
+    plan.train_step(x=x, labels=y)
+    assert not np.array_equal(plan.run(x=x, labels=y)["logits"], logits)
+
+    # The forward pass alone (no training): a plan whose only entry is the
+    # model's function, returning the same logits as a fresh eval_step.
+    forward = mpt.compile(os.path.join(args.fixture, "model.onnx"), precision="bf16",
+                          train=False, backend="cpu")
+    assert forward.entries == ["forward"], forward.entries
+    assert "train_step" not in forward.entries
+    logits2 = forward.run(x=x)["logits"]
+    assert np.allclose(logits2, logits, rtol=1e-2, atol=1e-2), np.abs(logits2 - logits).max()
+    # Parameters round-trip through NumPy.
+    w = plan.parameter("fc1.weight")
+    plan.set_parameter("fc1.weight", w * 0)
+    assert not plan.parameter("fc1.weight").any()
+
+
+def test_checkpoints(args, x, y, plan_path):
+    ckpt = os.path.join(args.work, "python.ckpt")
+    a = compile_plan(args)
+    for _ in range(3):
+        a.train_step(x=x, labels=y)
+    a.save_checkpoint(ckpt)
+    later = [a.train_step(x=x, labels=y).loss for _ in range(2)]
+
+    b = compile_plan(args)
+    b.load_checkpoint(ckpt)
+    assert b.steps == 3, b.steps
+    resumed = [b.train_step(x=x, labels=y).loss for _ in range(2)]
+    print("after the checkpoint:", later, "resumed:", resumed)
+    assert resumed == later, (later, resumed)
+    for name in a.parameter_names():
+        assert np.array_equal(a.parameter(name), b.parameter(name)), name
+
+    # mpt-train resumes from the Python checkpoint: the same two losses.
+    metrics = mpt_train(args, plan_path, STEPS, "--resume", ckpt)
+    theirs = [m["loss"] for m in metrics]
+    assert [m["step"] for m in metrics] == [4, 5], metrics
+    for mine, its in zip(later, theirs):
+        assert close(mine, its, 1e-6), (later, theirs)
+
+    # And Python loads what mpt-train saves: its parameters after 5 steps.
+    saved = os.path.join(args.work, "mpt-train.ckpt")
+    mpt_train(args, plan_path, STEPS, "--save", saved)
+    c = compile_plan(args)
+    c.load_checkpoint(saved)
+    assert c.steps == STEPS, c.steps
+    for name in a.parameter_names():
+        assert np.array_equal(a.parameter(name), c.parameter(name)), name
+
+    # Bad checkpoints: clear errors, the plan untouched.
+    with open(ckpt, "rb") as f:
+        data = bytearray(f.read())
+    corrupt = os.path.join(args.work, "corrupt.ckpt")
+    data[100] ^= 0xFF
+    with open(corrupt, "wb") as f:
+        f.write(data)
+    before = c.parameter("fc1.weight")
+    for path, words in ((corrupt, "CRC"), (os.path.join(args.work, "missing.ckpt"), "cannot read")):
+        try:
+            c.load_checkpoint(path)
+        except mpt.CheckpointError as e:
+            assert words in str(e) and path in str(e), str(e)
+        else:
+            raise AssertionError("loading %s did not fail" % path)
+    assert np.array_equal(before, c.parameter("fc1.weight"))
+    other = mpt.compile(os.path.join(args.fixture, "model.onnx"), precision="bf16",
+                        optimizer="sgd", lr=0.1, loss_kind="cross_entropy",
+                        loss_output="logits", label_input="labels", backend="cpu")
+    try:
+        other.load_checkpoint(ckpt)
+    except mpt.CheckpointError as e:
+        assert "does not fit this plan" in str(e) and "exp_avg" in str(e), str(e)
+    else:
+        raise AssertionError("an AdamW checkpoint loaded into an SGD plan")
+
+
+def expect_error(kind, words, fn, *a, **kw):
+    try:
+        fn(*a, **kw)
+    except kind as e:
+        for w in words:
+            assert w in str(e), "%r not in the message: %s" % (w, e)
+        print("%s: %s" % (kind.__name__, str(e).splitlines()[0]))
+        return e
+    raise AssertionError("no %s from %s" % (kind.__name__, fn))
+
+
+def test_errors(args, x, y):
+    model = os.path.join(args.fixture, "model.onnx")
+    e = expect_error(mpt.CompileError, ["missing.onnx", "cannot read"], mpt.compile,
+                     os.path.join(args.work, "missing.onnx"))
+    assert e.status == 1
+    expect_error(mpt.CompileError, ["no such option", "bogus-option"], mpt.compile, model,
+                 bogus_option=1)
+    expect_error(mpt.CompileError, ["optimizer must be sgd, momentum or adamw", "'rmsprop'"],
+                 mpt.compile, model, optimizer="rmsprop")
+    expect_error(mpt.CompileError, ["model.onnx", "node 'main_graph'", "'nope'"], mpt.compile,
+                 model, loss_kind="cross_entropy", loss_output="nope", label_input="labels")
+    expect_error(mpt.CompileError, ["node 'x'", "rank 2"], mpt.compile, model,
+                 input_shapes={"x": [8]})
+    expect_error(ValueError, ["precision", "bf17"], mpt.compile, model, precision="bf17")
+    expect_error(ValueError, ["spaces"], mpt.compile, model, loss_kind="cross entropy")
+    plan = compile_plan(args)
+    expect_error(ValueError, ["'x'", "[8, 16]", "[4, 16]"], plan.train_step, x=x[:4], labels=y)
+    expect_error(ValueError, ["needs input 'labels'"], plan.train_step, x=x)
+    expect_error(ValueError, ["no input 'z'"], plan.train_step, x=x, labels=y, z=x)
+    expect_error(ValueError, ["integers"], plan.train_step, x=x, labels=y.astype(np.float32))
+    expect_error(ValueError, ["no entry point 'nope'"], plan.call, "nope", x=x)
+    expect_error(RuntimeError, ["cannot load the plan"], mpt.Plan, b"not a plan")
+
+
+def test_example(args):
+    """python/examples/train.py (the README's example) trains the charlm
+    GPT: its first loss is PyTorch's (bf16 against FP32) and it falls."""
+    source = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    fixture = os.path.join(source, "test", "fixtures", "training", "charlm")
+    proc = subprocess.run([sys.executable, os.path.join(source, "python", "examples", "train.py"),
+                           "30", fixture], cwd=args.work, check=True,
+                          stdout=subprocess.PIPE, text=True)
+    print(proc.stdout, end="")
+    losses = [float(line.split()[3]) for line in proc.stdout.splitlines()
+              if line.startswith("step")]
+    assert len(losses) == 4, proc.stdout
+    reference = np.load(os.path.join(fixture, "reference_loss_fp32.npy"))
+    assert close(losses[0], float(reference[0]), 1e-2), (losses[0], reference[0])
+    assert losses[-1] < losses[0] - 1.0, losses
+    assert os.path.exists(os.path.join(args.work, "charlm.ckpt"))
+    assert "eval_step on batch 1" in proc.stdout
+
+
+def test_torch_is_optional():
+    """mpt never imports torch; without it, mpt.torch says what to install."""
+    assert "torch" not in sys.modules
+    import mpt.torch
+    assert "torch" not in sys.modules
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        expect_error(ImportError, ["mpt.torch needs PyTorch", "pip install torch"],
+                     mpt.torch.export_for_training, None, {"x": None})
+    else:
+        print("torch is importable here: test_torch.py covers mpt.torch")
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--mpt-train", required=True)
+    parser.add_argument("--fixture", required=True)
+    parser.add_argument("--work", required=True)
+    args = parser.parse_args()
+    os.makedirs(args.work, exist_ok=True)
+    x = np.load(os.path.join(args.fixture, "input_x.npy"))
+    y = np.load(os.path.join(args.fixture, "labels.npy"))
+    plan_path = test_train_matches_mpt_train(args, x, y)
+    test_run(args, x, y)
+    test_checkpoints(args, x, y, plan_path)
+    test_errors(args, x, y)
+    test_example(args)
+    test_torch_is_optional()
+    print("mpt python tests: all passed")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
