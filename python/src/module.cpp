@@ -127,15 +127,10 @@ public:
 
   /// The bytes of an output (kind MPTRT_OUTPUT) or a parameter.
   nb::bytes read(int kind, const std::string &name) const {
-    mptrt_dtype dtype;
-    size_t rank = 0;
-    int64_t shape[MPTRT_MAX_RANK];
-    if (mptrt_tensor_info(model_, static_cast<mptrt_binding_kind>(kind), name.c_str(), &dtype,
-                          &rank, shape) != MPTRT_OK)
-      raiseLastError("tensor '" + name + "'");
-    size_t bytes = mptrt_dtype_size(dtype);
-    for (size_t i = 0; i < rank; ++i)
-      bytes *= static_cast<size_t>(shape[i]);
+    const auto [dtype, shape] = info(kind, name);
+    size_t bytes = mptrt_dtype_size(static_cast<mptrt_dtype>(dtype));
+    for (int64_t d : shape)
+      bytes *= static_cast<size_t>(d);
     std::string buffer(bytes, '\0');
     int rc = kind == MPTRT_PARAMETER
                  ? mptrt_read_parameter(model_, name.c_str(), buffer.data(), bytes)

@@ -18,15 +18,6 @@ using plan::DType;
 
 namespace {
 
-std::vector<float> randomFloats(size_t n, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-  std::vector<float> v(n);
-  for (float &x : v)
-    x = dist(rng);
-  return v;
-}
-
 std::string tempPath(const std::string &name) {
   return ::testing::TempDir() + "mptrt_api_" + name;
 }

@@ -21,7 +21,6 @@
 
 #include <cstdlib>
 #include <cstring>
-#include <random>
 #include <string>
 #include <vector>
 
@@ -35,15 +34,6 @@ std::string cudaUnusableReason() {
   if (mptrt_backend_probe("cuda", &available, &detail) != MPTRT_OK)
     return "this build has no CUDA backend";
   return available ? "" : std::string("no usable GPU: ") + detail;
-}
-
-std::vector<float> randomFloats(size_t n, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-  std::vector<float> v(n);
-  for (float &x : v)
-    x = dist(rng);
-  return v;
 }
 
 /// Loads `bytes` on `backend`, with CUDA graphs on or off.

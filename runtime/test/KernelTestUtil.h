@@ -254,6 +254,16 @@ inline std::vector<int64_t> unflatten(int64_t flat, const std::vector<int64_t> &
   return idx;
 }
 
+/// `n` floats uniform in [-1, 1), from `seed`.
+inline std::vector<float> randomFloats(size_t n, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  std::vector<float> v(n);
+  for (float &x : v)
+    x = dist(rng);
+  return v;
+}
+
 } // namespace test
 } // namespace mptrt
 
