@@ -441,12 +441,11 @@ struct BuildTrainingStepPass
   /// With bf16 masters, `arg` (train_step's) and the same parameter of
   /// eval_step become bf16, read through a cast to f32.
   LogicalResult makeMaster(StepBuilder &step, const Trainable &t, func::FuncOp evalFunc) {
-    auto none = [](OpOperand &) { return false; };
-    if (failed(makeBf16Master(step.func, t.arg, none)))
+    if (failed(makeBf16Master(step.func, t.arg)))
       return failure();
     if (evalFunc)
       if (BlockArgument arg = findParam(evalFunc, t.name))
-        if (failed(makeBf16Master(evalFunc, arg, none)))
+        if (failed(makeBf16Master(evalFunc, arg)))
           return failure();
     return success();
   }

@@ -71,8 +71,7 @@ BlockArgument mpt::findParam(func::FuncOp func, StringRef name) {
   return {};
 }
 
-LogicalResult mpt::makeBf16Master(func::FuncOp func, BlockArgument param,
-                                  function_ref<bool(OpOperand &)> keep) {
+LogicalResult mpt::makeBf16Master(func::FuncOp func, BlockArgument param) {
   auto f32Type = cast<RankedTensorType>(param.getType());
   auto bf16Type = f32Type.clone(BFloat16Type::get(func.getContext()));
   unsigned index = param.getArgNumber();
@@ -90,9 +89,7 @@ LogicalResult mpt::makeBf16Master(func::FuncOp func, BlockArgument param,
   b.setInsertionPointToStart(&func.getBody().front());
   auto widened = CastOp::create(b, param.getLoc(), f32Type, param);
   widened.setInserted(true);
-  param.replaceUsesWithIf(widened.getResult(), [&](OpOperand &use) {
-    return use.getOwner() != widened && !keep(use);
-  });
+  param.replaceAllUsesExcept(widened.getResult(), widened);
   // The signature follows the entry block.
   func.setFunctionType(FunctionType::get(func.getContext(), func.getBody().getArgumentTypes(),
                                          func.getResultTypes()));

@@ -30,10 +30,9 @@ mlir::FailureOr<MasterWeights> parseMasterWeights(mlir::Operation *op, llvm::Str
 /// Makes the parameter argument `param` (an f32 `mpt.param` of `func`'s
 /// entry block) a bf16 master: its type becomes bf16, its initial value (if
 /// any) is rounded to nearest even, and every use reads one inserted
-/// `mpt.cast` to f32 at the top of the block instead, except the uses for
-/// which `keep` is true (the optimizer update that takes the bf16 master).
-mlir::LogicalResult makeBf16Master(mlir::func::FuncOp func, mlir::BlockArgument param,
-                                   llvm::function_ref<bool(mlir::OpOperand &)> keep);
+/// `mpt.cast` to f32 at the top of the block instead. (The optimizer update
+/// built afterwards takes the bf16 argument itself.)
+mlir::LogicalResult makeBf16Master(mlir::func::FuncOp func, mlir::BlockArgument param);
 
 /// The argument of `func` that is the parameter named `name`, or null.
 mlir::BlockArgument findParam(mlir::func::FuncOp func, llvm::StringRef name);
