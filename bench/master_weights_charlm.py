@@ -12,7 +12,10 @@ batches (``--seed 0``). The script prints, every ``--every`` steps, the mean
 training loss of the last ``--every`` steps of each run (single-batch losses
 are noisy), then for each run the mean loss of the last 50 steps, its gap to
 the FP32 run, the validation loss after the last step (``eval_step`` over
-``val_x/val_y``) and the mean step time.
+``val_x/val_y``), the fraction of master-weight elements whose bits the
+whole run left unchanged (from checkpoints before the first step and
+after the last: the stall of round-to-nearest bf16 masters) and the mean
+step time.
 
 Usage (from the repository root, after building build/)::
 
@@ -31,6 +34,7 @@ import argparse
 import json
 import os
 import platform
+import struct
 import subprocess
 import sys
 import time
@@ -50,6 +54,40 @@ def read_metrics(path: str) -> list[dict]:
         return [json.loads(line) for line in f if line.strip()]
 
 
+def read_checkpoint(path: str) -> dict[str, bytes]:
+    """The tensors of an mpt-train checkpoint (docs/mpt-train.md), by name."""
+    with open(path, "rb") as f:
+        data = f.read()
+    if data[:8] != b"MPTCKPT\0":
+        sys.exit("%s: not an mpt-train checkpoint" % path)
+    count = struct.unpack_from("<I", data, 12)[0]
+    pos, tensors = 24, {}
+    for _ in range(count):
+        (n,) = struct.unpack_from("<I", data, pos)
+        name = data[pos + 4:pos + 4 + n].decode()
+        pos += 4 + n
+        _, rank = struct.unpack_from("<II", data, pos)
+        pos += 8 + 8 * rank
+        (size,) = struct.unpack_from("<Q", data, pos)
+        tensors[name] = data[pos + 8:pos + 8 + size]
+        pos += 8 + size + 4
+    return tensors
+
+
+def unchanged_fraction(before: dict, after: dict) -> float:
+    """The fraction of master-weight elements (parameters with AdamW
+    moments) whose bits the run did not change."""
+    same = total = 0
+    for name, old in before.items():
+        if name + ".exp_avg" not in before:
+            continue
+        new, width = after[name], len(old) // (len(before[name + ".exp_avg"]) // 4)
+        for i in range(0, len(old), width):
+            same += old[i:i + width] == new[i:i + width]
+            total += 1
+    return same / total
+
+
 def train(args, lr: str, mode: str) -> dict:
     tag = "lr%s.%s" % (lr, mode)
     plan = os.path.join(args.out_dir, tag + ".mptp")
@@ -57,12 +95,16 @@ def train(args, lr: str, mode: str) -> dict:
     run([args.mpt_compile, os.path.join(FIXTURE, "model.onnx"), "--train", "--precision=bf16",
          "--optimizer=adamw", "--weight-decay=0", "--lr=" + lr, "--master-weights=" + mode,
          "--quiet", "-o", plan])
+    data = ["--input", "idx=%s/train_x.npy" % FIXTURE,
+            "--input", "targets=%s/train_y.npy" % FIXTURE]
+    initial, final = plan + ".0.ckpt", plan + ".ckpt"
+    run([args.mpt_train, plan, "--device", "cpu", *data, "--steps", "0", "--save", initial,
+         "--quiet"])
     start = time.time()
-    run([args.mpt_train, plan, "--device", "cpu", "--seed", "0",
-         "--input", "idx=%s/train_x.npy" % FIXTURE, "--input", "targets=%s/train_y.npy" % FIXTURE,
+    run([args.mpt_train, plan, "--device", "cpu", "--seed", "0", *data,
          "--eval-input", "idx=%s/val_x.npy" % FIXTURE,
          "--eval-input", "targets=%s/val_y.npy" % FIXTURE,
-         "--steps", str(args.steps), "--metrics", metrics, "--quiet"])
+         "--steps", str(args.steps), "--metrics", metrics, "--save", final, "--quiet"])
     rows = read_metrics(metrics)
     losses = [r["loss"] for r in rows]
     val = [r["val_loss"] for r in rows if "val_loss" in r]
@@ -71,6 +113,7 @@ def train(args, lr: str, mode: str) -> dict:
         "last50": sum(losses[-50:]) / len(losses[-50:]),
         "val_loss": val[-1] if val else None,
         "ms_per_step": sum(r["time_ms"] for r in rows) / len(rows),
+        "unchanged": unchanged_fraction(read_checkpoint(initial), read_checkpoint(final)),
         "wall_s": time.time() - start,
     }
 
@@ -100,13 +143,13 @@ def main() -> None:
             print("%6d  %8.4f  %8.4f  %8.4f  %+8.2f%%  %+8.2f%%" %
                   (end, *means, 100 * (means[1] / means[0] - 1), 100 * (means[2] / means[0] - 1)))
         base = runs["fp32"]
-        print("%-8s  %12s  %9s  %9s  %9s" % ("masters", "last-50 mean", "vs fp32", "val loss",
-                                             "ms/step"))
+        print("%-8s  %12s  %9s  %9s  %9s  %9s" % ("masters", "last-50 mean", "vs fp32",
+                                                  "val loss", "unchanged", "ms/step"))
         for m in MODES:
             r = runs[m]
-            print("%-8s  %12.4f  %+8.2f%%  %9.4f  %9.1f" %
+            print("%-8s  %12.4f  %+8.2f%%  %9.4f  %8.1f%%  %9.1f" %
                   (m, r["last50"], 100 * (r["last50"] / base["last50"] - 1), r["val_loss"],
-                   r["ms_per_step"]))
+                   100 * r["unchanged"], r["ms_per_step"]))
     if args.json:
         with open(args.json, "w") as f:
             json.dump(results, f)
