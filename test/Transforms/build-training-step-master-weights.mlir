@@ -68,6 +68,9 @@ func.func @forward(%x: tensor<8x4xf32> {mpt.input = "x"},
 // BF16-SAME: %arg2: tensor<4x3xf32> {mpt.param = "unused"}
 // BF16: mpt.cast %arg1 {inserted} : tensor<4x3xbf16> to tensor<4x3xf32>
 // BF16-NOT: mpt.adamw_update %arg2
+// SR-LABEL: func.func @train_step
+// SR: mpt.adamw_update %arg1, {{.*}} {stochastic_rounding = true, stream = 2147483648 : i64}
+// SR-NOT: mpt.adamw_update %arg2
 // LOWERED-LABEL: func.func @train_step
 // LOWERED-NOT: mptrt.cast %arg1
 // LOWERED: mptrt.gemm %{{.*}}, %arg1 {{.*}} : (tensor<8x4xbf16>, tensor<4x3xbf16>)
@@ -82,5 +85,23 @@ func.func @forward(%x: tensor<8x4xf32> {mpt.input = "x"},
   %f = mpt.constant dense<1.0> : tensor<8x3xf32>
   %z = mpt.mul %y, %f : (tensor<8x3xf32>, tensor<8x3xf32>) -> tensor<8x3xf32>
   %l = mpt.reduce_mean %z {keepdims = false} : (tensor<8x3xf32>) -> tensor<f32>
+  return %l : tensor<f32>
+}
+
+// -----
+
+// Tests that stochastic rounding and training-mode dropout share the one
+// train.seed (dropout's streams count from 0, the roundings' from 2^31).
+// SR-LABEL: func.func @train_step
+// SR-SAME: %[[SEED:arg[0-9]+]]: tensor<i64> {mpt.initial_value = dense<0> : tensor<i64>, mpt.param = "train.seed"}
+// SR-NOT: mpt.param = "train.seed"
+// SR: mpt.dropout %{{.*}}, %[[SEED]], %{{.*}} {ratio = 1.000000e-01 : f32, stream = 0 : i64, training = true}
+// SR: mpt.adamw_update %arg1, {{.*}}, %[[SEED]] {stochastic_rounding = true, stream = 2147483648 : i64}
+func.func @forward(%x: tensor<4x8xf32> {mpt.input = "x"},
+                   %w: tensor<8x8xf32> {mpt.param = "w"})
+    -> (tensor<f32> {mpt.output = "loss"}) {
+  %h = mpt.matmul %x, %w : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
+  %d, %m = mpt.dropout %h {ratio = 0.1 : f32, training = true} : tensor<4x8xf32> -> tensor<4x8xf32>, tensor<4x8xi1>
+  %l = mpt.reduce_mean %d {keepdims = false} : (tensor<4x8xf32>) -> tensor<f32>
   return %l : tensor<f32>
 }
