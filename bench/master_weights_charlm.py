@@ -14,8 +14,9 @@ are noisy), then for each run the mean loss of the last 50 steps, its gap to
 the FP32 run, the validation loss after the last step (``eval_step`` over
 ``val_x/val_y``), the fraction of master-weight elements whose bits the
 whole run left unchanged (from checkpoints before the first step and
-after the last: the stall of round-to-nearest bf16 masters) and the mean
-step time.
+after the last: the stall of round-to-nearest bf16 masters), the same
+among the LayerNorm gains (which start at 1.0, where round to nearest loses
+every step below 2^-9) and the mean step time.
 
 Usage (from the repository root, after building build/)::
 
@@ -74,18 +75,23 @@ def read_checkpoint(path: str) -> dict[str, bytes]:
     return tensors
 
 
-def unchanged_fraction(before: dict, after: dict) -> float:
+def unchanged_fraction(before: dict, after: dict, only=lambda name: True) -> float:
     """The fraction of master-weight elements (parameters with AdamW
-    moments) whose bits the run did not change."""
+    moments) whose bits the run did not change, among the parameters `only`
+    accepts."""
     same = total = 0
     for name, old in before.items():
-        if name + ".exp_avg" not in before:
+        if name + ".exp_avg" not in before or not only(name):
             continue
         new, width = after[name], len(old) // (len(before[name + ".exp_avg"]) // 4)
         for i in range(0, len(old), width):
             same += old[i:i + width] == new[i:i + width]
             total += 1
     return same / total
+
+
+def is_layer_norm_gain(name: str) -> bool:
+    return name.split(".")[-2].startswith("ln") and name.endswith(".weight")
 
 
 def train(args, lr: str, mode: str) -> dict:
@@ -114,6 +120,10 @@ def train(args, lr: str, mode: str) -> dict:
         "val_loss": val[-1] if val else None,
         "ms_per_step": sum(r["time_ms"] for r in rows) / len(rows),
         "unchanged": unchanged_fraction(read_checkpoint(initial), read_checkpoint(final)),
+        # The LayerNorm gains start at 1.0, where bf16's spacing is 2^-8
+        # below and 2^-7 above: round to nearest loses any step under 2^-9.
+        "ln_gains_unchanged": unchanged_fraction(read_checkpoint(initial), read_checkpoint(final),
+                                                 is_layer_norm_gain),
         "wall_s": time.time() - start,
     }
 
@@ -143,13 +153,13 @@ def main() -> None:
             print("%6d  %8.4f  %8.4f  %8.4f  %+8.2f%%  %+8.2f%%" %
                   (end, *means, 100 * (means[1] / means[0] - 1), 100 * (means[2] / means[0] - 1)))
         base = runs["fp32"]
-        print("%-8s  %12s  %9s  %9s  %9s  %9s" % ("masters", "last-50 mean", "vs fp32",
-                                                  "val loss", "unchanged", "ms/step"))
+        print("%-8s  %12s  %9s  %9s  %9s  %9s  %9s" % (
+            "masters", "last-50 mean", "vs fp32", "val loss", "unchanged", "LN gains", "ms/step"))
         for m in MODES:
             r = runs[m]
-            print("%-8s  %12.4f  %+8.2f%%  %9.4f  %8.1f%%  %9.1f" %
+            print("%-8s  %12.4f  %+8.2f%%  %9.4f  %8.1f%%  %8.1f%%  %9.1f" %
                   (m, r["last50"], 100 * (r["last50"] / base["last50"] - 1), r["val_loss"],
-                   100 * r["unchanged"], r["ms_per_step"]))
+                   100 * r["unchanged"], 100 * r["ln_gains_unchanged"], r["ms_per_step"]))
     if args.json:
         with open(args.json, "w") as f:
             json.dump(results, f)
