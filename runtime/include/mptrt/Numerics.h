@@ -12,7 +12,7 @@
 //   f8E5M2      1 | 5 | 2, bias 15    IEEE-like: subnormals, +-inf, NaN;
 //                                     max finite 57344
 //
-// Two families of float32 -> narrow conversions:
+// Three families of float32 -> narrow conversions:
 //
 //   f32ToBf16, f32ToF16, f32ToF8E4M3FN, f32ToF8E5M2
 //     Round to nearest, ties to even, with exactly the results of
@@ -27,6 +27,11 @@
 //     The same rounding, but a result beyond the largest finite value
 //     (including +-inf inputs) is clamped to +-max finite (448 / 57344), as
 //     FP8 training recipes expect. NaN stays NaN.
+//
+//   f32ToBf16Stochastic
+//     Stochastic rounding into bf16 with a caller-supplied random word
+//     (unbiased: the expected result is the input); the optimizer updates of
+//     bf16 master weights use it with Philox words (mptrt/Philox.h).
 //
 // NaN inputs give the target's canonical quiet NaN with the input's sign
 // (bf16 0x7FC0, fp16 0x7E00, f8E4M3FN 0x7F, f8E5M2 0x7E, sign bit or'ed in);
