@@ -107,6 +107,7 @@ trainingStepOptions(const mpt::TrainingPipelineOptions &options) {
   step.fp8AmaxHistory = options.fp8AmaxHistory;
   step.fp8AmaxAlgo = options.fp8AmaxAlgo;
   step.fp8Margin = options.fp8Margin;
+  step.masterWeights = options.masterWeights;
   return step;
 }
 

@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 #include "EvalEntry.h"
 #include "FP8Scaling.h"
+#include "MasterWeights.h"
 #include "TrainingLoss.h"
 
 #include "mpt/Dialect/MPT/IR/GradientUtils.h"
@@ -69,10 +70,23 @@ public:
 
   void update(StringRef name, Value value) { updates.push_back({name.str(), value}); }
 
+  /// The `train.seed` state (i64, initial 0, never updated), added on first
+  /// use: training-mode dropout and stochastic rounding draw from it.
+  FailureOr<Value> trainSeed() {
+    if (seed)
+      return seed;
+    auto s = addState("train.seed", RankedTensorType::get({}, b.getI64Type()), 0);
+    if (failed(s))
+      return failure();
+    seed = *s;
+    return seed;
+  }
+
   func::FuncOp func;
   OpBuilder &b;
   llvm::StringSet<> paramNames;
   std::vector<std::pair<std::string, Value>> updates;
+  Value seed;
 };
 
 /// The running mean or variance of a batch_norm_train: a parameter that the
@@ -168,6 +182,13 @@ struct BuildTrainingStepPass
       return func.emitError("optimizer must be sgd, momentum or adamw; got '")
                  << optimizer << "'",
              failure();
+    auto masters = parseMasterWeights(func, masterWeights);
+    if (failed(masters))
+      return failure();
+    if (*masters != MasterWeights::FP32 && optimizer != "adamw")
+      return func.emitError("master-weights=")
+                 << masterWeights << " needs optimizer=adamw; got '" << optimizer << "'",
+             failure();
     if (schedule != "constant" && schedule != "warmup_cosine")
       return func.emitError("lr-schedule must be constant or warmup_cosine; got '")
                  << schedule << "'",
@@ -200,11 +221,14 @@ struct BuildTrainingStepPass
                     [&](StringRef name, Value value) { step.update(name, value); }});
     if (failed(fp8.adoptForwardScales(step.paramNames)))
       return failure();
+    func::FuncOp evalFunc;
     if (!evalEntry.empty()) {
       if (evalEntry == entry)
         return func.emitError("eval-entry and entry are both '") << entry << "'", failure();
-      if (failed(buildEvalEntry(func, *loss, evalEntry)))
+      auto built = buildEvalEntry(func, *loss, evalEntry);
+      if (failed(built))
         return failure();
+      evalFunc = *built;
     }
 
     Location loc = NameLoc::get(b.getStringAttr("train_step"));
@@ -319,7 +343,7 @@ struct BuildTrainingStepPass
                         .getResult();
 
     // 5. The gated optimizer update.
-    if (failed(buildUpdates(step, loc, live, *optStep, lrValue, finite)))
+    if (failed(buildUpdates(step, loc, live, *optStep, lrValue, finite, *masters, evalFunc)))
       return failure();
     step.update("optimizer.step",
                 AdvanceStepOp::create(b, loc, TypeRange{scalarI64}, ValueRange{*optStep, finite})
@@ -402,7 +426,7 @@ struct BuildTrainingStepPass
     });
     if (drops.empty())
       return success();
-    auto seed = step.addState("train.seed", cast<RankedTensorType>(trainStep.getType()), 0);
+    auto seed = step.trainSeed();
     if (failed(seed))
       return failure();
     for (auto [stream, op] : llvm::enumerate(drops)) {
@@ -414,25 +438,54 @@ struct BuildTrainingStepPass
     return success();
   }
 
+  /// With bf16 masters, `arg` (train_step's) and the same parameter of
+  /// eval_step become bf16, read through a cast to f32.
+  LogicalResult makeMaster(StepBuilder &step, const Trainable &t, func::FuncOp evalFunc) {
+    if (failed(makeBf16Master(step.func, t.arg)))
+      return failure();
+    if (evalFunc)
+      if (BlockArgument arg = findParam(evalFunc, t.name))
+        if (failed(makeBf16Master(evalFunc, arg)))
+          return failure();
+    return success();
+  }
+
   LogicalResult buildUpdates(StepBuilder &step, Location loc, ArrayRef<Trainable> live,
-                             Value optStep, Value lrValue, Value finite) {
+                             Value optStep, Value lrValue, Value finite, MasterWeights masters,
+                             func::FuncOp evalFunc) {
     OpBuilder &b = step.b;
     bool adamw = optimizer == "adamw";
     double decay = weightDecay >= 0 ? weightDecay : (adamw ? 0.01 : 0.0);
-    for (const Trainable &t : live) {
+    // Stochastic rounding's Philox streams: one per parameter, from 2^31
+    // (mptrt/Philox.h kRoundingStreamBase), apart from dropout's 0, 1, ...
+    constexpr int64_t kRoundingStreamBase = int64_t(1) << 31;
+    for (auto [index, t] : llvm::enumerate(live)) {
       auto type = cast<RankedTensorType>(t.arg.getType());
       if (adamw) {
         auto m = step.addState(t.name + ".exp_avg", type, 0);
         auto v = step.addState(t.name + ".exp_avg_sq", type, 0);
         if (failed(m) || failed(v))
           return failure();
-        auto upd = AdamWUpdateOp::create(
-            b, loc, TypeRange{type, type, type},
-            ValueRange{t.arg, t.grad, *m, *v, optStep, lrValue, finite},
-            {b.getNamedAttr("beta1", b.getF64FloatAttr(beta1)),
-             b.getNamedAttr("beta2", b.getF64FloatAttr(beta2)),
-             b.getNamedAttr("eps", b.getF64FloatAttr(eps)),
-             b.getNamedAttr("weight_decay", b.getF64FloatAttr(decay))});
+        SmallVector<Value> operands = {t.arg, t.grad, *m, *v, optStep, lrValue, finite};
+        SmallVector<NamedAttribute> attrs = {
+            b.getNamedAttr("beta1", b.getF64FloatAttr(beta1)),
+            b.getNamedAttr("beta2", b.getF64FloatAttr(beta2)),
+            b.getNamedAttr("eps", b.getF64FloatAttr(eps)),
+            b.getNamedAttr("weight_decay", b.getF64FloatAttr(decay))};
+        if (masters != MasterWeights::FP32 && failed(makeMaster(step, t, evalFunc)))
+          return failure();
+        if (masters == MasterWeights::BF16SR) {
+          auto seed = step.trainSeed();
+          if (failed(seed))
+            return failure();
+          operands.push_back(*seed);
+          attrs.push_back(b.getNamedAttr("stochastic_rounding", b.getBoolAttr(true)));
+          attrs.push_back(b.getNamedAttr(
+              "stream", b.getI64IntegerAttr(kRoundingStreamBase + int64_t(index))));
+        }
+        auto paramType = t.arg.getType();
+        auto upd = AdamWUpdateOp::create(b, loc, TypeRange{paramType, type, type}, operands,
+                                         attrs);
         step.update(t.name, upd.getNewParam());
         step.update(t.name + ".exp_avg", upd.getNewExpAvg());
         step.update(t.name + ".exp_avg_sq", upd.getNewExpAvgSq());

@@ -247,6 +247,19 @@ std::vector<Case> allCases() {
                     {{F8E5, {2, 32, 64}}, {F8E5, {2, 64, 48}}, {F32, {}, 0.5, 2.0},
                      {F32, {}, 0.5, 2.0}},
                     {{F32, {2, 32, 48}}}));
+  // bf16 master weights (master-weights=bf16 and bf16-sr): the update
+  // rounded into bf16 to nearest even, and stochastically from the Philox
+  // word of (seed, step, stream, element), which both backends draw from
+  // the same header. (Last, so that the cases above keep their operands.)
+  cs.push_back(make("adamw_update",
+                    {{BF16, act}, {F32, act}, {F32, act}, {F32, act, 0.5, 2.0}, {I64, {}, 1, 9},
+                     {F32, {}, 0.5, 1}, {I1, {}, 1, 1}},
+                    {{BF16, act}, {F32, act}, {F32, act}}));
+  cs.push_back(make("adamw_update",
+                    {{BF16, act}, {F32, act}, {F32, act}, {F32, act, 0.5, 2.0}, {I64, {}, 1, 9},
+                     {F32, {}, 0.5, 1}, {I1, {}, 1, 1}, {I64, {}, 0, 1000000}},
+                    {{BF16, act}, {F32, act}, {F32, act}},
+                    {aInt("stochastic_rounding", 1), aInt("stream", 2147483648LL)}));
   return cs;
 }
 

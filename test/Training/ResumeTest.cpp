@@ -178,3 +178,30 @@ TEST(Resume, Fp8ScaleStateIsCheckpointed) {
   EXPECT_GT(hi, lo) << ma[0];
   std::cout << "fp8 scales after step 1: [" << lo << ", " << hi << "]\n";
 }
+
+// Tests that bf16 masters with stochastic rounding resume exactly: the
+// rounding draws from (train.seed, optimizer.step, stream, element), all
+// in the checkpoint or the plan, so 3 + 3 steps give the bytes of 6 (and
+// another --seed gives other bytes).
+TEST(Resume, StochasticallyRoundedBf16MastersResumeExactly) {
+  TempDir dir;
+  std::string msg;
+  const std::string plan = dir.file("charlm_bf16sr.mptp");
+  ASSERT_TRUE(compileTrainingPlan(fixturePath("charlm/model.onnx"),
+                                  {"--optimizer=adamw", "--lr=3e-3", "--weight-decay=0",
+                                   "--precision=bf16", "--master-weights=bf16-sr"},
+                                  plan, &msg))
+      << msg;
+  const std::vector<std::string> base = charlmTrainArgs(plan);
+  auto run = [&](const std::vector<std::string> &extra, const std::string &log) {
+    return runTrainer(dir, base, extra, log);
+  };
+  const std::string a = dir.file("a.ckpt"), b = dir.file("b.ckpt"), c = dir.file("c.ckpt");
+  ASSERT_TRUE(run({"--steps", "6", "--save", a}, "a.log"));
+  ASSERT_TRUE(run({"--steps", "3", "--save", b}, "b1.log"));
+  ASSERT_TRUE(run({"--steps", "6", "--resume", b, "--save", b}, "b2.log"));
+  ASSERT_TRUE(run({"--steps", "6", "--seed", "1", "--save", c}, "c.log"));
+  const std::vector<uint8_t> straight = readBinaryFile(a), resumed = readBinaryFile(b);
+  EXPECT_TRUE(resumed == straight) << "resumed bf16-sr checkpoint differs from the uninterrupted run's";
+  EXPECT_NE(readBinaryFile(c), straight) << "another seed rounded the same way";
+}

@@ -233,6 +233,13 @@ struct TrainingPipelineOptions : public InferencePipelineOptions {
                             llvm::cl::desc("scale = fp8_max / amax / 2^margin"),
                             llvm::cl::init(defaults().fp8Margin),
                             llvm::cl::cat(getTrainingOptionsCategory())};
+  Option<std::string> masterWeights{
+      *this, "master-weights",
+      llvm::cl::desc("The trainable parameters' master weights: fp32, bf16 "
+                     "(updates rounded to nearest even; small ones stall) or "
+                     "bf16-sr (stochastic rounding); AdamW, moments stay fp32"),
+      llvm::cl::init(defaults().masterWeights),
+      llvm::cl::cat(getTrainingOptionsCategory())};
 
 private:
   /// The defaults of `--build-training-step`, from Passes.td.

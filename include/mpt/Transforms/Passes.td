@@ -133,6 +133,13 @@ def BuildTrainingStepPass : Pass<"build-training-step", "::mlir::ModuleOp"> {
       running statistics and dropout off. It returns `loss` and the model's
       other outputs and updates nothing; its parameters and inputs have
       train_step's names, so a plan shares them between the two.
+    - With `master-weights=bf16` or `bf16-sr` (AdamW), each trainable
+      parameter's argument becomes a bf16 master (its initial value rounded
+      to nearest even) read through one inserted cast to f32; the gradients
+      and moments stay f32 and `adamw_update` rounds the new weight into
+      bf16, to nearest even or (`bf16-sr`) stochastically, keyed by the
+      `train.seed` state, the optimizer step and a stream per parameter
+      (2^31, 2^31 + 1, ...).
     - After `--assign-precision=fp8`, each `mpt.fp8_scale` argument becomes
       the state `<t>.fp8_scale` with an amax history, the FP8 contractions'
       output gradients are quantized into f8E5M2 with scale state of their
@@ -227,6 +234,12 @@ def BuildTrainingStepPass : Pass<"build-training-step", "::mlir::ModuleOp"> {
            "The amax a delayed scale comes from: max (of the history) or most_recent">,
     Option<"fp8Margin", "fp8-margin", "int64_t", /*default=*/"0",
            "scale = fp8_max / amax / 2^margin">,
+    Option<"masterWeights", "master-weights", "std::string", /*default=*/"\"fp32\"",
+           "How the trainable parameters' persistent copy (the master weight the "
+           "optimizer updates) is stored: fp32, bf16 (each update rounded to "
+           "nearest even; small updates stall) or bf16-sr (each update rounded "
+           "stochastically, Philox-keyed by train.seed, the step and the element). "
+           "AdamW only; the moments stay fp32">,
   ];
   let dependentDialects = ["::mpt::MPTDialect", "::mlir::func::FuncDialect"];
 }

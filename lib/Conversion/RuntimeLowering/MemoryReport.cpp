@@ -379,9 +379,17 @@ void mpt::writeMemoryReportJSON(const MemoryReport &report,
 
 void mpt::printMemorySummary(const MemoryReport &report, llvm::raw_ostream &os) {
   os << "memory: persistent";
-  for (unsigned r = 0; r < kNumPersistentRoles; ++r)
+  for (unsigned r = 0; r < kNumPersistentRoles; ++r) {
+    const RoleBytes &role = report.persistent[r];
     os << " " << persistentRoleName(static_cast<PersistentRole>(r)) << " "
-       << report.persistent[r].total.bytes;
+       << role.total.bytes;
+    // The masters' dtypes (f32, or bf16 with --master-weights=bf16|bf16-sr).
+    if (static_cast<PersistentRole>(r) == PersistentRole::Masters && !role.byDtype.empty()) {
+      os << " (";
+      llvm::interleave(role.byDtype, os, [&](const auto &d) { os << d.first; }, ", ");
+      os << ")";
+    }
+  }
   os << " = " << report.persistentBytes << " bytes";
   if (report.trainableElements > 0)
     os << " ("

@@ -12,7 +12,7 @@
 //   f8E5M2      1 | 5 | 2, bias 15    IEEE-like: subnormals, +-inf, NaN;
 //                                     max finite 57344
 //
-// Two families of float32 -> narrow conversions:
+// Three families of float32 -> narrow conversions:
 //
 //   f32ToBf16, f32ToF16, f32ToF8E4M3FN, f32ToF8E5M2
 //     Round to nearest, ties to even, with exactly the results of
@@ -27,6 +27,11 @@
 //     The same rounding, but a result beyond the largest finite value
 //     (including +-inf inputs) is clamped to +-max finite (448 / 57344), as
 //     FP8 training recipes expect. NaN stays NaN.
+//
+//   f32ToBf16Stochastic
+//     Stochastic rounding into bf16 with a caller-supplied random word
+//     (unbiased: the expected result is the input); the optimizer updates of
+//     bf16 master weights use it with Philox words (mptrt/Philox.h).
 //
 // NaN inputs give the target's canonical quiet NaN with the input's sign
 // (bf16 0x7FC0, fp16 0x7E00, f8E4M3FN 0x7F, f8E5M2 0x7E, sign bit or'ed in);
@@ -232,6 +237,26 @@ MPTRT_HOST_DEVICE inline uint16_t f32ToBf16(float x) {
   // exponent, which is exactly the next binade (or inf past the max).
   const uint32_t lsb = (bits >> 16) & 1u;
   return static_cast<uint16_t>((bits + 0x7FFFu + lsb) >> 16);
+}
+
+/// Stochastic rounding into bf16: `x` rounds away from zero (in magnitude)
+/// with probability (the dropped low 16 bits of x) / 2^16 and toward zero
+/// otherwise, so E[bf16ToF32(result)] == x for every finite x whose
+/// rounding stays finite. `random` is a uniformly random 32-bit word; its
+/// high 16 bits are added to the bit pattern below bf16's last kept bit and
+/// the sum truncated. Within a binade the bf16 neighbours of x are adjacent
+/// bit patterns and x's pattern lies between them linearly, so the carry
+/// happens with exactly that probability; a carry out of the mantissa is
+/// the next binade (or inf past bf16's max, whose neighbour is inf), and
+/// subnormals share float32's layout. NaN gives f32ToBf16's quiet NaN;
+/// +-inf stays +-inf (its low bits are 0 and the carry never reaches the
+/// exponent). Shared by every backend (the optimizer updates with
+/// master-weights=bf16-sr), so a draw rounds alike on every device.
+MPTRT_HOST_DEVICE inline uint16_t f32ToBf16Stochastic(float x, uint32_t random) {
+  const uint32_t bits = bitsOfF32(x);
+  if ((bits & 0x7FFFFFFFu) > 0x7F800000u)  // NaN
+    return f32ToBf16(x);
+  return static_cast<uint16_t>((bits + (random >> 16)) >> 16);
 }
 
 //===----------------------------------------------------------------------===//

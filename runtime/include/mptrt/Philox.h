@@ -87,6 +87,21 @@ MPTRT_PHILOX_FN uint32_t dropoutBits(uint64_t seed, uint64_t step, uint32_t stre
   return dropoutBlock(seed, step, stream, uint32_t(i >> 2)).v[i & 3];
 }
 
+/// Stochastic rounding of optimizer updates (master-weights=bf16-sr) draws
+/// from the same counter layout, with the parameter's own stream: element i
+/// of the parameter with stream `stream` at optimizer step `step` rounds
+/// with dropoutBits(seed, step, stream, i). --build-training-step numbers
+/// these streams from kRoundingStreamBase (2^31) up, one per trainable
+/// parameter, so they never meet a dropout's stream (0, 1, ...).
+constexpr uint32_t kRoundingStreamBase = 0x80000000u;
+
+/// The random word that rounds element i of a stochastically rounded
+/// update (i < kMaxStreamElements).
+MPTRT_PHILOX_FN uint32_t roundingBits(uint64_t seed, uint64_t step, uint32_t stream,
+                                      int64_t i) {
+  return dropoutBits(seed, step, stream, i);
+}
+
 /// The drop threshold of a ratio in [0, 1]: round(ratio * 2^32). An element
 /// is kept when its word is >= the threshold, i.e. when the uniform
 /// u = bits / 2^32 in [0, 1) satisfies u >= ratio (to 2^-32), so it is kept

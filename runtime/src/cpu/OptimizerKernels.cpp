@@ -20,7 +20,10 @@
 //
 // Each element's operands are read before its results are written, so a
 // result may occupy its operand's bytes (param' over param, buf' over buf,
-// exp_avg' over exp_avg, ...). When `finite` is 0 nothing is computed:
+// exp_avg' over exp_avg, ...). adamw_update's param may be bf16 (master
+// weights in bf16): the same f32 arithmetic on the widened weight, rounded
+// once into bf16 at the end (to nearest even, or stochastically).
+// When `finite` is 0 nothing is computed:
 // every result receives its operand's bytes, or is left alone when it is
 // the operand.
 //
@@ -30,6 +33,9 @@
 #include "cpu/Parallel.h"
 #include "cpu/Scalars.h"
 #include "ops/Training.h"
+
+#include "mptrt/Numerics.h"
+#include "mptrt/Philox.h"
 
 #include <algorithm>
 #include <cmath>
@@ -142,35 +148,55 @@ Status runAdamWUpdate(const AdamWParams &p, const KernelArgs &args) {
 
   const TensorArg &grad = args.operands[1];
   const DType gt = grad.desc->dtype;
-  const float *param = static_cast<const float *>(args.operands[0].data);
   const float *expAvg = static_cast<const float *>(args.operands[2].data);
   const float *expAvgSq = static_cast<const float *>(args.operands[3].data);
-  float *paramOut = static_cast<float *>(args.results[0].data);
   float *expAvgOut = static_cast<float *>(args.results[1].data);
   float *expAvgSqOut = static_cast<float *>(args.results[2].data);
-  parallelFor(p.numel, grainForCost(16), [&](int64_t begin, int64_t end) {
-    float g[kBlock];
-    for (int64_t i = begin; i < end; i += kBlock) {
-      const int64_t n = std::min(kBlock, end - i);
-      loadF32(gt, elementPtr(grad.data, gt, i), n, g);
-      for (int64_t j = 0; j < n; ++j) {
-        const int64_t k = i + j;
-        float w = param[k], m = expAvg[k], v = expAvgSq[k];
-        const float gj = g[j];
-        if (decay)
-          w = w * decayFactor;
-        const float diff = gj - m;
-        m = smallWeight ? std::fma(w1, diff, m) : std::fma(w1Minus1, diff, gj);
-        v = v * beta2;
-        v = std::fma(oneMinusBeta2 * gj, gj, v);
-        const float denom = std::sqrt(v) / bc2Sqrt + eps;
-        w = w + negStepSize * m / denom;
-        paramOut[k] = w;
-        expAvgOut[k] = m;
-        expAvgSqOut[k] = v;
+  // The master weight's dtype: f32, or bf16 widened exactly on load and
+  // rounded once on store (to nearest even, or stochastically with the
+  // Philox word of (seed, step, stream, k): numerics::f32ToBf16Stochastic).
+  const uint64_t seed = p.stochasticRounding ? uint64_t(readI64(args.operands[7])) : 0;
+  auto update = [&](auto loadParam, auto storeParam) {
+    parallelFor(p.numel, grainForCost(16), [&](int64_t begin, int64_t end) {
+      float g[kBlock];
+      for (int64_t i = begin; i < end; i += kBlock) {
+        const int64_t n = std::min(kBlock, end - i);
+        loadF32(gt, elementPtr(grad.data, gt, i), n, g);
+        for (int64_t j = 0; j < n; ++j) {
+          const int64_t k = i + j;
+          float w = loadParam(k), m = expAvg[k], v = expAvgSq[k];
+          const float gj = g[j];
+          if (decay)
+            w = w * decayFactor;
+          const float diff = gj - m;
+          m = smallWeight ? std::fma(w1, diff, m) : std::fma(w1Minus1, diff, gj);
+          v = v * beta2;
+          v = std::fma(oneMinusBeta2 * gj, gj, v);
+          const float denom = std::sqrt(v) / bc2Sqrt + eps;
+          w = w + negStepSize * m / denom;
+          storeParam(k, w);
+          expAvgOut[k] = m;
+          expAvgSqOut[k] = v;
+        }
       }
-    }
-  });
+    });
+  };
+  if (!p.bf16Param) {
+    const float *param = static_cast<const float *>(args.operands[0].data);
+    float *paramOut = static_cast<float *>(args.results[0].data);
+    update([&](int64_t k) { return param[k]; }, [&](int64_t k, float w) { paramOut[k] = w; });
+    return Status::ok();
+  }
+  const uint16_t *param = static_cast<const uint16_t *>(args.operands[0].data);
+  uint16_t *paramOut = static_cast<uint16_t *>(args.results[0].data);
+  auto load = [&](int64_t k) { return numerics::bf16ToF32(param[k]); };
+  if (p.stochasticRounding)
+    update(load, [&](int64_t k, float w) {
+      paramOut[k] = numerics::f32ToBf16Stochastic(
+          w, philox::roundingBits(seed, uint64_t(step), p.stream, k));
+    });
+  else
+    update(load, [&](int64_t k, float w) { paramOut[k] = numerics::f32ToBf16(w); });
   return Status::ok();
 }
 

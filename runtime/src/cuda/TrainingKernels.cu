@@ -31,6 +31,8 @@
 #include "cuda/Device.cuh"
 #include "ops/Training.h"
 
+#include "mptrt/Philox.h"
+
 #include <cmath>
 #include <vector>
 
@@ -420,6 +422,8 @@ Status runSgdUpdate(const Context &c, const SgdParams &p, const KernelArgs &args
 //     m = |w1| < 0.5 ? fma(w1, g - m, m) : fma(w1 - 1, g - m, g)   (lerp)
 //     v = fma((1 - beta2) * g, g, v * beta2)
 //     w = w + (-step_size) * m / (sqrt(v) / bc2_sqrt + eps)
+// then w is stored as f32, or rounded into a bf16 master (nearest even, or
+// stochastically with the Philox word of (seed, step, stream, k)).
 // When finite is 0 every result gets its operand's bits.
 //===----------------------------------------------------------------------===//
 
@@ -427,25 +431,38 @@ struct AdamWArgs {
   double beta1, beta2, weightDecay;  // the Python scalars
   bool decay, smallWeight;
   float w1, w1Minus1, beta2f, oneMinusBeta2, eps;  // as the f32 kernels receive them
+  uint32_t stream;                                 // stochastic rounding's Philox stream
 };
 
-__global__ void adamwKernel(AdamWArgs a, const float *param, DType gt, const void *grad,
+/// How the master weight is stored: f32, or bf16 rounded to nearest even
+/// or stochastically (the CPU's numerics::f32ToBf16 / f32ToBf16Stochastic
+/// with philox::roundingBits, the same header code, so the same bits).
+enum class Master { F32, Bf16Nearest, Bf16Stochastic };
+
+template <Master M>
+__global__ void adamwKernel(AdamWArgs a, const void *param, DType gt, const void *grad,
                             const float *expAvg, const float *expAvgSq, const int64_t *stepPtr,
-                            const float *lrPtr, const uint8_t *finitePtr, float *paramOut,
-                            float *expAvgOut, float *expAvgSqOut, int64_t n) {
+                            const float *lrPtr, const uint8_t *finitePtr, const int64_t *seedPtr,
+                            void *paramOut, float *expAvgOut, float *expAvgSqOut, int64_t n) {
   const bool finite = *finitePtr != 0;
   const double lr = *lrPtr;
-  const double t = static_cast<double>(*stepPtr) + 1;
+  const int64_t step = *stepPtr;
+  const double t = static_cast<double>(step) + 1;
   const double biasCorrection1 = 1 - pow(a.beta1, t);
   const double biasCorrection2 = 1 - pow(a.beta2, t);
   const double stepSize = lr / biasCorrection1;
   const float decayFactor = static_cast<float>(1 - lr * a.weightDecay);
   const float bc2Sqrt = static_cast<float>(sqrt(biasCorrection2));
   const float negStepSize = static_cast<float>(-stepSize);
+  const uint64_t seed = M == Master::Bf16Stochastic ? uint64_t(*seedPtr) : 0;
   MPTRT_FOR_EACH(k, n) {
     if (!finite) {  // a skipped step: the bits, unless the result is the operand
-      if (paramOut != param)
-        reinterpret_cast<uint32_t *>(paramOut)[k] = reinterpret_cast<const uint32_t *>(param)[k];
+      if (paramOut != param) {
+        if (M == Master::F32)
+          static_cast<uint32_t *>(paramOut)[k] = static_cast<const uint32_t *>(param)[k];
+        else
+          static_cast<uint16_t *>(paramOut)[k] = static_cast<const uint16_t *>(param)[k];
+      }
       if (expAvgOut != expAvg)
         reinterpret_cast<uint32_t *>(expAvgOut)[k] =
             reinterpret_cast<const uint32_t *>(expAvg)[k];
@@ -454,7 +471,9 @@ __global__ void adamwKernel(AdamWArgs a, const float *param, DType gt, const voi
             reinterpret_cast<const uint32_t *>(expAvgSq)[k];
       continue;
     }
-    float w = param[k], m = expAvg[k], v = expAvgSq[k];
+    float w = M == Master::F32 ? static_cast<const float *>(param)[k]
+                               : numerics::bf16ToF32(static_cast<const uint16_t *>(param)[k]);
+    float m = expAvg[k], v = expAvgSq[k];
     const float gj = loadF32(gt, grad, k);
     if (a.decay)
       w = w * decayFactor;
@@ -464,7 +483,13 @@ __global__ void adamwKernel(AdamWArgs a, const float *param, DType gt, const voi
     v = fmaf(a.oneMinusBeta2 * gj, gj, v);
     const float denom = sqrtf(v) / bc2Sqrt + a.eps;
     w = w + negStepSize * m / denom;
-    paramOut[k] = w;
+    if (M == Master::F32)
+      static_cast<float *>(paramOut)[k] = w;
+    else if (M == Master::Bf16Nearest)
+      static_cast<uint16_t *>(paramOut)[k] = numerics::f32ToBf16(w);
+    else
+      static_cast<uint16_t *>(paramOut)[k] = numerics::f32ToBf16Stochastic(
+          w, philox::roundingBits(seed, uint64_t(step), a.stream, k));
     expAvgOut[k] = m;
     expAvgSqOut[k] = v;
   }
@@ -484,16 +509,27 @@ Status runAdamWUpdate(const Context &c, const AdamWParams &p, const KernelArgs &
   a.beta2f = static_cast<float>(p.beta2);
   a.oneMinusBeta2 = static_cast<float>(1 - p.beta2);
   a.eps = static_cast<float>(p.eps);
+  a.stream = p.stream;
   const TensorArg &grad = args.operands[1];
-  adamwKernel<<<blocksFor(c, p.numel), kThreads, 0, streamOf(c)>>>(
-      a, static_cast<const float *>(args.operands[0].data), grad.desc->dtype, grad.data,
-      static_cast<const float *>(args.operands[2].data),
-      static_cast<const float *>(args.operands[3].data),
-      static_cast<const int64_t *>(args.operands[4].data),
-      static_cast<const float *>(args.operands[5].data),
-      static_cast<const uint8_t *>(args.operands[6].data),
-      static_cast<float *>(args.results[0].data), static_cast<float *>(args.results[1].data),
-      static_cast<float *>(args.results[2].data), p.numel);
+  const int64_t *seed =
+      p.stochasticRounding ? static_cast<const int64_t *>(args.operands[7].data) : nullptr;
+  auto launch = [&](auto kernel) {
+    kernel<<<blocksFor(c, p.numel), kThreads, 0, streamOf(c)>>>(
+        a, args.operands[0].data, grad.desc->dtype, grad.data,
+        static_cast<const float *>(args.operands[2].data),
+        static_cast<const float *>(args.operands[3].data),
+        static_cast<const int64_t *>(args.operands[4].data),
+        static_cast<const float *>(args.operands[5].data),
+        static_cast<const uint8_t *>(args.operands[6].data), seed, args.results[0].data,
+        static_cast<float *>(args.results[1].data), static_cast<float *>(args.results[2].data),
+        p.numel);
+  };
+  if (!p.bf16Param)
+    launch(adamwKernel<Master::F32>);
+  else if (p.stochasticRounding)
+    launch(adamwKernel<Master::Bf16Stochastic>);
+  else
+    launch(adamwKernel<Master::Bf16Nearest>);
   return launched("adamw_update kernel");
 }
 

@@ -2,6 +2,8 @@
 #include "ops/Training.h"
 #include "ops/DecodeUtil.h"
 
+#include "mptrt/Philox.h"
+
 #include <cmath>
 #include <limits>
 #include <string>
@@ -160,8 +162,20 @@ Status decodeSgdUpdate(const KernelView &v, SgdParams *p) {
 }
 
 Status decodeAdamWUpdate(const KernelView &v, AdamWParams *p) {
-  MPTRT_TRY(v.expectCounts(7, 7, 3, 3));
-  MPTRT_TRY(v.allowOnly({"beta1", "beta2", "eps", "weight_decay"}));
+  MPTRT_TRY(v.expectCounts(7, 8, 3, 3));
+  MPTRT_TRY(v.allowOnly(
+      {"beta1", "beta2", "eps", "weight_decay", "stochastic_rounding", "stream"}));
+  MPTRT_TRY(v.getBool("stochastic_rounding", false, &p->stochasticRounding));
+  int64_t stream;
+  MPTRT_TRY(v.getInt("stream", 0, &stream));
+  if (stream < 0 || stream > int64_t(0xffffffff))
+    return v.error("attribute 'stream' must be in [0, 2^32), got " + std::to_string(stream));
+  p->stream = static_cast<uint32_t>(stream);
+  if (p->stochasticRounding != (v.numOperands() == 8))
+    return v.error(p->stochasticRounding
+                       ? "stochastic_rounding needs the seed operand (param, grad, "
+                         "exp_avg, exp_avg_sq, step, lr, finite, seed)"
+                       : "the seed operand is only meaningful with stochastic_rounding");
   MPTRT_TRY(getFiniteFloat(v, "beta1", 0.9, false, &p->beta1));
   MPTRT_TRY(getFiniteFloat(v, "beta2", 0.999, false, &p->beta2));
   MPTRT_TRY(getFiniteFloat(v, "eps", 1e-8, false, &p->eps));
@@ -172,7 +186,25 @@ Status decodeAdamWUpdate(const KernelView &v, AdamWParams *p) {
   if (p->eps < 0 || p->weightDecay < 0)
     return v.error("attributes 'eps' and 'weight_decay' must be >= 0");
   const std::vector<int64_t> &shape = v.operand(0).shape;
-  MPTRT_TRY(expectStateOperand(v, 0, shape, "param"));
+  // The master weight: f32, or bf16 (rounded to nearest even, or
+  // stochastically); param' has the param's dtype.
+  p->bf16Param = v.operand(0).dtype == DType::BF16;
+  if (p->bf16Param) {
+    if (v.result(0).dtype != DType::BF16 || v.result(0).shape != shape)
+      return v.error(resultLabel(v, 0) + " (param) must be bf16 of shape " +
+                     shapeString(shape) + ", as the param");
+  } else {
+    MPTRT_TRY(expectStateOperand(v, 0, shape, "param"));
+    MPTRT_TRY(expectStateResult(v, 0, shape, "param"));
+  }
+  if (p->stochasticRounding) {
+    if (!p->bf16Param)
+      return v.error("stochastic_rounding needs a bf16 param, got " +
+                     std::string(plan::dtypeName(v.operand(0).dtype)));
+    MPTRT_TRY(expectScalarOperand(v, 7, DType::I64, "seed"));
+    if (v.operand(0).numel > philox::kMaxStreamElements)
+      return v.error("stochastic rounding covers at most 2^34 elements per tensor");
+  }
   MPTRT_TRY(expectFloatOperand(v, 1));
   if (v.operand(1).shape != shape)
     return v.error(operandLabel(v, 1) + " (grad) must have the shape of the param, " +
@@ -182,7 +214,6 @@ Status decodeAdamWUpdate(const KernelView &v, AdamWParams *p) {
   MPTRT_TRY(expectScalarOperand(v, 4, DType::I64, "step"));
   MPTRT_TRY(expectScalarOperand(v, 5, DType::F32, "lr"));
   MPTRT_TRY(expectScalarOperand(v, 6, DType::I1, "finite"));
-  MPTRT_TRY(expectStateResult(v, 0, shape, "param"));
   MPTRT_TRY(expectStateResult(v, 1, shape, "exp_avg"));
   MPTRT_TRY(expectStateResult(v, 2, shape, "exp_avg_sq"));
   p->numel = v.operand(0).numel;

@@ -9,7 +9,8 @@
 //
 // Scalars are 0-d tensors: `step` and counters i64, `lr`, `scale`, `norm`
 // and `amax` f32, `finite` i1. Optimizer state (param, momentum buffer,
-// moments) is f32 of the parameter's shape; gradients may be any float type.
+// moments) is f32 of the parameter's shape, but adamw_update's param may
+// also be bf16 (master-weights=bf16); gradients may be any float type.
 //
 //===----------------------------------------------------------------------===//
 #ifndef MPTRT_SRC_OPS_TRAINING_H
@@ -66,11 +67,18 @@ struct SgdParams {
 };
 Status decodeSgdUpdate(const KernelView &v, SgdParams *p);
 
-/// adamw_update: param, grad, exp_avg, exp_avg_sq, step, lr, finite ->
-/// param', exp_avg', exp_avg_sq'.
+/// adamw_update: param, grad, exp_avg, exp_avg_sq, step, lr, finite
+/// [, seed] -> param', exp_avg', exp_avg_sq'. The param (and param') may be
+/// f32 or bf16 (bf16 master weights: the update is computed in f32 from the
+/// widened param and rounded once into bf16, to nearest even or, with
+/// `stochastic_rounding` and the seed, stochastically with the Philox word
+/// of (seed, step, stream, element)).
 struct AdamWParams {
   int64_t numel = 0;
   double beta1 = 0.9, beta2 = 0.999, eps = 1e-8, weightDecay = 0.01;
+  bool bf16Param = false;
+  bool stochasticRounding = false;  // then operand 7 is the seed
+  uint32_t stream = 0;
 };
 Status decodeAdamWUpdate(const KernelView &v, AdamWParams *p);
 

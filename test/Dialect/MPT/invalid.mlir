@@ -258,3 +258,30 @@ func.func @lr_schedule_steps(%s: tensor<i64>) -> tensor<f32> {
   %0 = mpt.lr_schedule %s {schedule = "warmup_cosine", lr = 0.1 : f64, warmup_steps = -1 : i64} : (tensor<i64>) -> tensor<f32>
   return %0 : tensor<f32>
 }
+
+// -----
+
+// Tests that adamw_update takes a seed exactly with stochastic rounding.
+func.func @adamw_seed(%p: tensor<4xbf16>, %g: tensor<4xf32>, %s: tensor<i64>, %lr: tensor<f32>, %ok: tensor<i1>) -> tensor<4xbf16> {
+  // expected-error @+1 {{takes a seed exactly when 'stochastic_rounding' is set}}
+  %0:3 = mpt.adamw_update %p, %g, %g, %g, %s, %lr, %ok {stochastic_rounding = true} : (tensor<4xbf16>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<i64>, tensor<f32>, tensor<i1>) -> (tensor<4xbf16>, tensor<4xf32>, tensor<4xf32>)
+  return %0#0 : tensor<4xbf16>
+}
+
+// -----
+
+// Tests that adamw_update rounds stochastically only into a bf16 master.
+func.func @adamw_sr_f32(%p: tensor<4xf32>, %g: tensor<4xf32>, %s: tensor<i64>, %lr: tensor<f32>, %ok: tensor<i1>) -> tensor<4xf32> {
+  // expected-error @+1 {{rounds stochastically only into a bf16 parameter, not 'tensor<4xf32>'}}
+  %0:3 = mpt.adamw_update %p, %g, %g, %g, %s, %lr, %ok, %s {stochastic_rounding = true, stream = 1 : i64} : (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<i64>, tensor<f32>, tensor<i1>, tensor<i64>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>)
+  return %0#0 : tensor<4xf32>
+}
+
+// -----
+
+// Tests that an adamw_update's new parameter has the parameter's type.
+func.func @adamw_master_type(%p: tensor<4xbf16>, %g: tensor<4xf32>, %s: tensor<i64>, %lr: tensor<f32>, %ok: tensor<i1>) -> tensor<4xf32> {
+  // expected-error @+1 {{all of {param, new_param} have same type}}
+  %0:3 = mpt.adamw_update %p, %g, %g, %g, %s, %lr, %ok : (tensor<4xbf16>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<i64>, tensor<f32>, tensor<i1>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>)
+  return %0#0 : tensor<4xf32>
+}

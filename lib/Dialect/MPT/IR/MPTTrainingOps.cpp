@@ -34,6 +34,23 @@ LogicalResult SGDUpdateOp::verify() {
   return success();
 }
 
+LogicalResult AdamWUpdateOp::verify() {
+  if (getStochasticRounding() != static_cast<bool>(getSeed()))
+    return emitOpError("takes a seed exactly when 'stochastic_rounding' is set");
+  if (getStochasticRounding() && !cast<ShapedType>(getParam().getType()).getElementType().isBF16())
+    return emitOpError("rounds stochastically only into a bf16 parameter, not ")
+           << getParam().getType();
+  if (getStream() && !getStochasticRounding())
+    return emitOpError("has a 'stream' only with 'stochastic_rounding'");
+  if (getStream() && static_cast<int64_t>(*getStream()) > int64_t(0xffffffff))
+    return emitOpError("'stream' must be in [0, 2^32)");
+  auto shape = cast<ShapedType>(getParam().getType()).getShape();
+  for (Value v : {getGrad(), getExpAvg(), getExpAvgSq()})
+    if (cast<ShapedType>(v.getType()).getShape() != shape)
+      return emitOpError("gradient and moments must have the parameter's shape");
+  return success();
+}
+
 LogicalResult LRScheduleOp::verify() {
   if (getSchedule() != "constant" && getSchedule() != "warmup_cosine")
     return emitOpError("unknown schedule '") << getSchedule()

@@ -70,17 +70,38 @@ def MPT_SGDUpdateOp : MPT_TrainingOp<"sgd_update"> {
   let hasVerifier = 1;
 }
 
-def MPT_AdamWUpdateOp : MPT_TrainingOp<"adamw_update"> {
+def MPT_MasterTensor : TensorOf<[F32, BF16]>;
+
+def MPT_AdamWUpdateOp : MPT_TrainingOp<"adamw_update",
+    [AllTypesMatch<["param", "new_param"]>]> {
   let summary = "One torch.optim.AdamW step, skipped when `finite` is false";
-  let arguments = (ins F32Tensor:$param, F32Tensor:$grad, F32Tensor:$exp_avg,
+  let description = [{
+    The moments are FP32; the parameter (the master weight) is FP32 or, with
+    `--build-training-step="master-weights=bf16|bf16-sr"`, bf16: the update
+    is computed in FP32 from the widened weight and rounded once into bf16,
+    to nearest even, or with `stochastic_rounding` stochastically, from the
+    Philox4x32-10 word of (`seed`, `step`, `stream`, element index).
+
+    ```mlir
+    %p1, %m1, %v1 = mpt.adamw_update %p, %g, %m, %v, %step, %lr, %ok, %seed
+        {stochastic_rounding = true, stream = 2147483648 : i64}
+        : (tensor<4xbf16>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>,
+           tensor<i64>, tensor<f32>, tensor<i1>, tensor<i64>)
+        -> (tensor<4xbf16>, tensor<4xf32>, tensor<4xf32>)
+    ```
+  }];
+  let arguments = (ins MPT_MasterTensor:$param, F32Tensor:$grad, F32Tensor:$exp_avg,
                    F32Tensor:$exp_avg_sq, MPT_I64Scalar:$step, MPT_F32Scalar:$lr,
-                   MPT_BoolScalar:$finite,
+                   MPT_BoolScalar:$finite, Optional<MPT_I64Scalar>:$seed,
                    DefaultValuedAttr<F64Attr, "0.9">:$beta1,
                    DefaultValuedAttr<F64Attr, "0.999">:$beta2,
                    DefaultValuedAttr<F64Attr, "1e-8">:$eps,
-                   DefaultValuedAttr<F64Attr, "0.01">:$weight_decay);
-  let results = (outs F32Tensor:$new_param, F32Tensor:$new_exp_avg,
+                   DefaultValuedAttr<F64Attr, "0.01">:$weight_decay,
+                   DefaultValuedAttr<BoolAttr, "false">:$stochastic_rounding,
+                   OptionalAttr<I64Attr>:$stream);
+  let results = (outs MPT_MasterTensor:$new_param, F32Tensor:$new_exp_avg,
                  F32Tensor:$new_exp_avg_sq);
+  let hasVerifier = 1;
 }
 
 def MPT_UpdateLossScaleOp : MPT_TrainingOp<"update_loss_scale"> {

@@ -441,11 +441,13 @@ def MPTRT_SGDUpdateOp : MPTRT_KernelOp<"sgd_update",
 def MPTRT_AdamWUpdateOp : MPTRT_KernelOp<"adamw_update",
     (ins MPTRT_Tensor:$param, MPTRT_Tensor:$grad, MPTRT_Tensor:$exp_avg,
          MPTRT_Tensor:$exp_avg_sq, MPTRT_Tensor:$step, MPTRT_Tensor:$lr,
-         MPTRT_Tensor:$finite,
+         MPTRT_Tensor:$finite, Optional<MPTRT_Tensor>:$seed,
          OptionalAttr<F64Attr>:$beta1, OptionalAttr<F64Attr>:$beta2,
-         OptionalAttr<F64Attr>:$eps, OptionalAttr<F64Attr>:$weight_decay),
+         OptionalAttr<F64Attr>:$eps, OptionalAttr<F64Attr>:$weight_decay,
+         OptionalAttr<BoolAttr>:$stochastic_rounding, OptionalAttr<I64Attr>:$stream),
     (outs MPTRT_Tensor:$new_param, MPTRT_Tensor:$new_exp_avg, MPTRT_Tensor:$new_exp_avg_sq)> {
-  let summary = "One torch.optim.AdamW step";
+  let summary = "One torch.optim.AdamW step (f32 or bf16 master, bf16 rounded "
+                "to nearest even or stochastically)";
 }
 def MPTRT_UpdateLossScaleOp : MPTRT_KernelOp<"update_loss_scale",
     (ins MPTRT_Tensor:$scale, MPTRT_Tensor:$growth_tracker, MPTRT_Tensor:$finite,
