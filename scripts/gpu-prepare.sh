@@ -6,7 +6,8 @@
 #                                         zoo fixtures (test/fixtures/parity),
 #                                         fp32, bf16 and fp16, AdamW (and
 #                                         fp8 for the matmul-only models)
-#   .gpu/example/charlm-<precision>.mptp the main job's model (bf16, fp8) for
+#   .gpu/example/charlm-<precision>.mptp the main job's model (bf16, fp8,
+#                                         bf16 with bf16-sr masters) for
 #                                         scripts/gpu-example.sh
 #   .gpu/googletest/                      Debian's GoogleTest sources, built
 #                                         there with the runtime's tests
@@ -55,5 +56,9 @@ for precision in bf16 fp8; do
     --precision="$precision" --optimizer=adamw --lr=3e-3 --weight-decay=0 --quiet \
     -o "$OUT/example/charlm-$precision.mptp" 2>/dev/null
 done
+# bf16 masters with stochastic rounding (--master-weights=bf16-sr).
+"$BUILD_DIR/bin/mpt-compile" test/fixtures/training/charlm/model.onnx --train \
+  --precision=bf16 --master-weights=bf16-sr --optimizer=adamw --lr=3e-3 --weight-decay=0 \
+  --quiet -o "$OUT/example/charlm-bf16sr.mptp" 2>/dev/null
 du -sh "$OUT" | sed 's/^/gpu-prepare: /'
 echo "gpu-prepare: now run scripts/gpu-check.sh on the GPU host, carrying .gpu"
