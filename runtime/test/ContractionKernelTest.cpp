@@ -169,7 +169,6 @@ TEST(GemmKernel, DefaultsMixedDTypes) {
 // f32(1/a_scale) * f32(1/b_scale) (cuBLASLt's A and B scales).
 //===----------------------------------------------------------------------===//
 
-HostTensor scalarF32(float v) { return fromValues(DType::F32, {}, {v}); }
 
 // Tests scaled_matmul with E4M3 x E5M2 operands (batched, broadcast rhs)
 // into f32 and bf16 results against the float64 product times the

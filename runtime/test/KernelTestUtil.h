@@ -254,6 +254,15 @@ inline std::vector<int64_t> unflatten(int64_t flat, const std::vector<int64_t> &
   return idx;
 }
 
+/// 0-d tensors of one value.
+inline HostTensor scalarF32(float v) { return fromValues(DType::F32, {}, {v}); }
+inline HostTensor scalarI64(int64_t v) {
+  HostTensor t(DType::I64, {});
+  std::memcpy(t.bytes.data(), &v, 8);
+  return t;
+}
+inline HostTensor scalarI1(bool v) { return fromValues(DType::I1, {}, {v ? 1.0 : 0.0}); }
+
 /// `n` floats uniform in [-1, 1), from `seed`.
 inline std::vector<float> randomFloats(size_t n, unsigned seed) {
   std::mt19937 rng(seed);

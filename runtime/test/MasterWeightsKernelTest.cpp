@@ -23,13 +23,6 @@ using namespace mptrt::test;
 
 namespace {
 
-HostTensor scalarF32(float v) { return fromValues(DType::F32, {}, {v}); }
-HostTensor scalarI64(int64_t v) {
-  HostTensor t(DType::I64, {});
-  std::memcpy(t.bytes.data(), &v, 8);
-  return t;
-}
-HostTensor scalarI1(bool v) { return fromValues(DType::I1, {}, {v ? 1.0 : 0.0}); }
 HostTensor filled(DType dtype, int64_t n, double v) {
   return fromValues(dtype, {n}, std::vector<double>(n, v));
 }

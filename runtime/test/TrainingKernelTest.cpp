@@ -31,13 +31,6 @@ const bool kThreadsSet = [] {
   return true;
 }();
 
-HostTensor scalarF32(float v) { return fromValues(DType::F32, {}, {v}); }
-HostTensor scalarI64(int64_t v) {
-  HostTensor t(DType::I64, {});
-  std::memcpy(t.bytes.data(), &v, 8);
-  return t;
-}
-HostTensor scalarI1(bool v) { return fromValues(DType::I1, {}, {v ? 1.0 : 0.0}); }
 HostTensor f32Result(std::vector<int64_t> shape = {}) { return HostTensor(DType::F32, shape); }
 
 float f32At(const HostTensor &t, int64_t i) {

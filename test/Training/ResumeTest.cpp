@@ -68,20 +68,33 @@ double numberOf(const std::string &line, const std::string &key) {
   return std::regex_search(line, m, re) ? std::stod(m[1]) : -1.0;
 }
 
+/// A charlm plan compiled with the fixture's AdamW recipe and `flags` into
+/// a fresh directory, and mpt-train runs of it on the training batches.
+struct CharLMRuns {
+  TempDir dir;
+  std::string plan, error;
+  std::vector<std::string> base;
+
+  bool compile(const std::string &name, std::vector<std::string> flags) {
+    plan = dir.file(name);
+    flags.insert(flags.begin(), {"--optimizer=adamw", "--lr=3e-3", "--weight-decay=0"});
+    base = charlmTrainArgs(plan);
+    return compileTrainingPlan(fixturePath("charlm/model.onnx"), flags, plan, &error);
+  }
+  bool run(const std::vector<std::string> &extra, const std::string &log) {
+    return runTrainer(dir, base, extra, log);
+  }
+};
+
 } // namespace
 
 TEST(Resume, CharLMResumedRunIsBitIdentical) {
-  TempDir dir;
-  std::string msg;
-  const std::string plan = dir.file("charlm.mptp");
-  ASSERT_TRUE(compileTrainingPlan(fixturePath("charlm/model.onnx"),
-                                  {"--optimizer=adamw", "--lr=3e-3", "--weight-decay=0",
-                                   "--loss-scale=dynamic", "--growth-interval=4"},
-                                  plan, &msg))
-      << msg;
-  const std::vector<std::string> base = charlmTrainArgs(plan);
+  CharLMRuns runs;
+  ASSERT_TRUE(runs.compile("charlm.mptp", {"--loss-scale=dynamic", "--growth-interval=4"}))
+      << runs.error;
+  TempDir &dir = runs.dir;
   auto run = [&](const std::vector<std::string> &extra, const std::string &log) {
-    return runTrainer(dir, base, extra, log);
+    return runs.run(extra, log);
   };
   const std::string a = dir.file("a.ckpt"), b = dir.file("b.ckpt"), c = dir.file("c.ckpt");
   ASSERT_TRUE(run({"--steps", "20", "--save", a, "--metrics", dir.file("a.jsonl")}, "a.log"));
@@ -142,17 +155,12 @@ TEST(Resume, CharLMResumedRunIsBitIdentical) {
 // resumed run would start again from scales of 1 and empty histories, and
 // its steps 4-6 would quantize differently.
 TEST(Resume, Fp8ScaleStateIsCheckpointed) {
-  TempDir dir;
-  std::string msg;
-  const std::string plan = dir.file("charlm_fp8.mptp");
-  ASSERT_TRUE(compileTrainingPlan(fixturePath("charlm/model.onnx"),
-                                  {"--optimizer=adamw", "--lr=3e-3", "--weight-decay=0",
-                                   "--precision=fp8", "--fp8-scaling=delayed"},
-                                  plan, &msg))
-      << msg;
-  const std::vector<std::string> base = charlmTrainArgs(plan);
+  CharLMRuns runs;
+  ASSERT_TRUE(runs.compile("charlm_fp8.mptp", {"--precision=fp8", "--fp8-scaling=delayed"}))
+      << runs.error;
+  TempDir &dir = runs.dir;
   auto run = [&](const std::vector<std::string> &extra, const std::string &log) {
-    return runTrainer(dir, base, extra, log);
+    return runs.run(extra, log);
   };
   const std::string a = dir.file("a.ckpt"), b = dir.file("b.ckpt");
   ASSERT_TRUE(run({"--steps", "6", "--save", a, "--metrics", dir.file("a.jsonl")}, "a.log"));
@@ -184,17 +192,12 @@ TEST(Resume, Fp8ScaleStateIsCheckpointed) {
 // in the checkpoint or the plan, so 3 + 3 steps give the bytes of 6 (and
 // another --seed gives other bytes).
 TEST(Resume, StochasticallyRoundedBf16MastersResumeExactly) {
-  TempDir dir;
-  std::string msg;
-  const std::string plan = dir.file("charlm_bf16sr.mptp");
-  ASSERT_TRUE(compileTrainingPlan(fixturePath("charlm/model.onnx"),
-                                  {"--optimizer=adamw", "--lr=3e-3", "--weight-decay=0",
-                                   "--precision=bf16", "--master-weights=bf16-sr"},
-                                  plan, &msg))
-      << msg;
-  const std::vector<std::string> base = charlmTrainArgs(plan);
+  CharLMRuns runs;
+  ASSERT_TRUE(runs.compile("charlm_bf16sr.mptp", {"--precision=bf16", "--master-weights=bf16-sr"}))
+      << runs.error;
+  TempDir &dir = runs.dir;
   auto run = [&](const std::vector<std::string> &extra, const std::string &log) {
-    return runTrainer(dir, base, extra, log);
+    return runs.run(extra, log);
   };
   const std::string a = dir.file("a.ckpt"), b = dir.file("b.ckpt"), c = dir.file("c.ckpt");
   ASSERT_TRUE(run({"--steps", "6", "--save", a}, "a.log"));
