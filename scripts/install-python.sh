@@ -48,6 +48,9 @@ if ! "$VENV/bin/python" -c 'import numpy, nanobind, scikit_build_core' 2>/dev/nu
     "scikit-build-core>=0.8" "nanobind>=1.8" ||
     cannot "pip could not install numpy, scikit-build-core and nanobind (no network to PyPI?)"
 fi
+# Configure afresh each time (the objects are kept): a cached configuration
+# would hide a change in the installed MPTConfig.cmake.
+rm -f "$BUILD_DIR/python/wheel-build/CMakeCache.txt"
 MPT_PREFIX="$PREFIX" "$VENV/bin/python" -m pip install -q --no-build-isolation \
   --config-settings=build-dir="$BUILD_DIR/python/wheel-build" ./python
 echo "install-python: done; try: $VENV/bin/python -c 'import mpt; print(mpt.backends())'"
