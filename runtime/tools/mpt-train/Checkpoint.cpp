@@ -6,6 +6,7 @@
 
 #include <array>
 #include <cerrno>
+#include <atomic>
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
@@ -98,6 +99,9 @@ SaveFault parseSaveFault() {
   return f;
 }
 
+/// Set by setSaveFaultWakeup: a "wait" fault ends once it holds nonzero.
+const std::atomic<int> *saveFaultWakeup = nullptr;
+
 const SaveFault &saveFault() {
   static const SaveFault fault = parseSaveFault();
   return fault;
@@ -110,8 +114,19 @@ void triggerSaveFault(const char *where) {
   std::fprintf(stderr, "mpt-train: test fault: pausing %s in checkpoint write %llu %s\n",
                f.untilSignal ? "until a signal" : (std::to_string(f.pauseMs) + " ms").c_str(),
                static_cast<unsigned long long>(f.save), where);
+  if (f.untilSignal) {
+    // Polled, not one long sleep: the signal may be handled on another
+    // thread, or before the sleep starts, and interrupt no sleep at all.
+    const timespec slice = {0, 5 * 1000000};
+    for (long waited = 0; waited < f.pauseMs; waited += 5) {
+      if (saveFaultWakeup && saveFaultWakeup->load() != 0)
+        return;
+      ::nanosleep(&slice, nullptr);
+    }
+    return;
+  }
   timespec left = {f.pauseMs / 1000, (f.pauseMs % 1000) * 1000000};
-  while (::nanosleep(&left, &left) != 0 && errno == EINTR && !f.untilSignal) {
+  while (::nanosleep(&left, &left) != 0 && errno == EINTR) {
   }
 }
 
@@ -142,6 +157,8 @@ void removeStaleTemporaries(const std::string &dir, const std::string &prefix) {
 }
 
 } // namespace
+
+void setSaveFaultWakeup(const std::atomic<int> *flag) { saveFaultWakeup = flag; }
 
 
 //===----------------------------------------------------------------------===//

@@ -36,6 +36,7 @@
 #include "mptrt.hpp"
 #include "mptrt/Crc32.h"
 
+#include <atomic>
 #include <cstdint>
 
 #include <cstdio>
@@ -91,6 +92,11 @@ private:
   uint64_t written_ = 0;
   bool faultArmed_ = false;  // MPT_TRAIN_TEST_SAVE_FAULT names this write
 };
+
+/// For the tests' MPT_TRAIN_TEST_SAVE_FAULT "wait" action: the paused
+/// write goes on once `*flag` is nonzero (mpt-train passes the flag its
+/// SIGINT/SIGTERM handler sets).
+void setSaveFaultWakeup(const std::atomic<int> *flag);
 
 /// Reads and checks a whole checkpoint: magic, version, every record's
 /// bounds, types and CRC, the trailer and the file CRC. The message names

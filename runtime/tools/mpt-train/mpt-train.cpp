@@ -419,6 +419,7 @@ int main(int argc, char **argv) {
   if (int rc = parseArgs(argc, argv, &opt); rc >= 0)
     return rc;
   installStopHandlers();
+  setSaveFaultWakeup(&stopSignal);
   const std::string &entry = opt.entry;
 
   Model model;
