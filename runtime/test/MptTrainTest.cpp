@@ -1224,6 +1224,9 @@ TEST_F(MptTrainTest, UsageErrors) {
       {plan + " --steps 1 --save ''", "option '--save' needs a value"},
       {plan + " --steps 1 --resume ''", "option '--resume' needs a value"},
       {plan + " --steps 1 --input x=" + path("x.npy"), "--input x given twice"},
+      {plan + " --steps 1 --collect-ranges=", "--collect-ranges needs a file name"},
+      {plan + " --steps 1 --collect-ranges=" + path("r.json") + " --check-finite=every-kernel",
+       "--collect-ranges and --check-finite=every-kernel exclude each other"},
   };
   for (auto &c : cases) {
     EXPECT_EQ(run(c.args), 2) << c.args << "\n" << log;
