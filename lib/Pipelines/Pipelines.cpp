@@ -63,6 +63,7 @@ void addPrecisionPasses(OpPassManager &pm,
   assign.report = options.precisionReport;
   assign.profile = options.precisionProfile;
   assign.profileMargin = options.profileMargin;
+  assign.profileFlushLimit = options.profileFlushLimit;
   pm.addPass(mpt::createAssignPrecisionPass(assign));
   pm.addPass(mpt::createVerifyPrecisionPass());
 }

@@ -5,6 +5,7 @@
 // RUN: mpt-opt %s -split-input-file --assign-precision="fp16 profile=%S/Inputs/profile-ranges.json profile-margin=0" | FileCheck %s --check-prefix=MARGIN0
 // RUN: mpt-opt %s -split-input-file --assign-precision="fp16 profile=%S/Inputs/profile-ranges.json report=-" -o /dev/null | FileCheck %s --check-prefix=REPORT
 // RUN: mpt-opt %s -split-input-file --assign-precision="bf16 profile=%S/Inputs/profile-ranges.json" 2>&1 | FileCheck %s --check-prefix=BF16
+// RUN: mpt-opt %s -split-input-file --assign-precision="fp16 profile=%S/Inputs/profile-ranges.json profile-flush-limit=0.5" | FileCheck %s --check-prefix=FLUSH50
 
 // Tests an overflowing node: it stays FP32, and so do the ops that read its
 // values (the range rule); the layer after the LayerNorm is fp16 again.
@@ -63,6 +64,11 @@ func.func @near(%x: tensor<4x8xf32>, %w: tensor<8x8xf32> {mpt.param = "w"}) -> t
 // CHECK-LABEL: func.func @underflow
 // CHECK: mpt.matmul %arg0, %arg1 : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
 // CHECK: mpt.matmul {{.*}} : (tensor<4x8xf16>, tensor<8x8xf16>) -> tensor<4x8xf32>
+// A limit above the measured 20% lets "tiny" compute in fp16 too.
+// FLUSH50-LABEL: func.func @underflow
+// FLUSH50-NOT: mpt.matmul %arg0, %arg1 : (tensor<4x8xf32>
+// FLUSH50: mpt.matmul {{.*}} : (tensor<4x8xf16>, tensor<8x8xf16>)
+// FLUSH50: mpt.matmul {{.*}} : (tensor<4x8xf16>, tensor<8x8xf16>)
 func.func @underflow(%x: tensor<4x8xf32>, %w: tensor<8x8xf32> {mpt.param = "w"}) -> tensor<4x8xf32> {
   %0 = mpt.matmul %x, %w : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32> loc("tiny")
   %1 = mpt.matmul %0, %w : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32> loc("grad")

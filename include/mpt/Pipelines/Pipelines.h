@@ -78,7 +78,14 @@ struct InferencePipelineOptions
       *this, "profile-margin",
       llvm::cl::desc("Doublings below FP16's largest value a profiled max "
                      "|x| must stay (default 1)"),
-      llvm::cl::init(1.0), llvm::cl::cat(getPipelineOptionsCategory())};
+      llvm::cl::init(AssignPrecisionPassOptions().profileMargin),
+      llvm::cl::cat(getPipelineOptionsCategory())};
+  Option<double> profileFlushLimit{
+      *this, "profile-flush-limit",
+      llvm::cl::desc("The largest fraction of a profiled node's values FP16 "
+                     "may flush to zero before it stays FP32 (default 0.01)"),
+      llvm::cl::init(AssignPrecisionPassOptions().profileFlushLimit),
+      llvm::cl::cat(getPipelineOptionsCategory())};
   Option<bool> fuseEpilogues{
       *this, "fuse-epilogues",
       llvm::cl::desc("Fold bias adds and activations into gemm kernels"),
