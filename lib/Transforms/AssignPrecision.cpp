@@ -95,10 +95,17 @@ struct AssignPrecisionPass
         module.emitError() << "assign-precision: " << error;
         return signalPassFailure();
       }
-      if (resolved != PrecisionMode::FP16)
+      if (resolved != PrecisionMode::FP16) {
+        StringRef why = resolved == PrecisionMode::BF16
+                            ? "bf16 has FP32's range"
+                        : resolved == PrecisionMode::FP8
+                            ? "fp8 tensors are scaled from their measured amax"
+                            : "nothing computes in a narrow format";
         module.emitWarning()
             << "assign-precision: the precision profile '" << profile
-            << "' is used in fp16 mode only (bf16 has FP32's range)";
+            << "' is used in fp16 mode only, not in "
+            << stringifyPrecisionMode(resolved) << " mode (" << why << ")";
+      }
       profiled = std::move(*loaded);
     }
 

@@ -5,6 +5,7 @@
 // RUN: mpt-opt %s -split-input-file --assign-precision="fp16 profile=%S/Inputs/profile-ranges.json profile-margin=0" | FileCheck %s --check-prefix=MARGIN0
 // RUN: mpt-opt %s -split-input-file --assign-precision="fp16 profile=%S/Inputs/profile-ranges.json report=-" -o /dev/null | FileCheck %s --check-prefix=REPORT
 // RUN: mpt-opt %s -split-input-file --assign-precision="bf16 profile=%S/Inputs/profile-ranges.json" 2>&1 | FileCheck %s --check-prefix=BF16
+// RUN: mpt-opt %s -split-input-file --assign-precision="fp8 profile=%S/Inputs/profile-ranges.json" 2>&1 | FileCheck %s --check-prefix=FP8
 // RUN: mpt-opt %s -split-input-file --assign-precision="fp16 profile=%S/Inputs/profile-ranges.json profile-flush-limit=0.5" | FileCheck %s --check-prefix=FLUSH50
 
 // Tests an overflowing node: it stays FP32, and so do the ops that read its
@@ -29,8 +30,9 @@
 // REPORT-NEXT: "op": "mpt.matmul"
 // REPORT-NEXT: "category": "always-low"
 // REPORT-NEXT: "precision": "f16"
-// BF16: warning: assign-precision: the precision profile '{{.*}}profile-ranges.json' is used in fp16 mode only
+// BF16: warning: assign-precision: the precision profile '{{.*}}profile-ranges.json' is used in fp16 mode only, not in bf16 mode (bf16 has FP32's range)
 // BF16: mpt.matmul {{.*}} : (tensor<4x8xbf16>, tensor<8x8xbf16>) -> tensor<4x8xbf16>
+// FP8: warning: assign-precision: the precision profile '{{.*}}profile-ranges.json' is used in fp16 mode only, not in fp8 mode (fp8 tensors are scaled from their measured amax)
 func.func @overflow(%x: tensor<4x8xf32>, %w: tensor<8x8xf32> {mpt.param = "w"},
                     %g: tensor<8xf32> {mpt.param = "g"}) -> tensor<4x8xf32> {
   %0 = mpt.matmul %x, %w : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32> loc("big")

@@ -148,6 +148,10 @@ int main(int argc, char **argv) {
 #endif
   cl::HideUnrelatedOptions({&category, &mpt::getPipelineOptionsCategory(),
                             &mpt::getTrainingOptionsCategory()});
+  // MLIR's own flags stay out of --help but are listed by --help-hidden.
+  for (auto &[name, option] : cl::getRegisteredOptions())
+    if (name.starts_with("mlir-"))
+      option->setHiddenFlag(cl::Hidden);
   cl::ParseCommandLineOptions(
       argc, argv,
       "MPT compiler: import an ONNX model, lower it to the runtime and write "

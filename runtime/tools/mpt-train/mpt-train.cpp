@@ -94,7 +94,7 @@ const char kUsage[] =
     "                           lacks is left out. Truncated, or appended to with --resume\n"
     "  --log-every K            print the progress line every K steps (default: about\n"
     "                           every second; on a terminal it is rewritten in place)\n"
-    "  --quiet                  no progress line\n"
+    "  --quiet                  no progress line (nor --collect-ranges's report)\n"
     "  --check-finite=MODE      where the first inf or NaN of a step came from, in the\n"
     "                           metrics (first_nonfinite) and the progress line: on-skip\n"
     "                           (default) reruns a skipped step with a check after every\n"
