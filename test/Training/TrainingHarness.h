@@ -141,6 +141,7 @@ public:
   bool snapshot(std::map<std::string, std::vector<uint8_t>> *out, std::string *message) const;
 
   mptrt::Model &model() { return model_; }
+  const mptrt::Model &model() const { return model_; }
 
 private:
   std::vector<std::string> bindings(mptrt_binding_kind kind) const;
