@@ -85,26 +85,30 @@ OwningOpRef<ModuleOp> buildGraph(MLIRContext &ctx, int64_t layers) {
     };
     int64_t base = 1 + 5 * (layer % kPool);
     Value w1 = entry->getArgument(base), w2 = entry->getArgument(base + 1),
-          w3 = entry->getArgument(base + 2), bias = entry->getArgument(base + 3),
+          w3 = entry->getArgument(base + 2),
+          bias = entry->getArgument(base + 3),
           gain = entry->getArgument(base + 4);
 
     Value ln = make(b, loc("ln/LayerNormalization"), "mpt.layer_norm",
                     {act, stat, stat}, {x, gain}, {axis1})
                    ->getResult(0);
-    Value h = make(b, loc("fc1/MatMul"), "mpt.matmul", {act}, {ln, w1},
-                   {segments})->getResult(0);
+    Value h =
+        make(b, loc("fc1/MatMul"), "mpt.matmul", {act}, {ln, w1}, {segments})
+            ->getResult(0);
     h = make(b, loc("fc1/Add"), "mpt.add", {act}, {h, bias})->getResult(0);
     h = make(b, loc("act/Gelu"), "mpt.gelu", {act}, {h})->getResult(0);
     h = make(b, loc("Transpose"), "mpt.transpose", {actT}, {h}, {perm})
             ->getResult(0);
     h = make(b, loc("Reshape"), "mpt.reshape", {act}, {h})->getResult(0);
-    Value s = make(b, loc("scores/MatMul"), "mpt.matmul", {act}, {h, w2},
-                   {segments})->getResult(0);
+    Value s =
+        make(b, loc("scores/MatMul"), "mpt.matmul", {act}, {h, w2}, {segments})
+            ->getResult(0);
     s = make(b, loc("Softmax"), "mpt.softmax", {act}, {s}, {axis1})
             ->getResult(0);
     s = make(b, loc("Mul"), "mpt.mul", {act}, {s, s})->getResult(0);
-    Value o = make(b, loc("out/MatMul"), "mpt.matmul", {act}, {s, w3},
-                   {segments})->getResult(0);
+    Value o =
+        make(b, loc("out/MatMul"), "mpt.matmul", {act}, {s, w3}, {segments})
+            ->getResult(0);
     o = make(b, loc("out/Add"), "mpt.add", {act}, {o, bias})->getResult(0);
     x = make(b, loc("residual/Add"), "mpt.add", {act}, {x, o})->getResult(0);
   }
@@ -172,14 +176,12 @@ int main(int argc, char **argv) {
       best = std::min(best, seconds(t3 - t2));
       ops = layers * kOpsPerLayer;
       casts = 0;
-      module->walk([&](Operation *op) {
-        casts += isa<CastOp, QuantizeOp>(op);
-      });
+      module->walk(
+          [&](Operation *op) { casts += isa<CastOp, QuantizeOp>(op); });
     }
-    llvm::outs() << llvm::format("%9lld %10.3f %10.3f %8.0f %7lld\n",
-                                 static_cast<long long>(ops), build, best,
-                                 best * 1e9 / ops,
-                                 static_cast<long long>(casts));
+    llvm::outs() << llvm::format(
+        "%9lld %10.3f %10.3f %8.0f %7lld\n", static_cast<long long>(ops), build,
+        best, best * 1e9 / ops, static_cast<long long>(casts));
   }
   return 0;
 }

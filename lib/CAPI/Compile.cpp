@@ -147,8 +147,7 @@ std::string checkPrecision(mpt::InferencePipelineOptions &options,
 /// "".
 template <typename OptionsT>
 std::string parseOptions(OptionsT &options, const char *text, bool train) {
-  if (std::string bad = checkPrecision(options, text ? text : "");
-      !bad.empty())
+  if (std::string bad = checkPrecision(options, text ? text : ""); !bad.empty())
     return bad;
   std::string message;
   llvm::raw_string_ostream os(message);

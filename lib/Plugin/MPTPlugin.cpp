@@ -3,7 +3,8 @@
 // Upstream `mlir-opt` (Debian's mlir-opt-22 links the shared libMLIR, as
 // this plugin does) loads the `mpt` dialect and every MPT pass from here:
 //
-//   mlir-opt --load-dialect-plugin=MPTPlugin.so --load-pass-plugin=MPTPlugin.so \
+//   mlir-opt --load-dialect-plugin=MPTPlugin.so --load-pass-plugin=MPTPlugin.so
+//   \
 //            --assign-precision=bf16 model.mlir
 //
 //===----------------------------------------------------------------------===//
@@ -24,7 +25,7 @@ mlirGetDialectPluginInfo() {
   return {MLIR_PLUGIN_API_VERSION, "MPT", LLVM_VERSION_STRING,
           [](mlir::DialectRegistry *registry) {
             registry->insert<mpt::MPTDialect, mpt::rt::MPTRTDialect,
-                              mlir::func::FuncDialect>();
+                             mlir::func::FuncDialect>();
           }};
 }
 

@@ -80,8 +80,7 @@ struct AssignPrecisionPass
 
     std::string error;
     auto overrides = PrecisionOverrides::create(
-        &getContext(), keepFP32, forceLow, keepFP32Nodes, forceLowNodes,
-        error);
+        &getContext(), keepFP32, forceLow, keepFP32Nodes, forceLowNodes, error);
     if (failed(overrides)) {
       module.emitError() << "assign-precision: " << error;
       return signalPassFailure();

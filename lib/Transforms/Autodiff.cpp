@@ -41,8 +41,8 @@ public:
     return grad::zeros(b, current->getLoc(),
                        elementType ? type.clone(elementType) : type);
   }
-  FailureOr<std::pair<Value, Value>> quantizedResultGrad(unsigned index,
-                                                         Type fp8Type) override {
+  FailureOr<std::pair<Value, Value>>
+  quantizedResultGrad(unsigned index, Type fp8Type) override {
     Value result = current->getResult(index);
     auto key = std::make_pair(result, fp8Type);
     if (auto it = quantized.find(key); it != quantized.end())
@@ -51,14 +51,16 @@ public:
     if (!g)
       return std::make_pair(Value(), Value());
     if (!fp8)
-      return current->emitOpError("needs a scale for its FP8 gradient; only "
-                                  "--build-training-step keeps FP8 gradient scales"),
+      return current->emitOpError(
+                 "needs a scale for its FP8 gradient; only "
+                 "--build-training-step keeps FP8 gradient scales"),
              failure();
     FailureOr<Value> scale = fp8->scaleFor(b, result, g, fp8Type);
     if (failed(scale))
       return failure();
     auto type = cast<RankedTensorType>(g.getType()).clone(fp8Type);
-    Value q = QuantizeOp::create(b, current->getLoc(), type, g, *scale, /*inserted=*/true)
+    Value q = QuantizeOp::create(b, current->getLoc(), type, g, *scale,
+                                 /*inserted=*/true)
                   .getResult();
     return quantized[key] = std::make_pair(q, *scale);
   }
@@ -110,7 +112,8 @@ Value Engine::sum(Value v, Type elementType) {
     Type f32 = b.getF32Type();
     total = grad::castTo(b, loc, parts[0], f32);
     for (Value part : parts.drop_front())
-      total = AddOp::create(b, loc, total, grad::castTo(b, loc, part, f32)).getResult();
+      total = AddOp::create(b, loc, total, grad::castTo(b, loc, part, f32))
+                  .getResult();
     total = grad::castTo(b, loc, total, elementType);
   }
   // Later contributions would be missed, so the sum is final once asked for;
@@ -123,7 +126,8 @@ void Engine::markVaried(Block &block, ValueRange wrt) {
   for (Value v : wrt)
     varied.insert(v);
   for (Operation &op : block) {
-    bool any = llvm::any_of(op.getOperands(), [&](Value v) { return varied.contains(v); });
+    bool any = llvm::any_of(op.getOperands(),
+                            [&](Value v) { return varied.contains(v); });
     if (!any)
       continue;
     for (Value r : op.getResults())
@@ -135,7 +139,8 @@ void Engine::markVaried(Block &block, ValueRange wrt) {
 void Engine::markUseful(Block &block, Value loss) {
   DenseSet<Value> reaches = {loss};
   for (Operation &op : llvm::reverse(block)) {
-    if (!llvm::any_of(op.getResults(), [&](Value r) { return reaches.contains(r); }))
+    if (!llvm::any_of(op.getResults(),
+                      [&](Value r) { return reaches.contains(r); }))
       continue;
     useful.insert(&op);
     for (Value operand : op.getOperands())
@@ -143,7 +148,8 @@ void Engine::markUseful(Block &block, Value loss) {
   }
 }
 
-FailureOr<SmallVector<Value>> Engine::run(Value loss, ValueRange wrt, Value seed) {
+FailureOr<SmallVector<Value>> Engine::run(Value loss, ValueRange wrt,
+                                          Value seed) {
   Block *block = loss.getParentBlock();
   DenseSet<Operation *> before;
   for (Operation &op : *block)
@@ -151,14 +157,17 @@ FailureOr<SmallVector<Value>> Engine::run(Value loss, ValueRange wrt, Value seed
   markVaried(*block, wrt);
   markUseful(*block, loss);
   if (!seed)
-    seed = grad::scalar(b, loss.getLoc(), 1.0, cast<RankedTensorType>(loss.getType()).getElementType());
+    seed =
+        grad::scalar(b, loss.getLoc(), 1.0,
+                     cast<RankedTensorType>(loss.getType()).getElementType());
   contributions[loss].push_back(seed);
 
   // The ops to differentiate, collected first: rules add ops to the block.
   SmallVector<Operation *> active;
   for (Operation &op : *block)
     if (useful.contains(&op) && !op.hasTrait<OpTrait::IsTerminator>() &&
-        llvm::any_of(op.getOperands(), [&](Value v) { return varied.contains(v); }))
+        llvm::any_of(op.getOperands(),
+                     [&](Value v) { return varied.contains(v); }))
       active.push_back(&op);
 
   for (Operation *op : llvm::reverse(active)) {
@@ -170,13 +179,14 @@ FailureOr<SmallVector<Value>> Engine::run(Value loss, ValueRange wrt, Value seed
       continue;
     auto rule = dyn_cast<GradientOpInterface>(op);
     if (!rule)
-      return op->emitError("'")
-             << op->getName()
-             << "' has no gradient rule, and it lies on the path from a trainable value "
-                "to the loss";
+      return op->emitError("'") << op->getName()
+                                << "' has no gradient rule, and it lies on the "
+                                   "path from a trainable value "
+                                   "to the loss";
     current = op;
     if (failed(rule.buildGradient(*this)))
-      return op->emitError("while building the gradient of '") << op->getName() << "'";
+      return op->emitError("while building the gradient of '")
+             << op->getName() << "'";
     current = nullptr;
   }
 
@@ -193,8 +203,9 @@ FailureOr<SmallVector<Value>> Engine::run(Value loss, ValueRange wrt, Value seed
 
 } // namespace
 
-FailureOr<SmallVector<Value>> buildGradients(OpBuilder &b, Value loss, ValueRange wrt,
-                                             Value seed, FP8GradientScales *fp8) {
+FailureOr<SmallVector<Value>> buildGradients(OpBuilder &b, Value loss,
+                                             ValueRange wrt, Value seed,
+                                             FP8GradientScales *fp8) {
   Engine engine(b, fp8);
   return engine.run(loss, wrt, seed);
 }
@@ -214,11 +225,13 @@ LogicalResult appendGradients(func::FuncOp func, ArrayRef<unsigned> wrt) {
   SmallVector<Value> results(ret.getOperands());
   for (auto [arg, g] : llvm::zip(args, *grads)) {
     auto type = cast<RankedTensorType>(arg.getType());
-    results.push_back(g ? grad::castTo(b, ret.getLoc(), g, type.getElementType())
-                        : grad::zeros(b, ret.getLoc(), type));
+    results.push_back(
+        g ? grad::castTo(b, ret.getLoc(), g, type.getElementType())
+          : grad::zeros(b, ret.getLoc(), type));
   }
   ret->setOperands(results);
-  func.setFunctionType(b.getFunctionType(func.getArgumentTypes(), ValueRange(results).getTypes()));
+  func.setFunctionType(b.getFunctionType(func.getArgumentTypes(),
+                                         ValueRange(results).getTypes()));
   return success();
 }
 

@@ -49,33 +49,40 @@ public:
   }
 
   /// A new persistent parameter with a splat initial value.
-  FailureOr<Value> addState(StringRef name, RankedTensorType type, double init) {
+  FailureOr<Value> addState(StringRef name, RankedTensorType type,
+                            double init) {
     if (!paramNames.insert(name).second)
       return func.emitError("the model already has a parameter named '")
                  << name << "', which the training state needs",
              failure();
-    Attribute element = isa<FloatType>(type.getElementType())
-                            ? Attribute(b.getFloatAttr(type.getElementType(), init))
-                            : Attribute(b.getIntegerAttr(type.getElementType(),
-                                                         static_cast<int64_t>(init)));
+    Attribute element =
+        isa<FloatType>(type.getElementType())
+            ? Attribute(b.getFloatAttr(type.getElementType(), init))
+            : Attribute(b.getIntegerAttr(type.getElementType(),
+                                         static_cast<int64_t>(init)));
     MLIRContext *ctx = func.getContext();
     NamedAttribute attrs[] = {
-        NamedAttribute(StringAttr::get(ctx, kParamAttrName), StringAttr::get(ctx, name)),
+        NamedAttribute(StringAttr::get(ctx, kParamAttrName),
+                       StringAttr::get(ctx, name)),
         NamedAttribute(StringAttr::get(ctx, kInitialValueAttrName),
                        DenseElementsAttr::get(type, element))};
     unsigned index = func.getNumArguments();
-    (void)func.insertArgument(index, type, DictionaryAttr::get(ctx, attrs), func.getLoc());
+    (void)func.insertArgument(index, type, DictionaryAttr::get(ctx, attrs),
+                              func.getLoc());
     return Value(func.getArgument(index));
   }
 
-  void update(StringRef name, Value value) { updates.push_back({name.str(), value}); }
+  void update(StringRef name, Value value) {
+    updates.push_back({name.str(), value});
+  }
 
   /// The `train.seed` state (i64, initial 0, never updated), added on first
   /// use: training-mode dropout and stochastic rounding draw from it.
   FailureOr<Value> trainSeed() {
     if (seed)
       return seed;
-    auto s = addState("train.seed", RankedTensorType::get({}, b.getI64Type()), 0);
+    auto s =
+        addState("train.seed", RankedTensorType::get({}, b.getI64Type()), 0);
     if (failed(s))
       return failure();
     seed = *s;
@@ -109,11 +116,12 @@ FailureOr<std::vector<RunningStat>> runningStatistics(func::FuncOp func) {
       auto arg = dyn_cast<BlockArgument>(operand);
       StringAttr name;
       if (arg && arg.getOwner() == &func.getBody().front())
-        name = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), kParamAttrName);
+        name = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
+                                                 kParamAttrName);
       if (!name) {
-        emitWarning(op.getLoc())
-            << "the running " << what
-            << " of this batch_norm_train is not a parameter; its update is dropped";
+        emitWarning(op.getLoc()) << "the running " << what
+                                 << " of this batch_norm_train is not a "
+                                    "parameter; its update is dropped";
         continue;
       }
       if (!seen.insert(name.getValue()).second) {
@@ -151,7 +159,8 @@ struct BuildTrainingStepPass
       if (!func.isExternal() && func.isPublic())
         funcs.push_back(func);
     if (funcs.size() != 1) {
-      getOperation().emitError("--build-training-step expects one public function, found ")
+      getOperation().emitError(
+          "--build-training-step expects one public function, found ")
           << funcs.size();
       return signalPassFailure();
     }
@@ -159,7 +168,8 @@ struct BuildTrainingStepPass
       signalPassFailure();
   }
 
-  LogicalResult parseScaleMode(func::FuncOp func, ScaleMode &mode, double &init) {
+  LogicalResult parseScaleMode(func::FuncOp func, ScaleMode &mode,
+                               double &init) {
     StringRef spec = lossScale;
     init = initScale;
     if (spec == "auto")
@@ -168,10 +178,12 @@ struct BuildTrainingStepPass
       mode = ScaleMode::None;
     else if (spec == "dynamic")
       mode = ScaleMode::Dynamic;
-    else if (spec.consume_front("static:") && !spec.getAsDouble(init) && init > 0)
+    else if (spec.consume_front("static:") && !spec.getAsDouble(init) &&
+             init > 0)
       mode = ScaleMode::Static;
     else
-      return func.emitError("loss-scale must be none, dynamic, static:S (S > 0) or auto; got '")
+      return func.emitError("loss-scale must be none, dynamic, static:S (S > "
+                            "0) or auto; got '")
                  << lossScale << "'",
              failure();
     return success();
@@ -187,21 +199,25 @@ struct BuildTrainingStepPass
       return failure();
     if (*masters != MasterWeights::FP32 && optimizer != "adamw")
       return func.emitError("master-weights=")
-                 << masterWeights << " needs optimizer=adamw; got '" << optimizer << "'",
+                 << masterWeights << " needs optimizer=adamw; got '"
+                 << optimizer << "'",
              failure();
     if (schedule != "constant" && schedule != "warmup_cosine")
-      return func.emitError("lr-schedule must be constant or warmup_cosine; got '")
+      return func.emitError(
+                 "lr-schedule must be constant or warmup_cosine; got '")
                  << schedule << "'",
              failure();
     if (schedule == "warmup_cosine" && totalSteps <= warmupSteps)
-      return func.emitError("lr-schedule=warmup_cosine needs total-steps > warmup-steps"),
+      return func.emitError(
+                 "lr-schedule=warmup_cosine needs total-steps > warmup-steps"),
              failure();
     ScaleMode mode;
     double init;
     if (failed(parseScaleMode(func, mode, init)))
       return failure();
 
-    auto fp8Options = FP8Scaling::parse(func, fp8Scaling, fp8AmaxHistory, fp8AmaxAlgo, fp8Margin);
+    auto fp8Options = FP8Scaling::parse(func, fp8Scaling, fp8AmaxHistory,
+                                        fp8AmaxAlgo, fp8Margin);
     if (failed(fp8Options))
       return failure();
 
@@ -214,17 +230,20 @@ struct BuildTrainingStepPass
     Operation *terminator = func.getBody().front().getTerminator();
     OpBuilder b(terminator);
     StepBuilder step(func, b);
-    FP8Scaling fp8(func, *fp8Options,
-                   {[&](StringRef name, RankedTensorType type, double init) {
-                      return step.addState(name, type, init);
-                    },
-                    [&](StringRef name, Value value) { step.update(name, value); }});
+    FP8Scaling fp8(
+        func, *fp8Options,
+        {[&](StringRef name, RankedTensorType type, double init) {
+           return step.addState(name, type, init);
+         },
+         [&](StringRef name, Value value) { step.update(name, value); }});
     if (failed(fp8.adoptForwardScales(step.paramNames)))
       return failure();
     func::FuncOp evalFunc;
     if (!evalEntry.empty()) {
       if (evalEntry == entry)
-        return func.emitError("eval-entry and entry are both '") << entry << "'", failure();
+        return func.emitError("eval-entry and entry are both '")
+                   << entry << "'",
+               failure();
       auto built = buildEvalEntry(func, *loss, evalEntry);
       if (failed(built))
         return failure();
@@ -242,8 +261,8 @@ struct BuildTrainingStepPass
     for (const std::string &pattern : freeze) {
       auto glob = llvm::GlobPattern::create(pattern);
       if (!glob)
-        return func.emitError("bad freeze pattern '") << pattern << "': "
-                                                       << llvm::toString(glob.takeError()),
+        return func.emitError("bad freeze pattern '")
+                   << pattern << "': " << llvm::toString(glob.takeError()),
                failure();
       frozen.push_back(std::move(*glob));
     }
@@ -252,13 +271,16 @@ struct BuildTrainingStepPass
       return failure();
     std::vector<Trainable> trainable;
     for (BlockArgument arg : func.getArguments()) {
-      auto name = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), kParamAttrName);
+      auto name =
+          func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), kParamAttrName);
       if (!name || !elementTypeOf(arg.getType()).isF32() ||
           func.getArgAttr(arg.getArgNumber(), kFP8ScaleAttrName))
         continue;
-      if (llvm::any_of(*runningStats, [&](const RunningStat &r) { return r.arg == arg; }))
+      if (llvm::any_of(*runningStats,
+                       [&](const RunningStat &r) { return r.arg == arg; }))
         continue;
-      if (llvm::any_of(frozen, [&](auto &g) { return g.match(name.getValue()); }))
+      if (llvm::any_of(frozen,
+                       [&](auto &g) { return g.match(name.getValue()); }))
         continue;
       trainable.push_back({arg, name.str(), {}});
     }
@@ -279,7 +301,8 @@ struct BuildTrainingStepPass
       if (failed(s))
         return failure();
       scale = *s;
-      scaled = ScaleLossOp::create(b, loc, scalarF32, lossValue, scale).getResult();
+      scaled =
+          ScaleLossOp::create(b, loc, scalarF32, lossValue, scale).getResult();
     }
     // The forward FP8 scales' amax and update (current scaling: the
     // contractions then read this step's scale).
@@ -294,26 +317,31 @@ struct BuildTrainingStepPass
     std::vector<Trainable> live;
     for (auto [t, g] : llvm::zip(trainable, *grads)) {
       if (!g) {
-        emitWarning(t.arg.getLoc()) << "parameter '" << t.name
-                                    << "' does not reach the loss; it is left frozen";
+        emitWarning(t.arg.getLoc())
+            << "parameter '" << t.name
+            << "' does not reach the loss; it is left frozen";
         continue;
       }
       live.push_back({t.arg, t.name, g});
     }
     if (live.empty())
-      return func.emitError("no trainable parameter reaches the loss"), failure();
+      return func.emitError("no trainable parameter reaches the loss"),
+             failure();
 
     // 2. Unscale, 3. one finite check, the norm, 4. clipping.
     SmallVector<Value> gradValues;
     for (Trainable &t : live) {
       if (scale)
-        t.grad = UnscaleOp::create(b, loc, t.arg.getType(), t.grad, scale).getResult();
+        t.grad = UnscaleOp::create(b, loc, t.arg.getType(), t.grad, scale)
+                     .getResult();
       gradValues.push_back(t.grad);
     }
     SmallVector<Value> unclipped = gradValues;
     auto boolScalar = RankedTensorType::get({}, b.getI1Type());
-    Value finite = AllFiniteOp::create(b, loc, boolScalar, gradValues).getResult();
-    Value norm = GlobalNormOp::create(b, loc, scalarF32, gradValues).getResult();
+    Value finite =
+        AllFiniteOp::create(b, loc, boolScalar, gradValues).getResult();
+    Value norm =
+        GlobalNormOp::create(b, loc, scalarF32, gradValues).getResult();
     if (clipNorm > 0)
       for (Trainable &t : live)
         t.grad = ClipByNormOp::create(b, loc, t.grad.getType(), t.grad, norm,
@@ -334,22 +362,27 @@ struct BuildTrainingStepPass
         b.getNamedAttr("schedule", b.getStringAttr(schedule)),
         b.getNamedAttr("lr", b.getF64FloatAttr(lr))};
     if (schedule == "warmup_cosine") {
-      lrAttrs.push_back(b.getNamedAttr("warmup_steps", b.getI64IntegerAttr(warmupSteps)));
-      lrAttrs.push_back(b.getNamedAttr("total_steps", b.getI64IntegerAttr(totalSteps)));
+      lrAttrs.push_back(
+          b.getNamedAttr("warmup_steps", b.getI64IntegerAttr(warmupSteps)));
+      lrAttrs.push_back(
+          b.getNamedAttr("total_steps", b.getI64IntegerAttr(totalSteps)));
       lrAttrs.push_back(b.getNamedAttr("min_lr", b.getF64FloatAttr(minLr)));
     }
-    Value lrValue = LRScheduleOp::create(b, loc, TypeRange{scalarF32}, ValueRange{trainStep},
-                                         lrAttrs)
+    Value lrValue = LRScheduleOp::create(b, loc, TypeRange{scalarF32},
+                                         ValueRange{trainStep}, lrAttrs)
                         .getResult();
 
     // 5. The gated optimizer update.
-    if (failed(buildUpdates(step, loc, live, *optStep, lrValue, finite, *masters, evalFunc)))
+    if (failed(buildUpdates(step, loc, live, *optStep, lrValue, finite,
+                            *masters, evalFunc)))
       return failure();
     step.update("optimizer.step",
-                AdvanceStepOp::create(b, loc, TypeRange{scalarI64}, ValueRange{*optStep, finite})
+                AdvanceStepOp::create(b, loc, TypeRange{scalarI64},
+                                      ValueRange{*optStep, finite})
                     .getResult());
     step.update("train.step",
-                AdvanceStepOp::create(b, loc, TypeRange{scalarI64}, ValueRange{trainStep})
+                AdvanceStepOp::create(b, loc, TypeRange{scalarI64},
+                                      ValueRange{trainStep})
                     .getResult());
 
     // 6. The scale update.
@@ -358,10 +391,12 @@ struct BuildTrainingStepPass
       if (failed(t))
         return failure();
       auto upd = UpdateLossScaleOp::create(
-          b, loc, TypeRange{scalarF32, scalarI64}, ValueRange{scale, *t, finite},
+          b, loc, TypeRange{scalarF32, scalarI64},
+          ValueRange{scale, *t, finite},
           {b.getNamedAttr("growth_factor", b.getF64FloatAttr(growthFactor)),
            b.getNamedAttr("backoff_factor", b.getF64FloatAttr(backoffFactor)),
-           b.getNamedAttr("growth_interval", b.getI64IntegerAttr(growthInterval))});
+           b.getNamedAttr("growth_interval",
+                          b.getI64IntegerAttr(growthInterval))});
       step.update("loss_scale.scale", upd.getNewScale());
       step.update("loss_scale.growth_tracker", upd.getNewGrowthTracker());
     }
@@ -378,8 +413,11 @@ struct BuildTrainingStepPass
     Value skipped = NotOp::create(b, loc, finite).getResult();
     Value scaleOut = scale ? scale : grad::scalar(b, loc, 1.0, f32);
     SmallVector<std::pair<std::string, Value>> outputs = {
-        {"loss", lossValue}, {"skipped", skipped}, {"grad_norm", norm},
-        {"loss_scale", scaleOut}, {"lr", lrValue}};
+        {"loss", lossValue},
+        {"skipped", skipped},
+        {"grad_norm", norm},
+        {"loss_scale", scaleOut},
+        {"lr", lrValue}};
     if (emitGradients)
       for (auto [t, g] : llvm::zip(live, unclipped))
         outputs.push_back({"grad." + t.name, g});
@@ -390,16 +428,18 @@ struct BuildTrainingStepPass
       results.push_back(u.second);
     func::ReturnOp::create(b, terminator->getLoc(), results);
     terminator->erase();
-    func.setFunctionType(
-        b.getFunctionType(func.getArgumentTypes(), ValueRange(results).getTypes()));
+    func.setFunctionType(b.getFunctionType(func.getArgumentTypes(),
+                                           ValueRange(results).getTypes()));
     MLIRContext *ctx = &getContext();
     SmallVector<DictionaryAttr> resultAttrs;
     for (auto &o : outputs)
       resultAttrs.push_back(DictionaryAttr::get(
-          ctx, {NamedAttribute(StringAttr::get(ctx, kOutputAttrName), StringAttr::get(ctx, o.first))}));
+          ctx, {NamedAttribute(StringAttr::get(ctx, kOutputAttrName),
+                               StringAttr::get(ctx, o.first))}));
     for (auto &u : step.updates)
       resultAttrs.push_back(DictionaryAttr::get(
-          ctx, {NamedAttribute(StringAttr::get(ctx, kUpdatesAttrName), StringAttr::get(ctx, u.first))}));
+          ctx, {NamedAttribute(StringAttr::get(ctx, kUpdatesAttrName),
+                               StringAttr::get(ctx, u.first))}));
     func.setAllResultAttrs(resultAttrs);
     func.setSymName(entry);
     return success();
@@ -412,9 +452,11 @@ struct BuildTrainingStepPass
     return op.getTraining() && !op.getRatio().isZero();
   }
   static bool hasTrainingDropout(func::FuncOp func) {
-    return func.walk([](DropoutOp op) {
-                 return isTrainingDropout(op) ? WalkResult::interrupt() : WalkResult::advance();
-               })
+    return func
+        .walk([](DropoutOp op) {
+          return isTrainingDropout(op) ? WalkResult::interrupt()
+                                       : WalkResult::advance();
+        })
         .wasInterrupted();
   }
 
@@ -440,7 +482,8 @@ struct BuildTrainingStepPass
 
   /// With bf16 masters, `arg` (train_step's) and the same parameter of
   /// eval_step become bf16, read through a cast to f32.
-  LogicalResult makeMaster(StepBuilder &step, const Trainable &t, func::FuncOp evalFunc) {
+  LogicalResult makeMaster(StepBuilder &step, const Trainable &t,
+                           func::FuncOp evalFunc) {
     if (failed(makeBf16Master(step.func, t.arg)))
       return failure();
     if (evalFunc)
@@ -450,8 +493,9 @@ struct BuildTrainingStepPass
     return success();
   }
 
-  LogicalResult buildUpdates(StepBuilder &step, Location loc, ArrayRef<Trainable> live,
-                             Value optStep, Value lrValue, Value finite, MasterWeights masters,
+  LogicalResult buildUpdates(StepBuilder &step, Location loc,
+                             ArrayRef<Trainable> live, Value optStep,
+                             Value lrValue, Value finite, MasterWeights masters,
                              func::FuncOp evalFunc) {
     OpBuilder &b = step.b;
     bool adamw = optimizer == "adamw";
@@ -466,26 +510,30 @@ struct BuildTrainingStepPass
         auto v = step.addState(t.name + ".exp_avg_sq", type, 0);
         if (failed(m) || failed(v))
           return failure();
-        SmallVector<Value> operands = {t.arg, t.grad, *m, *v, optStep, lrValue, finite};
+        SmallVector<Value> operands = {t.arg,   t.grad,  *m,    *v,
+                                       optStep, lrValue, finite};
         SmallVector<NamedAttribute> attrs = {
             b.getNamedAttr("beta1", b.getF64FloatAttr(beta1)),
             b.getNamedAttr("beta2", b.getF64FloatAttr(beta2)),
             b.getNamedAttr("eps", b.getF64FloatAttr(eps)),
             b.getNamedAttr("weight_decay", b.getF64FloatAttr(decay))};
-        if (masters != MasterWeights::FP32 && failed(makeMaster(step, t, evalFunc)))
+        if (masters != MasterWeights::FP32 &&
+            failed(makeMaster(step, t, evalFunc)))
           return failure();
         if (masters == MasterWeights::BF16SR) {
           auto seed = step.trainSeed();
           if (failed(seed))
             return failure();
           operands.push_back(*seed);
-          attrs.push_back(b.getNamedAttr("stochastic_rounding", b.getBoolAttr(true)));
+          attrs.push_back(
+              b.getNamedAttr("stochastic_rounding", b.getBoolAttr(true)));
           attrs.push_back(b.getNamedAttr(
-              "stream", b.getI64IntegerAttr(kRoundingStreamBase + int64_t(index))));
+              "stream",
+              b.getI64IntegerAttr(kRoundingStreamBase + int64_t(index))));
         }
         auto paramType = t.arg.getType();
-        auto upd = AdamWUpdateOp::create(b, loc, TypeRange{paramType, type, type}, operands,
-                                         attrs);
+        auto upd = AdamWUpdateOp::create(
+            b, loc, TypeRange{paramType, type, type}, operands, attrs);
         step.update(t.name, upd.getNewParam());
         step.update(t.name + ".exp_avg", upd.getNewExpAvg());
         step.update(t.name + ".exp_avg_sq", upd.getNewExpAvgSq());
@@ -501,8 +549,10 @@ struct BuildTrainingStepPass
           return failure();
         operands.push_back(*buf);
         types.push_back(type);
-        attrs.push_back(b.getNamedAttr("momentum", b.getF64FloatAttr(momentum)));
-        attrs.push_back(b.getNamedAttr("dampening", b.getF64FloatAttr(dampening)));
+        attrs.push_back(
+            b.getNamedAttr("momentum", b.getF64FloatAttr(momentum)));
+        attrs.push_back(
+            b.getNamedAttr("dampening", b.getF64FloatAttr(dampening)));
         attrs.push_back(b.getNamedAttr("nesterov", b.getBoolAttr(nesterov)));
       }
       operands.append({optStep, lrValue, finite});

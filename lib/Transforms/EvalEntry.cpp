@@ -31,11 +31,11 @@ void toInference(BatchNormTrainOp op) {
   for (NamedAttribute a : op->getAttrs())
     if (a.getName() != op.getMomentumAttrName())
       attrs.push_back(a);
-  auto inference = BatchNormOp::create(
-      b, op.getLoc(), TypeRange{op.getOutput().getType()},
-      ValueRange{op.getInput(), op.getScale(), op.getBias(), op.getRunningMean(),
-                 op.getRunningVar()},
-      attrs);
+  auto inference =
+      BatchNormOp::create(b, op.getLoc(), TypeRange{op.getOutput().getType()},
+                          ValueRange{op.getInput(), op.getScale(), op.getBias(),
+                                     op.getRunningMean(), op.getRunningVar()},
+                          attrs);
   op.getOutput().replaceAllUsesWith(inference.getResult());
   op.getNewRunningMean().replaceAllUsesWith(op.getRunningMean());
   op.getNewRunningVar().replaceAllUsesWith(op.getRunningVar());
@@ -53,11 +53,14 @@ void toInference(DropoutOp op) {
 
 } // namespace
 
-FailureOr<func::FuncOp> buildEvalEntry(func::FuncOp func, Value loss, StringRef name) {
+FailureOr<func::FuncOp> buildEvalEntry(func::FuncOp func, Value loss,
+                                       StringRef name) {
   auto module = func->getParentOfType<ModuleOp>();
   if (module && SymbolTable::lookupSymbolIn(module, name))
     return func.emitError("the module already has a symbol named '")
-               << name << "', the name of the eval entry (choose another with eval-entry=NAME, "
+               << name
+               << "', the name of the eval entry (choose another with "
+                  "eval-entry=NAME, "
                << "or none with eval-entry=)",
            failure();
 
@@ -85,12 +88,13 @@ FailureOr<func::FuncOp> buildEvalEntry(func::FuncOp func, Value loss, StringRef 
   Operation *terminator = eval.getBody().front().getTerminator();
   OpBuilder b(terminator);
   Value evalLoss = mapping.lookup(loss);
-  SmallVector<Value> results = {
-      grad::castTo(b, NameLoc::get(b.getStringAttr(name)), evalLoss, b.getF32Type())};
+  SmallVector<Value> results = {grad::castTo(
+      b, NameLoc::get(b.getStringAttr(name)), evalLoss, b.getF32Type())};
   MLIRContext *ctx = func.getContext();
   auto outputAttr = [&](StringRef output) {
     return DictionaryAttr::get(
-        ctx, {NamedAttribute(StringAttr::get(ctx, kOutputAttrName), StringAttr::get(ctx, output))});
+        ctx, {NamedAttribute(StringAttr::get(ctx, kOutputAttrName),
+                             StringAttr::get(ctx, output))});
   };
   SmallVector<DictionaryAttr> resultAttrs = {outputAttr("loss")};
   for (auto [i, value] : llvm::enumerate(terminator->getOperands())) {
@@ -102,8 +106,8 @@ FailureOr<func::FuncOp> buildEvalEntry(func::FuncOp func, Value loss, StringRef 
   }
   func::ReturnOp::create(b, terminator->getLoc(), results);
   terminator->erase();
-  eval.setFunctionType(
-      b.getFunctionType(eval.getArgumentTypes(), ValueRange(results).getTypes()));
+  eval.setFunctionType(b.getFunctionType(eval.getArgumentTypes(),
+                                         ValueRange(results).getTypes()));
   eval.setAllResultAttrs(resultAttrs);
   return eval;
 }

@@ -15,8 +15,8 @@ namespace mpt {
 /// outputs under their names, and no `mpt.updates`: it writes no parameter.
 /// Parameters and inputs keep their names, so the plan emitter binds them to
 /// train_step's. Errors (a symbol already named `name`) are emitted on func.
-mlir::FailureOr<mlir::func::FuncOp> buildEvalEntry(mlir::func::FuncOp func, mlir::Value loss,
-                                                   mlir::StringRef name);
+mlir::FailureOr<mlir::func::FuncOp>
+buildEvalEntry(mlir::func::FuncOp func, mlir::Value loss, mlir::StringRef name);
 
 } // namespace mpt
 

@@ -35,9 +35,9 @@ RankedTensorType scalarF32(MLIRContext *ctx) {
 
 } // namespace
 
-FailureOr<FP8ScalingOptions> FP8Scaling::parse(func::FuncOp func, StringRef mode,
-                                               int64_t historyLength, StringRef amaxAlgo,
-                                               int64_t margin) {
+FailureOr<FP8ScalingOptions>
+FP8Scaling::parse(func::FuncOp func, StringRef mode, int64_t historyLength,
+                  StringRef amaxAlgo, int64_t margin) {
   FP8ScalingOptions o;
   if (mode == "delayed")
     o.mode = FP8ScalingMode::Delayed;
@@ -46,16 +46,20 @@ FailureOr<FP8ScalingOptions> FP8Scaling::parse(func::FuncOp func, StringRef mode
   else if (mode == "none")
     o.mode = FP8ScalingMode::None;
   else
-    return func.emitError("fp8-scaling must be delayed, current or none; got '") << mode << "'",
+    return func.emitError("fp8-scaling must be delayed, current or none; got '")
+               << mode << "'",
            failure();
   if (amaxAlgo != "max" && amaxAlgo != "most_recent")
-    return func.emitError("fp8-amax-algo must be max or most_recent; got '") << amaxAlgo << "'",
+    return func.emitError("fp8-amax-algo must be max or most_recent; got '")
+               << amaxAlgo << "'",
            failure();
   if (historyLength < 1)
-    return func.emitError("fp8-amax-history must be at least 1; got ") << historyLength,
+    return func.emitError("fp8-amax-history must be at least 1; got ")
+               << historyLength,
            failure();
   if (margin < -126 || margin > 126)
-    return func.emitError("fp8-margin must be in [-126, 126]; got ") << margin, failure();
+    return func.emitError("fp8-margin must be in [-126, 126]; got ") << margin,
+           failure();
   o.historyLength = o.mode == FP8ScalingMode::Current ? 1 : historyLength;
   o.amaxAlgo = amaxAlgo.str();
   o.margin = margin;
@@ -87,7 +91,8 @@ LogicalResult FP8Scaling::updateForwardScales() {
   // The state added below appends arguments: collect the scales first.
   SmallVector<std::pair<BlockArgument, StringAttr>> scales;
   for (BlockArgument arg : func.getArguments())
-    if (auto tensor = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), kFP8ScaleAttrName))
+    if (auto tensor = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
+                                                        kFP8ScaleAttrName))
       scales.push_back({arg, tensor});
   for (auto [arg, tensor] : scales) {
     SmallVector<QuantizeOp> quantizes;
@@ -98,12 +103,14 @@ LogicalResult FP8Scaling::updateForwardScales() {
       continue; // the scale of a contraction whose operand the user quantized
     if (quantizes.size() > 1)
       return quantizes[1].emitOpError("shares its FP8 scale '")
-                 << tensor.getValue() << "' with another quantize; one amax per scale is kept",
+                 << tensor.getValue()
+                 << "' with another quantize; one amax per scale is kept",
              failure();
     QuantizeOp q = quantizes.front();
     OpBuilder b(q);
-    FailureOr<Value> scale = track(b, q.getLoc(), tensor.getValue(), arg, q.getInput(),
-                                   getElementTypeOrSelf(q.getType()));
+    FailureOr<Value> scale =
+        track(b, q.getLoc(), tensor.getValue(), arg, q.getInput(),
+              getElementTypeOrSelf(q.getType()));
     if (failed(scale))
       return failure();
     if (*scale != arg)
@@ -114,16 +121,19 @@ LogicalResult FP8Scaling::updateForwardScales() {
   return success();
 }
 
-FailureOr<Value> FP8Scaling::scaleFor(OpBuilder &b, Value forward, Value grad, Type fp8Type) {
+FailureOr<Value> FP8Scaling::scaleFor(OpBuilder &b, Value forward, Value grad,
+                                      Type fp8Type) {
   Operation *def = forward.getDefiningOp();
-  std::string base = def ? precision::nodeName(def->getLoc()).str() : std::string();
+  std::string base =
+      def ? precision::nodeName(def->getLoc()).str() : std::string();
   if (base.empty())
     base = def ? def->getName().getStringRef().str() : "input";
   base += ".grad";
   std::string name = base;
   for (unsigned n = 1; !gradNames.insert(name).second; ++n)
     name = base + "#" + std::to_string(n);
-  auto scale = sink.addState(name + ".fp8_scale", scalarF32(b.getContext()), 1.0);
+  auto scale =
+      sink.addState(name + ".fp8_scale", scalarF32(b.getContext()), 1.0);
   if (failed(scale))
     return failure();
   if (options.mode == FP8ScalingMode::None)
@@ -131,11 +141,13 @@ FailureOr<Value> FP8Scaling::scaleFor(OpBuilder &b, Value forward, Value grad, T
   return track(b, forward.getLoc(), name, *scale, grad, fp8Type);
 }
 
-FailureOr<Value> FP8Scaling::track(OpBuilder &b, Location loc, StringRef name, Value scale,
-                                   Value tensor, Type fp8Type) {
+FailureOr<Value> FP8Scaling::track(OpBuilder &b, Location loc, StringRef name,
+                                   Value scale, Value tensor, Type fp8Type) {
   MLIRContext *ctx = b.getContext();
-  auto historyType = RankedTensorType::get({options.historyLength}, Float32Type::get(ctx));
-  auto history = sink.addState((name + ".amax_history").str(), historyType, 0.0);
+  auto historyType =
+      RankedTensorType::get({options.historyLength}, Float32Type::get(ctx));
+  auto history =
+      sink.addState((name + ".amax_history").str(), historyType, 0.0);
   if (failed(history))
     return failure();
   Value amax = AmaxOp::create(b, loc, scalarF32(ctx), tensor).getResult();
@@ -149,9 +161,12 @@ FailureOr<Value> FP8Scaling::track(OpBuilder &b, Location loc, StringRef name, V
   // keeps the stored scale), in a temporary that the step's quantize and
   // contractions read.
   auto oneType = RankedTensorType::get({1}, Float32Type::get(ctx));
-  Value fresh = ConstantOp::create(b, loc, DenseElementsAttr::get(oneType, 0.0f)).getResult();
+  Value fresh =
+      ConstantOp::create(b, loc, DenseElementsAttr::get(oneType, 0.0f))
+          .getResult();
   auto now = UpdateFP8ScaleOp::create(
-      b, loc, TypeRange{oneType, scalarF32(ctx)}, ValueRange{fresh, scale, amax},
+      b, loc, TypeRange{oneType, scalarF32(ctx)},
+      ValueRange{fresh, scale, amax},
       {b.getNamedAttr("fp8_max", b.getF64FloatAttr(fp8Max(fp8Type))),
        b.getNamedAttr("margin", b.getI64IntegerAttr(options.margin))});
   return now.getNewScale();
@@ -161,7 +176,8 @@ Value FP8Scaling::emitUpdate(OpBuilder &b, const Pending &u) {
   MLIRContext *ctx = b.getContext();
   auto historyType = cast<RankedTensorType>(u.history.getType());
   auto upd = UpdateFP8ScaleOp::create(
-      b, u.loc, TypeRange{historyType, scalarF32(ctx)}, ValueRange{u.history, u.scale, u.amax},
+      b, u.loc, TypeRange{historyType, scalarF32(ctx)},
+      ValueRange{u.history, u.scale, u.amax},
       {b.getNamedAttr("fp8_max", b.getF64FloatAttr(u.fp8Max)),
        b.getNamedAttr("margin", b.getI64IntegerAttr(options.margin)),
        b.getNamedAttr("amax_compute_algo", b.getStringAttr(options.amaxAlgo))});

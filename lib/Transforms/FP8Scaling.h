@@ -17,8 +17,8 @@
 #include "llvm/ADT/StringSet.h"
 
 #include <functional>
-#include <vector>
 #include <string>
+#include <vector>
 
 namespace mpt {
 
@@ -38,21 +38,22 @@ struct FP8ScalingOptions {
 /// Where the scale state goes: a new persistent parameter (failing when
 /// the name is taken), and the value it is written back with.
 struct FP8StateSink {
-  std::function<mlir::FailureOr<mlir::Value>(llvm::StringRef, mlir::RankedTensorType, double)>
+  std::function<mlir::FailureOr<mlir::Value>(llvm::StringRef,
+                                             mlir::RankedTensorType, double)>
       addState;
   std::function<void(llvm::StringRef, mlir::Value)> update;
 };
 
 class FP8Scaling final : public FP8GradientScales {
 public:
-  FP8Scaling(mlir::func::FuncOp func, FP8ScalingOptions options, FP8StateSink sink)
+  FP8Scaling(mlir::func::FuncOp func, FP8ScalingOptions options,
+             FP8StateSink sink)
       : func(func), options(std::move(options)), sink(std::move(sink)) {}
 
   /// Parses `fp8-scaling` and `fp8-amax-algo`; the error is emitted on func.
-  static mlir::FailureOr<FP8ScalingOptions> parse(mlir::func::FuncOp func,
-                                                  llvm::StringRef mode,
-                                                  int64_t historyLength,
-                                                  llvm::StringRef amaxAlgo, int64_t margin);
+  static mlir::FailureOr<FP8ScalingOptions>
+  parse(mlir::func::FuncOp func, llvm::StringRef mode, int64_t historyLength,
+        llvm::StringRef amaxAlgo, int64_t margin);
 
   /// Turns every `mpt.fp8_scale` argument into the parameter
   /// `<t>.fp8_scale` (initially 1), keeping the attribute. Run before
@@ -68,7 +69,8 @@ public:
   /// FP8GradientScales: the scale state `<t>.grad.fp8_scale` of the
   /// gradient of `forward`.
   mlir::FailureOr<mlir::Value> scaleFor(mlir::OpBuilder &b, mlir::Value forward,
-                                        mlir::Value grad, mlir::Type fp8Type) override;
+                                        mlir::Value grad,
+                                        mlir::Type fp8Type) override;
 
   /// The delayed updates, built at `b` after everything that reads this
   /// step's scales (each writes its scale in place).

@@ -25,7 +25,8 @@ FailureOr<SmallVector<float>> f32Values(ElementsAttr value) {
     if (!blob)
       return failure();
     ArrayRef<char> bytes = blob->getData();
-    if (bytes.size() != static_cast<size_t>(value.getNumElements()) * sizeof(float))
+    if (bytes.size() !=
+        static_cast<size_t>(value.getNumElements()) * sizeof(float))
       return failure();
     SmallVector<float> values(value.getNumElements());
     std::memcpy(values.data(), bytes.data(), bytes.size());
@@ -52,20 +53,23 @@ FailureOr<Attribute> toBf16(ElementsAttr value, RankedTensorType type) {
 
 } // namespace
 
-FailureOr<MasterWeights> mpt::parseMasterWeights(Operation *op, StringRef spec) {
+FailureOr<MasterWeights> mpt::parseMasterWeights(Operation *op,
+                                                 StringRef spec) {
   if (spec == "fp32")
     return MasterWeights::FP32;
   if (spec == "bf16")
     return MasterWeights::BF16;
   if (spec == "bf16-sr")
     return MasterWeights::BF16SR;
-  return op->emitError("master-weights must be fp32, bf16 or bf16-sr; got '") << spec << "'",
+  return op->emitError("master-weights must be fp32, bf16 or bf16-sr; got '")
+             << spec << "'",
          failure();
 }
 
 BlockArgument mpt::findParam(func::FuncOp func, StringRef name) {
   for (BlockArgument arg : func.getArguments())
-    if (auto attr = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), kParamAttrName))
+    if (auto attr = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
+                                                      kParamAttrName))
       if (attr.getValue() == name)
         return arg;
   return {};
@@ -75,11 +79,14 @@ LogicalResult mpt::makeBf16Master(func::FuncOp func, BlockArgument param) {
   auto f32Type = cast<RankedTensorType>(param.getType());
   auto bf16Type = f32Type.clone(BFloat16Type::get(func.getContext()));
   unsigned index = param.getArgNumber();
-  if (auto init = func.getArgAttrOfType<ElementsAttr>(index, kInitialValueAttrName)) {
+  if (auto init =
+          func.getArgAttrOfType<ElementsAttr>(index, kInitialValueAttrName)) {
     auto rounded = toBf16(init, bf16Type);
     if (failed(rounded))
-      return emitError(param.getLoc(), "cannot read the initial value of parameter '")
-                 << func.getArgAttrOfType<StringAttr>(index, kParamAttrName).getValue()
+      return emitError(param.getLoc(),
+                       "cannot read the initial value of parameter '")
+                 << func.getArgAttrOfType<StringAttr>(index, kParamAttrName)
+                        .getValue()
                  << "' to round it into a bf16 master",
              failure();
     func.setArgAttr(index, kInitialValueAttrName, *rounded);
@@ -91,7 +98,8 @@ LogicalResult mpt::makeBf16Master(func::FuncOp func, BlockArgument param) {
   widened.setInserted(true);
   param.replaceAllUsesExcept(widened.getResult(), widened);
   // The signature follows the entry block.
-  func.setFunctionType(FunctionType::get(func.getContext(), func.getBody().getArgumentTypes(),
+  func.setFunctionType(FunctionType::get(func.getContext(),
+                                         func.getBody().getArgumentTypes(),
                                          func.getResultTypes()));
   return success();
 }

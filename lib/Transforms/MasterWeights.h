@@ -1,4 +1,5 @@
-//===- MasterWeights.h - bf16 master weights of the training step -*- C++ -*-===//
+//===- MasterWeights.h - bf16 master weights of the training step -*- C++
+//-*-===//
 //
 // `--build-training-step="master-weights=fp32|bf16|bf16-sr"`
 // (docs/training.md, "Master weights"): the persistent copy of each
@@ -25,14 +26,16 @@ enum class MasterWeights {
 };
 
 /// Parses the `master-weights` option; errors are emitted on `op`.
-mlir::FailureOr<MasterWeights> parseMasterWeights(mlir::Operation *op, llvm::StringRef spec);
+mlir::FailureOr<MasterWeights> parseMasterWeights(mlir::Operation *op,
+                                                  llvm::StringRef spec);
 
 /// Makes the parameter argument `param` (an f32 `mpt.param` of `func`'s
 /// entry block) a bf16 master: its type becomes bf16, its initial value (if
 /// any) is rounded to nearest even, and every use reads one inserted
 /// `mpt.cast` to f32 at the top of the block instead. (The optimizer update
 /// built afterwards takes the bf16 argument itself.)
-mlir::LogicalResult makeBf16Master(mlir::func::FuncOp func, mlir::BlockArgument param);
+mlir::LogicalResult makeBf16Master(mlir::func::FuncOp func,
+                                   mlir::BlockArgument param);
 
 /// The argument of `func` that is the parameter named `name`, or null.
 mlir::BlockArgument findParam(mlir::func::FuncOp func, llvm::StringRef name);

@@ -41,9 +41,9 @@ LogicalResult addOpTypes(MLIRContext *ctx, ArrayRef<std::string> names,
   for (const std::string &name : names) {
     std::string key = normalizeOpType(StringRef(name).trim());
     if (!known.contains(key)) {
-      error = ("'" + StringRef(name).trim() + "' in " + option +
-               " names no mpt op")
-                  .str();
+      error =
+          ("'" + StringRef(name).trim() + "' in " + option + " names no mpt op")
+              .str();
       return failure();
     }
     set.insert(key);
@@ -69,9 +69,8 @@ LogicalResult addGlobs(ArrayRef<std::string> patterns, StringRef option,
 }
 
 bool matchesAny(ArrayRef<llvm::GlobPattern> globs, StringRef name) {
-  return llvm::any_of(globs, [&](const llvm::GlobPattern &glob) {
-    return glob.match(name);
-  });
+  return llvm::any_of(
+      globs, [&](const llvm::GlobPattern &glob) { return glob.match(name); });
 }
 } // namespace
 
@@ -96,16 +95,17 @@ FailureOr<PrecisionOverrides> PrecisionOverrides::create(
                         error)) ||
       failed(addOpTypes(ctx, forceLowTypes, "force-low", o.forceLowTypes,
                         error)) ||
-      failed(addGlobs(keepFP32Nodes, "keep-fp32-nodes", o.keepFP32Nodes,
-                      error)) ||
-      failed(addGlobs(forceLowNodes, "force-low-nodes", o.forceLowNodes,
-                      error)))
+      failed(
+          addGlobs(keepFP32Nodes, "keep-fp32-nodes", o.keepFP32Nodes, error)) ||
+      failed(
+          addGlobs(forceLowNodes, "force-low-nodes", o.forceLowNodes, error)))
     return failure();
   return o;
 }
 
-LogicalResult PrecisionOverrides::lookup(Operation *op,
-                                         std::optional<Override> &result) const {
+LogicalResult
+PrecisionOverrides::lookup(Operation *op,
+                           std::optional<Override> &result) const {
   result.reset();
   if (Attribute attr = op->getAttr(kPrecisionAttrName)) {
     auto value = dyn_cast<StringAttr>(attr);

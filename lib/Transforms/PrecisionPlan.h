@@ -157,9 +157,9 @@ public:
                                                 double flushLimit,
                                                 std::string &error);
   struct NodeRange {
-    double maxAbs = 0;   // the largest |x| of its forward results
-    double flushed = 0;  // values fp16 would flush to zero
-    double count = 0;    // values seen
+    double maxAbs = 0;  // the largest |x| of its forward results
+    double flushed = 0; // values fp16 would flush to zero
+    double count = 0;   // values seen
   };
   enum class Verdict { Fits, Overflows, Underflows };
   /// Whether the node's measured values fit fp16 (nodes not measured fit).

@@ -18,7 +18,8 @@ using namespace mlir;
 
 namespace mpt::precision {
 
-FailureOr<PrecisionProfile> PrecisionProfile::load(StringRef path, double margin,
+FailureOr<PrecisionProfile> PrecisionProfile::load(StringRef path,
+                                                   double margin,
                                                    double flushLimit,
                                                    std::string &error) {
   auto buffer = llvm::MemoryBuffer::getFile(path);
@@ -37,8 +38,7 @@ FailureOr<PrecisionProfile> PrecisionProfile::load(StringRef path, double margin
     return failure();
   }
   const llvm::json::Object *root = parsed->getAsObject();
-  const llvm::json::Array *results =
-      root ? root->getArray("results") : nullptr;
+  const llvm::json::Array *results = root ? root->getArray("results") : nullptr;
   if (!results || root->getInteger("version") != 1) {
     error = ("precision profile '" + path +
              "' is not a version-1 ranges file of mpt-train "
@@ -53,8 +53,7 @@ FailureOr<PrecisionProfile> PrecisionProfile::load(StringRef path, double margin
   for (size_t i = 0; i < results->size(); ++i) {
     const llvm::json::Object *r = (*results)[i].getAsObject();
     std::optional<StringRef> node = r ? r->getString("node") : std::nullopt;
-    std::optional<StringRef> phase =
-        r ? r->getString("phase") : std::nullopt;
+    std::optional<StringRef> phase = r ? r->getString("phase") : std::nullopt;
     std::optional<int64_t> count = r ? r->getInteger("count") : std::nullopt;
     if (!node || !phase || !count) {
       error = ("precision profile '" + path + "': result " + Twine(i) +

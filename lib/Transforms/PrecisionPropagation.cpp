@@ -346,8 +346,7 @@ private:
         rec.category != PrecisionCategory::RequireF32) {
       auto verdict = options.profile->fp16Verdict(nodeName(rec.op->getLoc()));
       if (verdict != PrecisionProfile::Verdict::Fits) {
-        const auto *range =
-            options.profile->find(nodeName(rec.op->getLoc()));
+        const auto *range = options.profile->find(nodeName(rec.op->getLoc()));
         rec.measuredMaxAbs = range->maxAbs;
         rec.measuredFlush = range->count ? range->flushed / range->count : 0;
         rec.decision = Decision::F32;
@@ -490,8 +489,8 @@ private:
       // trip, and one cast down for the low users if there are any.
       if (demands.f32 && rec.policy.supportsWideResult())
         rec.resultElementType = f32;
-      rec.fp8Operands = options.mode == PrecisionMode::FP8 &&
-                        rec.policy.acceptsFP8Operands();
+      rec.fp8Operands =
+          options.mode == PrecisionMode::FP8 && rec.policy.acceptsFP8Operands();
       return;
     }
     // Between low-precision ops: low inputs, and a user computing low.

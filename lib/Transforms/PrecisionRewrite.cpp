@@ -37,8 +37,8 @@ public:
         if (auto quantize = dyn_cast<QuantizeOp>(rec.op))
           scales.try_emplace(source(quantize.getInput()), quantize.getScale());
     for (BlockArgument arg : entry.getArguments())
-      if (auto name = plan.func.getArgAttrOfType<StringAttr>(
-              arg.getArgNumber(), kFP8ScaleAttrName))
+      if (auto name = plan.func.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
+                                                             kFP8ScaleAttrName))
         scaleNames.insert(name.getValue());
 
     for (OpRecord &rec : plan.records) {
@@ -239,11 +239,10 @@ private:
     for (OpResult r : op->getResults()) {
       if (!isFloatLike(r.getType()))
         continue;
-      Type element =
-          rec.policy.getResultPrecisionRole(r.getResultNumber()) ==
-                  PrecisionRole::F32
-              ? f32
-              : result;
+      Type element = rec.policy.getResultPrecisionRole(r.getResultNumber()) ==
+                             PrecisionRole::F32
+                         ? f32
+                         : result;
       r.setType(retype(r.getType(), element));
     }
   }
@@ -282,7 +281,8 @@ private:
     for (OpOperand &operand : op->getOpOperands()) {
       Value value = source(operand.get());
       if (isFloatLike(value.getType()))
-        operand.set(convert(value, elementTypeOf(kept[operand.getOperandNumber()])));
+        operand.set(
+            convert(value, elementTypeOf(kept[operand.getOperandNumber()])));
     }
   }
 
@@ -322,9 +322,9 @@ private:
     plan.func.getAllArgAttrs(attrs);
     attrs.resize(plan.func.getNumArguments());
     llvm::append_range(attrs, newScaleAttrs);
-    plan.func.setFunctionType(FunctionType::get(
-        ctx, plan.func.getBody().front().getArgumentTypes(),
-        plan.func.getResultTypes()));
+    plan.func.setFunctionType(
+        FunctionType::get(ctx, plan.func.getBody().front().getArgumentTypes(),
+                          plan.func.getResultTypes()));
     plan.func.setAllArgAttrs(attrs);
   }
 
@@ -346,8 +346,7 @@ private:
       results = llvm::to_vector(ret.getOperandTypes());
     else
       results = llvm::to_vector(plan.func.getResultTypes());
-    for (auto [before, after] :
-         llvm::zip(plan.func.getResultTypes(), results))
+    for (auto [before, after] : llvm::zip(plan.func.getResultTypes(), results))
       stats.retypedOutputs += before != after;
     plan.func.setFunctionType(
         FunctionType::get(ctx, entry.getArgumentTypes(), results));

@@ -56,9 +56,9 @@ FailureOr<Value> pickOutput(func::FuncOp func, StringRef name, bool scalar,
            failure();
   if (candidates.empty())
     return func.emitError("the model has no ")
-               << what
-               << " output (its outputs are " << names
-               << "); add a loss with loss-kind=cross_entropy|mse|nll, loss-output and "
+               << what << " output (its outputs are " << names
+               << "); add a loss with loss-kind=cross_entropy|mse|nll, "
+                  "loss-output and "
                   "label-input",
            failure();
   return func.emitError("several ")
@@ -69,12 +69,13 @@ FailureOr<Value> pickOutput(func::FuncOp func, StringRef name, bool scalar,
 
 Value addLabel(func::FuncOp func, RankedTensorType type, StringRef name) {
   unsigned index = func.getNumArguments();
-  (void)func.insertArgument(index, type,
-                            DictionaryAttr::get(func.getContext(),
-                                                {NamedAttribute(
-                                                    StringAttr::get(func.getContext(), kInputAttrName),
-                                                    StringAttr::get(func.getContext(), name))}),
-                            func.getLoc());
+  (void)func.insertArgument(
+      index, type,
+      DictionaryAttr::get(
+          func.getContext(),
+          {NamedAttribute(StringAttr::get(func.getContext(), kInputAttrName),
+                          StringAttr::get(func.getContext(), name))}),
+      func.getLoc());
   return func.getArgument(index);
 }
 
@@ -87,7 +88,8 @@ FailureOr<Value> prepareLoss(func::FuncOp func, const LossOptions &options) {
   if (failed(output))
     return failure();
   for (BlockArgument arg : func.getArguments())
-    if (auto name = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), kInputAttrName))
+    if (auto name = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
+                                                      kInputAttrName))
       if (name.getValue() == options.labelInput)
         return func.emitError("the model already has an input named '")
                    << options.labelInput << "'; choose another label-input",
@@ -105,16 +107,19 @@ FailureOr<Value> prepareLoss(func::FuncOp func, const LossOptions &options) {
     Value t = addLabel(func, yType, options.labelInput);
     Value d = SubOp::create(b, loc, y, t).getResult();
     Value sq = MulOp::create(b, loc, d, d).getResult();
-    return ReduceMeanOp::create(b, loc, sq, ArrayRef<int64_t>{}, /*keepdims=*/false).getResult();
+    return ReduceMeanOp::create(b, loc, sq, ArrayRef<int64_t>{},
+                                /*keepdims=*/false)
+        .getResult();
   }
   if (options.kind != "cross_entropy" && options.kind != "nll")
     return func.emitError("unknown loss-kind '")
                << options.kind << "'; expected cross_entropy, mse or nll",
            failure();
   if (rank < 2)
-    return func.emitError("loss-kind=")
-               << options.kind << " needs class scores of rank >= 2 (classes on the last axis); '"
-               << options.output << "' is " << yType,
+    return func.emitError("loss-kind=") << options.kind
+                                        << " needs class scores of rank >= 2 "
+                                           "(classes on the last axis); '"
+                                        << options.output << "' is " << yType,
            failure();
   // Classes on the last axis; the ONNX-style losses want them on axis 1.
   if (rank > 2) {
@@ -125,15 +130,18 @@ FailureOr<Value> prepareLoss(func::FuncOp func, const LossOptions &options) {
     y = TransposeOp::create(b, loc, y, perm).getResult();
   }
   SmallVector<int64_t> labelShape(yType.getShape().drop_back());
-  Value labels = addLabel(func, RankedTensorType::get(labelShape, i64), options.labelInput);
+  Value labels = addLabel(func, RankedTensorType::get(labelShape, i64),
+                          options.labelInput);
   if (options.kind == "nll")
     return NegativeLogLikelihoodLossOp::create(
-               b, loc, TypeRange{RankedTensorType::get({}, f32)}, ValueRange{y, labels},
+               b, loc, TypeRange{RankedTensorType::get({}, f32)},
+               ValueRange{y, labels},
                {b.getNamedAttr("reduction", b.getStringAttr("mean"))})
         .getResult();
   auto sce = SoftmaxCrossEntropyLossOp::create(
       b, loc, TypeRange{RankedTensorType::get({}, f32), grad::tensorType(y)},
-      ValueRange{y, labels}, {b.getNamedAttr("reduction", b.getStringAttr("mean"))});
+      ValueRange{y, labels},
+      {b.getNamedAttr("reduction", b.getStringAttr("mean"))});
   return sce.getLoss();
 }
 

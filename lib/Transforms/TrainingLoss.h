@@ -9,16 +9,17 @@
 namespace mpt {
 
 struct LossOptions {
-  std::string kind;        // "" (use the model's), cross_entropy, mse, nll
-  std::string output;      // the output an added loss applies to
-  std::string labelInput;  // the name of the label input it takes
-  std::string lossName;    // which scalar output is the loss
+  std::string kind;       // "" (use the model's), cross_entropy, mse, nll
+  std::string output;     // the output an added loss applies to
+  std::string labelInput; // the name of the label input it takes
+  std::string lossName;   // which scalar output is the loss
 };
 
 /// Finds the scalar FP32 loss among `func`'s returned values, or builds one
 /// before the terminator on the chosen output (adding the label argument).
 /// The result is a 0-d f32 value; errors name the outputs involved.
-mlir::FailureOr<mlir::Value> prepareLoss(mlir::func::FuncOp func, const LossOptions &options);
+mlir::FailureOr<mlir::Value> prepareLoss(mlir::func::FuncOp func,
+                                         const LossOptions &options);
 
 } // namespace mpt
 

@@ -57,8 +57,8 @@ struct VerifyPrecisionPass
       Type type = func.getArgumentTypes()[i];
       if (!name || !isBelowF32(type))
         continue;
-      func.emitError() << "parameter '" << name.getValue() << "' is "
-                       << type << "; parameters must stay FP32 masters";
+      func.emitError() << "parameter '" << name.getValue() << "' is " << type
+                       << "; parameters must stay FP32 masters";
       result = failure();
     }
     return result;

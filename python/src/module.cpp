@@ -31,7 +31,8 @@ namespace {
 }
 
 /// (status, plan bytes) on success, (status, message) otherwise.
-nb::tuple compileOnnx(const std::string &path, bool train, const std::string &options,
+nb::tuple compileOnnx(const std::string &path, bool train,
+                      const std::string &options,
                       const std::string &inputShapes) {
   void *plan = nullptr;
   size_t size = 0;
@@ -57,7 +58,8 @@ class Model {
 public:
   Model(nb::bytes plan, const std::string &backend) {
     const char *name = backend.empty() ? nullptr : backend.c_str();
-    if (mptrt_model_load_memory(plan.c_str(), plan.size(), name, &model_) != MPTRT_OK)
+    if (mptrt_model_load_memory(plan.c_str(), plan.size(), name, &model_) !=
+        MPTRT_OK)
       raiseLastError("cannot load the plan");
   }
   ~Model() { mptrt_model_free(model_); }
@@ -82,7 +84,8 @@ public:
     std::vector<std::string> names;
     for (size_t i = 0; i < count; ++i) {
       const char *name = nullptr;
-      if (mptrt_entry_binding_name(model_, entry.c_str(), k, i, &name) != MPTRT_OK)
+      if (mptrt_entry_binding_name(model_, entry.c_str(), k, i, &name) !=
+          MPTRT_OK)
         raiseLastError("entry point '" + entry + "'");
       names.emplace_back(name);
     }
@@ -90,27 +93,29 @@ public:
   }
 
   /// (dtype code, shape) of a named tensor.
-  std::tuple<int, std::vector<int64_t>> info(int kind, const std::string &name) const {
+  std::tuple<int, std::vector<int64_t>> info(int kind,
+                                             const std::string &name) const {
     mptrt_dtype dtype;
     size_t rank = 0;
     int64_t shape[MPTRT_MAX_RANK];
-    if (mptrt_tensor_info(model_, static_cast<mptrt_binding_kind>(kind), name.c_str(), &dtype,
-                          &rank, shape) != MPTRT_OK)
+    if (mptrt_tensor_info(model_, static_cast<mptrt_binding_kind>(kind),
+                          name.c_str(), &dtype, &rank, shape) != MPTRT_OK)
       raiseLastError("tensor '" + name + "'");
     return {static_cast<int>(dtype), std::vector<int64_t>(shape, shape + rank)};
   }
 
   /// Binds an input (kind MPTRT_INPUT) or a parameter from a C-contiguous
   /// array holding the plan's bytes.
-  void bind(int kind, const std::string &name, int dtype, const std::vector<int64_t> &shape,
+  void bind(int kind, const std::string &name, int dtype,
+            const std::vector<int64_t> &shape,
             nb::ndarray<nb::ro, nb::c_contig, nb::device::cpu> data) {
     const size_t bytes = data.nbytes();
     auto d = static_cast<mptrt_dtype>(dtype);
     int rc = kind == MPTRT_PARAMETER
-                 ? mptrt_bind_parameter(model_, name.c_str(), d, shape.data(), shape.size(),
-                                        data.data(), bytes)
-                 : mptrt_bind_input(model_, name.c_str(), d, shape.data(), shape.size(),
-                                    data.data(), bytes);
+                 ? mptrt_bind_parameter(model_, name.c_str(), d, shape.data(),
+                                        shape.size(), data.data(), bytes)
+                 : mptrt_bind_input(model_, name.c_str(), d, shape.data(),
+                                    shape.size(), data.data(), bytes);
     if (rc != MPTRT_OK)
       raiseLastError("cannot bind '" + name + "'");
   }
@@ -132,9 +137,10 @@ public:
     for (int64_t d : shape)
       bytes *= static_cast<size_t>(d);
     std::string buffer(bytes, '\0');
-    int rc = kind == MPTRT_PARAMETER
-                 ? mptrt_read_parameter(model_, name.c_str(), buffer.data(), bytes)
-                 : mptrt_read_output(model_, name.c_str(), buffer.data(), bytes);
+    int rc =
+        kind == MPTRT_PARAMETER
+            ? mptrt_read_parameter(model_, name.c_str(), buffer.data(), bytes)
+            : mptrt_read_output(model_, name.c_str(), buffer.data(), bytes);
     if (rc != MPTRT_OK)
       raiseLastError("cannot read '" + name + "'");
     return nb::bytes(buffer.data(), buffer.size());
@@ -151,8 +157,8 @@ NB_MODULE(_mpt, m) {
   m.attr("INPUT") = static_cast<int>(MPTRT_INPUT);
   m.attr("PARAMETER") = static_cast<int>(MPTRT_PARAMETER);
   m.attr("OUTPUT") = static_cast<int>(MPTRT_OUTPUT);
-  m.def("compile_onnx", &compileOnnx, nb::arg("path"), nb::arg("train"), nb::arg("options"),
-        nb::arg("input_shapes"));
+  m.def("compile_onnx", &compileOnnx, nb::arg("path"), nb::arg("train"),
+        nb::arg("options"), nb::arg("input_shapes"));
   m.def("backends", []() {
     std::vector<std::string> names;
     for (size_t i = 0, e = mptrt_backend_count(); i < e; ++i)
@@ -160,7 +166,8 @@ NB_MODULE(_mpt, m) {
     return names;
   });
   nb::class_<Model>(m, "Model")
-      .def(nb::init<nb::bytes, const std::string &>(), nb::arg("plan"), nb::arg("backend"))
+      .def(nb::init<nb::bytes, const std::string &>(), nb::arg("plan"),
+           nb::arg("backend"))
       .def("backend", &Model::backend)
       .def("entries", &Model::entries)
       .def("names", &Model::names)

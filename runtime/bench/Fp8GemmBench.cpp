@@ -63,12 +63,10 @@ int main(int argc, char **argv) {
   const int runs = std::string(backend) == "cuda" ? 20 : 2;
   const T a = {n, n}, b = {n, n}, y = {n, n};
   const Operand scale = {F32, {}, 0.5, 2.0};
-  const Case bf16 = make("gemm", {{BF16, a}, {BF16, b}}, {{F32, y}},
-                         {aInt("trans_b", 1)});
-  const Case fp8Tn = make("scaled_gemm", {{F8, a}, {F8, b}, scale, scale}, {{F32, y}},
-                          {aInt("trans_b", 1)});
-  const Case fp8Nn = make("scaled_gemm", {{F8, a}, {F8, b}, scale, scale}, {{F32, y}},
-                          {});
+  const Case bf16 = make("gemm", {{BF16, a}, {BF16, b}}, {{F32, y}}, {aInt("trans_b", 1)});
+  const Case fp8Tn =
+      make("scaled_gemm", {{F8, a}, {F8, b}, scale, scale}, {{F32, y}}, {aInt("trans_b", 1)});
+  const Case fp8Nn = make("scaled_gemm", {{F8, a}, {F8, b}, scale, scale}, {{F32, y}}, {});
   int hasFp8 = 0;
   if (mptrt_backend_has_kernel(backend, "scaled_gemm", &hasFp8) != MPTRT_OK || !hasFp8) {
     std::printf("fp8-gemm-bench: no backend '%s' with scaled_gemm in this build\n", backend);

@@ -46,8 +46,7 @@ int main(int argc, char **argv) {
     } else if (fs::is_regular_file(p, ec)) {
       files.push_back(p);
     } else {
-      std::fprintf(stderr, "%s: '%s' is neither a file nor a directory\n", argv[0],
-                   argv[i]);
+      std::fprintf(stderr, "%s: '%s' is neither a file nor a directory\n", argv[0], argv[i]);
       return 2;
     }
   }

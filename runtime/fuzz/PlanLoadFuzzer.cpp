@@ -89,10 +89,9 @@ void exercise(mptrt_model *model, bool run) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   const uint64_t largest = largestAllocation(data, size);
   if (largest != UINT64_MAX && largest > kMaxTensorBytes)
-    return -1;  // do not add to the corpus
+    return -1; // do not add to the corpus
   mptrt_model *model = nullptr;
-  if (mptrt_model_load_memory_ex(data, size, "cpu", MPTRT_LOAD_SKIP_CHECKSUMS, &model) !=
-      MPTRT_OK)
+  if (mptrt_model_load_memory_ex(data, size, "cpu", MPTRT_LOAD_SKIP_CHECKSUMS, &model) != MPTRT_OK)
     return 0;
   exercise(model, largest <= kMaxRunTensorBytes);
   mptrt_model_free(model);

@@ -35,7 +35,7 @@ enum Required { REQUIRED, OPTIONAL };
 
 std::vector<KindSeed> schemaSeeds() {
   std::vector<KindSeed> seeds;
-#define MPTRT_KERNEL(kind, family, minOperands, maxOperands, minResults, maxResults)            \
+#define MPTRT_KERNEL(kind, family, minOperands, maxOperands, minResults, maxResults)               \
   seeds.push_back({#kind, minOperands, minResults, {}});
 #define MPTRT_ATTR(kind, name, type, required) addAttr(seeds.back(), #name, type, required);
   auto addAttr = [](KindSeed &seed, const char *name, SchemaType type, Required required) {
@@ -44,11 +44,25 @@ std::vector<KindSeed> schemaSeeds() {
     mptrt::plan::Attribute a;
     a.name = name;
     switch (type) {
-    case Int: a.type = AttrType::Int; a.i = 1; break;
-    case Bool: a.type = AttrType::Int; a.i = 0; break;
-    case Float: a.type = AttrType::Float; a.f = 0.5; break;
-    case IntList: a.type = AttrType::IntList; a.ints = {1}; break;
-    case String: a.type = AttrType::String; break;
+    case Int:
+      a.type = AttrType::Int;
+      a.i = 1;
+      break;
+    case Bool:
+      a.type = AttrType::Int;
+      a.i = 0;
+      break;
+    case Float:
+      a.type = AttrType::Float;
+      a.f = 0.5;
+      break;
+    case IntList:
+      a.type = AttrType::IntList;
+      a.ints = {1};
+      break;
+    case String:
+      a.type = AttrType::String;
+      break;
     }
     seed.attrs.push_back(a);
   };
@@ -72,8 +86,8 @@ int main(int argc, char **argv) {
   }
   const std::string dir = argv[1];
   int written = 0;
-  if (!write(dir + "/mlp.mptp", mptrt::plan::serializePlan(
-                                    mptrt::test::Mlp(2, 4, 8, 3, 1).plan()))) {
+  if (!write(dir + "/mlp.mptp",
+             mptrt::plan::serializePlan(mptrt::test::Mlp(2, 4, 8, 3, 1).plan()))) {
     std::fprintf(stderr, "%s: cannot write into '%s'\n", argv[0], dir.c_str());
     return 1;
   }

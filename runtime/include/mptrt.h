@@ -68,8 +68,7 @@ size_t mptrt_dtype_size(mptrt_dtype dtype);
  * mptrt_backend_name ("cpu"), or NULL / "auto" for the best backend this
  * host can run. On failure *out is NULL. */
 int mptrt_model_load_file(const char *path, const char *backend, mptrt_model **out);
-int mptrt_model_load_memory(const void *data, size_t size, const char *backend,
-                            mptrt_model **out);
+int mptrt_model_load_memory(const void *data, size_t size, const char *backend, mptrt_model **out);
 /* The same with flags. Plans carry CRC-32 checksums of their header and
  * sections, checked at load: a corrupt plan fails naming the section.
  * MPTRT_LOAD_SKIP_CHECKSUMS skips that check (the structure is still
@@ -77,8 +76,8 @@ int mptrt_model_load_memory(const void *data, size_t size, const char *backend,
 #define MPTRT_LOAD_SKIP_CHECKSUMS 1u
 int mptrt_model_load_file_ex(const char *path, const char *backend, unsigned flags,
                              mptrt_model **out);
-int mptrt_model_load_memory_ex(const void *data, size_t size, const char *backend,
-                               unsigned flags, mptrt_model **out);
+int mptrt_model_load_memory_ex(const void *data, size_t size, const char *backend, unsigned flags,
+                               mptrt_model **out);
 /* The backends of this build, in registration order; the name is NULL for
  * an index past the end. */
 size_t mptrt_backend_count(void);
@@ -108,10 +107,9 @@ const char *mptrt_model_backend(const mptrt_model *model);
  * their value across runs (and may be updated by runs); a parameter with an
  * initial value in the plan need not be bound. */
 int mptrt_bind_parameter(mptrt_model *model, const char *name, mptrt_dtype dtype,
-                         const int64_t *shape, size_t rank, const void *data,
-                         size_t bytes);
-int mptrt_bind_input(mptrt_model *model, const char *name, mptrt_dtype dtype,
-                     const int64_t *shape, size_t rank, const void *data, size_t bytes);
+                         const int64_t *shape, size_t rank, const void *data, size_t bytes);
+int mptrt_bind_input(mptrt_model *model, const char *name, mptrt_dtype dtype, const int64_t *shape,
+                     size_t rank, const void *data, size_t bytes);
 
 /* Runs an entry point. Every input and parameter it uses must have a value. */
 int mptrt_run(mptrt_model *model, const char *entry);
@@ -119,14 +117,14 @@ int mptrt_run(mptrt_model *model, const char *entry);
 /* Where a checked run first saw an inf or a NaN. The strings are owned by
  * the model. */
 typedef struct mptrt_nonfinite {
-  int found;           /* 1 if some kernel's result held an inf or a NaN */
-  uint32_t kernel;     /* the plan's kernel id */
-  uint32_t position;   /* its index in the entry point's kernel list */
-  uint32_t result;     /* which of its results (output index) */
-  uint64_t element;    /* flat index of the first non-finite element */
-  const char *kind;    /* kernel kind ("matmul"); "" when not found */
-  const char *origin;  /* ONNX node (or compiler-given name); "" if unknown */
-  const char *phase;   /* "forward", "backward" or "unknown" */
+  int found;          /* 1 if some kernel's result held an inf or a NaN */
+  uint32_t kernel;    /* the plan's kernel id */
+  uint32_t position;  /* its index in the entry point's kernel list */
+  uint32_t result;    /* which of its results (output index) */
+  uint64_t element;   /* flat index of the first non-finite element */
+  const char *kind;   /* kernel kind ("matmul"); "" when not found */
+  const char *origin; /* ONNX node (or compiler-given name); "" if unknown */
+  const char *phase;  /* "forward", "backward" or "unknown" */
 } mptrt_nonfinite;
 /* Runs an entry point like mptrt_run, and after every kernel checks its
  * floating-point results for an inf or a NaN (reading them back to the
@@ -139,15 +137,15 @@ int mptrt_run_checked(mptrt_model *model, const char *entry, mptrt_nonfinite *fi
  * host and widened to float32. `values` and the strings are valid during
  * the observer's call only. */
 typedef struct mptrt_result_view {
-  uint32_t kernel;       /* the plan's kernel id */
-  uint32_t position;     /* its index in the entry point's kernel list */
-  uint32_t result;       /* which of its results (output index) */
-  const char *kind;      /* kernel kind ("matmul") */
-  const char *origin;    /* ONNX node (or compiler-given name); "" if unknown */
-  const char *phase;     /* "forward", "backward" or "unknown" */
-  const char *tensor;    /* the result tensor's name; "" for arena temporaries */
-  mptrt_dtype dtype;     /* its dtype in the plan */
-  const float *values;   /* `count` values */
+  uint32_t kernel;     /* the plan's kernel id */
+  uint32_t position;   /* its index in the entry point's kernel list */
+  uint32_t result;     /* which of its results (output index) */
+  const char *kind;    /* kernel kind ("matmul") */
+  const char *origin;  /* ONNX node (or compiler-given name); "" if unknown */
+  const char *phase;   /* "forward", "backward" or "unknown" */
+  const char *tensor;  /* the result tensor's name; "" for arena temporaries */
+  mptrt_dtype dtype;   /* its dtype in the plan */
+  const float *values; /* `count` values */
   uint64_t count;
 } mptrt_result_view;
 typedef void (*mptrt_result_observer)(const mptrt_result_view *view, void *user);
@@ -160,8 +158,7 @@ int mptrt_run_observed(mptrt_model *model, const char *entry, mptrt_result_obser
 /* Copies an output computed by the last successful run that produced it,
  * or a parameter's current value; `bytes` must equal its byte size. */
 int mptrt_read_output(const mptrt_model *model, const char *name, void *dst, size_t bytes);
-int mptrt_read_parameter(const mptrt_model *model, const char *name, void *dst,
-                         size_t bytes);
+int mptrt_read_parameter(const mptrt_model *model, const char *name, void *dst, size_t bytes);
 
 /* The dtype and shape of a named tensor; `shape` has room for
  * MPTRT_MAX_RANK values. Any of dtype, rank, shape may be NULL. */
@@ -171,10 +168,10 @@ int mptrt_tensor_info(const mptrt_model *model, mptrt_binding_kind kind, const c
 /* Entry points and the names they bind. Names are owned by the model. */
 size_t mptrt_entry_count(const mptrt_model *model);
 const char *mptrt_entry_name(const mptrt_model *model, size_t index);
-int mptrt_entry_binding_count(const mptrt_model *model, const char *entry,
-                              mptrt_binding_kind kind, size_t *count);
-int mptrt_entry_binding_name(const mptrt_model *model, const char *entry,
-                             mptrt_binding_kind kind, size_t index, const char **name);
+int mptrt_entry_binding_count(const mptrt_model *model, const char *entry, mptrt_binding_kind kind,
+                              size_t *count);
+int mptrt_entry_binding_name(const mptrt_model *model, const char *entry, mptrt_binding_kind kind,
+                             size_t index, const char **name);
 /* The arena size the plan gives an entry point. */
 int mptrt_entry_arena_bytes(const mptrt_model *model, const char *entry, uint64_t *bytes);
 

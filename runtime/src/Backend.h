@@ -89,8 +89,7 @@ public:
 
   /// Decodes and checks one kernel; fails for an unknown kind or operands,
   /// results or attributes that the kind does not accept.
-  virtual Status prepareKernel(const KernelView &kernel,
-                               std::unique_ptr<PreparedKernel> *out) = 0;
+  virtual Status prepareKernel(const KernelView &kernel, std::unique_ptr<PreparedKernel> *out) = 0;
 };
 
 /// How the registry knows a backend: its name, whether this host can run

@@ -24,9 +24,7 @@ BackendRegistry &BackendRegistry::get() {
   return registry;
 }
 
-void BackendRegistry::add(BackendFactory factory) {
-  factories_.push_back(std::move(factory));
-}
+void BackendRegistry::add(BackendFactory factory) { factories_.push_back(std::move(factory)); }
 
 const BackendFactory *BackendRegistry::find(const std::string &name) const {
   for (const BackendFactory &f : factories_)
@@ -74,8 +72,8 @@ Status createBackendFor(const std::string &name, const std::vector<std::string> 
   }
   const BackendFactory *f = registry.find(name);
   if (!f)
-    return Status::error("unknown backend '" + name + "' (this build has: " +
-                         registry.names() + "; or auto)");
+    return Status::error("unknown backend '" + name + "' (this build has: " + registry.names() +
+                         "; or auto)");
   std::string detail;
   if (!f->probe(&detail))
     return Status::error("backend '" + name + "' cannot run on this host: " + detail);

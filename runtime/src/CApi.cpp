@@ -54,28 +54,25 @@ size_t mptrt_dtype_size(mptrt_dtype dtype) {
   return mptrt::plan::dtypeSize(static_cast<mptrt::plan::DType>(dtype));
 }
 
-int mptrt_model_load_memory(const void *data, size_t size, const char *backend,
-                            mptrt_model **out) {
+int mptrt_model_load_memory(const void *data, size_t size, const char *backend, mptrt_model **out) {
   return mptrt_model_load_memory_ex(data, size, backend, 0, out);
 }
 
-int mptrt_model_load_memory_ex(const void *data, size_t size, const char *backend,
-                               unsigned flags, mptrt_model **out) {
+int mptrt_model_load_memory_ex(const void *data, size_t size, const char *backend, unsigned flags,
+                               mptrt_model **out) {
   if (!out)
     return fail("mptrt_model_load_memory: null output handle");
   *out = nullptr;
   std::unique_ptr<Model> impl;
-  Status s = Model::load(static_cast<const uint8_t *>(data), size, backend ? backend : "",
-                         &impl, !(flags & MPTRT_LOAD_SKIP_CHECKSUMS));
+  Status s = Model::load(static_cast<const uint8_t *>(data), size, backend ? backend : "", &impl,
+                         !(flags & MPTRT_LOAD_SKIP_CHECKSUMS));
   if (!s)
     return report(s);
   *out = new mptrt_model{std::move(impl)};
   return MPTRT_OK;
 }
 
-size_t mptrt_backend_count(void) {
-  return mptrt::rt::BackendRegistry::get().factories().size();
-}
+size_t mptrt_backend_count(void) { return mptrt::rt::BackendRegistry::get().factories().size(); }
 
 const char *mptrt_backend_name(size_t index) {
   const auto &factories = mptrt::rt::BackendRegistry::get().factories();
@@ -95,8 +92,8 @@ int mptrt_backend_probe(const char *backend, int *available, const char **detail
     return fail("mptrt_backend_probe: null argument");
   const mptrt::rt::BackendFactory *f = mptrt::rt::BackendRegistry::get().find(backend);
   if (!f)
-    return fail(std::string("unknown backend '") + backend + "' (this build has: " +
-                mptrt::rt::BackendRegistry::get().names() + ")");
+    return fail(std::string("unknown backend '") + backend +
+                "' (this build has: " + mptrt::rt::BackendRegistry::get().names() + ")");
   thread_local std::string probeDetail;
   probeDetail.clear();
   *available = f->probe(&probeDetail) ? 1 : 0;
@@ -112,8 +109,8 @@ static int backendKinds(const char *backend, std::vector<std::string> *kinds) {
   if (!name.empty() && name != "auto") {
     const mptrt::rt::BackendFactory *f = mptrt::rt::BackendRegistry::get().find(name);
     if (!f)
-      return fail("unknown backend '" + name + "' (this build has: " +
-                  mptrt::rt::BackendRegistry::get().names() + "; or auto)");
+      return fail("unknown backend '" + name +
+                  "' (this build has: " + mptrt::rt::BackendRegistry::get().names() + "; or auto)");
     *kinds = f->kinds();
     return MPTRT_OK;
   }
@@ -189,30 +186,28 @@ const char *mptrt_model_backend(const mptrt_model *model) {
   return model ? model->impl->backend().name() : "";
 }
 
-#define MPTRT_CHECK_MODEL(fn)                                                  \
-  if (!model)                                                                  \
+#define MPTRT_CHECK_MODEL(fn)                                                                      \
+  if (!model)                                                                                      \
   return fail(#fn ": null model")
-#define MPTRT_CHECK_NAME(fn, what)                                             \
-  if (!what)                                                                   \
+#define MPTRT_CHECK_NAME(fn, what)                                                                 \
+  if (!what)                                                                                       \
   return fail(#fn ": null " #what)
 
 int mptrt_bind_parameter(mptrt_model *model, const char *name, mptrt_dtype dtype,
-                         const int64_t *shape, size_t rank, const void *data,
-                         size_t bytes) {
+                         const int64_t *shape, size_t rank, const void *data, size_t bytes) {
   MPTRT_CHECK_MODEL(mptrt_bind_parameter);
   MPTRT_CHECK_NAME(mptrt_bind_parameter, name);
   return report(model->impl->bind(BindingKind::Parameter, name,
-                                  static_cast<mptrt::plan::DType>(dtype), shape, rank,
-                                  data, bytes));
+                                  static_cast<mptrt::plan::DType>(dtype), shape, rank, data,
+                                  bytes));
 }
 
-int mptrt_bind_input(mptrt_model *model, const char *name, mptrt_dtype dtype,
-                     const int64_t *shape, size_t rank, const void *data, size_t bytes) {
+int mptrt_bind_input(mptrt_model *model, const char *name, mptrt_dtype dtype, const int64_t *shape,
+                     size_t rank, const void *data, size_t bytes) {
   MPTRT_CHECK_MODEL(mptrt_bind_input);
   MPTRT_CHECK_NAME(mptrt_bind_input, name);
-  return report(model->impl->bind(BindingKind::Input, name,
-                                  static_cast<mptrt::plan::DType>(dtype), shape, rank,
-                                  data, bytes));
+  return report(model->impl->bind(BindingKind::Input, name, static_cast<mptrt::plan::DType>(dtype),
+                                  shape, rank, data, bytes));
 }
 
 int mptrt_run(mptrt_model *model, const char *entry) {
@@ -280,15 +275,13 @@ int mptrt_run_observed(mptrt_model *model, const char *entry, mptrt_result_obser
   return report(model->impl->runObserved(entry, adaptObserved, &adapter));
 }
 
-int mptrt_read_output(const mptrt_model *model, const char *name, void *dst,
-                      size_t bytes) {
+int mptrt_read_output(const mptrt_model *model, const char *name, void *dst, size_t bytes) {
   MPTRT_CHECK_MODEL(mptrt_read_output);
   MPTRT_CHECK_NAME(mptrt_read_output, name);
   return report(model->impl->read(BindingKind::Output, name, dst, bytes));
 }
 
-int mptrt_read_parameter(const mptrt_model *model, const char *name, void *dst,
-                         size_t bytes) {
+int mptrt_read_parameter(const mptrt_model *model, const char *name, void *dst, size_t bytes) {
   MPTRT_CHECK_MODEL(mptrt_read_parameter);
   MPTRT_CHECK_NAME(mptrt_read_parameter, name);
   return report(model->impl->read(BindingKind::Parameter, name, dst, bytes));
@@ -314,9 +307,7 @@ int mptrt_tensor_info(const mptrt_model *model, mptrt_binding_kind kind, const c
   return MPTRT_OK;
 }
 
-size_t mptrt_entry_count(const mptrt_model *model) {
-  return model ? model->impl->numEntries() : 0;
-}
+size_t mptrt_entry_count(const mptrt_model *model) { return model ? model->impl->numEntries() : 0; }
 
 const char *mptrt_entry_name(const mptrt_model *model, size_t index) {
   if (!model || index >= model->impl->numEntries()) {
@@ -330,16 +321,19 @@ namespace {
 const std::vector<uint32_t> *bindingList(const mptrt::plan::EntryPoint &e,
                                          mptrt_binding_kind kind) {
   switch (kind) {
-  case MPTRT_INPUT: return &e.inputs;
-  case MPTRT_PARAMETER: return &e.params;
-  case MPTRT_OUTPUT: return &e.outputs;
+  case MPTRT_INPUT:
+    return &e.inputs;
+  case MPTRT_PARAMETER:
+    return &e.params;
+  case MPTRT_OUTPUT:
+    return &e.outputs;
   }
   return nullptr;
 }
 } // namespace
 
-int mptrt_entry_binding_count(const mptrt_model *model, const char *entry,
-                              mptrt_binding_kind kind, size_t *count) {
+int mptrt_entry_binding_count(const mptrt_model *model, const char *entry, mptrt_binding_kind kind,
+                              size_t *count) {
   MPTRT_CHECK_MODEL(mptrt_entry_binding_count);
   MPTRT_CHECK_NAME(mptrt_entry_binding_count, entry);
   MPTRT_CHECK_NAME(mptrt_entry_binding_count, count);
@@ -352,8 +346,8 @@ int mptrt_entry_binding_count(const mptrt_model *model, const char *entry,
   return MPTRT_OK;
 }
 
-int mptrt_entry_binding_name(const mptrt_model *model, const char *entry,
-                             mptrt_binding_kind kind, size_t i, const char **name) {
+int mptrt_entry_binding_name(const mptrt_model *model, const char *entry, mptrt_binding_kind kind,
+                             size_t i, const char **name) {
   MPTRT_CHECK_MODEL(mptrt_entry_binding_name);
   MPTRT_CHECK_NAME(mptrt_entry_binding_name, entry);
   MPTRT_CHECK_NAME(mptrt_entry_binding_name, name);
@@ -364,8 +358,8 @@ int mptrt_entry_binding_name(const mptrt_model *model, const char *entry,
     return rc;
   const std::vector<uint32_t> &list = *bindingList(model->impl->entry(index), kind);
   if (i >= list.size())
-    return fail("mptrt_entry_binding_name: index " + std::to_string(i) +
-                " out of range (" + std::to_string(list.size()) + ")");
+    return fail("mptrt_entry_binding_name: index " + std::to_string(i) + " out of range (" +
+                std::to_string(list.size()) + ")");
   *name = model->impl->tensorName(list[i]).c_str();
   return MPTRT_OK;
 }

@@ -46,7 +46,7 @@ std::vector<std::string> kindNames(const KindEntry<PrepareFn> (&table)[N]) {
   return names;
 }
 
-}  // namespace rt
-}  // namespace mptrt
+} // namespace rt
+} // namespace mptrt
 
-#endif  // MPTRT_SRC_KINDTABLE_H
+#endif // MPTRT_SRC_KINDTABLE_H

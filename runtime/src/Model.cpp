@@ -14,9 +14,12 @@ namespace {
 
 const char *kindName(BindingKind kind) {
   switch (kind) {
-  case BindingKind::Input: return "input";
-  case BindingKind::Parameter: return "parameter";
-  case BindingKind::Output: return "output";
+  case BindingKind::Input:
+    return "input";
+  case BindingKind::Parameter:
+    return "parameter";
+  case BindingKind::Output:
+    return "output";
   }
   return "tensor";
 }
@@ -27,10 +30,10 @@ const char *kindName(BindingKind kind) {
 /// a block of inputs before storing the block (and the copies use memmove).
 bool allowsInPlace(const std::string &kind) {
   static const char *const kinds[] = {
-      "sqrt", "exp", "log", "erf", "tanh", "sigmoid", "relu", "neg", "abs", "not",
-      "leaky_relu", "gelu", "clip", "add", "sub", "mul", "div", "pow", "max", "min",
-      "where", "copy", "identity", "reshape", "flatten", "squeeze", "unsqueeze",
-      "cast", "dropout"};
+      "sqrt",    "exp",     "log",        "erf",  "tanh",   "sigmoid", "relu",     "neg",
+      "abs",     "not",     "leaky_relu", "gelu", "clip",   "add",     "sub",      "mul",
+      "div",     "pow",     "max",        "min",  "where",  "copy",    "identity", "reshape",
+      "flatten", "squeeze", "unsqueeze",  "cast", "dropout"};
   for (const char *k : kinds)
     if (kind == k)
       return true;
@@ -46,14 +49,14 @@ struct UpdateKind {
   int operand[3];
 };
 const UpdateKind kUpdates[] = {
-    {"sgd_update", {0, 2, -1}},         // param, [buf]
-    {"adamw_update", {0, 2, 3}},        // param, exp_avg, exp_avg_sq
-    {"update_loss_scale", {0, 1, -1}},  // scale, growth_tracker
-    {"advance_step", {0, -1, -1}},      // count
-    {"update_fp8_scale", {0, 1, -1}},   // amax_history, scale
-    {"clip_by_norm", {0, -1, -1}},      // grad
-    {"unscale", {0, -1, -1}},           // grad
-    {"batch_norm_train", {-1, 3, 4}},   // running_mean, running_var
+    {"sgd_update", {0, 2, -1}},        // param, [buf]
+    {"adamw_update", {0, 2, 3}},       // param, exp_avg, exp_avg_sq
+    {"update_loss_scale", {0, 1, -1}}, // scale, growth_tracker
+    {"advance_step", {0, -1, -1}},     // count
+    {"update_fp8_scale", {0, 1, -1}},  // amax_history, scale
+    {"clip_by_norm", {0, -1, -1}},     // grad
+    {"unscale", {0, -1, -1}},          // grad
+    {"batch_norm_train", {-1, 3, 4}},  // running_mean, running_var
 };
 
 /// The update kind `kind`, or null.
@@ -167,10 +170,17 @@ Status Model::prepare() {
     const plan::Tensor &t = plan_.tensors[id];
     BindingKind kind;
     switch (t.storage) {
-    case plan::Storage::Input: kind = BindingKind::Input; break;
-    case plan::Storage::Parameter: kind = BindingKind::Parameter; break;
-    case plan::Storage::Output: kind = BindingKind::Output; break;
-    default: continue;
+    case plan::Storage::Input:
+      kind = BindingKind::Input;
+      break;
+    case plan::Storage::Parameter:
+      kind = BindingKind::Parameter;
+      break;
+    case plan::Storage::Output:
+      kind = BindingKind::Output;
+      break;
+    default:
+      continue;
     }
     names_[static_cast<int>(kind)][t.name] = id;
     MPTRT_TRY(backend_->allocate(descs_[id].bytes, &buffers_[id]).withContext(label(plan_, id)));
@@ -186,7 +196,7 @@ Status Model::prepare() {
   // byte ranges that constant tensors use (merged where they overlap),
   // packed, and the host copy of the blob goes. A plan's weights are then
   // in memory once, not twice.
-  std::map<uint64_t, uint64_t> ranges;  // start -> end, in the blob
+  std::map<uint64_t, uint64_t> ranges; // start -> end, in the blob
   for (uint32_t id = 0; id < numTensors; ++id) {
     const plan::Tensor &t = plan_.tensors[id];
     if (t.storage == plan::Storage::Constant) {
@@ -194,7 +204,7 @@ Status Model::prepare() {
       end = std::max(end, t.offset + descs_[id].bytes);
     }
   }
-  std::vector<std::pair<uint64_t, uint64_t>> merged;  // [start, end)
+  std::vector<std::pair<uint64_t, uint64_t>> merged; // [start, end)
   for (auto [start, end] : ranges) {
     if (!merged.empty() && start <= merged.back().second)
       merged.back().second = std::max(merged.back().second, end);
@@ -213,9 +223,9 @@ Status Model::prepare() {
     if (t.storage != plan::Storage::Constant)
       continue;
     // The merged range holding t (starts are 64-aligned, so t stays aligned).
-    size_t r = std::upper_bound(merged.begin(), merged.end(),
-                                std::make_pair(t.offset, UINT64_MAX)) -
-               merged.begin() - 1;
+    size_t r =
+        std::upper_bound(merged.begin(), merged.end(), std::make_pair(t.offset, UINT64_MAX)) -
+        merged.begin() - 1;
     t.offset = packedStart[r] + (t.offset - merged[r].first);
   }
   plan_.constants.clear();
@@ -262,8 +272,8 @@ Status Model::checkAliasing(uint32_t kernelId) const {
       bool identical;
       if (!overlap(res, op, &identical))
         continue;
-      bool sameType = descs_[res].dtype == descs_[op].dtype &&
-                      descs_[res].numel == descs_[op].numel;
+      bool sameType =
+          descs_[res].dtype == descs_[op].dtype && descs_[res].numel == descs_[op].numel;
       if (identical && sameType && allowsInPlace(kernel.kind, r, o))
         continue;
       std::string why;
@@ -274,8 +284,8 @@ Status Model::checkAliasing(uint32_t kernelId) const {
               " only over the operand it updates";
       else
         why = " and this kind cannot run in place";
-      return Status::error("result " + label(plan_, res) + " overlaps operand " +
-                           label(plan_, op) + why);
+      return Status::error("result " + label(plan_, res) + " overlaps operand " + label(plan_, op) +
+                           why);
     }
   }
   return Status::ok();
@@ -301,28 +311,27 @@ Status Model::findEntry(std::string_view name, size_t *index) const {
     std::string known;
     for (const auto &kv : entryIndex_)
       known += (known.empty() ? "" : ", ") + ("'" + kv.first + "'");
-    return Status::error("no entry point named '" + std::string(name) + "' (the plan has: " +
-                         (known.empty() ? "none" : known) + ")");
+    return Status::error("no entry point named '" + std::string(name) +
+                         "' (the plan has: " + (known.empty() ? "none" : known) + ")");
   }
   *index = it->second;
   return Status::ok();
 }
 
-Status Model::bind(BindingKind kind, const std::string &name, DType dtype,
-                   const int64_t *shape, size_t rank, const void *data, size_t bytes) {
+Status Model::bind(BindingKind kind, const std::string &name, DType dtype, const int64_t *shape,
+                   size_t rank, const void *data, size_t bytes) {
   if (kind == BindingKind::Output)
     return Status::error("outputs cannot be bound");
   uint32_t id;
   MPTRT_TRY(find(kind, name, &id));
   const TensorDesc &d = descs_[id];
   std::vector<int64_t> given(shape, shape + (shape ? rank : 0));
-  if (!plan::isValidDType(static_cast<uint8_t>(dtype)) || dtype != d.dtype ||
-      given != d.shape) {
+  if (!plan::isValidDType(static_cast<uint8_t>(dtype)) || dtype != d.dtype || given != d.shape) {
     std::string givenType = plan::isValidDType(static_cast<uint8_t>(dtype))
                                 ? describeType(dtype, given)
                                 : "invalid dtype";
-    return Status::error(std::string(kindName(kind)) + " '" + name + "' has type " +
-                         describe(d) + ", but " + givenType + " was given");
+    return Status::error(std::string(kindName(kind)) + " '" + name + "' has type " + describe(d) +
+                         ", but " + givenType + " was given");
   }
   if (bytes != d.bytes)
     return Status::error(std::string(kindName(kind)) + " '" + name + "' needs " +
@@ -335,8 +344,7 @@ Status Model::bind(BindingKind kind, const std::string &name, DType dtype,
   return Status::ok();
 }
 
-Status Model::read(BindingKind kind, const std::string &name, void *dst,
-                   size_t bytes) const {
+Status Model::read(BindingKind kind, const std::string &name, void *dst, size_t bytes) const {
   if (kind == BindingKind::Input)
     return Status::error("inputs cannot be read back");
   uint32_t id;
@@ -395,7 +403,9 @@ Status Model::observe(const TensorArg &result, ObservedResult *view, ResultObser
   const uint64_t n = static_cast<uint64_t>(d.numel);
   for (uint64_t i = 0; i < n; ++i) {
     switch (d.dtype) {
-    case DType::F32: std::memcpy(&out[i], p + 4 * i, 4); break;
+    case DType::F32:
+      std::memcpy(&out[i], p + 4 * i, 4);
+      break;
     case DType::F16: {
       uint16_t v;
       std::memcpy(&v, p + 2 * i, 2);
@@ -408,9 +418,15 @@ Status Model::observe(const TensorArg &result, ObservedResult *view, ResultObser
       out[i] = numerics::bf16ToF32(v);
       break;
     }
-    case DType::F8E4M3FN: out[i] = numerics::f8E4M3FNToF32(p[i]); break;
-    case DType::F8E5M2: out[i] = numerics::f8E5M2ToF32(p[i]); break;
-    default: out[i] = 0.0f; break;
+    case DType::F8E4M3FN:
+      out[i] = numerics::f8E4M3FNToF32(p[i]);
+      break;
+    case DType::F8E5M2:
+      out[i] = numerics::f8E5M2ToF32(p[i]);
+      break;
+    default:
+      out[i] = 0.0f;
+      break;
     }
   }
   view->values = out;
@@ -439,7 +455,7 @@ Status Model::runChecked(std::string_view entryName, NonFinite *first) {
       constantNonFinite_[id] = found;
     }
   }
-  nonFinite_ = constantNonFinite_;  // same size: no allocation
+  nonFinite_ = constantNonFinite_; // same size: no allocation
   return runImpl(entryName, first);
 }
 
@@ -560,7 +576,7 @@ Status Model::finishRun(const plan::EntryPoint &entry, std::string_view entryNam
 Status Model::runKernels(const plan::EntryPoint &entry, std::string_view entryName, void *arena,
                          NonFinite *first, ResultObserver observer, void *user) {
   auto where = [&] { return "entry point '" + std::string(entryName) + "'"; };
-  KernelArgs &args = args_;  // capacity reserved at prepare
+  KernelArgs &args = args_; // capacity reserved at prepare
   for (size_t position = 0; position < entry.kernels.size(); ++position) {
     const uint32_t k = entry.kernels[position];
     const plan::Kernel &kernel = plan_.kernels[k];
@@ -571,8 +587,7 @@ Status Model::runKernels(const plan::EntryPoint &entry, std::string_view entryNa
     for (size_t i = 0; i < kernel.results.size(); ++i)
       args.results[i] = {&descs_[kernel.results[i]], address(kernel.results[i], arena)};
     if (Status s = kernels_[k]->run(args); !s)
-      return s.withContext(where() + ", kernel " + std::to_string(k) + " (" + kernel.kind +
-                           ")");
+      return s.withContext(where() + ", kernel " + std::to_string(k) + " (" + kernel.kind + ")");
     for (size_t i = 0; observer && i < args.results.size(); ++i) {
       ObservedResult view;
       view.kernel = k;

@@ -25,20 +25,20 @@ namespace rt {
 /// Where a checked run (Model::runChecked) first saw an inf or a NaN.
 struct NonFinite {
   bool found = false;
-  uint32_t kernel = 0;    // plan kernel id
-  uint32_t position = 0;  // index in the entry point's kernel list
-  uint32_t result = 0;    // which of the kernel's results
-  uint64_t element = 0;   // flat index of the first non-finite element
+  uint32_t kernel = 0;   // plan kernel id
+  uint32_t position = 0; // index in the entry point's kernel list
+  uint32_t result = 0;   // which of the kernel's results
+  uint64_t element = 0;  // flat index of the first non-finite element
 };
 
 /// One floating-point kernel result of an observed run
 /// (Model::runObserved), read back to the host and widened to float32.
 struct ObservedResult {
-  uint32_t kernel = 0;    // plan kernel id
-  uint32_t position = 0;  // index in the entry point's kernel list
-  uint32_t result = 0;    // which of the kernel's results
-  uint32_t tensor = 0;    // the result's plan tensor id
-  const float *values = nullptr;  // valid during the observer's call only
+  uint32_t kernel = 0;           // plan kernel id
+  uint32_t position = 0;         // index in the entry point's kernel list
+  uint32_t result = 0;           // which of the kernel's results
+  uint32_t tensor = 0;           // the result's plan tensor id
+  const float *values = nullptr; // valid during the observer's call only
   uint64_t count = 0;
 };
 using ResultObserver = void (*)(const ObservedResult &result, void *user);
@@ -63,8 +63,8 @@ public:
 
   /// Copies host data into a parameter or input after checking its dtype,
   /// shape and byte count against the plan.
-  Status bind(BindingKind kind, const std::string &name, DType dtype,
-              const int64_t *shape, size_t rank, const void *data, size_t bytes);
+  Status bind(BindingKind kind, const std::string &name, DType dtype, const int64_t *shape,
+              size_t rank, const void *data, size_t bytes);
   /// Copies an output (after a run that computed it) or a parameter to host.
   Status read(BindingKind kind, const std::string &name, void *dst, size_t bytes) const;
 
@@ -125,27 +125,27 @@ private:
   std::unique_ptr<Backend> backend_;
   std::vector<TensorDesc> descs_;
   std::vector<std::unique_ptr<PreparedKernel>> kernels_;
-  std::vector<void *> buffers_;  // parameter, input and output tensors
-  std::vector<char> bound_;      // parameter / input: holds a value
-  std::vector<char> computed_;   // output: written by a successful run
+  std::vector<void *> buffers_; // parameter, input and output tensors
+  std::vector<char> bound_;     // parameter / input: holds a value
+  std::vector<char> computed_;  // output: written by a successful run
   void *constants_ = nullptr;
-  void *workspace_ = nullptr;  // the largest kernel's workspaceBytes()
+  void *workspace_ = nullptr; // the largest kernel's workspaceBytes()
   uint64_t workspaceBytes_ = 0;
-  KernelArgs args_;            // reused by every run: run allocates nothing
-  std::vector<uint8_t> checkBuffer_;  // host copy of a result, checked runs
-  std::vector<float> observeBuffer_;  // a result widened to float32, observed runs
-  std::vector<char> constantNonFinite_;  // per tensor: a constant with an inf or NaN
-  std::vector<char> nonFinite_;  // per tensor, during a checked run: holds one
+  KernelArgs args_;                     // reused by every run: run allocates nothing
+  std::vector<uint8_t> checkBuffer_;    // host copy of a result, checked runs
+  std::vector<float> observeBuffer_;    // a result widened to float32, observed runs
+  std::vector<char> constantNonFinite_; // per tensor: a constant with an inf or NaN
+  std::vector<char> nonFinite_;         // per tensor, during a checked run: holds one
   struct EntryState {
     void *arena = nullptr;
     bool allocated = false;
-    uint64_t plainRuns = 0;  // runs without a check or an observer
-    std::unique_ptr<RecordedRun> recorded;  // replayed by later plain runs
+    uint64_t plainRuns = 0;                // runs without a check or an observer
+    std::unique_ptr<RecordedRun> recorded; // replayed by later plain runs
   };
   std::vector<EntryState> entryStates_;
   uint64_t arenaBytesAllocated_ = 0;
-  std::map<std::string, uint32_t> names_[3];  // by BindingKind
-  std::map<std::string, size_t, std::less<>> entryIndex_;  // looked up by string_view
+  std::map<std::string, uint32_t> names_[3];              // by BindingKind
+  std::map<std::string, size_t, std::less<>> entryIndex_; // looked up by string_view
 };
 
 } // namespace rt

@@ -43,11 +43,11 @@ private:
 } // namespace mptrt
 
 /// Returns from the enclosing function if `expr` (a Status) failed.
-#define MPTRT_TRY(expr)                                                        \
-  do {                                                                         \
-    ::mptrt::rt::Status mptrtTryStatus = (expr);                               \
-    if (!mptrtTryStatus)                                                       \
-      return mptrtTryStatus;                                                   \
+#define MPTRT_TRY(expr)                                                                            \
+  do {                                                                                             \
+    ::mptrt::rt::Status mptrtTryStatus = (expr);                                                   \
+    if (!mptrtTryStatus)                                                                           \
+      return mptrtTryStatus;                                                                       \
   } while (0)
 
 #endif // MPTRT_SRC_STATUS_H

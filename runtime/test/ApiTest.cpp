@@ -18,9 +18,7 @@ using plan::DType;
 
 namespace {
 
-std::string tempPath(const std::string &name) {
-  return ::testing::TempDir() + "mptrt_api_" + name;
-}
+std::string tempPath(const std::string &name) { return ::testing::TempDir() + "mptrt_api_" + name; }
 
 // Tests the MLP plan through the C API: load from a file, bind, run, read,
 // introspect, and the peak arena size.
@@ -28,8 +26,8 @@ TEST(CApi, MlpFromFile) {
   Mlp mlp(5, 4, 8, 3, 1);
   std::vector<uint8_t> bytes = plan::serializePlan(mlp.plan());
   const std::string path = tempPath("mlp.mptp");
-  std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char *>(bytes.data()),
-                                              bytes.size());
+  std::ofstream(path, std::ios::binary)
+      .write(reinterpret_cast<const char *>(bytes.data()), bytes.size());
   mptrt_model *m = nullptr;
   ASSERT_EQ(mptrt_model_load_file(path.c_str(), "cpu", &m), MPTRT_OK) << mptrt_last_error();
   EXPECT_STREQ(mptrt_model_backend(m), "cpu");
@@ -69,7 +67,7 @@ TEST(CApi, MlpFromFile) {
 
   uint64_t arena = 0;
   ASSERT_EQ(mptrt_entry_arena_bytes(m, "forward", &arena), MPTRT_OK);
-  EXPECT_EQ(arena, 2u * 192);  // two 5x8 f32 temporaries, each padded to 192
+  EXPECT_EQ(arena, 2u * 192); // two 5x8 f32 temporaries, each padded to 192
   EXPECT_EQ(mptrt_peak_arena_bytes(m), arena);
   mptrt_model_free(m);
   std::remove(path.c_str());
@@ -170,14 +168,12 @@ TEST(CApi, Errors) {
 
   auto expectError = [](int rc, const std::string &text) {
     EXPECT_EQ(rc, MPTRT_ERROR);
-    EXPECT_NE(std::string(mptrt_last_error()).find(text), std::string::npos)
-        << mptrt_last_error();
+    EXPECT_NE(std::string(mptrt_last_error()).find(text), std::string::npos) << mptrt_last_error();
   };
   expectError(mptrt_run(m, "forward"), "input 'x' is not bound");
   expectError(mptrt_bind_input(m, "x", MPTRT_BF16, good, 2, x.data(), 24),
               "has type 2x3xf32, but 2x3xbf16 was given");
-  expectError(mptrt_bind_input(m, "x", MPTRT_F32, bad, 2, x.data(), 24),
-              "but 3x2xf32 was given");
+  expectError(mptrt_bind_input(m, "x", MPTRT_F32, bad, 2, x.data(), 24), "but 3x2xf32 was given");
   expectError(mptrt_bind_input(m, "x", MPTRT_F32, good, 2, x.data(), 20), "needs 24 bytes");
   expectError(mptrt_bind_input(m, "x", static_cast<mptrt_dtype>(42), good, 2, x.data(), 24),
               "invalid dtype");
@@ -210,8 +206,7 @@ TEST(CApi, Errors) {
 TEST(CApi, BackendRegistry) {
   auto expectError = [](int rc, const std::string &text) {
     EXPECT_EQ(rc, MPTRT_ERROR);
-    EXPECT_NE(std::string(mptrt_last_error()).find(text), std::string::npos)
-        << mptrt_last_error();
+    EXPECT_NE(std::string(mptrt_last_error()).find(text), std::string::npos) << mptrt_last_error();
   };
   ASSERT_GE(mptrt_backend_count(), 1u);
   bool sawCpu = false;
@@ -232,9 +227,8 @@ TEST(CApi, BackendRegistry) {
   int cudaAvailable = 0;
   const char *cudaDetail = nullptr;
   const char *best =
-      mptrt_backend_probe("cuda", &cudaAvailable, &cudaDetail) == MPTRT_OK && cudaAvailable
-          ? "cuda"
-          : "cpu";
+      mptrt_backend_probe("cuda", &cudaAvailable, &cudaDetail) == MPTRT_OK && cudaAvailable ? "cuda"
+                                                                                            : "cpu";
   ASSERT_NE(mptrt_backend_resolve("auto"), nullptr);
   EXPECT_STREQ(mptrt_backend_resolve("auto"), best);
   EXPECT_STREQ(mptrt_backend_resolve(nullptr), best);
@@ -412,7 +406,8 @@ plan::Plan kitchenSinkPlan() {
   b.kernel("layer_norm", {fl, lnp}, {nl}, {Attribute::makeInt("axis", -1)});
   b.kernel("gemm", {nl, fcp}, {lg}, {Attribute::makeString("activation", "gelu")});
   b.kernel("softmax_cross_entropy_loss", {lg, labels}, {b.output("loss", DType::F32, {})});
-  b.kernel("softmax", {lg}, {b.output("probs", DType::F16, {2, 3})}, {Attribute::makeInt("axis", 1)});
+  b.kernel("softmax", {lg}, {b.output("probs", DType::F16, {2, 3})},
+           {Attribute::makeInt("axis", 1)});
   b.kernel("transpose", {lg}, {tr}, {Attribute::makeInts("perm", {1, 0})});
   b.kernel("slice", {tr}, {sl},
            {Attribute::makeInts("starts", {0, 1}), Attribute::makeInts("ends", {3, 2}),
@@ -429,7 +424,7 @@ TEST(CppApi, KitchenSinkRuns) {
   std::vector<uint8_t> bytes = plan::serializePlan(kitchenSinkPlan());
   Model model;
   ASSERT_TRUE(model.loadMemory(bytes.data(), bytes.size(), "cpu")) << lastError();
-  std::vector<uint16_t> x(2 * 2 * 6 * 6, 0x3F80);  // bf16 1.0
+  std::vector<uint16_t> x(2 * 2 * 6 * 6, 0x3F80); // bf16 1.0
   std::vector<int64_t> labels = {0, 2};
   std::vector<int32_t> idx = {2, 0, 1};
   ASSERT_TRUE(model.bindInput("x", MPTRT_BF16, {2, 2, 6, 6}, x));

@@ -77,8 +77,7 @@ struct Errors {
   double max = 0, l2 = 0;
 };
 
-template <typename Got>
-Errors errorsOf(const Got &got, const std::vector<double> &ref) {
+template <typename Got> Errors errorsOf(const Got &got, const std::vector<double> &ref) {
   double maxErr = 0, maxRef = 0, sqErr = 0, sqRef = 0;
   for (size_t i = 0; i < ref.size(); ++i) {
     const double e = static_cast<double>(got(i)) - ref[i];
@@ -164,16 +163,15 @@ std::vector<float> softmaxRows(const std::vector<float> &scores, int64_t rows, i
     for (int64_t c = 0; c < cols; ++c)
       sum += std::exp(s[c] - max);
     for (int64_t c = 0; c < cols; ++c)
-      y[r * cols + c] = static_cast<float>(log ? s[c] - max - std::log(sum)
-                                               : std::exp(s[c] - max) / sum);
+      y[r * cols + c] =
+          static_cast<float>(log ? s[c] - max - std::log(sum) : std::exp(s[c] - max) / sum);
   }
   return y;
 }
 
 /// sum term(i), i in [0, n): in-order double sums for T = double (the
 /// reference), pairwise float32 for T = float.
-template <typename T, typename Term>
-T sumOf(int64_t n, const Term &term) {
+template <typename T, typename Term> T sumOf(int64_t n, const Term &term) {
   if constexpr (std::is_same_v<T, float>) {
     return pairwiseSumF32(0, n, [&](int64_t i) { return static_cast<float>(term(i)); });
   } else {
@@ -221,10 +219,12 @@ void batchNormGrad(const std::vector<float> &x, const std::vector<float> &scale,
   for (int64_t c = 0; c < C; ++c) {
     auto at = [&](int64_t k) { return (k / inner * C + c) * inner + k % inner; };
     const T mean = sumOf<T>(count, [&](int64_t k) { return T(x[at(k)]); }) / T(count);
-    const T var = sumOf<T>(count, [&](int64_t k) {
-                    const T d = T(x[at(k)]) - mean;
-                    return d * d;
-                  }) / T(count);
+    const T var = sumOf<T>(count,
+                           [&](int64_t k) {
+                             const T d = T(x[at(k)]) - mean;
+                             return d * d;
+                           }) /
+                  T(count);
     const T rstd = T(1) / std::sqrt(var + eps);
     const T sumG = sumOf<T>(count, [&](int64_t k) { return T(dy[at(k)]); });
     const T sumGX =
@@ -260,7 +260,6 @@ TEST(BackwardAccuracy, BatchNormGrad) {
   expectAccurate("batch_norm_grad dbias", out[2], pbias, dbias);
 }
 
-
 //===----------------------------------------------------------------------===//
 // layer_norm_grad
 //===----------------------------------------------------------------------===//
@@ -270,8 +269,8 @@ TEST(BackwardAccuracy, BatchNormGrad) {
 template <typename T>
 void layerNormGrad(const std::vector<float> &x, const std::vector<float> &scale,
                    const std::vector<float> &mean, const std::vector<float> &rstd,
-                   const std::vector<float> &dy, int64_t rows, int64_t cols,
-                   std::vector<T> &dx, std::vector<T> &dscale, std::vector<T> &dbias) {
+                   const std::vector<float> &dy, int64_t rows, int64_t cols, std::vector<T> &dx,
+                   std::vector<T> &dscale, std::vector<T> &dbias) {
   auto xhat = [&](int64_t r, int64_t i) { return (T(x[r * cols + i]) - T(mean[r])) * T(rstd[r]); };
   dx.assign(x.size(), 0);
   for (int64_t r = 0; r < rows; ++r) {
@@ -279,8 +278,7 @@ void layerNormGrad(const std::vector<float> &x, const std::vector<float> &scale,
     const T sumG = sumOf<T>(cols, g);
     const T sumGX = sumOf<T>(cols, [&](int64_t i) { return g(i) * xhat(r, i); });
     for (int64_t i = 0; i < cols; ++i)
-      dx[r * cols + i] =
-          T(rstd[r]) * (g(i) - sumG / T(cols) - xhat(r, i) * (sumGX / T(cols)));
+      dx[r * cols + i] = T(rstd[r]) * (g(i) - sumG / T(cols) - xhat(r, i) * (sumGX / T(cols)));
   }
   dscale.assign(cols, 0);
   dbias.assign(cols, 0);
@@ -298,7 +296,7 @@ TEST(BackwardAccuracy, LayerNormGrad) {
   const std::vector<float> x = normal(rows * cols, rng, 0.1, 1.0);
   const std::vector<float> scale = normal(cols, rng, 1.0, 0.2);
   const std::vector<float> dy = normal(rows * cols, rng, 0.0, 0.05);
-  std::vector<float> mean(rows), rstd(rows);  // the forward's statistics
+  std::vector<float> mean(rows), rstd(rows); // the forward's statistics
   for (int64_t r = 0; r < rows; ++r) {
     double m = 0, v = 0;
     for (int64_t i = 0; i < cols; ++i)
@@ -309,13 +307,13 @@ TEST(BackwardAccuracy, LayerNormGrad) {
     mean[r] = static_cast<float>(m);
     rstd[r] = static_cast<float>(1 / std::sqrt(v / cols + 1e-5));
   }
-  std::vector<HostTensor> out = run(
-      "layer_norm_grad",
-      {f32Tensor({rows, cols}, x), f32Tensor({cols}, scale), f32Tensor({rows, 1}, mean),
-       f32Tensor({rows, 1}, rstd), f32Tensor({rows, cols}, dy)},
-      {HostTensor(DType::F32, {rows, cols}), HostTensor(DType::F32, {cols}),
-       HostTensor(DType::F32, {cols})},
-      {Attribute::makeInt("axis", 1)});
+  std::vector<HostTensor> out =
+      run("layer_norm_grad",
+          {f32Tensor({rows, cols}, x), f32Tensor({cols}, scale), f32Tensor({rows, 1}, mean),
+           f32Tensor({rows, 1}, rstd), f32Tensor({rows, cols}, dy)},
+          {HostTensor(DType::F32, {rows, cols}), HostTensor(DType::F32, {cols}),
+           HostTensor(DType::F32, {cols})},
+          {Attribute::makeInt("axis", 1)});
   ASSERT_EQ(out.size(), 3u);
   std::vector<double> dx, dscale, dbias;
   layerNormGrad<double>(x, scale, mean, rstd, dy, rows, cols, dx, dscale, dbias);
@@ -333,8 +331,8 @@ TEST(BackwardAccuracy, LayerNormGrad) {
 /// softmax_grad's formula per row: y * (dy - sum(dy * y)), or for the log
 /// form dy - exp(y) * sum(dy).
 template <typename T>
-std::vector<T> softmaxGrad(const std::vector<float> &y, const std::vector<float> &dy,
-                           int64_t rows, int64_t cols, bool log) {
+std::vector<T> softmaxGrad(const std::vector<float> &y, const std::vector<float> &dy, int64_t rows,
+                           int64_t cols, bool log) {
   std::vector<T> dx(y.size());
   for (int64_t r = 0; r < rows; ++r) {
     const float *yr = y.data() + r * cols, *gr = dy.data() + r * cols;
@@ -375,8 +373,8 @@ TEST(BackwardAccuracy, SoftmaxGrad) {
 /// NLL: -factor at the label, 0 elsewhere.
 template <typename T>
 std::vector<T> lossGrad(bool sce, const std::vector<float> &logProb,
-                        const std::vector<int64_t> &label, const std::vector<float> &w,
-                        float dloss, int64_t N, int64_t C) {
+                        const std::vector<int64_t> &label, const std::vector<float> &w, float dloss,
+                        int64_t N, int64_t C) {
   const T weightSum = sumOf<T>(N, [&](int64_t s) { return T(w[label[s]]); });
   const T g = T(dloss) / weightSum;
   std::vector<T> out(N * C, 0);
@@ -424,18 +422,20 @@ TEST(BackwardAccuracy, LossGrads) {
 //===----------------------------------------------------------------------===//
 
 /// unary_grad's kinds, in the order unaryGrad numbers them.
-const std::vector<std::string> kUnaryKinds = {"relu",    "leaky_relu", "abs", "gelu",
-                                              "gelu_tanh", "sigmoid", "tanh", "exp",
-                                              "log",     "sqrt",      "erf"};
+const std::vector<std::string> kUnaryKinds = {"relu",      "leaky_relu", "abs",  "gelu",
+                                              "gelu_tanh", "sigmoid",    "tanh", "exp",
+                                              "log",       "sqrt",       "erf"};
 
 /// f'(x) * dy for unary_grad's kind kUnaryKinds[kind].
-template <typename T>
-T unaryGrad(size_t kind, T x, T dy) {
+template <typename T> T unaryGrad(size_t kind, T x, T dy) {
   const T pi = T(3.14159265358979323846);
   switch (kind) {
-  case 0: return x > 0 ? dy : T(0);
-  case 1: return x > 0 ? dy : T(0.01f) * dy;
-  case 2: return x > 0 ? dy : (x < 0 ? -dy : T(0));
+  case 0:
+    return x > 0 ? dy : T(0);
+  case 1:
+    return x > 0 ? dy : T(0.01f) * dy;
+  case 2:
+    return x > 0 ? dy : (x < 0 ? -dy : T(0));
   case 3: {
     const T cdf = T(0.5) * (T(1) + std::erf(x / std::sqrt(T(2))));
     return dy * (cdf + x * std::exp(T(-0.5) * x * x) / std::sqrt(T(2) * pi));
@@ -449,11 +449,16 @@ T unaryGrad(size_t kind, T x, T dy) {
     const T s = T(1) / (T(1) + std::exp(-x));
     return dy * s * (T(1) - s);
   }
-  case 6: return dy * (T(1) - std::tanh(x) * std::tanh(x));
-  case 7: return dy * std::exp(x);
-  case 8: return dy / x;
-  case 9: return dy * T(0.5) / std::sqrt(x);
-  default: return dy * T(2) / std::sqrt(pi) * std::exp(-x * x);
+  case 6:
+    return dy * (T(1) - std::tanh(x) * std::tanh(x));
+  case 7:
+    return dy * std::exp(x);
+  case 8:
+    return dy / x;
+  case 9:
+    return dy * T(0.5) / std::sqrt(x);
+  default:
+    return dy * T(2) / std::sqrt(pi) * std::exp(-x * x);
   }
 }
 
@@ -469,9 +474,9 @@ TEST(BackwardAccuracy, UnaryGrad) {
     const std::string &kind = kUnaryKinds[k];
     const bool positive = kind == "log" || kind == "sqrt";
     const std::vector<float> x = positive ? uniform(n, rng, 0.05, 4.0) : normal(n, rng, 0.0, 1.5);
-    std::vector<HostTensor> out = run("unary_grad", {f32Tensor(shape, x), f32Tensor(shape, dy)},
-                                      {HostTensor(DType::F32, shape)},
-                                      {Attribute::makeString("kind", kind)});
+    std::vector<HostTensor> out =
+        run("unary_grad", {f32Tensor(shape, x), f32Tensor(shape, dy)},
+            {HostTensor(DType::F32, shape)}, {Attribute::makeString("kind", kind)});
     ASSERT_EQ(out.size(), 1u);
     std::vector<float> p(n);
     std::vector<double> ref(n);
@@ -501,7 +506,7 @@ TEST(BackwardAccuracy, GatherGrad) {
       run("gather_grad", {intTensor({tokens}, idx), f32Tensor({tokens, width}, dy)},
           {HostTensor(DType::F32, {vocab, width})}, {Attribute::makeInt("axis", 0)});
   ASSERT_EQ(out.size(), 1u);
-  std::vector<std::vector<int64_t>> uses(vocab);  // the tokens of each row, in order
+  std::vector<std::vector<int64_t>> uses(vocab); // the tokens of each row, in order
   for (int64_t t = 0; t < tokens; ++t)
     uses[idx[t]].push_back(t);
   std::vector<float> p(vocab * width);
@@ -543,8 +548,8 @@ TEST(BackwardAccuracy, SliceGrad) {
 struct PoolTerms {
   std::vector<std::vector<std::pair<int64_t, int64_t>>> at;
 };
-PoolTerms poolTerms(bool isMax, const std::vector<float> &x, int64_t planes, int64_t H,
-                    int64_t W, int64_t k, int64_t stride, int64_t pad) {
+PoolTerms poolTerms(bool isMax, const std::vector<float> &x, int64_t planes, int64_t H, int64_t W,
+                    int64_t k, int64_t stride, int64_t pad) {
   const int64_t OH = (H + 2 * pad - k) / stride + 1, OW = (W + 2 * pad - k) / stride + 1;
   PoolTerms t;
   t.at.resize(planes * H * W);
@@ -586,9 +591,9 @@ TEST(BackwardAccuracy, PoolGrads) {
     bool isMax;
     int64_t k, stride, pad;
   };
-  for (const Case &c : {Case{"max_pool_grad 3x3/2", true, 3, 2, 1},
-                        Case{"average_pool_grad 3x3/1", false, 3, 1, 1},
-                        Case{"average_pool_grad global", false, 32, 1, 0}}) {
+  for (const Case &c :
+       {Case{"max_pool_grad 3x3/2", true, 3, 2, 1}, Case{"average_pool_grad 3x3/1", false, 3, 1, 1},
+        Case{"average_pool_grad global", false, 32, 1, 0}}) {
     const int64_t OH = (H + 2 * c.pad - c.k) / c.stride + 1;
     const Shape yShape = {N, C, OH, OH};
     const std::vector<float> dy = normal(numelOf(yShape), rng);
@@ -608,12 +613,10 @@ TEST(BackwardAccuracy, PoolGrads) {
     for (size_t i = 0; i < x.size(); ++i) {
       const auto &terms = t.at[i];
       const int64_t m = static_cast<int64_t>(terms.size());
-      p[i] = sumOf<float>(m, [&](int64_t k) {
-        return dy[terms[k].first] / static_cast<float>(terms[k].second);
-      });
-      ref[i] = sumOf<double>(m, [&](int64_t k) {
-        return dy[terms[k].first] / static_cast<double>(terms[k].second);
-      });
+      p[i] = sumOf<float>(
+          m, [&](int64_t k) { return dy[terms[k].first] / static_cast<float>(terms[k].second); });
+      ref[i] = sumOf<double>(
+          m, [&](int64_t k) { return dy[terms[k].first] / static_cast<double>(terms[k].second); });
     }
     expectAccurate(c.what, out[0], p, ref);
   }
@@ -638,8 +641,9 @@ void checkConvGrads(const std::string &what, int64_t N, int64_t C, int64_t M, in
   const std::vector<Attribute> attrs = {Attribute::makeInts("pads", {1, 1, 1, 1})};
   std::vector<HostTensor> gi = run("conv_grad_input", {f32Tensor(yShape, dy), f32Tensor(wShape, w)},
                                    {HostTensor(DType::F32, xShape)}, attrs);
-  std::vector<HostTensor> gw = run("conv_grad_weight", {f32Tensor(xShape, x), f32Tensor(yShape, dy)},
-                                   {HostTensor(DType::F32, wShape)}, attrs);
+  std::vector<HostTensor> gw =
+      run("conv_grad_weight", {f32Tensor(xShape, x), f32Tensor(yShape, dy)},
+          {HostTensor(DType::F32, wShape)}, attrs);
   ASSERT_EQ(gi.size(), 1u);
   ASSERT_EQ(gw.size(), 1u);
   // The terms of each sum, listed in nested loops (float products for the
@@ -754,9 +758,7 @@ TEST(BackwardAccuracy, Reductions) {
     std::vector<double> ref(outN);
     for (int64_t o = 0; o < outN; ++o) {
       const int64_t m = static_cast<int64_t>(members[o].size());
-      auto finish = [&](auto s) {
-        return l2 ? std::sqrt(s) : (mean ? s / decltype(s)(m) : s);
-      };
+      auto finish = [&](auto s) { return l2 ? std::sqrt(s) : (mean ? s / decltype(s)(m) : s); };
       p[o] = finish(sumOf<float>(m, [&](int64_t k) {
         const float v = x[members[o][k]];
         return l2 ? v * v : v;

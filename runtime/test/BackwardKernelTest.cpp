@@ -78,8 +78,10 @@ void expectRejected(const std::string &kind, const std::vector<HostTensor> &oper
 /// f'(x) in float64 for unary_grad's kinds.
 double unaryDerivative(const std::string &kind, double x, double alpha, double lo, double hi) {
   const double pi = 3.14159265358979323846;
-  if (kind == "relu") return x > 0 ? 1 : 0;
-  if (kind == "leaky_relu") return x > 0 ? 1 : alpha;
+  if (kind == "relu")
+    return x > 0 ? 1 : 0;
+  if (kind == "leaky_relu")
+    return x > 0 ? 1 : alpha;
   if (kind == "gelu")
     return 0.5 * (1 + std::erf(x / std::sqrt(2.0))) + x * std::exp(-x * x / 2) / std::sqrt(2 * pi);
   if (kind == "gelu_tanh") {
@@ -90,13 +92,20 @@ double unaryDerivative(const std::string &kind, double x, double alpha, double l
     const double s = 1 / (1 + std::exp(-x));
     return s * (1 - s);
   }
-  if (kind == "tanh") return 1 - std::tanh(x) * std::tanh(x);
-  if (kind == "exp") return std::exp(x);
-  if (kind == "log") return 1 / x;
-  if (kind == "sqrt") return 0.5 / std::sqrt(x);
-  if (kind == "erf") return 2 / std::sqrt(pi) * std::exp(-x * x);
-  if (kind == "abs") return x > 0 ? 1 : (x < 0 ? -1 : 0);
-  if (kind == "clip") return lo <= x && x <= hi ? 1 : 0;
+  if (kind == "tanh")
+    return 1 - std::tanh(x) * std::tanh(x);
+  if (kind == "exp")
+    return std::exp(x);
+  if (kind == "log")
+    return 1 / x;
+  if (kind == "sqrt")
+    return 0.5 / std::sqrt(x);
+  if (kind == "erf")
+    return 2 / std::sqrt(pi) * std::exp(-x * x);
+  if (kind == "abs")
+    return x > 0 ? 1 : (x < 0 ? -1 : 0);
+  if (kind == "clip")
+    return lo <= x && x <= hi ? 1 : 0;
   ADD_FAILURE() << "no reference for " << kind;
   return 0;
 }
@@ -129,16 +138,16 @@ TEST(UnaryGradKernel, EveryKind) {
       {"clip", {Attribute::makeFloat("max", 1.0)}, -INFINITY, 1.0},
       {"clip", {}},
   };
-  const std::vector<std::vector<DType>> dtypes = {  // x, dy, dx
-      {DType::F32, DType::F32, DType::F32},
-      {DType::BF16, DType::BF16, DType::BF16},
-      {DType::F16, DType::F32, DType::F16},
-      {DType::F32, DType::BF16, DType::F32}};
+  const std::vector<std::vector<DType>> dtypes = {// x, dy, dx
+                                                  {DType::F32, DType::F32, DType::F32},
+                                                  {DType::BF16, DType::BF16, DType::BF16},
+                                                  {DType::F16, DType::F32, DType::F16},
+                                                  {DType::F32, DType::BF16, DType::F32}};
   for (const Case &c : cases)
     for (const auto &t : dtypes) {
       const bool positive = c.kind == "log" || c.kind == "sqrt";
       HostTensor x = randomTensor(t[0], shape, rng, positive ? 0.1 : -3, 3);
-      if (!positive) {  // the kinks: 0 and the clip bounds, exactly
+      if (!positive) { // the kinks: 0 and the clip bounds, exactly
         x.set(0, 0.0);
         x.set(1, -0.5);
         x.set(2, 1.0);
@@ -154,7 +163,7 @@ TEST(UnaryGradKernel, EveryKind) {
       EXPECT_TRUE(closeTo(r.outputs[0], ref, 2e-6, 1e-7))
           << c.kind << " " << plan::dtypeName(t[0]) << "/" << plan::dtypeName(t[1]) << "->"
           << plan::dtypeName(t[2]);
-      for (int64_t i = 0; i < 3; ++i) {  // a zero derivative at a kink is exactly 0
+      for (int64_t i = 0; i < 3; ++i) { // a zero derivative at a kink is exactly 0
         if (!positive && ref[i] == 0) {
           EXPECT_EQ(r.outputs[0].get(i), 0.0) << c.kind << " at x = " << x.get(i);
         }
@@ -208,7 +217,7 @@ TEST(SoftmaxGradKernel, EveryAxis) {
         std::vector<double> ref(y.numel());
         for (int64_t i = 0; i < y.numel(); ++i) {
           const Shape idx = unflatten(i, shape);
-          double s = 0;  // sum(dy * y), or sum(dy) for log
+          double s = 0; // sum(dy * y), or sum(dy) for log
           for (int64_t d = 0; d < shape[a]; ++d) {
             const int64_t j = i + (d - idx[a]) * st[a];
             s += log ? dy.get(j) : dy.get(j) * y.get(j);
@@ -253,7 +262,8 @@ TEST(LayerNormGradKernel, Variants) {
         Shape statShape(shape.begin(), shape.begin() + a);
         statShape.resize(3, 1);
         HostTensor x = randomTensor(t, shape, rng);
-        HostTensor scale = scalarScale ? randomTensor(t, {1}, rng) : randomTensor(t, normShape, rng);
+        HostTensor scale =
+            scalarScale ? randomTensor(t, {1}, rng) : randomTensor(t, normShape, rng);
         HostTensor dy = randomTensor(t, shape, rng);
         HostTensor mean(DType::F32, statShape), rstd(DType::F32, statShape);
         for (int64_t o = 0; o < outer; ++o) {
@@ -298,10 +308,10 @@ TEST(LayerNormGradKernel, Variants) {
 //===----------------------------------------------------------------------===//
 
 struct LossCase {
-  Shape scores;         // [N, C, d...]
+  Shape scores; // [N, C, d...]
   std::string reduction;
   bool weights;
-  bool ignore;          // ignore_index = 1 (a real class), some labels set to it
+  bool ignore; // ignore_index = 1 (a real class), some labels set to it
 };
 
 /// The loss gradients in float64: dscores (SCE) or dinput (NLL).
@@ -320,7 +330,7 @@ std::vector<double> lossGradReference(bool sce, const LossCase &c, const HostTen
     if (ignored(s))
       continue;
     const int64_t t = labels.getInt(s), n = s / D, d = s % D;
-    const double g = c.reduction == "none" ? dloss.get(s)
+    const double g = c.reduction == "none"  ? dloss.get(s)
                      : c.reduction == "sum" ? dloss.get(0)
                                             : dloss.get(0) / weightSum;
     for (int64_t cls = 0; cls < C; ++cls) {
@@ -353,7 +363,7 @@ TEST(LossGradKernels, ReductionsWeightsIgnoreIndex) {
               std::vector<int64_t> lv(samples);
               for (int64_t s = 0; s < samples; ++s)
                 lv[s] = static_cast<int64_t>(rng() % C);
-              if (ignore) {  // and at least one kept
+              if (ignore) { // and at least one kept
                 lv[0] = 1;
                 lv[samples - 1] = 1;
                 lv[1] = 2;
@@ -424,8 +434,7 @@ TEST(LossGradKernels, AllIgnoredAndBadLabels) {
     r = runKernel(kind, ops, {HostTensor(DType::F32, {2, 3})},
                   {Attribute::makeInt("ignore_index", -100)});
     ASSERT_FALSE(r.ok);
-    EXPECT_NE(r.error.find("label 3 at sample 1 is outside [0, 3)"), std::string::npos)
-        << r.error;
+    EXPECT_NE(r.error.find("label 3 at sample 1 is outside [0, 3)"), std::string::npos) << r.error;
   }
 }
 
@@ -478,7 +487,7 @@ TEST(GatherGradKernel, DoubleIndexOrderAndBadIndex) {
   const int64_t rows = 50, cols = 700, n = 400;
   std::vector<int64_t> iv(n);
   for (int64_t i = 0; i < n; ++i)
-    iv[i] = static_cast<int64_t>(rng() % (2 * rows)) - rows;  // [-rows, rows)
+    iv[i] = static_cast<int64_t>(rng() % (2 * rows)) - rows; // [-rows, rows)
   HostTensor indices = intTensor({n}, iv);
   HostTensor dy = randomTensor(DType::F32, {n, cols}, rng, -100, 100, 1e-3);
   KernelRun r = runKernel("gather_grad", {indices, dy}, {HostTensor(DType::F32, {rows, cols})},
@@ -517,7 +526,7 @@ TEST(SliceGradKernel, StridedAndNegativeSteps) {
       {{3, 0, 5}, {-1, 5, 0}, {-2, 2, -3}},
       {{0, 1, 0}, {4, 4, 6}, {1, 1, 1}},
       {{2, 4, 1}, {3, -1, 6}, {1, -1, 4}},
-      {{1, 2, 3}, {1, 2, 3}, {1, 1, 1}},  // empty
+      {{1, 2, 3}, {1, 2, 3}, {1, 1, 1}}, // empty
   };
   for (const Case &c : cases)
     for (DType dyt : {DType::F32, DType::BF16})
@@ -528,10 +537,10 @@ TEST(SliceGradKernel, StridedAndNegativeSteps) {
           dyShape[d] = st > 0 ? (e - s + st - 1) / st : (s - e - st - 1) / -st;
         }
         HostTensor dy = randomTensor(dyt, dyShape, rng);
-        KernelRun r = runKernel("slice_grad", {dy}, {HostTensor(dxt, x)},
-                                {Attribute::makeInts("starts", c.starts),
-                                 Attribute::makeInts("ends", c.ends),
-                                 Attribute::makeInts("steps", c.steps)});
+        KernelRun r =
+            runKernel("slice_grad", {dy}, {HostTensor(dxt, x)},
+                      {Attribute::makeInts("starts", c.starts), Attribute::makeInts("ends", c.ends),
+                       Attribute::makeInts("steps", c.steps)});
         ASSERT_TRUE(r.ok) << r.error;
         std::vector<double> ref(numelOf(x), 0.0);
         const Shape xs = stridesOf(x);
@@ -561,17 +570,16 @@ TEST(SliceGradKernel, StepsDefaultToOne) {
 //===----------------------------------------------------------------------===//
 
 struct PoolCase {
-  Shape x;  // [N, C, d...]
+  Shape x; // [N, C, d...]
   std::vector<int64_t> kernel, strides, pads, dilations;
   bool ceil = false, countIncludePad = false;
 
   int nsp() const { return static_cast<int>(x.size()) - 2; }
   std::vector<Attribute> attrs(bool average) const {
-    std::vector<Attribute> a = {Attribute::makeInts("kernel_shape", kernel),
-                                Attribute::makeInts("strides", strides),
-                                Attribute::makeInts("pads", pads),
-                                Attribute::makeInts("dilations", dilations),
-                                Attribute::makeInt("ceil_mode", ceil)};
+    std::vector<Attribute> a = {
+        Attribute::makeInts("kernel_shape", kernel), Attribute::makeInts("strides", strides),
+        Attribute::makeInts("pads", pads), Attribute::makeInts("dilations", dilations),
+        Attribute::makeInt("ceil_mode", ceil)};
     if (average)
       a.push_back(Attribute::makeInt("count_include_pad", countIncludePad));
     return a;
@@ -592,9 +600,8 @@ struct PoolCase {
   }
   /// Calls fn(plane, out index in plane, in-input offsets in window order,
   /// the count_include_pad divisor) for every output of every plane.
-  void forEachWindow(
-      const std::function<void(int64_t, int64_t, const std::vector<int64_t> &, int64_t)> &fn)
-      const {
+  void forEachWindow(const std::function<void(int64_t, int64_t, const std::vector<int64_t> &,
+                                              int64_t)> &fn) const {
     const Shape o = out();
     const Shape oSp(o.begin() + 2, o.end()), kSp = kernel, inSp(x.begin() + 2, x.end());
     for (int64_t plane = 0; plane < x[0] * x[1]; ++plane)
@@ -627,8 +634,8 @@ std::vector<PoolCase> poolCases() {
       {{2, 3, 7, 6}, {3, 2}, {2, 2}, {1, 0, 1, 1}, {1, 1}, /*ceil=*/true, /*countIncludePad=*/true},
       {{1, 2, 8, 9}, {2, 3}, {3, 2}, {1, 1, 0, 2}, {2, 1}, /*ceil=*/true},
       {{1, 2, 5, 5}, {3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, false, /*countIncludePad=*/true},
-      {{2, 2, 11}, {3}, {2}, {1, 1}, {2}, /*ceil=*/true},  // 1-D
-      {{1, 2, 4, 5, 3}, {2, 3, 2}, {2, 1, 1}, {0, 1, 1, 1, 0, 0}, {1, 1, 1}},  // 3-D
+      {{2, 2, 11}, {3}, {2}, {1, 1}, {2}, /*ceil=*/true},                     // 1-D
+      {{1, 2, 4, 5, 3}, {2, 3, 2}, {2, 1, 1}, {0, 1, 1, 1, 0, 0}, {1, 1, 1}}, // 3-D
   };
 }
 
@@ -641,7 +648,7 @@ TEST(PoolGradKernels, MaxPoolFirstMaximum) {
     for (DType t : {DType::F32, DType::BF16}) {
       HostTensor x(t, c.x);
       for (int64_t i = 0; i < x.numel(); ++i)
-        x.set(i, static_cast<double>(rng() % 4) - 1.0);  // -1, 0, 1, 2: many ties
+        x.set(i, static_cast<double>(rng() % 4) - 1.0); // -1, 0, 1, 2: many ties
       HostTensor dy = randomTensor(t, c.out(), rng);
       KernelRun r = runKernel("max_pool_grad", {x, dy}, {HostTensor(t, c.x)}, c.attrs(false));
       ASSERT_TRUE(r.ok) << r.error;
@@ -698,10 +705,9 @@ TEST(PoolGradKernels, AdjointOfTheForward) {
       KernelRun fwd = runKernel(average ? "average_pool" : "max_pool", {x},
                                 {HostTensor(DType::F32, c.out())}, attrs);
       ASSERT_TRUE(fwd.ok) << fwd.error;
-      KernelRun bwd = average ? runKernel("average_pool_grad", {dy},
-                                          {HostTensor(DType::F32, c.x)}, attrs)
-                              : runKernel("max_pool_grad", {x, dy},
-                                          {HostTensor(DType::F32, c.x)}, attrs);
+      KernelRun bwd =
+          average ? runKernel("average_pool_grad", {dy}, {HostTensor(DType::F32, c.x)}, attrs)
+                  : runKernel("max_pool_grad", {x, dy}, {HostTensor(DType::F32, c.x)}, attrs);
       ASSERT_TRUE(bwd.ok) << bwd.error;
       const auto lhs = dot(fwd.outputs[0].values(), dy.values());
       const auto rhs = dot(x.values(), bwd.outputs[0].values());
@@ -733,7 +739,8 @@ struct ConvCase {
     Shape o;
     for (int d = 0; d < nsp(); ++d)
       o.push_back((in[d] + pads[d] + pads[nsp() + d] - dilations[d] * (kernel[d] - 1) - 1) /
-                      strides[d] + 1);
+                      strides[d] +
+                  1);
     return o;
   }
   Shape yShape() const {
@@ -776,11 +783,11 @@ struct ConvCase {
 
 std::vector<ConvCase> convCases() {
   return {
-      {2, 4, 6, 2, {6, 5}, {3, 2}, {2, 1}, {1, 0, 0, 1}, {1, 2}},  // grouped, dilated, strided
+      {2, 4, 6, 2, {6, 5}, {3, 2}, {2, 1}, {1, 0, 0, 1}, {1, 2}}, // grouped, dilated, strided
       {1, 3, 2, 1, {7, 7}, {3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}},
-      {2, 6, 6, 6, {5, 6}, {3, 3}, {2, 2}, {1, 1, 1, 1}, {1, 1}},  // depthwise
-      {3, 2, 4, 1, {9}, {3}, {2}, {2, 1}, {2}},                    // 1-D
-      {1, 2, 3, 1, {4, 5, 3}, {2, 3, 2}, {1, 2, 1}, {0, 1, 1, 1, 0, 0}, {1, 1, 1}},  // 3-D
+      {2, 6, 6, 6, {5, 6}, {3, 3}, {2, 2}, {1, 1, 1, 1}, {1, 1}},                   // depthwise
+      {3, 2, 4, 1, {9}, {3}, {2}, {2, 1}, {2}},                                     // 1-D
+      {1, 2, 3, 1, {4, 5, 3}, {2, 3, 2}, {1, 2, 1}, {0, 1, 1, 1, 0, 0}, {1, 1, 1}}, // 3-D
   };
 }
 
@@ -795,9 +802,11 @@ TEST(ConvGradKernels, AgainstReference) {
         HostTensor x = randomTensor(other, c.xShape(), rng);
         HostTensor w = randomTensor(other, c.wShape(), rng);
         HostTensor dy = randomTensor(t, c.yShape(), rng);
-        KernelRun gi = runKernel("conv_grad_input", {dy, w}, {HostTensor(t, c.xShape())}, c.attrs());
+        KernelRun gi =
+            runKernel("conv_grad_input", {dy, w}, {HostTensor(t, c.xShape())}, c.attrs());
         ASSERT_TRUE(gi.ok) << gi.error;
-        KernelRun gw = runKernel("conv_grad_weight", {x, dy}, {HostTensor(t, c.wShape())}, c.attrs());
+        KernelRun gw =
+            runKernel("conv_grad_weight", {x, dy}, {HostTensor(t, c.wShape())}, c.attrs());
         ASSERT_TRUE(gw.ok) << gw.error;
         std::vector<double> dx(x.numel(), 0.0), dw(w.numel(), 0.0);
         c.forEachTap([&](int64_t xi, int64_t wi, int64_t yi) {
@@ -826,16 +835,17 @@ TEST(ConvGradKernels, AdjointOfTheForward) {
     HostTensor dy = randomTensor(DType::F32, c.yShape(), rng);
     KernelRun y = runKernel("conv", {x, w}, {HostTensor(DType::F32, c.yShape())}, c.attrs());
     ASSERT_TRUE(y.ok) << y.error;
-    KernelRun gi = runKernel("conv_grad_input", {dy, w}, {HostTensor(DType::F32, c.xShape())},
-                             c.attrs());
+    KernelRun gi =
+        runKernel("conv_grad_input", {dy, w}, {HostTensor(DType::F32, c.xShape())}, c.attrs());
     ASSERT_TRUE(gi.ok) << gi.error;
-    KernelRun gw = runKernel("conv_grad_weight", {x, dy}, {HostTensor(DType::F32, c.wShape())},
-                             c.attrs());
+    KernelRun gw =
+        runKernel("conv_grad_weight", {x, dy}, {HostTensor(DType::F32, c.wShape())}, c.attrs());
     ASSERT_TRUE(gw.ok) << gw.error;
     const auto lhs = dot(y.outputs[0].values(), dy.values());
     const auto viaInput = dot(x.values(), gi.outputs[0].values());
     const auto viaWeight = dot(w.values(), gw.outputs[0].values());
-    const std::string what = "rank " + std::to_string(c.nsp()) + " group " + std::to_string(c.group);
+    const std::string what =
+        "rank " + std::to_string(c.nsp()) + " group " + std::to_string(c.group);
     EXPECT_NEAR(lhs.first, viaInput.first, 1e-5 * (lhs.second + viaInput.second)) << what;
     EXPECT_NEAR(lhs.first, viaWeight.first, 1e-5 * (lhs.second + viaWeight.second)) << what;
   }
@@ -858,14 +868,14 @@ TEST(BatchNormGradKernel, TrainingMode) {
       HostTensor scale = randomTensor(t, {C}, rng);
       HostTensor dy = randomTensor(t, shape, rng);
       const double eps = 1e-3;
-      KernelRun r = runKernel("batch_norm_grad", {x, scale, dy},
-                              {HostTensor(t, shape), HostTensor(DType::F32, {C}),
-                               HostTensor(DType::F32, {C})},
-                              {Attribute::makeFloat("epsilon", eps)});
+      KernelRun r = runKernel(
+          "batch_norm_grad", {x, scale, dy},
+          {HostTensor(t, shape), HostTensor(DType::F32, {C}), HostTensor(DType::F32, {C})},
+          {Attribute::makeFloat("epsilon", eps)});
       ASSERT_TRUE(r.ok) << r.error;
       std::vector<double> dx(x.numel(), 0.0), dscale(C, 0.0), dbias(C, 0.0);
       for (int64_t c = 0; c < C; ++c) {
-        std::vector<int64_t> at;  // the channel's elements
+        std::vector<int64_t> at; // the channel's elements
         for (int64_t n = 0; n < N; ++n)
           for (int64_t i = 0; i < inner; ++i)
             at.push_back((n * C + c) * inner + i);
@@ -879,7 +889,7 @@ TEST(BatchNormGradKernel, TrainingMode) {
         for (int64_t i : at) {
           dscale[c] += dy.get(i) * xhat(i);
           dbias[c] += dy.get(i);
-          for (int64_t j : at)  // d xhat_i / d x_j
+          for (int64_t j : at) // d xhat_i / d x_j
             dx[j] += dy.get(i) * scale.get(c) * s *
                      ((i == j ? 1.0 : 0.0) - 1.0 / count - xhat(i) * xhat(j) / count);
         }
@@ -932,8 +942,8 @@ TEST(BackwardKernels, RejectedAtLoad) {
                                       T(F, {2, 3})};
   const std::vector<HostTensor> lnRes = {T(F, {2, 3}), T(F, {3}), T(F, {3})};
   expectRejected("layer_norm_grad", ln, lnRes, {}, "missing required attribute 'axis'");
-  expectRejected("layer_norm_grad", ln, {T(F, {2, 3}), T(DType::BF16, {3}), T(F, {3})},
-                 {axis(1)}, "(dscale) must be f32");
+  expectRejected("layer_norm_grad", ln, {T(F, {2, 3}), T(DType::BF16, {3}), T(F, {3})}, {axis(1)},
+                 "(dscale) must be f32");
   expectRejected("layer_norm_grad", ln, {T(F, {2, 3}), T(F, {3}), T(F, {4})}, {axis(1)},
                  "result 2 (4xf32) must have shape [3]");
   expectRejected("layer_norm_grad", {ln[0], T(F, {2}), ln[2], ln[3], ln[4]}, lnRes, {axis(1)},
@@ -954,8 +964,8 @@ TEST(BackwardKernels, RejectedAtLoad) {
                  "must have shape [4, 3]");
   expectRejected("softmax_cross_entropy_loss_grad", {lp, T(F, {4}), scalar}, {T(F, {4, 3})}, {},
                  "must have element type i32 or i64");
-  expectRejected("softmax_cross_entropy_loss_grad", {lp, labels, T(F, {4}), scalar},
-                 {T(F, {4, 3})}, {}, "(weights) must have shape [3]");
+  expectRejected("softmax_cross_entropy_loss_grad", {lp, labels, T(F, {4}), scalar}, {T(F, {4, 3})},
+                 {}, "(weights) must have shape [3]");
   expectRejected("nll_loss_grad", {T(DType::I64, {5}), scalar}, {T(F, {4, 3})}, {},
                  "(labels) must have shape [4]");
   expectRejected("nll_loss_grad", {labels, scalar}, {T(DType::I64, {4, 3})}, {},
@@ -1097,7 +1107,8 @@ TEST(BackwardKernels, SameBitsAsOneThread) {
                    {HostTensor(B, {1000, 512})}, {Attribute::makeInt("axis", 0)});
   }
   expectSameBits("slice_grad", {randomTensor(F, {64, 48, 33}, rng)}, {HostTensor(F, big)},
-                 {Attribute::makeInts("starts", {0, 95, 0}), Attribute::makeInts("ends", {64, -1, 33}),
+                 {Attribute::makeInts("starts", {0, 95, 0}),
+                  Attribute::makeInts("ends", {64, -1, 33}),
                   Attribute::makeInts("steps", {1, -2, 1})});
   const std::vector<Attribute> pool = {Attribute::makeInts("kernel_shape", {3, 3}),
                                        Attribute::makeInts("strides", {2, 2}),

@@ -1,7 +1,7 @@
 //===- ConstantBlobTest.cpp - The plan's constants section and CRC-32 ----===//
 
-#include "mptrt/Crc32.h"
 #include "mptrt/plan/ConstantBlob.h"
+#include "mptrt/Crc32.h"
 
 #include <gtest/gtest.h>
 
@@ -27,7 +27,7 @@ TEST(ConstantBlob, PiecesAndGaps) {
   EXPECT_EQ(blob.appendView(b.data(), b.size(), 64), 64u);
   EXPECT_EQ(blob.append(c.data(), c.size(), 64), 192u);
   EXPECT_EQ(blob.size(), 195u);
-  EXPECT_EQ(blob.find(64, 70), b.data());  // the view itself
+  EXPECT_EQ(blob.find(64, 70), b.data()); // the view itself
   EXPECT_EQ(blob.find(100, 10), b.data() + 36);
   EXPECT_EQ(blob.find(60, 8), nullptr);  // across a gap and a piece
   EXPECT_EQ(blob.find(134, 1), nullptr); // in the gap after the view

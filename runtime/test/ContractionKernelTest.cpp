@@ -72,11 +72,11 @@ TEST(MatMulKernel, ShapesAndDTypes) {
       HostTensor a = randomTensor(t, c.a, rng), b = randomTensor(t, c.b, rng);
       KernelRun r = runKernel("matmul", {a, b}, {HostTensor(t, c.out)});
       ASSERT_TRUE(r.ok) << r.error;
-      EXPECT_TRUE(closeTo(r.outputs[0], matmulRef(a, b, c.out), 1e-5, 1e-4))
-          << plan::dtypeName(t);
+      EXPECT_TRUE(closeTo(r.outputs[0], matmulRef(a, b, c.out), 1e-5, 1e-4)) << plan::dtypeName(t);
     }
   // bf16 operands with an f32 result.
-  HostTensor a = randomTensor(DType::BF16, {16, 33}, rng), b = randomTensor(DType::BF16, {33, 9}, rng);
+  HostTensor a = randomTensor(DType::BF16, {16, 33}, rng),
+             b = randomTensor(DType::BF16, {33, 9}, rng);
   KernelRun r = runKernel("matmul", {a, b}, {HostTensor(DType::F32, {16, 9})});
   ASSERT_TRUE(r.ok) << r.error;
   EXPECT_TRUE(closeTo(r.outputs[0], matmulRef(a, b, {16, 9}), 1e-5, 1e-4));
@@ -92,13 +92,14 @@ double activate(const std::string &act, double x) {
   if (act == "gelu")
     return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0)));
   if (act == "gelu_tanh")
-    return 0.5 * x * (1 + std::tanh(std::sqrt(2 / 3.14159265358979323846) * (x + 0.044715 * x * x * x)));
+    return 0.5 * x *
+           (1 + std::tanh(std::sqrt(2 / 3.14159265358979323846) * (x + 0.044715 * x * x * x)));
   return x;
 }
 
-std::vector<double> gemmRef(const HostTensor &a, const HostTensor &b, const HostTensor *c,
-                            bool ta, bool tb, double alpha, double beta, int64_t M, int64_t N,
-                            int64_t K, const std::string &act) {
+std::vector<double> gemmRef(const HostTensor &a, const HostTensor &b, const HostTensor *c, bool ta,
+                            bool tb, double alpha, double beta, int64_t M, int64_t N, int64_t K,
+                            const std::string &act) {
   std::vector<double> y(M * N);
   for (int64_t i = 0; i < M; ++i)
     for (int64_t j = 0; j < N; ++j) {
@@ -128,21 +129,23 @@ TEST(GemmKernel, AllVariants) {
     for (int trans = 0; trans < 4; ++trans) {
       const bool ta = trans & 1, tb = trans & 2;
       for (size_t ci = 0; ci <= cShapes.size(); ++ci) {
-        const std::string act = std::vector<std::string>{"none", "relu", "gelu", "gelu_tanh"}[(ci + trans) % 4];
-        HostTensor a = randomTensor(t, ta ? std::vector<int64_t>{K, M} : std::vector<int64_t>{M, K}, rng);
-        HostTensor b = randomTensor(t, tb ? std::vector<int64_t>{N, K} : std::vector<int64_t>{K, N}, rng);
+        const std::string act =
+            std::vector<std::string>{"none", "relu", "gelu", "gelu_tanh"}[(ci + trans) % 4];
+        HostTensor a =
+            randomTensor(t, ta ? std::vector<int64_t>{K, M} : std::vector<int64_t>{M, K}, rng);
+        HostTensor b =
+            randomTensor(t, tb ? std::vector<int64_t>{N, K} : std::vector<int64_t>{K, N}, rng);
         std::vector<HostTensor> ops = {a, b};
         if (ci < cShapes.size())
           ops.push_back(randomTensor(t, cShapes[ci], rng));
-        std::vector<Attribute> attrs = {Attribute::makeFloat("alpha", 0.75),
-                                        Attribute::makeFloat("beta", -1.5),
-                                        Attribute::makeInt("trans_a", ta),
-                                        Attribute::makeInt("trans_b", tb),
-                                        Attribute::makeString("activation", act)};
+        std::vector<Attribute> attrs = {
+            Attribute::makeFloat("alpha", 0.75), Attribute::makeFloat("beta", -1.5),
+            Attribute::makeInt("trans_a", ta), Attribute::makeInt("trans_b", tb),
+            Attribute::makeString("activation", act)};
         KernelRun r = runKernel("gemm", ops, {HostTensor(t, {M, N})}, attrs);
         ASSERT_TRUE(r.ok) << r.error;
-        std::vector<double> ref = gemmRef(a, b, ops.size() == 3 ? &ops[2] : nullptr, ta, tb,
-                                          0.75, -1.5, M, N, K, act);
+        std::vector<double> ref =
+            gemmRef(a, b, ops.size() == 3 ? &ops[2] : nullptr, ta, tb, 0.75, -1.5, M, N, K, act);
         EXPECT_TRUE(closeTo(r.outputs[0], ref, 1e-5, 1e-4))
             << plan::dtypeName(t) << " trans " << trans << " C " << ci << " " << act;
         ++cases;
@@ -160,15 +163,14 @@ TEST(GemmKernel, DefaultsMixedDTypes) {
   HostTensor c = randomTensor(DType::BF16, {17}, rng);
   KernelRun r = runKernel("gemm", {a, b, c}, {HostTensor(DType::F32, {33, 17})});
   ASSERT_TRUE(r.ok) << r.error;
-  EXPECT_TRUE(closeTo(r.outputs[0], gemmRef(a, b, &c, false, false, 1, 1, 33, 17, 65, "none"),
-                      1e-5, 1e-4));
+  EXPECT_TRUE(
+      closeTo(r.outputs[0], gemmRef(a, b, &c, false, false, 1, 1, 33, 17, 65, "none"), 1e-5, 1e-4));
 }
 
 //===----------------------------------------------------------------------===//
 // scaled_matmul, scaled_gemm: FP8 operands, the product times
 // f32(1/a_scale) * f32(1/b_scale) (cuBLASLt's A and B scales).
 //===----------------------------------------------------------------------===//
-
 
 // Tests scaled_matmul with E4M3 x E5M2 operands (batched, broadcast rhs)
 // into f32 and bf16 results against the float64 product times the
@@ -193,7 +195,7 @@ TEST(ScaledMatMulKernel, DequantisesWithInverseScales) {
 // Tests scaled_gemm with C, alpha, beta and both transposes.
 TEST(ScaledGemmKernel, AlphaBetaTransposes) {
   std::mt19937 rng(22);
-  HostTensor a = randomTensor(DType::F8E5M2, {40, 13}, rng);  // A^T: [13, 40]
+  HostTensor a = randomTensor(DType::F8E5M2, {40, 13}, rng);   // A^T: [13, 40]
   HostTensor b = randomTensor(DType::F8E4M3FN, {11, 40}, rng); // B^T: [40, 11]
   HostTensor c = randomTensor(DType::F32, {11}, rng);
   const float sa = 2.0f, sb = 448.0f / 3.0f;
@@ -210,10 +212,10 @@ TEST(ScaledGemmKernel, AlphaBetaTransposes) {
                            {HostTensor(DType::BF16, {13, 11})},
                            {Attribute::makeInt("trans_a", 1), Attribute::makeInt("trans_b", 1)});
   ASSERT_TRUE(r2.ok) << r2.error;
-  EXPECT_TRUE(closeTo(r2.outputs[0],
-                      gemmRef(a, b, nullptr, true, true, (1.0f / sa) * (1.0f / sb), 1, 13, 11,
-                              40, "none"),
-                      1e-5, 1e-6));
+  EXPECT_TRUE(
+      closeTo(r2.outputs[0],
+              gemmRef(a, b, nullptr, true, true, (1.0f / sa) * (1.0f / sb), 1, 13, 11, 40, "none"),
+              1e-5, 1e-6));
 }
 
 // Tests what the scaled kinds refuse: non-FP8 operands, a non-scalar scale,
@@ -251,7 +253,7 @@ TEST(ScaledMatMulKernel, QuantizeDequantizeRoundTrip) {
   std::uniform_real_distribution<double> logMag(-12, 3), unit(0, 1);
   for (int64_t i = 0; i < n; ++i)
     x.set(i, (unit(rng) < 0.5 ? -1 : 1) * std::pow(10.0, logMag(rng)));
-  const float s = 448.0f / 50.0f;  // values up to 50 fit; the rest saturate
+  const float s = 448.0f / 50.0f; // values up to 50 fit; the rest saturate
   KernelRun q = runKernel("quantize", {x, scalarF32(s)}, {HostTensor(DType::F8E4M3FN, {n, 1})});
   ASSERT_TRUE(q.ok) << q.error;
   HostTensor id = fromValues(DType::F8E4M3FN, {1, 1}, {1.0});
@@ -261,7 +263,7 @@ TEST(ScaledMatMulKernel, QuantizeDequantizeRoundTrip) {
   int saturated = 0, subnormal = 0;
   for (int64_t i = 0; i < n; ++i) {
     const double xv = x.get(i), back = d.outputs[0].get(i), scaled = xv * double(s);
-    if (std::fabs(scaled) > 464) {  // beyond 448 + half its ulp: saturates
+    if (std::fabs(scaled) > 464) { // beyond 448 + half its ulp: saturates
       EXPECT_EQ(back, std::copysign(double(448.0f * (1.0f / s)), xv)) << xv;
       saturated += 1;
     } else if (std::fabs(scaled) < std::ldexp(1.0, -6)) {
@@ -295,15 +297,14 @@ TEST(ScaledMatMulKernel, MatchesPyTorchFloat8Emulation) {
   };
   HostTensor a = readTensor({M, K}), b = readTensor({K, N}), ref = readTensor({M, N});
   std::fclose(f);
-  KernelRun qa = runKernel("quantize", {a, scalarF32(scales[0])},
-                           {HostTensor(DType::F8E4M3FN, {M, K})});
-  KernelRun qb = runKernel("quantize", {b, scalarF32(scales[1])},
-                           {HostTensor(DType::F8E4M3FN, {K, N})});
+  KernelRun qa =
+      runKernel("quantize", {a, scalarF32(scales[0])}, {HostTensor(DType::F8E4M3FN, {M, K})});
+  KernelRun qb =
+      runKernel("quantize", {b, scalarF32(scales[1])}, {HostTensor(DType::F8E4M3FN, {K, N})});
   ASSERT_TRUE(qa.ok && qb.ok) << qa.error << qb.error;
-  KernelRun y = runKernel("scaled_matmul",
-                          {qa.outputs[0], qb.outputs[0], scalarF32(scales[0]),
-                           scalarF32(scales[1])},
-                          {HostTensor(DType::F32, {M, N})});
+  KernelRun y = runKernel(
+      "scaled_matmul", {qa.outputs[0], qb.outputs[0], scalarF32(scales[0]), scalarF32(scales[1])},
+      {HostTensor(DType::F32, {M, N})});
   ASSERT_TRUE(y.ok) << y.error;
   const double factor = (1.0f / scales[0]) * (1.0f / scales[1]);
   int exact = 0;
@@ -330,7 +331,7 @@ TEST(ScaledMatMulKernel, MatchesPyTorchFloat8Emulation) {
 //===----------------------------------------------------------------------===//
 
 struct ConvCase {
-  std::vector<int64_t> x, w;  // [N, C, in...], [M, C/group, k...]
+  std::vector<int64_t> x, w; // [N, C, in...], [M, C/group, k...]
   std::vector<int64_t> strides, pads, dilations;
   int64_t group;
   bool bias;
@@ -340,8 +341,10 @@ std::vector<int64_t> convOutShape(const ConvCase &c) {
   const size_t nsp = c.x.size() - 2;
   std::vector<int64_t> out = {c.x[0], c.w[0]};
   for (size_t d = 0; d < nsp; ++d)
-    out.push_back((c.x[2 + d] + c.pads[d] + c.pads[nsp + d] - c.dilations[d] * (c.w[2 + d] - 1) - 1) /
-                      c.strides[d] + 1);
+    out.push_back(
+        (c.x[2 + d] + c.pads[d] + c.pads[nsp + d] - c.dilations[d] * (c.w[2 + d] - 1) - 1) /
+            c.strides[d] +
+        1);
   return out;
 }
 
@@ -392,9 +395,9 @@ TEST(ConvKernel, Variants) {
   const ConvCase cases[] = {
       {{2, 3, 11}, {4, 3, 3}, {1}, {1, 1}, {1}, 1, true},
       {{1, 4, 9, 8}, {6, 2, 3, 3}, {2, 1}, {1, 0, 2, 1}, {1, 2}, 2, true},
-      {{2, 4, 7, 7}, {4, 1, 3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, 4, false},  // depthwise
+      {{2, 4, 7, 7}, {4, 1, 3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, 4, false}, // depthwise
       {{1, 2, 5, 6, 4}, {3, 2, 2, 3, 2}, {1, 2, 1}, {0, 1, 1, 1, 0, 0}, {2, 1, 1}, 1, true},
-      {{3, 5, 6, 6}, {8, 5, 1, 1}, {1, 1}, {0, 0, 0, 0}, {1, 1}, 1, true},  // pointwise
+      {{3, 5, 6, 6}, {8, 5, 1, 1}, {1, 1}, {0, 0, 0, 0}, {1, 1}, 1, true}, // pointwise
   };
   for (const ConvCase &c : cases)
     for (DType t : floatDTypes()) {
@@ -402,10 +405,9 @@ TEST(ConvKernel, Variants) {
       std::vector<HostTensor> ops = {x, w};
       if (c.bias)
         ops.push_back(randomTensor(t, {c.w[0]}, rng));
-      std::vector<Attribute> attrs = {Attribute::makeInts("strides", c.strides),
-                                      Attribute::makeInts("pads", c.pads),
-                                      Attribute::makeInts("dilations", c.dilations),
-                                      Attribute::makeInt("group", c.group)};
+      std::vector<Attribute> attrs = {
+          Attribute::makeInts("strides", c.strides), Attribute::makeInts("pads", c.pads),
+          Attribute::makeInts("dilations", c.dilations), Attribute::makeInt("group", c.group)};
       KernelRun r = runKernel("conv", ops, {HostTensor(t, convOutShape(c))}, attrs);
       ASSERT_TRUE(r.ok) << r.error;
       EXPECT_TRUE(closeTo(r.outputs[0], convRef(c, x, w, c.bias ? &ops[2] : nullptr), 1e-5, 1e-4))
@@ -416,10 +418,10 @@ TEST(ConvKernel, Variants) {
 // Tests that conv rejects a result shape that does not follow the formula.
 TEST(ConvKernel, RejectsWrongResultShape) {
   HostTensor x(DType::F32, {1, 1, 5, 5}), w(DType::F32, {1, 1, 3, 3});
-  KernelRun r = runKernel("conv", {x, w}, {HostTensor(DType::F32, {1, 1, 5, 5})},
-                          {Attribute::makeInts("strides", {1, 1}),
-                           Attribute::makeInts("pads", {0, 0, 0, 0}),
-                           Attribute::makeInts("dilations", {1, 1})});
+  KernelRun r =
+      runKernel("conv", {x, w}, {HostTensor(DType::F32, {1, 1, 5, 5})},
+                {Attribute::makeInts("strides", {1, 1}), Attribute::makeInts("pads", {0, 0, 0, 0}),
+                 Attribute::makeInts("dilations", {1, 1})});
   EXPECT_FALSE(r.ok);
   EXPECT_NE(r.error.find("must have shape [1, 1, 3, 3]"), std::string::npos) << r.error;
 }

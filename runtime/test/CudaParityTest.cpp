@@ -77,10 +77,9 @@ std::set<std::string> kindsOf(const char *backend) {
 /// Kinds whose results must be bit-identical on both backends.
 const std::set<std::string> kExactKinds = {
     "copy", "identity", "reshape", "flatten", "squeeze", "unsqueeze", "transpose", "concat",
-    "split", "slice", "gather", "expand", "trilu", "constant_of_shape", "cast", "quantize",
-    "where", "equal", "less", "greater", "not", "add", "sub", "mul", "div", "sqrt", "neg",
-    "abs", "relu", "max", "min", "clip", "leaky_relu", "dropout", "slice_grad",
-    "advance_step", "max_pool",
+    "split", "slice", "gather", "expand", "trilu", "constant_of_shape", "cast", "quantize", "where",
+    "equal", "less", "greater", "not", "add", "sub", "mul", "div", "sqrt", "neg", "abs", "relu",
+    "max", "min", "clip", "leaky_relu", "dropout", "slice_grad", "advance_step", "max_pool",
     // Training and backward data movement (docs/runtime.md, "The CUDA backend"): the
     // CPU's f32 operation sequence with fmaf where it has std::fma, and its double
     // sums in its order (gather_grad per row in index order; global_norm per fixed
@@ -91,8 +90,7 @@ const std::set<std::string> kExactKinds = {
     // The same float32 / double operations in the same order as the CPU's
     // (PoolingKernels.cu: per output window, and per input element for the
     // gathered gradients), and a maximum, which rounds nothing.
-    "average_pool", "global_average_pool", "max_pool_grad", "average_pool_grad",
-    "reduce_max"};
+    "average_pool", "global_average_pool", "max_pool_grad", "average_pool_grad", "reduce_max"};
 
 /// Kinds whose results are long float32 sums computed in another order on
 /// each backend (OpenBLAS's blocking or the CPU's im2col GEMMs against
@@ -183,8 +181,8 @@ void expectMatch(const Case &c, size_t r, const std::vector<uint8_t> &cpu,
     const double bound = kFp8Kinds.count(c.kind)
                              ? 2 * ulp + 1e-6 + depthBound(c) * 0x1p-23 + 0x1p-10
                              : 2 * ulp + 1e-6;
-    EXPECT_LE(rel, bound) << describeCase(c) << " result " << r
-                          << ": relative L2 difference " << rel;
+    EXPECT_LE(rel, bound) << describeCase(c) << " result " << r << ": relative L2 difference "
+                          << rel;
     return;
   }
   size_t bad = 0, first = n;
@@ -199,8 +197,7 @@ void expectMatch(const Case &c, size_t r, const std::vector<uint8_t> &cpu,
   }
   EXPECT_EQ(bad, 0u) << describeCase(c) << " result " << r << ": " << bad << " of " << n
                      << " elements beyond 2 ulp; the first, element " << first << ": cpu "
-                     << (first < n ? want[first] : 0) << ", cuda "
-                     << (first < n ? got[first] : 0);
+                     << (first < n ? want[first] : 0) << ", cuda " << (first < n ? got[first] : 0);
 }
 
 // Tests that the list of kinds the CUDA backend lacks is exact (no GPU

@@ -10,8 +10,8 @@ using namespace mptrt::test;
 
 namespace {
 
-const DType kAllDTypes[] = {DType::F32, DType::F16, DType::BF16, DType::F8E4M3FN,
-                            DType::F8E5M2, DType::I64, DType::I32, DType::I1};
+const DType kAllDTypes[] = {DType::F32,    DType::F16, DType::BF16, DType::F8E4M3FN,
+                            DType::F8E5M2, DType::I64, DType::I32,  DType::I1};
 
 // Tests the copy kinds: same bytes under a new shape; a different element
 // count is rejected at load.
@@ -36,7 +36,8 @@ TEST(CopyKernels, ReshapeLike) {
       ASSERT_TRUE(r.ok) << r.error;
       EXPECT_EQ(r.outputs[0].bytes, x.bytes) << c.kind;
     }
-  KernelRun r = runKernel("reshape", {HostTensor(DType::F32, {2, 3})}, {HostTensor(DType::F32, {7})});
+  KernelRun r =
+      runKernel("reshape", {HostTensor(DType::F32, {2, 3})}, {HostTensor(DType::F32, {7})});
   EXPECT_FALSE(r.ok);
   EXPECT_NE(r.error.find("as many elements"), std::string::npos) << r.error;
 }
@@ -46,8 +47,9 @@ TEST(CopyKernels, ReshapeLike) {
 TEST(DropoutKernel, Inference) {
   std::mt19937 rng(51);
   HostTensor x = randomTensor(DType::BF16, {3, 5}, rng);
-  KernelRun r = runKernel("dropout", {x}, {HostTensor(DType::F32, {3, 5}), HostTensor(DType::I1, {3, 5})},
-                          {Attribute::makeFloat("ratio", 0.3)});
+  KernelRun r =
+      runKernel("dropout", {x}, {HostTensor(DType::F32, {3, 5}), HostTensor(DType::I1, {3, 5})},
+                {Attribute::makeFloat("ratio", 0.3)});
   ASSERT_TRUE(r.ok) << r.error;
   EXPECT_EQ(r.outputs[0].values(), x.values());
   EXPECT_EQ(r.outputs[1].values(), std::vector<double>(15, 1.0));
@@ -61,14 +63,16 @@ TEST(DropoutKernel, Inference) {
 TEST(TransposeKernel, Permutations) {
   std::mt19937 rng(52);
   const std::vector<int64_t> shape = {2, 3, 4, 5};
-  const std::vector<std::vector<int64_t>> perms = {{0, 1, 2, 3}, {3, 2, 1, 0}, {0, 2, 1, 3}, {1, 3, 0, 2}};
+  const std::vector<std::vector<int64_t>> perms = {
+      {0, 1, 2, 3}, {3, 2, 1, 0}, {0, 2, 1, 3}, {1, 3, 0, 2}};
   for (const auto &perm : perms)
     for (DType t : {DType::F32, DType::BF16, DType::F8E4M3FN, DType::I64}) {
       HostTensor x = randomTensor(t, shape, rng);
       std::vector<int64_t> outShape;
       for (int64_t p : perm)
         outShape.push_back(shape[p]);
-      KernelRun r = runKernel("transpose", {x}, {HostTensor(t, outShape)}, {Attribute::makeInts("perm", perm)});
+      KernelRun r = runKernel("transpose", {x}, {HostTensor(t, outShape)},
+                              {Attribute::makeInts("perm", perm)});
       ASSERT_TRUE(r.ok) << r.error;
       const std::vector<int64_t> st = stridesOf(shape);
       std::vector<double> ref(x.numel());
@@ -103,7 +107,8 @@ TEST(ConcatSplitKernels, EveryAxis) {
         sh[a] = s;
         parts.push_back(randomTensor(t, sh, rng));
       }
-      KernelRun r = runKernel("concat", parts, {HostTensor(t, outShape)}, {Attribute::makeInt("axis", axis)});
+      KernelRun r =
+          runKernel("concat", parts, {HostTensor(t, outShape)}, {Attribute::makeInt("axis", axis)});
       ASSERT_TRUE(r.ok) << r.error;
       const HostTensor &cat = r.outputs[0];
       for (int64_t i = 0; i < cat.numel(); ++i) {
@@ -128,7 +133,8 @@ TEST(ConcatSplitKernels, EveryAxis) {
         EXPECT_EQ(r.outputs[i].bytes, parts[i].bytes);
     }
   HostTensor x = randomTensor(DType::F32, {6, 2}, rng);
-  KernelRun r = runKernel("split", {x}, {HostTensor(DType::F32, {3, 2}), HostTensor(DType::F32, {3, 2})});
+  KernelRun r =
+      runKernel("split", {x}, {HostTensor(DType::F32, {3, 2}), HostTensor(DType::F32, {3, 2})});
   ASSERT_TRUE(r.ok) << r.error;
   EXPECT_EQ(r.outputs[1].get(0), x.get(6));
 }
@@ -140,10 +146,8 @@ TEST(SliceKernel, Steps) {
   struct {
     std::vector<int64_t> starts, ends, steps;
   } cases[] = {
-      {{0, 0, 0}, {5, 6, 7}, {1, 1, 1}},
-      {{1, 2, 0}, {4, 6, 7}, {2, 3, 1}},
-      {{4, 5, 6}, {-1, -1, -1}, {-1, -2, -3}},
-      {{3, 0, 2}, {1, 6, 2}, {-1, 4, 1}},
+      {{0, 0, 0}, {5, 6, 7}, {1, 1, 1}},       {{1, 2, 0}, {4, 6, 7}, {2, 3, 1}},
+      {{4, 5, 6}, {-1, -1, -1}, {-1, -2, -3}}, {{3, 0, 2}, {1, 6, 2}, {-1, 4, 1}},
       {{2, 1, 5}, {2, 5, 0}, {1, 1, -2}},
   };
   for (auto &c : cases)
@@ -154,9 +158,10 @@ TEST(SliceKernel, Steps) {
         outShape.push_back(st > 0 ? (e - s + st - 1) / st : (s - e - st - 1) / -st);
       }
       HostTensor x = randomTensor(t, shape, rng);
-      KernelRun r = runKernel("slice", {x}, {HostTensor(t, outShape)},
-                              {Attribute::makeInts("starts", c.starts), Attribute::makeInts("ends", c.ends),
-                               Attribute::makeInts("steps", c.steps)});
+      KernelRun r =
+          runKernel("slice", {x}, {HostTensor(t, outShape)},
+                    {Attribute::makeInts("starts", c.starts), Attribute::makeInts("ends", c.ends),
+                     Attribute::makeInts("steps", c.steps)});
       ASSERT_TRUE(r.ok) << r.error;
       const std::vector<int64_t> st = stridesOf(shape);
       std::vector<double> ref;

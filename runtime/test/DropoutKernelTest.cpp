@@ -106,9 +106,9 @@ TEST(Philox, DropoutStreamLayout) {
   const uint64_t seed = 0x0123456789abcdefull, step = 0x0000000500000007ull;
   const uint32_t stream = 3;
   for (int64_t i : {0, 1, 2, 3, 4, 5, 1001, 123456789}) {
-    philox::Block b = philox::philox4x32(
-        {{uint32_t(i / 4), stream, uint32_t(step), uint32_t(step >> 32)}}, 0x89abcdefu,
-        0x01234567u);
+    philox::Block b =
+        philox::philox4x32({{uint32_t(i / 4), stream, uint32_t(step), uint32_t(step >> 32)}},
+                           0x89abcdefu, 0x01234567u);
     EXPECT_EQ(philox::dropoutBits(seed, step, stream, i), b.v[i % 4]) << "element " << i;
   }
   EXPECT_EQ(philox::dropThreshold(0.0), 0u);
@@ -197,7 +197,8 @@ TEST(DropoutKernel, SameBitsOnAnyThreadCount) {
   KernelRun pooled = runTrainingDropout(x, DType::BF16, 0.1, 99, 5, 4);
   ASSERT_TRUE(pooled.ok) << pooled.error;
   if (rt::cpu::numThreads() > 1) {
-    EXPECT_GT(rt::cpu::poolStats().pooledLoops, before.pooledLoops) << "dropout did not use the pool";
+    EXPECT_GT(rt::cpu::poolStats().pooledLoops, before.pooledLoops)
+        << "dropout did not use the pool";
   }
   KernelRun single;
   rt::cpu::parallelFor(2, 1, [&](int64_t begin, int64_t) {
@@ -248,12 +249,20 @@ TEST(DropoutKernel, BadKernelsRejected) {
     const char *message;
   } cases[] = {
       {{x}, trainingAttrs(0.1, 0), "needs the seed and step operands"},
-      {{x, HostTensor(DType::I32, {}), i64Scalar(0)}, trainingAttrs(0.1, 0), "(the seed) must be a 0-d i64"},
-      {{x, i64Scalar(0), HostTensor(DType::I64, {1})}, trainingAttrs(0.1, 0), "(the step) must be a 0-d i64"},
-      {{x, i64Scalar(0), i64Scalar(0)}, {Attribute::makeFloat("ratio", 0.1)}, "only meaningful in training mode"},
+      {{x, HostTensor(DType::I32, {}), i64Scalar(0)},
+       trainingAttrs(0.1, 0),
+       "(the seed) must be a 0-d i64"},
+      {{x, i64Scalar(0), HostTensor(DType::I64, {1})},
+       trainingAttrs(0.1, 0),
+       "(the step) must be a 0-d i64"},
+      {{x, i64Scalar(0), i64Scalar(0)},
+       {Attribute::makeFloat("ratio", 0.1)},
+       "only meaningful in training mode"},
       {{x, i64Scalar(0)}, trainingAttrs(0.1, 0), "the input alone or"},
       {{x, i64Scalar(0), i64Scalar(0)}, trainingAttrs(1.5, 0), "'ratio' must be in [0, 1]"},
-      {{x, i64Scalar(0), i64Scalar(0)}, trainingAttrs(0.1, int64_t(1) << 32), "'stream' must be in"},
+      {{x, i64Scalar(0), i64Scalar(0)},
+       trainingAttrs(0.1, int64_t(1) << 32),
+       "'stream' must be in"},
   };
   for (auto &c : cases) {
     KernelRun r = runKernel("dropout", c.operands, {HostTensor(DType::F32, {4})}, c.attrs);

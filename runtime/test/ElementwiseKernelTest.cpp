@@ -35,18 +35,28 @@ std::vector<UnaryCase> unaryCases() {
       {"relu", [](double x) { return x > 0 ? x : 0; }, -2, 2, {}},
       {"neg", [](double x) { return -x; }, -2, 2, {}},
       {"abs", [](double x) { return std::fabs(x); }, -2, 2, {}},
-      {"leaky_relu", [](double x) { return x >= 0 ? x : 0.2 * x; }, -2, 2,
+      {"leaky_relu",
+       [](double x) { return x >= 0 ? x : 0.2 * x; },
+       -2,
+       2,
        {Attribute::makeFloat("alpha", 0.2)}},
-      {"gelu", [](double x) { return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0))); }, -3, 3,
-       {}},
+      {"gelu", [](double x) { return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0))); }, -3, 3, {}},
       {"gelu",
        [pi](double x) {
          return 0.5 * x * (1 + std::tanh(std::sqrt(2 / pi) * (x + 0.044715 * x * x * x)));
        },
-       -3, 3, {Attribute::makeString("approximate", "tanh")}},
-      {"clip", [](double x) { return std::min(std::max(x, -0.5), 1.25); }, -2, 2,
+       -3,
+       3,
+       {Attribute::makeString("approximate", "tanh")}},
+      {"clip",
+       [](double x) { return std::min(std::max(x, -0.5), 1.25); },
+       -2,
+       2,
        {Attribute::makeFloat("min", -0.5), Attribute::makeFloat("max", 1.25)}},
-      {"clip", [](double x) { return std::max(x, -0.5); }, -2, 2,
+      {"clip",
+       [](double x) { return std::max(x, -0.5); },
+       -2,
+       2,
        {Attribute::makeFloat("min", -0.5)}},
   };
 }
@@ -86,7 +96,8 @@ TEST(UnaryKernels, IntegerKinds) {
     } cases[] = {{"relu", [](double v) { return v > 0 ? v : 0; }, {}},
                  {"neg", [](double v) { return -v; }, {}},
                  {"abs", [](double v) { return std::fabs(v); }, {}},
-                 {"clip", [](double v) { return std::min(std::max(v, -7.0), 20.0); },
+                 {"clip",
+                  [](double v) { return std::min(std::max(v, -7.0), 20.0); },
                   {Attribute::makeFloat("min", -7.5), Attribute::makeFloat("max", 20.5)}}};
     for (auto &c : cases) {
       KernelRun r = runKernel(c.kind, {x}, {HostTensor(t, {4, 6})}, c.attrs);
@@ -166,9 +177,9 @@ struct ShapeCase {
   std::vector<int64_t> lhs, rhs, out;
 };
 const ShapeCase kShapes[] = {
-    {{2, 3, 4}, {2, 3, 4}, {2, 3, 4}},  {{2, 3, 4}, {3, 1}, {2, 3, 4}},
-    {{4}, {2, 3, 4}, {2, 3, 4}},        {{}, {2, 3}, {2, 3}},
-    {{2, 1, 5}, {1, 3, 1}, {2, 3, 5}},  {{1}, {1}, {1}},
+    {{2, 3, 4}, {2, 3, 4}, {2, 3, 4}}, {{2, 3, 4}, {3, 1}, {2, 3, 4}},
+    {{4}, {2, 3, 4}, {2, 3, 4}},       {{}, {2, 3}, {2, 3}},
+    {{2, 1, 5}, {1, 3, 1}, {2, 3, 5}}, {{1}, {1}, {1}},
 };
 
 // Tests the float binary kinds with broadcasting in every float dtype.
@@ -177,8 +188,8 @@ TEST(BinaryKernels, FloatKindsBroadcastAllDTypes) {
   for (const BinaryCase &c : floatBinaryCases())
     for (const ShapeCase &s : kShapes)
       for (DType t : floatDTypes()) {
-        HostTensor a = c.positiveLhs ? randomTensor(t, s.lhs, rng, 0.5, 2)
-                                     : randomTensor(t, s.lhs, rng);
+        HostTensor a =
+            c.positiveLhs ? randomTensor(t, s.lhs, rng, 0.5, 2) : randomTensor(t, s.lhs, rng);
         HostTensor b = randomTensor(t, s.rhs, rng);
         KernelRun r = runKernel(c.kind, {a, b}, {HostTensor(t, s.out)});
         ASSERT_TRUE(r.ok) << c.kind << ": " << r.error;
@@ -237,9 +248,9 @@ TEST(BinaryKernels, Integers) {
   EXPECT_EQ(r.outputs[0].getInt(1), 0);
   r = runKernel("pow", {a, b}, {HostTensor(DType::I64, {4})});
   ASSERT_TRUE(r.ok) << r.error;
-  EXPECT_EQ(r.outputs[0].getInt(1), 1);   // 7^0
-  EXPECT_EQ(r.outputs[0].getInt(2), 81);  // 3^4
-  EXPECT_EQ(r.outputs[0].getInt(3), -8);  // (-2)^3
+  EXPECT_EQ(r.outputs[0].getInt(1), 1);  // 7^0
+  EXPECT_EQ(r.outputs[0].getInt(2), 81); // 3^4
+  EXPECT_EQ(r.outputs[0].getInt(3), -8); // (-2)^3
   HostTensor big = fromValues(DType::I32, {1}, {2147483647});
   HostTensor one = fromValues(DType::I32, {1}, {1});
   r = runKernel("add", {big, one}, {HostTensor(DType::I32, {1})});
@@ -318,10 +329,10 @@ uint64_t expectedCastBits(const HostTensor &src, int64_t i, DType to, bool satur
   HostTensor one(to, {1});
   const bool fromFloat = plan::isFloatDType(src.dtype);
   if (fromFloat) {
-    const float v = static_cast<float>(src.get(i));  // exact
+    const float v = static_cast<float>(src.get(i)); // exact
     switch (to) {
     case DType::I64: {
-      int64_t r = std::isnan(v) ? 0
+      int64_t r = std::isnan(v)  ? 0
                   : v >= 0x1p63f ? std::numeric_limits<int64_t>::max()
                   : v < -0x1p63f ? std::numeric_limits<int64_t>::min()
                                  : static_cast<int64_t>(v);
@@ -329,7 +340,7 @@ uint64_t expectedCastBits(const HostTensor &src, int64_t i, DType to, bool satur
       break;
     }
     case DType::I32: {
-      int32_t r = std::isnan(v) ? 0
+      int32_t r = std::isnan(v)  ? 0
                   : v >= 0x1p31f ? std::numeric_limits<int32_t>::max()
                   : v < -0x1p31f ? std::numeric_limits<int32_t>::min()
                                  : static_cast<int32_t>(v);
@@ -352,19 +363,25 @@ uint64_t expectedCastBits(const HostTensor &src, int64_t i, DType to, bool satur
   } else {
     const int64_t v = src.getInt(i);
     switch (to) {
-    case DType::I64: std::memcpy(one.bytes.data(), &v, 8); break;
+    case DType::I64:
+      std::memcpy(one.bytes.data(), &v, 8);
+      break;
     case DType::I32: {
       int32_t r = static_cast<int32_t>(static_cast<uint32_t>(static_cast<uint64_t>(v)));
       std::memcpy(one.bytes.data(), &r, 4);
       break;
     }
-    case DType::I1: one.bytes[0] = v != 0; break;
+    case DType::I1:
+      one.bytes[0] = v != 0;
+      break;
     case DType::F32: {
       float f = static_cast<float>(v);
       std::memcpy(one.bytes.data(), &f, 4);
       break;
     }
-    default: one.set(0, numerics::int64ToF32RoundToOdd(v)); break;
+    default:
+      one.set(0, numerics::int64ToF32RoundToOdd(v));
+      break;
     }
   }
   uint64_t bits = 0;
@@ -375,15 +392,26 @@ uint64_t expectedCastBits(const HostTensor &src, int64_t i, DType to, bool satur
 HostTensor castSource(DType t) {
   std::vector<double> values;
   if (plan::isFloatDType(t))
-    values = {0.0, -0.0, 1.0, -2.5, 2.5, 0.3, -1e-3, 1000.0, -3e5, 7e4, 1e-6, 300.0,
-              INFINITY, -INFINITY, NAN, 65519.0, 3e9, -3e9, 1e20};
+    values = {0.0,  -0.0,  1.0,      -2.5,      2.5, 0.3,     -1e-3, 1000.0, -3e5, 7e4,
+              1e-6, 300.0, INFINITY, -INFINITY, NAN, 65519.0, 3e9,   -3e9,   1e20};
   else
-    values = {0, 1, -1, 7, -300, 2147483647.0, -2147483648.0, 4294967297.0,
-              1099511627777.0, -1099511627777.0, 16777217, 33554435, 100000};
+    values = {0,
+              1,
+              -1,
+              7,
+              -300,
+              2147483647.0,
+              -2147483648.0,
+              4294967297.0,
+              1099511627777.0,
+              -1099511627777.0,
+              16777217,
+              33554435,
+              100000};
   HostTensor src(t, {static_cast<int64_t>(values.size())});
   for (size_t i = 0; i < values.size(); ++i)
     src.set(i, values[i]);
-  if (t == DType::I64) {  // values beyond double precision too
+  if (t == DType::I64) { // values beyond double precision too
     int64_t big[2] = {(int64_t{1} << 62) + 12345, std::numeric_limits<int64_t>::min()};
     std::memcpy(src.bytes.data(), big, 16);
   }
@@ -392,8 +420,8 @@ HostTensor castSource(DType t) {
 
 // Tests every dtype pair, with and without saturation, on edge values.
 TEST(CastKernel, EveryDTypePair) {
-  const DType all[] = {DType::F32, DType::F16, DType::BF16, DType::F8E4M3FN,
-                       DType::F8E5M2, DType::I64, DType::I32, DType::I1};
+  const DType all[] = {DType::F32,    DType::F16, DType::BF16, DType::F8E4M3FN,
+                       DType::F8E5M2, DType::I64, DType::I32,  DType::I1};
   for (DType from : all)
     for (DType to : all)
       for (bool saturate : {false, true}) {
@@ -415,8 +443,8 @@ TEST(CastKernel, EveryDTypePair) {
             continue;
           }
           EXPECT_EQ(got, want) << plan::dtypeName(from) << " -> " << plan::dtypeName(to)
-                               << (saturate ? " (saturating)" : "") << " element " << i
-                               << " value " << src.get(i);
+                               << (saturate ? " (saturating)" : "") << " element " << i << " value "
+                               << src.get(i);
         }
       }
 }
@@ -445,11 +473,11 @@ TEST(QuantizeKernel, ScaledSaturatingConversion) {
   std::mt19937 rng(7);
   for (DType from : floatDTypes()) {
     if (from == DType::F8E4M3FN)
-      continue;  // cannot hold -1e4 below; E4M3 inputs go through the same path
+      continue; // cannot hold -1e4 below; E4M3 inputs go through the same path
     HostTensor x = randomTensor(from, {3, 7}, rng);
-    x.set(0, 1.0);   // * 100 = 100: a tie in E4M3 (96 or 104) -> 96
-    x.set(1, 20.0);  // * 100 = 2000: beyond E4M3's 448, fine in E5M2
-    x.set(2, -1e4);  // * 100 saturates negative in both
+    x.set(0, 1.0);  // * 100 = 100: a tie in E4M3 (96 or 104) -> 96
+    x.set(1, 20.0); // * 100 = 2000: beyond E4M3's 448, fine in E5M2
+    x.set(2, -1e4); // * 100 saturates negative in both
     HostTensor scale = fromValues(DType::F32, {}, {100.0});
     for (DType to : {DType::F8E4M3FN, DType::F8E5M2}) {
       KernelRun r = runKernel("quantize", {x, scale}, {HostTensor(to, {3, 7})});
@@ -459,8 +487,8 @@ TEST(QuantizeKernel, ScaledSaturatingConversion) {
         double want = to == DType::F8E4M3FN
                           ? numerics::f8E4M3FNToF32(numerics::f32ToF8E4M3FNSaturating(v))
                           : numerics::f8E5M2ToF32(numerics::f32ToF8E5M2Saturating(v));
-        EXPECT_EQ(r.outputs[0].get(i), want) << plan::dtypeName(from) << " -> "
-                                             << plan::dtypeName(to) << " element " << i;
+        EXPECT_EQ(r.outputs[0].get(i), want)
+            << plan::dtypeName(from) << " -> " << plan::dtypeName(to) << " element " << i;
       }
     }
   }
@@ -476,11 +504,14 @@ TEST(QuantizeKernel, ScaledSaturatingConversion) {
 TEST(QuantizeKernel, Rejections) {
   HostTensor x = fromValues(DType::F32, {2}, {1, 2});
   EXPECT_FALSE(runKernel("quantize", {x, fromValues(DType::F32, {1}, {1})},
-                         {HostTensor(DType::F8E4M3FN, {2})}).ok);
-  EXPECT_FALSE(runKernel("quantize", {x, fromValues(DType::F32, {}, {1})},
-                         {HostTensor(DType::BF16, {2})}).ok);
-  EXPECT_FALSE(runKernel("quantize", {x, fromValues(DType::F32, {}, {1})},
-                         {HostTensor(DType::F8E5M2, {3})}).ok);
+                         {HostTensor(DType::F8E4M3FN, {2})})
+                   .ok);
+  EXPECT_FALSE(
+      runKernel("quantize", {x, fromValues(DType::F32, {}, {1})}, {HostTensor(DType::BF16, {2})})
+          .ok);
+  EXPECT_FALSE(
+      runKernel("quantize", {x, fromValues(DType::F32, {}, {1})}, {HostTensor(DType::F8E5M2, {3})})
+          .ok);
 }
 
 } // namespace

@@ -6,8 +6,8 @@
 namespace mptrt {
 namespace test {
 
-Case make(std::string kind, std::vector<Operand> operands,
-          std::vector<std::pair<DType, T>> results, std::vector<Attribute> attrs) {
+Case make(std::string kind, std::vector<Operand> operands, std::vector<std::pair<DType, T>> results,
+          std::vector<Attribute> attrs) {
   static std::mt19937 rng(7);
   Case c{std::move(kind), {}, {}, std::move(attrs)};
   for (const Operand &o : operands)
@@ -17,16 +17,14 @@ Case make(std::string kind, std::vector<Operand> operands,
   return c;
 }
 
-
-
 /// Every kind of the CPU backend, with a representative shape each: the
 /// activations of a small CNN or transformer block, and the non-f32 dtypes
 /// where a kernel widens into scratch.
 std::vector<Case> allCases() {
   std::vector<Case> cs;
   const T act = {64, 1024}, img = {8, 16, 32, 32};
-  for (const char *k : {"sqrt", "exp", "log", "erf", "tanh", "sigmoid", "relu", "neg", "abs",
-                        "gelu"})
+  for (const char *k :
+       {"sqrt", "exp", "log", "erf", "tanh", "sigmoid", "relu", "neg", "abs", "gelu"})
     cs.push_back(make(k, {{F32, act, 0.5, 2.0}}, {{F32, act}}));
   cs.push_back(make("not", {{I1, act}}, {{I1, act}}));
   cs.push_back(make("leaky_relu", {{BF16, act}}, {{BF16, act}}, {aFloat("alpha", 0.1)}));
@@ -39,19 +37,19 @@ std::vector<Case> allCases() {
   // Contractions: f32, and bf16 (widened into scratch) with a bf16 result.
   cs.push_back(make("matmul", {{F32, {4, 64, 128}}, {F32, {128, 96}}}, {{F32, {4, 64, 96}}}));
   cs.push_back(make("matmul", {{BF16, {4, 64, 128}}, {BF16, {128, 96}}}, {{BF16, {4, 64, 96}}}));
-  cs.push_back(make("gemm", {{F32, {64, 256}}, {F32, {256, 128}}, {F32, {128}}},
-                    {{F32, {64, 128}}}, {aString("activation", "relu")}));
+  cs.push_back(make("gemm", {{F32, {64, 256}}, {F32, {256, 128}}, {F32, {128}}}, {{F32, {64, 128}}},
+                    {aString("activation", "relu")}));
   cs.push_back(make("gemm", {{BF16, {64, 256}}, {BF16, {128, 256}}, {F32, {128}}},
                     {{BF16, {64, 128}}}, {aInt("trans_b", 1), aString("activation", "gelu")}));
   const std::vector<Attribute> conv3 = {aInts("pads", {1, 1, 1, 1})};
-  cs.push_back(make("scaled_matmul",
-                    {{F8, {4, 64, 128}}, {F8E5, {128, 96}}, {F32, {}, 0.5, 2.0},
-                     {F32, {}, 0.5, 2.0}},
-                    {{BF16, {4, 64, 96}}}));
-  cs.push_back(make("scaled_gemm",
-                    {{F8, {64, 256}}, {F8, {128, 256}}, {F32, {128}}, {F32, {}, 0.5, 2.0},
-                     {F32, {}, 0.5, 2.0}},
-                    {{F32, {64, 128}}}, {aInt("trans_b", 1)}));
+  cs.push_back(
+      make("scaled_matmul",
+           {{F8, {4, 64, 128}}, {F8E5, {128, 96}}, {F32, {}, 0.5, 2.0}, {F32, {}, 0.5, 2.0}},
+           {{BF16, {4, 64, 96}}}));
+  cs.push_back(make(
+      "scaled_gemm",
+      {{F8, {64, 256}}, {F8, {128, 256}}, {F32, {128}}, {F32, {}, 0.5, 2.0}, {F32, {}, 0.5, 2.0}},
+      {{F32, {64, 128}}}, {aInt("trans_b", 1)}));
   cs.push_back(make("conv", {{F32, img}, {F32, {32, 16, 3, 3}}, {F32, {32}}},
                     {{F32, {8, 32, 32, 32}}}, conv3));
   cs.push_back(make("conv", {{BF16, img}, {BF16, {32, 16, 3, 3}}, {F32, {32}}},
@@ -76,14 +74,15 @@ std::vector<Case> allCases() {
   cs.push_back(make("layer_norm", {{BF16, act}, {F32, {1024}}, {F32, {1024}}},
                     {{BF16, act}, {F32, {64, 1}}, {F32, {64, 1}}}));
   cs.push_back(make("softmax", {{F32, act}}, {{F32, act}}));
-  cs.push_back(make("log_softmax", {{F32, {8, 100, 64}}}, {{F32, {8, 100, 64}}},
-                    {aInt("axis", 1)}));
+  cs.push_back(
+      make("log_softmax", {{F32, {8, 100, 64}}}, {{F32, {8, 100, 64}}}, {aInt("axis", 1)}));
   // Reductions and losses.
-  cs.push_back(make("reduce_sum", {{F32, img}}, {{F32, {1, 16, 1, 1}}},
-                    {aInts("axes", {0, 2, 3})}));
+  cs.push_back(
+      make("reduce_sum", {{F32, img}}, {{F32, {1, 16, 1, 1}}}, {aInts("axes", {0, 2, 3})}));
   cs.push_back(make("reduce_mean", {{BF16, act}}, {{F32, {64, 1}}}, {aInts("axes", {1})}));
   cs.push_back(make("reduce_max", {{I64, act}}, {{I64, {1, 1024}}}, {aInts("axes", {0})}));
-  cs.push_back(make("reduce_l2", {{F32, act}}, {{F32, {}}}, {aInts("axes", {}), aInt("keepdims", 0)}));
+  cs.push_back(
+      make("reduce_l2", {{F32, act}}, {{F32, {}}}, {aInts("axes", {}), aInt("keepdims", 0)}));
   cs.push_back(make("softmax_cross_entropy_loss", {{F32, {256, 100}}, {I64, {256}, 0, 99}},
                     {{F32, {}}, {F32, {256, 100}}}));
   cs.push_back(make("nll_loss", {{F32, {16, 10, 32}}, {I64, {16, 32}, 0, 9}, {F32, {10}}},
@@ -94,30 +93,30 @@ std::vector<Case> allCases() {
   cs.push_back(make("cast", {{F32, act}}, {{BF16, act}}));
   cs.push_back(make("quantize", {{F32, act}, {F32, {}, 0.5, 2.0}}, {{F8, act}}));
   cs.push_back(make("dropout", {{F32, act}}, {{F32, act}, {I1, act}}));
-  cs.push_back(make("transpose", {{F32, img}}, {{F32, {8, 32, 32, 16}}},
-                    {aInts("perm", {0, 2, 3, 1})}));
-  cs.push_back(make("concat", {{F32, act}, {F32, {64, 512}}}, {{F32, {64, 1536}}},
-                    {aInt("axis", 1)}));
-  cs.push_back(make("split", {{F32, act}}, {{F32, {64, 512}}, {F32, {64, 512}}},
-                    {aInt("axis", 1)}));
+  cs.push_back(
+      make("transpose", {{F32, img}}, {{F32, {8, 32, 32, 16}}}, {aInts("perm", {0, 2, 3, 1})}));
+  cs.push_back(
+      make("concat", {{F32, act}, {F32, {64, 512}}}, {{F32, {64, 1536}}}, {aInt("axis", 1)}));
+  cs.push_back(
+      make("split", {{F32, act}}, {{F32, {64, 512}}, {F32, {64, 512}}}, {aInt("axis", 1)}));
   cs.push_back(make("slice", {{F32, act}}, {{F32, {32, 500}}},
                     {aInts("starts", {0, 10}), aInts("ends", {64, 1010}), aInts("steps", {2, 2})}));
-  cs.push_back(make("gather", {{F32, {1000, 256}}, {I64, {64, 8}, -1000, 999}},
-                    {{F32, {64, 8, 256}}}));
+  cs.push_back(
+      make("gather", {{F32, {1000, 256}}, {I64, {64, 8}, -1000, 999}}, {{F32, {64, 8, 256}}}));
   cs.push_back(make("expand", {{F32, {1, 1024}}}, {{F32, act}}));
   cs.push_back(make("trilu", {{F32, {8, 128, 128}}}, {{F32, {8, 128, 128}}}, {aInt("upper", 0)}));
   cs.push_back(make("constant_of_shape", {}, {{F32, act}}, {aFloat("value", 1.5)}));
   // Backward.
-  cs.push_back(make("unary_grad", {{BF16, act}, {BF16, act}}, {{BF16, act}},
-                    {aString("kind", "gelu")}));
+  cs.push_back(
+      make("unary_grad", {{BF16, act}, {BF16, act}}, {{BF16, act}}, {aString("kind", "gelu")}));
   cs.push_back(make("softmax_grad", {{F32, {8, 100, 64}}, {F32, {8, 100, 64}}},
                     {{F32, {8, 100, 64}}}, {aInt("axis", 1)}));
   cs.push_back(make("softmax_grad", {{BF16, act}, {BF16, act}}, {{BF16, act}},
                     {aInt("axis", -1), aInt("log", 1)}));
-  cs.push_back(make("layer_norm_grad",
-                    {{F32, act}, {F32, {1024}}, {F32, {64, 1}}, {F32, {64, 1}, 0.5, 2.0},
-                     {F32, act}},
-                    {{F32, act}, {F32, {1024}}, {F32, {1024}}}, {aInt("axis", -1)}));
+  cs.push_back(
+      make("layer_norm_grad",
+           {{F32, act}, {F32, {1024}}, {F32, {64, 1}}, {F32, {64, 1}, 0.5, 2.0}, {F32, act}},
+           {{F32, act}, {F32, {1024}}, {F32, {1024}}}, {aInt("axis", -1)}));
   cs.push_back(make("softmax_cross_entropy_loss_grad",
                     {{F32, {256, 100}}, {I64, {256}, 0, 99}, {F32, {100}}, {F32, {}}},
                     {{F32, {256, 100}}}));
@@ -144,15 +143,20 @@ std::vector<Case> allCases() {
   cs.push_back(make("unscale", {{BF16, act}, {F32, {}, 1, 4}}, {{F32, act}}));
   cs.push_back(make("all_finite", {{F32, act}, {BF16, {4096}}, {F32, {10}}}, {{I1, {}}}));
   cs.push_back(make("global_norm", {{F32, act}, {BF16, {4096}}, {F32, {10}}}, {{F32, {}}}));
-  cs.push_back(make("clip_by_norm", {{F32, act}, {F32, {}, 1, 4}}, {{F32, act}},
-                    {aFloat("max_norm", 1.0)}));
-  cs.push_back(make("sgd_update",
-                    {{F32, act}, {F32, act}, {F32, act}, {I64, {}, 1, 9}, {F32, {}, 0.5, 1},
-                     {I1, {}, 1, 1}},
-                    {{F32, act}, {F32, act}}, {aFloat("momentum", 0.9)}));
+  cs.push_back(
+      make("clip_by_norm", {{F32, act}, {F32, {}, 1, 4}}, {{F32, act}}, {aFloat("max_norm", 1.0)}));
+  cs.push_back(
+      make("sgd_update",
+           {{F32, act}, {F32, act}, {F32, act}, {I64, {}, 1, 9}, {F32, {}, 0.5, 1}, {I1, {}, 1, 1}},
+           {{F32, act}, {F32, act}}, {aFloat("momentum", 0.9)}));
   cs.push_back(make("adamw_update",
-                    {{F32, act}, {BF16, act}, {F32, act}, {F32, act, 0.5, 2.0}, {I64, {}, 1, 9},
-                     {F32, {}, 0.5, 1}, {I1, {}, 1, 1}},
+                    {{F32, act},
+                     {BF16, act},
+                     {F32, act},
+                     {F32, act, 0.5, 2.0},
+                     {I64, {}, 1, 9},
+                     {F32, {}, 0.5, 1},
+                     {I1, {}, 1, 1}},
                     {{F32, act}, {F32, act}, {F32, act}}));
   cs.push_back(make("update_loss_scale", {{F32, {}, 1, 4}, {I64, {}, 0, 9}, {I1, {}, 0, 1}},
                     {{F32, {}}, {I64, {}}}, {aInt("growth_interval", 5)}));
@@ -161,8 +165,8 @@ std::vector<Case> allCases() {
                      aInt("warmup_steps", 10), aInt("total_steps", 100)}));
   cs.push_back(make("advance_step", {{I64, {}, 0, 99}, {I1, {}, 0, 1}}, {{I64, {}}}));
   cs.push_back(make("amax", {{BF16, act}}, {{F32, {}}}));
-  cs.push_back(make("update_fp8_scale", {{F32, {16}, 0.5, 2.0}, {F32, {}, 0.5, 2.0},
-                                         {F32, {}, 0.5, 2.0}},
+  cs.push_back(make("update_fp8_scale",
+                    {{F32, {16}, 0.5, 2.0}, {F32, {}, 0.5, 2.0}, {F32, {}, 0.5, 2.0}},
                     {{F32, {16}}, {F32, {}}}));
   // Training-mode dropout (the Philox mask), last so that the operands of the
   // cases above stay what they were.
@@ -192,8 +196,8 @@ std::vector<Case> allCases() {
                     {aString("reduction", "sum")}));
   cs.push_back(make("nll_loss_grad", {{I64, {16, 3}, 0, 9}, {F32, {10}, 0.5, 2.0}, {F32, {}}},
                     {{BF16, {16, 10, 3}}}, {aInt("ignore_index", 4)}));
-  cs.push_back(make("reduce_sum", {{F32, {6, 5, 4, 3}}}, {{F32, {6, 1, 4, 1}}},
-                    {aInts("axes", {1, 3})}));
+  cs.push_back(
+      make("reduce_sum", {{F32, {6, 5, 4, 3}}}, {{F32, {6, 1, 4, 1}}}, {aInts("axes", {1, 3})}));
   cs.push_back(make("reduce_max", {{F32, {6, 500, 3}}}, {{BF16, {6, 3}}},
                     {aInts("axes", {1}), aInt("keepdims", 0)}));
   cs.push_back(make("reduce_sum", {{I64, {6, 500, 3}}}, {{I64, {6, 3}}},
@@ -213,10 +217,10 @@ std::vector<Case> allCases() {
                     {aInts("kernel_shape", {3}), aInts("strides", {1}), aInts("pads", {1, 1})}));
   cs.push_back(make("layer_norm", {{F32, {5, 3, 700}}, {F32, {1}}}, {{F32, {5, 3, 700}}},
                     {aInt("axis", 1)}));
-  cs.push_back(make("layer_norm_grad",
-                    {{F32, {37, 300}}, {F32, {1}}, {F32, {37, 1}}, {F32, {37, 1}, 0.5, 2.0},
-                     {F32, {37, 300}}},
-                    {{F32, {37, 300}}, {F32, {1}}, {F32, {1}}}, {aInt("axis", -1)}));
+  cs.push_back(make(
+      "layer_norm_grad",
+      {{F32, {37, 300}}, {F32, {1}}, {F32, {37, 1}}, {F32, {37, 1}, 0.5, 2.0}, {F32, {37, 300}}},
+      {{F32, {37, 300}}, {F32, {1}}, {F32, {1}}}, {aInt("axis", -1)}));
   cs.push_back(make("batch_norm_train",
                     {{F32, {300, 7}}, {F32, {7}}, {F32, {7}}, {F32, {7}}, {F32, {7}, 0.5, 2.0}},
                     {{F32, {300, 7}}, {F32, {7}}, {F32, {7}}}, {aFloat("momentum", 0.8)}));
@@ -229,8 +233,8 @@ std::vector<Case> allCases() {
   // f32 gradients of the elementwise kinds; not tanh and gelu_tanh, whose
   // 1 - tanh^2 magnifies glibc's tanhf error past any fixed ulp bound
   // (docs/runtime.md, "The CUDA backend").
-  for (const char *k : {"relu", "leaky_relu", "gelu", "sigmoid", "exp", "log", "sqrt", "erf",
-                        "abs", "clip"})
+  for (const char *k :
+       {"relu", "leaky_relu", "gelu", "sigmoid", "exp", "log", "sqrt", "erf", "abs", "clip"})
     cs.push_back(make("unary_grad", {{F32, {4096}, 0.5, 2.0}, {F32, {4096}}}, {{F32, {4096}}},
                       {aString("kind", k)}));
   // The FP8 contractions' other layouts on CUDA: A stored [K, M] and B
@@ -239,25 +243,39 @@ std::vector<Case> allCases() {
   // take, so the CUDA kernel widens to float32 there. (Last, so that the
   // cases above keep their random operands.)
   cs.push_back(make("scaled_gemm",
-                    {{F8, {256, 64}}, {F8E5, {256, 128}}, {F32, {64, 128}}, {F32, {}, 0.5, 2.0},
+                    {{F8, {256, 64}},
+                     {F8E5, {256, 128}},
+                     {F32, {64, 128}},
+                     {F32, {}, 0.5, 2.0},
                      {F32, {}, 0.5, 2.0}},
                     {{BF16, {64, 128}}},
                     {aInt("trans_a", 1), aFloat("alpha", 0.5), aFloat("beta", 2.0)}));
-  cs.push_back(make("scaled_matmul",
-                    {{F8E5, {2, 32, 64}}, {F8E5, {2, 64, 48}}, {F32, {}, 0.5, 2.0},
-                     {F32, {}, 0.5, 2.0}},
-                    {{F32, {2, 32, 48}}}));
+  cs.push_back(
+      make("scaled_matmul",
+           {{F8E5, {2, 32, 64}}, {F8E5, {2, 64, 48}}, {F32, {}, 0.5, 2.0}, {F32, {}, 0.5, 2.0}},
+           {{F32, {2, 32, 48}}}));
   // bf16 master weights (master-weights=bf16 and bf16-sr): the update
   // rounded into bf16 to nearest even, and stochastically from the Philox
   // word of (seed, step, stream, element), which both backends draw from
   // the same header. (Last, so that the cases above keep their operands.)
   cs.push_back(make("adamw_update",
-                    {{BF16, act}, {F32, act}, {F32, act}, {F32, act, 0.5, 2.0}, {I64, {}, 1, 9},
-                     {F32, {}, 0.5, 1}, {I1, {}, 1, 1}},
+                    {{BF16, act},
+                     {F32, act},
+                     {F32, act},
+                     {F32, act, 0.5, 2.0},
+                     {I64, {}, 1, 9},
+                     {F32, {}, 0.5, 1},
+                     {I1, {}, 1, 1}},
                     {{BF16, act}, {F32, act}, {F32, act}}));
   cs.push_back(make("adamw_update",
-                    {{BF16, act}, {F32, act}, {F32, act}, {F32, act, 0.5, 2.0}, {I64, {}, 1, 9},
-                     {F32, {}, 0.5, 1}, {I1, {}, 1, 1}, {I64, {}, 0, 1000000}},
+                    {{BF16, act},
+                     {F32, act},
+                     {F32, act},
+                     {F32, act, 0.5, 2.0},
+                     {I64, {}, 1, 9},
+                     {F32, {}, 0.5, 1},
+                     {I1, {}, 1, 1},
+                     {I64, {}, 0, 1000000}},
                     {{BF16, act}, {F32, act}, {F32, act}},
                     {aInt("stochastic_rounding", 1), aInt("stream", 2147483648LL)}));
   return cs;

@@ -20,13 +20,11 @@
 namespace mptrt {
 namespace test {
 
-using T = std::vector<int64_t>;  // a shape
+using T = std::vector<int64_t>; // a shape
 
 inline Attribute aInt(const char *n, int64_t v) { return Attribute::makeInt(n, v); }
 inline Attribute aFloat(const char *n, double v) { return Attribute::makeFloat(n, v); }
-inline Attribute aInts(const char *n, std::vector<int64_t> v) {
-  return Attribute::makeInts(n, v);
-}
+inline Attribute aInts(const char *n, std::vector<int64_t> v) { return Attribute::makeInts(n, v); }
 inline Attribute aString(const char *n, const char *v) { return Attribute::makeString(n, v); }
 
 /// One kernel: its operands (random values; integer operands in [lo, hi],
@@ -46,12 +44,11 @@ struct Operand {
 
 /// A case with random operands (one generator for the whole process, so
 /// the table is the same on every run).
-Case make(std::string kind, std::vector<Operand> operands,
-          std::vector<std::pair<DType, T>> results, std::vector<Attribute> attrs = {});
+Case make(std::string kind, std::vector<Operand> operands, std::vector<std::pair<DType, T>> results,
+          std::vector<Attribute> attrs = {});
 
-inline constexpr DType F32 = DType::F32, BF16 = DType::BF16, F16 = DType::F16,
-                       I64 = DType::I64, I1 = DType::I1, F8 = DType::F8E4M3FN,
-                       F8E5 = DType::F8E5M2;
+inline constexpr DType F32 = DType::F32, BF16 = DType::BF16, F16 = DType::F16, I64 = DType::I64,
+                       I1 = DType::I1, F8 = DType::F8E4M3FN, F8E5 = DType::F8E5M2;
 
 /// Every kind of the CPU backend, with a representative shape each.
 std::vector<Case> allCases();

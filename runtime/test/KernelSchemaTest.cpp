@@ -5,9 +5,9 @@
 
 #include "Backend.h"
 #include "KernelTestUtil.h"
-#include <gtest/gtest.h>
 #include <algorithm>
 #include <cstdint>
+#include <gtest/gtest.h>
 #include <set>
 #include <string>
 
@@ -36,7 +36,8 @@ TEST(KernelSchema, EveryCpuKernelIsInTheSchema) {
     EXPECT_TRUE(schema.insert(k.name).second) << "kind '" << k.name << "' is in the schema twice";
   auto backend = mptrt::rt::createCpuBackend();
   for (const std::string &kind : backend->kernelKinds())
-    EXPECT_TRUE(schema.count(kind)) << "CPU kernel kind '" << kind << "' is not in KernelSchema.def";
+    EXPECT_TRUE(schema.count(kind))
+        << "CPU kernel kind '" << kind << "' is not in KernelSchema.def";
 }
 
 TEST(KernelSchema, CountRangesAreOrdered) {

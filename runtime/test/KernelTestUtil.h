@@ -48,21 +48,52 @@ struct HostTensor {
   double get(int64_t i) const {
     const uint8_t *p = bytes.data() + i * plan::dtypeSize(dtype);
     switch (dtype) {
-    case DType::F32: { float v; std::memcpy(&v, p, 4); return v; }
-    case DType::F16: { uint16_t v; std::memcpy(&v, p, 2); return numerics::f16ToF32(v); }
-    case DType::BF16: { uint16_t v; std::memcpy(&v, p, 2); return numerics::bf16ToF32(v); }
-    case DType::F8E4M3FN: return numerics::f8E4M3FNToF32(*p);
-    case DType::F8E5M2: return numerics::f8E5M2ToF32(*p);
-    case DType::I64: { int64_t v; std::memcpy(&v, p, 8); return static_cast<double>(v); }
-    case DType::I32: { int32_t v; std::memcpy(&v, p, 4); return v; }
-    case DType::I1: return *p ? 1.0 : 0.0;
+    case DType::F32: {
+      float v;
+      std::memcpy(&v, p, 4);
+      return v;
+    }
+    case DType::F16: {
+      uint16_t v;
+      std::memcpy(&v, p, 2);
+      return numerics::f16ToF32(v);
+    }
+    case DType::BF16: {
+      uint16_t v;
+      std::memcpy(&v, p, 2);
+      return numerics::bf16ToF32(v);
+    }
+    case DType::F8E4M3FN:
+      return numerics::f8E4M3FNToF32(*p);
+    case DType::F8E5M2:
+      return numerics::f8E5M2ToF32(*p);
+    case DType::I64: {
+      int64_t v;
+      std::memcpy(&v, p, 8);
+      return static_cast<double>(v);
+    }
+    case DType::I32: {
+      int32_t v;
+      std::memcpy(&v, p, 4);
+      return v;
+    }
+    case DType::I1:
+      return *p ? 1.0 : 0.0;
     }
     return 0;
   }
   int64_t getInt(int64_t i) const {
     const uint8_t *p = bytes.data() + i * plan::dtypeSize(dtype);
-    if (dtype == DType::I64) { int64_t v; std::memcpy(&v, p, 8); return v; }
-    if (dtype == DType::I32) { int32_t v; std::memcpy(&v, p, 4); return v; }
+    if (dtype == DType::I64) {
+      int64_t v;
+      std::memcpy(&v, p, 8);
+      return v;
+    }
+    if (dtype == DType::I32) {
+      int32_t v;
+      std::memcpy(&v, p, 4);
+      return v;
+    }
     return static_cast<int64_t>(get(i));
   }
   /// Stores `v` rounded to the dtype (floats: via float32, RNE).
@@ -70,14 +101,38 @@ struct HostTensor {
     uint8_t *p = bytes.data() + i * plan::dtypeSize(dtype);
     const float f = static_cast<float>(v);
     switch (dtype) {
-    case DType::F32: std::memcpy(p, &f, 4); return;
-    case DType::F16: { uint16_t b = numerics::f32ToF16(f); std::memcpy(p, &b, 2); return; }
-    case DType::BF16: { uint16_t b = numerics::f32ToBf16(f); std::memcpy(p, &b, 2); return; }
-    case DType::F8E4M3FN: *p = numerics::f32ToF8E4M3FN(f); return;
-    case DType::F8E5M2: *p = numerics::f32ToF8E5M2(f); return;
-    case DType::I64: { int64_t x = static_cast<int64_t>(v); std::memcpy(p, &x, 8); return; }
-    case DType::I32: { int32_t x = static_cast<int32_t>(v); std::memcpy(p, &x, 4); return; }
-    case DType::I1: *p = v != 0; return;
+    case DType::F32:
+      std::memcpy(p, &f, 4);
+      return;
+    case DType::F16: {
+      uint16_t b = numerics::f32ToF16(f);
+      std::memcpy(p, &b, 2);
+      return;
+    }
+    case DType::BF16: {
+      uint16_t b = numerics::f32ToBf16(f);
+      std::memcpy(p, &b, 2);
+      return;
+    }
+    case DType::F8E4M3FN:
+      *p = numerics::f32ToF8E4M3FN(f);
+      return;
+    case DType::F8E5M2:
+      *p = numerics::f32ToF8E5M2(f);
+      return;
+    case DType::I64: {
+      int64_t x = static_cast<int64_t>(v);
+      std::memcpy(p, &x, 8);
+      return;
+    }
+    case DType::I32: {
+      int32_t x = static_cast<int32_t>(v);
+      std::memcpy(p, &x, 4);
+      return;
+    }
+    case DType::I1:
+      *p = v != 0;
+      return;
     }
   }
   std::vector<double> values() const {
@@ -125,12 +180,18 @@ inline HostTensor fromValues(DType dtype, std::vector<int64_t> shape,
 /// Relative precision of a dtype (one ulp at 1.0).
 inline double dtypeEpsilon(DType dtype) {
   switch (dtype) {
-  case DType::F32: return 0x1p-23;
-  case DType::F16: return 0x1p-10;
-  case DType::BF16: return 0x1p-7;
-  case DType::F8E4M3FN: return 0x1p-3;
-  case DType::F8E5M2: return 0x1p-2;
-  default: return 0;
+  case DType::F32:
+    return 0x1p-23;
+  case DType::F16:
+    return 0x1p-10;
+  case DType::BF16:
+    return 0x1p-7;
+  case DType::F8E4M3FN:
+    return 0x1p-3;
+  case DType::F8E5M2:
+    return 0x1p-2;
+  default:
+    return 0;
   }
 }
 
@@ -138,10 +199,14 @@ inline double dtypeEpsilon(DType dtype) {
 /// absolute resolution near zero).
 inline double dtypeMinSpacing(DType dtype) {
   switch (dtype) {
-  case DType::F16: return 0x1p-24;
-  case DType::F8E4M3FN: return 0x1p-9;
-  case DType::F8E5M2: return 0x1p-16;
-  default: return 0;
+  case DType::F16:
+    return 0x1p-24;
+  case DType::F8E4M3FN:
+    return 0x1p-9;
+  case DType::F8E5M2:
+    return 0x1p-16;
+  default:
+    return 0;
   }
 }
 
@@ -175,8 +240,7 @@ inline KernelRun runKernel(const std::string &kind, const std::vector<HostTensor
   }
   for (size_t i = 0; i < operands.size(); ++i)
     if (!model.bindInput("in" + std::to_string(i), static_cast<mptrt_dtype>(operands[i].dtype),
-                         operands[i].shape, operands[i].bytes.data(),
-                         operands[i].bytes.size())) {
+                         operands[i].shape, operands[i].bytes.data(), operands[i].bytes.size())) {
       r.error = lastError();
       return r;
     }
@@ -201,8 +265,8 @@ inline KernelRun runKernel(const std::string &kind, const std::vector<HostTensor
 inline ::testing::AssertionResult closeTo(const HostTensor &got, const std::vector<double> &ref,
                                           double rtol = 1e-5, double atol = 1e-6) {
   if (static_cast<int64_t>(ref.size()) != got.numel())
-    return ::testing::AssertionFailure() << "size " << got.numel() << " vs reference "
-                                         << ref.size();
+    return ::testing::AssertionFailure()
+           << "size " << got.numel() << " vs reference " << ref.size();
   const double eps = dtypeEpsilon(got.dtype);
   int bad = 0;
   ::testing::AssertionResult result = ::testing::AssertionSuccess();
@@ -224,8 +288,8 @@ inline ::testing::AssertionResult closeTo(const HostTensor &got, const std::vect
     }
   }
   if (bad)
-    result << bad << " of " << got.numel() << " elements differ ("
-           << plan::dtypeName(got.dtype) << ")";
+    result << bad << " of " << got.numel() << " elements differ (" << plan::dtypeName(got.dtype)
+           << ")";
   return result;
 }
 

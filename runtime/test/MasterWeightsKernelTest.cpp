@@ -40,19 +40,23 @@ constexpr uint32_t kStream = philox::kRoundingStreamBase;
 KernelRun adamwBf16(const HostTensor &param, const HostTensor &grad, int64_t step, float lr,
                     int64_t seed, uint32_t stream = kStream) {
   const int64_t n = param.numel();
-  std::vector<HostTensor> operands = {param,           grad,        filled(DType::F32, n, 0),
-                                      filled(DType::F32, n, 0), scalarI64(step),
-                                      scalarF32(lr),   scalarI1(true)};
+  std::vector<HostTensor> operands = {param,
+                                      grad,
+                                      filled(DType::F32, n, 0),
+                                      filled(DType::F32, n, 0),
+                                      scalarI64(step),
+                                      scalarF32(lr),
+                                      scalarI1(true)};
   std::vector<Attribute> attrs = {Attribute::makeFloat("weight_decay", 0)};
   if (seed >= 0) {
     operands.push_back(scalarI64(seed));
     attrs.push_back(Attribute::makeInt("stochastic_rounding", 1));
     attrs.push_back(Attribute::makeInt("stream", stream));
   }
-  return runKernel("adamw_update", operands,
-                   {HostTensor(DType::BF16, {n}), HostTensor(DType::F32, {n}),
-                    HostTensor(DType::F32, {n})},
-                   attrs);
+  return runKernel(
+      "adamw_update", operands,
+      {HostTensor(DType::BF16, {n}), HostTensor(DType::F32, {n}), HostTensor(DType::F32, {n})},
+      attrs);
 }
 
 // Tests that stochastic rounding is unbiased: the mean of 2^17 roundings
@@ -61,15 +65,15 @@ KernelRun adamwBf16(const HostTensor &param, const HostTensor &grad, int64_t ste
 // sqrt(p (1 - p))), and every rounding is one of the two neighbours.
 // Positive, negative, near a binade edge and subnormal values.
 TEST(StochasticRounding, IsUnbiased) {
-  const float values[] = {1.0f + 0.3f * 0x1p-7f, -3.14159f, 0.0123456f, 255.9f,
-                          0x1.2345p-130f, 1.0f - 0x1p-12f};
+  const float values[] = {1.0f + 0.3f * 0x1p-7f, -3.14159f,      0.0123456f, 255.9f,
+                          0x1.2345p-130f,        1.0f - 0x1p-12f};
   const int64_t n = int64_t(1) << 17;
   for (float x : values) {
     SCOPED_TRACE(x);
-    const uint16_t down = static_cast<uint16_t>(numerics::bitsOfF32(x) >> 16);  // toward 0
+    const uint16_t down = static_cast<uint16_t>(numerics::bitsOfF32(x) >> 16); // toward 0
     const double lo = numerics::bf16ToF32(down), hi = numerics::bf16ToF32(down + 1);
     const double spacing = std::fabs(hi - lo);
-    const double p = std::fabs(x - lo) / spacing;  // P(away from zero)
+    const double p = std::fabs(x - lo) / spacing; // P(away from zero)
     ASSERT_GT(p, 0.0);
     ASSERT_LT(p, 1.0);
     double sum = 0;
@@ -95,7 +99,7 @@ TEST(StochasticRounding, DeterministicPerSeedStepAndStream) {
   const int64_t n = 4096;
   const HostTensor p = filled(DType::BF16, n, 1.0);
   const HostTensor g = filled(DType::F32, n, 0.5);
-  const float lr = 1e-3f;  // moves 1.0 by lr: between 1 - 2^-8 and 1
+  const float lr = 1e-3f; // moves 1.0 by lr: between 1 - 2^-8 and 1
   KernelRun a = adamwBf16(p, g, 3, lr, 1234);
   KernelRun b = adamwBf16(p, g, 3, lr, 1234);
   ASSERT_TRUE(a.ok && b.ok) << a.error << b.error;
@@ -119,8 +123,8 @@ TEST(StochasticRounding, DeterministicPerSeedStepAndStream) {
     return f.outputs[0];
   }();
   for (int64_t k = 0; k < n; ++k) {
-    const uint16_t want = numerics::f32ToBf16Stochastic(
-        static_cast<float>(f32Result.get(k)), philox::roundingBits(1234, 3, kStream, k));
+    const uint16_t want = numerics::f32ToBf16Stochastic(static_cast<float>(f32Result.get(k)),
+                                                        philox::roundingBits(1234, 3, kStream, k));
     uint16_t got;
     std::memcpy(&got, a.outputs[0].bytes.data() + 2 * k, 2);
     ASSERT_EQ(got, want) << k;
@@ -169,10 +173,9 @@ TEST(Bf16Master, NearestIsTheFp32UpdateRoundedOnce) {
   const HostTensor m = randomTensor(DType::F32, {n}, rng);
   const HostTensor v = randomTensor(DType::F32, {n}, rng, 0.5, 2.0);
   auto run = [&](const HostTensor &param) {
-    return runKernel("adamw_update",
-                     {param, g, m, v, scalarI64(4), scalarF32(0.01f), scalarI1(true)},
-                     {HostTensor(param.dtype, {n}), HostTensor(DType::F32, {n}),
-                      HostTensor(DType::F32, {n})});
+    return runKernel(
+        "adamw_update", {param, g, m, v, scalarI64(4), scalarF32(0.01f), scalarI1(true)},
+        {HostTensor(param.dtype, {n}), HostTensor(DType::F32, {n}), HostTensor(DType::F32, {n})});
   };
   KernelRun b = run(p), f = run(p32);
   ASSERT_TRUE(b.ok && f.ok) << b.error << f.error;
@@ -203,10 +206,9 @@ TEST(Bf16Master, SkippedStepKeepsTheBits) {
 TEST(Bf16Master, LoadErrors) {
   const HostTensor z = filled(DType::F32, 4, 0);
   const HostTensor b16 = filled(DType::BF16, 4, 1);
-  const std::vector<HostTensor> results = {HostTensor(DType::BF16, {4}),
-                                           HostTensor(DType::F32, {4}),
-                                           HostTensor(DType::F32, {4})};
-  const std::vector<HostTensor> base = {b16, z, z, z, scalarI64(0), scalarF32(0.1f),
+  const std::vector<HostTensor> results = {
+      HostTensor(DType::BF16, {4}), HostTensor(DType::F32, {4}), HostTensor(DType::F32, {4})};
+  const std::vector<HostTensor> base = {b16,           z, z, z, scalarI64(0), scalarF32(0.1f),
                                         scalarI1(true)};
   const Attribute sr = Attribute::makeInt("stochastic_rounding", 1);
   auto error = [](const KernelRun &r) { return r.ok ? std::string("(ran)") : r.error; };

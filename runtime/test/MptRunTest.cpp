@@ -19,8 +19,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <functional>
 #include <fstream>
+#include <functional>
 #include <sstream>
 
 using namespace mptrt;
@@ -32,9 +32,10 @@ namespace {
 class MptRunTest : public ::testing::Test {
 protected:
   void SetUp() override {
-    dir = fs::path(::testing::TempDir()) /
-          ("mpt_run_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()) +
-           "_" + std::to_string(::getpid()));
+    dir =
+        fs::path(::testing::TempDir()) /
+        ("mpt_run_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()) +
+         "_" + std::to_string(::getpid()));
     fs::remove_all(dir);
     fs::create_directories(dir);
   }
@@ -96,14 +97,13 @@ TEST_F(MptRunTest, List) {
   Mlp mlp(4, 6, 10, 3, 21);
   writeFile("mlp.mptp", plan::serializePlan(mlp.plan()));
   ASSERT_EQ(run(path("mlp.mptp") + " --list"), 0) << log;
-  EXPECT_EQ(log,
-            "entry point 'forward': arena 384 bytes\n"
-            "  input  x: f32 [4, 6]\n"
-            "  param  w1: f32 [6, 10]\n"
-            "  param  b1: f32 [10]\n"
-            "  param  w2: f32 [10, 3]\n"
-            "  param  b2: f32 [3]\n"
-            "  output y: f32 [4, 3]\n");
+  EXPECT_EQ(log, "entry point 'forward': arena 384 bytes\n"
+                 "  input  x: f32 [4, 6]\n"
+                 "  param  w1: f32 [6, 10]\n"
+                 "  param  b1: f32 [10]\n"
+                 "  param  w2: f32 [10, 3]\n"
+                 "  param  b2: f32 [3]\n"
+                 "  output y: f32 [4, 3]\n");
 }
 
 // Tests --list-devices: one line per backend of the build, the CPU backend
@@ -113,8 +113,7 @@ TEST_F(MptRunTest, ListDevices) {
   size_t kinds = 0;
   ASSERT_EQ(mptrt_backend_kind_count("cpu", &kinds), MPTRT_OK);
   EXPECT_NE(log.find("cpu  available  host CPU, "), std::string::npos) << log;
-  EXPECT_NE(log.find("(" + std::to_string(kinds) + " kernel kinds)\n"), std::string::npos)
-      << log;
+  EXPECT_NE(log.find("(" + std::to_string(kinds) + " kernel kinds)\n"), std::string::npos) << log;
   // auto picks the CUDA backend where it can run, else the CPU backend.
   int cuda = 0;
   const char *detail = nullptr;
@@ -129,12 +128,12 @@ TEST_F(MptRunTest, DeviceChoice) {
   writeFile("mlp.mptp", plan::serializePlan(mlp.plan()));
   std::vector<float> x(24, 0.5f);
   writeFile("x.npy", tools::encodeNpy(MPTRT_F32, {4, 6}, x.data(), x.size() * 4));
-  const std::string args = path("mlp.mptp") + " --input x=" + path("x.npy") +
-                           " --output-dir " + path("out");
+  const std::string args =
+      path("mlp.mptp") + " --input x=" + path("x.npy") + " --output-dir " + path("out");
   EXPECT_EQ(run(args + " --device auto"), 0) << log;
   EXPECT_EQ(run(args + " --device cpu"), 0) << log;
   EXPECT_EQ(run(args + " --device tpu"), 1) << log;
-  std::string names;  // the backends of this build, as the message lists them
+  std::string names; // the backends of this build, as the message lists them
   for (size_t i = 0; i < mptrt_backend_count(); ++i)
     names += (i ? ", " : "") + std::string(mptrt_backend_name(i));
   EXPECT_NE(log.find("unknown backend 'tpu' (this build has: " + names + "; or auto)"),
@@ -155,8 +154,8 @@ TEST_F(MptRunTest, TensorProtoInputAndParamOverride) {
   writeFile("x.pb", pb.out);
   std::vector<float> zeros(10, 0.0f);
   writeFile("w2.npy", tools::encodeNpy(MPTRT_F32, {5, 2}, zeros.data(), 40));
-  ASSERT_EQ(run(path("mlp.mptp") + " --input x=" + path("x.pb") + " --param w2=" +
-                path("w2.npy") + " --output-dir " + path("out")),
+  ASSERT_EQ(run(path("mlp.mptp") + " --input x=" + path("x.pb") + " --param w2=" + path("w2.npy") +
+                " --output-dir " + path("out")),
             0)
       << log;
   tools::FileTensor y = readNpy("out/y.npy");
@@ -173,10 +172,9 @@ TEST_F(MptRunTest, Bf16FilesAndOutputNames) {
   b.kernel("neg", {x}, {b.output("model/out:0", DType::BF16, {3})});
   b.entry("main");
   writeFile("neg.mptp", b.bytes());
-  const uint16_t bits[3] = {0x3F80, 0xC000, 0x0000};  // 1, -2, 0
+  const uint16_t bits[3] = {0x3F80, 0xC000, 0x0000}; // 1, -2, 0
   writeFile("x.npy", tools::encodeNpy(MPTRT_BF16, {3}, bits, 6));
-  ASSERT_EQ(run(path("neg.mptp") + " --input x=" + path("x.npy") + " --output-dir " + path("o")),
-            0)
+  ASSERT_EQ(run(path("neg.mptp") + " --input x=" + path("x.npy") + " --output-dir " + path("o")), 0)
       << log;
   tools::FileTensor y = readNpy("o/model_out_0.npy");
   EXPECT_EQ(y.typeName, "'<V2'");
@@ -265,8 +263,10 @@ TEST_F(MptRunTest, Errors) {
   } cases[] = {
       {plan, 1, "needs --input x=FILE (f32 [2, 3])"},
       {plan + " --input y=" + path("x.npy"), 1, "has no input named 'y' (its inputs: 'x')"},
-      {plan + " --input x=" + path("x_t.npy"), 1, "holds '<f4' [3, 2], the plan expects f32 [2, 3]"},
-      {plan + " --input x=" + path("x_i.npy"), 1, "holds '<i4' [2, 3], the plan expects f32 [2, 3]"},
+      {plan + " --input x=" + path("x_t.npy"), 1,
+       "holds '<f4' [3, 2], the plan expects f32 [2, 3]"},
+      {plan + " --input x=" + path("x_i.npy"), 1,
+       "holds '<i4' [2, 3], the plan expects f32 [2, 3]"},
       {plan + " --input x=" + path("junk.npy"), 1, "bad magic"},
       {plan + " --input x=" + path("missing.npy"), 1, "cannot open"},
       {plan + " --param w9=" + path("x.npy"), 1, "has no parameter named 'w9'"},
@@ -363,14 +363,14 @@ TEST_F(MptRunTest, BadPlans) {
       {"negative.mptp", "plan: tensor 1: negative dimension -3"},
       {"arena.mptp", "plan: entry point 0 'main', kernel 0 (relu), tensor 1: bytes [64, 88) "
                      "exceed the arena of 64 bytes"},
-      {"absurd.mptp", "cannot allocate 140737488355328 bytes"},  // host or device memory
+      {"absurd.mptp", "cannot allocate 140737488355328 bytes"}, // host or device memory
       {"overlap.mptp", "plan: kernel 1 (add): result tensor 2 overlaps operand tensor 1 "
                        "without being the same bytes of the same type"},
   };
   for (const auto &[file, message] : cases) {
     EXPECT_EQ(run(path(file) + " --input x=" + path("x.npy")), 1) << file << "\n" << log;
-    EXPECT_NE(log.find("mpt-run: error: " + path(file) + ": "), std::string::npos)
-        << file << "\n" << log;
+    EXPECT_NE(log.find("mpt-run: error: " + path(file) + ": "), std::string::npos) << file << "\n"
+                                                                                   << log;
     EXPECT_NE(log.find(message), std::string::npos) << file << "\n" << log;
   }
 }

@@ -61,8 +61,8 @@ const float kScale0 = 1024;
 std::vector<uint8_t> toyPlan(const std::string &outputs = "", int64_t wSize = 4,
                              const std::string &entry = "train_step") {
   auto want = [&](const char *name) {
-    return outputs.empty() || (" " + outputs + " ").find(std::string(" ") + name + " ") !=
-                                  std::string::npos;
+    return outputs.empty() ||
+           (" " + outputs + " ").find(std::string(" ") + name + " ") != std::string::npos;
   };
   PlanBuilder b;
   uint32_t y = b.input("y", DType::I64, {2, 3});
@@ -79,7 +79,8 @@ std::vector<uint8_t> toyPlan(const std::string &outputs = "", int64_t wSize = 4,
   uint32_t twoF = b.constant(DType::F32, {}, &two, 4);
   uint32_t limitF = b.constant(DType::F32, {}, &limit, 4);
   auto all = [] {
-    return std::vector<Attribute>{Attribute::makeInts("axes", {}), Attribute::makeInt("keepdims", 0)};
+    return std::vector<Attribute>{Attribute::makeInts("axes", {}),
+                                  Attribute::makeInt("keepdims", 0)};
   };
 
   uint32_t xw = b.temp(DType::F32, {2, wSize});
@@ -203,7 +204,8 @@ std::string withoutTime(const std::string &line) {
 double field(const std::string &line, const std::string &key) {
   const std::string k = "\"" + key + "\": ";
   const size_t at = line.find(k);
-  return at == std::string::npos ? std::nan("") : std::strtod(line.c_str() + at + k.size(), nullptr);
+  return at == std::string::npos ? std::nan("")
+                                 : std::strtod(line.c_str() + at + k.size(), nullptr);
 }
 
 class MptTrainTest : public ::testing::Test {
@@ -274,8 +276,7 @@ protected:
   }
 
   /// Waits until `done()` holds, for at most a minute.
-  template <typename Done>
-  bool waitUntil(Done done) {
+  template <typename Done> bool waitUntil(Done done) {
     const auto limit = std::chrono::steady_clock::now() + std::chrono::minutes(1);
     while (!done()) {
       if (std::chrono::steady_clock::now() > limit)
@@ -312,7 +313,7 @@ protected:
 
   fs::path dir;
   std::string out, err, log;
-  int status = 0;  // the wait status of run()'s last command
+  int status = 0; // the wait status of run()'s last command
 };
 
 // Tests the batches: x [5, 4] and y [4, 3] give 2 batches of 2 rows (x's
@@ -320,9 +321,7 @@ protected:
 // metrics line matches the hand computation.
 TEST_F(MptTrainTest, BatchesInOrderAndWrapAround) {
   writeToy();
-  ASSERT_EQ(run(toyArgs() + " --steps 5 --metrics " + path("m.jsonl") + " --save " +
-                path("ck")),
-            0)
+  ASSERT_EQ(run(toyArgs() + " --steps 5 --metrics " + path("m.jsonl") + " --save " + path("ck")), 0)
       << log;
   EXPECT_NE(err.find("note: input 'x': the last 1 rows of " + path("x.npy") +
                      " are in no batch (the batch size is 2)"),
@@ -402,15 +401,14 @@ TEST_F(MptTrainTest, NonFiniteValuesAndSkippedSteps) {
   both[8] = inf;
   both[12] = -inf;
   writeFile("x.npy", tools::encodeNpy(MPTRT_F32, {4, 4}, both.data(), both.size() * 4));
-  ASSERT_EQ(run(toyArgs() + " --steps 2 --log-every 1 --metrics " + path("m.jsonl")), 0)
-      << log;
+  ASSERT_EQ(run(toyArgs() + " --steps 2 --log-every 1 --metrics " + path("m.jsonl")), 0) << log;
   const std::vector<std::string> m = lines(readText("m.jsonl"));
   ASSERT_EQ(m.size(), 2u);
   EXPECT_NE(m[0].find("\"loss\": \"inf\""), std::string::npos) << m[0];
   EXPECT_NE(m[0].find("\"skipped\": true"), std::string::npos) << m[0];
   EXPECT_NE(m[1].find("\"loss\": \"nan\""), std::string::npos) << m[1];
   EXPECT_NE(m[1].find("\"grad_norm\": \"nan\""), std::string::npos) << m[1];
-  EXPECT_NE(m[1].find("\"skipped\": false"), std::string::npos) << m[1];  // nan > 1000 is false
+  EXPECT_NE(m[1].find("\"skipped\": false"), std::string::npos) << m[1]; // nan > 1000 is false
   // --check-finite=on-skip (the default) reran the skipped step 1: 3e38 *
   // w is finite, its sum is not. Step 2 was not skipped: no check.
   EXPECT_NE(m[0].find("\"first_nonfinite\": {\"node\": \"sum_xw\", \"op\": \"reduce_sum\", "
@@ -445,15 +443,13 @@ TEST_F(MptTrainTest, CheckFiniteModes) {
   x[8] = std::numeric_limits<float>::infinity();
   writeFile("x.npy", tools::encodeNpy(MPTRT_F32, {4, 4}, x.data(), x.size() * 4));
   auto metricsOf = [&](const std::string &mode) {
-    EXPECT_EQ(run(toyArgs() + " --steps 2 --log-every 1 --metrics " + path("m.jsonl") +
-                  " --save " + path("c.ckpt") + (mode.empty() ? "" : " --check-finite=" + mode)),
+    EXPECT_EQ(run(toyArgs() + " --steps 2 --log-every 1 --metrics " + path("m.jsonl") + " --save " +
+                  path("c.ckpt") + (mode.empty() ? "" : " --check-finite=" + mode)),
               0)
         << log;
     return lines(readText("m.jsonl"));
   };
-  auto withoutTimes = [](std::string line) {
-    return line.substr(0, line.find(", \"time_ms\""));
-  };
+  auto withoutTimes = [](std::string line) { return line.substr(0, line.find(", \"time_ms\"")); };
   const std::vector<std::string> off = metricsOf("off");
   const std::string offCheckpoint = readText("c.ckpt");
   const std::vector<std::string> onSkip = metricsOf("");
@@ -554,11 +550,11 @@ TEST_F(MptTrainTest, MissingOptionalOutputs) {
   writeFile("toy.mptp", toyPlan("loss lr"));
   ASSERT_EQ(run(toyArgs() + " --steps 3 --metrics " + path("m.jsonl")), 0) << log;
   for (const char *name : {"skipped", "grad_norm", "loss_scale"}) {
-    const std::string note = std::string("note: entry point 'train_step' has no output '") +
-                             name + "'; the metrics leave it out";
+    const std::string note = std::string("note: entry point 'train_step' has no output '") + name +
+                             "'; the metrics leave it out";
     const size_t at = err.find(note);
     EXPECT_NE(at, std::string::npos) << err;
-    EXPECT_EQ(err.find(note, at + 1), std::string::npos) << err;  // once
+    EXPECT_EQ(err.find(note, at + 1), std::string::npos) << err; // once
   }
   const Expected e = expectToy(toyX(5), toyY(4), 2, 3);
   const std::vector<std::string> m = lines(readText("m.jsonl"));
@@ -600,8 +596,8 @@ TEST_F(MptTrainTest, DataErrors) {
            " holds '<f4' [5, 3], the plan expects f32 [2, 4] (a batch; the file may hold f32 "
            "[N, 4] with N >= 2): dimension 1 differs"},
       {plan + y + " --input x=" + path("x_r.npy"), "holds '<f4' [15], the plan expects f32 "
-                                                    "[2, 4] (a batch; the file may hold f32 "
-                                                    "[N, 4] with N >= 2): the ranks differ"},
+                                                   "[2, 4] (a batch; the file may hold f32 "
+                                                   "[N, 4] with N >= 2): the ranks differ"},
       {plan + x + " --input y=" + path("y_1.npy"), "holds '<i8' [1, 3]"},
       {plan + x + " --input y=" + path("y_1.npy"), "fewer rows than one batch"},
       {plan + x + " --input y=" + path("y_6.npy"),
@@ -634,9 +630,8 @@ TEST_F(MptTrainTest, ParamFile) {
   writeToy();
   const float w[4] = {0, 0, 0, 0};
   writeFile("w.npy", tools::encodeNpy(MPTRT_F32, {4}, w, 16));
-  ASSERT_EQ(run(toyArgs() + " --steps 1 --param w=" + path("w.npy") + " --metrics " +
-                path("m.jsonl")),
-            0)
+  ASSERT_EQ(
+      run(toyArgs() + " --steps 1 --param w=" + path("w.npy") + " --metrics " + path("m.jsonl")), 0)
       << log;
   const std::vector<int64_t> y = toyY(4);
   EXPECT_EQ(field(readText("m.jsonl"), "loss"), double(y[0] + y[1] + y[2] + y[3] + y[4] + y[5]));
@@ -678,9 +673,9 @@ TEST_F(MptTrainTest, ResumeIsBitIdentical) {
   ASSERT_EQ(run(toyArgs() + " --steps 7 --resume " + path("full.ck")), 0) << log;
   EXPECT_NE(out.find("mpt-train: ran 0 steps (7 of 7 already run)"), std::string::npos) << out;
   EXPECT_EQ(run(toyArgs() + " --steps 6 --resume " + path("full.ck")), 1) << log;
-  EXPECT_NE(err.find("checkpoint '" + path("full.ck") +
-                     "' has already run 7 steps, more than --steps 6"),
-            std::string::npos)
+  EXPECT_NE(
+      err.find("checkpoint '" + path("full.ck") + "' has already run 7 steps, more than --steps 6"),
+      std::string::npos)
       << err;
 }
 
@@ -750,10 +745,10 @@ TEST_F(MptTrainTest, AtomicSave) {
   for (const auto &e : fs::directory_iterator(dir / "ckpts"))
     names.push_back(e.path().filename().string());
   std::sort(names.begin(), names.end());
-  EXPECT_EQ(names, (std::vector<std::string>{alive, ".a.ck.tmp.Xy12Zq",
-                                             ".b.ck.tmp.999999999.0", "a.ck"}));
-  for (const std::string &name : {alive, std::string(".a.ck.tmp.Xy12Zq"),
-                                  std::string(".b.ck.tmp.999999999.0")})
+  EXPECT_EQ(names,
+            (std::vector<std::string>{alive, ".a.ck.tmp.Xy12Zq", ".b.ck.tmp.999999999.0", "a.ck"}));
+  for (const std::string &name :
+       {alive, std::string(".a.ck.tmp.Xy12Zq"), std::string(".b.ck.tmp.999999999.0")})
     fs::remove(dir / "ckpts" / name);
   tools::Checkpoint ck;
   std::string error;
@@ -767,8 +762,8 @@ TEST_F(MptTrainTest, AtomicSave) {
   EXPECT_NE(err.find("' to '" + path("ckpts/isdir") + "'"), std::string::npos) << err;
   EXPECT_EQ(readBytes("ckpts/isdir/keep"), (std::vector<uint8_t>{1, 2, 3}));
   EXPECT_EQ(run(toyArgs() + " --steps 2 --quiet --save " + path("nodir/a.ck")), 1) << log;
-  EXPECT_NE(err.find("cannot create a temporary file in '" + path("nodir") +
-                     "' for checkpoint '" + path("nodir/a.ck") + "'"),
+  EXPECT_NE(err.find("cannot create a temporary file in '" + path("nodir") + "' for checkpoint '" +
+                     path("nodir/a.ck") + "'"),
             std::string::npos)
       << err;
   EXPECT_EQ(tempFiles(), std::vector<std::string>{});
@@ -867,9 +862,9 @@ TEST_F(MptTrainTest, KillAtVariedMomentsKeepsACheckpoint) {
     std::string error;
     ASSERT_TRUE(tools::readCheckpoint(path("ck"), &ck, &error)) << error;
     const std::string steps = " --steps " + std::to_string(ck.steps + 2);
-    ASSERT_EQ(run(toyArgs() + " --quiet" + steps + " --resume " + path("ck") + " --save " +
-                  path("ck")),
-              0)
+    ASSERT_EQ(
+        run(toyArgs() + " --quiet" + steps + " --resume " + path("ck") + " --save " + path("ck")),
+        0)
         << log;
     ASSERT_EQ(run(toyArgs() + " --quiet" + steps + " --save " + path("ref.ck")), 0) << log;
     EXPECT_EQ(readBytes("ck"), readBytes("ref.ck"));
@@ -901,7 +896,7 @@ TEST_F(MptTrainTest, InterruptSavesAndExits) {
     std::string error;
     ASSERT_TRUE(tools::readCheckpoint(path("ck"), &ck, &error)) << error;
     const std::string steps = std::to_string(ck.steps);
-    EXPECT_EQ(lines(readText("m.jsonl")).size(), ck.steps);  // every step run is saved
+    EXPECT_EQ(lines(readText("m.jsonl")).size(), ck.steps); // every step run is saved
     EXPECT_NE(err.find("mpt-train: interrupted: stopping after the current step (interrupt "
                        "again to abort now)"),
               std::string::npos)
@@ -935,8 +930,7 @@ TEST_F(MptTrainTest, InterruptSavesAndExits) {
   const int st = finish(pid);
   ASSERT_TRUE(WIFEXITED(st)) << st << "\n" << log;
   EXPECT_EQ(WEXITSTATUS(st), 130) << log;
-  EXPECT_NE(err.find(" of 1000000000: no checkpoint written (no --save given)"),
-            std::string::npos)
+  EXPECT_NE(err.find(" of 1000000000: no checkpoint written (no --save given)"), std::string::npos)
       << err;
   EXPECT_EQ(tempFiles(), std::vector<std::string>{});
 }
@@ -952,8 +946,7 @@ TEST_F(MptTrainTest, InterruptDuringCheckpointWrite) {
                   path("ref" + std::to_string(steps) + ".ck")),
               0)
         << log;
-  const std::string args =
-      toyArgs() + " --quiet --steps 100 --save-every 1 --save " + path("ck");
+  const std::string args = toyArgs() + " --quiet --steps 100 --save-every 1 --save " + path("ck");
   auto saying = [&](const std::string &text) {
     return waitUntil([&] { return readText("err.txt").find(text) != std::string::npos; });
   };
@@ -966,8 +959,7 @@ TEST_F(MptTrainTest, InterruptDuringCheckpointWrite) {
   EXPECT_EQ(WEXITSTATUS(st), 130) << log;
   EXPECT_NE(err.find("interrupted by SIGINT after step 2 of 100"), std::string::npos) << err;
   EXPECT_EQ(readBytes("ck"), readBytes("ref2.ck"));
-  ASSERT_EQ(run(toyArgs() + " --quiet --steps 5 --resume " + path("ck") + " --save " +
-                path("ck")),
+  ASSERT_EQ(run(toyArgs() + " --quiet --steps 5 --resume " + path("ck") + " --save " + path("ck")),
             0)
       << log;
   EXPECT_EQ(readBytes("ck"), readBytes("ref5.ck"));
@@ -996,10 +988,10 @@ TEST_F(MptTrainTest, BadCheckpointsRejected) {
   std::vector<uint8_t> truncated(good.begin(), good.end() - 5);
   writeFile("trunc.ck", truncated);
   std::vector<uint8_t> flipped = good;
-  flipped[60] ^= 0x10;  // inside w's data (bytes 53-68)
+  flipped[60] ^= 0x10; // inside w's data (bytes 53-68)
   writeFile("flip.ck", flipped);
   std::vector<uint8_t> steps = good;
-  steps[16] ^= 1;  // the step count: only the file checksum covers it
+  steps[16] ^= 1; // the step count: only the file checksum covers it
   writeFile("steps.ck", steps);
   writeFile("junk.ck", {'h', 'e', 'l', 'l', 'o', ' ', 'w', 'o', 'r', 'l', 'd'});
 
@@ -1007,16 +999,16 @@ TEST_F(MptTrainTest, BadCheckpointsRejected) {
   writeFile("w5.mptp", toyPlan("", 5));
   std::vector<float> x5(20, 1.0f);
   writeFile("x5.npy", tools::encodeNpy(MPTRT_F32, {4, 5}, x5.data(), 80));
-  ASSERT_EQ(run(path("w5.mptp") + " --input x=" + path("x5.npy") + " --input y=" +
-                path("y.npy") + " --steps 1 --quiet --save " + path("w5.ck")),
+  ASSERT_EQ(run(path("w5.mptp") + " --input x=" + path("x5.npy") + " --input y=" + path("y.npy") +
+                " --steps 1 --quiet --save " + path("w5.ck")),
             0)
       << log;
   // Fewer parameters: a plan whose entry point binds only 'train.step'.
   writeFile("g.mptp", gatherPlan());
   const int64_t idx[1] = {0};
   writeFile("idx.npy", tools::encodeNpy(MPTRT_I64, {1}, idx, 8));
-  ASSERT_EQ(run(path("g.mptp") + " --input idx=" + path("idx.npy") +
-                " --steps 1 --quiet --save " + path("g.ck")),
+  ASSERT_EQ(run(path("g.mptp") + " --input idx=" + path("idx.npy") + " --steps 1 --quiet --save " +
+                path("g.ck")),
             0)
       << log;
 
@@ -1026,7 +1018,8 @@ TEST_F(MptTrainTest, BadCheckpointsRejected) {
     std::string message;
   } cases[] = {
       {"trunc.ck", "checkpoint '" + path("trunc.ck") + "': truncated"},
-      {"flip.ck", "checkpoint '" + path("flip.ck") + "': corrupt: tensor 0 ('w'): checksum mismatch"},
+      {"flip.ck",
+       "checkpoint '" + path("flip.ck") + "': corrupt: tensor 0 ('w'): checksum mismatch"},
       {"steps.ck", "checkpoint '" + path("steps.ck") +
                        "': corrupt: file checksum mismatch (every tensor's own checksum "
                        "matches: the header, which holds the step count, or the file "
@@ -1080,7 +1073,7 @@ TEST_F(MptTrainTest, ReaderRejectsEveryTruncationAndFlip) {
       bad[i] ^= uint8_t(1 << bit);
       EXPECT_FALSE(tools::parseCheckpoint(bad, "t.ck", &ck, &error)) << i << " " << bit;
     }
-  EXPECT_EQ(tools::crc32(0, "123456789", 9), 0xCBF43926u);  // the standard check value
+  EXPECT_EQ(tools::crc32(0, "123456789", 9), 0xCBF43926u); // the standard check value
 }
 
 // Tests --synthetic: the same seed gives the same metrics, step by step,
@@ -1109,8 +1102,7 @@ TEST_F(MptTrainTest, SyntheticIsDeterministicPerStep) {
       EXPECT_NE(field(a[i], "grad_norm"), field(a[i - 1], "grad_norm"));
     }
   }
-  EXPECT_EQ(run(path("toy.mptp") + " --synthetic --steps 1 --input x=" + path("x.npy")), 2)
-      << log;
+  EXPECT_EQ(run(path("toy.mptp") + " --synthetic --steps 1 --input x=" + path("x.npy")), 2) << log;
 }
 
 // Tests the synthetic generator itself: value ranges and distribution,
@@ -1234,13 +1226,29 @@ TEST_F(MptTrainTest, UsageErrors) {
     EXPECT_NE(err.find("usage: mpt-train"), std::string::npos) << c.args;
   }
   ASSERT_EQ(run("--help"), 0) << log;
-  for (const char *flag :
-       {"--input NAME=FILE", "--synthetic ", "--synthetic-int-range R", "(default 2)",
-        "--seed S", "--param NAME=FILE", "--steps N", "--entry NAME", "--device auto|NAME",
-        "MPTRT_NUM_THREADS", "--metrics FILE", "--log-every K", "--quiet", "--save FILE",
-        "--save-every K", "--resume FILE", "Exit status: 0 success, 1", "2 usage error",
-        "SIGINT (Ctrl-C) or SIGTERM", "exits with status 130", "143 (SIGTERM)",
-        "a second signal aborts at once", "130 / 143"})
+  for (const char *flag : {"--input NAME=FILE",
+                           "--synthetic ",
+                           "--synthetic-int-range R",
+                           "(default 2)",
+                           "--seed S",
+                           "--param NAME=FILE",
+                           "--steps N",
+                           "--entry NAME",
+                           "--device auto|NAME",
+                           "MPTRT_NUM_THREADS",
+                           "--metrics FILE",
+                           "--log-every K",
+                           "--quiet",
+                           "--save FILE",
+                           "--save-every K",
+                           "--resume FILE",
+                           "Exit status: 0 success, 1",
+                           "2 usage error",
+                           "SIGINT (Ctrl-C) or SIGTERM",
+                           "exits with status 130",
+                           "143 (SIGTERM)",
+                           "a second signal aborts at once",
+                           "130 / 143"})
     EXPECT_NE(out.find(flag), std::string::npos) << flag;
   // An unwritable metrics file is a data error.
   EXPECT_EQ(run(plan + " --steps 1 --metrics " + path("no/such/dir/m.jsonl")), 1) << log;

@@ -88,7 +88,7 @@ int posix_memalign(void **out, size_t align, size_t n) {
   noteAllocation();
   void *p = __libc_memalign(align, n);
   if (!p)
-    return 12;  // ENOMEM
+    return 12; // ENOMEM
   *out = p;
   return 0;
 }
@@ -158,9 +158,9 @@ long allocationsOfSecondRun(const Case &c, bool checked = false) {
     return -1;
   }
   for (size_t i = 0; i < c.operands.size(); ++i)
-    if (!model.bindInput("in" + std::to_string(i),
-                         static_cast<mptrt_dtype>(c.operands[i].dtype), c.operands[i].shape,
-                         c.operands[i].bytes.data(), c.operands[i].bytes.size())) {
+    if (!model.bindInput("in" + std::to_string(i), static_cast<mptrt_dtype>(c.operands[i].dtype),
+                         c.operands[i].shape, c.operands[i].bytes.data(),
+                         c.operands[i].bytes.size())) {
       ADD_FAILURE() << describeCase(c) << ": " << lastError();
       return -1;
     }
@@ -169,7 +169,7 @@ long allocationsOfSecondRun(const Case &c, bool checked = false) {
     return checked ? mptrt_run_checked(model.handle(), entry.c_str(), &first) == MPTRT_OK
                    : model.run(entry);
   };
-  if (!run()) {  // warm-up: the arena, the pool, OpenBLAS, the check's buffers
+  if (!run()) { // warm-up: the arena, the pool, OpenBLAS, the check's buffers
     ADD_FAILURE() << describeCase(c) << ": " << lastError();
     return -1;
   }
@@ -202,7 +202,6 @@ TEST(NoAllocation, HooksCountAllocations) {
   EXPECT_GE(allocations.load(), 2);
 #endif
 }
-
 
 // Tests that a second run of every kernel kind allocates nothing.
 TEST(NoAllocation, SecondRunOfEveryKindAllocatesNothing) {
@@ -243,9 +242,9 @@ TEST(NoAllocation, WorkspaceIsSizedAtPrepare) {
             0u);
   // a [4, 64, 128], b [128, 96], y [4, 64, 96] as float32, each piece a
   // multiple of 64 bytes.
-  EXPECT_EQ(workspaceOf(make("matmul", {{BF16, {4, 64, 128}}, {BF16, {128, 96}}},
-                             {{BF16, {4, 64, 96}}})),
-            uint64_t{4} * (4 * 64 * 128 + 128 * 96 + 4 * 64 * 96));
+  EXPECT_EQ(
+      workspaceOf(make("matmul", {{BF16, {4, 64, 128}}, {BF16, {128, 96}}}, {{BF16, {4, 64, 96}}})),
+      uint64_t{4} * (4 * 64 * 128 + 128 * 96 + 4 * 64 * 96));
   // Per chunk: a row of y and of dy (float) and its offsets (int64).
   EXPECT_EQ(workspaceOf(make("softmax_grad", {{F32, {64, 1024}}, {F32, {64, 1024}}},
                              {{F32, {64, 1024}}}, {aInt("axis", -1)})),

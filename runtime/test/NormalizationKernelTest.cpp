@@ -26,7 +26,8 @@ TEST(BatchNormKernel, Inference) {
       std::vector<double> ref(x.numel());
       for (int64_t i = 0; i < x.numel(); ++i) {
         const int64_t c = (i / inner) % C;
-        ref[i] = (x.get(i) - mean.get(c)) / std::sqrt(var.get(c) + 1e-3) * scale.get(c) + bias.get(c);
+        ref[i] =
+            (x.get(i) - mean.get(c)) / std::sqrt(var.get(c) + 1e-3) * scale.get(c) + bias.get(c);
       }
       EXPECT_TRUE(closeTo(r.outputs[0], ref, 1e-5, 1e-5)) << plan::dtypeName(t);
     }
@@ -42,11 +43,12 @@ TEST(BatchNormKernel, Training) {
   for (DType t : floatDTypes()) {
     HostTensor x = randomTensor(t, shape, rng);
     HostTensor scale = randomTensor(t, {C}, rng), bias = randomTensor(t, {C}, rng);
-    HostTensor rm = randomTensor(DType::F32, {C}, rng), rv = randomTensor(DType::F32, {C}, rng, 0.5, 2);
-    KernelRun r = runKernel(
-        "batch_norm_train", {x, scale, bias, rm, rv},
-        {HostTensor(t, shape), HostTensor(DType::F32, {C}), HostTensor(DType::F32, {C})},
-        {Attribute::makeFloat("epsilon", 1e-5), Attribute::makeFloat("momentum", 0.8)});
+    HostTensor rm = randomTensor(DType::F32, {C}, rng),
+               rv = randomTensor(DType::F32, {C}, rng, 0.5, 2);
+    KernelRun r =
+        runKernel("batch_norm_train", {x, scale, bias, rm, rv},
+                  {HostTensor(t, shape), HostTensor(DType::F32, {C}), HostTensor(DType::F32, {C})},
+                  {Attribute::makeFloat("epsilon", 1e-5), Attribute::makeFloat("momentum", 0.8)});
     ASSERT_TRUE(r.ok) << r.error;
     std::vector<double> mean(C, 0), var(C, 0), ref(x.numel()), newMean(C), newVar(C);
     for (int64_t i = 0; i < x.numel(); ++i)
@@ -83,7 +85,8 @@ TEST(LayerNormKernel, Variants) {
           (d < a ? outer : inner) *= shape[d];
         std::vector<int64_t> normShape(shape.begin() + a, shape.end());
         HostTensor x = randomTensor(t, shape, rng);
-        HostTensor scale = variant == 2 ? randomTensor(t, {1}, rng) : randomTensor(t, normShape, rng);
+        HostTensor scale =
+            variant == 2 ? randomTensor(t, {1}, rng) : randomTensor(t, normShape, rng);
         std::vector<HostTensor> ops = {x, scale};
         if (variant != 1)
           ops.push_back(randomTensor(t, normShape, rng));
@@ -94,8 +97,9 @@ TEST(LayerNormKernel, Variants) {
           results.push_back(HostTensor(DType::F32, statShape));
           results.push_back(HostTensor(DType::F32, statShape));
         }
-        KernelRun r = runKernel("layer_norm", ops, results,
-                                {Attribute::makeInt("axis", axis), Attribute::makeFloat("epsilon", 1e-4)});
+        KernelRun r =
+            runKernel("layer_norm", ops, results,
+                      {Attribute::makeInt("axis", axis), Attribute::makeFloat("epsilon", 1e-4)});
         ASSERT_TRUE(r.ok) << r.error;
         std::vector<double> ref(x.numel()), means(outer), invs(outer);
         for (int64_t o = 0; o < outer; ++o) {
@@ -107,9 +111,9 @@ TEST(LayerNormKernel, Variants) {
           means[o] = m;
           invs[o] = 1 / std::sqrt(v + 1e-4);
           for (int64_t i = 0; i < inner; ++i)
-            ref[o * inner + i] = (x.get(o * inner + i) - m) * invs[o] *
-                                     scale.get(variant == 2 ? 0 : i) +
-                                 (ops.size() == 3 ? ops[2].get(i) : 0.0);
+            ref[o * inner + i] =
+                (x.get(o * inner + i) - m) * invs[o] * scale.get(variant == 2 ? 0 : i) +
+                (ops.size() == 3 ? ops[2].get(i) : 0.0);
         }
         EXPECT_TRUE(closeTo(r.outputs[0], ref, 1e-5, 1e-5))
             << plan::dtypeName(t) << " axis " << axis << " variant " << variant;
@@ -128,7 +132,8 @@ TEST(SoftmaxKernel, EveryAxis) {
     for (int64_t axis : {0, 1, 2, -1})
       for (DType t : floatDTypes()) {
         HostTensor x = randomTensor(t, shape, rng, -4, 4);
-        KernelRun r = runKernel(kind, {x}, {HostTensor(t, shape)}, {Attribute::makeInt("axis", axis)});
+        KernelRun r =
+            runKernel(kind, {x}, {HostTensor(t, shape)}, {Attribute::makeInt("axis", axis)});
         ASSERT_TRUE(r.ok) << r.error;
         const int64_t a = axis < 0 ? axis + 3 : axis;
         const std::vector<int64_t> st = stridesOf(shape);
@@ -138,10 +143,11 @@ TEST(SoftmaxKernel, EveryAxis) {
           double sum = 0;
           for (int64_t d = 0; d < shape[a]; ++d)
             sum += std::exp(x.get(i + (d - idx[a]) * st[a]));
-          ref[i] = std::string(kind) == "softmax" ? std::exp(x.get(i)) / sum : x.get(i) - std::log(sum);
+          ref[i] =
+              std::string(kind) == "softmax" ? std::exp(x.get(i)) / sum : x.get(i) - std::log(sum);
         }
-        EXPECT_TRUE(closeTo(r.outputs[0], ref, 1e-5, 1e-6)) << kind << " axis " << axis << " "
-                                                           << plan::dtypeName(t);
+        EXPECT_TRUE(closeTo(r.outputs[0], ref, 1e-5, 1e-6))
+            << kind << " axis " << axis << " " << plan::dtypeName(t);
       }
 }
 

@@ -31,9 +31,9 @@ struct Format {
   const char *name;
   int ebits;
   int mbits;
-  bool finiteOnly;  // no infinities; only S.1..1.1..1 is NaN (f8E4M3FN)
+  bool finiteOnly; // no infinities; only S.1..1.1..1 is NaN (f8E4M3FN)
   uint32_t (*encode)(float);
-  uint32_t (*encodeSat)(float);  // null if the format has no such variant
+  uint32_t (*encodeSat)(float); // null if the format has no such variant
   float (*decode)(uint32_t);
 
   int bias() const { return (1 << (ebits - 1)) - 1; }
@@ -63,9 +63,9 @@ struct Format {
       return neg ? -INFINITY : INFINITY;
     uint32_t e = (v >> mbits) & ((1u << ebits) - 1);
     uint32_t m = v & ((1u << mbits) - 1);
-    long double mag = e == 0 ? std::ldexp((long double)m, 1 - bias() - mbits)
-                             : std::ldexp((long double)((1u << mbits) + m),
-                                          (int)e - bias() - mbits);
+    long double mag = e == 0
+                          ? std::ldexp((long double)m, 1 - bias() - mbits)
+                          : std::ldexp((long double)((1u << mbits) + m), (int)e - bias() - mbits);
     return neg ? -mag : mag;
   }
 };
@@ -103,8 +103,8 @@ public:
     uint32_t e = maxCode >> fmt.mbits;
     uint32_t nextM = m + 1 == (1u << fmt.mbits) ? 0 : m + 1;
     uint32_t nextE = nextM == 0 ? e + 1 : e;
-    virtualNext = std::ldexp((long double)((1u << fmt.mbits) + nextM),
-                             (int)nextE - fmt.bias() - fmt.mbits);
+    virtualNext =
+        std::ldexp((long double)((1u << fmt.mbits) + nextM), (int)nextE - fmt.bias() - fmt.mbits);
     virtualNextEven = (nextM & 1) == 0;
   }
 
@@ -112,9 +112,9 @@ public:
   uint32_t round(long double x, Mode mode) const {
     const uint32_t sign = std::signbit(x) ? fmt.signBit() : 0;
     const uint32_t maxFinite = values.back().code;
-    const uint32_t nan = fmt.finiteOnly ? (fmt.signBit() - 1)
-                                        : (((1u << fmt.ebits) - 1) << fmt.mbits) |
-                                              (1u << (fmt.mbits - 1));
+    const uint32_t nan = fmt.finiteOnly
+                             ? (fmt.signBit() - 1)
+                             : (((1u << fmt.ebits) - 1) << fmt.mbits) | (1u << (fmt.mbits - 1));
     const uint32_t inf = ((1u << fmt.ebits) - 1) << fmt.mbits;
     auto overflow = [&]() -> uint32_t {
       if (mode == Mode::Saturating)
@@ -148,22 +148,22 @@ public:
     uint32_t code;
   };
   const Format &fmt;
-  std::vector<Entry> values;  // non-negative finite values, ascending
+  std::vector<Entry> values; // non-negative finite values, ascending
   long double virtualNext;
   bool virtualNextEven;
 };
 
 /// Compares one float32 input; NaN results compare as "NaN with this sign".
-::testing::AssertionResult sameRounding(const Format &fmt, const Reference &ref,
-                                        float x, Mode mode) {
+::testing::AssertionResult sameRounding(const Format &fmt, const Reference &ref, float x,
+                                        Mode mode) {
   uint32_t got = mode == Mode::Saturating ? fmt.encodeSat(x) : fmt.encode(x);
   uint32_t want = ref.round(x, mode);
   if (got == want)
     return ::testing::AssertionSuccess();
   return ::testing::AssertionFailure()
-         << fmt.name << (mode == Mode::Saturating ? " (saturating)" : "")
-         << ": input " << x << " (bits 0x" << std::hex << bitsOfF32(x)
-         << ") gave 0x" << got << ", reference 0x" << want;
+         << fmt.name << (mode == Mode::Saturating ? " (saturating)" : "") << ": input " << x
+         << " (bits 0x" << std::hex << bitsOfF32(x) << ") gave 0x" << got << ", reference 0x"
+         << want;
 }
 
 /// Float32 inputs around every representable value: the value, its float32
@@ -196,9 +196,9 @@ std::vector<float> inputsNearEveryValue(const Reference &ref) {
   size_t n = out.size();
   for (size_t i = 0; i < n; ++i)
     out.push_back(-out[i]);
-  for (float special : {INFINITY, -INFINITY, NAN, -NAN, FLT_MAX, -FLT_MAX,
-                        FLT_MIN, std::numeric_limits<float>::denorm_min(),
-                        -std::numeric_limits<float>::denorm_min()})
+  for (float special :
+       {INFINITY, -INFINITY, NAN, -NAN, FLT_MAX, -FLT_MAX, FLT_MIN,
+        std::numeric_limits<float>::denorm_min(), -std::numeric_limits<float>::denorm_min()})
     out.push_back(special);
   return out;
 }
@@ -275,20 +275,18 @@ TEST_P(NumericsTest, RoundingRandomSample) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(AllFormats, NumericsTest, ::testing::ValuesIn(kFormats),
-                         [](const auto &info) {
-                           std::string n = info.param->name;
-                           n.erase(std::remove_if(n.begin(), n.end(),
-                                                  [](char c) { return !isalnum(c); }),
-                                   n.end());
-                           return n;
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    AllFormats, NumericsTest, ::testing::ValuesIn(kFormats), [](const auto &info) {
+      std::string n = info.param->name;
+      n.erase(std::remove_if(n.begin(), n.end(), [](char c) { return !isalnum(c); }), n.end());
+      return n;
+    });
 
 // Tests the APFloat-compatible overflow behaviour at the documented edges.
 TEST(NumericsEdges, Fp8Overflow) {
   EXPECT_EQ(f32ToF8E4M3FN(448.0f), 0x7E);
-  EXPECT_EQ(f32ToF8E4M3FN(464.0f), 0x7E);  // tie goes to the even 448
-  EXPECT_EQ(f32ToF8E4M3FN(std::nextafter(464.0f, 1e9f)), 0x7F);  // NaN
+  EXPECT_EQ(f32ToF8E4M3FN(464.0f), 0x7E);                       // tie goes to the even 448
+  EXPECT_EQ(f32ToF8E4M3FN(std::nextafter(464.0f, 1e9f)), 0x7F); // NaN
   EXPECT_EQ(f32ToF8E4M3FN(-500.0f), 0xFF);
   EXPECT_EQ(f32ToF8E4M3FN(INFINITY), 0x7F);
   EXPECT_EQ(f32ToF8E4M3FNSaturating(INFINITY), 0x7E);
@@ -296,7 +294,7 @@ TEST(NumericsEdges, Fp8Overflow) {
   EXPECT_EQ(f32ToF8E4M3FNSaturating(NAN), 0x7F);
   EXPECT_EQ(f32ToF8E5M2(57344.0f), 0x7B);
   EXPECT_EQ(f32ToF8E5M2(std::nextafter(61440.0f, 0.0f)), 0x7B);
-  EXPECT_EQ(f32ToF8E5M2(61440.0f), 0x7C);  // tie goes to the even inf
+  EXPECT_EQ(f32ToF8E5M2(61440.0f), 0x7C); // tie goes to the even inf
   EXPECT_EQ(f32ToF8E5M2Saturating(61440.0f), 0x7B);
   EXPECT_EQ(f32ToF8E5M2Saturating(-INFINITY), 0xFB);
   EXPECT_EQ(f32ToF8E5M2(NAN), 0x7E);

@@ -4,8 +4,8 @@
 // otherwise), whatever the machine, so the pool is always exercised.
 //
 //===----------------------------------------------------------------------===//
-#include "KernelTestUtil.h"
 #include "cpu/Parallel.h"
+#include "KernelTestUtil.h"
 
 #include <gtest/gtest.h>
 
@@ -241,7 +241,7 @@ TEST(ParallelFor, ExceptionsReachTheCaller) {
 // runs loops, inline, and exits cleanly.
 TEST(ParallelFor, WorksInAForkedChild) {
   std::atomic<int64_t> sum{0};
-  parallelFor(1000, 1, [&](int64_t begin, int64_t end) { sum += end - begin; });  // pool up
+  parallelFor(1000, 1, [&](int64_t begin, int64_t end) { sum += end - begin; }); // pool up
   ASSERT_EQ(sum.load(), 1000);
   const pid_t child = fork();
   ASSERT_GE(child, 0);
@@ -259,7 +259,7 @@ TEST(ParallelFor, WorksInAForkedChild) {
     // threaded process (their locks may have been held in the parent).
     _exit(ok ? 0 : 1);
 #else
-    std::exit(ok ? 0 : 1);  // runs the pool's owner's destructor in the child
+    std::exit(ok ? 0 : 1); // runs the pool's owner's destructor in the child
 #endif
   }
   int status = 0;
@@ -332,21 +332,22 @@ TEST(ParallelKernels, GemmSameBitsAsOneThread) {
 TEST(ParallelKernels, MatMulSameBitsAsOneThread) {
   std::mt19937 rng(8);
   // One large product (rows cut), and many batches (spread over threads).
-  expectSameBits("matmul", {randomTensor(DType::F32, {250, 200}, rng),
-                            randomTensor(DType::F32, {200, 190}, rng)},
-                 {HostTensor(DType::F32, {250, 190})});
-  expectSameBits("matmul", {randomTensor(DType::F16, {16, 40, 64}, rng),
-                            randomTensor(DType::F16, {16, 64, 48}, rng)},
-                 {HostTensor(DType::F16, {16, 40, 48})});
+  expectSameBits(
+      "matmul",
+      {randomTensor(DType::F32, {250, 200}, rng), randomTensor(DType::F32, {200, 190}, rng)},
+      {HostTensor(DType::F32, {250, 190})});
+  expectSameBits(
+      "matmul",
+      {randomTensor(DType::F16, {16, 40, 64}, rng), randomTensor(DType::F16, {16, 64, 48}, rng)},
+      {HostTensor(DType::F16, {16, 40, 48})});
 }
 
 TEST(ParallelKernels, ConvSameBitsAsOneThread) {
   std::mt19937 rng(9);
   auto attrs = [](int64_t group) {
-    return std::vector<Attribute>{Attribute::makeInts("strides", {1, 1}),
-                                  Attribute::makeInts("pads", {1, 1, 1, 1}),
-                                  Attribute::makeInts("dilations", {1, 1}),
-                                  Attribute::makeInt("group", group)};
+    return std::vector<Attribute>{
+        Attribute::makeInts("strides", {1, 1}), Attribute::makeInts("pads", {1, 1, 1, 1}),
+        Attribute::makeInts("dilations", {1, 1}), Attribute::makeInt("group", group)};
   };
   // One image, dense: im2col and the sgemm's rows are spread.
   expectSameBits("conv",

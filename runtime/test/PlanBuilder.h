@@ -33,8 +33,8 @@ public:
     return add(name, dtype, std::move(shape), Storage::Output, 0);
   }
   /// A parameter, with an initial value in the constants blob if `init`.
-  uint32_t param(const std::string &name, DType dtype, Shape shape,
-                 const void *init = nullptr, size_t initBytes = 0) {
+  uint32_t param(const std::string &name, DType dtype, Shape shape, const void *init = nullptr,
+                 size_t initBytes = 0) {
     uint32_t id = add(name, dtype, std::move(shape), Storage::Parameter, 0);
     if (init) {
       plan.tensors[id].offset = plan::appendConstant(plan, init, initBytes);
@@ -57,8 +57,7 @@ public:
   }
 
   uint32_t kernel(const std::string &kind, std::vector<uint32_t> operands,
-                  std::vector<uint32_t> results,
-                  std::vector<plan::Attribute> attrs = {}) {
+                  std::vector<uint32_t> results, std::vector<plan::Attribute> attrs = {}) {
     plan::Kernel k;
     k.kind = kind;
     k.operands = std::move(operands);
@@ -80,10 +79,17 @@ public:
       for (const auto *ids : {&plan.kernels[k].operands, &plan.kernels[k].results})
         for (uint32_t id : *ids) {
           switch (plan.tensors[id].storage) {
-          case Storage::Input: addOnce(e.inputs, id); break;
-          case Storage::Parameter: addOnce(e.params, id); break;
-          case Storage::Output: addOnce(e.outputs, id); break;
-          default: break;
+          case Storage::Input:
+            addOnce(e.inputs, id);
+            break;
+          case Storage::Parameter:
+            addOnce(e.params, id);
+            break;
+          case Storage::Output:
+            addOnce(e.outputs, id);
+            break;
+          default:
+            break;
           }
         }
     }

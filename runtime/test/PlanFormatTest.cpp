@@ -5,8 +5,8 @@
 // truncation and with byte flips; each verifier rule has a targeted case.
 //
 //===----------------------------------------------------------------------===//
-#include "PlanBuilder.h"
 #include "mptrt/PlanFormat.h"
+#include "PlanBuilder.h"
 
 #include <gtest/gtest.h>
 
@@ -80,8 +80,8 @@ Plan richPlan() {
   b.kernel("cast", {c}, {ti});
   b.kernel("greater", {t5, t}, {tb});
   b.kernel("gelu", {t5}, {y},
-           {Attribute::makeString("approximate", "tanh"),
-            Attribute::makeFloat("alpha", -0.25), Attribute::makeInts("perm", {1, 0, -7})});
+           {Attribute::makeString("approximate", "tanh"), Attribute::makeFloat("alpha", -0.25),
+            Attribute::makeInts("perm", {1, 0, -7})});
   b.entry("forward");
   uint32_t g = b.input("g", DType::F32, {3, 2});
   uint32_t s = b.temp(DType::F32, {3, 2});
@@ -149,27 +149,18 @@ Plan goldenPlan(bool origin) {
 std::vector<uint8_t> goldenTables(uint32_t version) {
   std::vector<uint8_t> t = {
       // Tensor table: count, then name, dtype, storage, rank, flags, dims, offset.
-      2, 0, 0, 0,
-      1, 0, 0, 0, 'x', 1, 2, 1, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-      1, 0, 0, 0, 'y', 1, 3, 1, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+      2, 0, 0, 0, 1, 0, 0, 0, 'x', 1, 2, 1, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0,
+      0, 0, 'y', 1, 3, 1, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
       // Kernel table: count, then kind, operands, results, (version 3:
       // origin, phase,) attributes.
-      1, 0, 0, 0,
-      4, 0, 0, 0, 'r', 'e', 'l', 'u',
-      1, 0, 0, 0, 0, 0, 0, 0,
-      1, 0, 0, 0, 1, 0, 0, 0};
+      1, 0, 0, 0, 4, 0, 0, 0, 'r', 'e', 'l', 'u', 1, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0};
   if (version >= 3)
-    t.insert(t.end(), {2, 0, 0, 0, 'r', '1', 1});  // origin "r1", forward
+    t.insert(t.end(), {2, 0, 0, 0, 'r', '1', 1}); // origin "r1", forward
   const std::vector<uint8_t> rest = {
       1, 0, 0, 0, 1, 0, 0, 0, 'k', 1, 7, 0, 0, 0, 0, 0, 0, 0,
       // Entry points: count, then name, arena size, kernels, inputs, params, outputs.
-      1, 0, 0, 0,
-      4, 0, 0, 0, 'm', 'a', 'i', 'n',
-      0, 0, 0, 0, 0, 0, 0, 0,
-      1, 0, 0, 0, 0, 0, 0, 0,
-      1, 0, 0, 0, 0, 0, 0, 0,
-      0, 0, 0, 0,
-      1, 0, 0, 0, 1, 0, 0, 0};
+      1, 0, 0, 0, 4, 0, 0, 0, 'm', 'a', 'i', 'n', 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 1,
+      0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0};
   t.insert(t.end(), rest.begin(), rest.end());
   return t;
 }
@@ -191,16 +182,16 @@ std::vector<uint8_t> goldenFile(std::vector<uint8_t> header, uint64_t constantsO
 TEST(PlanFormat, GoldenBytes) {
   const std::vector<uint8_t> golden = goldenFile(
       {
-          'M', 'P', 'T', 'P', 'L', 'A', 'N', 0,  // magic
-          3, 0, 0, 0,                            // version 3
-          8, 142, 50, 13,                        // header CRC-32
-          4, 16, 0, 0, 0, 0, 0, 0,               // file size 4100
-          64, 0, 0, 0, 0, 0, 0, 0,               // tables offset 64
-          155, 0, 0, 0, 0, 0, 0, 0,              // tables size 155
-          0, 16, 0, 0, 0, 0, 0, 0,               // constants offset 4096
-          4, 0, 0, 0, 0, 0, 0, 0,                // constants size 4
-          216, 184, 176, 214,                    // tables CRC-32
-          167, 1, 180, 85,                       // constants CRC-32
+          'M', 'P', 'T', 'P', 'L', 'A', 'N', 0, // magic
+          3,   0,   0,   0,                     // version 3
+          8,   142, 50,  13,                    // header CRC-32
+          4,   16,  0,   0,   0,   0,   0,   0, // file size 4100
+          64,  0,   0,   0,   0,   0,   0,   0, // tables offset 64
+          155, 0,   0,   0,   0,   0,   0,   0, // tables size 155
+          0,   16,  0,   0,   0,   0,   0,   0, // constants offset 4096
+          4,   0,   0,   0,   0,   0,   0,   0, // constants size 4
+          216, 184, 176, 214,                   // tables CRC-32
+          167, 1,   180, 85,                    // constants CRC-32
       },
       4096);
   const Plan plan = goldenPlan(/*origin=*/true);
@@ -225,16 +216,16 @@ TEST(PlanFormat, GoldenBytes) {
 TEST(PlanFormat, ReadsVersion2) {
   std::vector<uint8_t> v2 = goldenFile(
       {
-          'M', 'P', 'T', 'P', 'L', 'A', 'N', 0,  // magic
-          2, 0, 0, 0,                            // version 2
-          48, 206, 67, 204,                      // header CRC-32
-          4, 1, 0, 0, 0, 0, 0, 0,                // file size 260
-          64, 0, 0, 0, 0, 0, 0, 0,               // tables offset 64
-          148, 0, 0, 0, 0, 0, 0, 0,              // tables size 148
-          0, 1, 0, 0, 0, 0, 0, 0,                // constants offset 256
-          4, 0, 0, 0, 0, 0, 0, 0,                // constants size 4
-          187, 172, 107, 51,                     // tables CRC-32
-          167, 1, 180, 85,                       // constants CRC-32
+          'M', 'P', 'T', 'P', 'L', 'A', 'N', 0, // magic
+          2,   0,   0,   0,                     // version 2
+          48,  206, 67,  204,                   // header CRC-32
+          4,   1,   0,   0,   0,   0,   0,   0, // file size 260
+          64,  0,   0,   0,   0,   0,   0,   0, // tables offset 64
+          148, 0,   0,   0,   0,   0,   0,   0, // tables size 148
+          0,   1,   0,   0,   0,   0,   0,   0, // constants offset 256
+          4,   0,   0,   0,   0,   0,   0,   0, // constants size 4
+          187, 172, 107, 51,                    // tables CRC-32
+          167, 1,   180, 85,                    // constants CRC-32
       },
       256);
   Plan back;
@@ -243,8 +234,7 @@ TEST(PlanFormat, ReadsVersion2) {
   expectSamePlan(goldenPlan(/*origin=*/false), back);
   v2[8] = 3;
   EXPECT_FALSE(parsePlan(v2.data(), v2.size(), &back, &error, /*checkChecksums=*/false));
-  EXPECT_NE(error.find("constants offset 256 is not the first multiple of 4096"),
-            std::string::npos)
+  EXPECT_NE(error.find("constants offset 256 is not the first multiple of 4096"), std::string::npos)
       << error;
 }
 
@@ -309,8 +299,7 @@ TEST(PlanFormat, ByteFlips) {
 
 /// Serializes `plan` after `mutate` and expects parsing to fail mentioning
 /// `expected`.
-template <typename Mutate>
-void expectRejected(Mutate mutate, const std::string &expected) {
+template <typename Mutate> void expectRejected(Mutate mutate, const std::string &expected) {
   Plan plan = richPlan();
   mutate(plan);
   std::string error;
@@ -362,8 +351,7 @@ TEST(PlanFormat, ChecksumsNameTheSection) {
   }
   std::vector<uint8_t> bad = good;
   bad[constantsOffset] ^= 0x10;
-  EXPECT_TRUE(parsePlan(bad.data(), bad.size(), &out, &error, /*checkChecksums=*/false))
-      << error;
+  EXPECT_TRUE(parsePlan(bad.data(), bad.size(), &out, &error, /*checkChecksums=*/false)) << error;
 }
 
 // Tests that a zero-initialized parameter stores no bytes, counts as
@@ -414,8 +402,7 @@ TEST(PlanFormatRules, Encoding) {
 
 TEST(PlanFormatRules, Tensors) {
   expectRejected([](Plan &p) { p.tensors[0].shape = {2, -3}; }, "negative dimension");
-  expectRejected([](Plan &p) { p.tensors[0].shape = {1 << 30, 1 << 30}; },
-                 "overflows 2^48");
+  expectRejected([](Plan &p) { p.tensors[0].shape = {1 << 30, 1 << 30}; }, "overflows 2^48");
   // Products that overflow int64 and uint64, not only 2^48.
   expectRejected([](Plan &p) { p.tensors[0].shape = {INT64_MAX, INT64_MAX}; },
                  "tensor 0 'x': byte size overflows 2^48");
@@ -424,8 +411,7 @@ TEST(PlanFormatRules, Tensors) {
   expectRejected([](Plan &p) { p.tensors[0].shape = {3, INT64_MIN}; },
                  "tensor 0 'x': negative dimension");
   // A zero dimension does not hide an overflowing one.
-  expectRejected([](Plan &p) { p.tensors[0].shape = {INT64_MAX, 0, -1}; },
-                 "negative dimension -1");
+  expectRejected([](Plan &p) { p.tensors[0].shape = {INT64_MAX, 0, -1}; }, "negative dimension -1");
   // An initial value that the constants blob holds only in part: its data is
   // shorter than its shape says.
   expectRejected([](Plan &p) { p.tensors[1].shape = {5, 5}; },
@@ -444,15 +430,12 @@ TEST(PlanFormatRules, Tensors) {
 }
 
 TEST(PlanFormatRules, Kernels) {
-  expectRejected([](Plan &p) { p.kernels[0].operands[1] = 99; },
-                 "operand id 99 out of range");
-  expectRejected([](Plan &p) { p.kernels[0].results[0] = 1000; },
-                 "result id 1000 out of range");
+  expectRejected([](Plan &p) { p.kernels[0].operands[1] = 99; }, "operand id 99 out of range");
+  expectRejected([](Plan &p) { p.kernels[0].results[0] = 1000; }, "result id 1000 out of range");
   expectRejected([](Plan &p) { p.kernels[0].results[0] = 0; }, "read-only");
   expectRejected([](Plan &p) { p.kernels[0].kind = ""; }, "empty or overlong kind");
-  expectRejected(
-      [](Plan &p) { p.kernels[1].attrs.push_back(Attribute::makeInt("saturate", 0)); },
-      "given twice");
+  expectRejected([](Plan &p) { p.kernels[1].attrs.push_back(Attribute::makeInt("saturate", 0)); },
+                 "given twice");
   expectRejected([](Plan &p) { p.kernels[1].results.push_back(p.kernels[1].results[0]); },
                  "twice among the results");
 }
@@ -460,8 +443,7 @@ TEST(PlanFormatRules, Kernels) {
 TEST(PlanFormatRules, EntryPoints) {
   expectRejected([](Plan &p) { p.entries[0].arenaBytes -= 64; }, "exceed the arena");
   expectRejected([](Plan &p) { p.entries[0].arenaBytes += 1; }, "not a multiple of 64");
-  expectRejected([](Plan &p) { p.entries[0].kernels.push_back(77); },
-                 "kernel id 77 out of range");
+  expectRejected([](Plan &p) { p.entries[0].kernels.push_back(77); }, "kernel id 77 out of range");
   expectRejected([](Plan &p) { p.entries[0].inputs.clear(); },
                  "not among the entry point's inputs");
   expectRejected([](Plan &p) { p.entries[1].params.clear(); },

@@ -24,8 +24,9 @@ std::vector<int64_t> poolOutShape(const PoolCase &c) {
   for (size_t d = 0; d < nsp; ++d) {
     const double span = c.dilations[d] * (c.kernel[d] - 1) + 1;
     const double num = c.x[2 + d] + c.pads[d] + c.pads[nsp + d] - span;
-    int64_t o = static_cast<int64_t>((c.ceil ? std::ceil(num / c.strides[d])
-                                             : std::floor(num / c.strides[d]))) + 1;
+    int64_t o = static_cast<int64_t>(
+                    (c.ceil ? std::ceil(num / c.strides[d]) : std::floor(num / c.strides[d]))) +
+                1;
     if (c.ceil && (o - 1) * c.strides[d] >= c.x[2 + d] + c.pads[d])
       --o;
     out.push_back(o);
@@ -70,11 +71,10 @@ std::vector<double> poolRef(const PoolCase &c, const HostTensor &x, bool isMax) 
 }
 
 std::vector<Attribute> poolAttrs(const PoolCase &c, bool isMax) {
-  std::vector<Attribute> a = {Attribute::makeInts("kernel_shape", c.kernel),
-                              Attribute::makeInts("strides", c.strides),
-                              Attribute::makeInts("pads", c.pads),
-                              Attribute::makeInts("dilations", c.dilations),
-                              Attribute::makeInt("ceil_mode", c.ceil)};
+  std::vector<Attribute> a = {
+      Attribute::makeInts("kernel_shape", c.kernel), Attribute::makeInts("strides", c.strides),
+      Attribute::makeInts("pads", c.pads), Attribute::makeInts("dilations", c.dilations),
+      Attribute::makeInt("ceil_mode", c.ceil)};
   if (!isMax)
     a.push_back(Attribute::makeInt("count_include_pad", c.includePad));
   return a;
@@ -121,7 +121,8 @@ TEST(PoolKernels, MaxPoolIntegers) {
 // Tests global_average_pool on 1-D and 2-D inputs.
 TEST(PoolKernels, GlobalAverage) {
   std::mt19937 rng(22);
-  for (std::vector<int64_t> shape : {std::vector<int64_t>{2, 3, 10}, std::vector<int64_t>{2, 4, 5, 6}})
+  for (std::vector<int64_t> shape :
+       {std::vector<int64_t>{2, 3, 10}, std::vector<int64_t>{2, 4, 5, 6}})
     for (DType t : floatDTypes()) {
       HostTensor x = randomTensor(t, shape, rng);
       std::vector<int64_t> outShape = {shape[0], shape[1]};

@@ -76,8 +76,8 @@ TEST(Ranges, CountsAtTheLimits) {
   EXPECT_EQ(r.nonzero, 7u);
   EXPECT_EQ(r.maxAbs, 70000.0);
   EXPECT_EQ(r.minNonzeroAbs, static_cast<double>(tiny));
-  EXPECT_EQ(r.overflow[0], 2u);  // 65520 and -70000
-  EXPECT_EQ(r.flush[0], 1u);     // 2^-25 only
+  EXPECT_EQ(r.overflow[0], 2u); // 65520 and -70000
+  EXPECT_EQ(r.flush[0], 1u);    // 2^-25 only
   // E4M3: everything beyond 464 overflows; E5M2: 65520 and 70000 do.
   EXPECT_EQ(r.overflow[1], 3u);
   EXPECT_EQ(r.overflow[2], 3u);

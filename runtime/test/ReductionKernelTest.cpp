@@ -18,7 +18,7 @@ std::vector<double> reduceRef(const HostTensor &x, std::vector<int64_t> axes,
   std::vector<bool> reduced(rank, axes.empty());
   for (int64_t a : axes)
     reduced[a < 0 ? a + rank : a] = true;
-  std::vector<int64_t> kept;  // output shape without the reduced axes
+  std::vector<int64_t> kept; // output shape without the reduced axes
   outShape->clear();
   for (int64_t d = 0; d < rank; ++d) {
     if (!reduced[d])
@@ -60,7 +60,8 @@ std::vector<double> reduceRef(const HostTensor &x, std::vector<int64_t> axes,
 TEST(ReduceKernels, FloatAxesAndKeepdims) {
   std::mt19937 rng(40);
   const std::vector<int64_t> shape = {3, 4, 5, 2};
-  const std::vector<std::vector<int64_t>> axesSets = {{}, {0}, {1}, {3}, {2, 3}, {0, 2}, {-1, 1}, {0, 1, 2, 3}};
+  const std::vector<std::vector<int64_t>> axesSets = {{},     {0},    {1},     {3},
+                                                      {2, 3}, {0, 2}, {-1, 1}, {0, 1, 2, 3}};
   for (const char *kind : {"reduce_sum", "reduce_mean", "reduce_max", "reduce_l2"})
     for (const auto &axes : axesSets)
       for (bool keepdims : {true, false})
@@ -68,9 +69,9 @@ TEST(ReduceKernels, FloatAxesAndKeepdims) {
           HostTensor x = randomTensor(t, shape, rng);
           std::vector<int64_t> outShape;
           std::vector<double> ref = reduceRef(x, axes, kind, &outShape, keepdims);
-          KernelRun r = runKernel(kind, {x}, {HostTensor(t, outShape)},
-                                  {Attribute::makeInts("axes", axes),
-                                   Attribute::makeInt("keepdims", keepdims)});
+          KernelRun r = runKernel(
+              kind, {x}, {HostTensor(t, outShape)},
+              {Attribute::makeInts("axes", axes), Attribute::makeInt("keepdims", keepdims)});
           ASSERT_TRUE(r.ok) << kind << ": " << r.error;
           EXPECT_TRUE(closeTo(r.outputs[0], ref, 1e-6, 1e-5))
               << kind << " axes " << axes.size() << " " << plan::dtypeName(t);
@@ -85,8 +86,8 @@ TEST(ReduceKernels, Integers) {
       HostTensor x = randomTensor(t, {4, 3, 5}, rng, -100, 100);
       std::vector<int64_t> outShape;
       std::vector<double> ref = reduceRef(x, {0, 2}, kind, &outShape, true);
-      KernelRun r = runKernel(kind, {x}, {HostTensor(t, outShape)},
-                              {Attribute::makeInts("axes", {0, 2})});
+      KernelRun r =
+          runKernel(kind, {x}, {HostTensor(t, outShape)}, {Attribute::makeInts("axes", {0, 2})});
       ASSERT_TRUE(r.ok) << r.error;
       EXPECT_TRUE(closeTo(r.outputs[0], ref, 0, 0)) << kind;
     }
@@ -120,7 +121,8 @@ LossRef lossRef(const HostTensor &scores, const HostTensor &labels, const HostTe
         continue;
       }
       const double w = weights ? weights->get(t) : 1.0;
-      const double lp = fromLogits ? r.logProb[(n * C + t) * D + d] : scores.get((n * C + t) * D + d);
+      const double lp =
+          fromLogits ? r.logProb[(n * C + t) * D + d] : scores.get((n * C + t) * D + d);
       r.perSample.push_back(-w * lp);
       r.sum += -w * lp;
       r.weightSum += w;
@@ -144,9 +146,9 @@ TEST(LossKernels, Variants) {
             std::vector<int64_t> labelShape = {shape[0]};
             labelShape.insert(labelShape.end(), shape.begin() + 2, shape.end());
             HostTensor scores = randomTensor(t, shape, rng, -3, 3);
-            HostTensor labels = randomTensor(variant == 3 ? DType::I32 : DType::I64, labelShape,
-                                             rng, 0, C - 1);
-            labels.set(0, 1);  // so that ignore_index = 1 hits at least once
+            HostTensor labels =
+                randomTensor(variant == 3 ? DType::I32 : DType::I64, labelShape, rng, 0, C - 1);
+            labels.set(0, 1); // so that ignore_index = 1 hits at least once
             std::vector<HostTensor> ops = {scores, labels};
             if (weighted)
               ops.push_back(randomTensor(t, {C}, rng, 0.2, 2));
@@ -154,12 +156,14 @@ TEST(LossKernels, Variants) {
             if (ignoring)
               attrs.push_back(Attribute::makeInt("ignore_index", 1));
             const bool none = std::string(reduction) == "none";
-            std::vector<HostTensor> results = {HostTensor(DType::F32, none ? labelShape : std::vector<int64_t>{})};
+            std::vector<HostTensor> results = {
+                HostTensor(DType::F32, none ? labelShape : std::vector<int64_t>{})};
             if (fromLogits)
               results.push_back(HostTensor(t, shape));
             KernelRun r = runKernel(kind, ops, results, attrs);
             ASSERT_TRUE(r.ok) << r.error;
-            LossRef ref = lossRef(scores, labels, weighted ? &ops[2] : nullptr, fromLogits, ignoring, 1);
+            LossRef ref =
+                lossRef(scores, labels, weighted ? &ops[2] : nullptr, fromLogits, ignoring, 1);
             std::vector<double> want = none ? ref.perSample
                                             : std::vector<double>{std::string(reduction) == "sum"
                                                                       ? ref.sum
@@ -185,8 +189,8 @@ TEST(LossKernels, LabelOutOfRange) {
 TEST(LossKernels, AllIgnoredMeanIsNaN) {
   HostTensor scores(DType::F32, {2, 3});
   HostTensor labels = fromValues(DType::I64, {2}, {-100, -100});
-  KernelRun r = runKernel("softmax_cross_entropy_loss", {scores, labels}, {HostTensor(DType::F32, {})},
-                          {Attribute::makeInt("ignore_index", -100)});
+  KernelRun r = runKernel("softmax_cross_entropy_loss", {scores, labels},
+                          {HostTensor(DType::F32, {})}, {Attribute::makeInt("ignore_index", -100)});
   ASSERT_TRUE(r.ok) << r.error;
   EXPECT_TRUE(std::isnan(r.outputs[0].get(0)));
 }

@@ -32,11 +32,11 @@ std::vector<uint8_t> npyWithHeader(int major, const std::string &dict,
 
 // Tests encode -> parse for every dtype and a scalar, 1-D and 3-D shape.
 TEST(Npy, RoundTrip) {
-  const mptrt_dtype types[] = {MPTRT_F32, MPTRT_F16, MPTRT_BF16, MPTRT_F8E4M3FN,
-                               MPTRT_F8E5M2, MPTRT_I64, MPTRT_I32, MPTRT_I1};
+  const mptrt_dtype types[] = {MPTRT_F32,    MPTRT_F16, MPTRT_BF16, MPTRT_F8E4M3FN,
+                               MPTRT_F8E5M2, MPTRT_I64, MPTRT_I32,  MPTRT_I1};
   for (mptrt_dtype t : types)
-    for (std::vector<int64_t> shape : {std::vector<int64_t>{}, std::vector<int64_t>{5},
-                                       std::vector<int64_t>{2, 3, 4}}) {
+    for (std::vector<int64_t> shape :
+         {std::vector<int64_t>{}, std::vector<int64_t>{5}, std::vector<int64_t>{2, 3, 4}}) {
       int64_t n = 1;
       for (int64_t d : shape)
         n *= d;
@@ -63,12 +63,21 @@ TEST(Npy, HeaderVariants) {
   const std::vector<uint8_t> data(24, 1);
   FileTensor t;
   std::string error;
-  ASSERT_TRUE(parseNpy(npyWithHeader(2, "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }", data), &t, &error)) << error;
+  ASSERT_TRUE(parseNpy(
+      npyWithHeader(2, "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }", data), &t,
+      &error))
+      << error;
   EXPECT_EQ(t.shape, (std::vector<int64_t>{2, 3}));
-  ASSERT_TRUE(parseNpy(npyWithHeader(3, "{\"descr\": \"=i8\", \"fortran_order\": False, \"shape\": (3L,)}", data), &t, &error)) << error;
+  ASSERT_TRUE(parseNpy(
+      npyWithHeader(3, "{\"descr\": \"=i8\", \"fortran_order\": False, \"shape\": (3L,)}", data),
+      &t, &error))
+      << error;
   EXPECT_EQ(t.shape, (std::vector<int64_t>{3}));
   EXPECT_EQ(t.compatible, (std::vector<mptrt_dtype>{MPTRT_I64}));
-  ASSERT_TRUE(parseNpy(npyWithHeader(1, "{'shape': (12,), 'fortran_order': False, 'descr': '<V2'}", data), &t, &error)) << error;
+  ASSERT_TRUE(
+      parseNpy(npyWithHeader(1, "{'shape': (12,), 'fortran_order': False, 'descr': '<V2'}", data),
+               &t, &error))
+      << error;
   EXPECT_EQ(t.compatible, (std::vector<mptrt_dtype>{MPTRT_BF16, MPTRT_F16}));
 }
 
@@ -81,12 +90,18 @@ TEST(Npy, Rejections) {
   } cases[] = {
       {{1, 2, 3}, "bad magic"},
       {npyWithHeader(4, "{}", {}), "version 4"},
-      {npyWithHeader(1, "{'descr': '>f4', 'fortran_order': False, 'shape': (6,), }", data), "unsupported .npy dtype '>f4'"},
-      {npyWithHeader(1, "{'descr': '<f8', 'fortran_order': False, 'shape': (3,), }", data), "unsupported .npy dtype '<f8'"},
-      {npyWithHeader(1, "{'descr': '<f4', 'fortran_order': True, 'shape': (6,), }", data), "Fortran-order"},
-      {npyWithHeader(1, "{'descr': '<f4', 'fortran_order': False, 'shape': (7,), }", data), "need 28"},
-      {npyWithHeader(1, "{'descr': '<f4', 'fortran_order': False, 'shape': (5,), }", data), "need 20"},
-      {npyWithHeader(1, "{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (6,), }", data), "structured"},
+      {npyWithHeader(1, "{'descr': '>f4', 'fortran_order': False, 'shape': (6,), }", data),
+       "unsupported .npy dtype '>f4'"},
+      {npyWithHeader(1, "{'descr': '<f8', 'fortran_order': False, 'shape': (3,), }", data),
+       "unsupported .npy dtype '<f8'"},
+      {npyWithHeader(1, "{'descr': '<f4', 'fortran_order': True, 'shape': (6,), }", data),
+       "Fortran-order"},
+      {npyWithHeader(1, "{'descr': '<f4', 'fortran_order': False, 'shape': (7,), }", data),
+       "need 28"},
+      {npyWithHeader(1, "{'descr': '<f4', 'fortran_order': False, 'shape': (5,), }", data),
+       "need 20"},
+      {npyWithHeader(1, "{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (6,), }", data),
+       "structured"},
       {npyWithHeader(1, "{'descr': '<f4', 'shape': (6,), }", data), "needs 'descr'"},
       {npyWithHeader(1, "['descr']", data), "not a dict"},
   };
@@ -134,7 +149,7 @@ TEST(TensorProto, Fields) {
     EXPECT_EQ(0, std::memcmp(t.bytes.data(), v, sizeof(v)));
   }
   {
-    ProtoWriter w;  // unpacked dims, packed floats, then one unpacked float
+    ProtoWriter w; // unpacked dims, packed floats, then one unpacked float
     w.intField(1, 3);
     w.intField(2, 1);
     w.packedFloats(4, {1.5f, 2.5f});
@@ -147,7 +162,7 @@ TEST(TensorProto, Fields) {
     EXPECT_EQ(got[2], -4.0f);
   }
   {
-    ProtoWriter w;  // int64 with negative values
+    ProtoWriter w; // int64 with negative values
     w.packedInts(1, {3});
     w.intField(2, 7);
     w.packedInts(7, {-1, 0, int64_t{1} << 40});
@@ -159,7 +174,7 @@ TEST(TensorProto, Fields) {
     EXPECT_EQ(got[2], int64_t{1} << 40);
   }
   {
-    ProtoWriter w;  // f16 in int32_data, and a scalar (no dims)
+    ProtoWriter w; // f16 in int32_data, and a scalar (no dims)
     w.intField(2, 10);
     w.packedInts(5, {0x3C00});
     FileTensor t;
@@ -168,7 +183,7 @@ TEST(TensorProto, Fields) {
     EXPECT_EQ(t.bytes, (std::vector<uint8_t>{0x00, 0x3C}));
   }
   {
-    ProtoWriter w;  // UINT16 (how ONNX 1.12's test data stores bfloat16)
+    ProtoWriter w; // UINT16 (how ONNX 1.12's test data stores bfloat16)
     w.packedInts(1, {2});
     w.intField(2, 4);
     w.packedInts(5, {0x3F80, 0xC000});
@@ -178,7 +193,7 @@ TEST(TensorProto, Fields) {
     EXPECT_EQ(t.bytes, (std::vector<uint8_t>{0x80, 0x3F, 0x00, 0xC0}));
   }
   {
-    ProtoWriter w;  // bool and an int32 with a negative value; unknown fields skipped
+    ProtoWriter w; // bool and an int32 with a negative value; unknown fields skipped
     w.packedInts(1, {2});
     w.intField(2, 9);
     w.stringField(12, "doc string");
@@ -206,7 +221,7 @@ TEST(TensorProto, Rejections) {
   };
   ProtoWriter a;
   a.packedInts(1, {2});
-  a.intField(2, 11);  // DOUBLE
+  a.intField(2, 11); // DOUBLE
   expectRejected(a, "unsupported TensorProto data_type 11");
   ProtoWriter b;
   b.packedInts(1, {3});
@@ -227,7 +242,7 @@ TEST(TensorProto, Rejections) {
   e.intField(2, 1);
   expectRejected(e, "negative dimension");
   ProtoWriter f;
-  f.key(8, 0);  // name with the wrong wire type
+  f.key(8, 0); // name with the wrong wire type
   f.varint(3);
   expectRejected(f, "field 8");
 }

@@ -82,9 +82,8 @@ public:
         << mptrt_last_error();
   }
   void param(const char *name, const HostTensor &t) {
-    ASSERT_EQ(mptrt_bind_parameter(model, name, static_cast<mptrt_dtype>(t.dtype),
-                                   t.shape.data(), t.shape.size(), t.bytes.data(),
-                                   t.bytes.size()),
+    ASSERT_EQ(mptrt_bind_parameter(model, name, static_cast<mptrt_dtype>(t.dtype), t.shape.data(),
+                                   t.shape.size(), t.bytes.data(), t.bytes.size()),
               MPTRT_OK)
         << mptrt_last_error();
   }
@@ -93,8 +92,7 @@ public:
   }
   std::vector<uint8_t> read(const char *name, size_t bytes) const {
     std::vector<uint8_t> out(bytes);
-    EXPECT_EQ(mptrt_read_parameter(model, name, out.data(), bytes), MPTRT_OK)
-        << mptrt_last_error();
+    EXPECT_EQ(mptrt_read_parameter(model, name, out.data(), bytes), MPTRT_OK) << mptrt_last_error();
     return out;
   }
   std::vector<float> readF32(const char *name, size_t n) const {
@@ -167,29 +165,54 @@ struct SgdCase {
   float lr;
   double momentum, dampening, weightDecay;
   bool nesterov;
-  std::vector<uint32_t> torchParam, torchBuf;  // after three steps
+  std::vector<uint32_t> torchParam, torchBuf; // after three steps
 };
 
 const SgdCase kSgdCases[] = {
-    {"plain", 0.1f, 0, 0, 0, false,
+    {"plain",
+     0.1f,
+     0,
+     0,
+     0,
+     false,
      {0x3FC88B23, 0x401D9ECF, 0x3FFDB366, 0xBFBAD627, 0xC003AC85, 0x3D3AAF81, 0x3FA5ED7D,
       0x3F1FB0DB},
      {}},
-    {"weight decay", 0.1f, 0, 0, 1e-2, false,
+    {"weight decay",
+     0.1f,
+     0,
+     0,
+     1e-2,
+     false,
      {0x3FC7FAED, 0x401D25E5, 0x3FFD0A5C, 0xBFBA46CD, 0xC0034702, 0x3D3AAA8A, 0x3FA56E76,
       0x3F1F268C},
      {}},
-    {"momentum", 0.1f, 0.9, 0, 0, false,
+    {"momentum",
+     0.1f,
+     0.9,
+     0,
+     0,
+     false,
      {0x3FB0C6BF, 0x401D9036, 0x400027E7, 0xBFBACFC4, 0xC000369B, 0xBE484752, 0x3FA66F97,
       0x3EF0C8BB},
      {0xBEE1C038, 0xB9C12618, 0xC02633E0, 0xBA64ADFA, 0xBE840819, 0x3E91843F, 0xBD1D630A,
       0x3F9D5A0A}},
-    {"momentum, dampening, weight decay", 0.05f, 0.8, 0.25, 5e-3, false,
+    {"momentum, dampening, weight decay",
+     0.05f,
+     0.8,
+     0.25,
+     5e-3,
+     false,
      {0x3FB8278C, 0x401D6969, 0x3FE29D12, 0xBFBA9F50, 0xC002AAAA, 0xBDA7E350, 0x3FA58CAB,
       0x3F230FC6},
      {0xBE1DA827, 0x3CCB1424, 0xBFC9FF11, 0xBC780BAE, 0xBE881CE7, 0x3F081DC9, 0xBC414839,
       0x3F7178EF}},
-    {"nesterov, weight decay", 0.1f, 0.9, 0, 1e-3, true,
+    {"nesterov, weight decay",
+     0.1f,
+     0.9,
+     0,
+     1e-3,
+     true,
      {0x3FB5B6DC, 0x401D704A, 0x400F077A, 0xBFBAA6B4, 0xBFFD3EF3, 0xBE6259E1, 0x3FA6BECB,
       0x3EB7DE5C},
      {0xBEDFE2C4, 0x3BCE80A7, 0xC025E95C, 0xBB9E2B2E, 0xBE86D92E, 0x3E9145D3, 0xBD0F040C,
@@ -208,8 +231,8 @@ TEST(SgdUpdate, UpdatesParametersInPlaceLikePyTorch) {
     const int64_t zero = 0;
     PlanBuilder b;
     uint32_t p = b.param("w", DType::F32, {kN}, kP0, sizeof kP0);
-    uint32_t buf = hasBuf ? b.param("w.momentum_buffer", DType::F32, {kN}, zeros.data(), 4 * kN)
-                          : 0;
+    uint32_t buf =
+        hasBuf ? b.param("w.momentum_buffer", DType::F32, {kN}, zeros.data(), 4 * kN) : 0;
     uint32_t step = b.param("optimizer.step", DType::I64, {}, &zero, 8);
     uint32_t g = b.input("grad", DType::F32, {kN});
     uint32_t lr = b.input("lr", DType::F32, {});
@@ -257,8 +280,8 @@ TEST(SgdUpdate, UpdatesParametersInPlaceLikePyTorch) {
 
     // A skipped step (a non-finite gradient): nothing changes.
     const std::vector<uint8_t> p3 = model.read("w", 4 * kN), s3 = model.read("optimizer.step", 8);
-    const std::vector<uint8_t> b3 = hasBuf ? model.read("w.momentum_buffer", 4 * kN)
-                                           : std::vector<uint8_t>();
+    const std::vector<uint8_t> b3 =
+        hasBuf ? model.read("w.momentum_buffer", 4 * kN) : std::vector<uint8_t>();
     std::vector<float> bad(kGrads[0], kGrads[0] + kN);
     bad[3] = std::numeric_limits<float>::quiet_NaN();
     model.input("grad", vectorF32(bad.data(), kN));
@@ -267,8 +290,7 @@ TEST(SgdUpdate, UpdatesParametersInPlaceLikePyTorch) {
     EXPECT_EQ(std::memcmp(model.read("w", 4 * kN).data(), p3.data(), 4 * kN), 0);
     EXPECT_EQ(std::memcmp(model.read("optimizer.step", 8).data(), s3.data(), 8), 0);
     if (hasBuf) {
-      EXPECT_EQ(std::memcmp(model.read("w.momentum_buffer", 4 * kN).data(), b3.data(), 4 * kN),
-                0);
+      EXPECT_EQ(std::memcmp(model.read("w.momentum_buffer", 4 * kN).data(), b3.data(), 4 * kN), 0);
     }
   }
 }
@@ -287,13 +309,13 @@ TEST(SgdUpdate, MomentumBufferStartsAsTheGradient) {
           attrs);
   for (int i = 0; i < 3; ++i) {
     EXPECT_EQ(f32At(first[1], i), f32At(g, i));                      // buf = g
-    EXPECT_EQ(f32At(first[0], i), f32At(p, i) - 0.5f * f32At(g, i));  // p -= lr * g
+    EXPECT_EQ(f32At(first[0], i), f32At(p, i) - 0.5f * f32At(g, i)); // p -= lr * g
   }
   std::vector<HostTensor> later =
       run("sgd_update", {p, g, staleBuf, scalarI64(7), scalarF32(0.5f), scalarI1(true)}, results,
           attrs);
   for (int i = 0; i < 3; ++i) {
-    const float buf = 0.5f * 100 + 0.5f * f32At(g, i);  // exact in f32
+    const float buf = 0.5f * 100 + 0.5f * f32At(g, i); // exact in f32
     EXPECT_EQ(f32At(later[1], i), buf);
     EXPECT_EQ(f32At(later[0], i), f32At(p, i) - 0.5f * buf);
   }
@@ -303,8 +325,8 @@ TEST(SgdUpdate, MomentumBufferStartsAsTheGradient) {
 TEST(SgdUpdate, AcceptsNarrowGradients) {
   const HostTensor p = fromValues(DType::F32, {4}, {1, -2, 0.5, 4});
   const HostTensor g = fromValues(DType::BF16, {4}, {0.3, -0.7, 1.1, 3e-3});
-  std::vector<HostTensor> out = run(
-      "sgd_update", {p, g, scalarI64(3), scalarF32(0.25f), scalarI1(true)}, {f32Result({4})});
+  std::vector<HostTensor> out =
+      run("sgd_update", {p, g, scalarI64(3), scalarF32(0.25f), scalarI1(true)}, {f32Result({4})});
   for (int i = 0; i < 4; ++i)
     EXPECT_EQ(f32At(out[0], i), std::fma(static_cast<float>(g.get(i)), -0.25f, f32At(p, i)));
 }
@@ -321,7 +343,12 @@ struct AdamWCase {
 };
 
 const AdamWCase kAdamWCases[] = {
-    {"defaults", 1e-3f, 0.9, 0.999, 1e-8, 0.01,
+    {"defaults",
+     1e-3f,
+     0.9,
+     0.999,
+     1e-8,
+     0.01,
      {0x3FC56945, 0x401D8B4D, 0x3FDC21A5, 0xBFBA86C1, 0xC0059FA0, 0x3DCC63E4, 0x3FA56448,
       0x3F42D802},
      {0xBD3499C6, 0xB81A84D8, 0xBE84F64D, 0xB8B6F195, 0xBCD3402B, 0x3CE8D39B, 0xBB7BD1AA,
@@ -329,14 +356,24 @@ const AdamWCase kAdamWCases[] = {
      {0x3BB7D4C6, 0x33AF5890, 0x3C9C8549, 0x30B4003D, 0x3A11D5DF, 0x3C923F48, 0x36430249,
       0x3A6292B0}},
     // 1 - beta1 = 0.7: lerp's other branch, end - (end - self) * (1 - w).
-    {"beta1 0.3, weight decay 0.1", 3e-3f, 0.3, 0.95, 1e-6, 0.1,
+    {"beta1 0.3, weight decay 0.1",
+     3e-3f,
+     0.3,
+     0.95,
+     1e-6,
+     0.1,
      {0x3FC55208, 0x401D6D33, 0x3FDC1616, 0xBFB9F5DB, 0xC0057025, 0x3DCB8A8B, 0x3FA5558D,
       0x3F41991B},
      {0xBF249710, 0xBB10CB2B, 0xBF9445E0, 0x38AF98D1, 0xBDBA63BD, 0xBD5BB9EA, 0xBBE318E6,
       0x3EC3F3DB},
      {0x3E853AC3, 0x367CC80B, 0x3F66A6B5, 0x3383F9CA, 0x3CD3C6BD, 0x3F543CCC, 0x3910E718,
       0x3D23DC3E}},
-    {"no weight decay", 1e-2f, 0.9, 0.999, 1e-8, 0.0,
+    {"no weight decay",
+     1e-2f,
+     0.9,
+     0.999,
+     1e-8,
+     0.0,
      {0x3FC44E8C, 0x401CDEA2, 0x3FDBD94E, 0xBFB7AA73, 0xC004E56B, 0x3DBA1E60, 0x3FA58D76,
       0x3F3CBF30},
      {0xBD3499C6, 0xB81A84D8, 0xBE84F64D, 0xB8B6F195, 0xBCD3402B, 0x3CE8D39B, 0xBB7BD1AA,
@@ -384,8 +421,7 @@ TEST(AdamWUpdate, UpdatesParametersInPlaceLikePyTorch) {
         refP[i] *= 1 - lr64 * c.weightDecay;
         refM[i] += (1 - c.beta1) * (gi - refM[i]);
         refV[i] = refV[i] * c.beta2 + (1 - c.beta2) * gi * gi;
-        const double denom =
-            std::sqrt(refV[i]) / std::sqrt(1 - std::pow(c.beta2, t)) + c.eps;
+        const double denom = std::sqrt(refV[i]) / std::sqrt(1 - std::pow(c.beta2, t)) + c.eps;
         refP[i] -= lr64 / (1 - std::pow(c.beta1, t)) * refM[i] / denom;
       }
       EXPECT_EQ(model.readI64("optimizer.step"), s + 1);
@@ -420,10 +456,9 @@ TEST(AdamWUpdate, FirstStepMovesByLr) {
   const HostTensor p = fromValues(DType::F32, {4}, {1, -1, 0.25, 0.5});
   const HostTensor g = fromValues(DType::F32, {4}, {0.3, -2, 1e-3, -50});
   const HostTensor zeros = fromValues(DType::F32, {4}, {0, 0, 0, 0});
-  std::vector<HostTensor> out =
-      run("adamw_update", {p, g, zeros, zeros, scalarI64(0), scalarF32(0.01f), scalarI1(true)},
-          {f32Result({4}), f32Result({4}), f32Result({4})},
-          {Attribute::makeFloat("weight_decay", 0)});
+  std::vector<HostTensor> out = run(
+      "adamw_update", {p, g, zeros, zeros, scalarI64(0), scalarF32(0.01f), scalarI1(true)},
+      {f32Result({4}), f32Result({4}), f32Result({4})}, {Attribute::makeFloat("weight_decay", 0)});
   for (int i = 0; i < 4; ++i) {
     const double moved = f32At(out[0], i) - f32At(p, i);
     EXPECT_NEAR(moved, g.get(i) > 0 ? -0.01 : 0.01, 3e-7) << i;
@@ -576,7 +611,7 @@ TEST(AllFinite, FindsOneNonFiniteElementInAnyOperand) {
   EXPECT_TRUE(allFinite(ops));
   ops[0].set(0, FLT_MAX);
   ops[1].set(1, -65504);
-  ops[2].set(2, 3.3895313892515355e38);  // bf16 max
+  ops[2].set(2, 3.3895313892515355e38); // bf16 max
   EXPECT_TRUE(allFinite(ops));
   for (size_t k = 0; k < ops.size(); ++k) {
     const int64_t n = ops[k].numel();
@@ -597,10 +632,10 @@ TEST(AllFinite, Fp8Operands) {
   e4.set(1, -448);
   e5.set(0, 57344);
   EXPECT_TRUE(allFinite({e4, e5}));
-  e4.bytes[2] = 0x7F;  // NaN
+  e4.bytes[2] = 0x7F; // NaN
   EXPECT_FALSE(allFinite({e4, e5}));
   e4.bytes[2] = 0;
-  e5.bytes[1] = 0xFC;  // -inf
+  e5.bytes[1] = 0xFC; // -inf
   EXPECT_FALSE(allFinite({e4, e5}));
 }
 
@@ -625,8 +660,9 @@ TEST(GlobalNorm, MatchesReference) {
 
   EXPECT_EQ(f32At(run("global_norm", {fromValues(DType::F32, {2}, {3, 4})}, {f32Result()})[0], 0),
             5.0f);
-  EXPECT_EQ(f32At(run("global_norm", {fromValues(DType::F32, {3}, {0, 0, 0})}, {f32Result()})[0], 0),
-            0.0f);
+  EXPECT_EQ(
+      f32At(run("global_norm", {fromValues(DType::F32, {3}, {0, 0, 0})}, {f32Result()})[0], 0),
+      0.0f);
   ops[1].set(5, INFINITY);
   EXPECT_EQ(f32At(run("global_norm", ops, {f32Result()})[0], 0), INFINITY);
   ops[3].set(69999, NAN);
@@ -640,7 +676,7 @@ TEST(Amax, MaxAbsolute) {
   for (DType dt : {DType::F32, DType::F16, DType::BF16, DType::F8E4M3FN}) {
     SCOPED_TRACE(plan::dtypeName(dt));
     HostTensor x = randomTensor(dt, {50001}, rng, -4, 4);
-    x.set(12345, -300);  // the largest magnitude, negative
+    x.set(12345, -300); // the largest magnitude, negative
     HostTensor out = run("amax", {x}, {f32Result()})[0];
     EXPECT_EQ(f32At(out, 0), static_cast<float>(std::fabs(x.get(12345))));
     x.set(49999, NAN);
@@ -682,8 +718,8 @@ TEST(UpdateLossScale, GrowthAndBackoff) {
   };
   const Expect steps[] = {
       {true, 1024, 1}, {true, 1024, 2}, {true, 2048, 0},  // grows on the 3rd
-      {true, 2048, 1}, {true, 2048, 2}, {false, 1024, 0},  // backoff resets
-      {true, 1024, 1}, {true, 1024, 2}, {true, 2048, 0}, {false, 1024, 0}, {false, 512, 0},
+      {true, 2048, 1}, {true, 2048, 2}, {false, 1024, 0}, // backoff resets
+      {true, 1024, 1}, {true, 1024, 2}, {true, 2048, 0},  {false, 1024, 0}, {false, 512, 0},
   };
   for (const Expect &e : steps) {
     model.input("finite", scalarI1(e.finite));
@@ -709,7 +745,7 @@ TEST(UpdateLossScale, DefaultsFactorsAndOverflow) {
     EXPECT_EQ(model.readI64("loss_scale.growth_tracker"), 0);
     model.input("finite", scalarI1(false));
     model.runEntry("update");
-    EXPECT_EQ(model.readScalarF32("loss_scale.scale"), 65536.0f);  // backoff 0.5
+    EXPECT_EQ(model.readScalarF32("loss_scale.scale"), 65536.0f); // backoff 0.5
   }
   {
     CModel model(lossScalePlan({Attribute::makeFloat("growth_factor", 1.7),
@@ -730,7 +766,7 @@ TEST(UpdateLossScale, DefaultsFactorsAndOverflow) {
     CModel model(lossScalePlan({Attribute::makeInt("growth_interval", 1)}, 0x1.8p127f));
     ASSERT_TRUE(model.loaded());
     model.input("finite", scalarI1(true));
-    model.runEntry("update");  // 2 * 1.5 * 2^127 overflows: kept
+    model.runEntry("update"); // 2 * 1.5 * 2^127 overflows: kept
     EXPECT_EQ(model.readScalarF32("loss_scale.scale"), 0x1.8p127f);
     EXPECT_EQ(model.readI64("loss_scale.growth_tracker"), 0);
   }
@@ -765,14 +801,14 @@ TEST(LrSchedule, ConstantAndWarmupCosine) {
       Attribute::makeFloat("min_lr", 1e-5)};
   EXPECT_EQ(lrAt(0, cosine), static_cast<float>(1e-3 * 1 / 10));
   EXPECT_EQ(lrAt(4, cosine), static_cast<float>(1e-3 * 5 / 10));
-  EXPECT_EQ(lrAt(9, cosine), 1e-3f);   // last warmup step reaches lr
-  EXPECT_EQ(lrAt(10, cosine), 1e-3f);  // cosine starts at lr
+  EXPECT_EQ(lrAt(9, cosine), 1e-3f);  // last warmup step reaches lr
+  EXPECT_EQ(lrAt(10, cosine), 1e-3f); // cosine starts at lr
   EXPECT_EQ(lrAt(35, cosine),
             static_cast<float>(1e-5 + 0.5 * (1 + std::cos(M_PI * 0.25)) * (1e-3 - 1e-5)));
   EXPECT_EQ(lrAt(60, cosine), static_cast<float>(1e-5 + 0.5 * (1e-3 - 1e-5)));
   EXPECT_EQ(lrAt(109, cosine),
             static_cast<float>(1e-5 + 0.5 * (1 + std::cos(M_PI * 0.99)) * (1e-3 - 1e-5)));
-  EXPECT_EQ(lrAt(110, cosine), 1e-5f);  // the end of the cosine: min_lr
+  EXPECT_EQ(lrAt(110, cosine), 1e-5f); // the end of the cosine: min_lr
   EXPECT_EQ(lrAt(5000, cosine), 1e-5f);
   // No warmup, min_lr 0: cosine from the first step down to 0.
   const std::vector<Attribute> noWarmup = {Attribute::makeString("schedule", "warmup_cosine"),
@@ -808,14 +844,14 @@ TEST(UpdateFp8Scale, DelayedScaling) {
     float scale;
   };
   const Expect steps[] = {
-      {0, {0, 0, 0, 0}, 1},  // all zero: scale kept
+      {0, {0, 0, 0, 0}, 1}, // all zero: scale kept
       {2, {2, 0, 0, 0}, 224},
       {8, {8, 2, 0, 0}, 56},
       {1, {1, 8, 2, 0}, 56},
       {0.5f, {0.5f, 1, 8, 2}, 56},
       {0.25f, {0.25f, 0.5f, 1, 8}, 56},
-      {0.25f, {0.25f, 0.25f, 0.5f, 1}, 448},  // the 8 dropped out
-      {INFINITY, {INFINITY, 0.25f, 0.25f, 0.5f}, 448},  // inf: kept
+      {0.25f, {0.25f, 0.25f, 0.5f, 1}, 448},           // the 8 dropped out
+      {INFINITY, {INFINITY, 0.25f, 0.25f, 0.5f}, 448}, // inf: kept
       {3, {3, INFINITY, 0.25f, 0.25f}, 448},
       {3, {3, 3, INFINITY, 0.25f}, 448},
       {3, {3, 3, 3, INFINITY}, 448},
@@ -832,14 +868,13 @@ TEST(UpdateFp8Scale, DelayedScaling) {
   model.input("amax", scalarF32(NAN));
   model.runEntry("update");
   EXPECT_TRUE(std::isnan(model.readF32("amax_history", 4)[0]));
-  EXPECT_EQ(model.readScalarF32("scale"), 64.0f);  // NaN: kept
+  EXPECT_EQ(model.readScalarF32("scale"), 64.0f); // NaN: kept
 }
 
 // Tests fp8_max and margin, and a history of one.
 TEST(UpdateFp8Scale, MarginAndShortHistory) {
-  CModel model(fp8ScalePlan({Attribute::makeFloat("fp8_max", 57344),
-                             Attribute::makeInt("margin", 2)},
-                            1));
+  CModel model(
+      fp8ScalePlan({Attribute::makeFloat("fp8_max", 57344), Attribute::makeInt("margin", 2)}, 1));
   ASSERT_TRUE(model.loaded());
   model.input("amax", scalarF32(7));
   model.runEntry("update");
@@ -847,7 +882,7 @@ TEST(UpdateFp8Scale, MarginAndShortHistory) {
   EXPECT_EQ(model.readScalarF32("scale"), 57344.0f / 7.0f / 4.0f);
   model.input("amax", scalarF32(0));
   model.runEntry("update");
-  EXPECT_EQ(model.readScalarF32("scale"), 57344.0f / 7.0f / 4.0f);  // amax 0: kept
+  EXPECT_EQ(model.readScalarF32("scale"), 57344.0f / 7.0f / 4.0f); // amax 0: kept
 }
 
 // Tests amax_compute_algo: most_recent takes the newest entry where max
@@ -861,12 +896,10 @@ TEST(UpdateFp8Scale, MostRecentVersusMax) {
     float amax, recentScale, maxScale;
   };
   const Expect steps[] = {
-      {8, 56, 56},
-      {2, 224, 56},   // most_recent follows the newest amax
-      {0, 224, 56},   // zero: most_recent keeps its scale
-      {4, 112, 56},
-      {NAN, 112, 56}, // NaN: both keep theirs
-      {1, 448, 56},   // the NaN is in max's history: max keeps 56
+      {8, 56, 56},  {2, 224, 56},   // most_recent follows the newest amax
+      {0, 224, 56},                 // zero: most_recent keeps its scale
+      {4, 112, 56}, {NAN, 112, 56}, // NaN: both keep theirs
+      {1, 448, 56},                 // the NaN is in max's history: max keeps 56
   };
   for (const Expect &e : steps) {
     for (CModel *m : {&recent, &max}) {
@@ -940,11 +973,10 @@ TEST(TrainingKernels, SameBitsAsOneThread) {
   expectSameBitsAsOneThread("adamw_update",
                             {p, g, m, v, scalarI64(5), scalarF32(1e-3f), scalarI1(true)},
                             {f32Result(g.shape), f32Result(g.shape), f32Result(g.shape)});
-  expectSameBitsAsOneThread("sgd_update",
-                            {p, g, m, scalarI64(5), scalarF32(1e-2f), scalarI1(true)},
-                            {f32Result(g.shape), f32Result(g.shape)},
-                            {Attribute::makeFloat("momentum", 0.9),
-                             Attribute::makeInt("nesterov", 1)});
+  expectSameBitsAsOneThread(
+      "sgd_update", {p, g, m, scalarI64(5), scalarF32(1e-2f), scalarI1(true)},
+      {f32Result(g.shape), f32Result(g.shape)},
+      {Attribute::makeFloat("momentum", 0.9), Attribute::makeInt("nesterov", 1)});
 }
 
 //===----------------------------------------------------------------------===//
@@ -1065,14 +1097,12 @@ TEST(TrainingKernels, LoadErrors) {
       "missing required attribute 'max_norm'");
   expectLoadError(
       [&](B &b) {
-        b.kernel("all_finite", {b.input("g", DType::I32, {4})},
-                 {b.output("f", DType::I1, {})});
+        b.kernel("all_finite", {b.input("g", DType::I32, {4})}, {b.output("f", DType::I1, {})});
       },
       "must have a float element type");
   expectLoadError(
       [&](B &b) {
-        b.kernel("global_norm", {b.input("g", DType::F32, {4})},
-                 {b.output("n", DType::F32, {1})});
+        b.kernel("global_norm", {b.input("g", DType::F32, {4})}, {b.output("n", DType::F32, {1})});
       },
       "(norm) must be a 0-d f32");
   expectLoadError(

@@ -18,9 +18,11 @@
 
 namespace {
 
-const std::string kMlp = std::string(MPT_SOURCE_DIR) + "/test/fixtures/parity/mlp_dynamo/model.onnx";
-const char kTrainOptions[] = "precision=bf16 optimizer=adamw lr=0.01 loss-kind=cross_entropy "
-                             "loss-output=logits label-input=labels";
+const std::string kMlp =
+    std::string(MPT_SOURCE_DIR) + "/test/fixtures/parity/mlp_dynamo/model.onnx";
+const char kTrainOptions[] =
+    "precision=bf16 optimizer=adamw lr=0.01 loss-kind=cross_entropy "
+    "loss-output=logits label-input=labels";
 
 /// One call's outcome, its buffers freed.
 struct Result {
@@ -36,9 +38,11 @@ Result compile(const std::string &path, int train, const char *options,
   void *plan = reinterpret_cast<void *>(1);
   size_t size = 1;
   char *error = nullptr;
-  r.status = mpt_compile_onnx_file(path.c_str(), train, options, shapes, &plan, &size, &error);
+  r.status = mpt_compile_onnx_file(path.c_str(), train, options, shapes, &plan,
+                                   &size, &error);
   if (plan)
-    r.plan.assign(static_cast<unsigned char *>(plan), static_cast<unsigned char *>(plan) + size);
+    r.plan.assign(static_cast<unsigned char *>(plan),
+                  static_cast<unsigned char *>(plan) + size);
   r.nullError = error == nullptr;
   if (error)
     r.error = error;
@@ -65,7 +69,9 @@ TEST(CompileCAPI, TrainingPlanLoadsAndTrains) {
   ASSERT_FALSE(r.plan.empty());
 
   mptrt_model *model = nullptr;
-  ASSERT_EQ(mptrt_model_load_memory(r.plan.data(), r.plan.size(), "cpu", &model), MPTRT_OK)
+  ASSERT_EQ(
+      mptrt_model_load_memory(r.plan.data(), r.plan.size(), "cpu", &model),
+      MPTRT_OK)
       << mptrt_last_error();
   ASSERT_EQ(mptrt_entry_count(model), 2u);
   EXPECT_STREQ(mptrt_entry_name(model, 0), "train_step");
@@ -75,9 +81,11 @@ TEST(CompileCAPI, TrainingPlanLoadsAndTrains) {
     x[i] = std::sin(0.37f * static_cast<float>(i));
   std::vector<int64_t> labels = {0, 1, 2, 3, 4, 5, 6, 7};
   int64_t xShape[] = {8, 16}, labelShape[] = {8};
-  ASSERT_EQ(mptrt_bind_input(model, "x", MPTRT_F32, xShape, 2, x.data(), x.size() * 4), MPTRT_OK);
-  ASSERT_EQ(mptrt_bind_input(model, "labels", MPTRT_I64, labelShape, 1, labels.data(),
-                             labels.size() * 8),
+  ASSERT_EQ(mptrt_bind_input(model, "x", MPTRT_F32, xShape, 2, x.data(),
+                             x.size() * 4),
+            MPTRT_OK);
+  ASSERT_EQ(mptrt_bind_input(model, "labels", MPTRT_I64, labelShape, 1,
+                             labels.data(), labels.size() * 8),
             MPTRT_OK);
   float losses[3];
   for (float &loss : losses) {
@@ -95,7 +103,9 @@ TEST(CompileCAPI, InferencePlan) {
   Result r = compile(kMlp, 0, "precision=fp32");
   ASSERT_EQ(r.status, MPT_COMPILE_OK) << r.error;
   mptrt_model *model = nullptr;
-  ASSERT_EQ(mptrt_model_load_memory(r.plan.data(), r.plan.size(), "cpu", &model), MPTRT_OK);
+  ASSERT_EQ(
+      mptrt_model_load_memory(r.plan.data(), r.plan.size(), "cpu", &model),
+      MPTRT_OK);
   ASSERT_EQ(mptrt_entry_count(model), 1u);
   EXPECT_STREQ(mptrt_entry_name(model, 0), "forward");
   mptrt_model_free(model);
@@ -106,7 +116,8 @@ TEST(CompileCAPI, MissingFile) {
   Result r = compile("/nonexistent/model.onnx", 1, "");
   EXPECT_EQ(r.status, MPT_COMPILE_ERROR);
   EXPECT_TRUE(r.plan.empty());
-  EXPECT_NE(r.error.find("/nonexistent/model.onnx"), std::string::npos) << r.error;
+  EXPECT_NE(r.error.find("/nonexistent/model.onnx"), std::string::npos)
+      << r.error;
   EXPECT_NE(r.error.find("cannot read"), std::string::npos) << r.error;
 }
 
@@ -119,12 +130,14 @@ TEST(CompileCAPI, BadOptions) {
   r = compile(kMlp, 0, "lr=0.1");
   EXPECT_EQ(r.status, MPT_COMPILE_ERROR);
   EXPECT_NE(r.error.find("no such option lr"), std::string::npos) << r.error;
-  EXPECT_NE(r.error.find("training options need train"), std::string::npos) << r.error;
+  EXPECT_NE(r.error.find("training options need train"), std::string::npos)
+      << r.error;
 
   r = compile(kMlp, 1, "precision=bf17");
   EXPECT_EQ(r.status, MPT_COMPILE_ERROR);
-  EXPECT_NE(r.error.find("precision=bf17: the precision is one of none, fp32, bf16"),
-            std::string::npos)
+  EXPECT_NE(
+      r.error.find("precision=bf17: the precision is one of none, fp32, bf16"),
+      std::string::npos)
       << r.error;
 
   r = compile(kMlp, 1, "target=sm_80");
@@ -134,10 +147,13 @@ TEST(CompileCAPI, BadOptions) {
 
 // Tests that errors of the pipeline and of input shapes name the file and node.
 TEST(CompileCAPI, ErrorsNameTheNode) {
-  Result r = compile(kMlp, 1, "loss-kind=cross_entropy loss-output=nope label-input=labels");
+  Result r = compile(
+      kMlp, 1, "loss-kind=cross_entropy loss-output=nope label-input=labels");
   EXPECT_EQ(r.status, MPT_COMPILE_ERROR);
-  EXPECT_NE(r.error.find("model.onnx: node 'main_graph': error: no float output named 'nope'"),
-            std::string::npos)
+  EXPECT_NE(
+      r.error.find(
+          "model.onnx: node 'main_graph': error: no float output named 'nope'"),
+      std::string::npos)
       << r.error;
 
   r = compile(kMlp, 0, "", "x=8");
@@ -146,14 +162,16 @@ TEST(CompileCAPI, ErrorsNameTheNode) {
 
   r = compile(kMlp, 0, "", "x");
   EXPECT_EQ(r.status, MPT_COMPILE_ERROR);
-  EXPECT_NE(r.error.find("invalid input shape 'x'"), std::string::npos) << r.error;
+  EXPECT_NE(r.error.find("invalid input shape 'x'"), std::string::npos)
+      << r.error;
 }
 
 // Tests that a model with an unsupported op reports the op and the node.
 TEST(CompileCAPI, Unsupported) {
-  std::string path = writeTemp("capi-unsupported.onnxtext",
-                               "<ir_version: 8, opset_import: [\"\" : 17]>\n"
-                               "g (float[2] X) => (float[2] Y) {\n  Y = Celu(X)\n}\n");
+  std::string path =
+      writeTemp("capi-unsupported.onnxtext",
+                "<ir_version: 8, opset_import: [\"\" : 17]>\n"
+                "g (float[2] X) => (float[2] Y) {\n  Y = Celu(X)\n}\n");
   Result r = compile(path, 0, "");
   EXPECT_EQ(r.status, MPT_COMPILE_UNSUPPORTED);
   EXPECT_NE(r.error.find("unsupported op Celu"), std::string::npos) << r.error;
@@ -168,7 +186,8 @@ TEST(CompileCAPI, BrokenInputs) {
   EXPECT_FALSE(r.error.empty());
 
   char *error = nullptr;
-  EXPECT_EQ(mpt_compile_onnx_file(nullptr, 1, nullptr, nullptr, nullptr, nullptr, &error),
+  EXPECT_EQ(mpt_compile_onnx_file(nullptr, 1, nullptr, nullptr, nullptr,
+                                  nullptr, &error),
             MPT_COMPILE_ERROR);
   ASSERT_NE(error, nullptr);
   EXPECT_NE(std::string(error).find("must not be NULL"), std::string::npos);

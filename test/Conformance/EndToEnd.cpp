@@ -15,8 +15,8 @@
 
 #include <cmath>
 #include <cstdlib>
-#include <fstream>
 #include <cstring>
+#include <fstream>
 #include <sstream>
 
 using namespace mlir;
@@ -25,11 +25,16 @@ namespace mpt::e2e {
 
 const char *stageName(Stage stage) {
   switch (stage) {
-  case Stage::Ok: return "ok";
-  case Stage::Unsupported: return "unsupported";
-  case Stage::ImportFailed: return "import failed";
-  case Stage::LoweringFailed: return "lowering failed";
-  case Stage::RunFailed: return "run failed";
+  case Stage::Ok:
+    return "ok";
+  case Stage::Unsupported:
+    return "unsupported";
+  case Stage::ImportFailed:
+    return "import failed";
+  case Stage::LoweringFailed:
+    return "lowering failed";
+  case Stage::RunFailed:
+    return "run failed";
   }
   return "?";
 }
@@ -135,9 +140,12 @@ double floatAt(mptrt_dtype dtype, const uint8_t *data, int64_t i) {
     std::memcpy(&v, data + 2 * i, 2);
     return num::bf16ToF32(v);
   }
-  case MPTRT_F8E4M3FN: return num::f8E4M3FNToF32(data[i]);
-  case MPTRT_F8E5M2: return num::f8E5M2ToF32(data[i]);
-  default: return 0;
+  case MPTRT_F8E4M3FN:
+    return num::f8E4M3FNToF32(data[i]);
+  case MPTRT_F8E5M2:
+    return num::f8E5M2ToF32(data[i]);
+  default:
+    return 0;
   }
 }
 
@@ -153,7 +161,8 @@ int64_t intAt(mptrt_dtype dtype, const uint8_t *data, int64_t i) {
     std::memcpy(&v, data + 4 * i, 4);
     return v;
   }
-  default: return data[i];
+  default:
+    return data[i];
   }
 }
 
@@ -188,9 +197,10 @@ std::string compare(const Result &got, const mptrt::tools::FileTensor &want,
     if (isFloat(got.dtype)) {
       double g = floatAt(got.dtype, got.bytes.data(), i);
       double w = floatAt(got.dtype, want.bytes.data(), i);
-      bool ok = (std::isnan(g) && std::isnan(w)) ||
-                (std::isinf(w) ? g == w
-                               : std::fabs(g - w) <= atol + rtol * std::fabs(w));
+      bool ok =
+          (std::isnan(g) && std::isnan(w)) ||
+          (std::isinf(w) ? g == w
+                         : std::fabs(g - w) <= atol + rtol * std::fabs(w));
       if (ok)
         continue;
       why.precision(9);

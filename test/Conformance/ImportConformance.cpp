@@ -10,8 +10,8 @@
 // list stays true). A crash fails it too, since it runs in-process.
 //
 //===----------------------------------------------------------------------===//
-#include "mpt/Import/ONNX/Importer.h"
 #include "NodeTests.h"
+#include "mpt/Import/ONNX/Importer.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"

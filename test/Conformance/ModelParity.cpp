@@ -50,7 +50,8 @@ double maxAbs(const mptrt::tools::FileTensor &t) {
 }
 
 /// Largest absolute difference between two f32 tensors (0 if not f32).
-double maxAbsDiff(const e2e::Result &got, const mptrt::tools::FileTensor &want) {
+double maxAbsDiff(const e2e::Result &got,
+                  const mptrt::tools::FileTensor &want) {
   if (got.dtype != MPTRT_F32 || got.bytes.size() != want.bytes.size())
     return 0;
   double worst = 0;
@@ -133,8 +134,8 @@ bool checkModel(const std::string &root, llvm::StringRef spec,
     }
     auto it = outputs.find(output);
     if (it == outputs.end()) {
-      llvm::outs() << "FAIL " << name << ": the plan has no output '"
-                   << output << "'\n";
+      llvm::outs() << "FAIL " << name << ": the plan has no output '" << output
+                   << "'\n";
       return false;
     }
     double atol = tolerance.atol + tolerance.atolOfMax * maxAbs(want);

@@ -22,11 +22,11 @@
 #include "EndToEnd.h"
 #include "NodeTests.h"
 
+#include "onnx/onnx_pb.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
-#include "onnx/onnx_pb.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -163,9 +163,9 @@ int main(int argc, char **argv) {
       ++problems;
       llvm::outs() << "STALE " << name << " is listed but not a node test\n";
     }
-  llvm::outs() << "numerics conformance: " << tests.size() << " node tests: "
-               << passed << " passed, " << failed << " failed (" << expectedFailed
-               << " listed with a reason), " << unsupported
-               << " unsupported by the importer\n";
+  llvm::outs() << "numerics conformance: " << tests.size()
+               << " node tests: " << passed << " passed, " << failed
+               << " failed (" << expectedFailed << " listed with a reason), "
+               << unsupported << " unsupported by the importer\n";
   return problems ? 1 : 0;
 }

@@ -39,8 +39,8 @@ bool looksLikeText(const uint8_t *data, size_t size) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   mlir::MLIRContext context(mlir::MLIRContext::Threading::DISABLED);
   // Diagnostics are the expected outcome for most inputs: drop them.
-  mlir::ScopedDiagnosticHandler quiet(&context,
-                                      [](mlir::Diagnostic &) { return mlir::success(); });
+  mlir::ScopedDiagnosticHandler quiet(
+      &context, [](mlir::Diagnostic &) { return mlir::success(); });
   llvm::StringRef bytes(reinterpret_cast<const char *>(data), size);
   mpt::OnnxImportResult result =
       mpt::importOnnxBuffer(bytes, looksLikeText(data, size), "fuzz-input",
@@ -48,7 +48,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (result.status != mpt::OnnxImportStatus::Imported)
     return 0;
   if (!result.module || mlir::failed(mlir::verify(*result.module))) {
-    std::fprintf(stderr, "ONNXImportFuzzer: an imported module does not verify\n");
+    std::fprintf(stderr,
+                 "ONNXImportFuzzer: an imported module does not verify\n");
     std::abort();
   }
   result.module->print(llvm::nulls());

@@ -1,4 +1,5 @@
-//===- BatchNormStateTest.cpp - batch-norm running statistics in train_step ===//
+//===- BatchNormStateTest.cpp - batch-norm running statistics in train_step
+//===//
 //
 // test/fixtures/training/bn_step: Conv-BatchNorm-ReLU-Linear exported in
 // training mode, and PyTorch's parameters and BatchNorm running statistics
@@ -44,7 +45,8 @@ double worstRatio(const std::string &what, const std::vector<float> &got,
   }
   std::vector<float> w = want.f32();
   if (w.size() != got.size()) {
-    ADD_FAILURE() << what << ": " << got.size() << " elements, " << npy << " has " << w.size();
+    ADD_FAILURE() << what << ": " << got.size() << " elements, " << npy
+                  << " has " << w.size();
     return INFINITY;
   }
   const double worst = worstScaledError(got, w);
@@ -54,12 +56,12 @@ double worstRatio(const std::string &what, const std::vector<float> &got,
 }
 
 const std::vector<std::string> kInitializers = {
-    "conv.weight", "conv.bias", "bn.weight", "bn.bias", "bn.running_mean",
-    "bn.running_var", "fc.weight", "fc.bias"};
+    "conv.weight",     "conv.bias",      "bn.weight", "bn.bias",
+    "bn.running_mean", "bn.running_var", "fc.weight", "fc.bias"};
 
 const std::vector<std::string> kLossFlags = {
-    "--optimizer=sgd", "--lr=0.1", "--loss-kind=cross_entropy", "--loss-output=logits",
-    "--label-input=labels"};
+    "--optimizer=sgd", "--lr=0.1", "--loss-kind=cross_entropy",
+    "--loss-output=logits", "--label-input=labels"};
 
 } // namespace
 
@@ -68,7 +70,8 @@ TEST(BatchNormState, RunningStatisticsMatchPyTorch) {
   TempDir dir;
   std::string msg;
   const std::string plan = dir.file("bn.mptp");
-  ASSERT_TRUE(compileTrainingPlan(fixturePath("bn_step/model.onnx"), kLossFlags, plan, &msg))
+  ASSERT_TRUE(compileTrainingPlan(fixturePath("bn_step/model.onnx"), kLossFlags,
+                                  plan, &msg))
       << msg;
   // The running statistics are state, not parameters left frozen.
   const std::string log = readTextFile(plan + ".compile.log");
@@ -77,7 +80,8 @@ TEST(BatchNormState, RunningStatisticsMatchPyTorch) {
   ASSERT_TRUE(t.load(plan, &msg)) << msg;
   Tensor x, labels;
   ASSERT_TRUE(loadNpy(fixturePath("bn_step/x_train.npy"), &x, &msg)) << msg;
-  ASSERT_TRUE(loadNpy(fixturePath("bn_step/labels_train.npy"), &labels, &msg)) << msg;
+  ASSERT_TRUE(loadNpy(fixturePath("bn_step/labels_train.npy"), &labels, &msg))
+      << msg;
   std::vector<float> initialVar;
   ASSERT_TRUE(t.parameterF32("bn.running_var", &initialVar, &msg)) << msg;
   std::vector<float> losses;
@@ -97,10 +101,11 @@ TEST(BatchNormState, RunningStatisticsMatchPyTorch) {
   }
   std::vector<float> finalVar;
   ASSERT_TRUE(t.parameterF32("bn.running_var", &finalVar, &msg)) << msg;
-  EXPECT_NE(finalVar, initialVar) << "the running variance was not written back";
+  EXPECT_NE(finalVar, initialVar)
+      << "the running variance was not written back";
   RecordProperty("max_rel_error", std::to_string(worst));
-  std::cout << "RunningStatisticsMatchPyTorch: worst ratio " << worst << " (bound " << kRtol
-            << ")\n";
+  std::cout << "RunningStatisticsMatchPyTorch: worst ratio " << worst
+            << " (bound " << kRtol << ")\n";
 }
 
 // mpt-train: 3 steps straight vs 1 step, --save, --resume to 3: the
@@ -110,12 +115,16 @@ TEST(BatchNormState, CheckpointCarriesRunningStatistics) {
   TempDir dir;
   std::string msg;
   const std::string plan = dir.file("bn.mptp");
-  ASSERT_TRUE(compileTrainingPlan(fixturePath("bn_step/model.onnx"), kLossFlags, plan, &msg))
+  ASSERT_TRUE(compileTrainingPlan(fixturePath("bn_step/model.onnx"), kLossFlags,
+                                  plan, &msg))
       << msg;
   const std::vector<std::string> base = {
-      MPT_TRAIN_PATH, plan, "--input", "x=" + fixturePath("bn_step/x_train.npy"),
-      "--input", "labels=" + fixturePath("bn_step/labels_train.npy"), "--quiet"};
-  auto run = [&](const std::vector<std::string> &extra, const std::string &log) {
+      MPT_TRAIN_PATH, plan,
+      "--input",      "x=" + fixturePath("bn_step/x_train.npy"),
+      "--input",      "labels=" + fixturePath("bn_step/labels_train.npy"),
+      "--quiet"};
+  auto run = [&](const std::vector<std::string> &extra,
+                 const std::string &log) {
     return runTrainer(dir, base, extra, log);
   };
   const std::string a = dir.file("a.ckpt"), b = dir.file("b.ckpt");
@@ -123,9 +132,11 @@ TEST(BatchNormState, CheckpointCarriesRunningStatistics) {
   ASSERT_TRUE(run({"--steps", "1", "--save", b}, "b1.log"));
   const std::vector<uint8_t> one = readBinaryFile(b);
   ASSERT_TRUE(run({"--steps", "3", "--resume", b, "--save", b}, "b2.log"));
-  const std::vector<uint8_t> straight = readBinaryFile(a), resumed = readBinaryFile(b);
+  const std::vector<uint8_t> straight = readBinaryFile(a),
+                             resumed = readBinaryFile(b);
   ASSERT_FALSE(straight.empty());
-  EXPECT_TRUE(resumed == straight) << "resumed checkpoint differs from the uninterrupted run's";
+  EXPECT_TRUE(resumed == straight)
+      << "resumed checkpoint differs from the uninterrupted run's";
   EXPECT_NE(one, straight);
 
   // The checkpoint holds the running statistics PyTorch has after 3 steps
@@ -135,24 +146,29 @@ TEST(BatchNormState, CheckpointCarriesRunningStatistics) {
   ASSERT_TRUE(t.load(plan, &msg)) << msg;
   const std::string text(straight.begin(), straight.end());
   for (const char *name : {"bn.running_mean", "bn.running_var"}) {
-    EXPECT_NE(text.find(name), std::string::npos) << name << " is not in the checkpoint";
+    EXPECT_NE(text.find(name), std::string::npos)
+        << name << " is not in the checkpoint";
     Tensor want;
-    ASSERT_TRUE(loadNpy(fixturePath(std::string("bn_step/sgd_") + name + ".npy"), &want, &msg))
+    ASSERT_TRUE(loadNpy(
+        fixturePath(std::string("bn_step/sgd_") + name + ".npy"), &want, &msg))
         << msg;
     // The checkpoint's bytes of the statistic, located after its name.
     const size_t at = text.find(name);
     ASSERT_NE(at, std::string::npos);
     std::vector<float> got(want.numel());
     bool found = false;
-    for (size_t off = at; off + got.size() * 4 <= straight.size() && !found; ++off) {
+    for (size_t off = at; off + got.size() * 4 <= straight.size() && !found;
+         ++off) {
       std::vector<float> v(got.size());
       std::memcpy(v.data(), straight.data() + off, v.size() * 4);
       double worst = 0;
       std::vector<float> w = want.f32();
       for (size_t i = 0; i < v.size(); ++i)
-        worst = std::max(worst, std::fabs(double(v[i]) - w[i]) / std::max(1e-3, double(std::fabs(w[i]))));
+        worst = std::max(worst, std::fabs(double(v[i]) - w[i]) /
+                                    std::max(1e-3, double(std::fabs(w[i]))));
       found = worst <= kRtol;
     }
-    EXPECT_TRUE(found) << name << ": PyTorch's value after 3 steps is not in the checkpoint";
+    EXPECT_TRUE(found)
+        << name << ": PyTorch's value after 3 steps is not in the checkpoint";
   }
 }

@@ -50,12 +50,13 @@ std::string values(int n, double (*f)(int)) {
 std::string modelText() {
   std::ostringstream os;
   os << "<ir_version: 8, opset_import: [\"\" : 17]>\n"
-     << "dropout_mlp (float[" << kBatch << "," << kIn << "] x, float[" << kBatch << ","
-     << kOut << "] t, float[" << kIn << "," << kHidden << "] w1 = {"
-     << values(kIn * kHidden, [](int i) { return 0.3 * std::sin(1.7 * i + 0.3); })
+     << "dropout_mlp (float[" << kBatch << "," << kIn << "] x, float[" << kBatch
+     << "," << kOut << "] t, float[" << kIn << "," << kHidden << "] w1 = {"
+     << values(kIn * kHidden,
+               [](int i) { return 0.3 * std::sin(1.7 * i + 0.3); })
      << "}, float[" << kHidden << "] b1 = {"
-     << values(kHidden, [](int i) { return 0.01 * i; }) << "}, float[" << kHidden << ","
-     << kOut << "] w2 = {"
+     << values(kHidden, [](int i) { return 0.01 * i; }) << "}, float["
+     << kHidden << "," << kOut << "] w2 = {"
      << values(kHidden * kOut, [](int i) { return 0.3 * std::cos(0.9 * i); })
      << "}) => (float loss) {\n"
      << "  half = Constant <value = float {0.5}> ()\n"
@@ -104,7 +105,8 @@ bool writeNpyF32(const std::string &path, const Tensor &t) {
   for (int64_t d : t.shape)
     shape += std::to_string(d) + ",";
   shape += ")";
-  std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': " + shape + ", }";
+  std::string header =
+      "{'descr': '<f4', 'fortran_order': False, 'shape': " + shape + ", }";
   while ((10 + header.size() + 1) % 64)
     header += ' ';
   header += '\n';
@@ -145,8 +147,10 @@ protected:
   /// Runs mpt-train on `plan`; false (with its log as a failure) on error.
   bool train(const std::string &plan, const std::vector<std::string> &extra,
              const std::string &log) {
-    std::vector<std::string> argv = {MPT_TRAIN_PATH, plan, "--input", "x=" + dir.file("x.npy"),
-                                     "--input", "t=" + dir.file("t.npy"), "--quiet"};
+    std::vector<std::string> argv = {MPT_TRAIN_PATH, plan,
+                                     "--input",      "x=" + dir.file("x.npy"),
+                                     "--input",      "t=" + dir.file("t.npy"),
+                                     "--quiet"};
     argv.insert(argv.end(), extra.begin(), extra.end());
     const int rc = runProcess(argv, dir.file(log));
     EXPECT_EQ(rc, 0) << readTextFile(dir.file(log));
@@ -165,13 +169,15 @@ protected:
 TEST_F(DropoutTraining, GradientIsZeroExactlyWhereDropped) {
   std::string msg;
   const std::string plan = dir.file("grad.mptp");
-  ASSERT_TRUE(compileTrainingPlan(model, {"--optimizer=sgd", "--lr=0.05", "--emit-gradients=true"},
-                                  plan, &msg))
+  ASSERT_TRUE(compileTrainingPlan(
+      model, {"--optimizer=sgd", "--lr=0.05", "--emit-gradients=true"}, plan,
+      &msg))
       << msg;
   Trainer trainer;
   ASSERT_TRUE(trainer.load(plan, &msg)) << msg;
   const int64_t seed = 1234;
-  ASSERT_TRUE(trainer.model().bindParameter("train.seed", MPTRT_I64, {}, &seed, sizeof seed))
+  ASSERT_TRUE(trainer.model().bindParameter("train.seed", MPTRT_I64, {}, &seed,
+                                            sizeof seed))
       << mptrt::lastError();
   const uint64_t threshold = mptrt::philox::dropThreshold(0.5);
   std::vector<bool> previous;
@@ -195,8 +201,8 @@ TEST_F(DropoutTraining, GradientIsZeroExactlyWhereDropped) {
     std::vector<bool> liveUnit(kHidden, false);
     int dropped = 0, droppedNonZero = 0;
     for (size_t i = 0; i < g.size(); ++i) {
-      keep[i] = mptrt::philox::dropoutKeep(uint64_t(seed), uint64_t(step), 0, int64_t(i),
-                                           threshold);
+      keep[i] = mptrt::philox::dropoutKeep(uint64_t(seed), uint64_t(step), 0,
+                                           int64_t(i), threshold);
       dropped += !keep[i];
       droppedNonZero += !keep[i] && g[i] != 0.0f;
       if (g[i] != 0.0f)
@@ -210,13 +216,16 @@ TEST_F(DropoutTraining, GradientIsZeroExactlyWhereDropped) {
       deadUnits += !live;
     EXPECT_EQ(droppedNonZero, 0) << "step " << step;
     EXPECT_EQ(keptZero, 0) << "step " << step;
-    EXPECT_LE(deadUnits, 4) << "step " << step << ": too few live units for the check";
-    std::printf("step %lld: %d of 512 w1 elements dropped, %d dead hidden units\n",
-                static_cast<long long>(step), dropped, deadUnits);
+    EXPECT_LE(deadUnits, 4)
+        << "step " << step << ": too few live units for the check";
+    std::printf(
+        "step %lld: %d of 512 w1 elements dropped, %d dead hidden units\n",
+        static_cast<long long>(step), dropped, deadUnits);
     EXPECT_GT(dropped, 160) << "ratio 0.5 of 512 elements; step " << step;
     EXPECT_LT(dropped, 352) << "ratio 0.5 of 512 elements; step " << step;
     if (!previous.empty()) {
-      EXPECT_NE(keep, previous) << "step " << step << " drew the previous step's mask";
+      EXPECT_NE(keep, previous)
+          << "step " << step << " drew the previous step's mask";
     }
     previous = keep;
   }
@@ -229,26 +238,35 @@ TEST_F(DropoutTraining, GradientIsZeroExactlyWhereDropped) {
 TEST_F(DropoutTraining, SeedSetsTheLossCurve) {
   std::string msg;
   const std::string plan = dir.file("train.mptp");
-  ASSERT_TRUE(compileTrainingPlan(model, {"--optimizer=sgd", "--lr=0.05"}, plan, &msg)) << msg;
-  auto curve = [&](const std::vector<std::string> &extra, const std::string &name) {
-    std::vector<std::string> args = {"--steps", "40", "--metrics", dir.file(name + ".jsonl")};
+  ASSERT_TRUE(
+      compileTrainingPlan(model, {"--optimizer=sgd", "--lr=0.05"}, plan, &msg))
+      << msg;
+  auto curve = [&](const std::vector<std::string> &extra,
+                   const std::string &name) {
+    std::vector<std::string> args = {"--steps", "40", "--metrics",
+                                     dir.file(name + ".jsonl")};
     args.insert(args.end(), extra.begin(), extra.end());
     EXPECT_TRUE(train(plan, args, name + ".log"));
     return losses(readTextFile(dir.file(name + ".jsonl")));
   };
-  const std::vector<double> a = curve({"--seed", "1"}, "a"), again = curve({"--seed", "1"}, "again"),
-                            b = curve({"--seed", "2"}, "b"), none = curve({}, "none"),
+  const std::vector<double> a = curve({"--seed", "1"}, "a"),
+                            again = curve({"--seed", "1"}, "again"),
+                            b = curve({"--seed", "2"}, "b"),
+                            none = curve({}, "none"),
                             zero = curve({"--seed", "0"}, "zero");
   ASSERT_EQ(a.size(), 40u);
   ASSERT_EQ(b.size(), 40u);
   EXPECT_EQ(a, again) << "the same --seed must give the same curve";
   EXPECT_EQ(none, zero) << "train.seed starts at 0";
   for (int i = 0; i < 5; ++i)
-    EXPECT_NE(a[i], b[i]) << "step " << i + 1 << ": --seed 2 gave --seed 1's loss";
+    EXPECT_NE(a[i], b[i]) << "step " << i + 1
+                          << ": --seed 2 gave --seed 1's loss";
   const double first = mean(a, 0, 8), last = mean(a, 32, 40);
-  EXPECT_LT(last, 0.7 * first) << "the loss did not fall: " << first << " -> " << last;
-  std::printf("dropout MLP loss (seed 1): steps 1-8 mean %.4f, steps 33-40 mean %.4f\n", first,
-              last);
+  EXPECT_LT(last, 0.7 * first)
+      << "the loss did not fall: " << first << " -> " << last;
+  std::printf(
+      "dropout MLP loss (seed 1): steps 1-8 mean %.4f, steps 33-40 mean %.4f\n",
+      first, last);
 }
 
 // Tests that --resume draws the same masks: 6 steps, --save, --resume to 12
@@ -258,16 +276,26 @@ TEST_F(DropoutTraining, SeedSetsTheLossCurve) {
 TEST_F(DropoutTraining, ResumedRunIsBitIdentical) {
   std::string msg;
   const std::string plan = dir.file("resume.mptp");
-  ASSERT_TRUE(compileTrainingPlan(model, {"--optimizer=adamw", "--lr=1e-2"}, plan, &msg)) << msg;
-  const std::string a = dir.file("a.ckpt"), b = dir.file("b.ckpt"), c = dir.file("c.ckpt");
-  ASSERT_TRUE(train(plan, {"--steps", "12", "--seed", "7", "--save", a}, "a.log"));
-  ASSERT_TRUE(train(plan, {"--steps", "6", "--seed", "7", "--save", b}, "b1.log"));
-  ASSERT_TRUE(train(plan, {"--steps", "12", "--seed", "99", "--resume", b, "--save", b}, "b2.log"));
-  ASSERT_TRUE(train(plan, {"--steps", "12", "--seed", "8", "--save", c}, "c.log"));
-  const std::vector<uint8_t> straight = readBinaryFile(a), resumed = readBinaryFile(b),
+  ASSERT_TRUE(compileTrainingPlan(model, {"--optimizer=adamw", "--lr=1e-2"},
+                                  plan, &msg))
+      << msg;
+  const std::string a = dir.file("a.ckpt"), b = dir.file("b.ckpt"),
+                    c = dir.file("c.ckpt");
+  ASSERT_TRUE(
+      train(plan, {"--steps", "12", "--seed", "7", "--save", a}, "a.log"));
+  ASSERT_TRUE(
+      train(plan, {"--steps", "6", "--seed", "7", "--save", b}, "b1.log"));
+  ASSERT_TRUE(
+      train(plan, {"--steps", "12", "--seed", "99", "--resume", b, "--save", b},
+            "b2.log"));
+  ASSERT_TRUE(
+      train(plan, {"--steps", "12", "--seed", "8", "--save", c}, "c.log"));
+  const std::vector<uint8_t> straight = readBinaryFile(a),
+                             resumed = readBinaryFile(b),
                              otherSeed = readBinaryFile(c);
   ASSERT_FALSE(straight.empty());
-  EXPECT_TRUE(resumed == straight) << "resumed checkpoint differs from the uninterrupted run's";
+  EXPECT_TRUE(resumed == straight)
+      << "resumed checkpoint differs from the uninterrupted run's";
   EXPECT_FALSE(otherSeed == straight) << "--seed 8 gave --seed 7's checkpoint";
 }
 
@@ -278,7 +306,9 @@ TEST_F(DropoutTraining, ResumedRunIsBitIdentical) {
 TEST_F(DropoutTraining, EvalStepHasNoDropout) {
   std::string msg;
   const std::string plan = dir.file("eval.mptp");
-  ASSERT_TRUE(compileTrainingPlan(model, {"--optimizer=sgd", "--lr=0.05"}, plan, &msg)) << msg;
+  ASSERT_TRUE(
+      compileTrainingPlan(model, {"--optimizer=sgd", "--lr=0.05"}, plan, &msg))
+      << msg;
   Trainer trainer;
   ASSERT_TRUE(trainer.load(plan, &msg)) << msg;
   const Tensor xb = x.rows(0, kBatch), tb = t.rows(0, kBatch);
@@ -306,9 +336,11 @@ TEST_F(DropoutTraining, EvalStepHasNoDropout) {
 
   float got = 0, again = 0;
   ASSERT_TRUE(trainer.evaluate(&got, &msg)) << msg;
-  EXPECT_NEAR(got, want, 1e-5 * want) << "eval_step is not the MLP without dropout";
+  EXPECT_NEAR(got, want, 1e-5 * want)
+      << "eval_step is not the MLP without dropout";
   const int64_t seed = 1234;
-  ASSERT_TRUE(trainer.model().bindParameter("train.seed", MPTRT_I64, {}, &seed, sizeof seed))
+  ASSERT_TRUE(trainer.model().bindParameter("train.seed", MPTRT_I64, {}, &seed,
+                                            sizeof seed))
       << mptrt::lastError();
   ASSERT_TRUE(trainer.evaluate(&again, &msg)) << msg;
   EXPECT_EQ(got, again) << "eval_step depends on train.seed";
@@ -316,7 +348,8 @@ TEST_F(DropoutTraining, EvalStepHasNoDropout) {
   ASSERT_TRUE(trainer.step(&o, &msg)) << msg;
   EXPECT_GT(std::fabs(o.loss - want), 1e-3 * want)
       << "train_step's loss equals the no-dropout loss: are its dropouts on?";
-  std::printf("dropout MLP: eval_step loss %.7g, float64 without dropout %.7g, train_step %.7g\n",
+  std::printf("dropout MLP: eval_step loss %.7g, float64 without dropout %.7g, "
+              "train_step %.7g\n",
               got, want, o.loss);
 }
 

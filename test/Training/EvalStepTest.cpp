@@ -35,11 +35,12 @@ namespace {
 
 const double kRtol = 1e-5;
 
-const std::vector<std::string> kFlags = {"--optimizer=sgd", "--lr=0.1",
-                                         "--loss-kind=cross_entropy", "--loss-output=logits",
-                                         "--label-input=labels"};
+const std::vector<std::string> kFlags = {
+    "--optimizer=sgd", "--lr=0.1", "--loss-kind=cross_entropy",
+    "--loss-output=logits", "--label-input=labels"};
 
-double worstRatio(const std::vector<float> &got, const std::vector<float> &want) {
+double worstRatio(const std::vector<float> &got,
+                  const std::vector<float> &want) {
   return worstScaledError(got, want);
 }
 
@@ -55,11 +56,12 @@ protected:
   void SetUp() override {
     std::string msg;
     plan = dir.file("bn.mptp");
-    ASSERT_TRUE(compileTrainingPlan(fixturePath("bn_step/model.onnx"), kFlags, plan, &msg))
+    ASSERT_TRUE(compileTrainingPlan(fixturePath("bn_step/model.onnx"), kFlags,
+                                    plan, &msg))
         << msg;
     for (const char *name : {"x_train", "labels_train", "x_val", "labels_val"})
-      ASSERT_TRUE(loadNpy(fixturePath(std::string("bn_step/") + name + ".npy"), &data[name],
-                          &msg))
+      ASSERT_TRUE(loadNpy(fixturePath(std::string("bn_step/") + name + ".npy"),
+                          &data[name], &msg))
           << msg;
   }
 
@@ -95,7 +97,8 @@ TEST_F(EvalStep, MatchesPyTorchEvalLoss) {
   EXPECT_LE(r0, kRtol) << "eval loss before training: " << initial;
   for (int s = 0; s < 3; ++s) {
     ASSERT_TRUE(t.bind("x", data["x_train"].rows(8 * s, 8), &msg)) << msg;
-    ASSERT_TRUE(t.bind("labels", data["labels_train"].rows(8 * s, 8), &msg)) << msg;
+    ASSERT_TRUE(t.bind("labels", data["labels_train"].rows(8 * s, 8), &msg))
+        << msg;
     StepOutputs o;
     ASSERT_TRUE(t.step(&o, &msg)) << msg;
     ASSERT_FALSE(o.skipped);
@@ -107,29 +110,42 @@ TEST_F(EvalStep, MatchesPyTorchEvalLoss) {
   ASSERT_TRUE(t.outputF32("logits", &logits, &msg)) << msg;
   const double rl = worstRatio(logits, fixtureF32("eval_logits.npy"));
   EXPECT_LE(rl, kRtol) << "eval logits after 3 steps";
-  std::cout << "eval loss before " << initial << " (ratio " << r0 << "), after " << trained
-            << " (ratio " << r1 << "), logits ratio " << rl << "\n";
+  std::cout << "eval loss before " << initial << " (ratio " << r0 << "), after "
+            << trained << " (ratio " << r1 << "), logits ratio " << rl << "\n";
   RecordProperty("max_rel_error", std::to_string(std::max({r0, r1, rl})));
 }
 
 // mpt-train --eval-input --eval-every 1: val_loss in every metrics line, the
 // last one PyTorch's, and the same training as without evaluation.
 TEST_F(EvalStep, MptTrainReportsValidationLoss) {
-  auto run = [&](const std::vector<std::string> &extra, const std::string &name) {
+  auto run = [&](const std::vector<std::string> &extra,
+                 const std::string &name) {
     std::vector<std::string> argv = {
-        MPT_TRAIN_PATH, plan, "--input", "x=" + fixturePath("bn_step/x_train.npy"), "--input",
-        "labels=" + fixturePath("bn_step/labels_train.npy"), "--steps", "3", "--quiet",
-        "--save", dir.file(name + ".ckpt"), "--metrics", dir.file(name + ".jsonl")};
+        MPT_TRAIN_PATH,
+        plan,
+        "--input",
+        "x=" + fixturePath("bn_step/x_train.npy"),
+        "--input",
+        "labels=" + fixturePath("bn_step/labels_train.npy"),
+        "--steps",
+        "3",
+        "--quiet",
+        "--save",
+        dir.file(name + ".ckpt"),
+        "--metrics",
+        dir.file(name + ".jsonl")};
     argv.insert(argv.end(), extra.begin(), extra.end());
     const int rc = runProcess(argv, dir.file(name + ".log"));
     EXPECT_EQ(rc, 0) << readTextFile(dir.file(name + ".log"));
     return rc == 0;
   };
   ASSERT_TRUE(run({}, "plain"));
-  ASSERT_TRUE(run({"--eval-input", "x=" + fixturePath("bn_step/x_val.npy"), "--eval-input",
-                   "labels=" + fixturePath("bn_step/labels_val.npy"), "--eval-every", "1"},
-                  "eval"));
-  EXPECT_TRUE(readBinaryFile(dir.file("plain.ckpt")) == readBinaryFile(dir.file("eval.ckpt")))
+  ASSERT_TRUE(run(
+      {"--eval-input", "x=" + fixturePath("bn_step/x_val.npy"), "--eval-input",
+       "labels=" + fixturePath("bn_step/labels_val.npy"), "--eval-every", "1"},
+      "eval"));
+  EXPECT_TRUE(readBinaryFile(dir.file("plain.ckpt")) ==
+              readBinaryFile(dir.file("eval.ckpt")))
       << "evaluating changed the training";
 
   std::vector<double> val;
@@ -141,9 +157,12 @@ TEST_F(EvalStep, MptTrainReportsValidationLoss) {
     val.push_back(std::stod(m[1]));
   }
   ASSERT_EQ(val.size(), 3u);
-  EXPECT_NE(val[0], val[2]) << "the validation loss does not follow the training";
-  EXPECT_LE(worstRatio({float(val[2])}, fixtureF32("eval_loss.npy")), kRtol) << val[2];
-  EXPECT_EQ(readTextFile(dir.file("plain.jsonl")).find("val_loss"), std::string::npos);
+  EXPECT_NE(val[0], val[2])
+      << "the validation loss does not follow the training";
+  EXPECT_LE(worstRatio({float(val[2])}, fixtureF32("eval_loss.npy")), kRtol)
+      << val[2];
+  EXPECT_EQ(readTextFile(dir.file("plain.jsonl")).find("val_loss"),
+            std::string::npos);
   const std::string log = readTextFile(dir.file("eval.log"));
   EXPECT_NE(log.find("val loss"), std::string::npos) << log;
 }
@@ -161,21 +180,29 @@ TEST_F(EvalStep, MptTrainRejectsBadEvaluationFlags) {
   const Case cases[] = {
       {{"--eval-every", "2"}, 2, "--eval-every needs --eval-input"},
       {{"--eval-input", x}, 1, "needs --eval-input labels=FILE"},
-      {{"--eval-input", x, "--eval-input", labels, "--eval-input", "y=" + x}, 1,
+      {{"--eval-input", x, "--eval-input", labels, "--eval-input", "y=" + x},
+       1,
        "has no input named 'y'"},
-      {{"--eval-input", x, "--eval-input", labels, "--eval-entry", "nope"}, 1,
+      {{"--eval-input", x, "--eval-input", labels, "--eval-entry", "nope"},
+       1,
        "has no entry point 'nope' to evaluate with"},
-      {{"--eval-input", "x=" + fixturePath("bn_step/labels_val.npy"), "--eval-input", labels}, 1,
+      {{"--eval-input", "x=" + fixturePath("bn_step/labels_val.npy"),
+        "--eval-input", labels},
+       1,
        "labels_val.npy"},
   };
   int i = 0;
   for (const Case &c : cases) {
     std::vector<std::string> argv = {
-        MPT_TRAIN_PATH, plan, "--input", "x=" + fixturePath("bn_step/x_train.npy"), "--input",
-        "labels=" + fixturePath("bn_step/labels_train.npy"), "--steps", "1", "--quiet"};
+        MPT_TRAIN_PATH, plan,
+        "--input",      "x=" + fixturePath("bn_step/x_train.npy"),
+        "--input",      "labels=" + fixturePath("bn_step/labels_train.npy"),
+        "--steps",      "1",
+        "--quiet"};
     argv.insert(argv.end(), c.args.begin(), c.args.end());
     const std::string log = dir.file("bad" + std::to_string(i++) + ".log");
     EXPECT_EQ(runProcess(argv, log), c.rc) << readTextFile(log);
-    EXPECT_NE(readTextFile(log).find(c.message), std::string::npos) << readTextFile(log);
+    EXPECT_NE(readTextFile(log).find(c.message), std::string::npos)
+        << readTextFile(log);
   }
 }

@@ -27,14 +27,15 @@ using namespace mpt::training_test;
 namespace {
 
 /// The grad.<p> outputs of one train_step of `onnx` compiled with `flags`.
-void firstGradients(const TempDir &dir, const std::string &name, const std::string &onnx,
+void firstGradients(const TempDir &dir, const std::string &name,
+                    const std::string &onnx,
                     const std::vector<std::string> &flags,
                     const std::vector<std::pair<std::string, Tensor>> &batch,
                     std::map<std::string, std::vector<float>> *grads) {
   std::string msg;
   const std::string plan = dir.file(name + ".mptp");
-  std::vector<std::string> all = {"--optimizer=sgd", "--lr=0", "--emit-gradients=true",
-                                  "--loss-scale=none"};
+  std::vector<std::string> all = {"--optimizer=sgd", "--lr=0",
+                                  "--emit-gradients=true", "--loss-scale=none"};
   all.insert(all.end(), flags.begin(), flags.end());
   ASSERT_TRUE(compileTrainingPlan(onnx, all, plan, &msg)) << msg;
   Trainer t;
@@ -53,12 +54,15 @@ void compare(const char *model, const std::string &onnx,
              const std::vector<std::pair<std::string, Tensor>> &batch) {
   TempDir dir;
   std::map<std::string, std::vector<float>> fp32, fp8;
-  std::vector<std::string> f32Flags = {"--precision=fp32"}, f8Flags = {"--precision=fp8",
-                                                                      "--fp8-scaling=current"};
+  std::vector<std::string> f32Flags = {"--precision=fp32"},
+                           f8Flags = {"--precision=fp8",
+                                      "--fp8-scaling=current"};
   f32Flags.insert(f32Flags.end(), extra.begin(), extra.end());
   f8Flags.insert(f8Flags.end(), extra.begin(), extra.end());
-  ASSERT_NO_FATAL_FAILURE(firstGradients(dir, "fp32", onnx, f32Flags, batch, &fp32));
-  ASSERT_NO_FATAL_FAILURE(firstGradients(dir, "fp8", onnx, f8Flags, batch, &fp8));
+  ASSERT_NO_FATAL_FAILURE(
+      firstGradients(dir, "fp32", onnx, f32Flags, batch, &fp32));
+  ASSERT_NO_FATAL_FAILURE(
+      firstGradients(dir, "fp8", onnx, f8Flags, batch, &fp8));
   ASSERT_FALSE(fp32.empty());
   ASSERT_EQ(fp32.size(), fp8.size());
   double worst = 0;
@@ -73,9 +77,10 @@ void compare(const char *model, const std::string &onnx,
       worstName = name;
     }
   }
-  std::cout << "  " << model << ": worst relative L2 gradient error " << worst << " ("
-            << worstName << ", " << fp32.size() << " gradients)\n";
-  ::testing::Test::RecordProperty(std::string(model) + "_worst_rel_l2", std::to_string(worst));
+  std::cout << "  " << model << ": worst relative L2 gradient error " << worst
+            << " (" << worstName << ", " << fp32.size() << " gradients)\n";
+  ::testing::Test::RecordProperty(std::string(model) + "_worst_rel_l2",
+                                  std::to_string(worst));
 }
 
 Tensor load(const std::string &rel) {
@@ -87,8 +92,10 @@ Tensor load(const std::string &rel) {
 
 // Tests the FP8 gemm rules (mlp_step: two Gemm layers, transB = 1).
 TEST(Fp8Gradients, GemmGradientsTrackFp32) {
-  compare("mlp_step", fixturePath("mlp_step/model.onnx"), {"--loss-kind=cross_entropy"},
-          {{"x", load("mlp_step/x.npy")}, {"labels", load("mlp_step/labels.npy")}});
+  compare(
+      "mlp_step", fixturePath("mlp_step/model.onnx"),
+      {"--loss-kind=cross_entropy"},
+      {{"x", load("mlp_step/x.npy")}, {"labels", load("mlp_step/labels.npy")}});
 }
 
 // Tests the FP8 matmul rules (charlm: batched attention matmuls, Linear

@@ -45,19 +45,24 @@ struct Batches {
 void loadBatches(Batches *b) {
   std::string msg;
   ASSERT_TRUE(loadNpy(fixturePath("mlp_step/x.npy"), &b->x, &msg)) << msg;
-  ASSERT_TRUE(loadNpy(fixturePath("mlp_step/labels.npy"), &b->labels, &msg)) << msg;
+  ASSERT_TRUE(loadNpy(fixturePath("mlp_step/labels.npy"), &b->labels, &msg))
+      << msg;
   b->poisonedX = b->x;
   const float inf = std::numeric_limits<float>::infinity();
   std::memcpy(b->poisonedX.bytes.data(), &inf, sizeof(float));
 }
 
-void compileAndLoad(const TempDir &dir, const std::vector<std::string> &flags, Trainer *t) {
-  std::vector<std::string> all = {"--loss-kind=cross_entropy", "--loss-output=logits",
-                                  "--label-input=labels", "--loss-scale=dynamic"};
+void compileAndLoad(const TempDir &dir, const std::vector<std::string> &flags,
+                    Trainer *t) {
+  std::vector<std::string> all = {
+      "--loss-kind=cross_entropy", "--loss-output=logits",
+      "--label-input=labels", "--loss-scale=dynamic"};
   all.insert(all.end(), flags.begin(), flags.end());
   std::string msg;
   const std::string plan = dir.file("mlp.mptp");
-  ASSERT_TRUE(compileTrainingPlan(fixturePath("mlp_step/model.onnx"), all, plan, &msg)) << msg;
+  ASSERT_TRUE(
+      compileTrainingPlan(fixturePath("mlp_step/model.onnx"), all, plan, &msg))
+      << msg;
   ASSERT_TRUE(t->load(plan, &msg)) << msg;
 }
 
@@ -82,8 +87,8 @@ int64_t scalarI64(const Snapshot &s, const std::string &name) {
 }
 
 /// The parameters a skipped step may change.
-const std::set<std::string> kStepBookkeeping = {"train.step", "loss_scale.scale",
-                                                "loss_scale.growth_tracker"};
+const std::set<std::string> kStepBookkeeping = {
+    "train.step", "loss_scale.scale", "loss_scale.growth_tracker"};
 
 struct FaultCase {
   const char *name;
@@ -108,14 +113,15 @@ TEST_P(FaultInjection, SkipsExactlyThePoisonedStepsAndLeavesStateUntouched) {
 
   // The plan's state: the four weights plus the optimizer's and the
   // counters, all parameters of train_step.
-  const std::vector<std::string> weights = {"fc1.weight", "fc1.bias", "fc2.weight",
-                                            "fc2.bias"};
+  const std::vector<std::string> weights = {"fc1.weight", "fc1.bias",
+                                            "fc2.weight", "fc2.bias"};
   Snapshot before;
   ASSERT_TRUE(t.snapshot(&before, &msg)) << msg;
   for (const char *p : {"optimizer.step", "train.step", "loss_scale.scale",
                         "loss_scale.growth_tracker", "fc1.weight", "fc2.bias"})
     EXPECT_TRUE(before.count(p)) << "train_step has no parameter '" << p << "'";
-  EXPECT_EQ(scalarF32(before, "loss_scale.scale"), 65536.0f) << "GradScaler's default";
+  EXPECT_EQ(scalarF32(before, "loss_scale.scale"), 65536.0f)
+      << "GradScaler's default";
 
   const std::set<int> poisoned = {3, 6};
   const int kSteps = 8;
@@ -127,14 +133,16 @@ TEST_P(FaultInjection, SkipsExactlyThePoisonedStepsAndLeavesStateUntouched) {
     ASSERT_TRUE(t.step(&o, &msg)) << msg;
     Snapshot after;
     ASSERT_TRUE(t.snapshot(&after, &msg)) << msg;
-    SCOPED_TRACE("step " + std::to_string(step) + (poison ? " (poisoned)" : ""));
+    SCOPED_TRACE("step " + std::to_string(step) +
+                 (poison ? " (poisoned)" : ""));
 
     EXPECT_EQ(o.skipped, poison);
     skippedCount += o.skipped;
     EXPECT_EQ(std::isfinite(o.loss), !poison) << "loss " << o.loss;
     // The scale this step used is the one the previous step left.
     EXPECT_EQ(o.lossScale, scalarF32(before, "loss_scale.scale"));
-    EXPECT_EQ(scalarI64(after, "train.step"), scalarI64(before, "train.step") + 1);
+    EXPECT_EQ(scalarI64(after, "train.step"),
+              scalarI64(before, "train.step") + 1);
     if (poison) {
       for (const auto &[name, bytes] : before) {
         if (kStepBookkeeping.count(name))
@@ -144,13 +152,16 @@ TEST_P(FaultInjection, SkipsExactlyThePoisonedStepsAndLeavesStateUntouched) {
                     std::memcmp(now.data(), bytes.data(), bytes.size()) == 0)
             << "parameter '" << name << "' changed on a skipped step";
       }
-      EXPECT_EQ(scalarF32(after, "loss_scale.scale"), 0.5f * o.lossScale) << "backoff 0.5";
+      EXPECT_EQ(scalarF32(after, "loss_scale.scale"), 0.5f * o.lossScale)
+          << "backoff 0.5";
       EXPECT_EQ(scalarI64(after, "loss_scale.growth_tracker"), 0);
     } else {
       EXPECT_TRUE(std::isfinite(o.gradNorm) && o.gradNorm > 0) << o.gradNorm;
       for (const std::string &w : weights)
-        EXPECT_NE(after.at(w), before.at(w)) << "weight '" << w << "' unchanged by a finite step";
-      EXPECT_EQ(scalarI64(after, "optimizer.step"), scalarI64(before, "optimizer.step") + 1);
+        EXPECT_NE(after.at(w), before.at(w))
+            << "weight '" << w << "' unchanged by a finite step";
+      EXPECT_EQ(scalarI64(after, "optimizer.step"),
+                scalarI64(before, "optimizer.step") + 1);
       // The default growth interval (2000) is not reached: the scale stays.
       EXPECT_EQ(scalarF32(after, "loss_scale.scale"), o.lossScale);
       EXPECT_EQ(scalarI64(after, "loss_scale.growth_tracker"),
@@ -163,7 +174,8 @@ TEST_P(FaultInjection, SkipsExactlyThePoisonedStepsAndLeavesStateUntouched) {
   EXPECT_EQ(scalarI64(before, "train.step"), kSteps);
   EXPECT_EQ(scalarF32(before, "loss_scale.scale"), 65536.0f / 4);
   std::cout << GetParam().name << ": " << skippedCount << " of " << kSteps
-            << " steps skipped, final scale " << scalarF32(before, "loss_scale.scale") << "\n";
+            << " steps skipped, final scale "
+            << scalarF32(before, "loss_scale.scale") << "\n";
 
   // Since skipped steps are exact no-ops and scaling by a power of two is
   // exact in FP32, the 6 finite steps must leave the FP32 plan exactly
@@ -183,7 +195,8 @@ TEST_P(FaultInjection, SkipsExactlyThePoisonedStepsAndLeavesStateUntouched) {
       if (kStepBookkeeping.count(name))
         continue;
       EXPECT_EQ(before.at(name), bytes)
-          << "parameter '" << name << "' differs from a run without the poisoned steps";
+          << "parameter '" << name
+          << "' differs from a run without the poisoned steps";
     }
   }
 }
@@ -193,9 +206,11 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(FaultCase{"fp32_adamw", {}},
                       FaultCase{"fp16_adamw", {"--precision=fp16"}},
                       FaultCase{"fp16_momentum",
-                                {"--precision=fp16", "--optimizer=momentum", "--lr=0.05",
-                                 "--weight-decay=1e-4"}}),
-    [](const ::testing::TestParamInfo<FaultCase> &info) { return info.param.name; });
+                                {"--precision=fp16", "--optimizer=momentum",
+                                 "--lr=0.05", "--weight-decay=1e-4"}}),
+    [](const ::testing::TestParamInfo<FaultCase> &info) {
+      return info.param.name;
+    });
 
 namespace {
 
@@ -214,8 +229,8 @@ class ScaleSequence : public ::testing::TestWithParam<ScalerCase> {};
 // --growth-interval=3 --init-scale=1024: 16 steps, poisoned at 5, 6 (two in
 // a row) and 12 (right before the tracker would reach 3), checked step by
 // step against GradScaler.update:
-//   finite:     tracker += 1; if tracker == interval: scale *= growth, tracker = 0
-//   not finite: scale *= backoff, tracker = 0
+//   finite:     tracker += 1; if tracker == interval: scale *= growth, tracker
+//   = 0 not finite: scale *= backoff, tracker = 0
 TEST_P(ScaleSequence, FollowsGradScaler) {
   const ScalerCase &c = GetParam();
   TempDir dir;
@@ -240,14 +255,15 @@ TEST_P(ScaleSequence, FollowsGradScaler) {
   }
   for (int step = 1; step <= 16; ++step) {
     const bool poison = poisoned.count(step) != 0;
-    SCOPED_TRACE("step " + std::to_string(step) + (poison ? " (poisoned)" : ""));
+    SCOPED_TRACE("step " + std::to_string(step) +
+                 (poison ? " (poisoned)" : ""));
     ASSERT_TRUE(t.bind("x", poison ? b.poisonedX : b.x, &msg)) << msg;
     StepOutputs o;
     ASSERT_TRUE(t.step(&o, &msg)) << msg;
     EXPECT_EQ(o.skipped, poison);
     EXPECT_EQ(double(o.lossScale), scale) << "the scale this step used";
-    sequence += (sequence.empty() ? "" : " ") + std::to_string(int64_t(o.lossScale)) +
-                (o.skipped ? "*" : "");
+    sequence += (sequence.empty() ? "" : " ") +
+                std::to_string(int64_t(o.lossScale)) + (o.skipped ? "*" : "");
     if (poison) {
       scale *= c.backoff;
       tracker = 0;
@@ -269,12 +285,17 @@ TEST_P(ScaleSequence, FollowsGradScaler) {
   RecordProperty("scale_sequence", sequence);
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    MlpStep, ScaleSequence,
-    ::testing::Values(ScalerCase{"defaults", 2.0, 0.5, {}},
-                      ScalerCase{"growth4_backoff0_25", 4.0, 0.25,
-                                 {"--growth-factor=4", "--backoff-factor=0.25"}}),
-    [](const ::testing::TestParamInfo<ScalerCase> &info) { return info.param.name; });
+INSTANTIATE_TEST_SUITE_P(MlpStep, ScaleSequence,
+                         ::testing::Values(ScalerCase{"defaults", 2.0, 0.5, {}},
+                                           ScalerCase{
+                                               "growth4_backoff0_25",
+                                               4.0,
+                                               0.25,
+                                               {"--growth-factor=4",
+                                                "--backoff-factor=0.25"}}),
+                         [](const ::testing::TestParamInfo<ScalerCase> &info) {
+                           return info.param.name;
+                         });
 
 // Where MPT deliberately differs from GradScaler (docs/training.md, "Which
 // gradients are checked"): PyTorch checks the *scaled* gradients for inf and
@@ -289,7 +310,8 @@ INSTANTIATE_TEST_SUITE_P(
 // computes scaled gradients of +-2 * 0.25 * 3e38 = +-1.5e38, all finite, so
 // GradScaler's check would pass; unscaling by 4 gives +-inf, and MPT skips.
 // The control, x = [1e38, -1e38], unscales to +-2e38 (finite): not skipped.
-TEST(LossScaleCheck, ChecksUnscaledGradientsSoAScaleBelowOneCannotLetInfThrough) {
+TEST(LossScaleCheck,
+     ChecksUnscaledGradientsSoAScaleBelowOneCannotLetInfThrough) {
   TempDir dir;
   const std::string model = dir.file("sumxww.onnxtext");
   {
@@ -304,7 +326,8 @@ TEST(LossScaleCheck, ChecksUnscaledGradientsSoAScaleBelowOneCannotLetInfThrough)
   const std::string plan = dir.file("sumxww.mptp");
   std::string msg;
   ASSERT_TRUE(compileTrainingPlan(
-      model, {"--loss-scale=static:0.25", "--optimizer=sgd", "--lr=2e-38"}, plan, &msg))
+      model, {"--loss-scale=static:0.25", "--optimizer=sgd", "--lr=2e-38"},
+      plan, &msg))
       << msg;
   struct Case {
     float x;

@@ -53,9 +53,11 @@ struct Curve {
 /// data, a multiple of B): the fixtures' batches in order, wrapping.
 /// `atStart` and `atEnd`, when given, see the trainer before the first
 /// step and after the last.
-void train(const std::string &plan, const std::vector<std::pair<std::string, Tensor>> &data,
-           int64_t batch, int steps, const std::vector<std::string> &zeroGradParams,
-           Curve *curve, const std::function<void(const Trainer &)> &atStart = {},
+void train(const std::string &plan,
+           const std::vector<std::pair<std::string, Tensor>> &data,
+           int64_t batch, int steps,
+           const std::vector<std::string> &zeroGradParams, Curve *curve,
+           const std::function<void(const Trainer &)> &atStart = {},
            const std::function<void(const Trainer &)> &atEnd = {}) {
   Trainer t;
   std::string msg;
@@ -66,7 +68,8 @@ void train(const std::string &plan, const std::vector<std::pair<std::string, Ten
   for (int s = 0; s < steps; ++s) {
     for (const auto &[name, tensor] : data) {
       const int64_t batches = tensor.shape[0] / batch;
-      ASSERT_TRUE(t.bind(name, tensor.rows((s % batches) * batch, batch), &msg)) << msg;
+      ASSERT_TRUE(t.bind(name, tensor.rows((s % batches) * batch, batch), &msg))
+          << msg;
     }
     StepOutputs o;
     ASSERT_TRUE(t.step(&o, &msg)) << "step " << s + 1 << ": " << msg;
@@ -82,7 +85,8 @@ void train(const std::string &plan, const std::vector<std::pair<std::string, Ten
     curve->zeroFraction.push_back(zeros);
   }
   curve->seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
   if (atEnd)
     atEnd(t);
 }
@@ -134,23 +138,31 @@ TEST(MixedPrecisionClaims, Claim1Bf16TracksFp32OnCharLM) {
   TempDir dir;
   std::string msg;
   const std::vector<std::string> common = {"--optimizer=adamw", "--lr=3e-3",
-                                           "--weight-decay=0", "--loss-scale=none"};
+                                           "--weight-decay=0",
+                                           "--loss-scale=none"};
   auto flags = [&](const char *precision) {
     std::vector<std::string> f = common;
     f.push_back(std::string("--precision=") + precision);
     return f;
   };
   const std::string onnx = fixturePath("charlm/model.onnx");
-  ASSERT_TRUE(compileTrainingPlan(onnx, flags("fp32"), dir.file("fp32.mptp"), &msg)) << msg;
-  ASSERT_TRUE(compileTrainingPlan(onnx, flags("bf16"), dir.file("bf16.mptp"), &msg)) << msg;
+  ASSERT_TRUE(
+      compileTrainingPlan(onnx, flags("fp32"), dir.file("fp32.mptp"), &msg))
+      << msg;
+  ASSERT_TRUE(
+      compileTrainingPlan(onnx, flags("bf16"), dir.file("bf16.mptp"), &msg))
+      << msg;
 
   const Tensor x = load("charlm/train_x.npy"), y = load("charlm/train_y.npy");
   ASSERT_EQ(x.dtype, MPTRT_I32);
   ASSERT_EQ(x.shape, (std::vector<int64_t>{1024, 32}));
-  const std::vector<std::pair<std::string, Tensor>> data = {{"idx", x}, {"targets", y}};
+  const std::vector<std::pair<std::string, Tensor>> data = {{"idx", x},
+                                                            {"targets", y}};
   Curve fp32, bf16;
-  ASSERT_NO_FATAL_FAILURE(train(dir.file("fp32.mptp"), data, 16, kCharSteps, {}, &fp32));
-  ASSERT_NO_FATAL_FAILURE(train(dir.file("bf16.mptp"), data, 16, kCharSteps, {}, &bf16));
+  ASSERT_NO_FATAL_FAILURE(
+      train(dir.file("fp32.mptp"), data, 16, kCharSteps, {}, &fp32));
+  ASSERT_NO_FATAL_FAILURE(
+      train(dir.file("bf16.mptp"), data, 16, kCharSteps, {}, &bf16));
 
   // FP32 against PyTorch, step by step.
   const std::vector<float> ref = load("charlm/reference_loss_fp32.npy").f32();
@@ -166,8 +178,9 @@ TEST(MixedPrecisionClaims, Claim1Bf16TracksFp32OnCharLM) {
         break;
     }
   }
-  EXPECT_LE(maxDiff, 1e-4) << "FP32 loss differs from PyTorch's at step " << worstStep << ": "
-                           << fp32.loss[worstStep - 1] << " vs " << ref[worstStep - 1];
+  EXPECT_LE(maxDiff, 1e-4) << "FP32 loss differs from PyTorch's at step "
+                           << worstStep << ": " << fp32.loss[worstStep - 1]
+                           << " vs " << ref[worstStep - 1];
 
   // Unigram entropy of the training targets (nats).
   std::vector<double> counts(60, 0);
@@ -200,12 +213,15 @@ TEST(MixedPrecisionClaims, Claim1Bf16TracksFp32OnCharLM) {
   report("fp32_ms_per_step", 1e3 * fp32.seconds / kCharSteps);
   report("bf16_ms_per_step", 1e3 * bf16.seconds / kCharSteps);
 
-  EXPECT_LE(relGap, 0.01) << "BF16 last-32 mean " << tailBf16 << " vs FP32 " << tail32;
-  for (const auto &[name, c] : {std::pair<const char *, const Curve *>{"fp32", &fp32},
-                                std::pair<const char *, const Curve *>{"bf16", &bf16}}) {
+  EXPECT_LE(relGap, 0.01) << "BF16 last-32 mean " << tailBf16 << " vs FP32 "
+                          << tail32;
+  for (const auto &[name, c] :
+       {std::pair<const char *, const Curve *>{"fp32", &fp32},
+        std::pair<const char *, const Curve *>{"bf16", &bf16}}) {
     const double tail = mean(c->loss, kCharSteps - kCharTail, kCharSteps);
     EXPECT_TRUE(std::isfinite(tail)) << name;
-    EXPECT_LT(tail, 0.6 * c->loss[0]) << name << ": the loss did not come down enough";
+    EXPECT_LT(tail, 0.6 * c->loss[0])
+        << name << ": the loss did not come down enough";
     EXPECT_LT(tail, unigram) << name << ": not below the unigram entropy";
     EXPECT_EQ(c->skipped, 0) << name;
     for (double s : c->lossScale)
@@ -236,7 +252,8 @@ TEST(MixedPrecisionClaims, Claim4Fp8TracksBf16OnCharLM) {
   TempDir dir;
   std::string msg;
   const std::vector<std::string> common = {"--optimizer=adamw", "--lr=3e-3",
-                                           "--weight-decay=0", "--loss-scale=none"};
+                                           "--weight-decay=0",
+                                           "--loss-scale=none"};
   const std::string onnx = fixturePath("charlm/model.onnx");
   struct Run {
     const char *name;
@@ -247,33 +264,43 @@ TEST(MixedPrecisionClaims, Claim4Fp8TracksBf16OnCharLM) {
               {"fp8_current", {"--precision=fp8", "--fp8-scaling=current"}, {}},
               {"fp8_unscaled", {"--precision=fp8", "--fp8-scaling=none"}, {}}};
   const std::vector<std::pair<std::string, Tensor>> data = {
-      {"idx", load("charlm/train_x.npy")}, {"targets", load("charlm/train_y.npy")}};
+      {"idx", load("charlm/train_x.npy")},
+      {"targets", load("charlm/train_y.npy")}};
   std::cout << "charlm, " << kCharSteps << " steps:\n";
   for (Run &r : runs) {
     std::vector<std::string> flags = common;
     flags.insert(flags.end(), r.flags.begin(), r.flags.end());
     const std::string plan = dir.file(std::string(r.name) + ".mptp");
-    ASSERT_TRUE(compileTrainingPlan(onnx, flags, plan, &msg)) << r.name << ": " << msg;
+    ASSERT_TRUE(compileTrainingPlan(onnx, flags, plan, &msg))
+        << r.name << ": " << msg;
     ASSERT_NO_FATAL_FAILURE(train(plan, data, 16, kCharSteps, {}, &r.curve));
     const double tail = mean(r.curve.loss, kCharSteps - kCharTail, kCharSteps);
     report(std::string(r.name) + "_loss_step1", r.curve.loss[0]);
     report(std::string(r.name) + "_loss_last32_mean", tail);
-    report(std::string(r.name) + "_ms_per_step", 1e3 * r.curve.seconds / kCharSteps);
+    report(std::string(r.name) + "_ms_per_step",
+           1e3 * r.curve.seconds / kCharSteps);
     EXPECT_TRUE(std::isfinite(tail)) << r.name;
-    EXPECT_LT(tail, 0.6 * r.curve.loss[0]) << r.name << ": the loss did not come down enough";
+    EXPECT_LT(tail, 0.6 * r.curve.loss[0])
+        << r.name << ": the loss did not come down enough";
     EXPECT_EQ(r.curve.skipped, 0) << r.name;
   }
-  const double bf16 = mean(runs[0].curve.loss, kCharSteps - kCharTail, kCharSteps);
+  const double bf16 =
+      mean(runs[0].curve.loss, kCharSteps - kCharTail, kCharSteps);
   auto gap = [&](const Run &r) {
-    return (mean(r.curve.loss, kCharSteps - kCharTail, kCharSteps) - bf16) / bf16;
+    return (mean(r.curve.loss, kCharSteps - kCharTail, kCharSteps) - bf16) /
+           bf16;
   };
-  const double delayed = gap(runs[1]), current = gap(runs[2]), unscaled = gap(runs[3]);
+  const double delayed = gap(runs[1]), current = gap(runs[2]),
+               unscaled = gap(runs[3]);
   report("fp8_delayed_vs_bf16_last32_rel_gap", delayed);
   report("fp8_current_vs_bf16_last32_rel_gap", current);
   report("fp8_unscaled_vs_bf16_last32_rel_gap", unscaled);
-  EXPECT_LE(std::fabs(delayed), 0.02) << "FP8 with delayed scaling does not track BF16";
-  EXPECT_LE(std::fabs(current), 0.02) << "FP8 with current scaling does not track BF16";
-  EXPECT_GT(unscaled, 2 * std::fabs(delayed)) << "scales of 1 should do visibly worse";
+  EXPECT_LE(std::fabs(delayed), 0.02)
+      << "FP8 with delayed scaling does not track BF16";
+  EXPECT_LE(std::fabs(current), 0.02)
+      << "FP8 with current scaling does not track BF16";
+  EXPECT_GT(unscaled, 2 * std::fabs(delayed))
+      << "scales of 1 should do visibly worse";
   EXPECT_GT(unscaled, 0.01) << "scales of 1 should do visibly worse";
 }
 
@@ -283,19 +310,23 @@ TEST(MixedPrecisionClaims, Claim4Fp8TracksBf16OnCharLM) {
 
 /// The fraction of the LayerNorm gains' elements (parameters `*.ln*.weight`,
 /// initialised to 1.0) whose bits differ between two snapshots.
-double lnGainsChanged(const Trainer &t, const std::map<std::string, std::vector<uint8_t>> &a,
+double lnGainsChanged(const Trainer &t,
+                      const std::map<std::string, std::vector<uint8_t>> &a,
                       const std::map<std::string, std::vector<uint8_t>> &b) {
   size_t changed = 0, total = 0;
   for (const auto &[name, before] : a) {
     const size_t dot = name.rfind('.');
-    const size_t prev = dot == std::string::npos ? std::string::npos : name.rfind('.', dot - 1);
-    if (dot == std::string::npos || name.compare(dot, std::string::npos, ".weight") != 0 ||
+    const size_t prev =
+        dot == std::string::npos ? std::string::npos : name.rfind('.', dot - 1);
+    if (dot == std::string::npos ||
+        name.compare(dot, std::string::npos, ".weight") != 0 ||
         name.compare(prev == std::string::npos ? 0 : prev + 1, 2, "ln") != 0)
       continue;
     mptrt::TensorInfo info;
     EXPECT_TRUE(t.model().info(MPTRT_PARAMETER, name, &info)) << name;
     const std::vector<uint8_t> &after = b.at(name);
-    const size_t n = static_cast<size_t>(info.numel()), width = before.size() / n;
+    const size_t n = static_cast<size_t>(info.numel()),
+                 width = before.size() / n;
     for (size_t i = 0; i < n; ++i)
       changed += std::memcmp(&before[i * width], &after[i * width], width) != 0;
     total += n;
@@ -320,11 +351,12 @@ TEST(MixedPrecisionClaims, Claim5Bf16SrMastersTrackFp32OnCharLM) {
   TempDir dir;
   std::string msg;
   const int steps = 150, tail = 32;
-  const std::vector<std::string> common = {"--precision=bf16", "--optimizer=adamw",
-                                           "--lr=1e-3", "--weight-decay=0"};
+  const std::vector<std::string> common = {
+      "--precision=bf16", "--optimizer=adamw", "--lr=1e-3", "--weight-decay=0"};
   const std::string onnx = fixturePath("charlm/model.onnx");
   const std::vector<std::pair<std::string, Tensor>> data = {
-      {"idx", load("charlm/train_x.npy")}, {"targets", load("charlm/train_y.npy")}};
+      {"idx", load("charlm/train_x.npy")},
+      {"targets", load("charlm/train_y.npy")}};
   struct Run {
     const char *masters;
     Curve curve;
@@ -334,7 +366,8 @@ TEST(MixedPrecisionClaims, Claim5Bf16SrMastersTrackFp32OnCharLM) {
     std::vector<std::string> flags = common;
     flags.push_back(std::string("--master-weights=") + r.masters);
     const std::string plan = dir.file(std::string(r.masters) + ".mptp");
-    ASSERT_TRUE(compileTrainingPlan(onnx, flags, plan, &msg)) << r.masters << ": " << msg;
+    ASSERT_TRUE(compileTrainingPlan(onnx, flags, plan, &msg))
+        << r.masters << ": " << msg;
     std::map<std::string, std::vector<uint8_t>> first, last;
     ASSERT_NO_FATAL_FAILURE(train(
         plan, data, 16, steps, {}, &r.curve,
@@ -349,13 +382,16 @@ TEST(MixedPrecisionClaims, Claim5Bf16SrMastersTrackFp32OnCharLM) {
     EXPECT_EQ(r.curve.skipped, 0) << r.masters;
   }
   const double fp32 = mean(runs[0].curve.loss, steps - tail, steps);
-  const double nearest = mean(runs[1].curve.loss, steps - tail, steps) / fp32 - 1;
+  const double nearest =
+      mean(runs[1].curve.loss, steps - tail, steps) / fp32 - 1;
   const double sr = mean(runs[2].curve.loss, steps - tail, steps) / fp32 - 1;
   report("bf16_masters_vs_fp32_last32_rel_gap", nearest);
   report("bf16sr_masters_vs_fp32_last32_rel_gap", sr);
   EXPECT_LE(std::fabs(sr), 0.01) << "bf16-sr masters do not track FP32 masters";
-  EXPECT_EQ(runs[1].lnChanged, 0.0) << "round-to-nearest bf16 masters moved a LayerNorm gain";
-  EXPECT_GT(runs[2].lnChanged, 0.5) << "stochastic rounding left most LayerNorm gains at 1.0";
+  EXPECT_EQ(runs[1].lnChanged, 0.0)
+      << "round-to-nearest bf16 masters moved a LayerNorm gain";
+  EXPECT_GT(runs[2].lnChanged, 0.5)
+      << "stochastic rounding left most LayerNorm gains at 1.0";
   EXPECT_GT(nearest, std::fabs(sr)) << "bf16 masters should lag bf16-sr ones";
 }
 
@@ -367,25 +403,31 @@ TEST(MixedPrecisionClaims, Claim5Bf16SrMastersTrackFp32OnCharLM) {
 // 200 steps; the MSE loss added by the compiler. Each run takes well under
 // a second.
 const int kSmallSteps = 200;
-const std::vector<std::string> kEarlyWeights = {"fc1.weight", "fc2.weight", "fc3.weight"};
+const std::vector<std::string> kEarlyWeights = {"fc1.weight", "fc2.weight",
+                                                "fc3.weight"};
 
 void smallgradRun(const TempDir &dir, const std::string &name,
-                  const std::vector<std::string> &precisionFlags, Curve *curve) {
-  std::vector<std::string> flags = {"--optimizer=adamw", "--lr=3e-3",
-                                    "--weight-decay=0", "--loss-kind=mse",
-                                    "--loss-output=y", "--label-input=t",
+                  const std::vector<std::string> &precisionFlags,
+                  Curve *curve) {
+  std::vector<std::string> flags = {"--optimizer=adamw",    "--lr=3e-3",
+                                    "--weight-decay=0",     "--loss-kind=mse",
+                                    "--loss-output=y",      "--label-input=t",
                                     "--emit-gradients=true"};
   flags.insert(flags.end(), precisionFlags.begin(), precisionFlags.end());
   std::string msg;
   const std::string plan = dir.file(name + ".mptp");
-  ASSERT_TRUE(compileTrainingPlan(fixturePath("smallgrad/model.onnx"), flags, plan, &msg))
+  ASSERT_TRUE(compileTrainingPlan(fixturePath("smallgrad/model.onnx"), flags,
+                                  plan, &msg))
       << msg;
-  const std::vector<std::pair<std::string, Tensor>> data = {{"x", load("smallgrad/x.npy")},
-                                                            {"t", load("smallgrad/t.npy")}};
-  ASSERT_NO_FATAL_FAILURE(train(plan, data, 64, kSmallSteps, kEarlyWeights, curve));
+  const std::vector<std::pair<std::string, Tensor>> data = {
+      {"x", load("smallgrad/x.npy")}, {"t", load("smallgrad/t.npy")}};
+  ASSERT_NO_FATAL_FAILURE(
+      train(plan, data, 64, kSmallSteps, kEarlyWeights, curve));
 }
 
-double last8(const Curve &c) { return mean(c.loss, kSmallSteps - 8, kSmallSteps); }
+double last8(const Curve &c) {
+  return mean(c.loss, kSmallSteps - 8, kSmallSteps);
+}
 double first8(const Curve &c) { return mean(c.loss, 0, 8); }
 
 /// The mean over all steps of the zero fraction of early weight `i`.
@@ -421,7 +463,8 @@ void reportRun(const std::string &name, const Curve &c) {
   report(name + "_loss_first8_mean", first8(c));
   report(name + "_loss_last8_mean", last8(c));
   for (size_t i = 0; i < kEarlyWeights.size(); ++i) {
-    report(name + "_zero_fraction_step1_" + kEarlyWeights[i], c.zeroFraction[0][i]);
+    report(name + "_zero_fraction_step1_" + kEarlyWeights[i],
+           c.zeroFraction[0][i]);
     report(name + "_zero_fraction_mean_" + kEarlyWeights[i], meanZero(c, i));
   }
   report(name + "_skipped_steps", c.skipped);
@@ -436,8 +479,8 @@ void reportRun(const std::string &name, const Curve &c) {
 /// or bias correction moves the curve by far more. Learning: the last-8
 /// mean below 0.2x the first-8 mean [PyTorch and we: 0.14x].
 void fp32Baseline(const TempDir &dir, Curve *fp32) {
-  ASSERT_NO_FATAL_FAILURE(smallgradRun(dir, "fp32", {"--precision=fp32", "--loss-scale=none"},
-                                       fp32));
+  ASSERT_NO_FATAL_FAILURE(smallgradRun(
+      dir, "fp32", {"--precision=fp32", "--loss-scale=none"}, fp32));
   reportRun("fp32", *fp32);
   const double diff = curveDiff(*fp32, "reference_loss_fp32.npy");
   report("fp32_vs_pytorch_max_rel_diff", diff);
@@ -466,12 +509,13 @@ TEST(MixedPrecisionClaims, Claim2Fp16WithoutLossScalingUnderflows) {
   TempDir dir;
   Curve fp32, fp16;
   ASSERT_NO_FATAL_FAILURE(fp32Baseline(dir, &fp32));
-  ASSERT_NO_FATAL_FAILURE(
-      smallgradRun(dir, "fp16_noscale", {"--precision=fp16", "--loss-scale=none"}, &fp16));
+  ASSERT_NO_FATAL_FAILURE(smallgradRun(
+      dir, "fp16_noscale", {"--precision=fp16", "--loss-scale=none"}, &fp16));
   reportRun("fp16_noscale", fp16);
   const double ratio = last8(fp16) / last8(fp32);
   report("fp16_noscale_over_fp32_last8", ratio);
-  const std::vector<float> ref = load("smallgrad/reference_loss_fp16_noscale.npy").f32();
+  const std::vector<float> ref =
+      load("smallgrad/reference_loss_fp16_noscale.npy").f32();
   std::vector<double> refD(ref.begin(), ref.end());
   const double refLast8 = mean(refD, kSmallSteps - 8, kSmallSteps);
   const double vsPyTorch = std::fabs(last8(fp16) - refLast8) / refLast8;
@@ -500,11 +544,13 @@ TEST(MixedPrecisionClaims, Claim3Fp16DynamicScalingRecoversFp32) {
   Curve fp32, fp16;
   ASSERT_NO_FATAL_FAILURE(fp32Baseline(dir, &fp32));
   ASSERT_NO_FATAL_FAILURE(
-      smallgradRun(dir, "fp16_dynamic", {"--precision=fp16", "--loss-scale=dynamic"}, &fp16));
+      smallgradRun(dir, "fp16_dynamic",
+                   {"--precision=fp16", "--loss-scale=dynamic"}, &fp16));
   reportRun("fp16_dynamic", fp16);
   const double gap = std::fabs(last8(fp16) - last8(fp32)) / last8(fp32);
   report("fp16_dynamic_vs_fp32_last8_rel_gap", gap);
-  const double vsPyTorch = curveDiff(fp16, "reference_loss_fp16_dynamic_scale.npy");
+  const double vsPyTorch =
+      curveDiff(fp16, "reference_loss_fp16_dynamic_scale.npy");
   report("fp16_dynamic_vs_pytorch_max_rel_diff", vsPyTorch);
   report("fp16_dynamic_max_zero_fraction", maxZero(fp16));
 

@@ -53,8 +53,8 @@ double expectClose(const std::string &what, const std::vector<float> &got,
   }
   std::vector<float> w = want.f32();
   if (got.size() != w.size()) {
-    ADD_FAILURE() << what << ": " << got.size() << " elements, " << npy << " has "
-                  << w.size();
+    ADD_FAILURE() << what << ": " << got.size() << " elements, " << npy
+                  << " has " << w.size();
     return INFINITY;
   }
   double maxAbs = 0;
@@ -69,44 +69,53 @@ double expectClose(const std::string &what, const std::vector<float> &got,
     const double ratio = scale > 0 ? err / scale : (err == 0 ? 0 : INFINITY);
     worst = std::max(worst, std::isnan(ratio) ? INFINITY : ratio);
     if (!(err <= kRtol * scale) && failures++ < 5)
-      ADD_FAILURE() << what << " [" << i << "]: got " << got[i] << ", PyTorch " << w[i]
-                    << " (" << npy << "), |diff| " << err << " > " << kRtol * scale;
+      ADD_FAILURE() << what << " [" << i << "]: got " << got[i] << ", PyTorch "
+                    << w[i] << " (" << npy << "), |diff| " << err << " > "
+                    << kRtol * scale;
   }
   double ofMax = 0;
   for (size_t i = 0; i < w.size(); ++i)
     ofMax = std::max(ofMax, std::fabs(double(got[i]) - double(w[i])) / maxAbs);
-  std::cout << "  " << what << ": " << w.size() << " elements, max |ref| " << maxAbs
-            << ", max |diff|/max(|ref|,floor) " << worst << ", max |diff|/max|ref| " << ofMax
-            << "\n";
+  std::cout << "  " << what << ": " << w.size() << " elements, max |ref| "
+            << maxAbs << ", max |diff|/max(|ref|,floor) " << worst
+            << ", max |diff|/max|ref| " << ofMax << "\n";
   return worst;
 }
 
-const std::vector<std::string> kParams = {"fc1.weight", "fc1.bias", "fc2.weight", "fc2.bias"};
+const std::vector<std::string> kParams = {"fc1.weight", "fc1.bias",
+                                          "fc2.weight", "fc2.bias"};
 
 /// Compiles mlp_step with the loss and `flags`, loads it and binds the batch.
-void setUp(const TempDir &dir, const std::vector<std::string> &flags, Trainer *t) {
-  std::vector<std::string> all = {"--loss-kind=cross_entropy", "--loss-output=logits",
+void setUp(const TempDir &dir, const std::vector<std::string> &flags,
+           Trainer *t) {
+  std::vector<std::string> all = {"--loss-kind=cross_entropy",
+                                  "--loss-output=logits",
                                   "--label-input=labels"};
   all.insert(all.end(), flags.begin(), flags.end());
   std::string msg;
   const std::string plan = dir.file("mlp.mptp");
-  ASSERT_TRUE(compileTrainingPlan(fixturePath("mlp_step/model.onnx"), all, plan, &msg)) << msg;
+  ASSERT_TRUE(
+      compileTrainingPlan(fixturePath("mlp_step/model.onnx"), all, plan, &msg))
+      << msg;
   ASSERT_TRUE(t->load(plan, &msg)) << msg;
   Tensor x, labels;
   ASSERT_TRUE(loadNpy(fixturePath("mlp_step/x.npy"), &x, &msg)) << msg;
-  ASSERT_TRUE(loadNpy(fixturePath("mlp_step/labels.npy"), &labels, &msg)) << msg;
+  ASSERT_TRUE(loadNpy(fixturePath("mlp_step/labels.npy"), &labels, &msg))
+      << msg;
   ASSERT_EQ(labels.dtype, MPTRT_I64);
   ASSERT_TRUE(t->bind("x", x, &msg)) << msg;
   ASSERT_TRUE(t->bind("labels", labels, &msg)) << msg;
 }
 
-void expectParamsClose(const Trainer &t, const std::string &prefix, const std::string &suffix,
-                       const std::string &npyPrefix, double *worst) {
+void expectParamsClose(const Trainer &t, const std::string &prefix,
+                       const std::string &suffix, const std::string &npyPrefix,
+                       double *worst) {
   for (const std::string &p : kParams) {
     std::vector<float> v;
     std::string msg;
     ASSERT_TRUE(t.parameterF32(p + suffix, &v, &msg)) << msg;
-    *worst = std::max(*worst, expectClose(prefix + p + suffix, v, npyPrefix + p + ".npy"));
+    *worst = std::max(
+        *worst, expectClose(prefix + p + suffix, v, npyPrefix + p + ".npy"));
   }
 }
 
@@ -148,7 +157,8 @@ TEST(PyTorchParity, MlpSgdOneStep) {
   ASSERT_TRUE(t.parameterI64("optimizer.step", &steps, &msg)) << msg;
   EXPECT_EQ(steps, 1);
   RecordProperty("max_rel_error", std::to_string(worst));
-  std::cout << "MlpSgdOneStep: worst ratio " << worst << " (bound " << kRtol << ")\n";
+  std::cout << "MlpSgdOneStep: worst ratio " << worst << " (bound " << kRtol
+            << ")\n";
 }
 
 // Two SGD(lr=0.05, momentum=0.9, weight_decay=1e-4) steps on the same batch:
@@ -156,8 +166,10 @@ TEST(PyTorchParity, MlpSgdOneStep) {
 TEST(PyTorchParity, MlpMomentumTwoSteps) {
   TempDir dir;
   Trainer t;
-  ASSERT_NO_FATAL_FAILURE(setUp(
-      dir, {"--optimizer=momentum", "--lr=0.05", "--momentum=0.9", "--weight-decay=1e-4"}, &t));
+  ASSERT_NO_FATAL_FAILURE(setUp(dir,
+                                {"--optimizer=momentum", "--lr=0.05",
+                                 "--momentum=0.9", "--weight-decay=1e-4"},
+                                &t));
   std::string msg;
   std::vector<float> losses;
   for (int s = 0; s < 2; ++s) {
@@ -169,7 +181,8 @@ TEST(PyTorchParity, MlpMomentumTwoSteps) {
   double worst = expectClose("momentum losses", losses, "momentum_loss.npy");
   ASSERT_NO_FATAL_FAILURE(expectParamsClose(t, "", "", "momentum_", &worst));
   RecordProperty("max_rel_error", std::to_string(worst));
-  std::cout << "MlpMomentumTwoSteps: worst ratio " << worst << " (bound " << kRtol << ")\n";
+  std::cout << "MlpMomentumTwoSteps: worst ratio " << worst << " (bound "
+            << kRtol << ")\n";
 }
 
 // Two AdamW(lr=1e-2, wd=0.01) steps: losses, parameters, exp_avg,
@@ -177,8 +190,8 @@ TEST(PyTorchParity, MlpMomentumTwoSteps) {
 TEST(PyTorchParity, MlpAdamWTwoSteps) {
   TempDir dir;
   Trainer t;
-  ASSERT_NO_FATAL_FAILURE(
-      setUp(dir, {"--optimizer=adamw", "--lr=1e-2", "--weight-decay=0.01"}, &t));
+  ASSERT_NO_FATAL_FAILURE(setUp(
+      dir, {"--optimizer=adamw", "--lr=1e-2", "--weight-decay=0.01"}, &t));
   std::string msg;
   std::vector<float> losses;
   for (int s = 0; s < 2; ++s) {
@@ -189,11 +202,14 @@ TEST(PyTorchParity, MlpAdamWTwoSteps) {
   }
   double worst = expectClose("adamw losses", losses, "adamw_loss.npy");
   ASSERT_NO_FATAL_FAILURE(expectParamsClose(t, "", "", "adamw_", &worst));
-  ASSERT_NO_FATAL_FAILURE(expectParamsClose(t, "", ".exp_avg", "adamw_exp_avg_", &worst));
-  ASSERT_NO_FATAL_FAILURE(expectParamsClose(t, "", ".exp_avg_sq", "adamw_exp_avg_sq_", &worst));
+  ASSERT_NO_FATAL_FAILURE(
+      expectParamsClose(t, "", ".exp_avg", "adamw_exp_avg_", &worst));
+  ASSERT_NO_FATAL_FAILURE(
+      expectParamsClose(t, "", ".exp_avg_sq", "adamw_exp_avg_sq_", &worst));
   int64_t steps = -1;
   ASSERT_TRUE(t.parameterI64("optimizer.step", &steps, &msg)) << msg;
   EXPECT_EQ(steps, 2);
   RecordProperty("max_rel_error", std::to_string(worst));
-  std::cout << "MlpAdamWTwoSteps: worst ratio " << worst << " (bound " << kRtol << ")\n";
+  std::cout << "MlpAdamWTwoSteps: worst ratio " << worst << " (bound " << kRtol
+            << ")\n";
 }

@@ -53,12 +53,9 @@ int stepOf(const std::string &line) {
 
 /// mpt-train's arguments for a charlm plan on the fixture's training batches.
 std::vector<std::string> charlmTrainArgs(const std::string &plan) {
-  return {MPT_TRAIN_PATH,
-          plan,
-          "--input",
-          "idx=" + fixturePath("charlm/train_x.npy"),
-          "--input",
-          "targets=" + fixturePath("charlm/train_y.npy"),
+  return {MPT_TRAIN_PATH, plan,
+          "--input",      "idx=" + fixturePath("charlm/train_x.npy"),
+          "--input",      "targets=" + fixturePath("charlm/train_y.npy"),
           "--quiet"};
 }
 
@@ -77,9 +74,11 @@ struct CharLMRuns {
 
   bool compile(const std::string &name, std::vector<std::string> flags) {
     plan = dir.file(name);
-    flags.insert(flags.begin(), {"--optimizer=adamw", "--lr=3e-3", "--weight-decay=0"});
+    flags.insert(flags.begin(),
+                 {"--optimizer=adamw", "--lr=3e-3", "--weight-decay=0"});
     base = charlmTrainArgs(plan);
-    return compileTrainingPlan(fixturePath("charlm/model.onnx"), flags, plan, &error);
+    return compileTrainingPlan(fixturePath("charlm/model.onnx"), flags, plan,
+                               &error);
   }
   bool run(const std::vector<std::string> &extra, const std::string &log) {
     return runTrainer(dir, base, extra, log);
@@ -90,15 +89,20 @@ struct CharLMRuns {
 
 TEST(Resume, CharLMResumedRunIsBitIdentical) {
   CharLMRuns runs;
-  ASSERT_TRUE(runs.compile("charlm.mptp", {"--loss-scale=dynamic", "--growth-interval=4"}))
+  ASSERT_TRUE(runs.compile("charlm.mptp",
+                           {"--loss-scale=dynamic", "--growth-interval=4"}))
       << runs.error;
   TempDir &dir = runs.dir;
-  auto run = [&](const std::vector<std::string> &extra, const std::string &log) {
-    return runs.run(extra, log);
-  };
-  const std::string a = dir.file("a.ckpt"), b = dir.file("b.ckpt"), c = dir.file("c.ckpt");
-  ASSERT_TRUE(run({"--steps", "20", "--save", a, "--metrics", dir.file("a.jsonl")}, "a.log"));
-  ASSERT_TRUE(run({"--steps", "10", "--save", b, "--metrics", dir.file("b.jsonl")}, "b1.log"));
+  auto run = [&](const std::vector<std::string> &extra,
+                 const std::string &log) { return runs.run(extra, log); };
+  const std::string a = dir.file("a.ckpt"), b = dir.file("b.ckpt"),
+                    c = dir.file("c.ckpt");
+  ASSERT_TRUE(
+      run({"--steps", "20", "--save", a, "--metrics", dir.file("a.jsonl")},
+          "a.log"));
+  ASSERT_TRUE(
+      run({"--steps", "10", "--save", b, "--metrics", dir.file("b.jsonl")},
+          "b1.log"));
   const std::vector<uint8_t> half = readBinaryFile(b);
   ASSERT_TRUE(run({"--steps", "20", "--resume", b, "--save", b, "--metrics",
                    dir.file("b.jsonl")},
@@ -112,18 +116,22 @@ TEST(Resume, CharLMResumedRunIsBitIdentical) {
     ASSERT_EQ(std::fwrite(half.data(), 1, half.size(), f), half.size());
     std::fclose(f);
     ASSERT_EQ(setenv("MPTRT_NUM_THREADS", "1", 1), 0);
-    const bool ok = run({"--steps", "20", "--resume", copy, "--save", c, "--metrics",
-                         dir.file("c.jsonl")},
+    const bool ok = run({"--steps", "20", "--resume", copy, "--save", c,
+                         "--metrics", dir.file("c.jsonl")},
                         "c.log");
     unsetenv("MPTRT_NUM_THREADS");
     ASSERT_TRUE(ok);
   }
 
-  const std::vector<uint8_t> straight = readBinaryFile(a), resumed = readBinaryFile(b),
+  const std::vector<uint8_t> straight = readBinaryFile(a),
+                             resumed = readBinaryFile(b),
                              oneThread = readBinaryFile(c);
-  ASSERT_GT(straight.size(), 400000u) << "109,824 weights plus two AdamW moments in f32";
-  EXPECT_NE(half, straight) << "the 10-step checkpoint should differ from the 20-step one";
-  EXPECT_TRUE(resumed == straight) << "resumed checkpoint differs from the uninterrupted run's";
+  ASSERT_GT(straight.size(), 400000u)
+      << "109,824 weights plus two AdamW moments in f32";
+  EXPECT_NE(half, straight)
+      << "the 10-step checkpoint should differ from the 20-step one";
+  EXPECT_TRUE(resumed == straight)
+      << "resumed checkpoint differs from the uninterrupted run's";
   EXPECT_TRUE(oneThread == straight)
       << "resumed checkpoint (1 thread) differs from the uninterrupted run's";
 
@@ -137,15 +145,17 @@ TEST(Resume, CharLMResumedRunIsBitIdentical) {
     EXPECT_EQ(stepOf(ma[i]), i + 1);
     EXPECT_EQ(withoutTime(mb[i]), withoutTime(ma[i])) << "step " << i + 1;
     if (i >= 10) {
-      EXPECT_EQ(withoutTime(mc[i - 10]), withoutTime(ma[i])) << "step " << i + 1;
+      EXPECT_EQ(withoutTime(mc[i - 10]), withoutTime(ma[i]))
+          << "step " << i + 1;
     }
   }
   // The scaler grew after every 4th step (step 20 used 65536 * 2^4), and at
   // the checkpoint its tracker was mid-interval (2), so its state mattered.
   EXPECT_EQ(numberOf(ma[0], "loss_scale"), 65536.0);
   EXPECT_EQ(numberOf(ma[19], "loss_scale"), 65536.0 * 16);
-  std::cout << "step 10: " << withoutTime(ma[9]) << "\nstep 20: " << withoutTime(ma[19])
-            << "\ncheckpoint " << straight.size() << " bytes\n";
+  std::cout << "step 10: " << withoutTime(ma[9])
+            << "\nstep 20: " << withoutTime(ma[19]) << "\ncheckpoint "
+            << straight.size() << " bytes\n";
 }
 
 // Tests that the FP8 scale state (each tensor's scale and amax history) is
@@ -156,31 +166,38 @@ TEST(Resume, CharLMResumedRunIsBitIdentical) {
 // its steps 4-6 would quantize differently.
 TEST(Resume, Fp8ScaleStateIsCheckpointed) {
   CharLMRuns runs;
-  ASSERT_TRUE(runs.compile("charlm_fp8.mptp", {"--precision=fp8", "--fp8-scaling=delayed"}))
+  ASSERT_TRUE(runs.compile("charlm_fp8.mptp",
+                           {"--precision=fp8", "--fp8-scaling=delayed"}))
       << runs.error;
   TempDir &dir = runs.dir;
-  auto run = [&](const std::vector<std::string> &extra, const std::string &log) {
-    return runs.run(extra, log);
-  };
+  auto run = [&](const std::vector<std::string> &extra,
+                 const std::string &log) { return runs.run(extra, log); };
   const std::string a = dir.file("a.ckpt"), b = dir.file("b.ckpt");
-  ASSERT_TRUE(run({"--steps", "6", "--save", a, "--metrics", dir.file("a.jsonl")}, "a.log"));
+  ASSERT_TRUE(
+      run({"--steps", "6", "--save", a, "--metrics", dir.file("a.jsonl")},
+          "a.log"));
   ASSERT_TRUE(run({"--steps", "3", "--save", b}, "b1.log"));
   const std::vector<uint8_t> half = readBinaryFile(b);
   ASSERT_TRUE(run({"--steps", "6", "--resume", b, "--save", b}, "b2.log"));
-  const std::vector<uint8_t> straight = readBinaryFile(a), resumed = readBinaryFile(b);
+  const std::vector<uint8_t> straight = readBinaryFile(a),
+                             resumed = readBinaryFile(b);
   const std::string text(straight.begin(), straight.end());
-  EXPECT_NE(text.find("/blocks.0/attn/qkv/MatMul.grad.fp8_scale"), std::string::npos)
+  EXPECT_NE(text.find("/blocks.0/attn/qkv/MatMul.grad.fp8_scale"),
+            std::string::npos)
       << "an output gradient's scale is not in the checkpoint";
   EXPECT_NE(text.find("/lm_head/Transpose.amax_history"), std::string::npos)
-      << "the (transposed) LM head weight's amax history is not in the checkpoint";
+      << "the (transposed) LM head weight's amax history is not in the "
+         "checkpoint";
   EXPECT_NE(half, straight);
-  EXPECT_TRUE(resumed == straight) << "resumed FP8 checkpoint differs from the uninterrupted run's";
+  EXPECT_TRUE(resumed == straight)
+      << "resumed FP8 checkpoint differs from the uninterrupted run's";
   // The metrics report the scales' range: after step 1 the scales have left
   // their initial 1 and differ per tensor (measured: about 100 for the E4M3
   // activations, up to 2e9 for small E5M2 gradients).
   const std::vector<std::string> ma = lines(readTextFile(dir.file("a.jsonl")));
   ASSERT_EQ(ma.size(), 6u);
-  const double lo = numberOf(ma[0], "fp8_scale_min"), hi = numberOf(ma[0], "fp8_scale_max");
+  const double lo = numberOf(ma[0], "fp8_scale_min"),
+               hi = numberOf(ma[0], "fp8_scale_max");
   EXPECT_GT(lo, 0.0) << ma[0];
   EXPECT_NE(hi, 1.0) << ma[0];
   EXPECT_GT(hi, lo) << ma[0];
@@ -193,18 +210,21 @@ TEST(Resume, Fp8ScaleStateIsCheckpointed) {
 // another --seed gives other bytes).
 TEST(Resume, StochasticallyRoundedBf16MastersResumeExactly) {
   CharLMRuns runs;
-  ASSERT_TRUE(runs.compile("charlm_bf16sr.mptp", {"--precision=bf16", "--master-weights=bf16-sr"}))
+  ASSERT_TRUE(runs.compile("charlm_bf16sr.mptp",
+                           {"--precision=bf16", "--master-weights=bf16-sr"}))
       << runs.error;
   TempDir &dir = runs.dir;
-  auto run = [&](const std::vector<std::string> &extra, const std::string &log) {
-    return runs.run(extra, log);
-  };
-  const std::string a = dir.file("a.ckpt"), b = dir.file("b.ckpt"), c = dir.file("c.ckpt");
+  auto run = [&](const std::vector<std::string> &extra,
+                 const std::string &log) { return runs.run(extra, log); };
+  const std::string a = dir.file("a.ckpt"), b = dir.file("b.ckpt"),
+                    c = dir.file("c.ckpt");
   ASSERT_TRUE(run({"--steps", "6", "--save", a}, "a.log"));
   ASSERT_TRUE(run({"--steps", "3", "--save", b}, "b1.log"));
   ASSERT_TRUE(run({"--steps", "6", "--resume", b, "--save", b}, "b2.log"));
   ASSERT_TRUE(run({"--steps", "6", "--seed", "1", "--save", c}, "c.log"));
-  const std::vector<uint8_t> straight = readBinaryFile(a), resumed = readBinaryFile(b);
-  EXPECT_TRUE(resumed == straight) << "resumed bf16-sr checkpoint differs from the uninterrupted run's";
+  const std::vector<uint8_t> straight = readBinaryFile(a),
+                             resumed = readBinaryFile(b);
+  EXPECT_TRUE(resumed == straight)
+      << "resumed bf16-sr checkpoint differs from the uninterrupted run's";
   EXPECT_NE(readBinaryFile(c), straight) << "another seed rounded the same way";
 }

@@ -1,4 +1,5 @@
-//===- SmoothCnnAccuracyTest.cpp - FP32 gradients as accurate as PyTorch's -===//
+//===- SmoothCnnAccuracyTest.cpp - FP32 gradients as accurate as PyTorch's
+//-===//
 //
 // test/fixtures/parity/smooth_cnn: a small CNN with no kinks (conv + training
 // mode batch norm + GELU, a stride-2 residual block, average pooling, global
@@ -9,7 +10,8 @@
 // The claim: MPT's FP32 training step computes every parameter's gradient at
 // most 2x as far from the float64 gradient as PyTorch's FP32 does:
 //
-//   relL2(g_mpt, g64) <= 2 * relL2(g_torch32, g64),  relL2(a, b) = ||a-b|| / ||b||
+//   relL2(g_mpt, g64) <= 2 * relL2(g_torch32, g64),  relL2(a, b) = ||a-b|| /
+//   ||b||
 //
 // Why the relative L2 norm per tensor: it is the error of the tensor as the
 // optimizer uses it (a step moves the parameter by lr * g, so ||g - g64|| /
@@ -62,11 +64,12 @@ TEST(SmoothCnnAccuracy, Fp32GradientsWithinTwicePyTorchError) {
   TempDir tmp;
   std::string msg;
   const std::string plan = tmp.file("smooth_cnn.mptp");
-  ASSERT_TRUE(compileTrainingPlan(dir + "model.onnx",
-                                  {"--loss-kind=cross_entropy", "--loss-output=logits",
-                                   "--label-input=labels", "--optimizer=sgd", "--lr=0.1",
-                                   "--emit-gradients=true"},
-                                  plan, &msg))
+  ASSERT_TRUE(
+      compileTrainingPlan(dir + "model.onnx",
+                          {"--loss-kind=cross_entropy", "--loss-output=logits",
+                           "--label-input=labels", "--optimizer=sgd",
+                           "--lr=0.1", "--emit-gradients=true"},
+                          plan, &msg))
       << msg;
   Trainer t;
   ASSERT_TRUE(t.load(plan, &msg)) << msg;
@@ -83,39 +86,45 @@ TEST(SmoothCnnAccuracy, Fp32GradientsWithinTwicePyTorchError) {
   ASSERT_TRUE(loadNpyF64(dir + "loss.npy", &shape, &loss64, &msg)) << msg;
   ASSERT_TRUE(loadNpyF64(dir + "loss32.npy", &shape, &loss32, &msg)) << msg;
   const double lossErr = std::fabs(o.loss - loss64[0]) / std::fabs(loss64[0]);
-  const double lossErrTorch = std::fabs(loss32[0] - loss64[0]) / std::fabs(loss64[0]);
-  std::cout << "loss: MPT " << o.loss << ", float64 " << loss64[0] << ", rel error " << lossErr
-            << " (PyTorch fp32 " << lossErrTorch << ")\n";
+  const double lossErrTorch =
+      std::fabs(loss32[0] - loss64[0]) / std::fabs(loss64[0]);
+  std::cout << "loss: MPT " << o.loss << ", float64 " << loss64[0]
+            << ", rel error " << lossErr << " (PyTorch fp32 " << lossErrTorch
+            << ")\n";
 
   std::vector<std::string> params = gradientParameters(t);
   std::sort(params.begin(), params.end());
-  ASSERT_EQ(params.size(), 22u - 8u) // 22 initializers, 8 of them BN running stats
+  ASSERT_EQ(params.size(),
+            22u - 8u) // 22 initializers, 8 of them BN running stats
       << "the plan should train every parameter of smooth_cnn";
   double worstRatio = 0;
   std::string worstName;
-  std::cout << std::setw(22) << "parameter" << std::setw(14) << "MPT relL2" << std::setw(14)
-            << "PyTorch relL2" << std::setw(10) << "ratio\n";
+  std::cout << std::setw(22) << "parameter" << std::setw(14) << "MPT relL2"
+            << std::setw(14) << "PyTorch relL2" << std::setw(10) << "ratio\n";
   for (const std::string &p : params) {
     std::vector<float> g;
     ASSERT_TRUE(t.outputF32("grad." + p, &g, &msg)) << msg;
     std::vector<double> g64, g32;
-    ASSERT_TRUE(loadNpyF64(dir + "grad_" + p + ".npy", &shape, &g64, &msg)) << msg;
-    ASSERT_TRUE(loadNpyF64(dir + "grad32_" + p + ".npy", &shape, &g32, &msg)) << msg;
+    ASSERT_TRUE(loadNpyF64(dir + "grad_" + p + ".npy", &shape, &g64, &msg))
+        << msg;
+    ASSERT_TRUE(loadNpyF64(dir + "grad32_" + p + ".npy", &shape, &g32, &msg))
+        << msg;
     ASSERT_EQ(g.size(), g64.size()) << p;
     const double errMpt = relativeL2(widen(g), g64);
     const double errTorch = relativeL2(g32, g64);
-    const double ratio = errTorch > 0 ? errMpt / errTorch : (errMpt == 0 ? 0 : INFINITY);
-    std::cout << std::setw(22) << p << std::setw(14) << errMpt << std::setw(14) << errTorch
-              << std::setw(10) << ratio << "\n";
+    const double ratio =
+        errTorch > 0 ? errMpt / errTorch : (errMpt == 0 ? 0 : INFINITY);
+    std::cout << std::setw(22) << p << std::setw(14) << errMpt << std::setw(14)
+              << errTorch << std::setw(10) << ratio << "\n";
     EXPECT_LE(errMpt, kMaxRatioToPyTorch * errTorch)
-        << "grad." << p << ": MPT's relative L2 error against float64 is " << errMpt
-        << ", " << ratio << "x PyTorch fp32's " << errTorch;
+        << "grad." << p << ": MPT's relative L2 error against float64 is "
+        << errMpt << ", " << ratio << "x PyTorch fp32's " << errTorch;
     if (ratio > worstRatio) {
       worstRatio = ratio;
       worstName = p;
     }
   }
   RecordProperty("worst_ratio_to_pytorch", std::to_string(worstRatio));
-  std::cout << "worst ratio to PyTorch's error: " << worstRatio << " (" << worstName
-            << "), bound " << kMaxRatioToPyTorch << "\n";
+  std::cout << "worst ratio to PyTorch's error: " << worstRatio << " ("
+            << worstName << "), bound " << kMaxRatioToPyTorch << "\n";
 }

@@ -9,8 +9,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -29,7 +29,8 @@ std::string fixturePath(const std::string &rel) {
 }
 
 TempDir::TempDir() {
-  std::string pattern = (fs::temp_directory_path() / "mpt-training-XXXXXX").string();
+  std::string pattern =
+      (fs::temp_directory_path() / "mpt-training-XXXXXX").string();
   std::vector<char> buf(pattern.begin(), pattern.end());
   buf.push_back('\0');
   if (!mkdtemp(buf.data()))
@@ -53,7 +54,8 @@ bool runTrainer(const TempDir &dir, const std::vector<std::string> &base,
   return rc == 0;
 }
 
-int runProcess(const std::vector<std::string> &argv, const std::string &logPath) {
+int runProcess(const std::vector<std::string> &argv,
+               const std::string &logPath) {
   std::vector<char *> args;
   for (const std::string &a : argv)
     args.push_back(const_cast<char *>(a.c_str()));
@@ -78,7 +80,8 @@ int runProcess(const std::vector<std::string> &argv, const std::string &logPath)
       return -1;
   if (WIFEXITED(status))
     return WEXITSTATUS(status);
-  std::ofstream(logPath, std::ios::app) << "\n[killed by signal " << WTERMSIG(status) << "]\n";
+  std::ofstream(logPath, std::ios::app)
+      << "\n[killed by signal " << WTERMSIG(status) << "]\n";
   return -1;
 }
 
@@ -94,7 +97,8 @@ std::vector<uint8_t> readBinaryFile(const std::string &path) {
   return std::vector<uint8_t>(s.begin(), s.end());
 }
 
-bool compileTrainingPlan(const std::string &onnx, const std::vector<std::string> &flags,
+bool compileTrainingPlan(const std::string &onnx,
+                         const std::vector<std::string> &flags,
                          const std::string &plan, std::string *message) {
   std::vector<std::string> argv = {MPT_COMPILE_PATH, onnx, "--train"};
   argv.insert(argv.end(), flags.begin(), flags.end());
@@ -107,8 +111,8 @@ bool compileTrainingPlan(const std::string &onnx, const std::vector<std::string>
   std::string cmd;
   for (const std::string &a : argv)
     cmd += (cmd.empty() ? "" : " ") + a;
-  *message = "mpt-compile failed (status " + std::to_string(rc) + "): " + cmd + "\n" +
-             readTextFile(log);
+  *message = "mpt-compile failed (status " + std::to_string(rc) + "): " + cmd +
+             "\n" + readTextFile(log);
   return false;
 }
 
@@ -134,11 +138,13 @@ Tensor Tensor::rows(int64_t begin, int64_t count) const {
   t.shape = shape;
   t.shape[0] = count;
   const size_t rowBytes = shape[0] ? bytes.size() / size_t(shape[0]) : 0;
-  t.bytes.assign(bytes.begin() + begin * rowBytes, bytes.begin() + (begin + count) * rowBytes);
+  t.bytes.assign(bytes.begin() + begin * rowBytes,
+                 bytes.begin() + (begin + count) * rowBytes);
   return t;
 }
 
-Tensor Tensor::fromF32(const std::vector<int64_t> &shape, const std::vector<float> &v) {
+Tensor Tensor::fromF32(const std::vector<int64_t> &shape,
+                       const std::vector<float> &v) {
   Tensor t;
   t.dtype = MPTRT_F32;
   t.shape = shape;
@@ -171,7 +177,9 @@ std::string parityFixtureRoot() {
   return env && *env ? std::string(env) : std::string(MPT_PARITY_FIXTURES_DIR);
 }
 
-std::string parityFixturePath(const std::string &rel) { return parityFixtureRoot() + "/" + rel; }
+std::string parityFixturePath(const std::string &rel) {
+  return parityFixtureRoot() + "/" + rel;
+}
 
 namespace {
 /// The value of `key` in a .npy header dict ("'descr': '<f8', ..."), up to
@@ -218,15 +226,16 @@ bool loadNpyF64(const std::string &path, std::vector<int64_t> *shape,
   } else if (major == 2 || major == 3) {
     if (file.size() < 12)
       return fail("truncated header");
-    headerLen = size_t(file[8]) | size_t(file[9]) << 8 | size_t(file[10]) << 16 |
-                size_t(file[11]) << 24;
+    headerLen = size_t(file[8]) | size_t(file[9]) << 8 |
+                size_t(file[10]) << 16 | size_t(file[11]) << 24;
     offset = 12;
   } else {
     return fail("unsupported .npy version " + std::to_string(major));
   }
   if (offset + headerLen > file.size())
     return fail("truncated header");
-  const std::string header(file.begin() + offset, file.begin() + offset + headerLen);
+  const std::string header(file.begin() + offset,
+                           file.begin() + offset + headerLen);
   const std::string descr = npyHeaderValue(header, "descr");
   if (npyHeaderValue(header, "fortran_order") != "False")
     return fail("only C-order arrays are supported");
@@ -252,8 +261,8 @@ bool loadNpyF64(const std::string &path, std::vector<int64_t> *shape,
   }
   const size_t data = offset + headerLen;
   if (file.size() - data != size_t(numel) * elementSize)
-    return fail("data size " + std::to_string(file.size() - data) + " does not match shape " +
-                dims);
+    return fail("data size " + std::to_string(file.size() - data) +
+                " does not match shape " + dims);
   values->resize(size_t(numel));
   for (int64_t i = 0; i < numel; ++i) {
     if (elementSize == 8) {
@@ -267,7 +276,8 @@ bool loadNpyF64(const std::string &path, std::vector<int64_t> *shape,
   return true;
 }
 
-double worstScaledError(const std::vector<float> &got, const std::vector<float> &want) {
+double worstScaledError(const std::vector<float> &got,
+                        const std::vector<float> &want) {
   if (got.size() != want.size())
     return INFINITY;
   double maxAbs = 0, worst = 0;
@@ -282,7 +292,8 @@ double worstScaledError(const std::vector<float> &got, const std::vector<float> 
   return worst;
 }
 
-double relativeL2(const std::vector<double> &got, const std::vector<double> &ref) {
+double relativeL2(const std::vector<double> &got,
+                  const std::vector<double> &ref) {
   double d = 0, n = 0;
   for (size_t i = 0; i < ref.size() && i < got.size(); ++i) {
     d += (got[i] - ref[i]) * (got[i] - ref[i]);
@@ -300,7 +311,8 @@ bool Trainer::load(const std::string &plan, std::string *message) {
   return false;
 }
 
-bool Trainer::bind(const std::string &name, const Tensor &t, std::string *message) {
+bool Trainer::bind(const std::string &name, const Tensor &t,
+                   std::string *message) {
   if (model_.bindInput(name, t.dtype, t.shape, t.bytes.data(), t.bytes.size()))
     return true;
   *message = "binding input '" + name + "': " + mptrt::lastError();
@@ -309,7 +321,8 @@ bool Trainer::bind(const std::string &name, const Tensor &t, std::string *messag
 
 namespace {
 template <typename T>
-bool readScalar(const mptrt::Model &m, const std::string &name, T *out, std::string *message) {
+bool readScalar(const mptrt::Model &m, const std::string &name, T *out,
+                std::string *message) {
   std::vector<uint8_t> bytes;
   if (!m.readOutput(name, &bytes) || bytes.size() != sizeof(T)) {
     *message = "reading output '" + name + "': " + mptrt::lastError() + " (" +
@@ -334,7 +347,8 @@ bool Trainer::step(StepOutputs *out, std::string *message) {
       !readScalar(model_, "lr", &out->lr, message))
     return false;
   if (skipped > 1) {
-    *message = "output 'skipped' is " + std::to_string(skipped) + ", not 0 or 1";
+    *message =
+        "output 'skipped' is " + std::to_string(skipped) + ", not 0 or 1";
     return false;
   }
   out->skipped = skipped != 0;
@@ -373,7 +387,8 @@ bool Trainer::parameterF32(const std::string &name, std::vector<float> *out,
   mptrt::TensorInfo info;
   std::vector<uint8_t> bytes;
   if (!model_.info(MPTRT_PARAMETER, name, &info) || info.dtype != MPTRT_F32) {
-    *message = "parameter '" + name + "' is not an f32 parameter: " + mptrt::lastError();
+    *message = "parameter '" + name +
+               "' is not an f32 parameter: " + mptrt::lastError();
     return false;
   }
   if (!parameterBytes(name, &bytes, message))
@@ -383,12 +398,14 @@ bool Trainer::parameterF32(const std::string &name, std::vector<float> *out,
   return true;
 }
 
-bool Trainer::parameterI64(const std::string &name, int64_t *out, std::string *message) const {
+bool Trainer::parameterI64(const std::string &name, int64_t *out,
+                           std::string *message) const {
   mptrt::TensorInfo info;
   std::vector<uint8_t> bytes;
   if (!model_.info(MPTRT_PARAMETER, name, &info) || info.dtype != MPTRT_I64 ||
       info.numel() != 1) {
-    *message = "parameter '" + name + "' is not an i64 scalar: " + mptrt::lastError();
+    *message =
+        "parameter '" + name + "' is not an i64 scalar: " + mptrt::lastError();
     return false;
   }
   if (!parameterBytes(name, &bytes, message))
@@ -403,9 +420,15 @@ std::vector<std::string> Trainer::bindings(mptrt_binding_kind kind) const {
     names.clear();
   return names;
 }
-std::vector<std::string> Trainer::parameters() const { return bindings(MPTRT_PARAMETER); }
-std::vector<std::string> Trainer::outputs() const { return bindings(MPTRT_OUTPUT); }
-std::vector<std::string> Trainer::inputs() const { return bindings(MPTRT_INPUT); }
+std::vector<std::string> Trainer::parameters() const {
+  return bindings(MPTRT_PARAMETER);
+}
+std::vector<std::string> Trainer::outputs() const {
+  return bindings(MPTRT_OUTPUT);
+}
+std::vector<std::string> Trainer::inputs() const {
+  return bindings(MPTRT_INPUT);
+}
 
 bool Trainer::snapshot(std::map<std::string, std::vector<uint8_t>> *out,
                        std::string *message) const {

@@ -1,4 +1,5 @@
-//===- TrainingHarness.h - helpers of mpt-training-tests ----------*- C++ -*-===//
+//===- TrainingHarness.h - helpers of mpt-training-tests ----------*- C++
+//-*-===//
 //
 // What every training test needs: a scratch directory, the real mpt-compile
 // (and mpt-train) run as subprocesses, .npy fixtures, and a Trainer that
@@ -43,7 +44,8 @@ private:
 /// Runs argv[0] with the arguments (no shell), stdout and stderr both going
 /// to `logPath`. Returns the exit status, or -1 when it did not exit
 /// normally (the log then says why).
-int runProcess(const std::vector<std::string> &argv, const std::string &logPath);
+int runProcess(const std::vector<std::string> &argv,
+               const std::string &logPath);
 
 /// Runs mpt-train with `base` and then `extra` as its arguments, its output
 /// in `dir`/`log`. A nonzero exit is a test failure that shows the log;
@@ -57,7 +59,8 @@ std::vector<uint8_t> readBinaryFile(const std::string &path);
 
 /// Runs `mpt-compile <onnx> --train <flags...> -o <plan>`. False with the
 /// command line and its output in *message when it fails.
-bool compileTrainingPlan(const std::string &onnx, const std::vector<std::string> &flags,
+bool compileTrainingPlan(const std::string &onnx,
+                         const std::vector<std::string> &flags,
                          const std::string &plan, std::string *message);
 
 /// A host tensor (C order, little-endian elements).
@@ -71,7 +74,8 @@ struct Tensor {
   std::vector<float> f32() const;
   /// `count` consecutive rows starting at row `begin` (axis 0).
   Tensor rows(int64_t begin, int64_t count) const;
-  static Tensor fromF32(const std::vector<int64_t> &shape, const std::vector<float> &v);
+  static Tensor fromF32(const std::vector<int64_t> &shape,
+                        const std::vector<float> &v);
 };
 
 /// Reads a .npy file: '<f4' as f32, '<i8' as i64, '<i4' as i32.
@@ -95,10 +99,12 @@ std::string parityFixturePath(const std::string &rel);
 /// max_i |got_i - want_i| / max(|want_i|, 0.1 max|want|): an elementwise
 /// relative error whose floor is a tenth of the tensor's scale (infinite on
 /// a size mismatch or a NaN).
-double worstScaledError(const std::vector<float> &got, const std::vector<float> &want);
+double worstScaledError(const std::vector<float> &got,
+                        const std::vector<float> &want);
 
 /// ||got - ref||_2 / ||ref||_2 (||got - ref||_2 when ref is all zeros).
-double relativeL2(const std::vector<double> &got, const std::vector<double> &ref);
+double relativeL2(const std::vector<double> &got,
+                  const std::vector<double> &ref);
 
 /// The outputs of one train_step run that every training plan has.
 struct StepOutputs {
@@ -124,13 +130,15 @@ public:
   /// Runs eval_step once (the inputs bound) and reads its loss.
   bool evaluate(float *loss, std::string *message);
   /// An f32 output of the last run (e.g. "grad.fc1.weight").
-  bool outputF32(const std::string &name, std::vector<float> *out, std::string *message) const;
+  bool outputF32(const std::string &name, std::vector<float> *out,
+                 std::string *message) const;
   /// A parameter's current value.
   bool parameterBytes(const std::string &name, std::vector<uint8_t> *out,
                       std::string *message) const;
   bool parameterF32(const std::string &name, std::vector<float> *out,
                     std::string *message) const;
-  bool parameterI64(const std::string &name, int64_t *out, std::string *message) const;
+  bool parameterI64(const std::string &name, int64_t *out,
+                    std::string *message) const;
 
   /// Names train_step binds (parameters, outputs, inputs).
   std::vector<std::string> parameters() const;
@@ -138,7 +146,8 @@ public:
   std::vector<std::string> inputs() const;
 
   /// Every parameter's bytes, by name (a snapshot of the whole training state).
-  bool snapshot(std::map<std::string, std::vector<uint8_t>> *out, std::string *message) const;
+  bool snapshot(std::map<std::string, std::vector<uint8_t>> *out,
+                std::string *message) const;
 
   mptrt::Model &model() { return model_; }
   const mptrt::Model &model() const { return model_; }

@@ -10,9 +10,9 @@
 //
 //   loss                |l - l64| / |l64|
 //   gradient of p       ||g - g64|| / ||g64||                  (per parameter)
-//   p after SGD         ||p1 - p1_64|| / ||p1_64 - p0||        (the update's error)
-//   5-step trajectories max_i |l_i - l64_i| / |l64_i|
-//   BN running stats    max over buffers ||b - b64|| / ||b64||, after steps
+//   p after SGD         ||p1 - p1_64|| / ||p1_64 - p0||        (the update's
+//   error) 5-step trajectories max_i |l_i - l64_i| / |l64_i| BN running stats
+//   max over buffers ||b - b64|| / ||b64||, after steps
 //                       1 and 5 of the momentum trajectory
 //
 // each against the tolerance the generator wrote into the fixture's
@@ -90,16 +90,18 @@ struct Tolerances {
   std::vector<std::string> constants;
 };
 
-bool readTolerances(const std::string &model, Tolerances *out, std::string *message) {
+bool readTolerances(const std::string &model, Tolerances *out,
+                    std::string *message) {
   const std::string path = parityFixturePath(model + "/tolerances.txt");
   std::ifstream in(path);
   if (!in) {
     // A model missing from the root is a failure, never a skip: a run on
     // another root (MPT_PARITY_FIXTURES) selects its models with
     // --gtest_filter (scripts/parity-large.sh).
-    *message = "cannot read " + path + ": no fixture for model '" + model + "' in " +
-               parityFixtureRoot() +
-               " (MPT_PARITY_FIXTURES selects the root; --gtest_filter the models)";
+    *message =
+        "cannot read " + path + ": no fixture for model '" + model + "' in " +
+        parityFixtureRoot() +
+        " (MPT_PARITY_FIXTURES selects the root; --gtest_filter the models)";
     return false;
   }
   std::string line;
@@ -150,9 +152,10 @@ std::vector<double> widen(const std::vector<float> &v) {
 
 /// Compiles `model` with the cross-entropy loss and `flags`, loads the plan
 /// and binds the fixture's batch and labels.
-void setUp(const TempDir &dir, const std::string &model, const std::vector<std::string> &flags,
-           Trainer *t) {
-  std::vector<std::string> all = {"--loss-kind=cross_entropy", "--loss-output=logits",
+void setUp(const TempDir &dir, const std::string &model,
+           const std::vector<std::string> &flags, Trainer *t) {
+  std::vector<std::string> all = {"--loss-kind=cross_entropy",
+                                  "--loss-output=logits",
                                   "--label-input=labels"};
   Tolerances tol;
   std::string error;
@@ -160,18 +163,22 @@ void setUp(const TempDir &dir, const std::string &model, const std::vector<std::
   all.insert(all.end(), flags.begin(), flags.end());
   std::string msg;
   const std::string plan = dir.file(model + ".mptp");
-  ASSERT_TRUE(compileTrainingPlan(parityFixturePath(model + "/model.onnx"), all, plan, &msg))
+  ASSERT_TRUE(compileTrainingPlan(parityFixturePath(model + "/model.onnx"), all,
+                                  plan, &msg))
       << msg;
   ASSERT_TRUE(t->load(plan, &msg)) << msg;
   // The dynamo exporter's scalar constants (GELU's 0.5 and sqrt(2), the
   // attention scale) must be constants, not trained parameters.
   for (const std::string &c : tol.constants)
     for (const std::string &p : t->parameters())
-      ASSERT_NE(p, c) << "constant initializer '" << c << "' became a parameter";
+      ASSERT_NE(p, c) << "constant initializer '" << c
+                      << "' became a parameter";
   for (const std::string &in : t->inputs()) {
     Tensor v;
-    const std::string file = in == "labels" ? "labels.npy" : "input_" + in + ".npy";
-    ASSERT_TRUE(loadNpy(parityFixturePath(model + "/" + file), &v, &msg)) << msg;
+    const std::string file =
+        in == "labels" ? "labels.npy" : "input_" + in + ".npy";
+    ASSERT_TRUE(loadNpy(parityFixturePath(model + "/" + file), &v, &msg))
+        << msg;
     ASSERT_TRUE(t->bind(in, v, &msg)) << msg;
   }
 }
@@ -180,7 +187,9 @@ std::vector<double> loadRef(const std::string &model, const std::string &file) {
   std::vector<int64_t> shape;
   std::vector<double> v;
   std::string msg;
-  EXPECT_TRUE(loadNpyF64(parityFixturePath(model + "/" + file), &shape, &v, &msg)) << msg;
+  EXPECT_TRUE(
+      loadNpyF64(parityFixturePath(model + "/" + file), &shape, &v, &msg))
+      << msg;
   return v;
 }
 
@@ -193,8 +202,8 @@ double runningStatsError(const Trainer &t, const std::string &model, int step,
   std::string msg;
   for (const std::string &p : t.parameters()) {
     auto endsWith = [&](const std::string &suffix) {
-      return p.size() > suffix.size() && p.compare(p.size() - suffix.size(), suffix.size(),
-                                                   suffix) == 0;
+      return p.size() > suffix.size() &&
+             p.compare(p.size() - suffix.size(), suffix.size(), suffix) == 0;
     };
     if (!endsWith(".running_mean") && !endsWith(".running_var"))
       continue;
@@ -203,7 +212,8 @@ double runningStatsError(const Trainer &t, const std::string &model, int step,
     const std::vector<double> ref =
         loadRef(model, "bn_step" + std::to_string(step) + "_" + p + ".npy");
     EXPECT_EQ(got.size(), ref.size()) << p;
-    const double err = got.size() == ref.size() ? relativeL2(widen(got), ref) : INFINITY;
+    const double err =
+        got.size() == ref.size() ? relativeL2(widen(got), ref) : INFINITY;
     if (!(err <= worst)) {
       worst = err;
       *worstName = p;
@@ -214,8 +224,9 @@ double runningStatsError(const Trainer &t, const std::string &model, int step,
 
 /// Runs `steps` train_steps and returns the losses; counts skipped steps.
 /// `after`, when given, is called after each step with its 1-based number.
-std::vector<double> trajectory(Trainer &t, int steps, int *skipped,
-                               const std::function<void(int)> &after = nullptr) {
+std::vector<double>
+trajectory(Trainer &t, int steps, int *skipped,
+           const std::function<void(int)> &after = nullptr) {
   std::vector<double> losses;
   std::string msg;
   for (int s = 0; s < steps; ++s) {
@@ -229,7 +240,8 @@ std::vector<double> trajectory(Trainer &t, int steps, int *skipped,
   return losses;
 }
 
-double trajectoryError(const std::vector<double> &got, const std::vector<double> &ref) {
+double trajectoryError(const std::vector<double> &got,
+                       const std::vector<double> &ref) {
   if (got.size() != ref.size())
     return INFINITY;
   double worst = 0;
@@ -238,7 +250,9 @@ double trajectoryError(const std::vector<double> &got, const std::vector<double>
   return std::isnan(worst) ? INFINITY : worst;
 }
 
-std::string flag(const std::string &name, double v) { return "--" + name + "=" + num(v); }
+std::string flag(const std::string &name, double v) {
+  return "--" + name + "=" + num(v);
+}
 
 class ZooParity : public ::testing::TestWithParam<std::string> {
 protected:
@@ -248,11 +262,13 @@ protected:
   }
   double hyper(const std::string &name) {
     auto it = tol_.hyper.find(name);
-    EXPECT_NE(it, tol_.hyper.end()) << "no 'hyper " << name << "' in tolerances.txt";
+    EXPECT_NE(it, tol_.hyper.end())
+        << "no 'hyper " << name << "' in tolerances.txt";
     return it == tol_.hyper.end() ? NAN : it->second;
   }
   /// Checks one fp32 trajectory (kind = momentum or adamw).
-  void checkTrajectory(const std::string &kind, const std::vector<std::string> &flags);
+  void checkTrajectory(const std::string &kind,
+                       const std::vector<std::string> &flags);
   Tolerances tol_;
 };
 
@@ -262,17 +278,18 @@ TEST_P(ZooParity, SgdOneStepFp32) {
   const std::string model = GetParam();
   TempDir dir;
   Trainer t;
-  ASSERT_NO_FATAL_FAILURE(setUp(dir, model,
-                                {"--optimizer=sgd", flag("lr", hyper("sgd.lr")),
-                                 "--emit-gradients=true"},
-                                &t));
+  ASSERT_NO_FATAL_FAILURE(setUp(
+      dir, model,
+      {"--optimizer=sgd", flag("lr", hyper("sgd.lr")), "--emit-gradients=true"},
+      &t));
   std::string msg;
   std::vector<std::string> params = gradientParameters(t);
   std::sort(params.begin(), params.end());
   std::vector<std::string> expected;
   for (const auto &[name, _] : tol_.tol["grad"])
     expected.push_back(name);
-  ASSERT_EQ(params, expected) << "the plan should train exactly the model's parameters";
+  ASSERT_EQ(params, expected)
+      << "the plan should train exactly the model's parameters";
   std::map<std::string, std::vector<float>> p0;
   for (const std::string &p : params)
     ASSERT_TRUE(t.parameterF32(p, &p0[p], &msg)) << msg;
@@ -282,7 +299,8 @@ TEST_P(ZooParity, SgdOneStepFp32) {
   EXPECT_FALSE(o.skipped);
   const double loss64 = loadRef(model, "loss.npy").at(0);
   const double lossErr = std::fabs(o.loss - loss64) / std::fabs(loss64);
-  EXPECT_LE(lossErr, tol_.tol["loss"]["-"]) << "loss " << o.loss << ", float64 " << loss64;
+  EXPECT_LE(lossErr, tol_.tol["loss"]["-"])
+      << "loss " << o.loss << ", float64 " << loss64;
 
   double worstGrad = 0, worstSgd = 0;
   std::string worstGradName, worstSgdName;
@@ -309,8 +327,8 @@ TEST_P(ZooParity, SgdOneStepFp32) {
     }
     const double gTol = tol_.tol["grad"][p], uTol = tol_.tol["sgd"][p];
     EXPECT_LE(gErr, gTol) << "grad." << p << ": relative L2 error " << gErr;
-    EXPECT_LE(uErr, uTol) << p << " after one SGD step: relative L2 error of the update "
-                          << uErr;
+    EXPECT_LE(uErr, uTol)
+        << p << " after one SGD step: relative L2 error of the update " << uErr;
     if (gErr / gTol > worstGrad) {
       worstGrad = gErr / gTol;
       worstGradName = p;
@@ -323,13 +341,15 @@ TEST_P(ZooParity, SgdOneStepFp32) {
   RecordProperty("loss_error", num(lossErr));
   RecordProperty("worst_grad_ratio", num(worstGrad));
   RecordProperty("worst_sgd_ratio", num(worstSgd));
-  std::cout << model << " fp32 SGD step: loss error " << lossErr << " (tolerance "
-            << tol_.tol["loss"]["-"] << "); worst gradient error / tolerance " << worstGrad
-            << " (" << worstGradName << "); worst update error / tolerance " << worstSgd
+  std::cout << model << " fp32 SGD step: loss error " << lossErr
+            << " (tolerance " << tol_.tol["loss"]["-"]
+            << "); worst gradient error / tolerance " << worstGrad << " ("
+            << worstGradName << "); worst update error / tolerance " << worstSgd
             << " (" << worstSgdName << ")\n";
 }
 
-void ZooParity::checkTrajectory(const std::string &kind, const std::vector<std::string> &flags) {
+void ZooParity::checkTrajectory(const std::string &kind,
+                                const std::vector<std::string> &flags) {
   const std::string model = GetParam();
   TempDir dir;
   Trainer t;
@@ -354,26 +374,30 @@ void ZooParity::checkTrajectory(const std::string &kind, const std::vector<std::
       return;
     }
     const double tol = found->second.at("-");
-    EXPECT_LE(err, tol) << name << " after step " << step << ": relative L2 error " << err;
-    bnReport += "; BN running statistics after step " + std::to_string(step) + ": worst " +
-                num(err) + " (" + name + ", tolerance " + num(tol) + ")";
+    EXPECT_LE(err, tol) << name << " after step " << step
+                        << ": relative L2 error " << err;
+    bnReport += "; BN running statistics after step " + std::to_string(step) +
+                ": worst " + num(err) + " (" + name + ", tolerance " +
+                num(tol) + ")";
   };
-  const std::vector<double> got = trajectory(t, int(ref.size()), &skipped, checkStats);
+  const std::vector<double> got =
+      trajectory(t, int(ref.size()), &skipped, checkStats);
   EXPECT_EQ(skipped, 0);
   const double err = trajectoryError(got, ref);
   const double tol = tol_.tol[kind + "_trajectory"]["-"];
   EXPECT_LE(err, tol) << kind << " trajectory";
   RecordProperty("trajectory_error", num(err));
-  std::cout << model << " fp32 " << kind << " trajectory: error " << err << " (tolerance " << tol
-            << "); losses";
+  std::cout << model << " fp32 " << kind << " trajectory: error " << err
+            << " (tolerance " << tol << "); losses";
   for (double l : got)
     std::cout << " " << l;
   std::cout << bnReport << "\n";
 }
 
 TEST_P(ZooParity, MomentumTrajectoryFp32) {
-  checkTrajectory("momentum", {"--optimizer=momentum", flag("lr", hyper("momentum.lr")),
-                               flag("momentum", hyper("momentum.momentum"))});
+  checkTrajectory("momentum",
+                  {"--optimizer=momentum", flag("lr", hyper("momentum.lr")),
+                   flag("momentum", hyper("momentum.momentum"))});
 }
 
 TEST_P(ZooParity, AdamWTrajectoryFp32) {
@@ -384,15 +408,18 @@ TEST_P(ZooParity, AdamWTrajectoryFp32) {
 // The same 5 AdamW steps trained in BF16 and in FP16 (mpt-compile
 // --precision; FP16 gets dynamic loss scaling by default): the loss
 // trajectory against float64's, relative, worst step.
-void lowPrecisionTrajectory(const std::string &model, const std::string &precision,
-                            double lr, double wd, double autocastError) {
-  const double bound = std::max(kAutocastFactor * autocastError, kLowPrecisionFloor);
+void lowPrecisionTrajectory(const std::string &model,
+                            const std::string &precision, double lr, double wd,
+                            double autocastError) {
+  const double bound =
+      std::max(kAutocastFactor * autocastError, kLowPrecisionFloor);
   TempDir dir;
   Trainer t;
-  ASSERT_NO_FATAL_FAILURE(setUp(dir, model,
-                                {"--precision=" + precision, "--optimizer=adamw",
-                                 flag("lr", lr), flag("weight-decay", wd)},
-                                &t));
+  ASSERT_NO_FATAL_FAILURE(
+      setUp(dir, model,
+            {"--precision=" + precision, "--optimizer=adamw", flag("lr", lr),
+             flag("weight-decay", wd)},
+            &t));
   const std::vector<double> ref = loadRef(model, "adamw_loss.npy");
   // A step skipped by the loss scaler (a non-finite FP16 gradient: the scale
   // backs off, as PyTorch's GradScaler does) changes neither the weights nor
@@ -414,28 +441,35 @@ void lowPrecisionTrajectory(const std::string &model, const std::string &precisi
   EXPECT_LE(err, bound) << precision << " adamw trajectory";
   ::testing::Test::RecordProperty("trajectory_error", num(err));
   ::testing::Test::RecordProperty("skipped_steps", std::to_string(skipped));
-  std::cout << model << " " << precision << " adamw trajectory: error " << err << " (bound "
-            << bound << "; PyTorch autocast " << autocastError << ", ratio "
-            << err / autocastError << "), " << skipped << " steps skipped; losses";
+  std::cout << model << " " << precision << " adamw trajectory: error " << err
+            << " (bound " << bound << "; PyTorch autocast " << autocastError
+            << ", ratio " << err / autocastError << "), " << skipped
+            << " steps skipped; losses";
   for (double l : got)
     std::cout << " " << l;
   std::cout << "\n";
 }
 
 TEST_P(ZooParity, AdamWTrajectoryBf16) {
-  lowPrecisionTrajectory(GetParam(), "bf16", hyper("adamw.lr"), hyper("adamw.weight_decay"),
+  lowPrecisionTrajectory(GetParam(), "bf16", hyper("adamw.lr"),
+                         hyper("adamw.weight_decay"),
                          tol_.tol["autocast_adamw_trajectory"].at("bf16"));
 }
 
 TEST_P(ZooParity, AdamWTrajectoryFp16) {
-  lowPrecisionTrajectory(GetParam(), "fp16", hyper("adamw.lr"), hyper("adamw.weight_decay"),
+  lowPrecisionTrajectory(GetParam(), "fp16", hyper("adamw.lr"),
+                         hyper("adamw.weight_decay"),
                          tol_.tol["autocast_adamw_trajectory"].at("fp16"));
 }
 
-std::string modelName(const ::testing::TestParamInfo<std::string> &info) { return info.param; }
+std::string modelName(const ::testing::TestParamInfo<std::string> &info) {
+  return info.param;
+}
 
 INSTANTIATE_TEST_SUITE_P(Models, ZooParity,
-                         ::testing::Values("smooth_cnn", "resnet18", "gpt2", "mobilenetv2",
-                                           "vit", "vit_dynamo", "mlp_dynamo"), modelName);
+                         ::testing::Values("smooth_cnn", "resnet18", "gpt2",
+                                           "mobilenetv2", "vit", "vit_dynamo",
+                                           "mlp_dynamo"),
+                         modelName);
 
 } // namespace

@@ -43,11 +43,14 @@ TEST(InputShapeBinding, Parses) {
 
 TEST(ElementTypes, SupportedSet) {
   MLIRContext ctx;
-  EXPECT_TRUE(onnx_import::convertElementType(onnx::TensorProto::FLOAT, &ctx).isF32());
-  EXPECT_TRUE(onnx_import::convertElementType(onnx::TensorProto::BFLOAT16, &ctx).isBF16());
+  EXPECT_TRUE(
+      onnx_import::convertElementType(onnx::TensorProto::FLOAT, &ctx).isF32());
+  EXPECT_TRUE(onnx_import::convertElementType(onnx::TensorProto::BFLOAT16, &ctx)
+                  .isBF16());
   EXPECT_TRUE(isa<Float8E4M3FNType>(onnx_import::convertElementType(17, &ctx)));
   EXPECT_TRUE(isa<Float8E5M2Type>(onnx_import::convertElementType(19, &ctx)));
-  EXPECT_FALSE(onnx_import::convertElementType(onnx::TensorProto::DOUBLE, &ctx));
+  EXPECT_FALSE(
+      onnx_import::convertElementType(onnx::TensorProto::DOUBLE, &ctx));
   EXPECT_EQ(onnx_import::elementTypeName(onnx::TensorProto::UINT8), "UINT8");
 }
 
@@ -76,7 +79,8 @@ TEST(ConvertTensor, RawTypedAndExternal) {
 
   onnx::TensorProto wrongCount = typed;
   wrongCount.add_dims(3);
-  EXPECT_TRUE(failed(onnx_import::convertTensor(wrongCount, ".", loc, unsupported)));
+  EXPECT_TRUE(
+      failed(onnx_import::convertTensor(wrongCount, ".", loc, unsupported)));
   EXPECT_NE(capture.text.find("needs 6"), std::string::npos);
 
   // External data: 3 int64 values at offset 8 of a file.
@@ -110,11 +114,14 @@ TEST(ConvertTensor, RawTypedAndExternal) {
     auto *length = past.add_external_data();
     length->set_key("length");
     length->set_value("24");
-    EXPECT_TRUE(failed(onnx_import::convertTensor(past, dir, loc, unsupported)));
-    EXPECT_NE(capture.text.find("external data for initializer 'w' lies outside"),
-              std::string::npos)
+    EXPECT_TRUE(
+        failed(onnx_import::convertTensor(past, dir, loc, unsupported)));
+    EXPECT_NE(
+        capture.text.find("external data for initializer 'w' lies outside"),
+        std::string::npos)
         << capture.text;
-    EXPECT_NE(capture.text.find("(offset 16, length 24, file size 32)"), std::string::npos)
+    EXPECT_NE(capture.text.find("(offset 16, length 24, file size 32)"),
+              std::string::npos)
         << capture.text;
   }
 
@@ -123,7 +130,8 @@ TEST(ConvertTensor, RawTypedAndExternal) {
   EXPECT_NE(capture.text.find("missing.bin"), std::string::npos);
 
   // Never a file outside the model's directory.
-  for (const char *outside : {"../weights.bin", "/etc/hostname", "a/../../weights.bin"}) {
+  for (const char *outside :
+       {"../weights.bin", "/etc/hostname", "a/../../weights.bin"}) {
     ext.mutable_external_data(0)->set_value(outside);
     EXPECT_TRUE(failed(onnx_import::convertTensor(ext, dir, loc, unsupported)));
     EXPECT_NE(capture.text.find("'" + std::string(outside) +
@@ -168,7 +176,8 @@ TEST(ImportBuffer, StatusSeparatesUnsupportedFromBroken) {
   EXPECT_NE(capture.text.find("unsupported op Cos"), std::string::npos);
   EXPECT_NE(capture.text.find("unsupported op Sin"), std::string::npos);
 
-  r = importOnnxBuffer(std::string("\x0a\xff\xff", 3), false, "bad.onnx", ".", ctx);
+  r = importOnnxBuffer(std::string("\x0a\xff\xff", 3), false, "bad.onnx", ".",
+                       ctx);
   EXPECT_EQ(r.status, OnnxImportStatus::Failed);
   EXPECT_NE(capture.text.find("truncated or corrupt"), std::string::npos);
 }
@@ -390,7 +399,7 @@ long maxRssKiB() {
 // file, not read into memory: the file is sparse, written only at both
 // ends, and the importer's peak RSS grows by far less than its size.
 TEST(ImportFile, ExternalDataAbove2GiB) {
-  const int64_t count = (int64_t(1) << 29) + 16;  // 2 GiB + 64 bytes of f32
+  const int64_t count = (int64_t(1) << 29) + 16; // 2 GiB + 64 bytes of f32
   const uint64_t offset = 128;
   SmallString<128> dir;
   ASSERT_FALSE(llvm::sys::fs::createUniqueDirectory("mpt-ext-big", dir));
@@ -413,9 +422,10 @@ TEST(ImportFile, ExternalDataAbove2GiB) {
   w->set_data_type(onnx::TensorProto::FLOAT);
   w->add_dims(count);
   w->set_data_location(onnx::TensorProto::EXTERNAL);
-  for (auto [key, value] : {std::pair<const char *, std::string>{"location", "big.bin"},
-                            {"offset", std::to_string(offset)},
-                            {"length", std::to_string(4 * count)}}) {
+  for (auto [key, value] :
+       {std::pair<const char *, std::string>{"location", "big.bin"},
+        {"offset", std::to_string(offset)},
+        {"length", std::to_string(4 * count)}}) {
     auto *e = w->add_external_data();
     e->set_key(key);
     e->set_value(value);

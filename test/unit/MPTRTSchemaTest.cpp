@@ -59,10 +59,14 @@ constexpr bool OPTIONAL = false;
 const std::map<std::string, SchemaKind> &schema() {
   static const std::map<std::string, SchemaKind> table = [] {
     std::map<std::string, SchemaKind> t;
-#define MPTRT_KERNEL(kind, family, a0, a1, r0, r1) t[#kind] = SchemaKind{a0, a1, r0, r1, {}};
-#define MPTRT_ATTR(kind, name, type, required) t[#kind].attrs[#name] = SchemaAttr{type, required, "", {}};
-#define MPTRT_DEFAULT(kind, name, value) t[#kind].attrs[#name].defaultValue = SchemaDefault(value);
-#define MPTRT_VALUES(kind, name, allowed) t[#kind].attrs[#name].values = allowed;
+#define MPTRT_KERNEL(kind, family, a0, a1, r0, r1)                             \
+  t[#kind] = SchemaKind{a0, a1, r0, r1, {}};
+#define MPTRT_ATTR(kind, name, type, required)                                 \
+  t[#kind].attrs[#name] = SchemaAttr{type, required, "", {}};
+#define MPTRT_DEFAULT(kind, name, value)                                       \
+  t[#kind].attrs[#name].defaultValue = SchemaDefault(value);
+#define MPTRT_VALUES(kind, name, allowed)                                      \
+  t[#kind].attrs[#name].values = allowed;
 #include "mptrt/KernelSchema.def"
     return t;
   }();
@@ -71,12 +75,18 @@ const std::map<std::string, SchemaKind> &schema() {
 
 const char *typeName(KernelAttrType t) {
   switch (t) {
-  case KernelAttrType::Int: return "Int";
-  case KernelAttrType::Float: return "Float";
-  case KernelAttrType::IntList: return "IntList";
-  case KernelAttrType::String: return "String";
-  case KernelAttrType::Bool: return "Bool";
-  case KernelAttrType::Unsupported: return "Unsupported";
+  case KernelAttrType::Int:
+    return "Int";
+  case KernelAttrType::Float:
+    return "Float";
+  case KernelAttrType::IntList:
+    return "IntList";
+  case KernelAttrType::String:
+    return "String";
+  case KernelAttrType::Bool:
+    return "Bool";
+  case KernelAttrType::Unsupported:
+    return "Unsupported";
   }
   return "?";
 }
@@ -127,7 +137,8 @@ TEST_F(MPTRTSchema, EveryKindHasExactlyOneOp) {
   for (const auto &[kind, _] : schema())
     EXPECT_TRUE(kernels.count(kind))
         << "kernel kind '" << kind << "' has no mptrt op";
-  EXPECT_EQ(schema().size(), 84u) << "KernelSchema.def changed size; update this count";
+  EXPECT_EQ(schema().size(), 84u)
+      << "KernelSchema.def changed size; update this count";
 }
 
 TEST_F(MPTRTSchema, EveryKernelOpIsAKind) {
@@ -201,7 +212,8 @@ TEST(MPTRTSchemaDefaults, MptDefaultsAgree) {
                                       NamedAttrList(), nullptr, {}, 0);
     SmallVector<NamedAttribute> defaults;
     for (StringAttr attrName : name.getAttributeNames())
-      if (std::optional<Attribute> value = op->getInherentAttr(attrName.getValue()))
+      if (std::optional<Attribute> value =
+              op->getInherentAttr(attrName.getValue()))
         if (*value)
           defaults.emplace_back(attrName, *value);
     op->destroy();
@@ -219,11 +231,13 @@ TEST(MPTRTSchemaDefaults, MptDefaultsAgree) {
       } else if (auto b = dyn_cast<BoolAttr>(value)) {
         EXPECT_EQ(b.getValue() ? 1.0 : 0.0, d.number) << what;
       } else if (auto i = dyn_cast<IntegerAttr>(value)) {
-        EXPECT_EQ(static_cast<double>(i.getValue().getSExtValue()), d.number) << what;
+        EXPECT_EQ(static_cast<double>(i.getValue().getSExtValue()), d.number)
+            << what;
       } else if (auto f = dyn_cast<FloatAttr>(value)) {
-        double expected = f.getType().isF32()
-                              ? static_cast<double>(static_cast<float>(d.number))
-                              : d.number;
+        double expected =
+            f.getType().isF32()
+                ? static_cast<double>(static_cast<float>(d.number))
+                : d.number;
         EXPECT_EQ(f.getValueAsDouble(), expected) << what;
       } else {
         --compared;

@@ -3,8 +3,8 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
-#include "mlir/IR/Matchers.h"
 #include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/Matchers.h"
 #include "gtest/gtest.h"
 
 using namespace mlir;
@@ -56,15 +56,15 @@ TEST_F(FoldTest, IntegerArithmeticBroadcasts) {
   Value rhs = constant({10, 20, 30}, {3});
   Value sum = b.createOrFold<mpt::AddOp>(b.getUnknownLoc(), lhs, rhs);
   EXPECT_EQ(folded(sum), (SmallVector<int64_t>{11, 22, 33, 14, 25, 36}));
-  Value quot = b.createOrFold<mpt::DivOp>(b.getUnknownLoc(), lhs,
-                                          constant({2}, {1}));
+  Value quot =
+      b.createOrFold<mpt::DivOp>(b.getUnknownLoc(), lhs, constant({2}, {1}));
   EXPECT_EQ(folded(quot), (SmallVector<int64_t>{0, 1, 1, 2, 2, 3}));
 }
 
 TEST_F(FoldTest, DivisionByZeroIsNotFolded) {
   Value lhs = constant({1, 2}, {2});
-  Value q = b.createOrFold<mpt::DivOp>(b.getUnknownLoc(), lhs,
-                                       constant({0}, {1}));
+  Value q =
+      b.createOrFold<mpt::DivOp>(b.getUnknownLoc(), lhs, constant({0}, {1}));
   EXPECT_TRUE(isa_and_nonnull<mpt::DivOp>(q.getDefiningOp()));
 }
 
@@ -74,8 +74,8 @@ TEST_F(FoldTest, GatherConcatTranspose) {
   Value g = b.createOrFold<mpt::GatherOp>(b.getUnknownLoc(), data, idx,
                                           b.getI64IntegerAttr(1));
   EXPECT_EQ(folded(g), (SmallVector<int64_t>{9, 7, 12, 10}));
-  Value t = b.createOrFold<mpt::TransposeOp>(
-      b.getUnknownLoc(), data, b.getDenseI64ArrayAttr({1, 0}));
+  Value t = b.createOrFold<mpt::TransposeOp>(b.getUnknownLoc(), data,
+                                             b.getDenseI64ArrayAttr({1, 0}));
   EXPECT_EQ(folded(t), (SmallVector<int64_t>{7, 10, 8, 11, 9, 12}));
   Value c = b.createOrFold<mpt::ConcatOp>(
       b.getUnknownLoc(), ValueRange{data, constant({1, 2}, {2, 1})},

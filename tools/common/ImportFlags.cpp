@@ -66,10 +66,12 @@ std::string importOptionsFromFlags(OnnxImportOptions &options) {
   options.untieDeduplicatedInitializers = f.untieInitializers;
   options.trainScalarInitializers = f.trainScalarInitializers;
   for (const std::string &binding : f.inputShapes)
-    if (std::string error = parseInputShapeBinding(binding, options); !error.empty())
+    if (std::string error = parseInputShapeBinding(binding, options);
+        !error.empty())
       return "--input-shape: " + error;
   for (const std::string &binding : f.constantBindings)
-    if (std::string error = parseConstantBinding(binding, options); !error.empty())
+    if (std::string error = parseConstantBinding(binding, options);
+        !error.empty())
       return "--bind-constant: " + error;
   return "";
 }

@@ -1,4 +1,5 @@
-//===- ImportFlags.h - the ONNX importer's command-line flags ----*- C++ -*-===//
+//===- ImportFlags.h - the ONNX importer's command-line flags ----*- C++
+//-*-===//
 //
 // mpt-translate --import-onnx and mpt-compile take the same importer flags;
 // they are declared once, here, and turned into OnnxImportOptions.

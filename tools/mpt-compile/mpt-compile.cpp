@@ -10,15 +10,15 @@
 // reported).
 //
 //===----------------------------------------------------------------------===//
+#include "PipelineFlags.h"
 #include "mpt/Conversion/MemoryReport.h"
 #include "mpt/Dialect/MPT/IR/MPTDialect.h"
 #include "mpt/Dialect/MPTRT/IR/MPTRTOps.h"
 #include "mpt/Pipelines/Pipelines.h"
 #include "mpt/Target/Plan/PlanEmitter.h"
-#include "PipelineFlags.h"
 #ifdef MPT_ENABLE_ONNX
-#include "mpt/Import/ONNX/Importer.h"
 #include "ImportFlags.h"
+#include "mpt/Import/ONNX/Importer.h"
 #endif
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -43,12 +43,13 @@ namespace cl = llvm::cl;
 
 static cl::OptionCategory category("mpt-compile options");
 
-static cl::opt<std::string> inputPath(cl::Positional, cl::Required,
-                                      cl::desc("<model.onnx | .onnxtext | .mlir>"),
-                                      cl::cat(category));
 static cl::opt<std::string>
-    outputPath("o", cl::desc("Plan file to write (default: the input's name "
-                             "with .mptp; '-' for stdout)"),
+    inputPath(cl::Positional, cl::Required,
+              cl::desc("<model.onnx | .onnxtext | .mlir>"), cl::cat(category));
+static cl::opt<std::string>
+    outputPath("o",
+               cl::desc("Plan file to write (default: the input's name "
+                        "with .mptp; '-' for stdout)"),
                cl::value_desc("file"), cl::cat(category));
 static cl::opt<bool> emitMlir(
     "emit-mlir",
@@ -155,7 +156,9 @@ int main(int argc, char **argv) {
   cl::ParseCommandLineOptions(
       argc, argv,
       "MPT compiler: import an ONNX model, lower it to the runtime and write "
-      "a plan for mpt-run\n\nMLIR's pass-manager and printing flags (--mlir-timing,\n--mlir-print-ir-after-all, ...) are accepted too; --help-hidden lists them.\n");
+      "a plan for mpt-run\n\nMLIR's pass-manager and printing flags "
+      "(--mlir-timing,\n--mlir-print-ir-after-all, ...) are accepted too; "
+      "--help-hidden lists them.\n");
   auto start = std::chrono::steady_clock::now();
 
   DialectRegistry registry;
@@ -226,8 +229,8 @@ int main(int argc, char **argv) {
     }
   }
 
-  std::string output = outputPath.empty() ? defaultOutput(inputPath)
-                                          : outputPath.getValue();
+  std::string output =
+      outputPath.empty() ? defaultOutput(inputPath) : outputPath.getValue();
   std::string error;
   auto file = openOutputFile(output, &error);
   if (!file) {
@@ -273,8 +276,8 @@ int main(int argc, char **argv) {
                << humanBytes(summary.constantBytes) << "\n";
   for (auto func : module->getOps<func::FuncOp>())
     for (auto arena : func.getOps<mpt::rt::ArenaOp>())
-      llvm::outs() << "  entry point '" << func.getSymName()
-                   << "': arena peak " << humanBytes(arena.getSize()) << " ("
-                   << arena.getSize() << " bytes)\n";
+      llvm::outs() << "  entry point '" << func.getSymName() << "': arena peak "
+                   << humanBytes(arena.getSize()) << " (" << arena.getSize()
+                   << " bytes)\n";
   return kOk;
 }

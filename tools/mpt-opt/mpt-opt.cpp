@@ -22,7 +22,8 @@ int main(int argc, char **argv) {
   mpt::registerMPTPasses();
   mpt::registerMPTPipelines();
   mlir::DialectRegistry registry;
-  registry.insert<mpt::MPTDialect, mpt::rt::MPTRTDialect, mlir::func::FuncDialect>();
+  registry.insert<mpt::MPTDialect, mpt::rt::MPTRTDialect,
+                  mlir::func::FuncDialect>();
   return mlir::asMainReturnCode(
       mlir::MlirOptMain(argc, argv, "MPT optimizer driver\n", registry));
 }

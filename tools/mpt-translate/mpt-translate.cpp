@@ -4,16 +4,16 @@
 //   mpt-translate --mlir-to-plan lowered.mlir -o model.mptp
 //
 // `.onnxtext` inputs are parsed as the ONNX text syntax. A build without
-// the importer (MPT_ENABLE_ONNX=OFF) has --mlir-to-plan only. The exit code is 0
-// on success, 1 when the model is broken, and 2 when it only uses features
+// the importer (MPT_ENABLE_ONNX=OFF) has --mlir-to-plan only. The exit code is
+// 0 on success, 1 when the model is broken, and 2 when it only uses features
 // MPT does not support (every one of them is reported).
 //
 //===----------------------------------------------------------------------===//
 #include "mpt/Dialect/MPT/IR/MPTDialect.h"
 #include "mpt/Target/Plan/PlanEmitter.h"
 #ifdef MPT_ENABLE_ONNX
-#include "mpt/Import/ONNX/Importer.h"
 #include "ImportFlags.h"
+#include "mpt/Import/ONNX/Importer.h"
 #endif
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"

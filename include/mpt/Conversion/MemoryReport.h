@@ -59,18 +59,18 @@ llvm::StringRef arenaRoleName(ArenaRole role);
 
 struct EntryMemory {
   std::string name;
-  int64_t arenaBytes = 0;     // the mptrt.arena size
-  int64_t peakLiveBytes = 0;  // largest sum of aligned values live at one op
-  int64_t peakOpIndex = -1;   // that op's position in the body (first one)
-  std::string peakKernel;     // e.g. "mptrt.gemm"
-  std::string peakNode;       // its ONNX node name; empty when unknown
+  int64_t arenaBytes = 0;    // the mptrt.arena size
+  int64_t peakLiveBytes = 0; // largest sum of aligned values live at one op
+  int64_t peakOpIndex = -1;  // that op's position in the body (first one)
+  std::string peakKernel;    // e.g. "mptrt.gemm"
+  std::string peakNode;      // its ONNX node name; empty when unknown
   RoleBytes roles[kNumArenaRoles];
 };
 
 struct MemoryReport {
   RoleBytes persistent[kNumPersistentRoles];
-  int64_t persistentBytes = 0;    // all parameters: the plan's parameter bytes
-  int64_t trainableElements = 0;  // elements of the masters
+  int64_t persistentBytes = 0;   // all parameters: the plan's parameter bytes
+  int64_t trainableElements = 0; // elements of the masters
   std::vector<EntryMemory> entries;
 };
 

@@ -32,11 +32,13 @@ public:
   /// The gradient of result `index`, summed in FP32 over its uses and
   /// rounded once into `elementType` (by default the result's own element
   /// type); null when no gradient reaches that result.
-  virtual mlir::Value resultGrad(unsigned index, mlir::Type elementType = {}) = 0;
+  virtual mlir::Value resultGrad(unsigned index,
+                                 mlir::Type elementType = {}) = 0;
 
   /// The gradient of result `index`, or zeros of its type when none
   /// reaches it (for multi-result ops whose results are used unevenly).
-  virtual mlir::Value resultGradOrZero(unsigned index, mlir::Type elementType = {}) = 0;
+  virtual mlir::Value resultGradOrZero(unsigned index,
+                                       mlir::Type elementType = {}) = 0;
 
   /// The gradient of result `index` for a backward FP8 contraction: summed
   /// in FP32 over its uses, then quantized into `fp8Type` (f8E5M2) with a

@@ -24,7 +24,8 @@ inline constexpr llvm::StringLiteral kBackwardLocTag = "backward";
 inline mlir::Location backwardLoc(mlir::Location loc) {
   mlir::MLIRContext *ctx = loc->getContext();
   auto tag = mlir::StringAttr::get(ctx, kBackwardLocTag);
-  if (auto fused = llvm::dyn_cast<mlir::FusedLoc>(loc); fused && fused.getMetadata() == tag)
+  if (auto fused = llvm::dyn_cast<mlir::FusedLoc>(loc);
+      fused && fused.getMetadata() == tag)
     return loc;
   return mlir::FusedLoc::get(ctx, {loc}, tag);
 }
@@ -51,8 +52,10 @@ public:
   /// The scale to quantize `grad` (the FP32 gradient of the forward value
   /// `forward`) into `fp8Type` with, built at `b`'s insertion point. Called
   /// once per (forward value, type).
-  virtual mlir::FailureOr<mlir::Value> scaleFor(mlir::OpBuilder &b, mlir::Value forward,
-                                                mlir::Value grad, mlir::Type fp8Type) = 0;
+  virtual mlir::FailureOr<mlir::Value> scaleFor(mlir::OpBuilder &b,
+                                                mlir::Value forward,
+                                                mlir::Value grad,
+                                                mlir::Type fp8Type) = 0;
 };
 
 /// Builds, at `b`'s insertion point (after every op of the loss's block),
@@ -71,7 +74,8 @@ buildGradients(mlir::OpBuilder &b, mlir::Value loss, mlir::ValueRange wrt,
 /// Appends to `func` one result per entry of `wrt`: the gradient of its
 /// result 0 (a 0-d float tensor) with respect to that argument, in the
 /// argument's type (zeros where no path reaches the loss).
-mlir::LogicalResult appendGradients(mlir::func::FuncOp func, llvm::ArrayRef<unsigned> wrt);
+mlir::LogicalResult appendGradients(mlir::func::FuncOp func,
+                                    llvm::ArrayRef<unsigned> wrt);
 
 } // namespace mpt
 

@@ -84,16 +84,20 @@ struct AssignBindingsPass
       if (auto name = func.getArgAttrOfType<StringAttr>(i, kParamAttrName))
         params.insert(name.getValue());
     for (unsigned i = 0, e = func.getNumResults(); i < e; ++i) {
-      if (auto name = func.getResultAttrOfType<StringAttr>(i, kUpdatesAttrName)) {
+      if (auto name =
+              func.getResultAttrOfType<StringAttr>(i, kUpdatesAttrName)) {
         if (!params.contains(name.getValue()))
-          return func.emitError() << "result " << i << " updates '" << name.getValue()
-                                  << "', which is not a parameter of the function",
+          return func.emitError()
+                     << "result " << i << " updates '" << name.getValue()
+                     << "', which is not a parameter of the function",
                  failure();
-        if (failed(claim(updated, name.getValue(), "update of parameter", func.getLoc())))
+        if (failed(claim(updated, name.getValue(), "update of parameter",
+                         func.getLoc())))
           return failure();
         continue;
       }
-      if (auto name = func.getResultAttrOfType<StringAttr>(i, kOutputAttrName)) {
+      if (auto name =
+              func.getResultAttrOfType<StringAttr>(i, kOutputAttrName)) {
         if (failed(claim(outputs, name.getValue(), "output", func.getLoc())))
           return failure();
       } else {

@@ -24,14 +24,16 @@ struct MatMulPattern : public OpConversionPattern<MatMulOp> {
                   ConversionPatternRewriter &rewriter) const override {
     if (hasScales(op)) {
       rewriter.replaceOp(op, rt::ScaledMatMulOp::create(
-                                 rewriter, op.getLoc(), op.getType(), adaptor.getLhs(),
-                                 adaptor.getRhs(), adaptor.getLhsScale(),
-                                 adaptor.getRhsScale(), /*offsets=*/nullptr));
+                                 rewriter, op.getLoc(), op.getType(),
+                                 adaptor.getLhs(), adaptor.getRhs(),
+                                 adaptor.getLhsScale(), adaptor.getRhsScale(),
+                                 /*offsets=*/nullptr));
       return success();
     }
-    rewriter.replaceOp(op, rt::MatMulOp::create(rewriter, op.getLoc(), op.getType(),
-                                                adaptor.getLhs(), adaptor.getRhs(),
-                                                /*offsets=*/nullptr));
+    rewriter.replaceOp(op,
+                       rt::MatMulOp::create(rewriter, op.getLoc(), op.getType(),
+                                            adaptor.getLhs(), adaptor.getRhs(),
+                                            /*offsets=*/nullptr));
     return success();
   }
 };
@@ -48,9 +50,10 @@ struct GemmPattern : public OpConversionPattern<GemmOp> {
       if (adaptor.getC())
         operands.push_back(adaptor.getC());
       operands.append({adaptor.getAScale(), adaptor.getBScale()});
-      rewriter.replaceOp(op, rt::ScaledGemmOp::create(rewriter, op.getLoc(),
-                                                      op->getResultTypes(), operands,
-                                                      kernelAttrsOf<rt::ScaledGemmOp>(op)));
+      rewriter.replaceOp(
+          op, rt::ScaledGemmOp::create(rewriter, op.getLoc(),
+                                       op->getResultTypes(), operands,
+                                       kernelAttrsOf<rt::ScaledGemmOp>(op)));
       return success();
     }
     auto attrs = kernelAttrsOf<rt::GemmOp>(op);
@@ -60,7 +63,8 @@ struct GemmPattern : public OpConversionPattern<GemmOp> {
     if (adaptor.getC())
       operands.push_back(adaptor.getC());
     rewriter.replaceOp(op, rt::GemmOp::create(rewriter, op.getLoc(),
-                                              op->getResultTypes(), operands, attrs));
+                                              op->getResultTypes(), operands,
+                                              attrs));
     return success();
   }
 };

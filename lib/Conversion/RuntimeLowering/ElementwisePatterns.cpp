@@ -17,7 +17,8 @@ struct GeluPattern : public OpConversionPattern<GeluOp> {
   matchAndRewrite(GeluOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     auto attrs = kernelAttrsOf<rt::GeluOp>(op);
-    if (failed(convertEnumAttr<rt::GeluApproximateAttr>(op, attrs, "approximate")))
+    if (failed(
+            convertEnumAttr<rt::GeluApproximateAttr>(op, attrs, "approximate")))
       return rewriter.notifyMatchFailure(op, "unknown gelu approximation");
     rewriter.replaceOp(op, rt::GeluOp::create(rewriter, op.getLoc(),
                                               op->getResultTypes(),
@@ -51,10 +52,10 @@ struct DropoutPattern : public OpConversionPattern<DropoutOp> {
                   ConversionPatternRewriter &rewriter) const override {
     if (op.getTraining() && op.getRng().empty())
       return rewriter.notifyMatchFailure(op, "training dropout without rng");
-    rewriter.replaceOp(op, rt::DropoutOp::create(
-                               rewriter, op.getLoc(), op->getResultTypes(),
-                               adaptor.getOperands(),
-                               kernelAttrsOf<rt::DropoutOp>(op)));
+    rewriter.replaceOp(
+        op, rt::DropoutOp::create(rewriter, op.getLoc(), op->getResultTypes(),
+                                  adaptor.getOperands(),
+                                  kernelAttrsOf<rt::DropoutOp>(op)));
     return success();
   }
 };

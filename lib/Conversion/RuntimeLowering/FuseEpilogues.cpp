@@ -80,8 +80,8 @@ struct PlainGemm {
     GemmOp fused = config.build(rewriter, loc, gemm.getType());
     Value result = fused.getResult();
     if (reshape)
-      result = ReshapeOp::create(rewriter, reshape.getLoc(),
-                                 reshape.getType(), result)
+      result = ReshapeOp::create(rewriter, reshape.getLoc(), reshape.getType(),
+                                 result)
                    .getResult();
     rewriter.replaceOp(root, result);
   }
@@ -108,10 +108,9 @@ struct MatMulToGemm : OpRewritePattern<MatMulOp> {
     for (int64_t d : xType.getShape().drop_back())
       m *= d;
     if (xType.getRank() != 2)
-      lhs = ReshapeOp::create(rewriter, loc,
-                              RankedTensorType::get({m, k},
-                                                    xType.getElementType()),
-                              x);
+      lhs = ReshapeOp::create(
+          rewriter, loc, RankedTensorType::get({m, k}, xType.getElementType()),
+          x);
     GemmConfig config;
     config.a = lhs;
     config.b = w;
@@ -196,8 +195,7 @@ struct BiasIntoGemm : OpRewritePattern<AddOp> {
 };
 
 /// relu/gelu(gemm) -> gemm with that activation, also through a reshape.
-template <typename ActOp>
-struct ActivationIntoGemm : OpRewritePattern<ActOp> {
+template <typename ActOp> struct ActivationIntoGemm : OpRewritePattern<ActOp> {
   using OpRewritePattern<ActOp>::OpRewritePattern;
   static StringRef activationOf(ActOp op);
   LogicalResult matchAndRewrite(ActOp op,
@@ -211,12 +209,10 @@ struct ActivationIntoGemm : OpRewritePattern<ActOp> {
     return success();
   }
 };
-template <>
-StringRef ActivationIntoGemm<ReluOp>::activationOf(ReluOp) {
+template <> StringRef ActivationIntoGemm<ReluOp>::activationOf(ReluOp) {
   return "relu";
 }
-template <>
-StringRef ActivationIntoGemm<GeluOp>::activationOf(GeluOp op) {
+template <> StringRef ActivationIntoGemm<GeluOp>::activationOf(GeluOp op) {
   return op.getApproximate() == "tanh" ? "gelu_tanh" : "gelu";
 }
 
@@ -228,8 +224,7 @@ struct FuseEpiloguesPass
     // that it can fuse into a gemm.
     MulOp::getCanonicalizationPatterns(patterns, &getContext());
     patterns.add<MatMulToGemm, TransposeIntoGemm, BiasIntoGemm,
-                 ActivationIntoGemm<ReluOp>,
-                 ActivationIntoGemm<GeluOp>>(
+                 ActivationIntoGemm<ReluOp>, ActivationIntoGemm<GeluOp>>(
         &getContext());
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();

@@ -60,8 +60,8 @@ struct KernelPattern : public mlir::OpConversionPattern<Src> {
 /// Adds KernelPattern<Src, Dst> for each pair.
 template <typename... Pairs>
 void addKernelPatterns(mlir::RewritePatternSet &patterns) {
-  (patterns.add<KernelPattern<typename Pairs::first_type,
-                              typename Pairs::second_type>>(
+  (patterns.add<
+       KernelPattern<typename Pairs::first_type, typename Pairs::second_type>>(
        patterns.getContext()),
    ...);
 }
@@ -70,9 +70,10 @@ void addKernelPatterns(mlir::RewritePatternSet &patterns) {
 /// attribute of the same name, if it is set. Fails when the string is not
 /// one of the enum's cases.
 template <typename EnumAttr>
-mlir::LogicalResult convertEnumAttr(mlir::Operation *src,
-                                    llvm::SmallVectorImpl<mlir::NamedAttribute> &attrs,
-                                    llvm::StringRef name) {
+mlir::LogicalResult
+convertEnumAttr(mlir::Operation *src,
+                llvm::SmallVectorImpl<mlir::NamedAttribute> &attrs,
+                llvm::StringRef name) {
   using Enum = decltype(std::declval<EnumAttr>().getValue());
   auto *it = llvm::find_if(attrs, [&](const mlir::NamedAttribute &a) {
     return a.getName() == name;

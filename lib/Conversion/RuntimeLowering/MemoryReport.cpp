@@ -92,13 +92,11 @@ StringAttr paramName(Value v) {
   return func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), kParamAttrName);
 }
 
-bool isCastKernel(Operation *op) {
-  return isa<rt::CastOp, rt::QuantizeOp>(op);
-}
+bool isCastKernel(Operation *op) { return isa<rt::CastOp, rt::QuantizeOp>(op); }
 
 /// One arena allocation and the views of it.
 struct Buffer {
-  Value value;      // the kernel result that owns the bytes
+  Value value; // the kernel result that owns the bytes
   int64_t start, end;
   int64_t aligned;
   ArenaRole role = ArenaRole::Temporaries;
@@ -167,13 +165,14 @@ FailureOr<EntryMemory> analyzeEntry(func::FuncOp func) {
       return op.emitOpError("has no arena offsets; the memory report needs "
                             "IR after mpt-plan-memory"),
              failure();
-    for (auto [result, offset] : llvm::zip(op.getResults(), offsets.asArrayRef())) {
+    for (auto [result, offset] :
+         llvm::zip(op.getResults(), offsets.asArrayRef())) {
       if (offset < 0)
         continue;
       int64_t size = tensorBytes(result.getType());
       bufferOf[result] = buffers.size();
-      buffers.push_back({result, at, at,
-                         (size + kAlignment - 1) / kAlignment * kAlignment});
+      buffers.push_back(
+          {result, at, at, (size + kAlignment - 1) / kAlignment * kAlignment});
     }
   }
   for (Operation &op : *body)
@@ -216,14 +215,16 @@ FailureOr<EntryMemory> analyzeEntry(func::FuncOp func) {
   }
   for (Operation *op : backward)
     for (Value operand : op->getOperands())
-      if (auto it = bufferOf.find(operand); it != bufferOf.end() &&
+      if (auto it = bufferOf.find(operand);
+          it != bufferOf.end() &&
           forward.contains(buffers[it->second].value.getDefiningOp()))
         setRole(it->second, ArenaRole::SavedActivations);
   // A cast of a gradient is that gradient in another dtype (the bf16
   // gradient of a bf16 weight copy, cast to FP32 for its master).
   while (!grads.empty()) {
     auto it = bufferOf.find(grads.pop_back_val());
-    if (it == bufferOf.end() || buffers[it->second].role == ArenaRole::Gradients)
+    if (it == bufferOf.end() ||
+        buffers[it->second].role == ArenaRole::Gradients)
       continue;
     buffers[it->second].role = ArenaRole::Gradients;
     Operation *def = buffers[it->second].value.getDefiningOp();
@@ -246,7 +247,8 @@ FailureOr<EntryMemory> analyzeEntry(func::FuncOp func) {
     }
   }
   if (entry.peakOpIndex >= 0) {
-    Operation *peakOp = std::next(body->begin(), entry.peakOpIndex).operator->();
+    Operation *peakOp =
+        std::next(body->begin(), entry.peakOpIndex).operator->();
     entry.peakKernel = peakOp->getName().getStringRef().str();
     entry.peakNode = onnxNodeName(peakOp->getLoc()).str();
   }
@@ -285,8 +287,8 @@ FailureOr<MemoryReport> mpt::analyzeMemory(ModuleOp module) {
     for (unsigned i = 0, e = func.getNumResults(); i < e; ++i)
       if (auto name = func.getResultAttrOfType<StringAttr>(i, kUpdatesAttrName))
         if (auto it = params.find(name.getValue()); it != params.end())
-          it->second.first = std::min(it->second.first,
-                                      PersistentRole::TrainingState);
+          it->second.first =
+              std::min(it->second.first, PersistentRole::TrainingState);
     func.walk([&](Operation *op) {
       if (auto adam = dyn_cast<rt::AdamWUpdateOp>(op)) {
         mark(adam.getParam(), PersistentRole::Masters);
@@ -377,16 +379,19 @@ void mpt::writeMemoryReportJSON(const MemoryReport &report,
   os << "\n";
 }
 
-void mpt::printMemorySummary(const MemoryReport &report, llvm::raw_ostream &os) {
+void mpt::printMemorySummary(const MemoryReport &report,
+                             llvm::raw_ostream &os) {
   os << "memory: persistent";
   for (unsigned r = 0; r < kNumPersistentRoles; ++r) {
     const RoleBytes &role = report.persistent[r];
     os << " " << persistentRoleName(static_cast<PersistentRole>(r)) << " "
        << role.total.bytes;
     // The masters' dtypes (f32, or bf16 with --master-weights=bf16|bf16-sr).
-    if (static_cast<PersistentRole>(r) == PersistentRole::Masters && !role.byDtype.empty()) {
+    if (static_cast<PersistentRole>(r) == PersistentRole::Masters &&
+        !role.byDtype.empty()) {
       os << " (";
-      llvm::interleave(role.byDtype, os, [&](const auto &d) { os << d.first; }, ", ");
+      llvm::interleave(
+          role.byDtype, os, [&](const auto &d) { os << d.first; }, ", ");
       os << ")";
     }
   }
@@ -402,8 +407,7 @@ void mpt::printMemorySummary(const MemoryReport &report, llvm::raw_ostream &os) 
     for (unsigned r = 0; r < kNumArenaRoles; ++r)
       os << " " << arenaRoleName(static_cast<ArenaRole>(r)) << " "
          << entry.roles[r].total.atPeak;
-    os << " = " << entry.peakLiveBytes << " bytes live at "
-       << entry.peakKernel;
+    os << " = " << entry.peakLiveBytes << " bytes live at " << entry.peakKernel;
     if (!entry.peakNode.empty())
       os << " (" << entry.peakNode << ")";
     os << "; arena " << entry.arenaBytes << " bytes\n";

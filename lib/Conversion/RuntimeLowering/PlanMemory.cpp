@@ -23,7 +23,9 @@ namespace {
 
 constexpr int64_t kAlignment = 64; // the plan format's arena alignment
 
-int64_t alignUp(int64_t v) { return (v + kAlignment - 1) / kAlignment * kAlignment; }
+int64_t alignUp(int64_t v) {
+  return (v + kAlignment - 1) / kAlignment * kAlignment;
+}
 
 int64_t byteSize(Value v) {
   auto type = cast<RankedTensorType>(v.getType());
@@ -116,7 +118,8 @@ struct PlanMemoryPass : public mpt::impl::MPTPlanMemoryBase<PlanMemoryPass> {
         continue;
       }
       if (!isa<rt::KernelOpInterface>(op)) {
-        op.emitOpError("is not an mptrt kernel; run --mpt-convert-to-mptrt first");
+        op.emitOpError(
+            "is not an mptrt kernel; run --mpt-convert-to-mptrt first");
         return signalPassFailure();
       }
       for (Value result : op.getResults()) {
@@ -166,9 +169,9 @@ struct PlanMemoryPass : public mpt::impl::MPTPlanMemoryBase<PlanMemoryPass> {
     for (Operation *op : views) {
       int64_t offset = buffers[bufferOf[op->getResult(0)]].offset;
       OpBuilder builder(op);
-      auto view = rt::ViewOp::create(builder, op->getLoc(),
-                                     op->getResult(0).getType(),
-                                     op->getOperand(0), offset);
+      auto view =
+          rt::ViewOp::create(builder, op->getLoc(), op->getResult(0).getType(),
+                             op->getOperand(0), offset);
       op->getResult(0).replaceAllUsesWith(view.getResult());
       op->erase();
     }

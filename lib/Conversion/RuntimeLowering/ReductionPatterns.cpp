@@ -16,9 +16,10 @@ struct LossKernelPattern : public OpConversionPattern<Src> {
     auto attrs = kernelAttrsOf<Dst>(op);
     if (failed(convertEnumAttr<rt::ReductionAttr>(op, attrs, "reduction")))
       return rewriter.notifyMatchFailure(op, "unknown reduction");
-    rewriter.replaceOp(op, Dst::create(rewriter, op.getLoc(), op->getResultTypes(),
-                                       adaptor.getOperands(), attrs)
-                               ->getResults());
+    rewriter.replaceOp(op,
+                       Dst::create(rewriter, op.getLoc(), op->getResultTypes(),
+                                   adaptor.getOperands(), attrs)
+                           ->getResults());
     return success();
   }
 };

@@ -14,9 +14,9 @@ struct LRSchedulePattern : public OpConversionPattern<LRScheduleOp> {
     auto attrs = kernelAttrsOf<rt::LRScheduleOp>(op);
     if (failed(convertEnumAttr<rt::LrScheduleAttr>(op, attrs, "schedule")))
       return rewriter.notifyMatchFailure(op, "unknown schedule");
-    rewriter.replaceOp(op, rt::LRScheduleOp::create(rewriter, op.getLoc(),
-                                                    op->getResultTypes(),
-                                                    adaptor.getOperands(), attrs));
+    rewriter.replaceOp(op, rt::LRScheduleOp::create(
+                               rewriter, op.getLoc(), op->getResultTypes(),
+                               adaptor.getOperands(), attrs));
     return success();
   }
 };
@@ -27,11 +27,12 @@ struct UpdateFP8ScalePattern : public OpConversionPattern<UpdateFP8ScaleOp> {
   matchAndRewrite(UpdateFP8ScaleOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     auto attrs = kernelAttrsOf<rt::UpdateFP8ScaleOp>(op);
-    if (failed(convertEnumAttr<rt::AmaxComputeAlgoAttr>(op, attrs, "amax_compute_algo")))
+    if (failed(convertEnumAttr<rt::AmaxComputeAlgoAttr>(op, attrs,
+                                                        "amax_compute_algo")))
       return rewriter.notifyMatchFailure(op, "unknown amax_compute_algo");
-    rewriter.replaceOp(op, rt::UpdateFP8ScaleOp::create(rewriter, op.getLoc(),
-                                                        op->getResultTypes(),
-                                                        adaptor.getOperands(), attrs));
+    rewriter.replaceOp(op, rt::UpdateFP8ScaleOp::create(
+                               rewriter, op.getLoc(), op->getResultTypes(),
+                               adaptor.getOperands(), attrs));
     return success();
   }
 };

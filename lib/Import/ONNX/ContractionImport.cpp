@@ -81,7 +81,8 @@ FailureOr<Window> windowAttrs(NodeContext &c, RankedTensorType input,
       int64_t in = input.getDimSize(i + 2);
       int64_t out = (in + w.strides[i] - 1) / w.strides[i];
       int64_t span = (w.kernel[i] - 1) * w.dilations[i] + 1;
-      int64_t total = std::max<int64_t>(0, (out - 1) * w.strides[i] + span - in);
+      int64_t total =
+          std::max<int64_t>(0, (out - 1) * w.strides[i] + span - in);
       int64_t small = total / 2, large = total - small;
       w.pads[i] = autoPad == "SAME_UPPER" ? small : large;
       w.pads[i + spatial] = autoPad == "SAME_UPPER" ? large : small;

@@ -6,19 +6,16 @@ using namespace mlir;
 namespace mpt::onnx_import {
 namespace {
 
-template <typename OpTy>
-LogicalResult importUnary(NodeContext &c) {
+template <typename OpTy> LogicalResult importUnary(NodeContext &c) {
   return c.produce<OpTy>({c.input(0)});
 }
 
-template <typename OpTy>
-LogicalResult importBinary(NodeContext &c) {
+template <typename OpTy> LogicalResult importBinary(NodeContext &c) {
   return c.produce<OpTy>({c.input(0), c.input(1)});
 }
 
 /// ONNX Max/Min take any number of inputs; fold them left to right.
-template <typename OpTy>
-LogicalResult importVariadic(NodeContext &c) {
+template <typename OpTy> LogicalResult importVariadic(NodeContext &c) {
   Value acc = c.input(0);
   for (unsigned i = 1; i < c.numInputs(); ++i) {
     auto v = c.create1<OpTy>({acc, c.input(i)});
@@ -32,7 +29,8 @@ LogicalResult importVariadic(NodeContext &c) {
 
 LogicalResult importLeakyRelu(NodeContext &c) {
   return c.produce<LeakyReluOp>(
-      {c.input(0)}, {c.named("alpha", c.b.getF32FloatAttr(c.getFloat("alpha", 0.01f)))});
+      {c.input(0)},
+      {c.named("alpha", c.b.getF32FloatAttr(c.getFloat("alpha", 0.01f)))});
 }
 
 LogicalResult importGelu(NodeContext &c) {
@@ -110,9 +108,10 @@ void registerElementwiseImporters(OpImporterTable &t) {
   t.add("Equal", {7, importBinary<EqualOp>});
   t.add("Less", {7, importBinary<LessOp>});
   t.add("Greater", {7, importBinary<GreaterOp>});
-  t.add("Where", {9, [](NodeContext &c) -> LogicalResult {
-          return c.produce<WhereOp>({c.input(0), c.input(1), c.input(2)});
-        }});
+  t.add("Where",
+        {9, [](NodeContext &c) -> LogicalResult {
+           return c.produce<WhereOp>({c.input(0), c.input(1), c.input(2)});
+         }});
 }
 
 } // namespace mpt::onnx_import

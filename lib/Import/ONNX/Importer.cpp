@@ -16,15 +16,15 @@
 #include "mlir/IR/Verifier.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
-#include "llvm/ADT/StringSet.h"
+#include "onnx/defs/parser.h"
+#include "onnx/defs/schema.h"
 #include "llvm/ADT/SmallString.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/bit.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
-#include "llvm/Support/Process.h"
 #include "llvm/Support/Path.h"
-#include "onnx/defs/parser.h"
-#include "onnx/defs/schema.h"
+#include "llvm/Support/Process.h"
 
 using namespace mlir;
 
@@ -145,14 +145,13 @@ LogicalResult GraphImporter::checkSupported() {
   bool ok = true;
   for (int i = 0; i < graph.node_size(); ++i) {
     const auto &node = graph.node(i);
-    if (isDefaultDomain(node.domain()) &&
-        table.lookup(node.op_type(), opset))
+    if (isDefaultDomain(node.domain()) && table.lookup(node.op_type(), opset))
       continue;
     ok = false;
     auto diag = emitError(locFor(nodeName(i)));
     diag << "unsupported op " << node.op_type() << " (domain '"
-         << (node.domain().empty() ? "ai.onnx" : node.domain())
-         << "', opset " << opset << ") at node '" << nodeName(i) << "'";
+         << (node.domain().empty() ? "ai.onnx" : node.domain()) << "', opset "
+         << opset << ") at node '" << nodeName(i) << "'";
     if (isDefaultDomain(node.domain()) && table.knows(node.op_type()))
       diag << ": this opset's version of the op is not supported";
   }
@@ -288,17 +287,18 @@ LogicalResult GraphImporter::checkRequiredInputs(int index) {
   if (node.input_size() < schema->min_input())
     return emitError(locFor(nodeName(index)))
                << node.op_type() << " node '" << nodeName(index) << "' has "
-               << node.input_size() << " input(s) but " << node.op_type()
-               << "-" << schema->since_version() << " needs at least "
+               << node.input_size() << " input(s) but " << node.op_type() << "-"
+               << schema->since_version() << " needs at least "
                << schema->min_input(),
            failure();
   const auto &formal = schema->inputs();
-  for (int k = 0; k < node.input_size() && k < static_cast<int>(formal.size()); ++k)
+  for (int k = 0; k < node.input_size() && k < static_cast<int>(formal.size());
+       ++k)
     if (node.input(k).empty() &&
         formal[k].GetOption() == onnx::OpSchema::FormalParameterOption::Single)
       return emitError(locFor(nodeName(index)))
-                 << node.op_type() << " node '" << nodeName(index) << "': input "
-                 << k << " ('" << formal[k].GetName()
+                 << node.op_type() << " node '" << nodeName(index)
+                 << "': input " << k << " ('" << formal[k].GetName()
                  << "') is required but its name is empty",
              failure();
   return success();
@@ -340,7 +340,8 @@ void GraphImporter::classifyInitializers() {
             "parameters (exporters store constants such as GELU's 0.5 this "
             "way; --train-scalar-initializers trains them):";
     for (StringRef name : scalarConstants)
-      diag << " '" << name << "'" << (name == scalarConstants.back() ? "" : ",");
+      diag << " '" << name << "'"
+           << (name == scalarConstants.back() ? "" : ",");
   }
   for (const auto &out : graph.output())
     if (auto it = initializers.find(out.name());
@@ -387,9 +388,10 @@ void GraphImporter::findDeduplicatedInitializers() {
 /// A parameter's initializer as an FP32 `dense_resource` blob named after
 /// it (blobs keep large weights out of the context's uniquing tables and out
 /// of the printed IR's body).
-FailureOr<Attribute>
-GraphImporter::initialValue(const onnx::TensorProto &init, StringRef name,
-                            RankedTensorType type, Location loc) {
+FailureOr<Attribute> GraphImporter::initialValue(const onnx::TensorProto &init,
+                                                 StringRef name,
+                                                 RankedTensorType type,
+                                                 Location loc) {
   // FP32 bytes, as exporters store weights: the blob takes them over, with
   // no copy and no conversion (on a little-endian host, as ONNX stores them).
   if (init.data_type() == onnx::TensorProto::FLOAT &&
@@ -400,8 +402,8 @@ GraphImporter::initialValue(const onnx::TensorProto &init, StringRef name,
     std::shared_ptr<const TensorBytes> &bytes = takenBytes[&init];
     if (!bytes) {
       // `init` belongs to `model`, which this importer may change.
-      auto taken = takeTensorBytes(const_cast<onnx::TensorProto &>(init),
-                                   baseDir, loc);
+      auto taken =
+          takeTensorBytes(const_cast<onnx::TensorProto &>(init), baseDir, loc);
       if (failed(taken))
         return failure();
       bytes = *taken;
@@ -417,12 +419,10 @@ GraphImporter::initialValue(const onnx::TensorProto &init, StringRef name,
                             << type.getNumElements() << " x 4 bytes",
              failure();
     // The blob keeps the bytes alive; its deleter lets them go.
-    AsmResourceBlob blob(ArrayRef<char>(data.data(), data.size()),
-                         alignof(float),
-                         [keep = bytes](void *, size_t, size_t) mutable {
-                           keep.reset();
-                         },
-                         /*dataIsMutable=*/false);
+    AsmResourceBlob blob(
+        ArrayRef<char>(data.data(), data.size()), alignof(float),
+        [keep = bytes](void *, size_t, size_t) mutable { keep.reset(); },
+        /*dataIsMutable=*/false);
     return Attribute(
         DenseResourceElementsAttr::get(type, name, std::move(blob)));
   }
@@ -439,10 +439,9 @@ GraphImporter::initialValue(const onnx::TensorProto &init, StringRef name,
     f.convert(APFloat::IEEEsingle(), APFloat::rmNearestTiesToEven, &lost);
     values.push_back(f.convertToFloat());
   }
-  AsmResourceBlob blob = HeapAsmResourceBlob::allocateAndCopyInferAlign(
-      ArrayRef<float>(values));
-  return Attribute(
-      DenseResourceElementsAttr::get(type, name, std::move(blob)));
+  AsmResourceBlob blob =
+      HeapAsmResourceBlob::allocateAndCopyInferAlign(ArrayRef<float>(values));
+  return Attribute(DenseResourceElementsAttr::get(type, name, std::move(blob)));
 }
 
 FailureOr<RankedTensorType>
@@ -490,10 +489,10 @@ GraphImporter::inputType(const onnx::ValueInfoProto &info) {
              failure();
     for (int i = 0; i < dims.size(); ++i)
       if (dims[i].has_dim_value() && dims[i].dim_value() != bound->second[i])
-        return emitError(loc) << "--input-shape sets dimension " << i
-                              << " of input '" << info.name() << "' to "
-                              << bound->second[i] << " but the model fixes it at "
-                              << dims[i].dim_value(),
+        return emitError(loc)
+                   << "--input-shape sets dimension " << i << " of input '"
+                   << info.name() << "' to " << bound->second[i]
+                   << " but the model fixes it at " << dims[i].dim_value(),
                failure();
     return typeFor(bound->second);
   }
@@ -504,14 +503,13 @@ GraphImporter::inputType(const onnx::ValueInfoProto &info) {
                  << "' is negative (" << dims[i].dim_value() << ")",
              failure();
     if (!dims[i].has_dim_value())
-      return emitError(loc)
-                 << "dimension " << i << " of graph input '" << info.name()
-                 << "' is dynamic"
-                 << (dims[i].has_dim_param()
-                         ? " ('" + dims[i].dim_param() + "')"
-                         : std::string())
-                 << "; bind it with --input-shape " << info.name()
-                 << "=d0,d1,...",
+      return emitError(loc) << "dimension " << i << " of graph input '"
+                            << info.name() << "' is dynamic"
+                            << (dims[i].has_dim_param()
+                                    ? " ('" + dims[i].dim_param() + "')"
+                                    : std::string())
+                            << "; bind it with --input-shape " << info.name()
+                            << "=d0,d1,...",
              failure();
     shape.push_back(dims[i].dim_value());
   }
@@ -538,7 +536,8 @@ GraphImporter::readConstantBinding(StringRef name, StringRef path) {
 
 LogicalResult GraphImporter::importNode(int index) {
   const auto &node = graph.node(index);
-  const OpImporter *entry = OpImporterTable::get().lookup(node.op_type(), opset);
+  const OpImporter *entry =
+      OpImporterTable::get().lookup(node.op_type(), opset);
   std::string name = nodeName(index);
   Location loc = locFor(name);
   SmallVector<Value> inputs;
@@ -614,7 +613,7 @@ OnnxImportResult GraphImporter::run() {
   // in initializer order.
   SmallVector<Type> argTypes;
   SmallVector<std::pair<StringRef, StringRef>> argNames; // (attr kind, name)
-  SmallVector<Attribute> argInitialValues;                // null for inputs
+  SmallVector<Attribute> argInitialValues;               // null for inputs
   bool inputsOk = true;
   SmallVector<std::pair<std::string, DenseElementsAttr>> boundConstants;
   for (const auto &in : graph.input()) {
@@ -659,9 +658,9 @@ OnnxImportResult GraphImporter::run() {
   auto module = ModuleOp::create(locFor(sourceName));
   result.module = module;
   builder.setInsertionPointToEnd(module.getBody());
-  auto func = func::FuncOp::create(builder, locFor(graph.name()),
-                                   options.entryName,
-                                   builder.getFunctionType(argTypes, {}));
+  auto func =
+      func::FuncOp::create(builder, locFor(graph.name()), options.entryName,
+                           builder.getFunctionType(argTypes, {}));
   Block *body = func.addEntryBlock();
   builder.setInsertionPointToEnd(body);
   for (auto [arg, kind] : llvm::zip(body->getArguments(), argNames)) {
@@ -824,7 +823,8 @@ OnnxImportResult importOnnxBuffer(StringRef bytes, bool isText,
       return {};
     }
   } else if (bytes.size() > static_cast<size_t>(INT_MAX) ||
-             !model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
+             !model.ParseFromArray(bytes.data(),
+                                   static_cast<int>(bytes.size()))) {
     reportCorruptModel(fileLoc, bytes.size());
     return {};
   }

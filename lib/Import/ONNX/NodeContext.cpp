@@ -119,7 +119,9 @@ void NodeContext::setResults(ValueRange values) {
   resultValues.assign(values.begin(), values.end());
 }
 
-InFlightDiagnostic NodeContext::emitError() const { return mlir::emitError(loc); }
+InFlightDiagnostic NodeContext::emitError() const {
+  return mlir::emitError(loc);
+}
 
 LogicalResult NodeContext::unsupported(const Twine &what) {
   isUnsupported = true;

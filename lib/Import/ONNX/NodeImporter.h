@@ -13,9 +13,9 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
+#include "onnx/onnx_pb.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/MemoryBuffer.h"
-#include "onnx/onnx_pb.h"
 
 #include <functional>
 #include <memory>
@@ -110,15 +110,17 @@ public:
   // Inputs. Absent optional inputs (empty names) are null values.
   unsigned numInputs() const { return inputs.size(); }
   bool hasInput(unsigned i) const { return i < inputs.size() && inputs[i]; }
-  mlir::Value input(unsigned i) const { return hasInput(i) ? inputs[i] : nullptr; }
+  mlir::Value input(unsigned i) const {
+    return hasInput(i) ? inputs[i] : nullptr;
+  }
   mlir::RankedTensorType inputType(unsigned i) const {
     return mlir::cast<mlir::RankedTensorType>(inputs[i].getType());
   }
   /// The value of input `i` if it folded to a constant, else null.
   mlir::DenseElementsAttr constantInput(unsigned i) const;
   /// Integer values of constant input `i`; reports `what` if not constant.
-  llvm::FailureOr<llvm::SmallVector<int64_t>> constantInts(unsigned i,
-                                                           llvm::StringRef what);
+  llvm::FailureOr<llvm::SmallVector<int64_t>>
+  constantInts(unsigned i, llvm::StringRef what);
   /// A float scalar from constant input `i`; reports if not constant.
   llvm::FailureOr<double> constantScalar(unsigned i, llvm::StringRef what);
 
@@ -155,8 +157,9 @@ public:
   create(mlir::ValueRange operands,
          llvm::ArrayRef<mlir::NamedAttribute> attrs = {});
   template <typename OpTy>
-  llvm::FailureOr<mlir::Value> create1(mlir::ValueRange operands,
-                                       llvm::ArrayRef<mlir::NamedAttribute> attrs = {}) {
+  llvm::FailureOr<mlir::Value>
+  create1(mlir::ValueRange operands,
+          llvm::ArrayRef<mlir::NamedAttribute> attrs = {}) {
     auto values = create<OpTy>(operands, attrs);
     if (mlir::failed(values))
       return mlir::failure();
@@ -174,9 +177,9 @@ public:
   }
   /// Creates an op with explicit result types, then folds.
   template <typename OpTy>
-  llvm::SmallVector<mlir::Value> createTyped(mlir::TypeRange types,
-                                             mlir::ValueRange operands,
-                                             llvm::ArrayRef<mlir::NamedAttribute> attrs = {});
+  llvm::SmallVector<mlir::Value>
+  createTyped(mlir::TypeRange types, mlir::ValueRange operands,
+              llvm::ArrayRef<mlir::NamedAttribute> attrs = {});
   mlir::NamedAttribute named(llvm::StringRef attrName, mlir::Attribute value) {
     return b.getNamedAttr(attrName, value);
   }
@@ -200,14 +203,15 @@ NodeContext::create(mlir::ValueRange operands,
   state.addAttributes(attrs);
   mlir::DictionaryAttr dict = state.attributes.getDictionary(ctx);
   llvm::SmallVector<mlir::Type> types;
-  if constexpr (std::is_same_v<typename OpTy::Properties, mlir::EmptyProperties>) {
+  if constexpr (std::is_same_v<typename OpTy::Properties,
+                               mlir::EmptyProperties>) {
     if (mlir::failed(OpTy::inferReturnTypes(ctx, loc, operands, dict, nullptr,
                                             {}, types)))
       return mlir::failure();
   } else {
     typename OpTy::Properties props;
-    if (mlir::failed(OpTy::setPropertiesFromAttr(
-            props, dict, [&] { return emitError(); })))
+    if (mlir::failed(OpTy::setPropertiesFromAttr(props, dict,
+                                                 [&] { return emitError(); })))
       return mlir::failure();
     if (mlir::failed(OpTy::inferReturnTypes(ctx, loc, operands, dict,
                                             mlir::OpaqueProperties(&props), {},

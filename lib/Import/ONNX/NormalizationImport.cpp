@@ -8,7 +8,8 @@ namespace {
 
 LogicalResult importBatchNorm(NodeContext &c) {
   bool training = c.opset >= 14 && c.getInt("training_mode", 0) != 0;
-  auto eps = c.named("epsilon", c.b.getF32FloatAttr(c.getFloat("epsilon", 1e-5f)));
+  auto eps =
+      c.named("epsilon", c.b.getF32FloatAttr(c.getFloat("epsilon", 1e-5f)));
   SmallVector<Value> operands;
   for (unsigned i = 0; i < 5; ++i)
     operands.push_back(c.input(i));
@@ -42,8 +43,7 @@ LogicalResult importLayerNorm(NodeContext &c) {
        c.named("epsilon", c.b.getF32FloatAttr(c.getFloat("epsilon", 1e-5f)))});
 }
 
-template <typename OpTy>
-LogicalResult importSoftmax(NodeContext &c) {
+template <typename OpTy> LogicalResult importSoftmax(NodeContext &c) {
   auto axis = c.axis(c.getInt("axis", -1), c.inputType(0).getRank());
   if (failed(axis))
     return failure();
@@ -52,16 +52,15 @@ LogicalResult importSoftmax(NodeContext &c) {
 }
 
 SmallVector<NamedAttribute> lossAttrs(NodeContext &c) {
-  SmallVector<NamedAttribute> attrs = {
-      c.named("reduction", c.b.getStringAttr(c.getString("reduction", "mean")))};
+  SmallVector<NamedAttribute> attrs = {c.named(
+      "reduction", c.b.getStringAttr(c.getString("reduction", "mean")))};
   if (c.hasAttr("ignore_index"))
-    attrs.push_back(c.named("ignore_index",
-                            c.b.getI64IntegerAttr(c.getInt("ignore_index", 0))));
+    attrs.push_back(c.named(
+        "ignore_index", c.b.getI64IntegerAttr(c.getInt("ignore_index", 0))));
   return attrs;
 }
 
-template <typename OpTy>
-LogicalResult importLoss(NodeContext &c) {
+template <typename OpTy> LogicalResult importLoss(NodeContext &c) {
   SmallVector<Value> operands = {c.input(0), c.input(1)};
   if (c.hasInput(2))
     operands.push_back(c.input(2));

@@ -33,13 +33,11 @@ LogicalResult buildReduce(NodeContext &c, SmallVector<int64_t> axes) {
        c.named("keepdims", c.b.getBoolAttr(c.getInt("keepdims", 1) != 0))});
 }
 
-template <typename OpTy>
-LogicalResult importAxesAttr(NodeContext &c) {
+template <typename OpTy> LogicalResult importAxesAttr(NodeContext &c) {
   return buildReduce<OpTy>(c, c.getInts("axes"));
 }
 
-template <typename OpTy>
-LogicalResult importAxesInput(NodeContext &c) {
+template <typename OpTy> LogicalResult importAxesInput(NodeContext &c) {
   SmallVector<int64_t> axes;
   if (c.hasInput(1)) {
     auto values = c.constantInts(1, "axes");

@@ -36,11 +36,13 @@ LogicalResult importConstant(NodeContext &c) {
   } else if (const auto *a = c.attr("value_floats")) {
     SmallVector<float> v(a->floats().begin(), a->floats().end());
     value = DenseElementsAttr::get(
-        RankedTensorType::get({(int64_t)v.size()}, b.getF32Type()), ArrayRef(v));
+        RankedTensorType::get({(int64_t)v.size()}, b.getF32Type()),
+        ArrayRef(v));
   } else if (c.hasAttr("value_ints")) {
     SmallVector<int64_t> v = c.getInts("value_ints");
     value = DenseElementsAttr::get(
-        RankedTensorType::get({(int64_t)v.size()}, b.getI64Type()), ArrayRef(v));
+        RankedTensorType::get({(int64_t)v.size()}, b.getI64Type()),
+        ArrayRef(v));
   } else {
     return c.unsupported("a Constant that is not a dense numeric tensor");
   }
@@ -61,9 +63,9 @@ LogicalResult importCast(NodeContext &c) {
   if (c.opset >= 19 && c.getInt("saturate", 1) == 0 &&
       isa<Float8E4M3FNType, Float8E5M2Type>(element))
     return c.unsupported("non-saturating casts to FP8");
-  c.setResults(c.createTyped<CastOp>(withShape(c.inputType(0), c.inputType(0).getShape())
-                                         .clone(element),
-                                     {c.input(0)}));
+  c.setResults(c.createTyped<CastOp>(
+      withShape(c.inputType(0), c.inputType(0).getShape()).clone(element),
+      {c.input(0)}));
   return success();
 }
 
@@ -94,8 +96,8 @@ LogicalResult importDropout(NodeContext &c) {
   // the train_step's `train.seed` state (--build-training-step), so one
   // seed sets every dropout of the model.
   auto type = c.inputType(0);
-  c.setResults(c.createTyped<DropoutOp>(
-      {type, type.clone(c.b.getI1Type())}, {c.input(0)}, attrs));
+  c.setResults(c.createTyped<DropoutOp>({type, type.clone(c.b.getI1Type())},
+                                        {c.input(0)}, attrs));
   return success();
 }
 
@@ -119,8 +121,8 @@ LogicalResult importReshape(NodeContext &c) {
   for (auto [i, d] : llvm::enumerate(*shape)) {
     if (d == 0 && !allowZero) {
       if (static_cast<int64_t>(i) >= input.getRank())
-        return c.emitError() << "shape entry " << i
-                             << " is 0 but the input has no such axis";
+        return c.emitError()
+               << "shape entry " << i << " is 0 but the input has no such axis";
       d = input.getDimSize(i);
     }
     if (d == -1) {
@@ -155,8 +157,8 @@ LogicalResult importTranspose(NodeContext &c) {
   if (perm.empty())
     for (int64_t i = rank - 1; i >= 0; --i)
       perm.push_back(i);
-  return c.produce<TransposeOp>({c.input(0)},
-                                {c.named("perm", c.b.getDenseI64ArrayAttr(perm))});
+  return c.produce<TransposeOp>(
+      {c.input(0)}, {c.named("perm", c.b.getDenseI64ArrayAttr(perm))});
 }
 
 LogicalResult importFlatten(NodeContext &c) {
@@ -197,8 +199,8 @@ LogicalResult importSqueeze(NodeContext &c) {
     a = *n;
   }
   llvm::sort(*axes);
-  return c.produce<SqueezeOp>({c.input(0)},
-                              {c.named("axes", c.b.getDenseI64ArrayAttr(*axes))});
+  return c.produce<SqueezeOp>(
+      {c.input(0)}, {c.named("axes", c.b.getDenseI64ArrayAttr(*axes))});
 }
 
 LogicalResult importUnsqueeze(NodeContext &c) {
@@ -213,8 +215,8 @@ LogicalResult importUnsqueeze(NodeContext &c) {
     a = *n;
   }
   llvm::sort(*axes);
-  return c.produce<UnsqueezeOp>({c.input(0)},
-                                {c.named("axes", c.b.getDenseI64ArrayAttr(*axes))});
+  return c.produce<UnsqueezeOp>(
+      {c.input(0)}, {c.named("axes", c.b.getDenseI64ArrayAttr(*axes))});
 }
 
 LogicalResult importConcat(NodeContext &c) {
@@ -313,8 +315,8 @@ LogicalResult buildSlice(NodeContext &c, ArrayRef<int64_t> starts,
 }
 
 LogicalResult importSlice1(NodeContext &c) {
-  return buildSlice(c, c.getInts("starts"), c.getInts("ends"), c.getInts("axes"),
-                    {});
+  return buildSlice(c, c.getInts("starts"), c.getInts("ends"),
+                    c.getInts("axes"), {});
 }
 
 LogicalResult importSlice10(NodeContext &c) {
@@ -370,8 +372,9 @@ LogicalResult importTrilu(NodeContext &c) {
     k = static_cast<int64_t>(*v);
   }
   return c.produce<TriluOp>(
-      {c.input(0)}, {c.named("upper", c.b.getBoolAttr(c.getInt("upper", 1) != 0)),
-                     c.named("k", c.b.getI64IntegerAttr(k))});
+      {c.input(0)},
+      {c.named("upper", c.b.getBoolAttr(c.getInt("upper", 1) != 0)),
+       c.named("k", c.b.getI64IntegerAttr(k))});
 }
 
 LogicalResult importRange(NodeContext &c) {
@@ -389,7 +392,8 @@ LogicalResult importRange(NodeContext &c) {
                          << " elements";
   int64_t count = std::max<int64_t>(0, static_cast<int64_t>(steps));
   auto type = RankedTensorType::get({count}, c.inputType(0).getElementType());
-  c.setResults(c.createTyped<RangeOp>(type, {c.input(0), c.input(1), c.input(2)}));
+  c.setResults(
+      c.createTyped<RangeOp>(type, {c.input(0), c.input(1), c.input(2)}));
   return success();
 }
 
@@ -424,8 +428,8 @@ LogicalResult importConstantOfShape(NodeContext &c) {
                          << llvm::make_range(shape->begin(), shape->end())
                          << "]: " << bad;
   auto type = RankedTensorType::get(*shape, cast<TypedAttr>(value).getType());
-  c.setResults(c.createTyped<ConstantOfShapeOp>(
-      type, {}, {c.named("value", value)}));
+  c.setResults(
+      c.createTyped<ConstantOfShapeOp>(type, {}, {c.named("value", value)}));
   return success();
 }
 

@@ -4,8 +4,8 @@
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Diagnostics.h"
 #include "llvm/ADT/SmallString.h"
-#include "llvm/Support/MathExtras.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MathExtras.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 
@@ -15,25 +15,35 @@ namespace mpt::onnx_import {
 
 Type convertElementType(int32_t onnxType, MLIRContext *ctx) {
   switch (onnxType) {
-  case onnx::TensorProto::FLOAT: return Float32Type::get(ctx);
-  case onnx::TensorProto::FLOAT16: return Float16Type::get(ctx);
-  case onnx::TensorProto::BFLOAT16: return BFloat16Type::get(ctx);
-  case 17: return Float8E4M3FNType::get(ctx); // FLOAT8E4M3FN (onnx >= 1.14)
-  case 19: return Float8E5M2Type::get(ctx);   // FLOAT8E5M2
-  case onnx::TensorProto::INT64: return IntegerType::get(ctx, 64);
-  case onnx::TensorProto::INT32: return IntegerType::get(ctx, 32);
-  case onnx::TensorProto::BOOL: return IntegerType::get(ctx, 1);
-  default: return nullptr;
+  case onnx::TensorProto::FLOAT:
+    return Float32Type::get(ctx);
+  case onnx::TensorProto::FLOAT16:
+    return Float16Type::get(ctx);
+  case onnx::TensorProto::BFLOAT16:
+    return BFloat16Type::get(ctx);
+  case 17:
+    return Float8E4M3FNType::get(ctx); // FLOAT8E4M3FN (onnx >= 1.14)
+  case 19:
+    return Float8E5M2Type::get(ctx); // FLOAT8E5M2
+  case onnx::TensorProto::INT64:
+    return IntegerType::get(ctx, 64);
+  case onnx::TensorProto::INT32:
+    return IntegerType::get(ctx, 32);
+  case onnx::TensorProto::BOOL:
+    return IntegerType::get(ctx, 1);
+  default:
+    return nullptr;
   }
 }
 
 StringRef elementTypeName(int32_t onnxType) {
   static const char *names[] = {
-      "UNDEFINED", "FLOAT",  "UINT8",     "INT8",       "UINT16",
-      "INT16",     "INT32",  "INT64",     "STRING",     "BOOL",
-      "FLOAT16",   "DOUBLE", "UINT32",    "UINT64",     "COMPLEX64",
-      "COMPLEX128", "BFLOAT16", "FLOAT8E4M3FN", "FLOAT8E4M3FNUZ",
-      "FLOAT8E5M2", "FLOAT8E5M2FNUZ", "UINT4", "INT4", "FLOAT4E2M1"};
+      "UNDEFINED",      "FLOAT",        "UINT8",          "INT8",
+      "UINT16",         "INT16",        "INT32",          "INT64",
+      "STRING",         "BOOL",         "FLOAT16",        "DOUBLE",
+      "UINT32",         "UINT64",       "COMPLEX64",      "COMPLEX128",
+      "BFLOAT16",       "FLOAT8E4M3FN", "FLOAT8E4M3FNUZ", "FLOAT8E5M2",
+      "FLOAT8E5M2FNUZ", "UINT4",        "INT4",           "FLOAT4E2M1"};
   if (onnxType >= 0 && onnxType < static_cast<int32_t>(std::size(names)))
     return names[onnxType];
   return "unknown";
@@ -136,7 +146,8 @@ FailureOr<DenseElementsAttr> convertTensor(const onnx::TensorProto &tensor,
   Type element = convertElementType(tensor.data_type(), ctx);
   if (!element) {
     unsupported = true;
-    return emitError(loc) << "tensor '" << tensor.name() << "' has element type "
+    return emitError(loc) << "tensor '" << tensor.name()
+                          << "' has element type "
                           << elementTypeName(tensor.data_type())
                           << ", which MPT does not support",
            failure();
@@ -165,8 +176,8 @@ FailureOr<DenseElementsAttr> convertTensor(const onnx::TensorProto &tensor,
 
   auto badSize = [&](size_t got) {
     return emitError(loc) << "tensor '" << tensor.name() << "' holds " << got
-                          << " values but its shape " << type
-                          << " needs " << count,
+                          << " values but its shape " << type << " needs "
+                          << count,
            failure();
   };
 
@@ -175,11 +186,11 @@ FailureOr<DenseElementsAttr> convertTensor(const onnx::TensorProto &tensor,
     const uint64_t elements = static_cast<uint64_t>(count);
     if (elements > UINT64_MAX / std::max<size_t>(bytes, 1) ||
         raw->size() != elements * bytes)
-      return emitError(loc) << "tensor '" << tensor.name() << "' has "
-                            << raw->size() << " bytes of "
-                            << (external ? "external data" : "raw_data")
-                            << " but its shape " << type << " needs " << count
-                            << " x " << bytes << " bytes",
+      return emitError(loc)
+                 << "tensor '" << tensor.name() << "' has " << raw->size()
+                 << " bytes of " << (external ? "external data" : "raw_data")
+                 << " but its shape " << type << " needs " << count << " x "
+                 << bytes << " bytes",
              failure();
     if (element.isInteger(1)) {
       SmallVector<bool> values;
@@ -214,7 +225,8 @@ FailureOr<DenseElementsAttr> convertTensor(const onnx::TensorProto &tensor,
     return DenseElementsAttr::get(
         type, ArrayRef<int32_t>(tensor.int32_data().data(), count));
   if (element.isInteger(1)) {
-    SmallVector<bool> values(tensor.int32_data().begin(), tensor.int32_data().end());
+    SmallVector<bool> values(tensor.int32_data().begin(),
+                             tensor.int32_data().end());
     return DenseElementsAttr::get(type, values);
   }
   SmallVector<APFloat> values;

@@ -22,8 +22,8 @@
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/Tools/mlir-translate/Translation.h"
 #include "llvm/ADT/DenseSet.h"
-#include "llvm/ADT/bit.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/bit.h"
 
 using namespace mlir;
 using namespace mpt;
@@ -77,7 +77,9 @@ struct ElementBytes {
   ArrayRef<uint8_t> view;
   std::vector<uint8_t> owned;
   bool isView = false;
-  ArrayRef<uint8_t> bytes() const { return isView ? view : ArrayRef<uint8_t>(owned); }
+  ArrayRef<uint8_t> bytes() const {
+    return isView ? view : ArrayRef<uint8_t>(owned);
+  }
   /// Appends them to the plan's constants (a view by reference) and returns
   /// their offset.
   uint64_t appendTo(plan::Plan &built) const {
@@ -104,9 +106,9 @@ FailureOr<ElementBytes> elementBytes(ElementsAttr attr, Location loc) {
     ArrayRef<char> data = blob.getData();
     uint64_t expected = attr.getNumElements() * (width / 8);
     if (element.isInteger(1) || data.size() != expected)
-      return emitError(loc) << "resource '" << blob.getRawHandle().getKey()
-                            << "' holds " << data.size()
-                            << " bytes; expected " << expected,
+      return emitError(loc)
+                 << "resource '" << blob.getRawHandle().getKey() << "' holds "
+                 << data.size() << " bytes; expected " << expected,
              failure();
     out.view = asBytes(data);
     out.isView = true;
@@ -297,9 +299,10 @@ FailureOr<std::vector<plan::Attribute>>
 PlanBuilder::kernelAttrs(rt::KernelOpInterface kernel) {
   Operation *op = kernel;
   SmallVector<rt::KernelAttrInfo> infos(kernel.getKernelAttrInfo());
-  llvm::sort(infos, [](const rt::KernelAttrInfo &a, const rt::KernelAttrInfo &b) {
-    return StringRef(a.name) < StringRef(b.name);
-  });
+  llvm::sort(infos,
+             [](const rt::KernelAttrInfo &a, const rt::KernelAttrInfo &b) {
+               return StringRef(a.name) < StringRef(b.name);
+             });
   std::vector<plan::Attribute> attrs;
   for (const rt::KernelAttrInfo &info : infos) {
     std::optional<Attribute> stored = op->getInherentAttr(info.name);
@@ -316,7 +319,8 @@ PlanBuilder::kernelAttrs(rt::KernelOpInterface kernel) {
       break;
     case rt::KernelAttrType::Int:
       if (auto i = dyn_cast<IntegerAttr>(value)) {
-        attrs.push_back(plan::Attribute::makeInt(name, i.getValue().getSExtValue()));
+        attrs.push_back(
+            plan::Attribute::makeInt(name, i.getValue().getSExtValue()));
         continue;
       }
       break;
@@ -327,7 +331,8 @@ PlanBuilder::kernelAttrs(rt::KernelOpInterface kernel) {
       }
       // constant_of_shape fills an integer result with an integer.
       if (auto i = dyn_cast<IntegerAttr>(value)) {
-        attrs.push_back(plan::Attribute::makeInt(name, i.getValue().getSExtValue()));
+        attrs.push_back(
+            plan::Attribute::makeInt(name, i.getValue().getSExtValue()));
         continue;
       }
       break;
@@ -341,7 +346,8 @@ PlanBuilder::kernelAttrs(rt::KernelOpInterface kernel) {
       break;
     case rt::KernelAttrType::String:
       if (auto e = dyn_cast<rt::KernelStringAttrInterface>(value)) {
-        attrs.push_back(plan::Attribute::makeString(name, e.getKernelString().str()));
+        attrs.push_back(
+            plan::Attribute::makeString(name, e.getKernelString().str()));
         continue;
       }
       break;
@@ -395,12 +401,14 @@ LogicalResult PlanBuilder::addKernel(rt::KernelOpInterface kernelOp,
              failure();
     kernel.operands.push_back(it->second);
   }
-  for (auto [result, offset] : llvm::zip(op->getResults(), offsets.asArrayRef())) {
+  for (auto [result, offset] :
+       llvm::zip(op->getResults(), offsets.asArrayRef())) {
     FailureOr<uint32_t> id = failure();
     if (auto target = updateTarget.find(result); target != updateTarget.end())
       id = target->second;
     else if (auto name = outputName.find(result); name != outputName.end())
-      id = bound(outputs, result, plan::Storage::Output, name->second, "output");
+      id =
+          bound(outputs, result, plan::Storage::Output, name->second, "output");
     else if (offset >= 0)
       id = newTensor(result, plan::Storage::Arena, "",
                      static_cast<uint64_t>(offset));
@@ -468,18 +476,21 @@ LogicalResult PlanBuilder::addFunction(func::FuncOp func) {
   }
   Operation *terminator = func.getBody().front().getTerminator();
   for (auto [i, value] : llvm::enumerate(terminator->getOperands())) {
-    if (auto param = func.getResultAttrOfType<StringAttr>(i, mpt::kUpdatesAttrName)) {
+    if (auto param =
+            func.getResultAttrOfType<StringAttr>(i, mpt::kUpdatesAttrName)) {
       auto arg = paramArgs.find(param.getValue());
       if (arg == paramArgs.end())
-        return func.emitOpError() << "result " << i << " updates '" << param.getValue()
-                                  << "', which is not a parameter",
+        return func.emitOpError()
+                   << "result " << i << " updates '" << param.getValue()
+                   << "', which is not a parameter",
                failure();
       if (isa<BlockArgument>(value) || value.getDefiningOp<rt::ConstantOp>() ||
           outputName.count(value) ||
           !updateTarget.try_emplace(value, tensorOf[arg->second]).second)
-        return func.emitOpError() << "result " << i
-                                  << " is not written by a kernel of its own; run "
-                                     "--lower-to-runtime first",
+        return func.emitOpError()
+                   << "result " << i
+                   << " is not written by a kernel of its own; run "
+                      "--lower-to-runtime first",
                failure();
       continue;
     }

@@ -56,8 +56,7 @@ inline int pairwiseDepth(int64_t n) {
 
 /// sum term(i) for i in [begin, end) in float32, halving the range until
 /// one term is left: the reference float32 tree reduction of the GPU rule.
-template <typename Term>
-float pairwiseSumF32(int64_t begin, int64_t end, const Term &term) {
+template <typename Term> float pairwiseSumF32(int64_t begin, int64_t end, const Term &term) {
   if (end - begin == 1)
     return static_cast<float>(term(begin));
   if (end <= begin)

@@ -44,10 +44,10 @@ inline uint32_t crc32(uint32_t crc, const void *data, size_t n) {
   // Eight bytes a step (byte order spelled out, so any host gives the same
   // result), then the tail a byte at a time.
   for (; n >= 8; n -= 8, p += 8) {
-    const uint32_t lo = crc ^ (uint32_t(p[0]) | uint32_t(p[1]) << 8 |
-                               uint32_t(p[2]) << 16 | uint32_t(p[3]) << 24);
-    crc = t[7][lo & 0xFF] ^ t[6][(lo >> 8) & 0xFF] ^ t[5][(lo >> 16) & 0xFF] ^
-          t[4][lo >> 24] ^ t[3][p[4]] ^ t[2][p[5]] ^ t[1][p[6]] ^ t[0][p[7]];
+    const uint32_t lo =
+        crc ^ (uint32_t(p[0]) | uint32_t(p[1]) << 8 | uint32_t(p[2]) << 16 | uint32_t(p[3]) << 24);
+    crc = t[7][lo & 0xFF] ^ t[6][(lo >> 8) & 0xFF] ^ t[5][(lo >> 16) & 0xFF] ^ t[4][lo >> 24] ^
+          t[3][p[4]] ^ t[2][p[5]] ^ t[1][p[6]] ^ t[0][p[7]];
   }
   for (; n > 0; --n, ++p)
     crc = t[0][(crc ^ *p) & 0xFF] ^ (crc >> 8);

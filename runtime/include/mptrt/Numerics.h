@@ -73,9 +73,9 @@ namespace detail {
 
 /// What a narrow format does with values past its largest finite one.
 enum class Overflow {
-  Infinity,  // IEEE-like formats: round to +-inf.
-  NaN,       // no infinity (f8E4M3FN): the NaN pattern, keeping the sign.
-  Saturate,  // clamp to +-max finite.
+  Infinity, // IEEE-like formats: round to +-inf.
+  NaN,      // no infinity (f8E4M3FN): the NaN pattern, keeping the sign.
+  Saturate, // clamp to +-max finite.
 };
 
 /// Rounds the float32 `x` to a binary format with `EBits` exponent bits and
@@ -89,7 +89,7 @@ MPTRT_HOST_DEVICE inline uint32_t roundF32ToNarrow(float x, Overflow overflow) {
   static_assert(EBits >= 2 && EBits <= 8 && MBits >= 1 && MBits < 23,
                 "a format narrower than float32");
   constexpr int kBias = (1 << (EBits - 1)) - 1;
-  constexpr int kMinExp = 1 - kBias;  // exponent of the smallest normal
+  constexpr int kMinExp = 1 - kBias; // exponent of the smallest normal
   constexpr uint32_t kExpMask = (1u << EBits) - 1;
   constexpr uint32_t kMantMask = (1u << MBits) - 1;
   constexpr uint32_t kSignBit = 1u << (EBits + MBits);
@@ -97,15 +97,15 @@ MPTRT_HOST_DEVICE inline uint32_t roundF32ToNarrow(float x, Overflow overflow) {
   constexpr uint32_t kMaxExpField = FiniteOnly ? kExpMask : kExpMask - 1;
   constexpr uint32_t kMaxMantField = FiniteOnly ? kMantMask - 1 : kMantMask;
   constexpr uint32_t kMaxFinite = (kMaxExpField << MBits) | kMaxMantField;
-  constexpr uint32_t kInf = kExpMask << MBits;           // IEEE-like only
-  constexpr uint32_t kNaN = FiniteOnly ? (kExpMask << MBits) | kMantMask
-                                       : (kExpMask << MBits) | (1u << (MBits - 1));
+  constexpr uint32_t kInf = kExpMask << MBits; // IEEE-like only
+  constexpr uint32_t kNaN =
+      FiniteOnly ? (kExpMask << MBits) | kMantMask : (kExpMask << MBits) | (1u << (MBits - 1));
 
   const uint32_t bits = bitsOfF32(x);
   const uint32_t sign = (bits >> 31) ? kSignBit : 0u;
   const uint32_t absBits = bits & 0x7FFFFFFFu;
 
-  if (absBits > 0x7F800000u)  // NaN
+  if (absBits > 0x7F800000u) // NaN
     return sign | kNaN;
   auto overflowed = [&]() -> uint32_t {
     switch (overflow) {
@@ -118,9 +118,8 @@ MPTRT_HOST_DEVICE inline uint32_t roundF32ToNarrow(float x, Overflow overflow) {
     }
     return sign | kInf;
   };
-  if (absBits == 0x7F800000u)  // +-inf
-    return overflow == Overflow::Infinity && !FiniteOnly ? (sign | kInf)
-                                                         : overflowed();
+  if (absBits == 0x7F800000u) // +-inf
+    return overflow == Overflow::Infinity && !FiniteOnly ? (sign | kInf) : overflowed();
   if (absBits == 0)
     return sign;
 
@@ -129,7 +128,7 @@ MPTRT_HOST_DEVICE inline uint32_t roundF32ToNarrow(float x, Overflow overflow) {
   uint32_t sig;
   int exp;
   int log2;
-  if (exp32 == 0) {  // float32 subnormal
+  if (exp32 == 0) { // float32 subnormal
     sig = absBits;
     exp = -149;
     log2 = -127;
@@ -145,12 +144,12 @@ MPTRT_HOST_DEVICE inline uint32_t roundF32ToNarrow(float x, Overflow overflow) {
   // fraction bits below their leading one; below the normal range the
   // spacing stays that of the smallest normal binade.
   const int quantum = (log2 > kMinExp ? log2 : kMinExp) - MBits;
-  const int shift = quantum - exp;  // bits of sig below the target's ulp
-  uint32_t rounded;                 // |x| / 2^quantum, rounded
+  const int shift = quantum - exp; // bits of sig below the target's ulp
+  uint32_t rounded;                // |x| / 2^quantum, rounded
   if (shift <= 0) {
-    rounded = sig << -shift;  // exact (never taken by the formats here)
+    rounded = sig << -shift; // exact (never taken by the formats here)
   } else if (shift > 25) {
-    rounded = 0;  // |x| < 2^(quantum-1): below half the smallest step
+    rounded = 0; // |x| < 2^(quantum-1): below half the smallest step
   } else {
     const uint32_t kept = sig >> shift;
     const uint32_t rest = sig & ((1u << shift) - 1);
@@ -174,8 +173,7 @@ MPTRT_HOST_DEVICE inline uint32_t roundF32ToNarrow(float x, Overflow overflow) {
     expField = biased + 1;
     mantField = 0;
   }
-  if (expField > kMaxExpField ||
-      (expField == kMaxExpField && mantField > kMaxMantField))
+  if (expField > kMaxExpField || (expField == kMaxExpField && mantField > kMaxMantField))
     return overflowed();
   return sign | (expField << MBits) | mantField;
 }
@@ -212,8 +210,7 @@ MPTRT_HOST_DEVICE inline float narrowToF32(uint32_t v) {
                      ((m & kMantMask) << (23 - MBits)));
   }
   const int e = static_cast<int>(expField) - kBias;
-  return f32OfBits(sign | (static_cast<uint32_t>(e + 127) << 23) |
-                   (mant << (23 - MBits)));
+  return f32OfBits(sign | (static_cast<uint32_t>(e + 127) << 23) | (mant << (23 - MBits)));
 }
 
 } // namespace detail
@@ -229,7 +226,7 @@ MPTRT_HOST_DEVICE inline float bf16ToF32(uint16_t v) {
 /// Round to nearest even; overflow gives +-inf (as APFloat).
 MPTRT_HOST_DEVICE inline uint16_t f32ToBf16(float x) {
   const uint32_t bits = bitsOfF32(x);
-  if ((bits & 0x7FFFFFFFu) > 0x7F800000u)  // NaN
+  if ((bits & 0x7FFFFFFFu) > 0x7F800000u) // NaN
     return static_cast<uint16_t>(((bits >> 16) & 0x8000u) | 0x7FC0u);
   // bf16 is float32 with the low 16 bits dropped, so rounding is integer
   // rounding of the bit pattern: add just under half, plus one if the kept
@@ -254,7 +251,7 @@ MPTRT_HOST_DEVICE inline uint16_t f32ToBf16(float x) {
 /// master-weights=bf16-sr), so a draw rounds alike on every device.
 MPTRT_HOST_DEVICE inline uint16_t f32ToBf16Stochastic(float x, uint32_t random) {
   const uint32_t bits = bitsOfF32(x);
-  if ((bits & 0x7FFFFFFFu) > 0x7F800000u)  // NaN
+  if ((bits & 0x7FFFFFFFu) > 0x7F800000u) // NaN
     return f32ToBf16(x);
   return static_cast<uint16_t>((bits + (random >> 16)) >> 16);
 }
@@ -263,14 +260,12 @@ MPTRT_HOST_DEVICE inline uint16_t f32ToBf16Stochastic(float x, uint32_t random) 
 // fp16
 //===----------------------------------------------------------------------===//
 
-MPTRT_HOST_DEVICE inline float f16ToF32(uint16_t v) {
-  return detail::narrowToF32<5, 10, false>(v);
-}
+MPTRT_HOST_DEVICE inline float f16ToF32(uint16_t v) { return detail::narrowToF32<5, 10, false>(v); }
 
 /// Round to nearest even; overflow (|x| >= 65520) gives +-inf (as APFloat).
 MPTRT_HOST_DEVICE inline uint16_t f32ToF16(float x) {
-  return static_cast<uint16_t>(detail::roundF32ToNarrow<5, 10, false>(
-      x, detail::Overflow::Infinity));
+  return static_cast<uint16_t>(
+      detail::roundF32ToNarrow<5, 10, false>(x, detail::Overflow::Infinity));
 }
 
 //===----------------------------------------------------------------------===//
@@ -283,14 +278,12 @@ MPTRT_HOST_DEVICE inline float f8E4M3FNToF32(uint8_t v) {
 
 /// APFloat semantics: round to nearest even; |x| > 464 and +-inf give NaN.
 MPTRT_HOST_DEVICE inline uint8_t f32ToF8E4M3FN(float x) {
-  return static_cast<uint8_t>(
-      detail::roundF32ToNarrow<4, 3, true>(x, detail::Overflow::NaN));
+  return static_cast<uint8_t>(detail::roundF32ToNarrow<4, 3, true>(x, detail::Overflow::NaN));
 }
 
 /// Saturating: round to nearest even, then clamp to +-448 (inf included).
 MPTRT_HOST_DEVICE inline uint8_t f32ToF8E4M3FNSaturating(float x) {
-  return static_cast<uint8_t>(
-      detail::roundF32ToNarrow<4, 3, true>(x, detail::Overflow::Saturate));
+  return static_cast<uint8_t>(detail::roundF32ToNarrow<4, 3, true>(x, detail::Overflow::Saturate));
 }
 
 //===----------------------------------------------------------------------===//
@@ -303,14 +296,12 @@ MPTRT_HOST_DEVICE inline float f8E5M2ToF32(uint8_t v) {
 
 /// APFloat semantics: round to nearest even; |x| >= 61440 gives +-inf.
 MPTRT_HOST_DEVICE inline uint8_t f32ToF8E5M2(float x) {
-  return static_cast<uint8_t>(
-      detail::roundF32ToNarrow<5, 2, false>(x, detail::Overflow::Infinity));
+  return static_cast<uint8_t>(detail::roundF32ToNarrow<5, 2, false>(x, detail::Overflow::Infinity));
 }
 
 /// Saturating: round to nearest even, then clamp to +-57344 (inf included).
 MPTRT_HOST_DEVICE inline uint8_t f32ToF8E5M2Saturating(float x) {
-  return static_cast<uint8_t>(
-      detail::roundF32ToNarrow<5, 2, false>(x, detail::Overflow::Saturate));
+  return static_cast<uint8_t>(detail::roundF32ToNarrow<5, 2, false>(x, detail::Overflow::Saturate));
 }
 
 //===----------------------------------------------------------------------===//
@@ -337,11 +328,10 @@ MPTRT_HOST_DEVICE inline float int64ToF32RoundToOdd(int64_t v) {
     const int drop = top - 23;
     sig = static_cast<uint32_t>(mag >> drop);
     if (mag & ((uint64_t{1} << drop) - 1))
-      sig |= 1u;  // sticky: round to odd
+      sig |= 1u; // sticky: round to odd
   }
-  const uint32_t bits = (negative ? 0x80000000u : 0u) |
-                        (static_cast<uint32_t>(top + 127) << 23) |
-                        (sig & 0x7FFFFFu);
+  const uint32_t bits =
+      (negative ? 0x80000000u : 0u) | (static_cast<uint32_t>(top + 127) << 23) | (sig & 0x7FFFFFu);
   return f32OfBits(bits);
 }
 

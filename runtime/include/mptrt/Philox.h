@@ -75,15 +75,13 @@ MPTRT_PHILOX_FN Block philox4x32(Block counter, uint32_t key0, uint32_t key1,
 constexpr int64_t kMaxStreamElements = int64_t(1) << 34;
 
 /// The four random words of elements 4g .. 4g+3 of a dropout stream.
-MPTRT_PHILOX_FN Block dropoutBlock(uint64_t seed, uint64_t step, uint32_t stream,
-                                   uint32_t g) {
-  return philox4x32(Block{{g, stream, uint32_t(step), uint32_t(step >> 32)}},
-                    uint32_t(seed), uint32_t(seed >> 32));
+MPTRT_PHILOX_FN Block dropoutBlock(uint64_t seed, uint64_t step, uint32_t stream, uint32_t g) {
+  return philox4x32(Block{{g, stream, uint32_t(step), uint32_t(step >> 32)}}, uint32_t(seed),
+                    uint32_t(seed >> 32));
 }
 
 /// The random word of element i of a dropout stream (i < kMaxStreamElements).
-MPTRT_PHILOX_FN uint32_t dropoutBits(uint64_t seed, uint64_t step, uint32_t stream,
-                                     int64_t i) {
+MPTRT_PHILOX_FN uint32_t dropoutBits(uint64_t seed, uint64_t step, uint32_t stream, int64_t i) {
   return dropoutBlock(seed, step, stream, uint32_t(i >> 2)).v[i & 3];
 }
 
@@ -97,8 +95,7 @@ constexpr uint32_t kRoundingStreamBase = 0x80000000u;
 
 /// The random word that rounds element i of a stochastically rounded
 /// update (i < kMaxStreamElements).
-MPTRT_PHILOX_FN uint32_t roundingBits(uint64_t seed, uint64_t step, uint32_t stream,
-                                      int64_t i) {
+MPTRT_PHILOX_FN uint32_t roundingBits(uint64_t seed, uint64_t step, uint32_t stream, int64_t i) {
   return dropoutBits(seed, step, stream, i);
 }
 

@@ -48,10 +48,10 @@ void zeroFill(const TensorArg &t) {
     std::memset(t.data, 0, t.desc->bytes);
 }
 
-constexpr float kSqrtHalf = 0.70710678118654752f;       // 1 / sqrt(2)
-constexpr float kInvSqrtTwoPi = 0.39894228040143268f;   // 1 / sqrt(2 pi)
-constexpr float kTwoOverSqrtPi = 1.12837916709551257f;  // 2 / sqrt(pi)
-constexpr float kSqrtTwoOverPi = 0.79788456080286536f;  // sqrt(2 / pi)
+constexpr float kSqrtHalf = 0.70710678118654752f;      // 1 / sqrt(2)
+constexpr float kInvSqrtTwoPi = 0.39894228040143268f;  // 1 / sqrt(2 pi)
+constexpr float kTwoOverSqrtPi = 1.12837916709551257f; // 2 / sqrt(pi)
+constexpr float kSqrtTwoOverPi = 0.79788456080286536f; // sqrt(2 / pi)
 constexpr float kGeluTanhCoeff = 0.044715f;
 
 //===----------------------------------------------------------------------===//
@@ -62,19 +62,21 @@ constexpr float kGeluTanhCoeff = 0.044715f;
 void unaryGradF32(const UnaryGradParams &p, const float *x, float *dy, int64_t n) {
   switch (p.op) {
   case UnaryOp::Relu:
-    for (int64_t i = 0; i < n; ++i) dy[i] = x[i] > 0.0f ? dy[i] : 0.0f;
+    for (int64_t i = 0; i < n; ++i)
+      dy[i] = x[i] > 0.0f ? dy[i] : 0.0f;
     return;
   case UnaryOp::LeakyRelu:
-    for (int64_t i = 0; i < n; ++i) dy[i] = x[i] > 0.0f ? dy[i] : p.alpha * dy[i];
+    for (int64_t i = 0; i < n; ++i)
+      dy[i] = x[i] > 0.0f ? dy[i] : p.alpha * dy[i];
     return;
-  case UnaryOp::Gelu:  // Phi(x) + x phi(x)
+  case UnaryOp::Gelu: // Phi(x) + x phi(x)
     for (int64_t i = 0; i < n; ++i) {
       const float cdf = 0.5f * (1.0f + std::erf(x[i] * kSqrtHalf));
       const float pdf = kInvSqrtTwoPi * std::exp(-0.5f * x[i] * x[i]);
       dy[i] *= cdf + x[i] * pdf;
     }
     return;
-  case UnaryOp::GeluTanh:  // d/dx 0.5 x (1 + tanh(u)), u = sqrt(2/pi) (x + 0.044715 x^3)
+  case UnaryOp::GeluTanh: // d/dx 0.5 x (1 + tanh(u)), u = sqrt(2/pi) (x + 0.044715 x^3)
     for (int64_t i = 0; i < n; ++i) {
       const float v = x[i];
       const float t = std::tanh(kSqrtTwoOverPi * (v + kGeluTanhCoeff * v * v * v));
@@ -95,37 +97,43 @@ void unaryGradF32(const UnaryGradParams &p, const float *x, float *dy, int64_t n
     }
     return;
   case UnaryOp::Exp:
-    for (int64_t i = 0; i < n; ++i) dy[i] *= std::exp(x[i]);
+    for (int64_t i = 0; i < n; ++i)
+      dy[i] *= std::exp(x[i]);
     return;
-  case UnaryOp::Log:  // one rounding: dy / x
-    for (int64_t i = 0; i < n; ++i) dy[i] /= x[i];
+  case UnaryOp::Log: // one rounding: dy / x
+    for (int64_t i = 0; i < n; ++i)
+      dy[i] /= x[i];
     return;
-  case UnaryOp::Sqrt:  // dy / (2 sqrt(x)); the doubling is exact
-    for (int64_t i = 0; i < n; ++i) dy[i] /= 2.0f * std::sqrt(x[i]);
+  case UnaryOp::Sqrt: // dy / (2 sqrt(x)); the doubling is exact
+    for (int64_t i = 0; i < n; ++i)
+      dy[i] /= 2.0f * std::sqrt(x[i]);
     return;
   case UnaryOp::Erf:
-    for (int64_t i = 0; i < n; ++i) dy[i] *= kTwoOverSqrtPi * std::exp(-x[i] * x[i]);
+    for (int64_t i = 0; i < n; ++i)
+      dy[i] *= kTwoOverSqrtPi * std::exp(-x[i] * x[i]);
     return;
-  case UnaryOp::Abs:  // sign(x), 0 at 0 (and for NaN)
+  case UnaryOp::Abs: // sign(x), 0 at 0 (and for NaN)
     for (int64_t i = 0; i < n; ++i)
       dy[i] = x[i] > 0.0f ? dy[i] : (x[i] < 0.0f ? -dy[i] : 0.0f);
     return;
-  case UnaryOp::Clip: {  // 1 inside [min, max] (bounds included), else 0
+  case UnaryOp::Clip: { // 1 inside [min, max] (bounds included), else 0
     const float lo = p.hasMin ? static_cast<float>(p.clipMin) : -INFINITY;
     const float hi = p.hasMax ? static_cast<float>(p.clipMax) : INFINITY;
-    for (int64_t i = 0; i < n; ++i) dy[i] = lo <= x[i] && x[i] <= hi ? dy[i] : 0.0f;
+    for (int64_t i = 0; i < n; ++i)
+      dy[i] = lo <= x[i] && x[i] <= hi ? dy[i] : 0.0f;
     return;
   }
-  case UnaryOp::Neg: case UnaryOp::Not:
-    return;  // not decoded
+  case UnaryOp::Neg:
+  case UnaryOp::Not:
+    return; // not decoded
   }
 }
 
 Status runUnaryGrad(const UnaryGradParams &p, const KernelArgs &args) {
   const TensorArg &x = args.operands[0], &dy = args.operands[1], &dx = args.results[0];
   const DType xt = x.desc->dtype, dyt = dy.desc->dtype, dxt = dx.desc->dtype;
-  const bool cheap = p.op == UnaryOp::Relu || p.op == UnaryOp::LeakyRelu ||
-                     p.op == UnaryOp::Abs || p.op == UnaryOp::Clip;
+  const bool cheap = p.op == UnaryOp::Relu || p.op == UnaryOp::LeakyRelu || p.op == UnaryOp::Abs ||
+                     p.op == UnaryOp::Clip;
   // An element: two loads, f' (a transcendental function is ~8) and a store.
   parallelFor(p.numel, grainForCost(cheap ? 2 : 10), [&](int64_t begin, int64_t end) {
     float xs[kBlock], gs[kBlock];
@@ -213,9 +221,13 @@ struct LayerNormGradScratch {
 };
 LayerNormGradScratch layerNormGradScratch(const LayerNormGradParams &p, Scratch &s) {
   const int64_t row = maxChunks() * p.inner;
-  return {s.take<float>(p.scaleIsScalar ? 1 : p.inner), s.take<float>(p.outer),
-          s.take<float>(p.outer),  s.take<float>(row),  s.take<float>(row),
-          s.take<double>(p.inner), s.take<double>(p.inner)};
+  return {s.take<float>(p.scaleIsScalar ? 1 : p.inner),
+          s.take<float>(p.outer),
+          s.take<float>(p.outer),
+          s.take<float>(row),
+          s.take<float>(row),
+          s.take<double>(p.inner),
+          s.take<double>(p.inner)};
 }
 
 Status runLayerNormGrad(const LayerNormGradParams &p, const KernelArgs &args) {
@@ -228,47 +240,49 @@ Status runLayerNormGrad(const LayerNormGradParams &p, const KernelArgs &args) {
   const double invN = p.inner ? 1.0 / static_cast<double>(p.inner) : 0.0;
 
   // dx, one row at a time: two loads, two sums, one store.
-  parallelForChunks(p.outer, grainForCost(8 * p.inner), [&](int64_t chunk, int64_t begin, int64_t end) {
-    float *xr = ws.x + chunk * p.inner, *gr = ws.g + chunk * p.inner;
-    for (int64_t r = begin; r < end; ++r) {
-      loadF32(xt, elementPtr(x.data, xt, r * p.inner), p.inner, xr);
-      loadF32(dyt, elementPtr(dy.data, dyt, r * p.inner), p.inner, gr);
-      const double m = mean[r], s = rstd[r];
-      auto g = [&](int64_t i) {
-        return static_cast<double>(gr[i]) * scale[p.scaleIsScalar ? 0 : i];
-      };
-      double sumG = 0, sumGX = 0;
-      for (int64_t i = 0; i < p.inner; ++i) {
-        sumG += g(i);
-        sumGX += g(i) * ((xr[i] - m) * s);
-      }
-      const double meanG = sumG * invN, meanGX = sumGX * invN;
-      for (int64_t i = 0; i < p.inner; ++i)
-        gr[i] = static_cast<float>(s * (g(i) - meanG - (xr[i] - m) * s * meanGX));
-      storeF32(gr, p.inner, dxt, elementPtr(dx.data, dxt, r * p.inner));
-    }
-  });
+  parallelForChunks(p.outer, grainForCost(8 * p.inner),
+                    [&](int64_t chunk, int64_t begin, int64_t end) {
+                      float *xr = ws.x + chunk * p.inner, *gr = ws.g + chunk * p.inner;
+                      for (int64_t r = begin; r < end; ++r) {
+                        loadF32(xt, elementPtr(x.data, xt, r * p.inner), p.inner, xr);
+                        loadF32(dyt, elementPtr(dy.data, dyt, r * p.inner), p.inner, gr);
+                        const double m = mean[r], s = rstd[r];
+                        auto g = [&](int64_t i) {
+                          return static_cast<double>(gr[i]) * scale[p.scaleIsScalar ? 0 : i];
+                        };
+                        double sumG = 0, sumGX = 0;
+                        for (int64_t i = 0; i < p.inner; ++i) {
+                          sumG += g(i);
+                          sumGX += g(i) * ((xr[i] - m) * s);
+                        }
+                        const double meanG = sumG * invN, meanGX = sumGX * invN;
+                        for (int64_t i = 0; i < p.inner; ++i)
+                          gr[i] = static_cast<float>(s * (g(i) - meanG - (xr[i] - m) * s * meanGX));
+                        storeF32(gr, p.inner, dxt, elementPtr(dx.data, dxt, r * p.inner));
+                      }
+                    });
 
   // dscale and dbias per column, columns split over the threads.
   double *dscale = ws.dscale, *dbias = ws.dbias;
   std::fill(dscale, dscale + p.inner, 0.0);
   std::fill(dbias, dbias + p.inner, 0.0);
-  parallelForChunks(p.inner, grainForCost(4 * p.outer), [&](int64_t chunk, int64_t begin, int64_t end) {
-    const int64_t width = end - begin;
-    float *xr = ws.x + chunk * p.inner, *gr = ws.g + chunk * p.inner;
-    for (int64_t r = 0; r < p.outer; ++r) {
-      loadF32(xt, elementPtr(x.data, xt, r * p.inner + begin), width, xr);
-      loadF32(dyt, elementPtr(dy.data, dyt, r * p.inner + begin), width, gr);
-      const double m = mean[r], s = rstd[r];
-      for (int64_t i = 0; i < width; ++i) {
-        dscale[begin + i] += gr[i] * ((xr[i] - m) * s);
-        dbias[begin + i] += gr[i];
-      }
-    }
-  });
-  float *dscaleOut = static_cast<float *>(args.results[1].data);  // f32 (decoder)
+  parallelForChunks(p.inner, grainForCost(4 * p.outer),
+                    [&](int64_t chunk, int64_t begin, int64_t end) {
+                      const int64_t width = end - begin;
+                      float *xr = ws.x + chunk * p.inner, *gr = ws.g + chunk * p.inner;
+                      for (int64_t r = 0; r < p.outer; ++r) {
+                        loadF32(xt, elementPtr(x.data, xt, r * p.inner + begin), width, xr);
+                        loadF32(dyt, elementPtr(dy.data, dyt, r * p.inner + begin), width, gr);
+                        const double m = mean[r], s = rstd[r];
+                        for (int64_t i = 0; i < width; ++i) {
+                          dscale[begin + i] += gr[i] * ((xr[i] - m) * s);
+                          dbias[begin + i] += gr[i];
+                        }
+                      }
+                    });
+  float *dscaleOut = static_cast<float *>(args.results[1].data); // f32 (decoder)
   float *dbiasOut = static_cast<float *>(args.results[2].data);
-  if (p.scaleIsScalar) {  // one scale for the whole row: sum the columns
+  if (p.scaleIsScalar) { // one scale for the whole row: sum the columns
     double s = 0, b = 0;
     for (int64_t i = 0; i < p.inner; ++i) {
       s += dscale[i];
@@ -306,9 +320,9 @@ struct LossGradScratch {
 };
 LossGradScratch lossGradScratch(const LossGradParams &p, Scratch &s) {
   const int64_t samples = p.N * p.D, row = maxChunks() * p.C;
-  return {s.take<int64_t>(samples), s.take<float>(p.C),
-          s.take<float>(std::max<int64_t>(samples, 1)), s.take<float>(samples),
-          s.take<float>(row), s.take<int64_t>(row)};
+  return {
+      s.take<int64_t>(samples), s.take<float>(p.C), s.take<float>(std::max<int64_t>(samples, 1)),
+      s.take<float>(samples),   s.take<float>(row), s.take<int64_t>(row)};
 }
 
 Status runLossGrad(const LossGradParams &p, const KernelArgs &args) {
@@ -345,7 +359,7 @@ Status runLossGrad(const LossGradParams &p, const KernelArgs &args) {
     factor[s] = weights[label[s]] * g;
   }
 
-  if (!p.fromLogits) {  // nll_loss_grad: one non-zero per sample
+  if (!p.fromLogits) { // nll_loss_grad: one non-zero per sample
     zeroFill(out);
     for (int64_t s = 0; s < samples; ++s) {
       if (p.hasIgnoreIndex && label[s] == p.ignoreIndex)
@@ -360,28 +374,29 @@ Status runLossGrad(const LossGradParams &p, const KernelArgs &args) {
   const TensorArg &logProb = args.operands[0];
   const DType lt = logProb.desc->dtype;
   // A sample: a gather of its C log-probabilities, an exp each, a store.
-  parallelForChunks(samples, grainForCost(12 * p.C), [&](int64_t chunk, int64_t begin, int64_t end) {
-    float *row = ws.row + chunk * p.C;
-    int64_t *offsets = ws.offsets + chunk * p.C;
-    for (int64_t s = begin; s < end; ++s) {
-      const int64_t n = s / p.D, d = s % p.D;
-      for (int64_t c = 0; c < p.C; ++c)
-        offsets[c] = (n * p.C + c) * p.D + d;
-      if (p.hasIgnoreIndex && label[s] == p.ignoreIndex) {
-        std::fill(row, row + p.C, 0.0f);
-      } else {
-        gatherF32(lt, logProb.data, offsets, p.C, row);
-        for (int64_t c = 0; c < p.C; ++c)
-          row[c] = (std::exp(row[c]) - (c == label[s] ? 1.0f : 0.0f)) * factor[s];
-      }
-      if (p.D == 1) {
-        storeF32(row, p.C, ot, elementPtr(out.data, ot, s * p.C));
-        continue;
-      }
-      for (int64_t c = 0; c < p.C; ++c)
-        storeF32(&row[c], 1, ot, elementPtr(out.data, ot, offsets[c]));
-    }
-  });
+  parallelForChunks(samples, grainForCost(12 * p.C),
+                    [&](int64_t chunk, int64_t begin, int64_t end) {
+                      float *row = ws.row + chunk * p.C;
+                      int64_t *offsets = ws.offsets + chunk * p.C;
+                      for (int64_t s = begin; s < end; ++s) {
+                        const int64_t n = s / p.D, d = s % p.D;
+                        for (int64_t c = 0; c < p.C; ++c)
+                          offsets[c] = (n * p.C + c) * p.D + d;
+                        if (p.hasIgnoreIndex && label[s] == p.ignoreIndex) {
+                          std::fill(row, row + p.C, 0.0f);
+                        } else {
+                          gatherF32(lt, logProb.data, offsets, p.C, row);
+                          for (int64_t c = 0; c < p.C; ++c)
+                            row[c] = (std::exp(row[c]) - (c == label[s] ? 1.0f : 0.0f)) * factor[s];
+                        }
+                        if (p.D == 1) {
+                          storeF32(row, p.C, ot, elementPtr(out.data, ot, s * p.C));
+                          continue;
+                        }
+                        for (int64_t c = 0; c < p.C; ++c)
+                          storeF32(&row[c], 1, ot, elementPtr(out.data, ot, offsets[c]));
+                      }
+                    });
   return Status::ok();
 }
 
@@ -403,9 +418,12 @@ struct GatherGradScratch {
 };
 GatherGradScratch gatherGradScratch(const GatherGradParams &p, Scratch &s) {
   const int64_t row = maxChunks() * p.inner;
-  return {s.take<int64_t>(p.numIndices), s.take<int64_t>(p.axisDim + 1),
-          s.take<int64_t>(p.numIndices), s.take<int64_t>(p.axisDim),
-          s.take<float>(row),             s.take<double>(row)};
+  return {s.take<int64_t>(p.numIndices),
+          s.take<int64_t>(p.axisDim + 1),
+          s.take<int64_t>(p.numIndices),
+          s.take<int64_t>(p.axisDim),
+          s.take<float>(row),
+          s.take<double>(row)};
 }
 
 Status runGatherGrad(const GatherGradParams &p, const KernelArgs &args) {
@@ -417,10 +435,9 @@ Status runGatherGrad(const GatherGradParams &p, const KernelArgs &args) {
   loadI64(indices.desc->dtype, indices.data, p.numIndices, idx);
   for (int64_t i = 0; i < p.numIndices; ++i) {
     if (idx[i] < -p.axisDim || idx[i] >= p.axisDim)
-      return Status::error("index " + std::to_string(idx[i]) + " at position " +
-                           std::to_string(i) + " is outside [-" +
-                           std::to_string(p.axisDim) + ", " + std::to_string(p.axisDim) +
-                           ")");
+      return Status::error("index " + std::to_string(idx[i]) + " at position " + std::to_string(i) +
+                           " is outside [-" + std::to_string(p.axisDim) + ", " +
+                           std::to_string(p.axisDim) + ")");
     if (idx[i] < 0)
       idx[i] += p.axisDim;
   }
@@ -437,7 +454,7 @@ Status runGatherGrad(const GatherGradParams &p, const KernelArgs &args) {
     uses[next[idx[i]]++] = i;
 
   const int64_t elementSize = dd.desc->elementSize();
-  auto zeroRow = [&](int64_t unit) {  // zero bytes are +0.0 in every float format
+  auto zeroRow = [&](int64_t unit) { // zero bytes are +0.0 in every float format
     std::memset(static_cast<uint8_t *>(dd.data) + unit * p.inner * elementSize, 0,
                 static_cast<size_t>(p.inner * elementSize));
   };
@@ -445,27 +462,28 @@ Status runGatherGrad(const GatherGradParams &p, const KernelArgs &args) {
   // per column.
   const int64_t usesPerRow = p.axisDim ? p.numIndices / p.axisDim : 0;
   parallelForChunks(p.outer * p.axisDim, grainForCost((2 * usesPerRow + 2) * p.inner),
-              [&](int64_t chunk, int64_t begin, int64_t end) {
-    float *row = ws.row + chunk * p.inner;
-    double *acc = ws.acc + chunk * p.inner;
-    for (int64_t unit = begin; unit < end; ++unit) {
-      const int64_t o = unit / p.axisDim, a = unit % p.axisDim;
-      if (first[a] == first[a + 1]) {  // never indexed
-        zeroRow(unit);
-        continue;
-      }
-      std::fill(acc, acc + p.inner, 0.0);
-      for (int64_t u = first[a]; u < first[a + 1]; ++u) {
-        loadF32(dyt, elementPtr(dy.data, dyt, (o * p.numIndices + uses[u]) * p.inner),
-                p.inner, row);
-        for (int64_t c = 0; c < p.inner; ++c)
-          acc[c] += row[c];
-      }
-      for (int64_t c = 0; c < p.inner; ++c)
-        row[c] = static_cast<float>(acc[c]);
-      storeF32(row, p.inner, ddt, elementPtr(dd.data, ddt, unit * p.inner));
-    }
-  });
+                    [&](int64_t chunk, int64_t begin, int64_t end) {
+                      float *row = ws.row + chunk * p.inner;
+                      double *acc = ws.acc + chunk * p.inner;
+                      for (int64_t unit = begin; unit < end; ++unit) {
+                        const int64_t o = unit / p.axisDim, a = unit % p.axisDim;
+                        if (first[a] == first[a + 1]) { // never indexed
+                          zeroRow(unit);
+                          continue;
+                        }
+                        std::fill(acc, acc + p.inner, 0.0);
+                        for (int64_t u = first[a]; u < first[a + 1]; ++u) {
+                          loadF32(dyt,
+                                  elementPtr(dy.data, dyt, (o * p.numIndices + uses[u]) * p.inner),
+                                  p.inner, row);
+                          for (int64_t c = 0; c < p.inner; ++c)
+                            acc[c] += row[c];
+                        }
+                        for (int64_t c = 0; c < p.inner; ++c)
+                          row[c] = static_cast<float>(acc[c]);
+                        storeF32(row, p.inner, ddt, elementPtr(dd.data, ddt, unit * p.inner));
+                      }
+                    });
   return Status::ok();
 }
 
@@ -478,7 +496,7 @@ Status runSliceGrad(const SliceParams &p, const KernelArgs &args) {
   const TensorArg &dy = args.operands[0], &dx = args.results[0];
   const DType dyt = dy.desc->dtype, dxt = dx.desc->dtype;
   zeroFill(dx);
-  int64_t base = 0;  // dx offset of dy's element 0
+  int64_t base = 0; // dx offset of dy's element 0
   for (int d = 0; d < p.rank; ++d)
     base += p.start[d] * p.inStride[d];
   const int64_t size = dy.desc->elementSize();
@@ -530,12 +548,12 @@ void poolGradPlane(const PoolParams &p, const float *x, const float *dy, double 
   for (int d = 0; d < nsp; ++d)
     kernelCount *= p.kernel[d];
   std::fill(dx, dx + p.inSize, 0.0);
-  int64_t o[kMaxRank] = {};  // output position, stepped row-major
+  int64_t o[kMaxRank] = {}; // output position, stepped row-major
   for (int64_t i = 0; i < p.outSize; ++i) {
     // Pass 1: the divisor (average) or the first maximum (max).
     int64_t valid = 0, padded = 0, argmax = -1;
     float best = 0.0f;
-    int64_t j[kMaxRank] = {};  // window position
+    int64_t j[kMaxRank] = {}; // window position
     for (int64_t w = 0; w < kernelCount; ++w) {
       int64_t offset = 0;
       bool inside = true, inPadded = true;
@@ -602,9 +620,8 @@ struct PoolGradScratch {
 };
 PoolGradScratch poolGradScratch(const PoolParams &p, Scratch &s) {
   const int64_t k = maxChunks();
-  return {s.take<float>(p.kind == PoolKind::Max ? k * p.inSize : 0),
-          s.take<float>(k * p.outSize), s.take<float>(k * p.inSize),
-          s.take<double>(k * p.inSize)};
+  return {s.take<float>(p.kind == PoolKind::Max ? k * p.inSize : 0), s.take<float>(k * p.outSize),
+          s.take<float>(k * p.inSize), s.take<double>(k * p.inSize)};
 }
 
 Status runPoolGrad(const PoolParams &p, const KernelArgs &args) {
@@ -622,19 +639,20 @@ Status runPoolGrad(const PoolParams &p, const KernelArgs &args) {
   const PoolGradScratch ws = poolGradScratch(p, scratch);
   parallelForChunks(planes, grainForCost(2 * p.inSize + p.outSize + 10 * p.outSize * kernelCount),
                     [&](int64_t chunk, int64_t begin, int64_t end) {
-    float *x = isMax ? ws.x + chunk * p.inSize : nullptr, *g = ws.g + chunk * p.outSize,
-          *out = ws.out + chunk * p.inSize;
-    double *acc = ws.acc + chunk * p.inSize;
-    for (int64_t plane = begin; plane < end; ++plane) {
-      if (isMax)
-        loadF32(xt, elementPtr(args.operands[0].data, xt, plane * p.inSize), p.inSize, x);
-      loadF32(dyt, elementPtr(dy.data, dyt, plane * p.outSize), p.outSize, g);
-      poolGradPlane(p, x, g, acc);
-      for (int64_t i = 0; i < p.inSize; ++i)
-        out[i] = static_cast<float>(acc[i]);
-      storeF32(out, p.inSize, dxt, elementPtr(dx.data, dxt, plane * p.inSize));
-    }
-  });
+                      float *x = isMax ? ws.x + chunk * p.inSize : nullptr,
+                            *g = ws.g + chunk * p.outSize, *out = ws.out + chunk * p.inSize;
+                      double *acc = ws.acc + chunk * p.inSize;
+                      for (int64_t plane = begin; plane < end; ++plane) {
+                        if (isMax)
+                          loadF32(xt, elementPtr(args.operands[0].data, xt, plane * p.inSize),
+                                  p.inSize, x);
+                        loadF32(dyt, elementPtr(dy.data, dyt, plane * p.outSize), p.outSize, g);
+                        poolGradPlane(p, x, g, acc);
+                        for (int64_t i = 0; i < p.inSize; ++i)
+                          out[i] = static_cast<float>(acc[i]);
+                        storeF32(out, p.inSize, dxt, elementPtr(dx.data, dxt, plane * p.inSize));
+                      }
+                    });
   return Status::ok();
 }
 
@@ -666,48 +684,49 @@ Status runBatchNormGrad(const BatchNormGradParams &p, const KernelArgs &args) {
   const float *scale = widen(args.operands[1], ws.scale);
   float *dscale = ws.dscale, *dbias = ws.dbias;
   const int64_t count = p.N * p.inner;
-  parallelForChunks(p.C, grainForCost(12 * count), [&](int64_t chunk, int64_t cBegin, int64_t cEnd) {
-    float *xr = ws.x + chunk * p.inner, *gr = ws.g + chunk * p.inner;
-    for (int64_t c = cBegin; c < cEnd; ++c) {
-      // The statistics, as in batch_norm_train.
-      double sum = 0, sq = 0;
-      for (int64_t n = 0; n < p.N; ++n) {
-        loadF32(xt, elementPtr(x.data, xt, (n * p.C + c) * p.inner), p.inner, xr);
-        sum += sumAsDouble(xr, p.inner);
-      }
-      const double mean = count > 0 ? sum / static_cast<double>(count) : 0.0;
-      for (int64_t n = 0; n < p.N; ++n) {
-        loadF32(xt, elementPtr(x.data, xt, (n * p.C + c) * p.inner), p.inner, xr);
-        for (int64_t i = 0; i < p.inner; ++i)
-          sq += (xr[i] - mean) * (xr[i] - mean);
-      }
-      const double var = count > 0 ? sq / static_cast<double>(count) : 0.0;
-      const double rstd = 1.0 / std::sqrt(var + static_cast<double>(p.epsilon));
-      // The two gradient sums.
-      double sumG = 0, sumGX = 0;
-      for (int64_t n = 0; n < p.N; ++n) {
-        const int64_t at = (n * p.C + c) * p.inner;
-        loadF32(xt, elementPtr(x.data, xt, at), p.inner, xr);
-        loadF32(dyt, elementPtr(dy.data, dyt, at), p.inner, gr);
-        sumG += sumAsDouble(gr, p.inner);
-        for (int64_t i = 0; i < p.inner; ++i)
-          sumGX += gr[i] * ((xr[i] - mean) * rstd);
-      }
-      dbias[c] = static_cast<float>(sumG);
-      dscale[c] = static_cast<float>(sumGX);
-      const double invCount = count > 0 ? 1.0 / static_cast<double>(count) : 0.0;
-      const double meanG = sumG * invCount, meanGX = sumGX * invCount;
-      const double k = scale[c] * rstd;
-      for (int64_t n = 0; n < p.N; ++n) {
-        const int64_t at = (n * p.C + c) * p.inner;
-        loadF32(xt, elementPtr(x.data, xt, at), p.inner, xr);
-        loadF32(dyt, elementPtr(dy.data, dyt, at), p.inner, gr);
-        for (int64_t i = 0; i < p.inner; ++i)
-          gr[i] = static_cast<float>(k * (gr[i] - meanG - (xr[i] - mean) * rstd * meanGX));
-        storeF32(gr, p.inner, dxt, elementPtr(dx.data, dxt, at));
-      }
-    }
-  });
+  parallelForChunks(
+      p.C, grainForCost(12 * count), [&](int64_t chunk, int64_t cBegin, int64_t cEnd) {
+        float *xr = ws.x + chunk * p.inner, *gr = ws.g + chunk * p.inner;
+        for (int64_t c = cBegin; c < cEnd; ++c) {
+          // The statistics, as in batch_norm_train.
+          double sum = 0, sq = 0;
+          for (int64_t n = 0; n < p.N; ++n) {
+            loadF32(xt, elementPtr(x.data, xt, (n * p.C + c) * p.inner), p.inner, xr);
+            sum += sumAsDouble(xr, p.inner);
+          }
+          const double mean = count > 0 ? sum / static_cast<double>(count) : 0.0;
+          for (int64_t n = 0; n < p.N; ++n) {
+            loadF32(xt, elementPtr(x.data, xt, (n * p.C + c) * p.inner), p.inner, xr);
+            for (int64_t i = 0; i < p.inner; ++i)
+              sq += (xr[i] - mean) * (xr[i] - mean);
+          }
+          const double var = count > 0 ? sq / static_cast<double>(count) : 0.0;
+          const double rstd = 1.0 / std::sqrt(var + static_cast<double>(p.epsilon));
+          // The two gradient sums.
+          double sumG = 0, sumGX = 0;
+          for (int64_t n = 0; n < p.N; ++n) {
+            const int64_t at = (n * p.C + c) * p.inner;
+            loadF32(xt, elementPtr(x.data, xt, at), p.inner, xr);
+            loadF32(dyt, elementPtr(dy.data, dyt, at), p.inner, gr);
+            sumG += sumAsDouble(gr, p.inner);
+            for (int64_t i = 0; i < p.inner; ++i)
+              sumGX += gr[i] * ((xr[i] - mean) * rstd);
+          }
+          dbias[c] = static_cast<float>(sumG);
+          dscale[c] = static_cast<float>(sumGX);
+          const double invCount = count > 0 ? 1.0 / static_cast<double>(count) : 0.0;
+          const double meanG = sumG * invCount, meanGX = sumGX * invCount;
+          const double k = scale[c] * rstd;
+          for (int64_t n = 0; n < p.N; ++n) {
+            const int64_t at = (n * p.C + c) * p.inner;
+            loadF32(xt, elementPtr(x.data, xt, at), p.inner, xr);
+            loadF32(dyt, elementPtr(dy.data, dyt, at), p.inner, gr);
+            for (int64_t i = 0; i < p.inner; ++i)
+              gr[i] = static_cast<float>(k * (gr[i] - meanG - (xr[i] - mean) * rstd * meanGX));
+            storeF32(gr, p.inner, dxt, elementPtr(dx.data, dxt, at));
+          }
+        }
+      });
   storeF32(dscale, p.C, args.results[1].desc->dtype, args.results[1].data);
   storeF32(dbias, p.C, args.results[2].desc->dtype, args.results[2].data);
   return Status::ok();
@@ -719,31 +738,36 @@ Status prepareUnaryGrad(const KernelView &v, std::unique_ptr<PreparedKernel> *ou
   return prepareWith<UnaryGradParams>(v, out, decodeUnaryGrad, runUnaryGrad);
 }
 Status prepareSoftmaxGrad(const KernelView &v, std::unique_ptr<PreparedKernel> *out) {
-  return prepareWith<SoftmaxParams>(v, out, decodeSoftmaxGrad, runSoftmaxGrad,
-                       scratchBytes<SoftmaxParams, SoftmaxGradScratch, softmaxGradScratch>);
+  return prepareWith<SoftmaxParams>(
+      v, out, decodeSoftmaxGrad, runSoftmaxGrad,
+      scratchBytes<SoftmaxParams, SoftmaxGradScratch, softmaxGradScratch>);
 }
 Status prepareLayerNormGrad(const KernelView &v, std::unique_ptr<PreparedKernel> *out) {
-  return prepareWith<LayerNormGradParams>(v, out, decodeLayerNormGrad, runLayerNormGrad,
-                       scratchBytes<LayerNormGradParams, LayerNormGradScratch, layerNormGradScratch>);
+  return prepareWith<LayerNormGradParams>(
+      v, out, decodeLayerNormGrad, runLayerNormGrad,
+      scratchBytes<LayerNormGradParams, LayerNormGradScratch, layerNormGradScratch>);
 }
 Status prepareLossGrad(const KernelView &v, std::unique_ptr<PreparedKernel> *out) {
-  return prepareWith<LossGradParams>(v, out, decodeLossGrad, runLossGrad,
-                       scratchBytes<LossGradParams, LossGradScratch, lossGradScratch>);
+  return prepareWith<LossGradParams>(
+      v, out, decodeLossGrad, runLossGrad,
+      scratchBytes<LossGradParams, LossGradScratch, lossGradScratch>);
 }
 Status prepareGatherGrad(const KernelView &v, std::unique_ptr<PreparedKernel> *out) {
-  return prepareWith<GatherGradParams>(v, out, decodeGatherGrad, runGatherGrad,
-                       scratchBytes<GatherGradParams, GatherGradScratch, gatherGradScratch>);
+  return prepareWith<GatherGradParams>(
+      v, out, decodeGatherGrad, runGatherGrad,
+      scratchBytes<GatherGradParams, GatherGradScratch, gatherGradScratch>);
 }
 Status prepareSliceGrad(const KernelView &v, std::unique_ptr<PreparedKernel> *out) {
   return prepareWith<SliceParams>(v, out, decodeSliceGrad, runSliceGrad);
 }
 Status preparePoolGrad(const KernelView &v, std::unique_ptr<PreparedKernel> *out) {
   return prepareWith<PoolParams>(v, out, decodePoolGrad, runPoolGrad,
-                       scratchBytes<PoolParams, PoolGradScratch, poolGradScratch>);
+                                 scratchBytes<PoolParams, PoolGradScratch, poolGradScratch>);
 }
 Status prepareBatchNormGrad(const KernelView &v, std::unique_ptr<PreparedKernel> *out) {
-  return prepareWith<BatchNormGradParams>(v, out, decodeBatchNormGrad, runBatchNormGrad,
-                       scratchBytes<BatchNormGradParams, BatchNormGradScratch, batchNormGradScratch>);
+  return prepareWith<BatchNormGradParams>(
+      v, out, decodeBatchNormGrad, runBatchNormGrad,
+      scratchBytes<BatchNormGradParams, BatchNormGradScratch, batchNormGradScratch>);
 }
 
 } // namespace cpu

@@ -90,10 +90,9 @@ void sgemmRows(bool transA, bool transB, int64_t M, int64_t N, int64_t K, float 
       c = beta == 0.0f ? alpha * acc : alpha * acc + beta * c;
     }
 #else
-  cblas_sgemm(CblasRowMajor, transA ? CblasTrans : CblasNoTrans,
-              transB ? CblasTrans : CblasNoTrans, static_cast<blasint>(m1 - m0),
-              static_cast<blasint>(N), static_cast<blasint>(K), alpha,
-              transA ? A + m0 : A + m0 * K, static_cast<blasint>(transA ? M : K), B,
+  cblas_sgemm(CblasRowMajor, transA ? CblasTrans : CblasNoTrans, transB ? CblasTrans : CblasNoTrans,
+              static_cast<blasint>(m1 - m0), static_cast<blasint>(N), static_cast<blasint>(K),
+              alpha, transA ? A + m0 : A + m0 * K, static_cast<blasint>(transA ? M : K), B,
               static_cast<blasint>(transB ? K : N), beta, C + m0 * N, static_cast<blasint>(N));
 #endif
 }
@@ -106,13 +105,16 @@ bool rowCutsAreExact(int64_t unit) {
   const int64_t M = 3 * unit + 5, N = 67, K = 700;
   std::vector<float> a(M * K), b(K * N), c0(M * N), c1(M * N), cInit(M * N);
   uint32_t state = 12345;
-  auto next = [&state] {  // deterministic values in [-1, 1)
+  auto next = [&state] { // deterministic values in [-1, 1)
     state = state * 1664525u + 1013904223u;
     return static_cast<float>(static_cast<int32_t>(state)) * (1.0f / 2147483648.0f);
   };
-  for (float &v : a) v = next();
-  for (float &v : b) v = next();
-  for (float &v : cInit) v = next();
+  for (float &v : a)
+    v = next();
+  for (float &v : b)
+    v = next();
+  for (float &v : cInit)
+    v = next();
   for (int variant = 0; variant < 8; ++variant) {
     const bool transA = variant & 1, transB = variant & 2;
     const float beta = (variant & 4) ? 1.0f : 0.0f;
@@ -159,8 +161,8 @@ int64_t rowCutUnit() {
   return unit;
 }
 
-void sgemm(bool transA, bool transB, int64_t M, int64_t N, int64_t K, float alpha,
-           const float *A, const float *B, float beta, float *C, bool mayCut) {
+void sgemm(bool transA, bool transB, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
+           const float *B, float beta, float *C, bool mayCut) {
   if (M == 0 || N == 0)
     return;
   if (K == 0) {
@@ -331,7 +333,7 @@ void im2col(const ConvParams &p, const float *x, int64_t c0, int64_t Cg, float *
   parallelFor(Cg * p.kernelSize, grain, [&](int64_t rowBegin, int64_t rowEnd) {
     for (int64_t row = rowBegin; row < rowEnd; ++row) {
       const int64_t c = row / p.kernelSize;
-      int64_t k[kMaxRank];  // kernel position of this row
+      int64_t k[kMaxRank]; // kernel position of this row
       for (int64_t rest = row % p.kernelSize, d = nsp - 1; d >= 0; --d) {
         k[d] = rest % p.kernel[d];
         rest /= p.kernel[d];
@@ -339,10 +341,9 @@ void im2col(const ConvParams &p, const float *x, int64_t c0, int64_t Cg, float *
       const float *plane = x + (c0 + c) * p.inSize;
       const int64_t first = k[last] * p.dilations[last] - p.padsBegin[last];
       const int64_t lo = std::min(runLength, std::max<int64_t>(0, (-first + stride - 1) / stride));
-      const int64_t hi =
-          std::max(lo, std::min(runLength, (inLast - first + stride - 1) / stride));
+      const int64_t hi = std::max(lo, std::min(runLength, (inLast - first + stride - 1) / stride));
       float *dst = col + row * p.outSize;
-      int64_t o[kMaxRank] = {};  // output position on the outer axes
+      int64_t o[kMaxRank] = {}; // output position on the outer axes
       for (int64_t r = 0; r < runs; ++r, dst += runLength) {
         // Offset of this run's input row, if it lies inside on every outer axis.
         int64_t offset = 0;
@@ -382,18 +383,14 @@ using ConvKernel = WithF32Copies<ConvParams>;
 bool convSpreads(const ConvParams &p, int64_t units) {
   const int64_t rows = p.C / p.group * p.kernelSize, Mg = p.M / p.group;
   const int64_t threads = numThreads();
-  const int64_t unitGrain = grainForCost(rows * p.outSize +
-                                         Mg * p.outSize * rows / kMacsPerElementOp +
-                                         kSgemmCallCost);
-  return threads > 1 && units >= 2 * unitGrain &&
-         (units % threads == 0 || units >= 4 * threads);
+  const int64_t unitGrain =
+      grainForCost(rows * p.outSize + Mg * p.outSize * rows / kMacsPerElementOp + kSgemmCallCost);
+  return threads > 1 && units >= 2 * unitGrain && (units % threads == 0 || units >= 4 * threads);
 }
 
 /// Images per step: all at once if spreading needs them (they are then
 /// widened to float32 together), else one at a time.
-int64_t convStep(const ConvParams &p) {
-  return p.N > 1 && convSpreads(p, p.N * p.group) ? p.N : 1;
-}
+int64_t convStep(const ConvParams &p) { return p.N > 1 && convSpreads(p, p.N * p.group) ? p.N : 1; }
 
 /// Float32 copies of W, the bias and a step of images, a float32 step of Y
 /// (for those that are not f32), and the im2col workspaces: one per chunk
@@ -406,8 +403,7 @@ ConvScratch convScratch(const ConvKernel &k, Scratch &s) {
   const int64_t step = convStep(p);
   const int64_t rows = p.C / p.group * p.kernelSize;
   const int64_t slots = convSpreads(p, step * p.group) ? maxChunks() : 1;
-  return {s.take<float>(k.operand[1]),
-          s.take<float>(p.hasBias ? k.operand[2] : 0),
+  return {s.take<float>(k.operand[1]), s.take<float>(p.hasBias ? k.operand[2] : 0),
           s.take<float>(k.operand[0] ? step * p.C * p.inSize : 0),
           s.take<float>(k.result ? step * p.M * p.outSize : 0),
           s.take<float>(slots * rows * p.outSize)};
@@ -429,7 +425,7 @@ Status runConv(const ConvKernel &k, const KernelArgs &args) {
   const ConvParams &p = k.p;
   const TensorArg &x = args.operands[0], &w = args.operands[1], &y = args.results[0];
   const int64_t Cg = p.C / p.group, Mg = p.M / p.group;
-  const int64_t rows = Cg * p.kernelSize;  // im2col rows = GEMM depth
+  const int64_t rows = Cg * p.kernelSize; // im2col rows = GEMM depth
   Scratch scratch(args.workspace);
   const ConvScratch ws = convScratch(k, scratch);
   const float *W = asF32(w, 0, p.M * rows, ws.w);
@@ -437,9 +433,8 @@ Status runConv(const ConvKernel &k, const KernelArgs &args) {
   // The work comes in units of one im2col + sgemm per (image, group),
   // spread over the threads (each chunk with its own workspace) or not as
   // convSpreads decides.
-  const int64_t unitGrain = grainForCost(rows * p.outSize +
-                                         Mg * p.outSize * rows / kMacsPerElementOp +
-                                         kSgemmCallCost);
+  const int64_t unitGrain =
+      grainForCost(rows * p.outSize + Mg * p.outSize * rows / kMacsPerElementOp + kSgemmCallCost);
   const int64_t step = convStep(p);
   const int64_t xSize = p.C * p.inSize, ySize = p.M * p.outSize;
   const int64_t colSize = rows * p.outSize;
@@ -464,7 +459,7 @@ Status runConv(const ConvKernel &k, const KernelArgs &args) {
     }
     if (bias)
       parallelFor(step * p.M, grainForCost(p.outSize), [&](int64_t begin, int64_t end) {
-        for (int64_t r = begin; r < end; ++r)  // row r: image r / M, channel r % M
+        for (int64_t r = begin; r < end; ++r) // row r: image r / M, channel r % M
           for (int64_t o = 0; o < p.outSize; ++o)
             Y[r * p.outSize + o] += bias[r % p.M];
       });
@@ -495,8 +490,7 @@ Status prepareGemm(const KernelView &v, std::unique_ptr<PreparedKernel> *out) {
 }
 Status prepareScaledMatMul(const KernelView &v, std::unique_ptr<PreparedKernel> *out) {
   rowCutUnit();
-  return prepareWith<MatMulKernel>(v, out,
-                                   decodeWithF32Copies<MatMulParams, decodeScaledMatMul>,
+  return prepareWith<MatMulKernel>(v, out, decodeWithF32Copies<MatMulParams, decodeScaledMatMul>,
                                    runMatMul,
                                    scratchBytes<MatMulKernel, MatMulScratch, matMulScratch>);
 }

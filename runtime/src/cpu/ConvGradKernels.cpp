@@ -92,8 +92,7 @@ Status decodeConvGradKernel(const KernelView &v, ConvGradKernel *k) {
 /// there are enough to share out evenly. As conv decides.
 bool spreadUnits(int64_t units, int64_t unitGrain) {
   const int64_t threads = numThreads();
-  return threads > 1 && units >= 2 * unitGrain &&
-         (units % threads == 0 || units >= 4 * threads);
+  return threads > 1 && units >= 2 * unitGrain && (units % threads == 0 || units >= 4 * threads);
 }
 
 /// The inverse of im2col: adds col[Cg * kernelSize, outSize] into dx's
@@ -110,7 +109,7 @@ void col2im(const ConvParams &p, const float *col, int64_t Cg, float *dx, bool s
     for (int64_t c = cBegin; c < cEnd; ++c) {
       float *plane = dx + c * p.inSize;
       for (int64_t kk = 0; kk < p.kernelSize; ++kk) {
-        int64_t k[kMaxRank];  // kernel position of row (c, kk)
+        int64_t k[kMaxRank]; // kernel position of row (c, kk)
         for (int64_t rest = kk, d = nsp - 1; d >= 0; --d) {
           k[d] = rest % p.kernel[d];
           rest /= p.kernel[d];
@@ -123,7 +122,7 @@ void col2im(const ConvParams &p, const float *col, int64_t Cg, float *dx, bool s
         const int64_t hi =
             std::max(lo, std::min(runLength, (inLast - first + stride - 1) / stride));
         const float *src = col + (c * p.kernelSize + kk) * p.outSize;
-        int64_t o[kMaxRank] = {};  // output position on the outer axes
+        int64_t o[kMaxRank] = {}; // output position on the outer axes
         for (int64_t r = 0; r < runs; ++r, src += runLength) {
           int64_t offset = 0;
           bool inside = true;
@@ -171,8 +170,7 @@ struct GradInputScratch {
 GradInputScratch gradInputScratch(const ConvGradKernel &k, Scratch &s) {
   const ConvParams &p = k.p;
   const int64_t rows = p.C / p.group * p.kernelSize;
-  const int64_t slots =
-      spreadUnits(p.N * p.group, gradInputUnitGrain(p)) ? maxChunks() : 1;
+  const int64_t slots = spreadUnits(p.N * p.group, gradInputUnitGrain(p)) ? maxChunks() : 1;
   return {s.take<float>(k.operand[0]), s.take<float>(k.operand[1]), s.take<float>(k.result),
           s.take<float>(slots * rows * p.outSize)};
 }
@@ -181,7 +179,7 @@ Status runConvGradInput(const ConvGradKernel &k, const KernelArgs &args) {
   const ConvParams &p = k.p;
   const TensorArg &dy = args.operands[0], &w = args.operands[1], &dx = args.results[0];
   const int64_t Cg = p.C / p.group, Mg = p.M / p.group;
-  const int64_t rows = Cg * p.kernelSize;  // col rows
+  const int64_t rows = Cg * p.kernelSize; // col rows
   Scratch scratch(args.workspace);
   const GradInputScratch ws = gradInputScratch(k, scratch);
   const float *W = asF32(w, ws.w);
@@ -235,8 +233,7 @@ GradWeightScratch gradWeightScratch(const ConvGradKernel &k, Scratch &s) {
   const ConvParams &p = k.p;
   const int64_t rows = p.C / p.group * p.kernelSize;
   const int64_t slots = spreadUnits(p.group, gradWeightUnitGrain(p)) ? maxChunks() : 1;
-  return {s.take<float>(k.operand[0]), s.take<float>(k.operand[1]),
-          s.take<double>(p.M * rows),
+  return {s.take<float>(k.operand[0]), s.take<float>(k.operand[1]), s.take<double>(p.M * rows),
           s.take<float>(slots * (rows * p.outSize + p.M / p.group * rows))};
 }
 
@@ -250,7 +247,7 @@ Status runConvGradWeight(const ConvGradKernel &k, const KernelArgs &args) {
   const float *X = asF32(x, ws.x);
   const float *dY = asF32(dy, ws.dy);
   const int64_t xSize = p.C * p.inSize, ySize = p.M * p.outSize;
-  const int64_t unitSize = Mg * rows;  // dW_g's elements
+  const int64_t unitSize = Mg * rows; // dW_g's elements
   double *acc = ws.acc;
   std::fill(acc, acc + p.M * rows, 0.0);
 
@@ -264,8 +261,8 @@ Status runConvGradWeight(const ConvGradKernel &k, const KernelArgs &args) {
     };
     for (int64_t n = 0; n < p.N; ++n) {
       im2col(p, X + n * xSize, g * Cg, Cg, col);
-      sgemm(false, /*transB=*/true, Mg, rows, p.outSize, 1.0f,
-            dY + n * ySize + g * Mg * p.outSize, col, 0.0f, prod, splitInside);
+      sgemm(false, /*transB=*/true, Mg, rows, p.outSize, 1.0f, dY + n * ySize + g * Mg * p.outSize,
+            col, 0.0f, prod, splitInside);
       if (splitInside)
         parallelFor(unitSize, grainForCost(2), add);
       else
@@ -303,7 +300,7 @@ Status runConvGradWeight(const ConvGradKernel &k, const KernelArgs &args) {
 } // namespace
 
 Status prepareConvGrad(const KernelView &v, std::unique_ptr<PreparedKernel> *out) {
-  rowCutUnit();  // settles OpenBLAS's threads and the row cut at load time
+  rowCutUnit(); // settles OpenBLAS's threads and the row cut at load time
   if (v.kind() == "conv_grad_input")
     return prepareWith<ConvGradKernel>(
         v, out, decodeConvGradKernel, runConvGradInput,

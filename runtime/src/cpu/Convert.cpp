@@ -107,8 +107,8 @@ void toI64(DType dtype, const void *base, const int64_t *offsets, int64_t n, int
     float buf[kBlock];
     for (int64_t i = 0; i < n; i += kBlock) {
       int64_t m = std::min(kBlock, n - i);
-      toF32(dtype, offsets ? base : elementPtr(base, dtype, i), offsets ? offsets + i : nullptr,
-            m, buf);
+      toF32(dtype, offsets ? base : elementPtr(base, dtype, i), offsets ? offsets + i : nullptr, m,
+            buf);
       for (int64_t j = 0; j < m; ++j)
         dst[i + j] = f32ToI64(buf[j]);
     }
@@ -117,8 +117,7 @@ void toI64(DType dtype, const void *base, const int64_t *offsets, int64_t n, int
   }
 }
 
-template <typename T, typename Fn>
-void storeEach(const float *src, int64_t n, void *dst, Fn fn) {
+template <typename T, typename Fn> void storeEach(const float *src, int64_t n, void *dst, Fn fn) {
   T *p = static_cast<T *>(dst);
   for (int64_t i = 0; i < n; ++i)
     p[i] = fn(src[i]);
@@ -159,8 +158,7 @@ void loadI64(DType dtype, const void *src, int64_t n, int64_t *dst) {
   toI64(dtype, src, nullptr, n, dst);
 }
 
-void gatherI64(DType dtype, const void *base, const int64_t *offsets, int64_t n,
-               int64_t *dst) {
+void gatherI64(DType dtype, const void *base, const int64_t *offsets, int64_t n, int64_t *dst) {
   toI64(dtype, base, offsets, n, dst);
 }
 
@@ -219,7 +217,7 @@ void storeI64(const int64_t *src, int64_t n, DType dtype, void *dst) {
   case DType::F32: {
     float *p = static_cast<float *>(dst);
     for (int64_t i = 0; i < n; ++i)
-      p[i] = static_cast<float>(src[i]);  // round to nearest even
+      p[i] = static_cast<float>(src[i]); // round to nearest even
     return;
   }
   default: {

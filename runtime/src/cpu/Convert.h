@@ -36,8 +36,7 @@ inline void *elementPtr(void *base, DType dtype, int64_t index) {
   return static_cast<uint8_t *>(base) + index * static_cast<int64_t>(plan::dtypeSize(dtype));
 }
 inline const void *elementPtr(const void *base, DType dtype, int64_t index) {
-  return static_cast<const uint8_t *>(base) +
-         index * static_cast<int64_t>(plan::dtypeSize(dtype));
+  return static_cast<const uint8_t *>(base) + index * static_cast<int64_t>(plan::dtypeSize(dtype));
 }
 
 /// dst[i] = src[i] as float, i < n.
@@ -50,8 +49,7 @@ void storeF32(const float *src, int64_t n, DType dtype, void *dst, bool saturate
 
 /// The same for integer computation (float sources truncate, see above).
 void loadI64(DType dtype, const void *src, int64_t n, int64_t *dst);
-void gatherI64(DType dtype, const void *base, const int64_t *offsets, int64_t n,
-               int64_t *dst);
+void gatherI64(DType dtype, const void *base, const int64_t *offsets, int64_t n, int64_t *dst);
 void storeI64(const int64_t *src, int64_t n, DType dtype, void *dst);
 
 /// One element, for loops that are not worth blocking.

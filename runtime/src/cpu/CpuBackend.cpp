@@ -18,7 +18,7 @@ namespace {
 /// Kernel kind -> prepare function: every kind of KernelSchema.def, by its
 /// family (docs/runtime.md lists the families).
 const KindEntry<PrepareFn> kKinds[] = {
-#define MPTRT_KERNEL(kind, family, minOperands, maxOperands, minResults, maxResults) \
+#define MPTRT_KERNEL(kind, family, minOperands, maxOperands, minResults, maxResults)               \
   {#kind, prepare##family},
 #define MPTRT_ATTR(kind, name, type, required)
 #include "mptrt/KernelSchema.def"
@@ -53,8 +53,7 @@ public:
       size = 64;
     void *p = std::aligned_alloc(64, size);
     if (!p)
-      return Status::error("out of host memory allocating " + std::to_string(bytes) +
-                           " bytes");
+      return Status::error("out of host memory allocating " + std::to_string(bytes) + " bytes");
     *out = p;
     return Status::ok();
   }
@@ -82,8 +81,7 @@ public:
     return findKind(kKinds, kind) != nullptr;
   }
 
-  Status prepareKernel(const KernelView &kernel,
-                       std::unique_ptr<PreparedKernel> *out) override {
+  Status prepareKernel(const KernelView &kernel, std::unique_ptr<PreparedKernel> *out) override {
     if (const auto *k = findKind(kKinds, kernel.kind())) {
       MPTRT_TRY(kernel.allowSchemaAttributes());
       return k->prepare(kernel, out);

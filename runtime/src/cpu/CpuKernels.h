@@ -31,8 +31,7 @@ using PrepareFn = Status (*)(const KernelView &, std::unique_ptr<PreparedKernel>
 class Scratch {
 public:
   explicit Scratch(void *base) : base_(static_cast<uint8_t *>(base)) {}
-  template <typename T>
-  T *take(int64_t count) {
+  template <typename T> T *take(int64_t count) {
     used_ = (used_ + 63) / 64 * 64;
     T *p = base_ ? reinterpret_cast<T *>(base_ + used_) : nullptr;
     used_ += static_cast<uint64_t>(std::max<int64_t>(count, 0)) * sizeof(T);
@@ -55,14 +54,12 @@ uint64_t scratchBytes(const Params &p) {
 
 /// A prepared kernel that calls `run(params, args)`, with the workspace
 /// `workspace(params)` bytes measured at prepare (none if null).
-template <typename Params>
-class ParamsKernel final : public PreparedKernel {
+template <typename Params> class ParamsKernel final : public PreparedKernel {
 public:
   using RunFn = Status (*)(const Params &, const KernelArgs &);
   using WorkspaceFn = uint64_t (*)(const Params &);
   ParamsKernel(Params params, RunFn fn, WorkspaceFn workspace)
-      : params(std::move(params)), fn(fn),
-        bytes(workspace ? workspace(this->params) : 0) {}
+      : params(std::move(params)), fn(fn), bytes(workspace ? workspace(this->params) : 0) {}
   uint64_t workspaceBytes() const override { return bytes; }
   Status run(const KernelArgs &args) override { return fn(params, args); }
 
@@ -88,8 +85,7 @@ Status prepareWith(const KernelView &v, std::unique_ptr<PreparedKernel> *out,
 /// A contraction's parameters and, for its operands and first result, the
 /// element count when the tensor is not float32 (0 when it is): those are
 /// widened into (or computed in) float32 scratch.
-template <typename Params>
-struct WithF32Copies {
+template <typename Params> struct WithF32Copies {
   Params p;
   int64_t operand[4] = {0, 0, 0, 0};
   int64_t result = 0;
@@ -167,8 +163,7 @@ Status prepareAdamWUpdate(const KernelView &v, std::unique_ptr<PreparedKernel> *
 
 /// Fills offsets[k][0, m) with input k's element offsets for the output
 /// elements [start, start + m) of a broadcast (row-major walk).
-void broadcastOffsets(const BroadcastIndex &bc, int64_t start, int64_t m,
-                      int64_t *const *offsets);
+void broadcastOffsets(const BroadcastIndex &bc, int64_t start, int64_t m, int64_t *const *offsets);
 
 } // namespace cpu
 } // namespace rt

@@ -27,10 +27,18 @@ constexpr int64_t kGrain = grainForCost(2);
 /// Copies one element of `size` bytes.
 inline void copyElement(uint8_t *dst, const uint8_t *src, int64_t size) {
   switch (size) {
-  case 1: *dst = *src; return;
-  case 2: std::memcpy(dst, src, 2); return;
-  case 4: std::memcpy(dst, src, 4); return;
-  default: std::memcpy(dst, src, 8); return;
+  case 1:
+    *dst = *src;
+    return;
+  case 2:
+    std::memcpy(dst, src, 2);
+    return;
+  case 4:
+    std::memcpy(dst, src, 4);
+    return;
+  default:
+    std::memcpy(dst, src, 8);
+    return;
   }
 }
 
@@ -100,7 +108,7 @@ Status runSplit(const SplitParams &p, const KernelArgs &args) {
 Status runSlice(const SliceParams &p, const KernelArgs &args) {
   const uint8_t *in = static_cast<const uint8_t *>(args.operands[0].data);
   uint8_t *out = static_cast<uint8_t *>(args.results[0].data);
-  int64_t base = 0;  // input offset of output index 0
+  int64_t base = 0; // input offset of output index 0
   for (int d = 0; d < p.rank; ++d)
     base += p.start[d] * p.inStride[d];
   parallelFor(p.numel, kGrain, [&](int64_t begin, int64_t end) {
@@ -142,10 +150,9 @@ Status runGather(const GatherParams &p, const KernelArgs &args) {
   loadI64(indices.desc->dtype, indices.data, p.numIndices, idx);
   for (int64_t i = 0; i < p.numIndices; ++i) {
     if (idx[i] < -p.axisDim || idx[i] >= p.axisDim)
-      return Status::error("index " + std::to_string(idx[i]) + " at position " +
-                           std::to_string(i) + " is outside [-" +
-                           std::to_string(p.axisDim) + ", " + std::to_string(p.axisDim) +
-                           ")");
+      return Status::error("index " + std::to_string(idx[i]) + " at position " + std::to_string(i) +
+                           " is outside [-" + std::to_string(p.axisDim) + ", " +
+                           std::to_string(p.axisDim) + ")");
     if (idx[i] < 0)
       idx[i] += p.axisDim;
   }
@@ -174,8 +181,7 @@ Status runExpand(const ExpandParams &p, const KernelArgs &args) {
       const int64_t m = std::min(kBlock, end - i);
       broadcastOffsets(p.bc, i, m, lists);
       for (int64_t j = 0; j < m; ++j)
-        copyElement(out + (i + j) * p.elementSize, in + offsets[j] * p.elementSize,
-                    p.elementSize);
+        copyElement(out + (i + j) * p.elementSize, in + offsets[j] * p.elementSize, p.elementSize);
     }
   });
   return Status::ok();
@@ -193,8 +199,7 @@ Status runTrilu(const TriluParams &p, const KernelArgs &args) {
       for (int64_t c = 0; c < p.cols; ++c) {
         const bool keep = p.upper ? c - r >= p.k : c - r <= p.k;
         if (keep)
-          copyElement(out + at + c * p.elementSize, in + at + c * p.elementSize,
-                      p.elementSize);
+          copyElement(out + at + c * p.elementSize, in + at + c * p.elementSize, p.elementSize);
         else
           std::memset(out + at + c * p.elementSize, 0, p.elementSize);
       }

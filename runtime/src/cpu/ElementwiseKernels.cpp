@@ -28,8 +28,13 @@ constexpr int64_t kPlainCost = 1, kTranscendentalCost = 8;
 
 int64_t unaryCost(const UnaryParams &p) {
   switch (p.op) {
-  case UnaryOp::Exp: case UnaryOp::Log: case UnaryOp::Erf: case UnaryOp::Tanh:
-  case UnaryOp::Sigmoid: case UnaryOp::Gelu: case UnaryOp::GeluTanh:
+  case UnaryOp::Exp:
+  case UnaryOp::Log:
+  case UnaryOp::Erf:
+  case UnaryOp::Tanh:
+  case UnaryOp::Sigmoid:
+  case UnaryOp::Gelu:
+  case UnaryOp::GeluTanh:
     return p.integer ? kPlainCost : kTranscendentalCost;
   default:
     return kPlainCost;
@@ -47,39 +52,50 @@ constexpr float kSqrtTwoOverPi = 0.79788456080286536f;
 void unaryF32(const UnaryParams &p, float *x, int64_t n) {
   switch (p.op) {
   case UnaryOp::Sqrt:
-    for (int64_t i = 0; i < n; ++i) x[i] = std::sqrt(x[i]);
+    for (int64_t i = 0; i < n; ++i)
+      x[i] = std::sqrt(x[i]);
     return;
   case UnaryOp::Exp:
-    for (int64_t i = 0; i < n; ++i) x[i] = std::exp(x[i]);
+    for (int64_t i = 0; i < n; ++i)
+      x[i] = std::exp(x[i]);
     return;
   case UnaryOp::Log:
-    for (int64_t i = 0; i < n; ++i) x[i] = std::log(x[i]);
+    for (int64_t i = 0; i < n; ++i)
+      x[i] = std::log(x[i]);
     return;
   case UnaryOp::Erf:
-    for (int64_t i = 0; i < n; ++i) x[i] = std::erf(x[i]);
+    for (int64_t i = 0; i < n; ++i)
+      x[i] = std::erf(x[i]);
     return;
   case UnaryOp::Tanh:
-    for (int64_t i = 0; i < n; ++i) x[i] = std::tanh(x[i]);
+    for (int64_t i = 0; i < n; ++i)
+      x[i] = std::tanh(x[i]);
     return;
   case UnaryOp::Sigmoid:
-    for (int64_t i = 0; i < n; ++i) x[i] = 1.0f / (1.0f + std::exp(-x[i]));
+    for (int64_t i = 0; i < n; ++i)
+      x[i] = 1.0f / (1.0f + std::exp(-x[i]));
     return;
-  case UnaryOp::Relu:  // NaN stays NaN
-    for (int64_t i = 0; i < n; ++i) x[i] = x[i] < 0.0f ? 0.0f : x[i];
+  case UnaryOp::Relu: // NaN stays NaN
+    for (int64_t i = 0; i < n; ++i)
+      x[i] = x[i] < 0.0f ? 0.0f : x[i];
     return;
   case UnaryOp::Neg:
-    for (int64_t i = 0; i < n; ++i) x[i] = -x[i];
+    for (int64_t i = 0; i < n; ++i)
+      x[i] = -x[i];
     return;
   case UnaryOp::Abs:
-    for (int64_t i = 0; i < n; ++i) x[i] = std::fabs(x[i]);
+    for (int64_t i = 0; i < n; ++i)
+      x[i] = std::fabs(x[i]);
     return;
   case UnaryOp::LeakyRelu:
-    for (int64_t i = 0; i < n; ++i) x[i] = x[i] < 0.0f ? p.alpha * x[i] : x[i];
+    for (int64_t i = 0; i < n; ++i)
+      x[i] = x[i] < 0.0f ? p.alpha * x[i] : x[i];
     return;
-  case UnaryOp::Gelu:  // 0.5 x (1 + erf(x / sqrt 2))
-    for (int64_t i = 0; i < n; ++i) x[i] = 0.5f * x[i] * (1.0f + std::erf(x[i] * kSqrtHalf));
+  case UnaryOp::Gelu: // 0.5 x (1 + erf(x / sqrt 2))
+    for (int64_t i = 0; i < n; ++i)
+      x[i] = 0.5f * x[i] * (1.0f + std::erf(x[i] * kSqrtHalf));
     return;
-  case UnaryOp::GeluTanh:  // 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
+  case UnaryOp::GeluTanh: // 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
     for (int64_t i = 0; i < n; ++i) {
       float v = x[i];
       x[i] = 0.5f * v * (1.0f + std::tanh(kSqrtTwoOverPi * (v + 0.044715f * v * v * v)));
@@ -88,11 +104,12 @@ void unaryF32(const UnaryParams &p, float *x, int64_t n) {
   case UnaryOp::Clip: {
     const float lo = p.hasMin ? static_cast<float>(p.clipMin) : -INFINITY;
     const float hi = p.hasMax ? static_cast<float>(p.clipMax) : INFINITY;
-    for (int64_t i = 0; i < n; ++i) x[i] = x[i] < lo ? lo : (x[i] > hi ? hi : x[i]);
+    for (int64_t i = 0; i < n; ++i)
+      x[i] = x[i] < lo ? lo : (x[i] > hi ? hi : x[i]);
     return;
   }
   case UnaryOp::Not:
-    return;  // integer only
+    return; // integer only
   }
 }
 
@@ -110,26 +127,30 @@ int64_t intBound(double v, bool lower) {
 void unaryI64(const UnaryParams &p, int64_t *x, int64_t n) {
   switch (p.op) {
   case UnaryOp::Relu:
-    for (int64_t i = 0; i < n; ++i) x[i] = x[i] < 0 ? 0 : x[i];
+    for (int64_t i = 0; i < n; ++i)
+      x[i] = x[i] < 0 ? 0 : x[i];
     return;
   case UnaryOp::Neg:
-    for (int64_t i = 0; i < n; ++i) x[i] = static_cast<int64_t>(0 - static_cast<uint64_t>(x[i]));
+    for (int64_t i = 0; i < n; ++i)
+      x[i] = static_cast<int64_t>(0 - static_cast<uint64_t>(x[i]));
     return;
   case UnaryOp::Abs:
     for (int64_t i = 0; i < n; ++i)
       x[i] = x[i] < 0 ? static_cast<int64_t>(0 - static_cast<uint64_t>(x[i])) : x[i];
     return;
   case UnaryOp::Not:
-    for (int64_t i = 0; i < n; ++i) x[i] = x[i] == 0;
+    for (int64_t i = 0; i < n; ++i)
+      x[i] = x[i] == 0;
     return;
   case UnaryOp::Clip: {
     const int64_t lo = p.hasMin ? intBound(p.clipMin, true) : std::numeric_limits<int64_t>::min();
     const int64_t hi = p.hasMax ? intBound(p.clipMax, false) : std::numeric_limits<int64_t>::max();
-    for (int64_t i = 0; i < n; ++i) x[i] = x[i] < lo ? lo : (x[i] > hi ? hi : x[i]);
+    for (int64_t i = 0; i < n; ++i)
+      x[i] = x[i] < lo ? lo : (x[i] > hi ? hi : x[i]);
     return;
   }
   default:
-    return;  // float only
+    return; // float only
   }
 }
 
@@ -167,21 +188,26 @@ Status runUnary(const UnaryParams &p, const KernelArgs &args) {
 void binaryF32(BinaryOp op, const float *a, const float *b, float *out, int64_t n) {
   switch (op) {
   case BinaryOp::Add:
-    for (int64_t i = 0; i < n; ++i) out[i] = a[i] + b[i];
+    for (int64_t i = 0; i < n; ++i)
+      out[i] = a[i] + b[i];
     return;
   case BinaryOp::Sub:
-    for (int64_t i = 0; i < n; ++i) out[i] = a[i] - b[i];
+    for (int64_t i = 0; i < n; ++i)
+      out[i] = a[i] - b[i];
     return;
   case BinaryOp::Mul:
-    for (int64_t i = 0; i < n; ++i) out[i] = a[i] * b[i];
+    for (int64_t i = 0; i < n; ++i)
+      out[i] = a[i] * b[i];
     return;
   case BinaryOp::Div:
-    for (int64_t i = 0; i < n; ++i) out[i] = a[i] / b[i];
+    for (int64_t i = 0; i < n; ++i)
+      out[i] = a[i] / b[i];
     return;
   case BinaryOp::Pow:
-    for (int64_t i = 0; i < n; ++i) out[i] = std::pow(a[i], b[i]);
+    for (int64_t i = 0; i < n; ++i)
+      out[i] = std::pow(a[i], b[i]);
     return;
-  case BinaryOp::Max:  // NaN if either is NaN
+  case BinaryOp::Max: // NaN if either is NaN
     for (int64_t i = 0; i < n; ++i)
       out[i] = (a[i] != a[i] || b[i] != b[i]) ? NAN : (a[i] < b[i] ? b[i] : a[i]);
     return;
@@ -190,13 +216,16 @@ void binaryF32(BinaryOp op, const float *a, const float *b, float *out, int64_t 
       out[i] = (a[i] != a[i] || b[i] != b[i]) ? NAN : (b[i] < a[i] ? b[i] : a[i]);
     return;
   case BinaryOp::Equal:
-    for (int64_t i = 0; i < n; ++i) out[i] = a[i] == b[i];
+    for (int64_t i = 0; i < n; ++i)
+      out[i] = a[i] == b[i];
     return;
   case BinaryOp::Less:
-    for (int64_t i = 0; i < n; ++i) out[i] = a[i] < b[i];
+    for (int64_t i = 0; i < n; ++i)
+      out[i] = a[i] < b[i];
     return;
   case BinaryOp::Greater:
-    for (int64_t i = 0; i < n; ++i) out[i] = a[i] > b[i];
+    for (int64_t i = 0; i < n; ++i)
+      out[i] = a[i] > b[i];
     return;
   }
 }
@@ -219,37 +248,44 @@ void binaryI64(BinaryOp op, const int64_t *a, const int64_t *b, int64_t *out, in
   auto wrap = [](uint64_t v) { return static_cast<int64_t>(v); };
   switch (op) {
   case BinaryOp::Add:
-    for (int64_t i = 0; i < n; ++i) out[i] = wrap(uint64_t(a[i]) + uint64_t(b[i]));
+    for (int64_t i = 0; i < n; ++i)
+      out[i] = wrap(uint64_t(a[i]) + uint64_t(b[i]));
     return;
   case BinaryOp::Sub:
-    for (int64_t i = 0; i < n; ++i) out[i] = wrap(uint64_t(a[i]) - uint64_t(b[i]));
+    for (int64_t i = 0; i < n; ++i)
+      out[i] = wrap(uint64_t(a[i]) - uint64_t(b[i]));
     return;
   case BinaryOp::Mul:
-    for (int64_t i = 0; i < n; ++i) out[i] = wrap(uint64_t(a[i]) * uint64_t(b[i]));
-    return;
-  case BinaryOp::Div:  // truncates; never traps
     for (int64_t i = 0; i < n; ++i)
-      out[i] = b[i] == 0 ? 0
-               : (b[i] == -1) ? wrap(0 - uint64_t(a[i]))
-                              : a[i] / b[i];
+      out[i] = wrap(uint64_t(a[i]) * uint64_t(b[i]));
+    return;
+  case BinaryOp::Div: // truncates; never traps
+    for (int64_t i = 0; i < n; ++i)
+      out[i] = b[i] == 0 ? 0 : (b[i] == -1) ? wrap(0 - uint64_t(a[i])) : a[i] / b[i];
     return;
   case BinaryOp::Pow:
-    for (int64_t i = 0; i < n; ++i) out[i] = powI64(a[i], b[i]);
+    for (int64_t i = 0; i < n; ++i)
+      out[i] = powI64(a[i], b[i]);
     return;
   case BinaryOp::Max:
-    for (int64_t i = 0; i < n; ++i) out[i] = a[i] < b[i] ? b[i] : a[i];
+    for (int64_t i = 0; i < n; ++i)
+      out[i] = a[i] < b[i] ? b[i] : a[i];
     return;
   case BinaryOp::Min:
-    for (int64_t i = 0; i < n; ++i) out[i] = b[i] < a[i] ? b[i] : a[i];
+    for (int64_t i = 0; i < n; ++i)
+      out[i] = b[i] < a[i] ? b[i] : a[i];
     return;
   case BinaryOp::Equal:
-    for (int64_t i = 0; i < n; ++i) out[i] = a[i] == b[i];
+    for (int64_t i = 0; i < n; ++i)
+      out[i] = a[i] == b[i];
     return;
   case BinaryOp::Less:
-    for (int64_t i = 0; i < n; ++i) out[i] = a[i] < b[i];
+    for (int64_t i = 0; i < n; ++i)
+      out[i] = a[i] < b[i];
     return;
   case BinaryOp::Greater:
-    for (int64_t i = 0; i < n; ++i) out[i] = a[i] > b[i];
+    for (int64_t i = 0; i < n; ++i)
+      out[i] = a[i] > b[i];
     return;
   }
 }
@@ -271,18 +307,26 @@ Status runBinary(const BinaryParams &p, const KernelArgs &args) {
         broadcastOffsets(bc, i, m, offsets);
       if (p.integer) {
         int64_t a[kBlock], b[kBlock], r[kBlock];
-        if (bc.sameShape[0]) loadI64(lt, elementPtr(lhs.data, lt, i), m, a);
-        else gatherI64(lt, lhs.data, offA, m, a);
-        if (bc.sameShape[1]) loadI64(rt, elementPtr(rhs.data, rt, i), m, b);
-        else gatherI64(rt, rhs.data, offB, m, b);
+        if (bc.sameShape[0])
+          loadI64(lt, elementPtr(lhs.data, lt, i), m, a);
+        else
+          gatherI64(lt, lhs.data, offA, m, a);
+        if (bc.sameShape[1])
+          loadI64(rt, elementPtr(rhs.data, rt, i), m, b);
+        else
+          gatherI64(rt, rhs.data, offB, m, b);
         binaryI64(p.op, a, b, r, m);
         storeI64(r, m, ot, elementPtr(out.data, ot, i));
       } else {
         float a[kBlock], b[kBlock], r[kBlock];
-        if (bc.sameShape[0]) loadF32(lt, elementPtr(lhs.data, lt, i), m, a);
-        else gatherF32(lt, lhs.data, offA, m, a);
-        if (bc.sameShape[1]) loadF32(rt, elementPtr(rhs.data, rt, i), m, b);
-        else gatherF32(rt, rhs.data, offB, m, b);
+        if (bc.sameShape[0])
+          loadF32(lt, elementPtr(lhs.data, lt, i), m, a);
+        else
+          gatherF32(lt, lhs.data, offA, m, a);
+        if (bc.sameShape[1])
+          loadF32(rt, elementPtr(rhs.data, rt, i), m, b);
+        else
+          gatherF32(rt, rhs.data, offB, m, b);
         binaryF32(p.op, a, b, r, m);
         storeF32(r, m, ot, elementPtr(out.data, ot, i));
       }
@@ -360,8 +404,7 @@ Status runCast(const CastParams &p, const KernelArgs &args) {
 
 } // namespace
 
-void broadcastOffsets(const BroadcastIndex &bc, int64_t start, int64_t m,
-                      int64_t *const *offsets) {
+void broadcastOffsets(const BroadcastIndex &bc, int64_t start, int64_t m, int64_t *const *offsets) {
   const int rank = bc.rank;
   int64_t index[kMaxRank];
   int64_t rest = start;

@@ -31,8 +31,8 @@ int64_t rowCutUnit();
 /// cut into blocks of rows, run over the pool, unless `mayCut` is false
 /// (the caller is already spreading its work over the threads). The bits
 /// do not depend on the thread count.
-void sgemm(bool transA, bool transB, int64_t M, int64_t N, int64_t K, float alpha,
-           const float *A, const float *B, float beta, float *C, bool mayCut = true);
+void sgemm(bool transA, bool transB, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
+           const float *B, float beta, float *C, bool mayCut = true);
 
 /// Fills col[Cg * kernelSize, outSize] from x's channels [c0, c0 + Cg) (one
 /// image, float32): row (c, k...) and column o hold

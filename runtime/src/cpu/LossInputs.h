@@ -28,24 +28,22 @@ inline Status loadLabels(const LossCommon &p, const TensorArg &labels, int64_t *
     if (p.hasIgnoreIndex && label[s] == p.ignoreIndex)
       continue;
     if (label[s] < 0 || label[s] >= p.C)
-      return Status::error("label " + std::to_string(label[s]) + " at sample " +
-                           std::to_string(s) + " is outside [0, " + std::to_string(p.C) +
-                           ")");
+      return Status::error("label " + std::to_string(label[s]) + " at sample " + std::to_string(s) +
+                           " is outside [0, " + std::to_string(p.C) + ")");
   }
   return Status::ok();
 }
 
 /// The C class weights into `weights`: the operand widened, or all 1.
-inline void loadClassWeights(const LossCommon &p, const TensorArg *weightsOperand,
-                             float *weights) {
+inline void loadClassWeights(const LossCommon &p, const TensorArg *weightsOperand, float *weights) {
   if (p.hasWeights)
     loadF32(weightsOperand->desc->dtype, weightsOperand->data, p.C, weights);
   else
     std::fill(weights, weights + p.C, 1.0f);
 }
 
-}  // namespace cpu
-}  // namespace rt
-}  // namespace mptrt
+} // namespace cpu
+} // namespace rt
+} // namespace mptrt
 
-#endif  // MPTRT_SRC_CPU_LOSSINPUTS_H
+#endif // MPTRT_SRC_CPU_LOSSINPUTS_H

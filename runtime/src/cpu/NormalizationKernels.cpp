@@ -58,8 +58,7 @@ Status runBatchNorm(const BatchNormParams &p, const KernelArgs &args) {
   const DType xt = x.desc->dtype, yt = y.desc->dtype;
   Scratch scratch(args.workspace);
   const BatchNormScratch ws = batchNormScratch(p, scratch);
-  const float *scale = widen(args.operands[1], ws.scale),
-              *bias = widen(args.operands[2], ws.bias);
+  const float *scale = widen(args.operands[1], ws.scale), *bias = widen(args.operands[2], ws.bias);
   const float *runningMean = widen(args.operands[3], ws.runningMean),
               *runningVar = widen(args.operands[4], ws.runningVar);
   // mean and var normalise; unbiasedVar (Bessel's correction) goes into the
@@ -69,41 +68,41 @@ Status runBatchNorm(const BatchNormParams &p, const KernelArgs &args) {
   // A channel: load, normalise, store its N * inner elements (and, when
   // training, a statistics pass over them first).
   const int64_t channelCost = p.N * p.inner * (p.training ? 6 : 3);
-  parallelForChunks(p.C, grainForCost(channelCost), [&](int64_t chunk, int64_t cBegin,
-                                                      int64_t cEnd) {
-    float *row = ws.rows + chunk * p.inner;
-    for (int64_t c = cBegin; c < cEnd; ++c) {
-      if (p.training) {
-        // Two passes over channel c: mean, then biased variance.
-        double sum = 0, sq = 0;
-        for (int64_t n = 0; n < p.N; ++n) {
-          loadF32(xt, elementPtr(x.data, xt, (n * p.C + c) * p.inner), p.inner, row);
-          for (int64_t i = 0; i < p.inner; ++i)
-            sum += row[i];
+  parallelForChunks(
+      p.C, grainForCost(channelCost), [&](int64_t chunk, int64_t cBegin, int64_t cEnd) {
+        float *row = ws.rows + chunk * p.inner;
+        for (int64_t c = cBegin; c < cEnd; ++c) {
+          if (p.training) {
+            // Two passes over channel c: mean, then biased variance.
+            double sum = 0, sq = 0;
+            for (int64_t n = 0; n < p.N; ++n) {
+              loadF32(xt, elementPtr(x.data, xt, (n * p.C + c) * p.inner), p.inner, row);
+              for (int64_t i = 0; i < p.inner; ++i)
+                sum += row[i];
+            }
+            const double m = count > 0 ? sum / count : 0.0;
+            for (int64_t n = 0; n < p.N; ++n) {
+              loadF32(xt, elementPtr(x.data, xt, (n * p.C + c) * p.inner), p.inner, row);
+              for (int64_t i = 0; i < p.inner; ++i)
+                sq += (row[i] - m) * (row[i] - m);
+            }
+            mean[c] = static_cast<float>(m);
+            var[c] = static_cast<float>(count > 0 ? sq / count : 0.0);
+            unbiasedVar[c] = static_cast<float>(count > 1 ? sq / (count - 1) : var[c]);
+          } else {
+            mean[c] = runningMean[c];
+            var[c] = runningVar[c];
+          }
+          const float invStd = 1.0f / std::sqrt(var[c] + p.epsilon);
+          for (int64_t n = 0; n < p.N; ++n) {
+            const int64_t at = (n * p.C + c) * p.inner;
+            loadF32(xt, elementPtr(x.data, xt, at), p.inner, row);
+            for (int64_t i = 0; i < p.inner; ++i)
+              row[i] = (row[i] - mean[c]) * invStd * scale[c] + bias[c];
+            storeF32(row, p.inner, yt, elementPtr(y.data, yt, at));
+          }
         }
-        const double m = count > 0 ? sum / count : 0.0;
-        for (int64_t n = 0; n < p.N; ++n) {
-          loadF32(xt, elementPtr(x.data, xt, (n * p.C + c) * p.inner), p.inner, row);
-          for (int64_t i = 0; i < p.inner; ++i)
-            sq += (row[i] - m) * (row[i] - m);
-        }
-        mean[c] = static_cast<float>(m);
-        var[c] = static_cast<float>(count > 0 ? sq / count : 0.0);
-        unbiasedVar[c] = static_cast<float>(count > 1 ? sq / (count - 1) : var[c]);
-      } else {
-        mean[c] = runningMean[c];
-        var[c] = runningVar[c];
-      }
-      const float invStd = 1.0f / std::sqrt(var[c] + p.epsilon);
-      for (int64_t n = 0; n < p.N; ++n) {
-        const int64_t at = (n * p.C + c) * p.inner;
-        loadF32(xt, elementPtr(x.data, xt, at), p.inner, row);
-        for (int64_t i = 0; i < p.inner; ++i)
-          row[i] = (row[i] - mean[c]) * invStd * scale[c] + bias[c];
-        storeF32(row, p.inner, yt, elementPtr(y.data, yt, at));
-      }
-    }
-  });
+      });
   if (p.updateRunningStats) {
     // Every operand was read above, so the results may be written over the
     // running statistics in place (a training step's state update).
@@ -147,33 +146,33 @@ Status runLayerNorm(const LayerNormParams &p, const KernelArgs &args) {
   const float *bias = p.hasBias ? widen(args.operands[2], ws.bias) : nullptr;
   float *means = ws.means, *invStds = ws.invStds;
   // A row: load, two statistics passes, normalise and store.
-  parallelForChunks(p.outer, grainForCost(6 * p.inner), [&](int64_t chunk, int64_t begin,
-                                                            int64_t end) {
-    float *row = ws.rows + chunk * p.inner;
-    for (int64_t r = begin; r < end; ++r) {
-      loadF32(xt, elementPtr(x.data, xt, r * p.inner), p.inner, row);
-      double sum = 0;
-      for (int64_t i = 0; i < p.inner; ++i)
-        sum += row[i];
-      const double mean = p.inner ? sum / static_cast<double>(p.inner) : 0.0;
-      double sq = 0;
-      for (int64_t i = 0; i < p.inner; ++i)
-        sq += (row[i] - mean) * (row[i] - mean);
-      const double var = p.inner ? sq / static_cast<double>(p.inner) : 0.0;
-      const float m = static_cast<float>(mean);
-      const float invStd = static_cast<float>(1.0 / std::sqrt(var + p.epsilon));
-      for (int64_t i = 0; i < p.inner; ++i) {
-        const float s = scale[p.scaleIsScalar ? 0 : i];
-        const float b = p.hasBias ? bias[p.biasIsScalar ? 0 : i] : 0.0f;
-        row[i] = (row[i] - m) * invStd * s + b;
-      }
-      storeF32(row, p.inner, yt, elementPtr(y.data, yt, r * p.inner));
-      if (p.hasStats) {
-        means[r] = m;
-        invStds[r] = invStd;
-      }
-    }
-  });
+  parallelForChunks(p.outer, grainForCost(6 * p.inner),
+                    [&](int64_t chunk, int64_t begin, int64_t end) {
+                      float *row = ws.rows + chunk * p.inner;
+                      for (int64_t r = begin; r < end; ++r) {
+                        loadF32(xt, elementPtr(x.data, xt, r * p.inner), p.inner, row);
+                        double sum = 0;
+                        for (int64_t i = 0; i < p.inner; ++i)
+                          sum += row[i];
+                        const double mean = p.inner ? sum / static_cast<double>(p.inner) : 0.0;
+                        double sq = 0;
+                        for (int64_t i = 0; i < p.inner; ++i)
+                          sq += (row[i] - mean) * (row[i] - mean);
+                        const double var = p.inner ? sq / static_cast<double>(p.inner) : 0.0;
+                        const float m = static_cast<float>(mean);
+                        const float invStd = static_cast<float>(1.0 / std::sqrt(var + p.epsilon));
+                        for (int64_t i = 0; i < p.inner; ++i) {
+                          const float s = scale[p.scaleIsScalar ? 0 : i];
+                          const float b = p.hasBias ? bias[p.biasIsScalar ? 0 : i] : 0.0f;
+                          row[i] = (row[i] - m) * invStd * s + b;
+                        }
+                        storeF32(row, p.inner, yt, elementPtr(y.data, yt, r * p.inner));
+                        if (p.hasStats) {
+                          means[r] = m;
+                          invStds[r] = invStd;
+                        }
+                      }
+                    });
   if (p.hasStats) {
     storeF32(means, p.outer, args.results[1].desc->dtype, args.results[1].data);
     storeF32(invStds, p.outer, args.results[2].desc->dtype, args.results[2].data);
@@ -204,8 +203,7 @@ Status runSoftmax(const SoftmaxParams &p, const KernelArgs &args) {
   Scratch scratch(args.workspace);
   const SoftmaxScratch ws = softmaxScratch(p, scratch);
   // A row: a gather, a maximum, an exp per element, a sum and a store.
-  parallelForChunks(rows, grainForCost(12 * p.dim), [&](int64_t chunk, int64_t begin,
-                                                        int64_t end) {
+  parallelForChunks(rows, grainForCost(12 * p.dim), [&](int64_t chunk, int64_t begin, int64_t end) {
     float *row = ws.rows + chunk * p.dim;
     int64_t *offsets = ws.offsets + chunk * p.dim;
     for (int64_t r = begin; r < end; ++r) {
@@ -248,7 +246,7 @@ Status prepareLayerNorm(const KernelView &v, std::unique_ptr<PreparedKernel> *ou
 }
 Status prepareSoftmax(const KernelView &v, std::unique_ptr<PreparedKernel> *out) {
   return prepareWith<SoftmaxParams>(v, out, decodeSoftmax, runSoftmax,
-                                   scratchBytes<SoftmaxParams, SoftmaxScratch, softmaxScratch>);
+                                    scratchBytes<SoftmaxParams, SoftmaxScratch, softmaxScratch>);
 }
 
 } // namespace cpu

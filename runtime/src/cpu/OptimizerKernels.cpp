@@ -47,7 +47,6 @@ namespace cpu {
 
 namespace {
 
-
 /// A skipped step: the result keeps the operand's bytes.
 void keep(const TensorArg &result, const TensorArg &operand) {
   if (result.data != operand.data)
@@ -65,7 +64,7 @@ void keep(const TensorArg &result, const TensorArg &operand) {
 //===----------------------------------------------------------------------===//
 
 Status runSgdUpdate(const SgdParams &p, const KernelArgs &args) {
-  const size_t s = p.hasBuffer ? 3 : 2;  // step, lr, finite
+  const size_t s = p.hasBuffer ? 3 : 2; // step, lr, finite
   const int64_t step = readI64(args.operands[s]);
   const double lr = readF32(args.operands[s + 1]);
   if (!readI1(args.operands[s + 2])) {
@@ -137,7 +136,7 @@ Status runAdamWUpdate(const AdamWParams &p, const KernelArgs &args) {
   // ... and as the f32 kernels receive them.
   const bool decay = p.weightDecay != 0;
   const float decayFactor = static_cast<float>(1 - lr * p.weightDecay);
-  const float w1 = static_cast<float>(1 - p.beta1);  // lerp weight
+  const float w1 = static_cast<float>(1 - p.beta1); // lerp weight
   const bool smallWeight = std::fabs(w1) < 0.5f;
   const float w1Minus1 = w1 - 1.0f;
   const float beta2 = static_cast<float>(p.beta2);
@@ -192,8 +191,8 @@ Status runAdamWUpdate(const AdamWParams &p, const KernelArgs &args) {
   auto load = [&](int64_t k) { return numerics::bf16ToF32(param[k]); };
   if (p.stochasticRounding)
     update(load, [&](int64_t k, float w) {
-      paramOut[k] = numerics::f32ToBf16Stochastic(
-          w, philox::roundingBits(seed, uint64_t(step), p.stream, k));
+      paramOut[k] =
+          numerics::f32ToBf16Stochastic(w, philox::roundingBits(seed, uint64_t(step), p.stream, k));
     });
   else
     update(load, [&](int64_t k, float w) { paramOut[k] = numerics::f32ToBf16(w); });

@@ -49,8 +49,7 @@ inline int64_t maxChunks() { return numThreads(); }
 /// items each (one chunk, chunk 0, on the calling thread, when n < 2 * grain
 /// or with one thread). chunk < maxChunks(), and no two threads run the same
 /// chunk index at once, so fn may use scratch slot `chunk`.
-template <typename Fn>
-void parallelForChunks(int64_t n, int64_t grain, const Fn &fn) {
+template <typename Fn> void parallelForChunks(int64_t n, int64_t grain, const Fn &fn) {
   if (n <= 0)
     return;
   const int64_t chunks = std::min<int64_t>(numThreads(), n / std::max<int64_t>(grain, 1));
@@ -68,8 +67,7 @@ void parallelForChunks(int64_t n, int64_t grain, const Fn &fn) {
 
 /// Runs fn(begin, end) over chunks of [0, n) of at least `grain` items each
 /// (one chunk, on the calling thread, when n < 2 * grain or with one thread).
-template <typename Fn>
-void parallelFor(int64_t n, int64_t grain, const Fn &fn) {
+template <typename Fn> void parallelFor(int64_t n, int64_t grain, const Fn &fn) {
   parallelForChunks(n, grain, [&fn](int64_t, int64_t begin, int64_t end) { fn(begin, end); });
 }
 

@@ -24,19 +24,18 @@ namespace cpu {
 namespace {
 
 /// Pools one plane of floats (or int64s for integer max pool).
-template <typename T>
-void poolPlane(const PoolParams &p, const T *in, T *out) {
+template <typename T> void poolPlane(const PoolParams &p, const T *in, T *out) {
   const int nsp = p.spatialRank;
   int64_t kernelCount = 1;
   for (int d = 0; d < nsp; ++d)
     kernelCount *= p.kernel[d];
-  int64_t o[kMaxRank] = {};  // output position, stepped row-major
+  int64_t o[kMaxRank] = {}; // output position, stepped row-major
   for (int64_t i = 0; i < p.outSize; ++i) {
     double sum = 0;
     T best = std::numeric_limits<T>::has_infinity ? -std::numeric_limits<T>::infinity()
                                                   : std::numeric_limits<T>::lowest();
     int64_t valid = 0, padded = 0;
-    int64_t j[kMaxRank] = {};  // window position
+    int64_t j[kMaxRank] = {}; // window position
     for (int64_t w = 0; w < kernelCount; ++w) {
       int64_t offset = 0;
       bool inside = true, inPadded = true;
@@ -51,7 +50,7 @@ void poolPlane(const PoolParams &p, const T *in, T *out) {
         ++valid;
         const T v = in[offset];
         sum += static_cast<double>(v);
-        if (v > best || v != v)  // NaN propagates
+        if (v > best || v != v) // NaN propagates
           best = v;
       }
       for (int d = nsp - 1; d >= 0; --d) {
@@ -94,24 +93,25 @@ Status runPool(const PoolParams &p, const KernelArgs &args) {
   int64_t kernelCount = 1;
   for (int d = 0; d < p.spatialRank; ++d)
     kernelCount *= p.kernel[d];
-  parallelForChunks(planes, grainForCost(p.inSize + 5 * p.outSize * kernelCount),
-                    [&](int64_t chunk, int64_t begin, int64_t end) {
-    int64_t *inSlot = ws.in + chunk * p.inSize, *outSlot = ws.out + chunk * p.outSize;
-    if (p.integer) {
-      for (int64_t plane = begin; plane < end; ++plane) {
-        loadI64(xt, elementPtr(x.data, xt, plane * p.inSize), p.inSize, inSlot);
-        poolPlane<int64_t>(p, inSlot, outSlot);
-        storeI64(outSlot, p.outSize, yt, elementPtr(y.data, yt, plane * p.outSize));
-      }
-      return;
-    }
-    float *in = reinterpret_cast<float *>(inSlot), *out = reinterpret_cast<float *>(outSlot);
-    for (int64_t plane = begin; plane < end; ++plane) {
-      loadF32(xt, elementPtr(x.data, xt, plane * p.inSize), p.inSize, in);
-      poolPlane<float>(p, in, out);
-      storeF32(out, p.outSize, yt, elementPtr(y.data, yt, plane * p.outSize));
-    }
-  });
+  parallelForChunks(
+      planes, grainForCost(p.inSize + 5 * p.outSize * kernelCount),
+      [&](int64_t chunk, int64_t begin, int64_t end) {
+        int64_t *inSlot = ws.in + chunk * p.inSize, *outSlot = ws.out + chunk * p.outSize;
+        if (p.integer) {
+          for (int64_t plane = begin; plane < end; ++plane) {
+            loadI64(xt, elementPtr(x.data, xt, plane * p.inSize), p.inSize, inSlot);
+            poolPlane<int64_t>(p, inSlot, outSlot);
+            storeI64(outSlot, p.outSize, yt, elementPtr(y.data, yt, plane * p.outSize));
+          }
+          return;
+        }
+        float *in = reinterpret_cast<float *>(inSlot), *out = reinterpret_cast<float *>(outSlot);
+        for (int64_t plane = begin; plane < end; ++plane) {
+          loadF32(xt, elementPtr(x.data, xt, plane * p.inSize), p.inSize, in);
+          poolPlane<float>(p, in, out);
+          storeF32(out, p.outSize, yt, elementPtr(y.data, yt, plane * p.outSize));
+        }
+      });
   return Status::ok();
 }
 

@@ -47,7 +47,7 @@ struct Accumulator {
   double finish(double acc, int64_t count) const {
     switch (op) {
     case ReduceOp::Mean:
-      return acc / static_cast<double>(count);  // 0 / 0 is NaN
+      return acc / static_cast<double>(count); // 0 / 0 is NaN
     case ReduceOp::L2:
       return std::sqrt(acc);
     default:
@@ -108,7 +108,7 @@ Status runReduceFloat(const ReduceParams &p, const KernelArgs &args) {
     double *sums = ws.sums;
     std::fill(sums, sums + p.outNumel, acc.init());
     int64_t index[kMaxRank] = {};
-    int64_t o = 0;  // output slot of the current input element
+    int64_t o = 0; // output slot of the current input element
     float buf[kBlock];
     const int64_t n = x.desc->numel;
     for (int64_t i = 0; i < n; i += kBlock) {
@@ -149,7 +149,8 @@ Status runReduceInt(const ReduceParams &p, const KernelArgs &args) {
       if (isMax)
         acc[o] = std::max(acc[o], buf[j]);
       else
-        acc[o] = static_cast<int64_t>(static_cast<uint64_t>(acc[o]) + static_cast<uint64_t>(buf[j]));
+        acc[o] =
+            static_cast<int64_t>(static_cast<uint64_t>(acc[o]) + static_cast<uint64_t>(buf[j]));
       for (int d = p.rank - 1; d >= 0; --d) {
         o += p.outStride[d];
         if (++index[d] < p.inShape[d])
@@ -187,10 +188,13 @@ struct LossScratch {
 };
 LossScratch lossScratch(const LossParams &p, Scratch &s) {
   const int64_t samples = p.N * p.D, row = maxChunks() * p.C;
-  return {s.take<int64_t>(samples), s.take<float>(p.C),
-          s.take<float>(samples),   s.take<float>(samples),
+  return {s.take<int64_t>(samples),
+          s.take<float>(p.C),
+          s.take<float>(samples),
+          s.take<float>(samples),
           s.take<float>(p.hasLogProb ? samples * p.C : 0),
-          s.take<float>(row),       s.take<int64_t>(row)};
+          s.take<float>(row),
+          s.take<int64_t>(row)};
 }
 
 Status runLoss(const LossParams &p, const KernelArgs &args) {
@@ -207,33 +211,34 @@ Status runLoss(const LossParams &p, const KernelArgs &args) {
 
   float *loss = ws.loss, *weightOf = ws.weightOf, *logProb = ws.logProb;
   // A sample: a gather of its C scores, an exp each and a log-sum.
-  parallelForChunks(samples, grainForCost(12 * p.C), [&](int64_t chunk, int64_t begin, int64_t end) {
-    float *row = ws.row + chunk * p.C;
-    int64_t *offsets = ws.offsets + chunk * p.C;
-    for (int64_t s = begin; s < end; ++s) {
-      const int64_t n = s / p.D, d = s % p.D;
-      for (int64_t c = 0; c < p.C; ++c)
-        offsets[c] = (n * p.C + c) * p.D + d;
-      gatherF32(st, scores.data, offsets, p.C, row);
-      if (p.fromLogits) {
-        float max = -INFINITY;
-        for (int64_t c = 0; c < p.C; ++c)
-          max = std::max(max, row[c]);
-        double sum = 0;
-        for (int64_t c = 0; c < p.C; ++c)
-          sum += std::exp(row[c] - max);
-        const float logSum = static_cast<float>(std::log(sum));
-        for (int64_t c = 0; c < p.C; ++c)
-          row[c] = row[c] - max - logSum;
-        if (p.hasLogProb)
-          for (int64_t c = 0; c < p.C; ++c)
-            logProb[offsets[c]] = row[c];
-      }
-      const bool ignored = p.hasIgnoreIndex && label[s] == p.ignoreIndex;
-      weightOf[s] = ignored ? 0.0f : weights[label[s]];
-      loss[s] = ignored ? 0.0f : -weightOf[s] * row[label[s]];
-    }
-  });
+  parallelForChunks(samples, grainForCost(12 * p.C),
+                    [&](int64_t chunk, int64_t begin, int64_t end) {
+                      float *row = ws.row + chunk * p.C;
+                      int64_t *offsets = ws.offsets + chunk * p.C;
+                      for (int64_t s = begin; s < end; ++s) {
+                        const int64_t n = s / p.D, d = s % p.D;
+                        for (int64_t c = 0; c < p.C; ++c)
+                          offsets[c] = (n * p.C + c) * p.D + d;
+                        gatherF32(st, scores.data, offsets, p.C, row);
+                        if (p.fromLogits) {
+                          float max = -INFINITY;
+                          for (int64_t c = 0; c < p.C; ++c)
+                            max = std::max(max, row[c]);
+                          double sum = 0;
+                          for (int64_t c = 0; c < p.C; ++c)
+                            sum += std::exp(row[c] - max);
+                          const float logSum = static_cast<float>(std::log(sum));
+                          for (int64_t c = 0; c < p.C; ++c)
+                            row[c] = row[c] - max - logSum;
+                          if (p.hasLogProb)
+                            for (int64_t c = 0; c < p.C; ++c)
+                              logProb[offsets[c]] = row[c];
+                        }
+                        const bool ignored = p.hasIgnoreIndex && label[s] == p.ignoreIndex;
+                        weightOf[s] = ignored ? 0.0f : weights[label[s]];
+                        loss[s] = ignored ? 0.0f : -weightOf[s] * row[label[s]];
+                      }
+                    });
 
   const TensorArg &out = args.results[0];
   if (p.reduction == Reduction::None) {
@@ -249,8 +254,7 @@ Status runLoss(const LossParams &p, const KernelArgs &args) {
     storeF32(&value, 1, out.desc->dtype, out.data);
   }
   if (p.hasLogProb)
-    storeF32(logProb, scores.desc->numel, args.results[1].desc->dtype,
-             args.results[1].data);
+    storeF32(logProb, scores.desc->numel, args.results[1].desc->dtype, args.results[1].data);
   return Status::ok();
 }
 

@@ -48,8 +48,7 @@ inline void cpuRelax() {
 
 /// Polls `done()` for up to `budget`; true once it holds, false if the
 /// budget ran out.
-template <typename Done>
-bool spinUntil(const Done &done, std::chrono::microseconds budget) {
+template <typename Done> bool spinUntil(const Done &done, std::chrono::microseconds budget) {
   const auto start = std::chrono::steady_clock::now();
   for (unsigned i = 1;; ++i) {
     if (done())
@@ -108,7 +107,9 @@ public:
 
   ~Pool() {
     stop_.store(true, std::memory_order_seq_cst);
-    { std::lock_guard<std::mutex> lock(mutex_); }
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+    }
     wake_.notify_all();
     for (std::thread &t : threads_)
       t.join();
@@ -132,7 +133,9 @@ public:
     state_.store((static_cast<uint64_t>(gen) << 32) | static_cast<uint64_t>(chunks),
                  std::memory_order_seq_cst);
     if (sleepers_.load(std::memory_order_seq_cst) > 0) {
-      { std::lock_guard<std::mutex> lock(mutex_); }
+      {
+        std::lock_guard<std::mutex> lock(mutex_);
+      }
       // One chunk is the caller's; wake at most one worker per other chunk.
       const int64_t wanted = std::min<int64_t>(chunks - 1, static_cast<int64_t>(threads_.size()));
       if (wanted >= static_cast<int64_t>(threads_.size()))
@@ -183,14 +186,15 @@ private:
     tlsInChunk = false;
     if (unfinished_.fetch_sub(1, std::memory_order_seq_cst) == 1 &&
         callerSleeping_.load(std::memory_order_seq_cst)) {
-      { std::lock_guard<std::mutex> lock(mutex_); }
+      {
+        std::lock_guard<std::mutex> lock(mutex_);
+      }
       done_.notify_one();
     }
   }
 
   void waitUntilFinished() {
-    if (spinUntil([&] { return unfinished_.load(std::memory_order_acquire) == 0; },
-                  kCallerSpin))
+    if (spinUntil([&] { return unfinished_.load(std::memory_order_acquire) == 0; }, kCallerSpin))
       return;
     std::unique_lock<std::mutex> lock(mutex_);
     callerSleeping_.store(true, std::memory_order_seq_cst);
@@ -239,11 +243,11 @@ private:
   ChunkFn fn_ = nullptr;
   const void *ctx_ = nullptr;
   int64_t n_ = 0, chunks_ = 0;
-  std::exception_ptr error_;  // guarded by mutex_ while the loop runs
-  uint32_t generation_ = 0;   // the caller's count of loops
+  std::exception_ptr error_; // guarded by mutex_ while the loop runs
+  uint32_t generation_ = 0;  // the caller's count of loops
   // (generation << 32) | chunks not yet claimed.
   std::atomic<uint64_t> state_{0};
-  std::atomic<int64_t> unfinished_{0};  // chunks not yet finished
+  std::atomic<int64_t> unfinished_{0}; // chunks not yet finished
   std::atomic<int> sleepers_{0};
   std::atomic<bool> callerSleeping_{false};
   std::atomic<bool> stop_{false};

@@ -41,8 +41,8 @@ using ChunkFn = void (*)(const void *ctx, int64_t chunk, int64_t begin, int64_t 
 /// chunks <= n) on the pool and the calling thread, and returns when all
 /// have finished; or, if the pool is busy, as fn(ctx, 0, 0, n) on the
 /// calling thread. Each chunk index is run by exactly one thread, so a
-/// chunk may use scratch indexed by it. An exception thrown by a chunk is rethrown here (the first one,
-/// once every chunk has finished).
+/// chunk may use scratch indexed by it. An exception thrown by a chunk is rethrown here (the first
+/// one, once every chunk has finished).
 void runChunks(int64_t n, int64_t chunks, ChunkFn fn, const void *ctx);
 
 /// Statistics for tests: loops that ran on the pool, and loops of more than

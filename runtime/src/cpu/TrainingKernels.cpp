@@ -33,7 +33,6 @@ namespace cpu {
 
 namespace {
 
-
 //===----------------------------------------------------------------------===//
 // scale_loss: loss * scale.
 //===----------------------------------------------------------------------===//
@@ -82,12 +81,18 @@ bool blockHasNonFinite(const void *base, int64_t begin, int64_t end, Bits mask) 
 
 bool hasNonFinite(DType dtype, const void *base, int64_t begin, int64_t end) {
   switch (dtype) {
-  case DType::F32: return blockHasNonFinite<uint32_t>(base, begin, end, 0x7F800000u);
-  case DType::F16: return blockHasNonFinite<uint16_t>(base, begin, end, 0x7C00);
-  case DType::BF16: return blockHasNonFinite<uint16_t>(base, begin, end, 0x7F80);
-  case DType::F8E4M3FN: return blockHasNonFinite<uint8_t>(base, begin, end, 0x7F);
-  case DType::F8E5M2: return blockHasNonFinite<uint8_t>(base, begin, end, 0x7C);
-  default: return false;  // the decoder admits float operands only
+  case DType::F32:
+    return blockHasNonFinite<uint32_t>(base, begin, end, 0x7F800000u);
+  case DType::F16:
+    return blockHasNonFinite<uint16_t>(base, begin, end, 0x7C00);
+  case DType::BF16:
+    return blockHasNonFinite<uint16_t>(base, begin, end, 0x7F80);
+  case DType::F8E4M3FN:
+    return blockHasNonFinite<uint8_t>(base, begin, end, 0x7F);
+  case DType::F8E5M2:
+    return blockHasNonFinite<uint8_t>(base, begin, end, 0x7C);
+  default:
+    return false; // the decoder admits float operands only
   }
 }
 
@@ -169,7 +174,7 @@ Status runClipByNorm(const ClipByNormParams &p, const KernelArgs &args) {
   float *out = static_cast<float *>(args.results[0].data);
   const float denom = readF32(args.operands[1]) + 1e-6f;
   const float coef = (1.0f / denom) * static_cast<float>(p.maxNorm);
-  const float c = coef > 1.0f ? 1.0f : coef;  // torch.clamp(max=1): NaN stays NaN
+  const float c = coef > 1.0f ? 1.0f : coef; // torch.clamp(max=1): NaN stays NaN
   parallelFor(p.numel, grainForCost(2), [&](int64_t begin, int64_t end) {
     float buf[kBlock];
     for (int64_t i = begin; i < end; i += kBlock) {
@@ -230,8 +235,7 @@ Status runLrSchedule(const LrScheduleParams &p, const KernelArgs &args) {
       lr = p.lr * (static_cast<double>(s) + 1) / static_cast<double>(p.warmupSteps);
     } else {
       const double span = static_cast<double>(std::max<int64_t>(1, p.totalSteps - p.warmupSteps));
-      const double progress =
-          std::min(1.0, static_cast<double>(s - p.warmupSteps) / span);
+      const double progress = std::min(1.0, static_cast<double>(s - p.warmupSteps) / span);
       const double pi = 3.14159265358979323846;
       lr = p.minLr + 0.5 * (1 + std::cos(pi * progress)) * (p.lr - p.minLr);
     }
@@ -342,12 +346,14 @@ Status prepareUnscale(const KernelView &v, std::unique_ptr<PreparedKernel> *out)
   return prepareWith<UnscaleParams>(v, out, decodeUnscale, runUnscale);
 }
 Status prepareAllFinite(const KernelView &v, std::unique_ptr<PreparedKernel> *out) {
-  return prepareWith<MultiTensorParams>(v, out, decodeAllFinite, runAllFinite,
-                                        scratchBytes<MultiTensorParams, BlockScratch, blockScratch>);
+  return prepareWith<MultiTensorParams>(
+      v, out, decodeAllFinite, runAllFinite,
+      scratchBytes<MultiTensorParams, BlockScratch, blockScratch>);
 }
 Status prepareGlobalNorm(const KernelView &v, std::unique_ptr<PreparedKernel> *out) {
-  return prepareWith<MultiTensorParams>(v, out, decodeGlobalNorm, runGlobalNorm,
-                                        scratchBytes<MultiTensorParams, BlockScratch, blockScratch>);
+  return prepareWith<MultiTensorParams>(
+      v, out, decodeGlobalNorm, runGlobalNorm,
+      scratchBytes<MultiTensorParams, BlockScratch, blockScratch>);
 }
 Status prepareClipByNorm(const KernelView &v, std::unique_ptr<PreparedKernel> *out) {
   return prepareWith<ClipByNormParams>(v, out, decodeClipByNorm, runClipByNorm);

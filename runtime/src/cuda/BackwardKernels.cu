@@ -20,10 +20,10 @@ namespace rt {
 namespace cuda {
 namespace {
 
-constexpr float kSqrtHalf = 0.70710678118654752f;       // 1 / sqrt(2)
-constexpr float kInvSqrtTwoPi = 0.39894228040143268f;   // 1 / sqrt(2 pi)
-constexpr float kTwoOverSqrtPi = 1.12837916709551257f;  // 2 / sqrt(pi)
-constexpr float kSqrtTwoOverPi = 0.79788456080286536f;  // sqrt(2 / pi)
+constexpr float kSqrtHalf = 0.70710678118654752f;      // 1 / sqrt(2)
+constexpr float kInvSqrtTwoPi = 0.39894228040143268f;  // 1 / sqrt(2 pi)
+constexpr float kTwoOverSqrtPi = 1.12837916709551257f; // 2 / sqrt(pi)
+constexpr float kSqrtTwoOverPi = 0.79788456080286536f; // sqrt(2 / pi)
 constexpr float kGeluTanhCoeff = 0.044715f;
 
 //===----------------------------------------------------------------------===//
@@ -39,9 +39,11 @@ struct UnaryGradArgs {
 
 __device__ inline float unaryGrad(const UnaryGradArgs &a, float x, float g) {
   switch (a.op) {
-  case UnaryOp::Relu: return x > 0.0f ? g : 0.0f;
-  case UnaryOp::LeakyRelu: return x > 0.0f ? g : a.alpha * g;
-  case UnaryOp::Gelu: {  // Phi(x) + x phi(x)
+  case UnaryOp::Relu:
+    return x > 0.0f ? g : 0.0f;
+  case UnaryOp::LeakyRelu:
+    return x > 0.0f ? g : a.alpha * g;
+  case UnaryOp::Gelu: { // Phi(x) + x phi(x)
     const float cdf = 0.5f * (1.0f + erfRounded(x * kSqrtHalf));
     const float pdf = kInvSqrtTwoPi * expAsCpu(-0.5f * x * x);
     return g * (cdf + x * pdf);
@@ -59,20 +61,27 @@ __device__ inline float unaryGrad(const UnaryGradArgs &a, float x, float g) {
     const float t = tanhRounded(x);
     return g * (1.0f - t * t);
   }
-  case UnaryOp::Exp: return g * expAsCpu(x);
-  case UnaryOp::Log: return g / x;
-  case UnaryOp::Sqrt: return g / (2.0f * sqrtf(x));
-  case UnaryOp::Erf: return g * (kTwoOverSqrtPi * expAsCpu(-x * x));
-  case UnaryOp::Abs: return x > 0.0f ? g : (x < 0.0f ? -g : 0.0f);
-  case UnaryOp::Clip: return a.lo <= x && x <= a.hi ? g : 0.0f;
+  case UnaryOp::Exp:
+    return g * expAsCpu(x);
+  case UnaryOp::Log:
+    return g / x;
+  case UnaryOp::Sqrt:
+    return g / (2.0f * sqrtf(x));
+  case UnaryOp::Erf:
+    return g * (kTwoOverSqrtPi * expAsCpu(-x * x));
+  case UnaryOp::Abs:
+    return x > 0.0f ? g : (x < 0.0f ? -g : 0.0f);
+  case UnaryOp::Clip:
+    return a.lo <= x && x <= a.hi ? g : 0.0f;
   case UnaryOp::Neg:
-  case UnaryOp::Not: return g;  // not decoded
+  case UnaryOp::Not:
+    return g; // not decoded
   }
   return g;
 }
 
-__global__ void unaryGradKernel(UnaryGradArgs a, DType xt, const void *x, DType gt,
-                                const void *dy, DType ot, void *dx, int64_t n) {
+__global__ void unaryGradKernel(UnaryGradArgs a, DType xt, const void *x, DType gt, const void *dy,
+                                DType ot, void *dx, int64_t n) {
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
        i += int64_t(gridDim.x) * blockDim.x)
     storeF32(ot, dx, i, unaryGrad(a, loadF32(xt, x, i), loadF32(gt, dy, i)));
@@ -104,20 +113,20 @@ __global__ void softmaxGradKernel(SoftmaxParams p, DType yt, const void *y, DTyp
   const int64_t rows = p.outer * p.inner;
   for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
     const int64_t o = r / p.inner, i = r % p.inner;
-    const int64_t base = o * p.dim * p.inner + i;  // element d at base + d * inner
+    const int64_t base = o * p.dim * p.inner + i; // element d at base + d * inner
     const Share sh = shareOf(p.dim);
     double local = 0;
     for (int64_t d = sh.begin; d < sh.end; ++d) {
       const int64_t at = base + d * p.inner;
       const double g = loadF32(gt, dy, at);
-      local += p.log ? g : g * loadF32(yt, y, at);  // a float product is exact in double
+      local += p.log ? g : g * loadF32(yt, y, at); // a float product is exact in double
     }
     const double sum = blockReduce<double>(local, shared, AddOp{});
     for (int64_t d = sh.begin; d < sh.end; ++d) {
       const int64_t at = base + d * p.inner;
       const float yv = loadF32(yt, y, at), g = loadF32(gt, dy, at);
-      const double v = p.log ? g - static_cast<double>(expAsCpu(yv)) * sum
-                             : static_cast<double>(yv) * (g - sum);
+      const double v =
+          p.log ? g - static_cast<double>(expAsCpu(yv)) * sum : static_cast<double>(yv) * (g - sum);
       storeF32(ot, dx, at, static_cast<float>(v));
     }
   }
@@ -147,8 +156,8 @@ struct LayerNormGradTensors {
   DType xt, st, mt, rt, gt, ot;
   const void *x, *scale, *mean, *rstd, *dy;
   void *dx;
-  float *dscale, *dbias;  // f32 (decoder)
-  double *columnScale, *columnBias;  // workspace, scaleIsScalar only
+  float *dscale, *dbias;            // f32 (decoder)
+  double *columnScale, *columnBias; // workspace, scaleIsScalar only
 };
 
 __global__ void layerNormGradDxKernel(LayerNormGradParams p, LayerNormGradTensors t) {
@@ -211,8 +220,7 @@ uint64_t layerNormGradWorkspace(const LayerNormGradParams &p) {
   return p.scaleIsScalar ? 2 * static_cast<uint64_t>(p.inner) * sizeof(double) : 0;
 }
 
-Status runLayerNormGrad(const Context &c, const LayerNormGradParams &p,
-                        const KernelArgs &args) {
+Status runLayerNormGrad(const Context &c, const LayerNormGradParams &p, const KernelArgs &args) {
   LayerNormGradTensors t{};
   const TensorArg &x = args.operands[0], &scale = args.operands[1], &mean = args.operands[2],
                   &rstd = args.operands[3], &dy = args.operands[4];
@@ -268,13 +276,12 @@ struct LossGradTensors {
   DType pt, lt, wt, gt, ot;
   const void *logProb, *labels, *weights, *dloss;
   void *out;
-  double *weightSum;  // workspace, "mean" only
+  double *weightSum; // workspace, "mean" only
   DeviceErrorRecord *errorWord;
 };
 
 /// The label of sample s, or -1 when it is ignored or out of range.
-__device__ inline int64_t lossLabel(const LossGradParams &p, const LossGradTensors &t,
-                                    int64_t s) {
+__device__ inline int64_t lossLabel(const LossGradParams &p, const LossGradTensors &t, int64_t s) {
   const int64_t label = loadI64(t.lt, t.labels, s);
   if (p.hasIgnoreIndex && label == p.ignoreIndex)
     return -1;
@@ -411,8 +418,7 @@ __global__ void batchNormGradKernel(BatchNormGradParams p, BatchNormGradTensors 
   }
 }
 
-Status runBatchNormGrad(const Context &c, const BatchNormGradParams &p,
-                        const KernelArgs &args) {
+Status runBatchNormGrad(const Context &c, const BatchNormGradParams &p, const KernelArgs &args) {
   if (p.C == 0)
     return Status::ok();
   BatchNormGradTensors t{};

@@ -61,15 +61,12 @@ struct MaxKeepFirst {
 /// reduce_max's rule (cpu ReductionKernels.cpp): b when b > a or b is NaN,
 /// so the first maximum is kept and the last NaN wins.
 struct MaxNaNWins {
-  __device__ double operator()(double a, double b) const {
-    return (b > a || b != b) ? b : a;
-  }
+  __device__ double operator()(double a, double b) const { return (b > a || b != b) ? b : a; }
 };
 
 /// Combines each thread's `v` over the block (see the file comment) and
 /// returns the result to every thread. `shared` holds kThreads values.
-template <typename T, typename Op>
-__device__ T blockReduce(T v, T *shared, Op op) {
+template <typename T, typename Op> __device__ T blockReduce(T v, T *shared, Op op) {
   const int t = threadIdx.x;
   shared[t] = v;
   __syncthreads();
@@ -79,7 +76,7 @@ __device__ T blockReduce(T v, T *shared, Op op) {
     __syncthreads();
   }
   const T total = shared[0];
-  __syncthreads();  // `shared` may be written again right after
+  __syncthreads(); // `shared` may be written again right after
   return total;
 }
 
@@ -101,9 +98,9 @@ __device__ inline int64_t channelElement(int64_t C, int64_t inner, int64_t c, in
 struct ChannelMoments {
   double mean, squares;
 };
-__device__ inline ChannelMoments channelMoments(DType xt, const void *x, int64_t C,
-                                                int64_t inner, int64_t c, int64_t count,
-                                                Share sh, double *shared) {
+__device__ inline ChannelMoments channelMoments(DType xt, const void *x, int64_t C, int64_t inner,
+                                                int64_t c, int64_t count, Share sh,
+                                                double *shared) {
   double localSum = 0;
   for (int64_t j = sh.begin; j < sh.end; ++j)
     localSum += loadF32(xt, x, channelElement(C, inner, c, j));

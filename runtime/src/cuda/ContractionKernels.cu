@@ -38,24 +38,31 @@ namespace {
 Status cublasStatus(cublasStatus_t s, const char *what) {
   if (s == CUBLAS_STATUS_SUCCESS)
     return Status::ok();
-  return Status::error(std::string("cuBLASLt: ") + what + " failed (" +
-                       cublasLtGetStatusName(s) + ")");
+  return Status::error(std::string("cuBLASLt: ") + what + " failed (" + cublasLtGetStatusName(s) +
+                       ")");
 }
 
-#define MPTRT_LT_TRY(call)                                                     \
-  do {                                                                         \
-    cublasStatus_t mptrtLtStatus = (call);                                     \
-    if (mptrtLtStatus != CUBLAS_STATUS_SUCCESS)                                \
-      return cublasStatus(mptrtLtStatus, #call);                               \
+#define MPTRT_LT_TRY(call)                                                                         \
+  do {                                                                                             \
+    cublasStatus_t mptrtLtStatus = (call);                                                         \
+    if (mptrtLtStatus != CUBLAS_STATUS_SUCCESS)                                                    \
+      return cublasStatus(mptrtLtStatus, #call);                                                   \
   } while (0)
 
 /// The cuBLASLt type of a dtype cuBLASLt takes directly, or false.
 bool ltType(DType d, cudaDataType_t *out) {
   switch (d) {
-  case DType::F32: *out = CUDA_R_32F; return true;
-  case DType::BF16: *out = CUDA_R_16BF; return true;
-  case DType::F16: *out = CUDA_R_16F; return true;
-  default: return false;
+  case DType::F32:
+    *out = CUDA_R_32F;
+    return true;
+  case DType::BF16:
+    *out = CUDA_R_16BF;
+    return true;
+  case DType::F16:
+    *out = CUDA_R_16F;
+    return true;
+  default:
+    return false;
   }
 }
 
@@ -72,9 +79,9 @@ struct Carve {
 
 /// How a product is scaled beyond cuBLASLt's host alpha and beta.
 enum class Scaling {
-  None,         // alpha and beta are host floats
-  Fp8,          // FP8 A and B: the A and B scale pointers (device floats) multiply the product
-  DeviceAlpha,  // alpha and beta are device floats (CUBLASLT_POINTER_MODE_DEVICE)
+  None,        // alpha and beta are host floats
+  Fp8,         // FP8 A and B: the A and B scale pointers (device floats) multiply the product
+  DeviceAlpha, // alpha and beta are device floats (CUBLASLT_POINTER_MODE_DEVICE)
 };
 
 /// One cuBLASLt product D[rows N, cols M] (column-major) = op(B) op(A), i.e.
@@ -89,11 +96,16 @@ public:
 
   /// Destroys the descriptors (a failed init may be retried another way).
   void reset() {
-    if (pref_) cublasLtMatmulPreferenceDestroy(pref_);
-    if (a_) cublasLtMatrixLayoutDestroy(a_);
-    if (b_) cublasLtMatrixLayoutDestroy(b_);
-    if (d_) cublasLtMatrixLayoutDestroy(d_);
-    if (desc_) cublasLtMatmulDescDestroy(desc_);
+    if (pref_)
+      cublasLtMatmulPreferenceDestroy(pref_);
+    if (a_)
+      cublasLtMatrixLayoutDestroy(a_);
+    if (b_)
+      cublasLtMatrixLayoutDestroy(b_);
+    if (d_)
+      cublasLtMatrixLayoutDestroy(d_);
+    if (desc_)
+      cublasLtMatmulDescDestroy(desc_);
     pref_ = nullptr;
     a_ = b_ = d_ = nullptr;
     desc_ = nullptr;
@@ -116,8 +128,8 @@ public:
                                                 sizeof opSecond));
     if (scaling == Scaling::DeviceAlpha) {
       const cublasLtPointerMode_t mode = CUBLASLT_POINTER_MODE_DEVICE;
-      MPTRT_LT_TRY(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_POINTER_MODE,
-                                                  &mode, sizeof mode));
+      MPTRT_LT_TRY(cublasLtMatmulDescSetAttribute(desc_, CUBLASLT_MATMUL_DESC_POINTER_MODE, &mode,
+                                                  sizeof mode));
     }
     if (scaling == Scaling::Fp8) {
       // Precise accumulation: partial sums are promoted into float32
@@ -137,34 +149,31 @@ public:
     if (batch > 1) {
       const int32_t count = static_cast<int32_t>(batch);
       const int64_t strideD = M * N;
-      MPTRT_LT_TRY(cublasLtMatrixLayoutSetAttribute(b_, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT,
-                                                    &count, sizeof count));
-      MPTRT_LT_TRY(cublasLtMatrixLayoutSetAttribute(
-          b_, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &strideB, sizeof strideB));
-      MPTRT_LT_TRY(cublasLtMatrixLayoutSetAttribute(a_, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT,
-                                                    &count, sizeof count));
-      MPTRT_LT_TRY(cublasLtMatrixLayoutSetAttribute(
-          a_, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &strideA, sizeof strideA));
-      MPTRT_LT_TRY(cublasLtMatrixLayoutSetAttribute(d_, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT,
-                                                    &count, sizeof count));
-      MPTRT_LT_TRY(cublasLtMatrixLayoutSetAttribute(
-          d_, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &strideD, sizeof strideD));
+      MPTRT_LT_TRY(cublasLtMatrixLayoutSetAttribute(b_, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count,
+                                                    sizeof count));
+      MPTRT_LT_TRY(cublasLtMatrixLayoutSetAttribute(b_, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET,
+                                                    &strideB, sizeof strideB));
+      MPTRT_LT_TRY(cublasLtMatrixLayoutSetAttribute(a_, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count,
+                                                    sizeof count));
+      MPTRT_LT_TRY(cublasLtMatrixLayoutSetAttribute(a_, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET,
+                                                    &strideA, sizeof strideA));
+      MPTRT_LT_TRY(cublasLtMatrixLayoutSetAttribute(d_, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count,
+                                                    sizeof count));
+      MPTRT_LT_TRY(cublasLtMatrixLayoutSetAttribute(d_, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET,
+                                                    &strideD, sizeof strideD));
     }
     MPTRT_LT_TRY(cublasLtMatmulPreferenceCreate(&pref_));
     const uint64_t wsBytes = c.ltWorkspaceBytes;
     MPTRT_LT_TRY(cublasLtMatmulPreferenceSetAttribute(
         pref_, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &wsBytes, sizeof wsBytes));
-    for (auto attr : {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES,
-                      CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
-                      CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES,
-                      CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES})
-      MPTRT_LT_TRY(cublasLtMatmulPreferenceSetAttribute(pref_, attr, &alignment,
-                                                        sizeof alignment));
+    for (auto attr :
+         {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
+          CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES})
+      MPTRT_LT_TRY(cublasLtMatmulPreferenceSetAttribute(pref_, attr, &alignment, sizeof alignment));
     cublasLtMatmulHeuristicResult_t results[kMaxAlgos] = {};
     int found = 0;
-    MPTRT_LT_TRY(cublasLtMatmulAlgoGetHeuristic(reinterpret_cast<cublasLtHandle_t>(c.lt), desc_,
-                                                b_, a_, d_, d_, pref_, kMaxAlgos, results,
-                                                &found));
+    MPTRT_LT_TRY(cublasLtMatmulAlgoGetHeuristic(reinterpret_cast<cublasLtHandle_t>(c.lt), desc_, b_,
+                                                a_, d_, d_, pref_, kMaxAlgos, results, &found));
     algoCount_ = 0;
     chosen_ = 0;
     for (int i = 0; i < found; ++i)
@@ -204,9 +213,9 @@ public:
     cublasStatus_t status = CUBLAS_STATUS_NOT_SUPPORTED;
     int tried = 0;
     for (int i = chosen_; i < algoCount_; ++i, ++tried) {
-      status = cublasLtMatmul(reinterpret_cast<cublasLtHandle_t>(c.lt), desc_, alpha, B, b_, A,
-                              a_, beta, D, d_, D, d_, &algos_[i], c.ltWorkspace,
-                              c.ltWorkspaceBytes, streamOf(c));
+      status =
+          cublasLtMatmul(reinterpret_cast<cublasLtHandle_t>(c.lt), desc_, alpha, B, b_, A, a_, beta,
+                         D, d_, D, d_, &algos_[i], c.ltWorkspace, c.ltWorkspaceBytes, streamOf(c));
       if (status != CUBLAS_STATUS_NOT_SUPPORTED) {
         chosen_ = i;
         break;
@@ -226,7 +235,7 @@ private:
   static constexpr int kMaxAlgos = 8;
   cublasLtMatmulAlgo_t algos_[kMaxAlgos] = {};
   int algoCount_ = 0;
-  mutable int chosen_ = 0;  // the first candidate that ran
+  mutable int chosen_ = 0; // the first candidate that ran
 };
 
 /// The largest power of two <= 64 dividing every byte offset.
@@ -280,7 +289,7 @@ Status store(const Context &c, const float *in, DType dtype, void *out, int64_t 
 struct Operands {
   bool direct = true;
   cudaDataType_t type = CUDA_R_32F;
-  uint64_t aWs = 0, bWs = 0;  // workspace offsets of the widened copies
+  uint64_t aWs = 0, bWs = 0; // workspace offsets of the widened copies
 
   void plan(const KernelView &v, Carve &carve) {
     const DType at = v.operand(0).dtype, bt = v.operand(1).dtype;
@@ -333,11 +342,10 @@ public:
       yWs_ = carve.take(uint64_t(p_.batch * p_.M * p_.N) * 4);
     workspace_ = carve.used;
     int64_t strideA = 0, strideB = 0;
-    const bool strided = constantStride(p_.aOffset, &strideA) &&
-                         constantStride(p_.bOffset, &strideB);
+    const bool strided =
+        constantStride(p_.aOffset, &strideA) && constantStride(p_.bOffset, &strideB);
     // The batches' pointers: 64-byte aligned bases plus the offsets.
-    const uint32_t align =
-        std::min(alignmentOf(p_.aOffset, elem), alignmentOf(p_.bOffset, elem));
+    const uint32_t align = std::min(alignmentOf(p_.aOffset, elem), alignmentOf(p_.bOffset, elem));
     perBatch_ = !strided && p_.batch > 1;
     return product_.init(c_, ops_.type, ops_.type, false, false, p_.M, p_.N, p_.K,
                          perBatch_ ? 1 : p_.batch, strideA, strideB, align);
@@ -402,9 +410,14 @@ __global__ void activationStoreKernel(Activation act, const float *Y, DType yt, 
        i += int64_t(gridDim.x) * blockDim.x) {
     float v = Y[i];
     switch (act) {
-    case Activation::None: break;
-    case Activation::Relu: v = v < 0.0f ? 0.0f : v; break;
-    case Activation::Gelu: v = 0.5f * v * (1.0f + erff(v * 0.70710678118654752f)); break;
+    case Activation::None:
+      break;
+    case Activation::Relu:
+      v = v < 0.0f ? 0.0f : v;
+      break;
+    case Activation::Gelu:
+      v = 0.5f * v * (1.0f + erff(v * 0.70710678118654752f));
+      break;
     case Activation::GeluTanh:
       v = 0.5f * v * (1.0f + tanhf(0.79788456080286536f * (v + 0.044715f * v * v * v)));
       break;
@@ -426,8 +439,8 @@ public:
     if (!yDirect_)
       yWs_ = carve.take(uint64_t(p_.M * p_.N) * 4);
     workspace_ = carve.used;
-    return product_.init(c_, ops_.type, ops_.type, p_.transA, p_.transB, p_.M, p_.N, p_.K, 1,
-                         0, 0, 64);
+    return product_.init(c_, ops_.type, ops_.type, p_.transA, p_.transB, p_.M, p_.N, p_.K, 1, 0, 0,
+                         64);
   }
 
   uint64_t workspaceBytes() const override { return workspace_; }
@@ -501,9 +514,14 @@ private:
 
 bool ltFp8Type(DType d, cudaDataType_t *out) {
   switch (d) {
-  case DType::F8E4M3FN: *out = CUDA_R_8F_E4M3; return true;
-  case DType::F8E5M2: *out = CUDA_R_8F_E5M2; return true;
-  default: return false;
+  case DType::F8E4M3FN:
+    *out = CUDA_R_8F_E4M3;
+    return true;
+  case DType::F8E5M2:
+    *out = CUDA_R_8F_E5M2;
+    return true;
+  default:
+    return false;
   }
 }
 
@@ -536,8 +554,7 @@ constexpr int kTile = 32;
 /// and writes are both coalesced; blocks are (32, 8) threads, each thread
 /// moving 4 bytes of its tile column. Grid: (ceil(cols / 32), ceil(rows /
 /// 32), count).
-__global__ void transposeBytesKernel(const uint8_t *in, uint8_t *out, int64_t rows,
-                                     int64_t cols) {
+__global__ void transposeBytesKernel(const uint8_t *in, uint8_t *out, int64_t rows, int64_t cols) {
   __shared__ uint8_t tile[kTile][kTile + 1];
   const int64_t mat = int64_t(blockIdx.z) * rows * cols;
   const int64_t c0 = int64_t(blockIdx.x) * kTile, r0 = int64_t(blockIdx.y) * kTile;
@@ -548,7 +565,7 @@ __global__ void transposeBytesKernel(const uint8_t *in, uint8_t *out, int64_t ro
   }
   __syncthreads();
   for (int dy = threadIdx.y; dy < kTile; dy += blockDim.y) {
-    const int64_t outRow = c0 + dy, outCol = r0 + threadIdx.x;  // out is [cols, rows]
+    const int64_t outRow = c0 + dy, outCol = r0 + threadIdx.x; // out is [cols, rows]
     if (outRow < cols && outCol < rows)
       out[mat + outRow * rows + outCol] = tile[threadIdx.x][dy];
   }
@@ -607,11 +624,9 @@ struct ScaledOperands {
                     float beta, const float **scales, const void **A, const void **B) const {
     auto *ws = static_cast<uint8_t *>(args.workspace);
     float *s = reinterpret_cast<float *>(ws + scalesWs);
-    fp8ScalesKernel<<<1, 1, 0, streamOf(c)>>>(static_cast<const float *>(
-                                                  args.operands[scale0].data),
-                                              static_cast<const float *>(
-                                                  args.operands[scale0 + 1].data),
-                                              alpha, beta, s);
+    fp8ScalesKernel<<<1, 1, 0, streamOf(c)>>>(
+        static_cast<const float *>(args.operands[scale0].data),
+        static_cast<const float *>(args.operands[scale0 + 1].data), alpha, beta, s);
     MPTRT_TRY(launched("fp8 scales kernel"));
     *scales = s;
     const TensorArg &a = args.operands[0], &b = args.operands[1];
@@ -656,8 +671,8 @@ public:
       plan(v, carve);
       ops_.planTransposedB(v.operand(1).numel / (p_.K * p_.N), p_.K, p_.N, carve);
       const uint32_t align = std::min(alignmentOf(p_.aOffset, 1), alignmentOf(p_.bOffset, 1));
-      if (product_.init(c_, at, bt, false, true, p_.M, p_.N, p_.K, ltBatch, strideA, strideB,
-                        align, Scaling::Fp8)) {
+      if (product_.init(c_, at, bt, false, true, p_.M, p_.N, p_.K, ltBatch, strideA, strideB, align,
+                        Scaling::Fp8)) {
         ops_.fp8 = true;
         workspace_ = carve.used;
         return Status::ok();
@@ -750,8 +765,8 @@ public:
     plan(v, carve);
     ops_.planWidened(v, carve);
     workspace_ = carve.used;
-    return product_.init(c_, CUDA_R_32F, CUDA_R_32F, p_.transA, p_.transB, p_.M, p_.N, p_.K, 1,
-                         0, 0, 64, Scaling::DeviceAlpha);
+    return product_.init(c_, CUDA_R_32F, CUDA_R_32F, p_.transA, p_.transB, p_.M, p_.N, p_.K, 1, 0,
+                         0, 64, Scaling::DeviceAlpha);
   }
 
   uint64_t workspaceBytes() const override { return workspace_; }
@@ -800,7 +815,7 @@ private:
   GemmParams p_;
   LtProduct product_;
   ScaledOperands ops_;
-  float beta_ = 0.0f;  // cuBLASLt's beta: 1 when beta * C is in Y first
+  float beta_ = 0.0f; // cuBLASLt's beta: 1 when beta * C is in Y first
   bool yF32_ = true;
   uint64_t yWs_ = 0, workspace_ = 0;
 };

@@ -103,8 +103,8 @@ __device__ inline int64_t outputAt(const DeviceConv &p, int64_t i, int64_t k) {
   return flat;
 }
 
-__global__ void convKernel(DeviceConv p, DType xt, const void *x, DType wt, const void *w,
-                           DType bt, const void *bias, DType yt, void *y) {
+__global__ void convKernel(DeviceConv p, DType xt, const void *x, DType wt, const void *w, DType bt,
+                           const void *bias, DType yt, void *y) {
   const int64_t total = p.N * p.M * p.outSize;
   for (int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; e < total;
        e += int64_t(gridDim.x) * blockDim.x) {

@@ -33,10 +33,11 @@ std::string describeDeviceError(const DeviceErrorRecord &e) {
   const std::string value = std::to_string(e.value), position = std::to_string(e.position),
                     bound = std::to_string(e.bound);
   switch (static_cast<DeviceError>(e.code)) {
-  case DeviceError::None: return "no error";
+  case DeviceError::None:
+    return "no error";
   case DeviceError::IndexOutOfRange:
-    return "gather: index " + value + " at position " + position + " is outside [-" + bound +
-           ", " + bound + ")";
+    return "gather: index " + value + " at position " + position + " is outside [-" + bound + ", " +
+           bound + ")";
   case DeviceError::LabelOutOfRange:
     return "loss: label " + value + " at sample " + position + " is outside [0, " + bound +
            ") and is not the ignore_index";
@@ -61,7 +62,7 @@ constexpr uint64_t kLtWorkspaceBytes = 32ull << 20;
 /// Kernel kind -> prepare function: every kind of KernelSchema.def, by its
 /// family (docs/runtime.md lists the families).
 const KindEntry<PrepareFn> kKinds[] = {
-#define MPTRT_KERNEL(kind, family, minOperands, maxOperands, minResults, maxResults) \
+#define MPTRT_KERNEL(kind, family, minOperands, maxOperands, minResults, maxResults)               \
   {#kind, prepare##family},
 #define MPTRT_ATTR(kind, name, type, required)
 #include "mptrt/KernelSchema.def"
@@ -108,7 +109,7 @@ public:
     void *p = nullptr;
     const cudaError_t e = cudaMalloc(&p, bytes ? bytes : 64);
     if (e != cudaSuccess) {
-      cudaGetLastError();  // clear it: an allocation failure is not sticky
+      cudaGetLastError(); // clear it: an allocation failure is not sticky
       size_t freeBytes = 0, totalBytes = 0;
       cudaMemGetInfo(&freeBytes, &totalBytes);
       return Status::error("cuda: cannot allocate " + std::to_string(bytes) +
@@ -154,7 +155,7 @@ public:
     if (!out || ended != cudaSuccess) {
       if (graph)
         cudaGraphDestroy(graph);
-      cudaGetLastError();  // a failed capture is not sticky
+      cudaGetLastError(); // a failed capture is not sticky
       return out ? cudaStatus(ended, "cudaStreamEndCapture") : Status::ok();
     }
     cudaGraphExec_t exec = nullptr;
@@ -185,8 +186,7 @@ public:
   bool hasKernel(const std::string &kind) const override {
     return findKind(kKinds, kind) != nullptr;
   }
-  Status prepareKernel(const KernelView &kernel,
-                       std::unique_ptr<PreparedKernel> *out) override {
+  Status prepareKernel(const KernelView &kernel, std::unique_ptr<PreparedKernel> *out) override {
     MPTRT_TRY(init_);
     if (const auto *k = findKind(kKinds, kernel.kind())) {
       MPTRT_TRY(kernel.allowSchemaAttributes());
@@ -202,8 +202,8 @@ private:
   Status init() {
     ctx_.deviceOrdinal = deviceOrdinal();
     MPTRT_CUDA_TRY(cudaSetDevice(ctx_.deviceOrdinal));
-    MPTRT_CUDA_TRY(cudaDeviceGetAttribute(&ctx_.smCount, cudaDevAttrMultiProcessorCount,
-                                          ctx_.deviceOrdinal));
+    MPTRT_CUDA_TRY(
+        cudaDeviceGetAttribute(&ctx_.smCount, cudaDevAttrMultiProcessorCount, ctx_.deviceOrdinal));
     cudaStream_t s = nullptr;
     MPTRT_CUDA_TRY(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
     ctx_.stream = reinterpret_cast<CUstream_st *>(s);
@@ -230,8 +230,8 @@ bool probe(std::string *detail) {
   const cudaError_t e = cudaGetDeviceCount(&count);
   if (e != cudaSuccess) {
     cudaGetLastError();
-    *detail = std::string("no usable CUDA device (cudaGetDeviceCount: ") +
-              cudaGetErrorString(e) + ")";
+    *detail =
+        std::string("no usable CUDA device (cudaGetDeviceCount: ") + cudaGetErrorString(e) + ")";
     return false;
   }
   const int ordinal = deviceOrdinal();
@@ -266,7 +266,7 @@ std::unique_ptr<Backend> createCudaBackend() { return std::make_unique<cuda::Cud
 void registerCudaBackend(BackendRegistry &registry) {
   BackendFactory f;
   f.name = "cuda";
-  f.rank = 10;  // preferred by --device auto whenever a device is present
+  f.rank = 10; // preferred by --device auto whenever a device is present
   f.probe = cuda::probe;
   f.create = createCudaBackend;
   f.kinds = [] { return kindNames(cuda::kKinds); };

@@ -31,9 +31,9 @@ namespace cuda {
 /// it into a Status and clears it.
 enum class DeviceError : int32_t {
   None = 0,
-  IndexOutOfRange = 1,   // gather, gather_grad: an index outside [-n, n)
-  LabelOutOfRange = 2,   // losses: a label outside [0, C) that is not ignore_index
-  NegativeStep = 3,      // dropout, lr_schedule: a negative step counter
+  IndexOutOfRange = 1, // gather, gather_grad: an index outside [-n, n)
+  LabelOutOfRange = 2, // losses: a label outside [0, C) that is not ignore_index
+  NegativeStep = 3,    // dropout, lr_schedule: a negative step counter
 };
 
 /// A raised error and what the message names: the offending value, where it
@@ -41,7 +41,7 @@ enum class DeviceError : int32_t {
 /// the thread that raised the error writes the three, so they belong
 /// together.
 struct DeviceErrorRecord {
-  int32_t code = 0;  // a DeviceError, 0 = none
+  int32_t code = 0; // a DeviceError, 0 = none
   int32_t unused = 0;
   int64_t value = 0;
   int64_t position = 0;
@@ -53,13 +53,13 @@ struct DeviceErrorRecord {
 std::string describeDeviceError(const DeviceErrorRecord &error);
 
 struct Context {
-  CUstream_st *stream = nullptr;     // cudaStream_t
-  cublasLtContext *lt = nullptr;     // cublasLtHandle_t
-  void *ltWorkspace = nullptr;       // device memory for cuBLASLt
+  CUstream_st *stream = nullptr; // cudaStream_t
+  cublasLtContext *lt = nullptr; // cublasLtHandle_t
+  void *ltWorkspace = nullptr;   // device memory for cuBLASLt
   uint64_t ltWorkspaceBytes = 0;
-  DeviceErrorRecord *errorWord = nullptr;  // device memory, code 0 = none
+  DeviceErrorRecord *errorWord = nullptr; // device memory, code 0 = none
   int deviceOrdinal = 0;
-  int smCount = 0;                   // multiprocessors, for grid sizes
+  int smCount = 0; // multiprocessors, for grid sizes
 };
 
 /// "cuda: <what>: <cudaGetErrorString>" for a failed runtime call, or ok.
@@ -71,11 +71,11 @@ Status cudaStatus(int error, const char *what);
 
 /// Returns a Status error from the enclosing function when a CUDA runtime
 /// call fails.
-#define MPTRT_CUDA_TRY(call)                                                   \
-  do {                                                                         \
-    int mptrtCudaError = static_cast<int>(call);                               \
-    if (mptrtCudaError != 0)                                                   \
-      return ::mptrt::rt::cuda::cudaStatus(mptrtCudaError, #call);             \
+#define MPTRT_CUDA_TRY(call)                                                                       \
+  do {                                                                                             \
+    int mptrtCudaError = static_cast<int>(call);                                                   \
+    if (mptrtCudaError != 0)                                                                       \
+      return ::mptrt::rt::cuda::cudaStatus(mptrtCudaError, #call);                                 \
   } while (0)
 
 #endif // MPTRT_SRC_CUDA_CUDACONTEXT_H

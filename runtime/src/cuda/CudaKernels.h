@@ -25,8 +25,7 @@ using PrepareFn = Status (*)(const Context &, const KernelView &,
                              std::unique_ptr<PreparedKernel> *);
 
 /// A prepared kernel that calls `run(context, params, args)`.
-template <typename Params>
-class ParamsKernel final : public PreparedKernel {
+template <typename Params> class ParamsKernel final : public PreparedKernel {
 public:
   using RunFn = Status (*)(const Context &, const Params &, const KernelArgs &);
   ParamsKernel(const Context &context, Params params, RunFn fn, uint64_t workspace = 0)
@@ -90,13 +89,11 @@ Status prepareAllFinite(const Context &, const KernelView &, std::unique_ptr<Pre
 Status prepareGlobalNorm(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *);
 Status prepareClipByNorm(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *);
 Status prepareSgdUpdate(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *);
-Status prepareAdamWUpdate(const Context &, const KernelView &,
-                          std::unique_ptr<PreparedKernel> *);
+Status prepareAdamWUpdate(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *);
 Status prepareUpdateLossScale(const Context &, const KernelView &,
                               std::unique_ptr<PreparedKernel> *);
 Status prepareLrSchedule(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *);
-Status prepareAdvanceStep(const Context &, const KernelView &,
-                          std::unique_ptr<PreparedKernel> *);
+Status prepareAdvanceStep(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *);
 Status prepareAmax(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *);
 Status prepareUpdateFp8Scale(const Context &, const KernelView &,
                              std::unique_ptr<PreparedKernel> *);
@@ -117,13 +114,10 @@ Status preparePoolGrad(const Context &, const KernelView &, std::unique_ptr<Prep
 // Gradients of the elementwise, softmax, norm and loss kinds
 // (BackwardKernels.cu).
 Status prepareUnaryGrad(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *);
-Status prepareSoftmaxGrad(const Context &, const KernelView &,
-                          std::unique_ptr<PreparedKernel> *);
-Status prepareLayerNormGrad(const Context &, const KernelView &,
-                            std::unique_ptr<PreparedKernel> *);
+Status prepareSoftmaxGrad(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *);
+Status prepareLayerNormGrad(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *);
 Status prepareLossGrad(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *);
-Status prepareBatchNormGrad(const Context &, const KernelView &,
-                            std::unique_ptr<PreparedKernel> *);
+Status prepareBatchNormGrad(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *);
 
 } // namespace cuda
 } // namespace rt

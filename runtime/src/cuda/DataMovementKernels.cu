@@ -33,19 +33,26 @@ namespace {
 
 /// Calls `launch(T{})` with T the unsigned integer of `size` bytes (1, 2,
 /// 4 or 8): the element type of a byte-moving kernel.
-template <typename Launch>
-void bySize(int64_t size, Launch launch) {
+template <typename Launch> void bySize(int64_t size, Launch launch) {
   switch (size) {
-  case 1: launch(uint8_t{}); return;
-  case 2: launch(uint16_t{}); return;
-  case 4: launch(uint32_t{}); return;
-  default: launch(uint64_t{}); return;
+  case 1:
+    launch(uint8_t{});
+    return;
+  case 2:
+    launch(uint16_t{});
+    return;
+  case 4:
+    launch(uint32_t{});
+    return;
+  default:
+    launch(uint64_t{});
+    return;
   }
 }
 
 /// The grid-stride loop over [0, n) every kernel here uses.
-#define MPTRT_FOR_EACH(i, n)                                                   \
-  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < (n);   \
+#define MPTRT_FOR_EACH(i, n)                                                                       \
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < (n);                        \
        i += int64_t(gridDim.x) * blockDim.x)
 
 //===----------------------------------------------------------------------===//
@@ -92,8 +99,8 @@ __global__ void stridedGatherKernel(Strided s, const T *in, T *out, int64_t n) {
   out[i] = in[stridedOffset(s, i)];
 }
 
-Status launchStridedGather(const Context &c, const Strided &s, int64_t elementSize,
-                           const void *in, void *out, int64_t n, const char *what) {
+Status launchStridedGather(const Context &c, const Strided &s, int64_t elementSize, const void *in,
+                           void *out, int64_t n, const char *what) {
   if (n == 0)
     return Status::ok();
   bySize(elementSize, [&](auto tag) {
@@ -206,7 +213,7 @@ __global__ void gatherKernel(const T *data, DType indexType, const void *indices
                              int64_t axisDim, int64_t inner, int64_t numIndices, int64_t n,
                              DeviceErrorRecord *errorWord) {
   MPTRT_FOR_EACH(e, n) {
-    const int64_t m = e % inner, row = e / inner;  // row = o * numIndices + i
+    const int64_t m = e % inner, row = e / inner; // row = o * numIndices + i
     const int64_t i = row % numIndices, o = row / numIndices;
     int64_t a = loadI64(indexType, indices, i);
     if (a < -axisDim || a >= axisDim) {
@@ -245,8 +252,7 @@ Status runGather(const Context &c, const GatherParams &p, const KernelArgs &args
     using T = decltype(tag);
     gatherKernel<T><<<blocksFor(c, n), kThreads, 0, streamOf(c)>>>(
         static_cast<const T *>(args.operands[0].data), indices.desc->dtype, indices.data,
-        static_cast<T *>(args.results[0].data), p.axisDim, p.inner, p.numIndices, n,
-        c.errorWord);
+        static_cast<T *>(args.results[0].data), p.axisDim, p.inner, p.numIndices, n, c.errorWord);
   });
   return launched("gather kernel");
 }
@@ -273,8 +279,8 @@ Status runExpand(const Context &c, const ExpandParams &p, const KernelArgs &args
 //===----------------------------------------------------------------------===//
 
 template <typename T>
-__global__ void triluKernel(const T *in, T *out, bool upper, int64_t k, int64_t rows,
-                            int64_t cols, int64_t n) {
+__global__ void triluKernel(const T *in, T *out, bool upper, int64_t k, int64_t rows, int64_t cols,
+                            int64_t n) {
   MPTRT_FOR_EACH(e, n) {
     const int64_t col = e % cols, r = (e / cols) % rows;
     const bool keep = upper ? col - r >= k : col - r <= k;
@@ -339,8 +345,8 @@ __global__ void dropoutCopyKernel(DType xt, const void *x, DType yt, void *y, ui
 }
 
 __global__ void dropoutDrawKernel(DType xt, const void *x, DType yt, void *y, uint8_t *mask,
-                                  const int64_t *seedPtr, const int64_t *stepPtr,
-                                  uint32_t stream, uint64_t threshold, float scale, int64_t n,
+                                  const int64_t *seedPtr, const int64_t *stepPtr, uint32_t stream,
+                                  uint64_t threshold, float scale, int64_t n,
                                   DeviceErrorRecord *errorWord) {
   const uint64_t seed = static_cast<uint64_t>(*seedPtr);
   const int64_t step = *stepPtr;
@@ -371,15 +377,15 @@ Status runDropout(const Context &c, const DropoutParams &p, const KernelArgs &ar
   uint8_t *mask = p.hasMask ? static_cast<uint8_t *>(args.results[1].data) : nullptr;
   const unsigned blocks = blocksFor(c, p.numel);
   if (!p.draw) {
-    dropoutCopyKernel<<<blocks, kThreads, 0, streamOf(c)>>>(x.desc->dtype, x.data,
-                                                            y.desc->dtype, y.data, mask, p.numel);
+    dropoutCopyKernel<<<blocks, kThreads, 0, streamOf(c)>>>(x.desc->dtype, x.data, y.desc->dtype,
+                                                            y.data, mask, p.numel);
     return launched("dropout kernel");
   }
   dropoutDrawKernel<<<blocks, kThreads, 0, streamOf(c)>>>(
       x.desc->dtype, x.data, y.desc->dtype, y.data, mask,
       static_cast<const int64_t *>(args.operands[1].data),
-      static_cast<const int64_t *>(args.operands[2].data), p.stream, p.threshold, p.scale,
-      p.numel, c.errorWord);
+      static_cast<const int64_t *>(args.operands[2].data), p.stream, p.threshold, p.scale, p.numel,
+      c.errorWord);
   return launched("dropout kernel");
 }
 
@@ -447,9 +453,9 @@ uint64_t alignedEnd(uint64_t offset, uint64_t bytes) { return (offset + bytes + 
 
 struct GatherGradPlan {
   GatherGradParams p;
-  int endBit = 1;            // the sort's key bits: enough for (axisDim + 1) * n - 1
-  uint64_t keysIn = 0, keysOut = 0, first = 0, temp = 0;  // workspace offsets
-  uint64_t tempBytes = 0;    // CUB's temporary storage
+  int endBit = 1; // the sort's key bits: enough for (axisDim + 1) * n - 1
+  uint64_t keysIn = 0, keysOut = 0, first = 0, temp = 0; // workspace offsets
+  uint64_t tempBytes = 0;                                // CUB's temporary storage
   uint64_t workspace = 0;
 };
 
@@ -488,7 +494,7 @@ __global__ void gatherGradSumKernel(const uint64_t *sorted, const int64_t *first
                                     const void *dy, DType ddt, void *dd, int64_t axisDim,
                                     int64_t inner, int64_t n, int64_t total) {
   MPTRT_FOR_EACH(e, total) {
-    const int64_t m = e % inner, row = e / inner;  // row = o * axisDim + a
+    const int64_t m = e % inner, row = e / inner; // row = o * axisDim + a
     const int64_t a = row % axisDim, o = row / axisDim;
     const uint64_t rowKey = static_cast<uint64_t>(a) * static_cast<uint64_t>(n);
     double acc = 0;
@@ -505,7 +511,7 @@ Status runGatherGrad(const Context &c, const GatherGradPlan &plan, const KernelA
   const TensorArg &indices = args.operands[0], &dy = args.operands[1], &dd = args.results[0];
   const int64_t n = p.numIndices, total = p.outer * p.axisDim * p.inner;
   cudaStream_t s = streamOf(c);
-  if (n == 0) {  // nothing indexed: ddata is zero
+  if (n == 0) { // nothing indexed: ddata is zero
     if (dd.desc->bytes)
       MPTRT_CUDA_TRY(cudaMemsetAsync(dd.data, 0, dd.desc->bytes, s));
     return Status::ok();
@@ -519,16 +525,16 @@ Status runGatherGrad(const Context &c, const GatherGradPlan &plan, const KernelA
   MPTRT_TRY(launched("gather_grad keys kernel"));
   size_t tempBytes = plan.tempBytes;
   MPTRT_CUDA_TRY(cub::DeviceRadixSort::SortKeys(ws + plan.temp, tempBytes,
-                                                static_cast<const uint64_t *>(keysIn), keysOut,
-                                                n, 0, plan.endBit, s));
-  gatherGradFirstKernel<<<blocksFor(c, p.axisDim + 1), kThreads, 0, s>>>(keysOut, p.axisDim,
-                                                                        n, first);
+                                                static_cast<const uint64_t *>(keysIn), keysOut, n,
+                                                0, plan.endBit, s));
+  gatherGradFirstKernel<<<blocksFor(c, p.axisDim + 1), kThreads, 0, s>>>(keysOut, p.axisDim, n,
+                                                                         first);
   MPTRT_TRY(launched("gather_grad first kernel"));
   if (total == 0)
     return Status::ok();
-  gatherGradSumKernel<<<blocksFor(c, total), kThreads, 0, s>>>(
-      keysOut, first, dy.desc->dtype, dy.data, dd.desc->dtype, dd.data, p.axisDim, p.inner, n,
-      total);
+  gatherGradSumKernel<<<blocksFor(c, total), kThreads, 0, s>>>(keysOut, first, dy.desc->dtype,
+                                                               dy.data, dd.desc->dtype, dd.data,
+                                                               p.axisDim, p.inner, n, total);
   return launched("gather_grad sum kernel");
 }
 
@@ -541,8 +547,7 @@ Status prepareTranspose(const Context &c, const KernelView &v,
                         std::unique_ptr<PreparedKernel> *out) {
   return prepareWith<TransposeParams>(c, v, out, decodeTranspose, runTranspose);
 }
-Status prepareConcat(const Context &c, const KernelView &v,
-                     std::unique_ptr<PreparedKernel> *out) {
+Status prepareConcat(const Context &c, const KernelView &v, std::unique_ptr<PreparedKernel> *out) {
   return prepareWith<ConcatParams>(c, v, out, decodeConcat, runConcat);
 }
 Status prepareSplit(const Context &c, const KernelView &v, std::unique_ptr<PreparedKernel> *out) {
@@ -551,12 +556,10 @@ Status prepareSplit(const Context &c, const KernelView &v, std::unique_ptr<Prepa
 Status prepareSlice(const Context &c, const KernelView &v, std::unique_ptr<PreparedKernel> *out) {
   return prepareWith<SliceParams>(c, v, out, decodeSlice, runSlice);
 }
-Status prepareGather(const Context &c, const KernelView &v,
-                     std::unique_ptr<PreparedKernel> *out) {
+Status prepareGather(const Context &c, const KernelView &v, std::unique_ptr<PreparedKernel> *out) {
   return prepareWith<GatherParams>(c, v, out, decodeGather, runGather);
 }
-Status prepareExpand(const Context &c, const KernelView &v,
-                     std::unique_ptr<PreparedKernel> *out) {
+Status prepareExpand(const Context &c, const KernelView &v, std::unique_ptr<PreparedKernel> *out) {
   return prepareWith<ExpandParams>(c, v, out, decodeExpand, runExpand);
 }
 Status prepareTrilu(const Context &c, const KernelView &v, std::unique_ptr<PreparedKernel> *out) {
@@ -565,8 +568,7 @@ Status prepareTrilu(const Context &c, const KernelView &v, std::unique_ptr<Prepa
 Status prepareFill(const Context &c, const KernelView &v, std::unique_ptr<PreparedKernel> *out) {
   return prepareWith<FillParams>(c, v, out, decodeFill, runFill);
 }
-Status prepareDropout(const Context &c, const KernelView &v,
-                      std::unique_ptr<PreparedKernel> *out) {
+Status prepareDropout(const Context &c, const KernelView &v, std::unique_ptr<PreparedKernel> *out) {
   return prepareWith<DropoutParams>(c, v, out, decodeDropout, runDropout);
 }
 Status prepareSliceGrad(const Context &c, const KernelView &v,
@@ -602,8 +604,8 @@ Status prepareGatherGrad(const Context &c, const KernelView &v,
     plan.workspace = alignedEnd(plan.temp, plan.tempBytes);
   }
   const uint64_t workspace = plan.workspace;
-  *out = std::make_unique<ParamsKernel<GatherGradPlan>>(c, std::move(plan), runGatherGrad,
-                                                        workspace);
+  *out =
+      std::make_unique<ParamsKernel<GatherGradPlan>>(c, std::move(plan), runGatherGrad, workspace);
   return Status::ok();
 }
 

@@ -68,33 +68,52 @@ struct UnaryArgs {
 
 __device__ inline float unaryF32(const UnaryArgs &a, float x) {
   switch (a.op) {
-  case UnaryOp::Sqrt: return sqrtf(x);
-  case UnaryOp::Exp: return expf(x);
-  case UnaryOp::Log: return logf(x);
-  case UnaryOp::Erf: return erff(x);
-  case UnaryOp::Tanh: return tanhf(x);
-  case UnaryOp::Sigmoid: return 1.0f / (1.0f + expf(-x));
-  case UnaryOp::Relu: return x < 0.0f ? 0.0f : x;  // NaN stays NaN
-  case UnaryOp::Neg: return -x;
-  case UnaryOp::Abs: return fabsf(x);
-  case UnaryOp::LeakyRelu: return x < 0.0f ? a.alpha * x : x;
-  case UnaryOp::Gelu: return 0.5f * x * (1.0f + erff(x * kSqrtHalf));
+  case UnaryOp::Sqrt:
+    return sqrtf(x);
+  case UnaryOp::Exp:
+    return expf(x);
+  case UnaryOp::Log:
+    return logf(x);
+  case UnaryOp::Erf:
+    return erff(x);
+  case UnaryOp::Tanh:
+    return tanhf(x);
+  case UnaryOp::Sigmoid:
+    return 1.0f / (1.0f + expf(-x));
+  case UnaryOp::Relu:
+    return x < 0.0f ? 0.0f : x; // NaN stays NaN
+  case UnaryOp::Neg:
+    return -x;
+  case UnaryOp::Abs:
+    return fabsf(x);
+  case UnaryOp::LeakyRelu:
+    return x < 0.0f ? a.alpha * x : x;
+  case UnaryOp::Gelu:
+    return 0.5f * x * (1.0f + erff(x * kSqrtHalf));
   case UnaryOp::GeluTanh:
     return 0.5f * x * (1.0f + tanhf(kSqrtTwoOverPi * (x + 0.044715f * x * x * x)));
-  case UnaryOp::Clip: return x < a.lo ? a.lo : (x > a.hi ? a.hi : x);
-  case UnaryOp::Not: return x;
+  case UnaryOp::Clip:
+    return x < a.lo ? a.lo : (x > a.hi ? a.hi : x);
+  case UnaryOp::Not:
+    return x;
   }
   return x;
 }
 
 __device__ inline int64_t unaryI64(const UnaryArgs &a, int64_t x) {
   switch (a.op) {
-  case UnaryOp::Relu: return x < 0 ? 0 : x;
-  case UnaryOp::Neg: return static_cast<int64_t>(0 - static_cast<uint64_t>(x));
-  case UnaryOp::Abs: return x < 0 ? static_cast<int64_t>(0 - static_cast<uint64_t>(x)) : x;
-  case UnaryOp::Not: return x == 0;
-  case UnaryOp::Clip: return x < a.ilo ? a.ilo : (x > a.ihi ? a.ihi : x);
-  default: return x;
+  case UnaryOp::Relu:
+    return x < 0 ? 0 : x;
+  case UnaryOp::Neg:
+    return static_cast<int64_t>(0 - static_cast<uint64_t>(x));
+  case UnaryOp::Abs:
+    return x < 0 ? static_cast<int64_t>(0 - static_cast<uint64_t>(x)) : x;
+  case UnaryOp::Not:
+    return x == 0;
+  case UnaryOp::Clip:
+    return x < a.ilo ? a.ilo : (x > a.ihi ? a.ihi : x);
+  default:
+    return x;
   }
 }
 
@@ -131,8 +150,8 @@ Status runUnary(const Context &c, const UnaryParams &p, const KernelArgs &args) 
   const int64_t n = out.desc->numel;
   if (n == 0)
     return Status::ok();
-  unaryKernel<<<blocksFor(c, n), kThreads, 0, streamOf(c)>>>(
-      a, p.integer, in.desc->dtype, in.data, out.desc->dtype, out.data, n);
+  unaryKernel<<<blocksFor(c, n), kThreads, 0, streamOf(c)>>>(a, p.integer, in.desc->dtype, in.data,
+                                                             out.desc->dtype, out.data, n);
   return launched("unary kernel");
 }
 
@@ -142,16 +161,26 @@ Status runUnary(const Context &c, const UnaryParams &p, const KernelArgs &args) 
 
 __device__ inline float binaryF32(BinaryOp op, float a, float b) {
   switch (op) {
-  case BinaryOp::Add: return a + b;
-  case BinaryOp::Sub: return a - b;
-  case BinaryOp::Mul: return a * b;
-  case BinaryOp::Div: return a / b;
-  case BinaryOp::Pow: return powf(a, b);
-  case BinaryOp::Max: return (a != a || b != b) ? NAN : (a < b ? b : a);
-  case BinaryOp::Min: return (a != a || b != b) ? NAN : (b < a ? b : a);
-  case BinaryOp::Equal: return a == b;
-  case BinaryOp::Less: return a < b;
-  case BinaryOp::Greater: return a > b;
+  case BinaryOp::Add:
+    return a + b;
+  case BinaryOp::Sub:
+    return a - b;
+  case BinaryOp::Mul:
+    return a * b;
+  case BinaryOp::Div:
+    return a / b;
+  case BinaryOp::Pow:
+    return powf(a, b);
+  case BinaryOp::Max:
+    return (a != a || b != b) ? NAN : (a < b ? b : a);
+  case BinaryOp::Min:
+    return (a != a || b != b) ? NAN : (b < a ? b : a);
+  case BinaryOp::Equal:
+    return a == b;
+  case BinaryOp::Less:
+    return a < b;
+  case BinaryOp::Greater:
+    return a > b;
   }
   return 0.0f;
 }
@@ -171,16 +200,26 @@ __device__ inline int64_t powI64(int64_t base, int64_t exponent) {
 __device__ inline int64_t binaryI64(BinaryOp op, int64_t a, int64_t b) {
   auto wrap = [](uint64_t v) { return static_cast<int64_t>(v); };
   switch (op) {
-  case BinaryOp::Add: return wrap(uint64_t(a) + uint64_t(b));
-  case BinaryOp::Sub: return wrap(uint64_t(a) - uint64_t(b));
-  case BinaryOp::Mul: return wrap(uint64_t(a) * uint64_t(b));
-  case BinaryOp::Div: return b == 0 ? 0 : b == -1 ? wrap(0 - uint64_t(a)) : a / b;
-  case BinaryOp::Pow: return powI64(a, b);
-  case BinaryOp::Max: return a < b ? b : a;
-  case BinaryOp::Min: return b < a ? b : a;
-  case BinaryOp::Equal: return a == b;
-  case BinaryOp::Less: return a < b;
-  case BinaryOp::Greater: return a > b;
+  case BinaryOp::Add:
+    return wrap(uint64_t(a) + uint64_t(b));
+  case BinaryOp::Sub:
+    return wrap(uint64_t(a) - uint64_t(b));
+  case BinaryOp::Mul:
+    return wrap(uint64_t(a) * uint64_t(b));
+  case BinaryOp::Div:
+    return b == 0 ? 0 : b == -1 ? wrap(0 - uint64_t(a)) : a / b;
+  case BinaryOp::Pow:
+    return powI64(a, b);
+  case BinaryOp::Max:
+    return a < b ? b : a;
+  case BinaryOp::Min:
+    return b < a ? b : a;
+  case BinaryOp::Equal:
+    return a == b;
+  case BinaryOp::Less:
+    return a < b;
+  case BinaryOp::Greater:
+    return a > b;
   }
   return 0;
 }
@@ -216,8 +255,8 @@ Status runBinary(const Context &c, const BinaryParams &p, const KernelArgs &args
 //===----------------------------------------------------------------------===//
 
 template <typename T>
-__global__ void whereKernel(DeviceBroadcast bc, const uint8_t *cond, const T *x, const T *y,
-                            T *out, int64_t n) {
+__global__ void whereKernel(DeviceBroadcast bc, const uint8_t *cond, const T *x, const T *y, T *out,
+                            int64_t n) {
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
        i += int64_t(gridDim.x) * blockDim.x) {
     int64_t off[3];
@@ -298,8 +337,8 @@ Status runQuantize(const Context &c, const QuantizeParams &p, const KernelArgs &
   if (p.numel == 0)
     return Status::ok();
   quantizeKernel<<<blocksFor(c, p.numel), kThreads, 0, streamOf(c)>>>(
-      in.desc->dtype, in.data, static_cast<const float *>(args.operands[1].data),
-      out.desc->dtype, out.data, p.numel);
+      in.desc->dtype, in.data, static_cast<const float *>(args.operands[1].data), out.desc->dtype,
+      out.data, p.numel);
   return launched("quantize kernel");
 }
 
@@ -308,8 +347,7 @@ Status runQuantize(const Context &c, const QuantizeParams &p, const KernelArgs &
 Status prepareUnary(const Context &c, const KernelView &v, std::unique_ptr<PreparedKernel> *out) {
   return prepareWith<UnaryParams>(c, v, out, decodeUnary, runUnary);
 }
-Status prepareBinary(const Context &c, const KernelView &v,
-                     std::unique_ptr<PreparedKernel> *out) {
+Status prepareBinary(const Context &c, const KernelView &v, std::unique_ptr<PreparedKernel> *out) {
   return prepareWith<BinaryParams>(c, v, out, decodeBinary, runBinary);
 }
 Status prepareWhere(const Context &c, const KernelView &v, std::unique_ptr<PreparedKernel> *out) {

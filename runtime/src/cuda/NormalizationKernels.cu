@@ -32,7 +32,7 @@ __global__ void softmaxKernel(SoftmaxParams p, DType xt, const void *x, DType yt
   const int64_t rows = p.outer * p.inner;
   for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
     const int64_t o = r / p.inner, i = r % p.inner;
-    const int64_t base = o * p.dim * p.inner + i;  // element d at base + d * inner
+    const int64_t base = o * p.dim * p.inner + i; // element d at base + d * inner
     const Share sh = shareOf(p.dim);
     float localMax = -INFINITY;
     for (int64_t d = sh.begin; d < sh.end; ++d) {
@@ -60,7 +60,7 @@ Status runSoftmax(const Context &c, const SoftmaxParams &p, const KernelArgs &ar
   if (rows == 0 || p.dim == 0)
     return Status::ok();
   softmaxKernel<<<rowBlocks(rows), kThreads, 0, streamOf(c)>>>(p, x.desc->dtype, x.data,
-                                                                y.desc->dtype, y.data);
+                                                               y.desc->dtype, y.data);
   return launched("softmax kernel");
 }
 
@@ -160,8 +160,7 @@ __global__ void batchNormKernel(BatchNormParams p, BatchNormTensors t) {
     const Share sh = shareOf(count);
     float mean, var, unbiasedVar = 0.0f;
     if (p.training) {
-      const ChannelMoments mo =
-          channelMoments(t.xt, t.x, p.C, p.inner, c, count, sh, shared);
+      const ChannelMoments mo = channelMoments(t.xt, t.x, p.C, p.inner, c, count, sh, shared);
       const double sq = mo.squares;
       mean = static_cast<float>(mo.mean);
       var = static_cast<float>(count > 0 ? sq / static_cast<double>(count) : 0.0);
@@ -213,8 +212,7 @@ Status runBatchNorm(const Context &c, const BatchNormParams &p, const KernelArgs
 
 } // namespace
 
-Status prepareSoftmax(const Context &c, const KernelView &v,
-                      std::unique_ptr<PreparedKernel> *out) {
+Status prepareSoftmax(const Context &c, const KernelView &v, std::unique_ptr<PreparedKernel> *out) {
   return prepareWith<SoftmaxParams>(c, v, out, decodeSoftmax, runSoftmax);
 }
 Status prepareBatchNorm(const Context &c, const KernelView &v,

@@ -35,9 +35,9 @@ namespace {
 struct DevicePool {
   PoolKind kind;
   bool integer, countIncludePad;
-  int rank;  // spatial
-  int64_t in[kMaxRank], out[kMaxRank], kernel[kMaxRank], strides[kMaxRank],
-      padsBegin[kMaxRank], padsEnd[kMaxRank], dilations[kMaxRank];
+  int rank; // spatial
+  int64_t in[kMaxRank], out[kMaxRank], kernel[kMaxRank], strides[kMaxRank], padsBegin[kMaxRank],
+      padsEnd[kMaxRank], dilations[kMaxRank];
   int64_t planes, inSize, outSize, kernelCount;
 };
 
@@ -120,7 +120,7 @@ __global__ void poolKernel(DevicePool p, DType xt, const void *x, DType yt, void
       } else {
         const float v = loadF32(xt, x, base + at.offset);
         sum += static_cast<double>(v);
-        if (v > best || v != v)  // NaN propagates
+        if (v > best || v != v) // NaN propagates
           best = v;
       }
     }
@@ -151,8 +151,8 @@ Status runPool(const Context &c, const PoolParams &p, const KernelArgs &args) {
 
 /// The first maximum of output o's window (the CPU's rule: the first NaN
 /// if there is one), as a plane offset; -1 for an all-padding window.
-__device__ inline int64_t windowArgmax(const DevicePool &p, DType xt, const void *x,
-                                       int64_t base, const int64_t *o) {
+__device__ inline int64_t windowArgmax(const DevicePool &p, DType xt, const void *x, int64_t base,
+                                       const int64_t *o) {
   int64_t argmax = -1;
   float best = 0.0f;
   for (int64_t w = 0; w < p.kernelCount; ++w) {
@@ -193,7 +193,7 @@ __global__ void poolGradKernel(DevicePool p, DType xt, const void *x, DType gt, 
     int64_t lo[kMaxRank], hi[kMaxRank];
     bool any = true;
     for (int d = 0; d < p.rank; ++d) {
-      const int64_t top = pos[d] + p.padsBegin[d];  // >= 0
+      const int64_t top = pos[d] + p.padsBegin[d]; // >= 0
       const int64_t bottom = top - (p.kernel[d] - 1) * p.dilations[d];
       lo[d] = bottom <= 0 ? 0 : (bottom + p.strides[d] - 1) / p.strides[d];
       hi[d] = top / p.strides[d];
@@ -208,7 +208,7 @@ __global__ void poolGradKernel(DevicePool p, DType xt, const void *x, DType gt, 
         o[d] = lo[d];
       // Row-major over the candidate box: increasing output index.
       while (true) {
-        bool hits = true;  // pos is on the window's dilation grid on every axis
+        bool hits = true; // pos is on the window's dilation grid on every axis
         int64_t oi = 0;
         for (int d = 0; d < p.rank; ++d) {
           hits = hits && (pos[d] + p.padsBegin[d] - o[d] * p.strides[d]) % p.dilations[d] == 0;

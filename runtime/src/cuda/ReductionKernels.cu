@@ -91,12 +91,12 @@ __global__ void reduceFloatKernel(ReduceLayout l, DType xt, const void *x, DType
       if (isMax)
         acc = MaxNaNWins{}(acc, v);
       else
-        acc += l.op == ReduceOp::L2 ? v * v : v;  // a float squared is exact in double
+        acc += l.op == ReduceOp::L2 ? v * v : v; // a float squared is exact in double
     }
     double total = isMax ? blockReduce<double>(acc, shared, MaxNaNWins{})
                          : blockReduce<double>(acc, shared, AddOp{});
     if (l.op == ReduceOp::Mean)
-      total = total / static_cast<double>(l.count);  // 0 / 0 is NaN, as on the CPU
+      total = total / static_cast<double>(l.count); // 0 / 0 is NaN, as on the CPU
     else if (l.op == ReduceOp::L2)
       total = sqrt(total);
     if (threadIdx.x == 0)
@@ -138,11 +138,11 @@ Status runReduce(const Context &c, const ReduceParams &p, const KernelArgs &args
     return Status::ok();
   const ReduceLayout l = reduceLayout(p);
   if (p.integer)
-    reduceIntKernel<<<rowBlocks(p.outNumel), kThreads, 0, streamOf(c)>>>(
-        l, x.desc->dtype, x.data, y.desc->dtype, y.data);
+    reduceIntKernel<<<rowBlocks(p.outNumel), kThreads, 0, streamOf(c)>>>(l, x.desc->dtype, x.data,
+                                                                         y.desc->dtype, y.data);
   else
-    reduceFloatKernel<<<rowBlocks(p.outNumel), kThreads, 0, streamOf(c)>>>(
-        l, x.desc->dtype, x.data, y.desc->dtype, y.data);
+    reduceFloatKernel<<<rowBlocks(p.outNumel), kThreads, 0, streamOf(c)>>>(l, x.desc->dtype, x.data,
+                                                                           y.desc->dtype, y.data);
   return launched("reduce kernel");
 }
 
@@ -165,7 +165,7 @@ struct LossTensors {
   DType st, lt, wt, ot, pt;
   const void *scores, *labels, *weights;
   void *out, *logProb;
-  float *sampleLoss, *sampleWeight;  // workspace, "sum" and "mean" only
+  float *sampleLoss, *sampleWeight; // workspace, "sum" and "mean" only
   DeviceErrorRecord *errorWord;
 };
 
@@ -174,7 +174,7 @@ __global__ void lossSampleKernel(LossParams p, LossTensors t) {
   const int64_t samples = p.N * p.D;
   for (int64_t s = blockIdx.x; s < samples; s += gridDim.x) {
     const int64_t n = s / p.D, d = s % p.D;
-    const int64_t base = n * p.C * p.D + d;  // class c at base + c * D
+    const int64_t base = n * p.C * p.D + d; // class c at base + c * D
     const int64_t label = loadI64(t.lt, t.labels, s);
     bool ignored = p.hasIgnoreIndex && label == p.ignoreIndex;
     if (!ignored && (label < 0 || label >= p.C)) {
@@ -270,7 +270,7 @@ Status runLoss(const Context &c, const LossParams &p, const KernelArgs &args) {
     lossSampleKernel<<<rowBlocks(samples), kThreads, 0, stream>>>(p, t);
     MPTRT_TRY(launched("loss kernel"));
   }
-  if (p.reduction != Reduction::None) {  // with no samples: 0, or 0 / 0 = NaN
+  if (p.reduction != Reduction::None) { // with no samples: 0, or 0 / 0 = NaN
     lossTotalKernel<<<1, kThreads, 0, stream>>>(p, t);
     MPTRT_TRY(launched("loss total kernel"));
   }

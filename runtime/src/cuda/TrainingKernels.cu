@@ -41,8 +41,8 @@ namespace rt {
 namespace cuda {
 namespace {
 
-#define MPTRT_FOR_EACH(i, n)                                                   \
-  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < (n);   \
+#define MPTRT_FOR_EACH(i, n)                                                                       \
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < (n);                        \
        i += int64_t(gridDim.x) * blockDim.x)
 
 __device__ inline bool isFiniteF32(float x) {
@@ -142,11 +142,16 @@ __device__ inline bool nonFinite(DType dtype, const void *base, int64_t i) {
   switch (dtype) {
   case DType::F32:
     return (static_cast<const uint32_t *>(base)[i] & 0x7F800000u) == 0x7F800000u;
-  case DType::F16: return (static_cast<const uint16_t *>(base)[i] & 0x7C00u) == 0x7C00u;
-  case DType::BF16: return (static_cast<const uint16_t *>(base)[i] & 0x7F80u) == 0x7F80u;
-  case DType::F8E4M3FN: return (static_cast<const uint8_t *>(base)[i] & 0x7Fu) == 0x7Fu;
-  case DType::F8E5M2: return (static_cast<const uint8_t *>(base)[i] & 0x7Cu) == 0x7Cu;
-  default: return false;  // the decoder admits float operands only
+  case DType::F16:
+    return (static_cast<const uint16_t *>(base)[i] & 0x7C00u) == 0x7C00u;
+  case DType::BF16:
+    return (static_cast<const uint16_t *>(base)[i] & 0x7F80u) == 0x7F80u;
+  case DType::F8E4M3FN:
+    return (static_cast<const uint8_t *>(base)[i] & 0x7Fu) == 0x7Fu;
+  case DType::F8E5M2:
+    return (static_cast<const uint8_t *>(base)[i] & 0x7Cu) == 0x7Cu;
+  default:
+    return false; // the decoder admits float operands only
   }
 }
 
@@ -201,9 +206,8 @@ __global__ void amaxBlocksKernel(TensorList list, int64_t opBegin, const DeviceB
 
 /// partial[b] = the sum of the squares of table block b, in double, in
 /// element order (the CPU's sum): one thread per block.
-__global__ void sumSquaresBlocksKernel(TensorList list, int64_t opBegin,
-                                       const DeviceBlock *table, int64_t blockBegin,
-                                       int64_t blockEnd, double *partial) {
+__global__ void sumSquaresBlocksKernel(TensorList list, int64_t opBegin, const DeviceBlock *table,
+                                       int64_t blockBegin, int64_t blockEnd, double *partial) {
   const int64_t b = blockBegin + blockIdx.x * int64_t(blockDim.x) + threadIdx.x;
   if (b >= blockEnd)
     return;
@@ -237,7 +241,7 @@ __global__ void amaxFinishKernel(const float *partial, const uint8_t *flag, int6
   float amax = 0.0f;
   bool nan = false;
   for (int64_t b = 0; b < blocks; ++b) {
-    amax = amax < partial[b] ? partial[b] : amax;  // std::max(amax, partial[b])
+    amax = amax < partial[b] ? partial[b] : amax; // std::max(amax, partial[b])
     nan |= flag[b] != 0;
   }
   *out = nan ? quietNaN() : amax;
@@ -307,7 +311,7 @@ public:
         constexpr int kPerBlock = 128;
         const unsigned grid = static_cast<unsigned>((count + kPerBlock - 1) / kPerBlock);
         sumSquaresBlocksKernel<<<grid, kPerBlock, 0, s>>>(list, l.opBegin, table_, l.blockBegin,
-                                                           l.blockEnd, partialD);
+                                                          l.blockEnd, partialD);
         break;
       }
       }
@@ -330,8 +334,8 @@ public:
 
 private:
   struct Launch {
-    int64_t opBegin, opEnd;        // operands [opBegin, opEnd), < kMaxTensors of them
-    int64_t blockBegin, blockEnd;  // their blocks
+    int64_t opBegin, opEnd;       // operands [opBegin, opEnd), < kMaxTensors of them
+    int64_t blockBegin, blockEnd; // their blocks
   };
   const Context &c_;
   Reduce what_;
@@ -370,7 +374,7 @@ __global__ void sgdKernel(SgdArgs a, const float *param, DType gt, const void *g
   const bool first = *stepPtr == 0;
   const float negLr = static_cast<float>(-static_cast<double>(*lrPtr));
   MPTRT_FOR_EACH(k, n) {
-    if (!finite) {  // a skipped step: the bits, unless the result is the operand
+    if (!finite) { // a skipped step: the bits, unless the result is the operand
       if (paramOut != param)
         reinterpret_cast<uint32_t *>(paramOut)[k] = reinterpret_cast<const uint32_t *>(param)[k];
       if (a.hasBuffer && bufOut != buf)
@@ -393,7 +397,7 @@ __global__ void sgdKernel(SgdArgs a, const float *param, DType gt, const void *g
 Status runSgdUpdate(const Context &c, const SgdParams &p, const KernelArgs &args) {
   if (p.numel == 0)
     return Status::ok();
-  const size_t s = p.hasBuffer ? 3 : 2;  // step, lr, finite
+  const size_t s = p.hasBuffer ? 3 : 2; // step, lr, finite
   SgdArgs a;
   a.decay = p.weightDecay != 0;
   a.hasBuffer = p.hasBuffer;
@@ -428,10 +432,10 @@ Status runSgdUpdate(const Context &c, const SgdParams &p, const KernelArgs &args
 //===----------------------------------------------------------------------===//
 
 struct AdamWArgs {
-  double beta1, beta2, weightDecay;  // the Python scalars
+  double beta1, beta2, weightDecay; // the Python scalars
   bool decay, smallWeight;
-  float w1, w1Minus1, beta2f, oneMinusBeta2, eps;  // as the f32 kernels receive them
-  uint32_t stream;                                 // stochastic rounding's Philox stream
+  float w1, w1Minus1, beta2f, oneMinusBeta2, eps; // as the f32 kernels receive them
+  uint32_t stream;                                // stochastic rounding's Philox stream
 };
 
 /// How the master weight is stored: f32, or bf16 rounded to nearest even
@@ -456,7 +460,7 @@ __global__ void adamwKernel(AdamWArgs a, const void *param, DType gt, const void
   const float negStepSize = static_cast<float>(-stepSize);
   const uint64_t seed = M == Master::Bf16Stochastic ? uint64_t(*seedPtr) : 0;
   MPTRT_FOR_EACH(k, n) {
-    if (!finite) {  // a skipped step: the bits, unless the result is the operand
+    if (!finite) { // a skipped step: the bits, unless the result is the operand
       if (paramOut != param) {
         if (M == Master::F32)
           static_cast<uint32_t *>(paramOut)[k] = static_cast<const uint32_t *>(param)[k];
@@ -464,8 +468,7 @@ __global__ void adamwKernel(AdamWArgs a, const void *param, DType gt, const void
           static_cast<uint16_t *>(paramOut)[k] = static_cast<const uint16_t *>(param)[k];
       }
       if (expAvgOut != expAvg)
-        reinterpret_cast<uint32_t *>(expAvgOut)[k] =
-            reinterpret_cast<const uint32_t *>(expAvg)[k];
+        reinterpret_cast<uint32_t *>(expAvgOut)[k] = reinterpret_cast<const uint32_t *>(expAvg)[k];
       if (expAvgSqOut != expAvgSq)
         reinterpret_cast<uint32_t *>(expAvgSqOut)[k] =
             reinterpret_cast<const uint32_t *>(expAvgSq)[k];
@@ -488,8 +491,8 @@ __global__ void adamwKernel(AdamWArgs a, const void *param, DType gt, const void
     else if (M == Master::Bf16Nearest)
       static_cast<uint16_t *>(paramOut)[k] = numerics::f32ToBf16(w);
     else
-      static_cast<uint16_t *>(paramOut)[k] = numerics::f32ToBf16Stochastic(
-          w, philox::roundingBits(seed, uint64_t(step), a.stream, k));
+      static_cast<uint16_t *>(paramOut)[k] =
+          numerics::f32ToBf16Stochastic(w, philox::roundingBits(seed, uint64_t(step), a.stream, k));
     expAvgOut[k] = m;
     expAvgSqOut[k] = v;
   }
@@ -583,7 +586,7 @@ __global__ void lrScheduleKernel(LrScheduleParams p, const int64_t *stepPtr, flo
       const int64_t spanSteps = p.totalSteps - p.warmupSteps;
       const double span = static_cast<double>(spanSteps > 1 ? spanSteps : int64_t{1});
       const double q = static_cast<double>(s - p.warmupSteps) / span;
-      const double progress = q < 1.0 ? q : 1.0;  // std::min(1.0, q)
+      const double progress = q < 1.0 ? q : 1.0; // std::min(1.0, q)
       const double pi = 3.14159265358979323846;
       lr = p.minLr + 0.5 * (1 + cos(pi * progress)) * (p.lr - p.minLr);
     }
@@ -593,13 +596,12 @@ __global__ void lrScheduleKernel(LrScheduleParams p, const int64_t *stepPtr, flo
 
 Status runLrSchedule(const Context &c, const LrScheduleParams &p, const KernelArgs &args) {
   lrScheduleKernel<<<1, 1, 0, streamOf(c)>>>(p, static_cast<const int64_t *>(args.operands[0].data),
-                                              static_cast<float *>(args.results[0].data));
+                                             static_cast<float *>(args.results[0].data));
   return launched("lr_schedule kernel");
 }
 
 /// advance_step: count + 1 (wrapping), or count when finite is given and 0.
-__global__ void advanceStepKernel(const int64_t *countPtr, const uint8_t *finitePtr,
-                                  int64_t *out) {
+__global__ void advanceStepKernel(const int64_t *countPtr, const uint8_t *finitePtr, int64_t *out) {
   const int64_t count = *countPtr;
   const bool advance = finitePtr == nullptr || *finitePtr != 0;
   *out = advance ? static_cast<int64_t>(static_cast<uint64_t>(count) + 1) : count;
@@ -619,8 +621,8 @@ Status runAdvanceStep(const Context &c, const AdvanceStepParams &p, const Kernel
 /// that max is 0, NaN or infinite or the quotient is not finite (with
 /// most_recent, history'[0] stands for the max).
 __global__ void updateFp8ScaleKernel(int64_t history, int64_t window, float fp8Max, int margin,
-                                     const float *hist, const float *scalePtr,
-                                     const float *amaxPtr, float *histOut, float *scaleOut) {
+                                     const float *hist, const float *scalePtr, const float *amaxPtr,
+                                     float *histOut, float *scaleOut) {
   const float scale = *scalePtr;
   const float amax = *amaxPtr;
   for (int64_t i = history - 1; i >= 1; --i)
@@ -644,11 +646,10 @@ __global__ void updateFp8ScaleKernel(int64_t history, int64_t window, float fp8M
 Status runUpdateFp8Scale(const Context &c, const Fp8ScaleParams &p, const KernelArgs &args) {
   updateFp8ScaleKernel<<<1, 1, 0, streamOf(c)>>>(
       p.history, p.mostRecent ? 1 : p.history, static_cast<float>(p.fp8Max),
-      static_cast<int>(p.margin),
-      static_cast<const float *>(args.operands[0].data),
+      static_cast<int>(p.margin), static_cast<const float *>(args.operands[0].data),
       static_cast<const float *>(args.operands[1].data),
-      static_cast<const float *>(args.operands[2].data),
-      static_cast<float *>(args.results[0].data), static_cast<float *>(args.results[1].data));
+      static_cast<const float *>(args.operands[2].data), static_cast<float *>(args.results[0].data),
+      static_cast<float *>(args.results[1].data));
   return launched("update_fp8_scale kernel");
 }
 
@@ -658,8 +659,7 @@ Status prepareScaleLoss(const Context &c, const KernelView &v,
                         std::unique_ptr<PreparedKernel> *out) {
   return prepareWith<ScaleLossParams>(c, v, out, decodeScaleLoss, runScaleLoss);
 }
-Status prepareUnscale(const Context &c, const KernelView &v,
-                      std::unique_ptr<PreparedKernel> *out) {
+Status prepareUnscale(const Context &c, const KernelView &v, std::unique_ptr<PreparedKernel> *out) {
   return prepareWith<UnscaleParams>(c, v, out, decodeUnscale, runUnscale);
 }
 Status prepareAllFinite(const Context &c, const KernelView &v,

@@ -14,8 +14,7 @@ namespace {
 Status expectOperandShape(const KernelView &v, size_t i, const char *name,
                           const std::vector<int64_t> &shape) {
   if (v.operand(i).shape != shape)
-    return v.error(operandLabel(v, i) + " (" + name + ") must have shape " +
-                   shapeString(shape));
+    return v.error(operandLabel(v, i) + " (" + name + ") must have shape " + shapeString(shape));
   return Status::ok();
 }
 
@@ -50,7 +49,8 @@ Status decodeUnaryGrad(const KernelView &v, UnaryGradParams *p) {
     }
   if (!found)
     return v.error("attribute 'kind' must be one of relu, leaky_relu, gelu, gelu_tanh, "
-                   "sigmoid, tanh, exp, log, sqrt, erf, abs, clip; not \"" + kind + "\"");
+                   "sigmoid, tanh, exp, log, sqrt, erf, abs, clip; not \"" +
+                   kind + "\"");
   double alpha;
   MPTRT_TRY(v.getFloat("alpha", 0.01, &alpha));
   p->alpha = static_cast<float>(alpha);
@@ -64,8 +64,8 @@ Status decodeUnaryGrad(const KernelView &v, UnaryGradParams *p) {
   MPTRT_TRY(expectOperandShape(v, 1, "dy", x.shape));
   MPTRT_TRY(expectResultShape(v, 0, x.shape));
   if (v.result(0).dtype != x.dtype)
-    return v.error(resultLabel(v, 0) + " (dx) must have the element type of " +
-                   operandLabel(v, 0) + " (x)");
+    return v.error(resultLabel(v, 0) + " (dx) must have the element type of " + operandLabel(v, 0) +
+                   " (x)");
   p->numel = x.numel;
   return Status::ok();
 }
@@ -121,8 +121,7 @@ Status decodeLayerNormGrad(const KernelView &v, LayerNormGradParams *p) {
   for (size_t i = 1; i < 3; ++i) {
     MPTRT_TRY(expectResultShape(v, i, scale.shape));
     if (v.result(i).dtype != DType::F32)
-      return v.error(resultLabel(v, i) + (i == 1 ? " (dscale)" : " (dbias)") +
-                     " must be f32");
+      return v.error(resultLabel(v, i) + (i == 1 ? " (dscale)" : " (dbias)") + " must be f32");
   }
   return Status::ok();
 }
@@ -136,7 +135,7 @@ Status decodeLossGrad(const KernelView &v, LossGradParams *p) {
   // softmax_cross_entropy_loss_grad: log_prob, labels, [weights], dloss;
   // nll_loss_grad: target, [weight], dloss. The scores' shape comes from
   // log_prob, or from nll_loss_grad's result.
-  const size_t first = p->fromLogits ? 1 : 0;  // the labels operand
+  const size_t first = p->fromLogits ? 1 : 0; // the labels operand
   MPTRT_TRY(v.expectCounts(first + 2, first + 3, 1, 1));
   MPTRT_TRY(decodeLossAttributes(v, p));
   p->hasWeights = v.numOperands() == first + 3;
@@ -223,8 +222,8 @@ Status decodePoolGrad(const KernelView &v, PoolParams *p) {
   if (isMax)
     MPTRT_TRY(v.allowOnly({"kernel_shape", "strides", "pads", "dilations", "ceil_mode"}));
   else
-    MPTRT_TRY(v.allowOnly({"kernel_shape", "strides", "pads", "dilations", "ceil_mode",
-                           "count_include_pad"}));
+    MPTRT_TRY(v.allowOnly(
+        {"kernel_shape", "strides", "pads", "dilations", "ceil_mode", "count_include_pad"}));
   MPTRT_TRY(expectAllFloat(v));
   const TensorDesc &dx = v.result(0);
   std::vector<int64_t> dyShape;
@@ -246,10 +245,10 @@ Status decodeConvGrad(const KernelView &v, ConvParams *p) {
   MPTRT_TRY(v.allowOnly({"strides", "pads", "dilations", "group", "kernel_shape"}));
   MPTRT_TRY(expectAllFloat(v));
   std::vector<int64_t> dyShape;
-  if (gradInput)  // dy, weight -> dx
+  if (gradInput) // dy, weight -> dx
     MPTRT_TRY(decodeConvWindow(v, v.result(0), resultLabel(v, 0) + " (dx)", v.operand(1),
                                operandLabel(v, 1), p, &dyShape));
-  else  // x, dy -> dweight
+  else // x, dy -> dweight
     MPTRT_TRY(decodeConvWindow(v, v.operand(0), operandLabel(v, 0) + " (x)", v.result(0),
                                resultLabel(v, 0), p, &dyShape));
   p->hasBias = false;

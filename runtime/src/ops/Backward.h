@@ -22,8 +22,8 @@ namespace rt {
 
 /// unary_grad: x, dy -> dx = f'(x) * dy, elementwise; `kind` names f.
 struct UnaryGradParams {
-  UnaryOp op = UnaryOp::Relu;  // never Neg or Not
-  float alpha = 0.01f;         // leaky_relu
+  UnaryOp op = UnaryOp::Relu; // never Neg or Not
+  float alpha = 0.01f;        // leaky_relu
   double clipMin = 0, clipMax = 0;
   bool hasMin = false, hasMax = false;
   int64_t numel = 0;
@@ -38,7 +38,7 @@ Status decodeSoftmaxGrad(const KernelView &v, SoftmaxParams *p);
 /// over `outer` rows of `inner` elements.
 struct LayerNormGradParams {
   int64_t outer = 1, inner = 1;
-  bool scaleIsScalar = false;  // one scale value for the whole row
+  bool scaleIsScalar = false; // one scale value for the whole row
 };
 Status decodeLayerNormGrad(const KernelView &v, LayerNormGradParams *p);
 

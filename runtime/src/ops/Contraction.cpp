@@ -47,7 +47,7 @@ Status decodeGemmScalars(const KernelView &v, GemmParams *p) {
   return Status::ok();
 }
 
-}  // namespace
+} // namespace
 
 Status decodeMatMul(const KernelView &v, MatMulParams *p) {
   MPTRT_TRY(v.expectCounts(2, 2, 1, 1));
@@ -97,12 +97,12 @@ Status decodeMatMulShapes(const KernelView &v, MatMulParams *p) {
   std::vector<int64_t> batch(rank, 1), aStride(rank, 0), bStride(rank, 0);
   int64_t aS = 1, bS = 1;
   for (size_t i = 0; i < rank; ++i) {
-    const size_t d = rank - 1 - i;  // output batch axis, from the innermost
+    const size_t d = rank - 1 - i; // output batch axis, from the innermost
     int64_t ad = i < aBatch.size() ? aBatch[aBatch.size() - 1 - i] : 1;
     int64_t bd = i < bBatch.size() ? bBatch[bBatch.size() - 1 - i] : 1;
     if (ad != bd && ad != 1 && bd != 1)
-      return v.error("batch dimensions of " + operandLabel(v, 0) + " and " +
-                     operandLabel(v, 1) + " do not broadcast");
+      return v.error("batch dimensions of " + operandLabel(v, 0) + " and " + operandLabel(v, 1) +
+                     " do not broadcast");
     batch[d] = ad == 1 ? bd : ad;
     aStride[d] = ad == 1 ? 0 : aS;
     bStride[d] = bd == 1 ? 0 : bS;
@@ -136,7 +136,7 @@ Status decodeMatMulShapes(const KernelView &v, MatMulParams *p) {
   return Status::ok();
 }
 
-}  // namespace
+} // namespace
 
 Status decodeGemm(const KernelView &v, GemmParams *p) {
   MPTRT_TRY(v.expectCounts(2, 3, 1, 1));
@@ -155,7 +155,8 @@ Status decodeGemm(const KernelView &v, GemmParams *p) {
     p->activation = Activation::GeluTanh;
   else
     return v.error("attribute 'activation' must be \"none\", \"relu\", \"gelu\" or "
-                   "\"gelu_tanh\", not \"" + activation + "\"");
+                   "\"gelu_tanh\", not \"" +
+                   activation + "\"");
   return decodeGemmShapes(v, v.numOperands() == 3, p);
 }
 
@@ -184,28 +185,27 @@ Status decodeGemmShapes(const KernelView &v, bool hasC, GemmParams *p) {
     const int64_t cm = c.rank() == 2 ? c.shape[0] : 1;
     const int64_t cn = c.rank() >= 1 ? c.shape[c.rank() - 1] : 1;
     if ((cm != 1 && cm != p->M) || (cn != 1 && cn != p->N))
-      return v.error(operandLabel(v, 2) + " (C) does not broadcast to [" +
-                     std::to_string(p->M) + ", " + std::to_string(p->N) + "]");
+      return v.error(operandLabel(v, 2) + " (C) does not broadcast to [" + std::to_string(p->M) +
+                     ", " + std::to_string(p->N) + "]");
     p->cColStride = cn == 1 ? 0 : 1;
     p->cRowStride = cm == 1 ? 0 : cn;
   }
   return Status::ok();
 }
 
-}  // namespace
+} // namespace
 
 Status decodeConv(const KernelView &v, ConvParams *p) {
   MPTRT_TRY(v.expectCounts(2, 3, 1, 1));
   MPTRT_TRY(v.allowOnly({"strides", "pads", "dilations", "group", "kernel_shape"}));
   MPTRT_TRY(expectAllFloat(v));
   std::vector<int64_t> expected;
-  MPTRT_TRY(decodeConvWindow(v, v.operand(0), operandLabel(v, 0), v.operand(1),
-                             operandLabel(v, 1), p, &expected));
+  MPTRT_TRY(decodeConvWindow(v, v.operand(0), operandLabel(v, 0), v.operand(1), operandLabel(v, 1),
+                             p, &expected));
   MPTRT_TRY(expectResultShape(v, 0, expected));
   p->hasBias = v.numOperands() == 3;
   if (p->hasBias && v.operand(2).shape != std::vector<int64_t>{p->M})
-    return v.error(operandLabel(v, 2) + " (bias) must have shape [" + std::to_string(p->M) +
-                   "]");
+    return v.error(operandLabel(v, 2) + " (bias) must have shape [" + std::to_string(p->M) + "]");
   return Status::ok();
 }
 
@@ -214,7 +214,7 @@ Status decodeConvWindow(const KernelView &v, const TensorDesc &x, const std::str
                         std::vector<int64_t> *outShape) {
   if (x.rank() < 3)
     return v.error(xLabel + " must be [N, C, spatial...] with at least one "
-                   "spatial axis");
+                            "spatial axis");
   if (w.rank() != x.rank())
     return v.error(wLabel + " (weight) must have the input's rank");
   const int nsp = x.rank() - 2;
@@ -229,8 +229,8 @@ Status decodeConvWindow(const KernelView &v, const TensorDesc &x, const std::str
   MPTRT_TRY(v.getInts("pads", std::vector<int64_t>(2 * nsp, 0), &pads));
   if (p->strides.size() != size_t(nsp) || p->dilations.size() != size_t(nsp) ||
       pads.size() != size_t(2 * nsp))
-    return v.error("strides and dilations need " + std::to_string(nsp) +
-                   " values and pads " + std::to_string(2 * nsp));
+    return v.error("strides and dilations need " + std::to_string(nsp) + " values and pads " +
+                   std::to_string(2 * nsp));
   for (int d = 0; d < nsp; ++d) {
     if (p->strides[d] < 1 || p->dilations[d] < 1 || pads[d] < 0 || pads[nsp + d] < 0)
       return v.error("strides and dilations must be >= 1 and pads >= 0");
@@ -243,8 +243,8 @@ Status decodeConvWindow(const KernelView &v, const TensorDesc &x, const std::str
                    std::to_string(p->C) + " input and " + std::to_string(p->M) +
                    " output channels");
   if (w.shape[1] != p->C / p->group)
-    return v.error(wLabel + " (weight) must have C / group = " +
-                   std::to_string(p->C / p->group) + " input channels");
+    return v.error(wLabel + " (weight) must have C / group = " + std::to_string(p->C / p->group) +
+                   " input channels");
   p->kernel.assign(w.shape.begin() + 2, w.shape.end());
   if (v.has("kernel_shape")) {
     std::vector<int64_t> ks;
@@ -261,13 +261,12 @@ Status decodeConvWindow(const KernelView &v, const TensorDesc &x, const std::str
     // dilated span is computed with an overflow check.
     const int64_t padded = p->in[d] + pads[d] + pads[nsp + d];
     int64_t span = 0;
-    if (p->kernel[d] < 1 ||
-        __builtin_mul_overflow(p->dilations[d], p->kernel[d] - 1, &span) ||
+    if (p->kernel[d] < 1 || __builtin_mul_overflow(p->dilations[d], p->kernel[d] - 1, &span) ||
         span >= padded)
       return v.error("spatial axis " + std::to_string(d) + ": the kernel (" +
                      std::to_string(p->kernel[d]) + ", dilation " +
-                     std::to_string(p->dilations[d]) +
-                     ") is larger than the padded input (" + std::to_string(padded) + ")");
+                     std::to_string(p->dilations[d]) + ") is larger than the padded input (" +
+                     std::to_string(padded) + ")");
     ++span;
     const int64_t out = (padded - span) / p->strides[d] + 1;
     if (p->outSize > INT64_MAX / out)

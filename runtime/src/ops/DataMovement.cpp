@@ -19,8 +19,7 @@ Status expectSameDType(const KernelView &v, size_t operand, size_t result) {
 /// reshape and expand may still carry ONNX's i64 shape operand; the result
 /// type holds the shape, so it is accepted and ignored.
 Status checkShapeOperand(const KernelView &v) {
-  if (v.numOperands() == 2 &&
-      (v.operand(1).dtype != DType::I64 || v.operand(1).rank() != 1))
+  if (v.numOperands() == 2 && (v.operand(1).dtype != DType::I64 || v.operand(1).rank() != 1))
     return v.error(operandLabel(v, 1) + " (the shape) must be a 1-D i64 tensor");
   return Status::ok();
 }
@@ -39,8 +38,7 @@ Status decodeCopy(const KernelView &v, CopyParams *p) {
     MPTRT_TRY(v.allowOnly({}));
   MPTRT_TRY(expectSameDType(v, 0, 0));
   if (v.operand(0).numel != v.result(0).numel)
-    return v.error(resultLabel(v, 0) + " must have as many elements as " +
-                   operandLabel(v, 0));
+    return v.error(resultLabel(v, 0) + " must have as many elements as " + operandLabel(v, 0));
   p->bytes = v.result(0).bytes;
   return Status::ok();
 }
@@ -101,7 +99,7 @@ Status decodeTranspose(const KernelView &v, TransposeParams *p) {
   const int rank = x.rank();
   std::vector<int64_t> perm(rank);
   for (int i = 0; i < rank; ++i)
-    perm[i] = rank - 1 - i;  // ONNX's default: reverse the axes
+    perm[i] = rank - 1 - i; // ONNX's default: reverse the axes
   MPTRT_TRY(v.getInts("perm", perm, &perm));
   if (perm.size() != size_t(rank))
     return v.error("attribute 'perm' needs " + std::to_string(rank) + " values");
@@ -196,10 +194,8 @@ Status decodeSliceWindow(const KernelView &v, const TensorDesc &x, SliceParams *
   MPTRT_TRY(v.getRequiredInts("starts", &starts));
   MPTRT_TRY(v.getRequiredInts("ends", &ends));
   MPTRT_TRY(v.getInts("steps", std::vector<int64_t>(rank, 1), &steps));
-  if (starts.size() != size_t(rank) || ends.size() != size_t(rank) ||
-      steps.size() != size_t(rank))
-    return v.error("starts, ends and steps need one value per axis (" +
-                   std::to_string(rank) + ")");
+  if (starts.size() != size_t(rank) || ends.size() != size_t(rank) || steps.size() != size_t(rank))
+    return v.error("starts, ends and steps need one value per axis (" + std::to_string(rank) + ")");
   sliced->assign(rank, 0);
   p->rank = rank;
   for (int d = 0; d < rank; ++d) {

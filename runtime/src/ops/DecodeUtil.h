@@ -11,9 +11,7 @@ namespace mptrt {
 namespace rt {
 
 inline bool isFloat(const TensorDesc &d) { return plan::isFloatDType(d.dtype); }
-inline bool isInt(const TensorDesc &d) {
-  return d.dtype == DType::I32 || d.dtype == DType::I64;
-}
+inline bool isInt(const TensorDesc &d) { return d.dtype == DType::I32 || d.dtype == DType::I64; }
 
 inline std::string shapeString(const std::vector<int64_t> &shape) {
   std::string s = "[";
@@ -55,8 +53,7 @@ inline Status expectIndexOperand(const KernelView &v, size_t i) {
   return Status::ok();
 }
 
-inline Status expectResultShape(const KernelView &v, size_t i,
-                                const std::vector<int64_t> &shape) {
+inline Status expectResultShape(const KernelView &v, size_t i, const std::vector<int64_t> &shape) {
   if (v.result(i).shape != shape)
     return v.error(resultLabel(v, i) + " must have shape " + shapeString(shape));
   return Status::ok();

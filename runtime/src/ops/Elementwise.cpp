@@ -55,12 +55,18 @@ struct UnaryKind {
 };
 
 const UnaryKind kUnaryKinds[] = {
-    {"sqrt", UnaryOp::Sqrt, false},     {"exp", UnaryOp::Exp, false},
-    {"log", UnaryOp::Log, false},       {"erf", UnaryOp::Erf, false},
-    {"tanh", UnaryOp::Tanh, false},     {"sigmoid", UnaryOp::Sigmoid, false},
-    {"relu", UnaryOp::Relu, true},      {"neg", UnaryOp::Neg, true},
-    {"abs", UnaryOp::Abs, true},        {"not", UnaryOp::Not, false},
-    {"leaky_relu", UnaryOp::LeakyRelu, false}, {"gelu", UnaryOp::Gelu, false},
+    {"sqrt", UnaryOp::Sqrt, false},
+    {"exp", UnaryOp::Exp, false},
+    {"log", UnaryOp::Log, false},
+    {"erf", UnaryOp::Erf, false},
+    {"tanh", UnaryOp::Tanh, false},
+    {"sigmoid", UnaryOp::Sigmoid, false},
+    {"relu", UnaryOp::Relu, true},
+    {"neg", UnaryOp::Neg, true},
+    {"abs", UnaryOp::Abs, true},
+    {"not", UnaryOp::Not, false},
+    {"leaky_relu", UnaryOp::LeakyRelu, false},
+    {"gelu", UnaryOp::Gelu, false},
     {"clip", UnaryOp::Clip, true},
 };
 
@@ -94,8 +100,8 @@ Status decodeUnary(const KernelView &v, UnaryParams *p) {
     if (approximate == "tanh")
       p->op = UnaryOp::GeluTanh;
     else if (approximate != "none")
-      return v.error("attribute 'approximate' must be \"none\" or \"tanh\", not \"" +
-                     approximate + "\"");
+      return v.error("attribute 'approximate' must be \"none\" or \"tanh\", not \"" + approximate +
+                     "\"");
     break;
   }
   case UnaryOp::Clip:
@@ -125,8 +131,8 @@ Status decodeUnary(const KernelView &v, UnaryParams *p) {
     return Status::ok();
   }
   return v.error(std::string("operand and result must both be float") +
-                 (kind->allowsInt ? ", or the same integer type" : "") + "; got " +
-                 describe(in) + " -> " + describe(out));
+                 (kind->allowsInt ? ", or the same integer type" : "") + "; got " + describe(in) +
+                 " -> " + describe(out));
 }
 
 //===----------------------------------------------------------------------===//
@@ -135,11 +141,10 @@ Status decodeBinary(const KernelView &v, BinaryParams *p) {
   static const struct {
     const char *name;
     BinaryOp op;
-  } kinds[] = {{"add", BinaryOp::Add},     {"sub", BinaryOp::Sub},
-               {"mul", BinaryOp::Mul},     {"div", BinaryOp::Div},
-               {"pow", BinaryOp::Pow},     {"max", BinaryOp::Max},
-               {"min", BinaryOp::Min},     {"equal", BinaryOp::Equal},
-               {"less", BinaryOp::Less},   {"greater", BinaryOp::Greater}};
+  } kinds[] = {{"add", BinaryOp::Add},        {"sub", BinaryOp::Sub},     {"mul", BinaryOp::Mul},
+               {"div", BinaryOp::Div},        {"pow", BinaryOp::Pow},     {"max", BinaryOp::Max},
+               {"min", BinaryOp::Min},        {"equal", BinaryOp::Equal}, {"less", BinaryOp::Less},
+               {"greater", BinaryOp::Greater}};
   bool found = false;
   for (const auto &k : kinds)
     if (v.kind() == k.name) {
@@ -162,7 +167,7 @@ Status decodeBinary(const KernelView &v, BinaryParams *p) {
   } else if (isFloat(out)) {
     if (lhs.dtype == DType::I1 || rhs.dtype == DType::I1)
       return v.error("arithmetic on i1 operands is not supported");
-    p->integer = false;  // integer operands are converted to f32
+    p->integer = false; // integer operands are converted to f32
   } else if (isInt(out) && isInt(lhs) && isInt(rhs)) {
     p->integer = true;
   } else {
@@ -175,13 +180,12 @@ Status decodeBinary(const KernelView &v, BinaryParams *p) {
 Status decodeWhere(const KernelView &v, WhereParams *p) {
   MPTRT_TRY(v.expectCounts(3, 3, 1, 1));
   MPTRT_TRY(v.allowOnly({}));
-  const TensorDesc &cond = v.operand(0), &x = v.operand(1), &y = v.operand(2),
-                   &out = v.result(0);
+  const TensorDesc &cond = v.operand(0), &x = v.operand(1), &y = v.operand(2), &out = v.result(0);
   if (cond.dtype != DType::I1)
     return v.error(operandLabel(v, 0) + " (the condition) must be i1");
   if (x.dtype != out.dtype || y.dtype != out.dtype)
-    return v.error("x, y and the result must have one element type; got " + describe(x) +
-                   ", " + describe(y) + " -> " + describe(out));
+    return v.error("x, y and the result must have one element type; got " + describe(x) + ", " +
+                   describe(y) + " -> " + describe(out));
   p->elementSize = out.elementSize();
   return makeBroadcast({&cond, &x, &y}, out, /*exact=*/true, &p->bc);
 }

@@ -11,10 +11,14 @@ namespace rt {
 namespace {
 const char *typeName(plan::AttrType t) {
   switch (t) {
-  case plan::AttrType::Int: return "int";
-  case plan::AttrType::Float: return "float";
-  case plan::AttrType::IntList: return "int list";
-  case plan::AttrType::String: return "string";
+  case plan::AttrType::Int:
+    return "int";
+  case plan::AttrType::Float:
+    return "float";
+  case plan::AttrType::IntList:
+    return "int list";
+  case plan::AttrType::String:
+    return "string";
   }
   return "invalid";
 }
@@ -49,8 +53,7 @@ std::string range(size_t lo, size_t hi) {
 }
 } // namespace
 
-Status KernelView::expectCounts(size_t minOps, size_t maxOps, size_t minRes,
-                                size_t maxRes) const {
+Status KernelView::expectCounts(size_t minOps, size_t maxOps, size_t minRes, size_t maxRes) const {
   if (operands.size() < minOps || operands.size() > maxOps)
     return error("expects " + range(minOps, maxOps) + " operands, got " +
                  std::to_string(operands.size()));
@@ -129,8 +132,8 @@ Status KernelView::allowSchemaAttributes() const {
   return Status::ok();
 }
 
-const plan::Attribute *KernelView::find(const char *name, plan::AttrType type,
-                                        bool required, Status *status) const {
+const plan::Attribute *KernelView::find(const char *name, plan::AttrType type, bool required,
+                                        Status *status) const {
   const plan::Attribute *a = kernel.findAttr(name);
   if (!a) {
     if (required)
@@ -139,15 +142,14 @@ const plan::Attribute *KernelView::find(const char *name, plan::AttrType type,
   }
   bool ok = a->type == type || (type == plan::AttrType::Float && a->type == plan::AttrType::Int);
   if (!ok) {
-    *status = error(std::string("attribute '") + name + "' must be " + typeName(type) +
-                    ", not " + typeName(a->type));
+    *status = error(std::string("attribute '") + name + "' must be " + typeName(type) + ", not " +
+                    typeName(a->type));
     return nullptr;
   }
   return a;
 }
 
-Status KernelView::checkDefault(const char *name, double number,
-                                const char *string) const {
+Status KernelView::checkDefault(const char *name, double number, const char *string) const {
   const SchemaDefault *d = schemaDefault(kind(), name);
   if (!d || (d->isString ? string && std::strcmp(string, d->string) == 0
                          : !string && number == d->number))
@@ -177,8 +179,7 @@ Status KernelView::getBool(const char *name, bool defaultValue, bool *out) const
   int64_t v;
   MPTRT_TRY(getInt(name, defaultValue ? 1 : 0, &v));
   if (v != 0 && v != 1)
-    return error(std::string("attribute '") + name + "' must be 0 or 1, got " +
-                 std::to_string(v));
+    return error(std::string("attribute '") + name + "' must be 0 or 1, got " + std::to_string(v));
   *out = v == 1;
   return Status::ok();
 }

@@ -34,7 +34,7 @@ struct BroadcastIndex {
   int numInputs = 0;
   int64_t outShape[kMaxRank] = {};
   int64_t strides[3][kMaxRank] = {};
-  bool sameShape[3] = {};  // input i has exactly the output's shape
+  bool sameShape[3] = {}; // input i has exactly the output's shape
   int64_t numel = 1;
 };
 
@@ -49,14 +49,27 @@ Status makeBroadcast(const std::vector<const TensorDesc *> &inputs, const Tensor
 //===----------------------------------------------------------------------===//
 
 enum class UnaryOp {
-  Sqrt, Exp, Log, Erf, Tanh, Sigmoid, Relu, Neg, Abs, Not, LeakyRelu, Gelu, GeluTanh, Clip
+  Sqrt,
+  Exp,
+  Log,
+  Erf,
+  Tanh,
+  Sigmoid,
+  Relu,
+  Neg,
+  Abs,
+  Not,
+  LeakyRelu,
+  Gelu,
+  GeluTanh,
+  Clip
 };
 
 /// sqrt exp log erf tanh sigmoid relu neg abs not leaky_relu gelu clip.
 struct UnaryParams {
   UnaryOp op = UnaryOp::Relu;
-  bool integer = false;  // i32/i64 in and out (relu, neg, abs, clip); i1 for not
-  float alpha = 0.01f;   // leaky_relu
+  bool integer = false; // i32/i64 in and out (relu, neg, abs, clip); i1 for not
+  float alpha = 0.01f;  // leaky_relu
   double clipMin = 0, clipMax = 0;
   bool hasMin = false, hasMax = false;
 };
@@ -67,7 +80,7 @@ enum class BinaryOp { Add, Sub, Mul, Div, Pow, Max, Min, Equal, Less, Greater };
 /// add sub mul div pow max min (arithmetic) and equal less greater (to i1).
 struct BinaryParams {
   BinaryOp op = BinaryOp::Add;
-  bool integer = false;  // computed in int64 (else in float32)
+  bool integer = false; // computed in int64 (else in float32)
   BroadcastIndex bc;
 };
 Status decodeBinary(const KernelView &v, BinaryParams *p);
@@ -103,8 +116,8 @@ Status decodeQuantize(const KernelView &v, QuantizeParams *p);
 struct MatMulParams {
   int64_t M = 0, N = 0, K = 0;
   int64_t batch = 1;
-  std::vector<int64_t> aOffset, bOffset;  // element offset of each batch's A and B
-  bool scaled = false;  // scaled_matmul: operands 2, 3 are the FP8 scales
+  std::vector<int64_t> aOffset, bOffset; // element offset of each batch's A and B
+  bool scaled = false;                   // scaled_matmul: operands 2, 3 are the FP8 scales
 };
 Status decodeMatMul(const KernelView &v, MatMulParams *p);
 /// scaled_matmul: FP8 lhs and rhs, f32 0-d scales; the product is
@@ -119,10 +132,10 @@ struct GemmParams {
   bool transA = false, transB = false;
   float alpha = 1, beta = 1;
   bool hasC = false;
-  int64_t cRowStride = 0, cColStride = 0;  // C's element strides (0: broadcast)
+  int64_t cRowStride = 0, cColStride = 0; // C's element strides (0: broadcast)
   Activation activation = Activation::None;
-  bool scaled = false;        // scaled_gemm
-  size_t scaleOperand = 0;    // scaled_gemm: A's scale, then B's
+  bool scaled = false;     // scaled_gemm
+  size_t scaleOperand = 0; // scaled_gemm: A's scale, then B's
 };
 Status decodeGemm(const KernelView &v, GemmParams *p);
 /// scaled_gemm: FP8 A and B, optional C, then the f32 0-d scales of A and
@@ -135,7 +148,7 @@ struct ConvParams {
   int spatialRank = 0;
   std::vector<int64_t> in, out, kernel, strides, padsBegin, dilations;
   bool hasBias = false;
-  int64_t inSize = 1, outSize = 1, kernelSize = 1;  // spatial products
+  int64_t inSize = 1, outSize = 1, kernelSize = 1; // spatial products
 };
 Status decodeConv(const KernelView &v, ConvParams *p);
 /// conv's window attributes and shapes for input `x` and weight `w` (the
@@ -153,7 +166,7 @@ enum class PoolKind { Max, Average, GlobalAverage };
 
 struct PoolParams {
   PoolKind kind = PoolKind::Max;
-  bool integer = false;  // max_pool over i32/i64
+  bool integer = false; // max_pool over i32/i64
   int64_t N = 0, C = 0;
   int spatialRank = 0;
   std::vector<int64_t> in, out, kernel, strides, padsBegin, padsEnd, dilations;
@@ -177,7 +190,7 @@ struct BatchNormParams {
   bool training = false;
   int64_t N = 0, C = 0, inner = 1;
   float epsilon = 1e-5f, momentum = 0.9f;
-  bool updateRunningStats = false;  // batch_norm_train with 3 results
+  bool updateRunningStats = false; // batch_norm_train with 3 results
 };
 Status decodeBatchNorm(const KernelView &v, BatchNormParams *p);
 
@@ -187,7 +200,7 @@ struct LayerNormParams {
   float epsilon = 1e-5f;
   bool hasBias = false;
   bool scaleIsScalar = false, biasIsScalar = false;
-  bool hasStats = false;  // results mean and inv_std_dev present
+  bool hasStats = false; // results mean and inv_std_dev present
 };
 Status decodeLayerNorm(const KernelView &v, LayerNormParams *p);
 
@@ -209,9 +222,9 @@ struct ReduceParams {
   bool integer = false;
   int rank = 0;
   int64_t inShape[kMaxRank] = {};
-  int64_t outStride[kMaxRank] = {};  // output stride per input axis; 0 if reduced
+  int64_t outStride[kMaxRank] = {}; // output stride per input axis; 0 if reduced
   int64_t outNumel = 1;
-  int64_t reducedCount = 1;  // input elements per output element
+  int64_t reducedCount = 1; // input elements per output element
 };
 Status decodeReduce(const KernelView &v, ReduceParams *p);
 
@@ -220,8 +233,8 @@ enum class Reduction { None, Sum, Mean };
 /// What the losses and their gradients share: the layout of the scores, the
 /// reduction and the label rules.
 struct LossCommon {
-  bool fromLogits = true;  // softmax_cross_entropy_loss[_grad]; false: nll_loss[_grad]
-  int64_t N = 0, C = 0, D = 1;  // D: product of the trailing dims
+  bool fromLogits = true;      // softmax_cross_entropy_loss[_grad]; false: nll_loss[_grad]
+  int64_t N = 0, C = 0, D = 1; // D: product of the trailing dims
   Reduction reduction = Reduction::Mean;
   bool hasIgnoreIndex = false;
   int64_t ignoreIndex = 0;
@@ -232,7 +245,7 @@ Status decodeLossAttributes(const KernelView &v, LossCommon *p);
 
 /// softmax_cross_entropy_loss and nll_loss over scores [N, C, d...].
 struct LossParams : LossCommon {
-  bool hasLogProb = false;  // second result of softmax_cross_entropy_loss
+  bool hasLogProb = false; // second result of softmax_cross_entropy_loss
 };
 Status decodeLoss(const KernelView &v, LossParams *p);
 
@@ -255,8 +268,8 @@ Status decodeCopy(const KernelView &v, CopyParams *p);
 struct DropoutParams {
   int64_t numel = 0;
   bool hasMask = false;
-  bool draw = false;       // training mode with a ratio > 0
-  uint64_t threshold = 0;  // philox::dropThreshold(ratio)
+  bool draw = false;      // training mode with a ratio > 0
+  uint64_t threshold = 0; // philox::dropThreshold(ratio)
   float scale = 1.0f;
   uint32_t stream = 0;
 };
@@ -266,7 +279,7 @@ Status decodeDropout(const KernelView &v, DropoutParams *p);
 struct TransposeParams {
   int rank = 0;
   int64_t outShape[kMaxRank] = {};
-  int64_t inStride[kMaxRank] = {};  // input element stride of output axis i
+  int64_t inStride[kMaxRank] = {}; // input element stride of output axis i
   int64_t elementSize = 4;
   int64_t numel = 0;
 };
@@ -275,7 +288,7 @@ Status decodeTranspose(const KernelView &v, TransposeParams *p);
 /// concat along `axis`: [outer, dim_i * inner] pieces.
 struct ConcatParams {
   int64_t outer = 1, inner = 1, elementSize = 4;
-  std::vector<int64_t> dims;  // each operand's size along the axis
+  std::vector<int64_t> dims; // each operand's size along the axis
 };
 Status decodeConcat(const KernelView &v, ConcatParams *p);
 

@@ -42,7 +42,7 @@ Status decodePoolWindow(const KernelView &v, PoolKind kind, const TensorDesc &x,
   p->kind = kind;
   if (x.rank() < 3)
     return v.error(inputLabel + " must be [N, C, spatial...] with at least one "
-                   "spatial axis");
+                                "spatial axis");
   const int nsp = x.rank() - 2;
   p->spatialRank = nsp;
   p->N = x.shape[0];
@@ -61,8 +61,8 @@ Status decodePoolWindow(const KernelView &v, PoolKind kind, const TensorDesc &x,
     if (p->kind == PoolKind::Max)
       MPTRT_TRY(v.allowOnly({"kernel_shape", "strides", "pads", "dilations", "ceil_mode"}));
     else
-      MPTRT_TRY(v.allowOnly({"kernel_shape", "strides", "pads", "dilations", "ceil_mode",
-                             "count_include_pad"}));
+      MPTRT_TRY(v.allowOnly(
+          {"kernel_shape", "strides", "pads", "dilations", "ceil_mode", "count_include_pad"}));
     std::vector<int64_t> pads;
     MPTRT_TRY(v.getRequiredInts("kernel_shape", &p->kernel));
     MPTRT_TRY(v.getInts("strides", std::vector<int64_t>(nsp, 1), &p->strides));
@@ -83,8 +83,8 @@ Status decodePoolWindow(const KernelView &v, PoolKind kind, const TensorDesc &x,
   std::vector<int64_t> expected = {p->N, p->C};
   p->inSize = p->outSize = 1;
   for (int d = 0; d < nsp; ++d) {
-    if (p->kernel[d] < 1 || p->strides[d] < 1 || p->dilations[d] < 1 ||
-        p->padsBegin[d] < 0 || p->padsEnd[d] < 0)
+    if (p->kernel[d] < 1 || p->strides[d] < 1 || p->dilations[d] < 1 || p->padsBegin[d] < 0 ||
+        p->padsEnd[d] < 0)
       return v.error("kernel_shape, strides and dilations must be >= 1 and pads >= 0");
     if (p->kernel[d] >= kMaxWindowAttr || p->strides[d] >= kMaxWindowAttr ||
         p->dilations[d] >= kMaxWindowAttr || p->padsBegin[d] >= kMaxWindowAttr ||
@@ -93,9 +93,8 @@ Status decodePoolWindow(const KernelView &v, PoolKind kind, const TensorDesc &x,
     const int64_t span = p->dilations[d] * (p->kernel[d] - 1) + 1;
     const int64_t padded = p->in[d] + p->padsBegin[d] + p->padsEnd[d];
     if (padded < span)
-      return v.error("spatial axis " + std::to_string(d) + ": the window (" +
-                     std::to_string(span) + ") is larger than the padded input (" +
-                     std::to_string(padded) + ")");
+      return v.error("spatial axis " + std::to_string(d) + ": the window (" + std::to_string(span) +
+                     ") is larger than the padded input (" + std::to_string(padded) + ")");
     int64_t out = (padded - span) / p->strides[d] + 1;
     if (ceilMode) {
       out = (padded - span + p->strides[d] - 1) / p->strides[d] + 1;

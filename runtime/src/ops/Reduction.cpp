@@ -28,8 +28,8 @@ Status decodeReduce(const KernelView &v, ReduceParams *p) {
     p->integer = true;
   else
     return v.error(std::string("operand and result must both be float") +
-                   (intOk ? ", or the same integer type" : "") + "; got " + describe(x) +
-                   " -> " + describe(y));
+                   (intOk ? ", or the same integer type" : "") + "; got " + describe(x) + " -> " +
+                   describe(y));
   std::vector<int64_t> axes;
   bool keepdims;
   MPTRT_TRY(v.getInts("axes", {}, &axes));
@@ -109,8 +109,8 @@ Status decodeLoss(const KernelView &v, LossParams *p) {
   if (p->hasWeights) {
     MPTRT_TRY(expectFloatOperand(v, 2));
     if (v.operand(2).shape != std::vector<int64_t>{p->C})
-      return v.error(operandLabel(v, 2) + " (weights) must have shape [" +
-                     std::to_string(p->C) + "]");
+      return v.error(operandLabel(v, 2) + " (weights) must have shape [" + std::to_string(p->C) +
+                     "]");
   }
   MPTRT_TRY(expectFloatResult(v, 0));
   if (p->reduction == Reduction::None)

@@ -17,15 +17,13 @@ namespace {
 Status expectScalarOperand(const KernelView &v, size_t i, DType dtype, const char *what) {
   const TensorDesc &d = v.operand(i);
   if (d.dtype != dtype || d.rank() != 0)
-    return v.error(operandLabel(v, i) + " (" + what + ") must be a 0-d " +
-                   plan::dtypeName(dtype));
+    return v.error(operandLabel(v, i) + " (" + what + ") must be a 0-d " + plan::dtypeName(dtype));
   return Status::ok();
 }
 Status expectScalarResult(const KernelView &v, size_t i, DType dtype, const char *what) {
   const TensorDesc &d = v.result(i);
   if (d.dtype != dtype || d.rank() != 0)
-    return v.error(resultLabel(v, i) + " (" + what + ") must be a 0-d " +
-                   plan::dtypeName(dtype));
+    return v.error(resultLabel(v, i) + " (" + what + ") must be a 0-d " + plan::dtypeName(dtype));
   return Status::ok();
 }
 
@@ -48,8 +46,8 @@ Status expectStateResult(const KernelView &v, size_t i, const std::vector<int64_
 }
 
 /// A float attribute that must be finite (and, if `positive`, > 0).
-Status getFiniteFloat(const KernelView &v, const char *name, double defaultValue,
-                      bool positive, double *out) {
+Status getFiniteFloat(const KernelView &v, const char *name, double defaultValue, bool positive,
+                      double *out) {
   MPTRT_TRY(v.getFloat(name, defaultValue, out));
   if (!std::isfinite(*out) || (positive && !(*out > 0)))
     return v.error(std::string("attribute '") + name + "' must be a finite" +
@@ -62,8 +60,8 @@ void makeBlocks(const KernelView &v, MultiTensorParams *p) {
   const int64_t size = MultiTensorParams::kBlockElements;
   for (size_t i = 0; i < v.numOperands(); ++i)
     for (int64_t begin = 0; begin < v.operand(i).numel; begin += size)
-      p->blocks.push_back({static_cast<uint32_t>(i), begin,
-                           std::min(begin + size, v.operand(i).numel)});
+      p->blocks.push_back(
+          {static_cast<uint32_t>(i), begin, std::min(begin + size, v.operand(i).numel)});
 }
 
 /// The shared checks of all_finite and global_norm: at least one float
@@ -148,7 +146,7 @@ Status decodeSgdUpdate(const KernelView &v, SgdParams *p) {
   if (v.operand(1).shape != shape)
     return v.error(operandLabel(v, 1) + " (grad) must have the shape of the param, " +
                    shapeString(shape));
-  const size_t s = n - 3;  // step, lr, finite follow
+  const size_t s = n - 3; // step, lr, finite follow
   if (p->hasBuffer)
     MPTRT_TRY(expectStateOperand(v, 2, shape, "momentum buffer"));
   MPTRT_TRY(expectScalarOperand(v, s, DType::I64, "step"));
@@ -163,8 +161,8 @@ Status decodeSgdUpdate(const KernelView &v, SgdParams *p) {
 
 Status decodeAdamWUpdate(const KernelView &v, AdamWParams *p) {
   MPTRT_TRY(v.expectCounts(7, 8, 3, 3));
-  MPTRT_TRY(v.allowOnly(
-      {"beta1", "beta2", "eps", "weight_decay", "stochastic_rounding", "stream"}));
+  MPTRT_TRY(
+      v.allowOnly({"beta1", "beta2", "eps", "weight_decay", "stochastic_rounding", "stream"}));
   MPTRT_TRY(v.getBool("stochastic_rounding", false, &p->stochasticRounding));
   int64_t stream;
   MPTRT_TRY(v.getInt("stream", 0, &stream));
@@ -191,8 +189,8 @@ Status decodeAdamWUpdate(const KernelView &v, AdamWParams *p) {
   p->bf16Param = v.operand(0).dtype == DType::BF16;
   if (p->bf16Param) {
     if (v.result(0).dtype != DType::BF16 || v.result(0).shape != shape)
-      return v.error(resultLabel(v, 0) + " (param) must be bf16 of shape " +
-                     shapeString(shape) + ", as the param");
+      return v.error(resultLabel(v, 0) + " (param) must be bf16 of shape " + shapeString(shape) +
+                     ", as the param");
   } else {
     MPTRT_TRY(expectStateOperand(v, 0, shape, "param"));
     MPTRT_TRY(expectStateResult(v, 0, shape, "param"));
@@ -239,7 +237,7 @@ Status decodeUpdateLossScale(const KernelView &v, LossScaleParams *p) {
 Status decodeLrSchedule(const KernelView &v, LrScheduleParams *p) {
   MPTRT_TRY(v.expectCounts(1, 1, 1, 1));
   MPTRT_TRY(v.allowOnly({"schedule", "lr", "warmup_steps", "total_steps", "min_lr"}));
-  std::string schedule;  // the default is the compiler's (mpt.lr_schedule)
+  std::string schedule; // the default is the compiler's (mpt.lr_schedule)
   MPTRT_TRY(v.getString("schedule", "constant", &schedule));
   if (schedule == "warmup_cosine")
     p->warmupCosine = true;
@@ -289,8 +287,7 @@ Status decodeUpdateFp8Scale(const KernelView &v, Fp8ScaleParams *p) {
   MPTRT_TRY(getFiniteFloat(v, "fp8_max", 448, /*positive=*/true, &p->fp8Max));
   MPTRT_TRY(v.getInt("margin", 0, &p->margin));
   if (p->margin < -126 || p->margin > 126)
-    return v.error("attribute 'margin' must be in [-126, 126], got " +
-                   std::to_string(p->margin));
+    return v.error("attribute 'margin' must be in [-126, 126], got " + std::to_string(p->margin));
   const TensorDesc &history = v.operand(0);
   if (history.dtype != DType::F32 || history.rank() != 1 || history.numel < 1)
     return v.error(operandLabel(v, 0) + " (amax_history) must be a non-empty 1-D f32");

@@ -45,7 +45,7 @@ struct MultiTensorParams {
     uint32_t operand = 0;
     int64_t begin = 0, end = 0;
   };
-  std::vector<Block> blocks;  // operand order, then element order
+  std::vector<Block> blocks; // operand order, then element order
 };
 Status decodeAllFinite(const KernelView &v, MultiTensorParams *p);
 Status decodeGlobalNorm(const KernelView &v, MultiTensorParams *p);
@@ -63,7 +63,7 @@ struct SgdParams {
   int64_t numel = 0;
   double momentum = 0, dampening = 0, weightDecay = 0;
   bool nesterov = false;
-  bool hasBuffer = false;  // momentum != 0
+  bool hasBuffer = false; // momentum != 0
 };
 Status decodeSgdUpdate(const KernelView &v, SgdParams *p);
 
@@ -77,7 +77,7 @@ struct AdamWParams {
   int64_t numel = 0;
   double beta1 = 0.9, beta2 = 0.999, eps = 1e-8, weightDecay = 0.01;
   bool bf16Param = false;
-  bool stochasticRounding = false;  // then operand 7 is the seed
+  bool stochasticRounding = false; // then operand 7 is the seed
   uint32_t stream = 0;
 };
 Status decodeAdamWUpdate(const KernelView &v, AdamWParams *p);
@@ -92,7 +92,7 @@ Status decodeUpdateLossScale(const KernelView &v, LossScaleParams *p);
 
 /// lr_schedule: step (i64 0-d) -> lr (f32 0-d).
 struct LrScheduleParams {
-  bool warmupCosine = false;  // else constant
+  bool warmupCosine = false; // else constant
   double lr = 0, minLr = 0;
   int64_t warmupSteps = 0, totalSteps = 0;
 };
@@ -116,7 +116,7 @@ struct Fp8ScaleParams {
   int64_t history = 1;
   double fp8Max = 448;
   int64_t margin = 0;
-  bool mostRecent = false;  // amax_compute_algo: "most_recent" (else "max")
+  bool mostRecent = false; // amax_compute_algo: "most_recent" (else "max")
 };
 Status decodeUpdateFp8Scale(const KernelView &v, Fp8ScaleParams *p);
 

@@ -7,7 +7,7 @@
 namespace mptrt::tools {
 
 bool parseWholeNumber(const std::string &text, uint64_t min, uint64_t max, uint64_t *out) {
-  if (text.empty() || text.size() > 19)  // 19 digits cannot overflow uint64_t
+  if (text.empty() || text.size() > 19) // 19 digits cannot overflow uint64_t
     return false;
   uint64_t v = 0;
   for (char c : text) {

@@ -50,8 +50,8 @@ public:
       skipSpace();
       HeaderValue value;
       if (!parseValue(&value))
-        return fail(error, "unsupported value for '" + key +
-                               "' (structured dtypes are not supported)");
+        return fail(error,
+                    "unsupported value for '" + key + "' (structured dtypes are not supported)");
       (*out)[key] = value;
       skipSpace();
       if (eat(','))
@@ -125,7 +125,7 @@ private:
       while (pos < text.size() && std::isdigit(static_cast<unsigned char>(text[pos])))
         ++pos;
       if (pos == start || pos - start > 15)
-        return false;  // not a (reasonable) non-negative integer
+        return false; // not a (reasonable) non-negative integer
       v->ints.push_back(std::stoll(text.substr(start, pos - start)));
       // Python 2 wrote 3L.
       eat('L');
@@ -149,14 +149,46 @@ bool descrTypes(const std::string &descr, std::vector<mptrt_dtype> *types, size_
   if (descr.size() < 3 || (descr[0] != '<' && descr[0] != '|' && descr[0] != '='))
     return false;
   const std::string t = descr.substr(1);
-  if (t == "f4") { *types = {MPTRT_F32}; *size = 4; return true; }
-  if (t == "f2") { *types = {MPTRT_F16}; *size = 2; return true; }
-  if (t == "i8") { *types = {MPTRT_I64}; *size = 8; return true; }
-  if (t == "i4") { *types = {MPTRT_I32}; *size = 4; return true; }
-  if (t == "b1") { *types = {MPTRT_I1}; *size = 1; return true; }
-  if (t == "u1") { *types = {MPTRT_I1, MPTRT_F8E4M3FN, MPTRT_F8E5M2}; *size = 1; return true; }
-  if (t == "V1") { *types = {MPTRT_F8E4M3FN, MPTRT_F8E5M2}; *size = 1; return true; }
-  if (t == "V2" || t == "u2") { *types = {MPTRT_BF16, MPTRT_F16}; *size = 2; return true; }
+  if (t == "f4") {
+    *types = {MPTRT_F32};
+    *size = 4;
+    return true;
+  }
+  if (t == "f2") {
+    *types = {MPTRT_F16};
+    *size = 2;
+    return true;
+  }
+  if (t == "i8") {
+    *types = {MPTRT_I64};
+    *size = 8;
+    return true;
+  }
+  if (t == "i4") {
+    *types = {MPTRT_I32};
+    *size = 4;
+    return true;
+  }
+  if (t == "b1") {
+    *types = {MPTRT_I1};
+    *size = 1;
+    return true;
+  }
+  if (t == "u1") {
+    *types = {MPTRT_I1, MPTRT_F8E4M3FN, MPTRT_F8E5M2};
+    *size = 1;
+    return true;
+  }
+  if (t == "V1") {
+    *types = {MPTRT_F8E4M3FN, MPTRT_F8E5M2};
+    *size = 1;
+    return true;
+  }
+  if (t == "V2" || t == "u2") {
+    *types = {MPTRT_BF16, MPTRT_F16};
+    *size = 2;
+    return true;
+  }
   return false;
 }
 
@@ -177,8 +209,8 @@ bool parseNpy(const std::vector<uint8_t> &file, FileTensor *out, std::string *er
       *error = "truncated .npy header";
       return false;
     }
-    headerLen = file[8] | (size_t(file[9]) << 8) | (size_t(file[10]) << 16) |
-                (size_t(file[11]) << 24);
+    headerLen =
+        file[8] | (size_t(file[9]) << 8) | (size_t(file[10]) << 16) | (size_t(file[11]) << 24);
     headerStart = 12;
   } else {
     *error = "unsupported .npy format version " + std::to_string(major);
@@ -192,8 +224,7 @@ bool parseNpy(const std::vector<uint8_t> &file, FileTensor *out, std::string *er
   std::map<std::string, HeaderValue> dict;
   if (!HeaderParser(header).parse(&dict, error))
     return false;
-  auto descr = dict.find("descr"), fortran = dict.find("fortran_order"),
-       shape = dict.find("shape");
+  auto descr = dict.find("descr"), fortran = dict.find("fortran_order"), shape = dict.find("shape");
   if (descr == dict.end() || shape == dict.end() || fortran == dict.end() ||
       descr->second.kind != HeaderValue::String || shape->second.kind != HeaderValue::Tuple ||
       fortran->second.kind != HeaderValue::Bool) {
@@ -224,8 +255,10 @@ bool parseNpy(const std::vector<uint8_t> &file, FileTensor *out, std::string *er
   const uint64_t dataBytes = count * elementSize;
   const uint64_t available = file.size() - headerStart - headerLen;
   if (available != dataBytes) {
-    *error = ".npy data has " + std::to_string(available) + " bytes, the header's shape and "
-             "dtype need " + std::to_string(dataBytes);
+    *error = ".npy data has " + std::to_string(available) +
+             " bytes, the header's shape and "
+             "dtype need " +
+             std::to_string(dataBytes);
     return false;
   }
   out->bytes.assign(file.begin() + headerStart + headerLen, file.end());
@@ -234,14 +267,21 @@ bool parseNpy(const std::vector<uint8_t> &file, FileTensor *out, std::string *er
 
 const char *npyDescr(mptrt_dtype dtype) {
   switch (dtype) {
-  case MPTRT_F32: return "<f4";
-  case MPTRT_F16: return "<f2";
-  case MPTRT_BF16: return "<V2";
+  case MPTRT_F32:
+    return "<f4";
+  case MPTRT_F16:
+    return "<f2";
+  case MPTRT_BF16:
+    return "<V2";
   case MPTRT_F8E4M3FN:
-  case MPTRT_F8E5M2: return "|V1";
-  case MPTRT_I64: return "<i8";
-  case MPTRT_I32: return "<i4";
-  case MPTRT_I1: return "|b1";
+  case MPTRT_F8E5M2:
+    return "|V1";
+  case MPTRT_I64:
+    return "<i8";
+  case MPTRT_I32:
+    return "<i4";
+  case MPTRT_I1:
+    return "|b1";
   }
   return "|V1";
 }
@@ -250,7 +290,9 @@ std::vector<uint8_t> encodeNpy(mptrt_dtype dtype, const std::vector<int64_t> &sh
                                const void *data, size_t bytes) {
   std::string shapeText = "(";
   for (size_t i = 0; i < shape.size(); ++i)
-    shapeText += std::to_string(shape[i]) + (shape.size() == 1 ? "," : i + 1 < shape.size() ? ", " : "");
+    shapeText += std::to_string(shape[i]) + (shape.size() == 1      ? ","
+                                             : i + 1 < shape.size() ? ", "
+                                                                    : "");
   shapeText += ")";
   std::string header = std::string("{'descr': '") + npyDescr(dtype) +
                        "', 'fortran_order': False, 'shape': " + shapeText + ", }";

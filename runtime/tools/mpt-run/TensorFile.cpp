@@ -44,8 +44,8 @@ bool readTensorFile(const std::string &path, FileTensor *out, std::string *error
     const size_t n = std::strlen(ext);
     return path.size() >= n && path.compare(path.size() - n, n, ext) == 0;
   };
-  const bool isNpy = (bytes.size() >= 6 && std::memcmp(bytes.data(), "\x93NUMPY", 6) == 0) ||
-                     endsWith(".npy");
+  const bool isNpy =
+      (bytes.size() >= 6 && std::memcmp(bytes.data(), "\x93NUMPY", 6) == 0) || endsWith(".npy");
   const bool isPb = endsWith(".pb");
   std::string message;
   bool ok;

@@ -32,11 +32,11 @@ namespace tools {
 
 /// A tensor read from a file.
 struct FileTensor {
-  std::string typeName;                 // as the file spells it, for messages
-  std::vector<mptrt_dtype> compatible;  // plan dtypes these bytes can be
+  std::string typeName;                // as the file spells it, for messages
+  std::vector<mptrt_dtype> compatible; // plan dtypes these bytes can be
   std::vector<int64_t> shape;
-  std::vector<uint8_t> bytes;           // little-endian elements, C order
-  std::string name;                     // TensorProto name ("" for .npy)
+  std::vector<uint8_t> bytes; // little-endian elements, C order
+  std::string name;           // TensorProto name ("" for .npy)
 
   int64_t numel() const {
     int64_t n = 1;

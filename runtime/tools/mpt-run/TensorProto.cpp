@@ -23,8 +23,15 @@ namespace {
 
 /// onnx.TensorProto.DataType values.
 enum OnnxType : int64_t {
-  kFloat = 1, kUInt16 = 4, kInt32 = 6, kInt64 = 7, kBool = 9, kFloat16 = 10, kBFloat16 = 16,
-  kFloat8E4M3FN = 17, kFloat8E5M2 = 19,
+  kFloat = 1,
+  kUInt16 = 4,
+  kInt32 = 6,
+  kInt64 = 7,
+  kBool = 9,
+  kFloat16 = 10,
+  kBFloat16 = 16,
+  kFloat8E4M3FN = 17,
+  kFloat8E5M2 = 19,
 };
 
 class WireReader {
@@ -44,7 +51,7 @@ public:
         return true;
       }
     }
-    return false;  // more than 10 bytes
+    return false; // more than 10 bytes
   }
   bool fixed32(uint32_t *v) {
     if (end - p < 4)
@@ -67,19 +74,22 @@ public:
     const uint8_t *d;
     size_t n;
     switch (wireType) {
-    case 0: return varint(&v);
+    case 0:
+      return varint(&v);
     case 1:
       if (end - p < 8)
         return false;
       p += 8;
       return true;
-    case 2: return bytes(&d, &n);
+    case 2:
+      return bytes(&d, &n);
     case 5:
       if (end - p < 4)
         return false;
       p += 4;
       return true;
-    default: return false;
+    default:
+      return false;
     }
   }
 
@@ -136,8 +146,7 @@ bool readFloats(WireReader &r, int wireType, std::vector<uint32_t> *out) {
   return true;
 }
 
-template <typename T>
-void appendLE(std::vector<uint8_t> &out, T v, size_t size) {
+template <typename T> void appendLE(std::vector<uint8_t> &out, T v, size_t size) {
   for (size_t i = 0; i < size; ++i)
     out.push_back(static_cast<uint8_t>(static_cast<uint64_t>(v) >> (8 * i)));
 }
@@ -162,7 +171,9 @@ bool parseTensorProto(const std::vector<uint8_t> &file, FileTensor *out, std::st
     const int wireType = static_cast<int>(key & 7);
     bool ok;
     switch (field) {
-    case 1: ok = readVarints(r, wireType, &dims); break;
+    case 1:
+      ok = readVarints(r, wireType, &dims);
+      break;
     case 2: {
       std::vector<int64_t> v;
       ok = wireType == 0 && readVarints(r, wireType, &v);
@@ -170,9 +181,15 @@ bool parseTensorProto(const std::vector<uint8_t> &file, FileTensor *out, std::st
         dataType = v[0];
       break;
     }
-    case 4: ok = readFloats(r, wireType, &floatData); break;
-    case 5: ok = readVarints(r, wireType, &int32Data); break;
-    case 7: ok = readVarints(r, wireType, &int64Data); break;
+    case 4:
+      ok = readFloats(r, wireType, &floatData);
+      break;
+    case 5:
+      ok = readVarints(r, wireType, &int32Data);
+      break;
+    case 7:
+      ok = readVarints(r, wireType, &int64Data);
+      break;
     case 8: {
       const uint8_t *d;
       size_t n;
@@ -192,7 +209,9 @@ bool parseTensorProto(const std::vector<uint8_t> &file, FileTensor *out, std::st
         external = true;
       break;
     }
-    default: ok = r.skip(wireType); break;
+    default:
+      ok = r.skip(wireType);
+      break;
     }
     if (!ok) {
       *error = "malformed TensorProto: field " + std::to_string(field) + " (wire type " +
@@ -207,14 +226,46 @@ bool parseTensorProto(const std::vector<uint8_t> &file, FileTensor *out, std::st
   size_t size;
   mptrt_dtype dtype;
   switch (dataType) {
-  case kFloat: dtype = MPTRT_F32; size = 4; out->typeName = "onnx FLOAT"; break;
-  case kFloat16: dtype = MPTRT_F16; size = 2; out->typeName = "onnx FLOAT16"; break;
-  case kBFloat16: dtype = MPTRT_BF16; size = 2; out->typeName = "onnx BFLOAT16"; break;
-  case kFloat8E4M3FN: dtype = MPTRT_F8E4M3FN; size = 1; out->typeName = "onnx FLOAT8E4M3FN"; break;
-  case kFloat8E5M2: dtype = MPTRT_F8E5M2; size = 1; out->typeName = "onnx FLOAT8E5M2"; break;
-  case kInt64: dtype = MPTRT_I64; size = 8; out->typeName = "onnx INT64"; break;
-  case kInt32: dtype = MPTRT_I32; size = 4; out->typeName = "onnx INT32"; break;
-  case kBool: dtype = MPTRT_I1; size = 1; out->typeName = "onnx BOOL"; break;
+  case kFloat:
+    dtype = MPTRT_F32;
+    size = 4;
+    out->typeName = "onnx FLOAT";
+    break;
+  case kFloat16:
+    dtype = MPTRT_F16;
+    size = 2;
+    out->typeName = "onnx FLOAT16";
+    break;
+  case kBFloat16:
+    dtype = MPTRT_BF16;
+    size = 2;
+    out->typeName = "onnx BFLOAT16";
+    break;
+  case kFloat8E4M3FN:
+    dtype = MPTRT_F8E4M3FN;
+    size = 1;
+    out->typeName = "onnx FLOAT8E4M3FN";
+    break;
+  case kFloat8E5M2:
+    dtype = MPTRT_F8E5M2;
+    size = 1;
+    out->typeName = "onnx FLOAT8E5M2";
+    break;
+  case kInt64:
+    dtype = MPTRT_I64;
+    size = 8;
+    out->typeName = "onnx INT64";
+    break;
+  case kInt32:
+    dtype = MPTRT_I32;
+    size = 4;
+    out->typeName = "onnx INT32";
+    break;
+  case kBool:
+    dtype = MPTRT_I1;
+    size = 1;
+    out->typeName = "onnx BOOL";
+    break;
   case kUInt16:
     // ONNX's own test data (1.12) stores bfloat16 tensors as UINT16 bit
     // patterns; like '<u2' in .npy, they take their meaning from the plan.

@@ -124,17 +124,16 @@ int bindFile(Model &model, const std::string &entry, mptrt_binding_kind kind,
   for (mptrt_dtype d : tensor.compatible)
     dtypeOk = dtypeOk || d == info.dtype;
   if (!dtypeOk || tensor.shape != info.shape)
-    return fail(std::string(what) + " '" + name + "': " + file + " holds " + tensor.typeName +
-                " " + shapeText(tensor.shape) + ", the plan expects " +
-                describe(info.dtype, info.shape));
+    return fail(std::string(what) + " '" + name + "': " + file + " holds " + tensor.typeName + " " +
+                shapeText(tensor.shape) + ", the plan expects " + describe(info.dtype, info.shape));
   if (info.dtype == MPTRT_I1)
     for (uint8_t &b : tensor.bytes)
       b = b != 0;
-  const bool ok = kind == MPTRT_INPUT
-                      ? model.bindInput(name, info.dtype, info.shape, tensor.bytes.data(),
-                                        tensor.bytes.size())
-                      : model.bindParameter(name, info.dtype, info.shape, tensor.bytes.data(),
-                                            tensor.bytes.size());
+  const bool ok =
+      kind == MPTRT_INPUT
+          ? model.bindInput(name, info.dtype, info.shape, tensor.bytes.data(), tensor.bytes.size())
+          : model.bindParameter(name, info.dtype, info.shape, tensor.bytes.data(),
+                                tensor.bytes.size());
   return ok ? 0 : fail(mptrt::lastError());
 }
 
@@ -151,18 +150,41 @@ void printValues(const TensorInfo &info, const std::vector<uint8_t> &bytes) {
     int64_t l;
     int32_t w;
     switch (info.dtype) {
-    case MPTRT_F32: std::memcpy(&f, p, 4); break;
-    case MPTRT_F16: std::memcpy(&h, p, 2); f = num::f16ToF32(h); break;
-    case MPTRT_BF16: std::memcpy(&h, p, 2); f = num::bf16ToF32(h); break;
-    case MPTRT_F8E4M3FN: f = num::f8E4M3FNToF32(*p); break;
-    case MPTRT_F8E5M2: f = num::f8E5M2ToF32(*p); break;
-    default: break;
+    case MPTRT_F32:
+      std::memcpy(&f, p, 4);
+      break;
+    case MPTRT_F16:
+      std::memcpy(&h, p, 2);
+      f = num::f16ToF32(h);
+      break;
+    case MPTRT_BF16:
+      std::memcpy(&h, p, 2);
+      f = num::bf16ToF32(h);
+      break;
+    case MPTRT_F8E4M3FN:
+      f = num::f8E4M3FNToF32(*p);
+      break;
+    case MPTRT_F8E5M2:
+      f = num::f8E5M2ToF32(*p);
+      break;
+    default:
+      break;
     }
     switch (info.dtype) {
-    case MPTRT_I64: std::memcpy(&l, p, 8); std::snprintf(text, sizeof(text), "%lld", (long long)l); break;
-    case MPTRT_I32: std::memcpy(&w, p, 4); std::snprintf(text, sizeof(text), "%d", w); break;
-    case MPTRT_I1: std::snprintf(text, sizeof(text), "%s", *p ? "true" : "false"); break;
-    default: std::snprintf(text, sizeof(text), "%.9g", f); break;
+    case MPTRT_I64:
+      std::memcpy(&l, p, 8);
+      std::snprintf(text, sizeof(text), "%lld", (long long)l);
+      break;
+    case MPTRT_I32:
+      std::memcpy(&w, p, 4);
+      std::snprintf(text, sizeof(text), "%d", w);
+      break;
+    case MPTRT_I1:
+      std::snprintf(text, sizeof(text), "%s", *p ? "true" : "false");
+      break;
+    default:
+      std::snprintf(text, sizeof(text), "%.9g", f);
+      break;
     }
     line += (i ? ", " : "") + std::string(text);
   }
@@ -205,8 +227,8 @@ int listDevices() {
     const char *detail = "";
     if (mptrt_backend_probe(name, &available, &detail) != MPTRT_OK)
       return fail(mptrt::lastError());
-    std::string line = std::string(name) + (available ? "  available  " : "  unavailable  ") +
-                       detail;
+    std::string line =
+        std::string(name) + (available ? "  available  " : "  unavailable  ") + detail;
     size_t kinds = 0;
     if (available && mptrt_backend_kind_count(name, &kinds) == MPTRT_OK)
       line += "  (" + std::to_string(kinds) + " kernel kinds)";
@@ -251,8 +273,7 @@ int main(int argc, char **argv) {
       if (!args.number(arg == "--repeat" ? 1 : 0, 1000000000, &n, &error))
         return usage(error);
       (arg == "--repeat" ? repeat : warmup) = static_cast<int>(n);
-    }
-    else if (arg == "--list")
+    } else if (arg == "--list")
       list = true;
     else if (arg == "--print")
       print = true;
@@ -315,9 +336,8 @@ int main(int argc, char **argv) {
     const auto start = std::chrono::steady_clock::now();
     if (!model.run(entry))
       return fail(mptrt::lastError());
-    ms.push_back(
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
-            .count());
+    ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+                     .count());
   }
 
   std::error_code ec;
@@ -355,8 +375,8 @@ int main(int argc, char **argv) {
       sum += t;
     std::printf("entry point '%s': wall time min %.4f ms, median %.4f ms, mean %.4f ms over %d "
                 "runs (%d warmup), peak arena %llu bytes\n",
-                entry.c_str(), *std::min_element(ms.begin(), ms.end()), median(ms),
-                sum / repeat, repeat, warmup, peak);
+                entry.c_str(), *std::min_element(ms.begin(), ms.end()), median(ms), sum / repeat,
+                repeat, warmup, peak);
   }
   return 0;
 }

@@ -107,20 +107,32 @@ void storeFloat(mptrt_dtype dtype, float v, uint8_t *p) {
   namespace num = mptrt::numerics;
   uint16_t h;
   switch (dtype) {
-  case MPTRT_F32: std::memcpy(p, &v, 4); break;
-  case MPTRT_F16: h = num::f32ToF16(v); std::memcpy(p, &h, 2); break;
-  case MPTRT_BF16: h = num::f32ToBf16(v); std::memcpy(p, &h, 2); break;
-  case MPTRT_F8E4M3FN: *p = num::f32ToF8E4M3FN(v); break;
-  case MPTRT_F8E5M2: *p = num::f32ToF8E5M2(v); break;
-  default: break;
+  case MPTRT_F32:
+    std::memcpy(p, &v, 4);
+    break;
+  case MPTRT_F16:
+    h = num::f32ToF16(v);
+    std::memcpy(p, &h, 2);
+    break;
+  case MPTRT_BF16:
+    h = num::f32ToBf16(v);
+    std::memcpy(p, &h, 2);
+    break;
+  case MPTRT_F8E4M3FN:
+    *p = num::f32ToF8E4M3FN(v);
+    break;
+  case MPTRT_F8E5M2:
+    *p = num::f32ToF8E5M2(v);
+    break;
+  default:
+    break;
   }
 }
 
 } // namespace
 
-bool syntheticBatch(const std::string &name, const TensorInfo &info, uint64_t seed,
-                    int64_t step, int64_t intRange, std::vector<uint8_t> *out,
-                    std::string *error) {
+bool syntheticBatch(const std::string &name, const TensorInfo &info, uint64_t seed, int64_t step,
+                    int64_t intRange, std::vector<uint8_t> *out, std::string *error) {
   if (info.dtype == MPTRT_I32 && intRange > (int64_t(1) << 31)) {
     *error = "input '" + name + "' is i32: --synthetic-int-range " + std::to_string(intRange) +
              " does not fit (at most 2147483648)";
@@ -140,16 +152,14 @@ bool syntheticBatch(const std::string &name, const TensorInfo &info, uint64_t se
       const double angle = kTwoPi * unitOpen0(draw(i + 1));
       storeFloat(info.dtype, static_cast<float>(radius * std::cos(angle)), p + i * size);
       if (i + 1 < n)
-        storeFloat(info.dtype, static_cast<float>(radius * std::sin(angle)),
-                   p + (i + 1) * size);
+        storeFloat(info.dtype, static_cast<float>(radius * std::sin(angle)), p + (i + 1) * size);
     }
     return true;
   }
   const uint64_t range = info.dtype == MPTRT_I1 ? 2 : static_cast<uint64_t>(intRange);
   for (int64_t i = 0; i < n; ++i) {
     // Lemire's multiply-high: uniform in [0, range) up to a bias of range / 2^64.
-    const int64_t v = static_cast<int64_t>(
-        (static_cast<unsigned __int128>(draw(i)) * range) >> 64);
+    const int64_t v = static_cast<int64_t>((static_cast<unsigned __int128>(draw(i)) * range) >> 64);
     if (info.dtype == MPTRT_I64)
       std::memcpy(p + i * 8, &v, 8);
     else if (info.dtype == MPTRT_I32) {

@@ -48,9 +48,8 @@ bool loadBatchedInput(const std::string &name, const std::string &file, const Te
 /// Fills `out` (resized to info.bytes()) with the synthetic data of 0-based
 /// step `step` for input `name`. Integer inputs draw from [0, intRange).
 /// False with a message if the range does not fit the input's dtype.
-bool syntheticBatch(const std::string &name, const TensorInfo &info, uint64_t seed,
-                    int64_t step, int64_t intRange, std::vector<uint8_t> *out,
-                    std::string *error);
+bool syntheticBatch(const std::string &name, const TensorInfo &info, uint64_t seed, int64_t step,
+                    int64_t intRange, std::vector<uint8_t> *out, std::string *error);
 
 /// "f32 [2, 3]".
 std::string describeType(mptrt_dtype dtype, const std::vector<int64_t> &shape);

@@ -5,8 +5,8 @@
 #include "TensorFile.h"
 
 #include <array>
-#include <cerrno>
 #include <atomic>
+#include <cerrno>
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
@@ -68,11 +68,11 @@ bool knownDtype(uint32_t code) { return code >= MPTRT_F32 && code <= MPTRT_I1; }
 /// signals, then go on) or "wait" (sleep until a signal is handled, at most
 /// a minute, then go on).
 struct SaveFault {
-  uint64_t save = 0;  // 0: no fault
+  uint64_t save = 0; // 0: no fault
   uint64_t bytes = UINT64_MAX;
   bool afterRename = false;
-  bool untilSignal = false;  // "wait"
-  long pauseMs = -1;  // < 0: kill
+  bool untilSignal = false; // "wait"
+  long pauseMs = -1;        // < 0: kill
 };
 
 SaveFault parseSaveFault() {
@@ -160,7 +160,6 @@ void removeStaleTemporaries(const std::string &dir, const std::string &prefix) {
 
 void setSaveFaultWakeup(const std::atomic<int> *flag) { saveFaultWakeup = flag; }
 
-
 //===----------------------------------------------------------------------===//
 // Writing
 //===----------------------------------------------------------------------===//
@@ -213,13 +212,13 @@ bool CheckpointWriter::open(const std::string &path, uint64_t steps, uint32_t co
   const size_t slash = path.rfind('/');
   const std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
   tempPrefix_ = (dir == "/" ? "" : dir) + "/." + base + ".tmp.";
-  static std::set<std::string> cleaned;  // once per target and process
+  static std::set<std::string> cleaned; // once per target and process
   if (cleaned.insert(tempPrefix_).second)
     removeStaleTemporaries(dir, tempPrefix_);
   int fd = -1;
 #ifdef O_TMPFILE
   if (::access("/proc/self/fd", X_OK) == 0)
-    fd = ::open(dir.c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, 0666);  // 0666 & ~umask
+    fd = ::open(dir.c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, 0666); // 0666 & ~umask
 #endif
   if (fd < 0) {
     std::string templ = tempPrefix_ + "XXXXXX";
@@ -275,8 +274,8 @@ bool CheckpointWriter::write(const void *data, size_t n, std::string *error) {
   // The test fault, if it falls in these bytes: write up to it, flush, stop.
   const SaveFault &fault = saveFault();
   size_t head = n;
-  const bool stop = faultArmed_ && !fault.afterRename && fault.bytes >= written_ &&
-                    fault.bytes - written_ <= n;
+  const bool stop =
+      faultArmed_ && !fault.afterRename && fault.bytes >= written_ && fault.bytes - written_ <= n;
   if (stop)
     head = static_cast<size_t>(fault.bytes - written_);
   if (!put(data, head))
@@ -359,8 +358,8 @@ bool CheckpointWriter::commit(std::string *error) {
   const std::string dir = parentDir(path_);
   const int dirFd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY);
   if (dirFd < 0) {
-    *error = "cannot open directory '" + dir + "' to fsync checkpoint '" + path_ +
-             "': " + systemError();
+    *error =
+        "cannot open directory '" + dir + "' to fsync checkpoint '" + path_ + "': " + systemError();
     return false;
   }
   const int synced = ::fsync(dirFd);
@@ -386,8 +385,8 @@ bool readCheckpoint(const std::string &path, Checkpoint *out, std::string *error
   return parseCheckpoint(bytes, path, out, error);
 }
 
-bool parseCheckpoint(const std::vector<uint8_t> &bytes, const std::string &path,
-                     Checkpoint *out, std::string *error) {
+bool parseCheckpoint(const std::vector<uint8_t> &bytes, const std::string &path, Checkpoint *out,
+                     std::string *error) {
   auto fail = [&](const std::string &why) {
     *error = "checkpoint '" + path + "': " + why;
     return false;
@@ -397,8 +396,7 @@ bool parseCheckpoint(const std::vector<uint8_t> &bytes, const std::string &path,
   if (size < 8 || std::memcmp(p, kMagic, 8) != 0)
     return fail("not an mpt-train checkpoint (bad magic)");
   if (size < kHeaderBytes)
-    return fail("truncated: the file ends inside the header (" + std::to_string(size) +
-                " bytes)");
+    return fail("truncated: the file ends inside the header (" + std::to_string(size) + " bytes)");
   const uint32_t version = static_cast<uint32_t>(getLE(p + 8, 4));
   if (version != kVersion)
     return fail("unsupported version " + std::to_string(version) + " (this mpt-train reads " +
@@ -489,9 +487,9 @@ bool matchCheckpoint(const std::string &path, const Checkpoint &checkpoint,
   for (const ParameterSpec &param : params) {
     auto it = byName.find(param.name);
     if (it == byName.end()) {
-      *error = "checkpoint '" + path + "' has no tensor for parameter '" + param.name +
-               "' (" + describeType(param.info.dtype, param.info.shape) +
-               ") of entry point '" + entry + "': it was written for another plan";
+      *error = "checkpoint '" + path + "' has no tensor for parameter '" + param.name + "' (" +
+               describeType(param.info.dtype, param.info.shape) + ") of entry point '" + entry +
+               "': it was written for another plan";
       return false;
     }
     const TensorInfo &saved = it->second->info;

@@ -90,7 +90,7 @@ private:
   FILE *file_ = nullptr;
   uint32_t fileCrc_ = 0, expected_ = 0, added_ = 0;
   uint64_t written_ = 0;
-  bool faultArmed_ = false;  // MPT_TRAIN_TEST_SAVE_FAULT names this write
+  bool faultArmed_ = false; // MPT_TRAIN_TEST_SAVE_FAULT names this write
 };
 
 /// For the tests' MPT_TRAIN_TEST_SAVE_FAULT "wait" action: the paused
@@ -103,8 +103,8 @@ void setSaveFaultWakeup(const std::atomic<int> *flag);
 /// the file and says what is wrong (truncated, corrupt, unsupported).
 bool readCheckpoint(const std::string &path, Checkpoint *out, std::string *error);
 /// The same on a file's bytes; `path` is for the messages.
-bool parseCheckpoint(const std::vector<uint8_t> &bytes, const std::string &path,
-                     Checkpoint *out, std::string *error);
+bool parseCheckpoint(const std::vector<uint8_t> &bytes, const std::string &path, Checkpoint *out,
+                     std::string *error);
 
 /// A parameter the plan expects, for matchCheckpoint.
 struct ParameterSpec {

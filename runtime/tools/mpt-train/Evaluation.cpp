@@ -41,8 +41,8 @@ bool Evaluator::setUp(Model &model, const std::string &planPath, const std::stri
   for (const std::string &o : outputs)
     hasLoss = hasLoss || o == "loss";
   TensorInfo lossInfo;
-  if (!hasLoss || !model.info(MPTRT_OUTPUT, "loss", &lossInfo) ||
-      lossInfo.dtype != MPTRT_F32 || lossInfo.numel() != 1) {
+  if (!hasLoss || !model.info(MPTRT_OUTPUT, "loss", &lossInfo) || lossInfo.dtype != MPTRT_F32 ||
+      lossInfo.numel() != 1) {
     *error = "entry point '" + entry + "' of '" + planPath +
              "' has no f32 output 'loss' of one value (its outputs: " + quoted(outputs) + ")";
     return false;
@@ -54,8 +54,8 @@ bool Evaluator::setUp(Model &model, const std::string &planPath, const std::stri
     for (const std::string &n : inputs)
       listed = listed || n == name;
     if (!listed) {
-      *error = "entry point '" + entry + "' has no input named '" + name + "' (its inputs: " +
-               quoted(inputs) + ")";
+      *error = "entry point '" + entry + "' has no input named '" + name +
+               "' (its inputs: " + quoted(inputs) + ")";
       return false;
     }
     if (!byName.emplace(name, file).second) {

@@ -30,8 +30,7 @@ public:
   /// gets exactly one of `files` (NAME, FILE) per input, and loads them.
   /// False with a message naming the plan, the entry, the input or the file.
   bool setUp(Model &model, const std::string &planPath, const std::string &entry,
-             const std::vector<std::pair<std::string, std::string>> &files,
-             std::string *error);
+             const std::vector<std::pair<std::string, std::string>> &files, std::string *error);
 
   /// Runs the entry on every validation batch; `*loss` is the mean loss.
   bool run(Model &model, double *loss, std::string *error) const;

@@ -20,7 +20,7 @@ std::string jsonNumber(double v) {
 
 std::string formatNumber(const char *format, double v) {
   if (std::isnan(v))
-    return "nan";  // printf would write "-nan" for a NaN with its sign bit set
+    return "nan"; // printf would write "-nan" for a NaN with its sign bit set
   char text[48];
   std::snprintf(text, sizeof(text), format, v);
   return text;
@@ -43,12 +43,11 @@ std::string jsonString(const std::string &v) {
   return s + "\"";
 }
 
-
 std::string describeNonFinite(const NonFiniteOrigin &o) {
   if (!o.found)
     return "not reproduced";
-  return (o.node.empty() ? "kernel " + std::to_string(o.kernel) : o.node) + " (" + o.op +
-         ", " + o.phase + ", output " + std::to_string(o.output) + ")";
+  return (o.node.empty() ? "kernel " + std::to_string(o.kernel) : o.node) + " (" + o.op + ", " +
+         o.phase + ", output " + std::to_string(o.output) + ")";
 }
 
 std::string metricsJson(const StepMetrics &m) {
@@ -77,8 +76,7 @@ std::string metricsJson(const StepMetrics &m) {
     s += ", \"first_nonfinite\": ";
     if (o->found)
       s += "{\"node\": " + jsonString(o->node) + ", \"op\": " + jsonString(o->op) +
-           ", \"phase\": " + jsonString(o->phase) +
-           ", \"output\": " + std::to_string(o->output) +
+           ", \"phase\": " + jsonString(o->phase) + ", \"output\": " + std::to_string(o->output) +
            ", \"kernel\": " + std::to_string(o->kernel) + "}";
     else
       s += "null";
@@ -107,8 +105,7 @@ bool MetricsFile::open(const std::string &path, bool append, std::string *error)
 
 bool MetricsFile::write(const StepMetrics &m, std::string *error) {
   const std::string line = metricsJson(m) + "\n";
-  if (std::fwrite(line.data(), 1, line.size(), file_) != line.size() ||
-      std::fflush(file_) != 0) {
+  if (std::fwrite(line.data(), 1, line.size(), file_) != line.size() || std::fflush(file_) != 0) {
     *error = "cannot write metrics file '" + path_ + "': " + std::strerror(errno);
     return false;
   }
@@ -168,8 +165,8 @@ void Progress::update(const StepMetrics &m, int64_t skipped) {
   if (options_.logEvery > 0)
     due = m.step % options_.logEvery == 0;
   else
-    due = std::chrono::duration<double>(now - lastPrint_).count() >=
-          (options_.terminal ? 0.1 : 1.0);
+    due =
+        std::chrono::duration<double>(now - lastPrint_).count() >= (options_.terminal ? 0.1 : 1.0);
   if (!due && !last)
     return;
   lastPrint_ = now;

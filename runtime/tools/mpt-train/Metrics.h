@@ -44,22 +44,22 @@ namespace tools {
 
 /// The first kernel of a checked run whose result was not finite.
 struct NonFiniteOrigin {
-  bool found = false;  // false: the check ran and saw only finite values
+  bool found = false; // false: the check ran and saw only finite values
   std::string node, op, phase;
   uint32_t output = 0, kernel = 0;
 };
 
 /// What one step reported; an absent output is std::nullopt.
 struct StepMetrics {
-  int64_t step = 0;  // 1-based
+  int64_t step = 0; // 1-based
   std::optional<double> loss, lossScale, gradNorm, lr;
-  std::optional<double> fp8ScaleMin, fp8ScaleMax;  // the range of the FP8 scales
+  std::optional<double> fp8ScaleMin, fp8ScaleMax; // the range of the FP8 scales
   std::optional<bool> skipped;
-  std::optional<double> valLoss;  // after this step, with --eval-input
+  std::optional<double> valLoss; // after this step, with --eval-input
   double timeMs = 0;
-  double evalMs = 0;  // with valLoss
-  std::optional<NonFiniteOrigin> firstNonFinite;  // when a check ran and says so
-  std::optional<double> checkMs;                  // the on-skip rerun's time
+  double evalMs = 0;                             // with valLoss
+  std::optional<NonFiniteOrigin> firstNonFinite; // when a check ran and says so
+  std::optional<double> checkMs;                 // the on-skip rerun's time
 };
 
 /// "fc2 (matmul, backward, output 0)", or "not reproduced" when !found.
@@ -104,10 +104,10 @@ public:
     bool terminal = false;
     bool quiet = false;
     int64_t logEvery = 0;
-    int64_t firstStep = 0;      // steps already run (resume)
+    int64_t firstStep = 0; // steps already run (resume)
     int64_t totalSteps = 0;
-    double samplesPerStep = 0;  // the first input's batch size
-    double tokensPerStep = 0;   // 0: no tokens/s
+    double samplesPerStep = 0; // the first input's batch size
+    double tokensPerStep = 0;  // 0: no tokens/s
   };
   explicit Progress(const Options &options);
 
@@ -123,8 +123,8 @@ private:
   Options options_;
   std::chrono::steady_clock::time_point start_, lastPrint_;
   std::optional<double> lastValLoss_;
-  std::string lastNonFinite_;  // "... at step N", the latest one seen
-  bool open_ = false;  // a terminal line is waiting for its newline
+  std::string lastNonFinite_; // "... at step N", the latest one seen
+  bool open_ = false;         // a terminal line is waiting for its newline
 };
 
 /// "1:02:03" (h:mm:ss), or "m:ss" under an hour.

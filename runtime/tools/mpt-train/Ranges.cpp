@@ -19,9 +19,12 @@ namespace {
 /// x rounded into format `f` (to nearest even, no saturation) and back.
 float roundTrip(RangeFormat f, float x) {
   switch (f) {
-  case RangeFormat::F16: return numerics::f16ToF32(numerics::f32ToF16(x));
-  case RangeFormat::E4M3: return numerics::f8E4M3FNToF32(numerics::f32ToF8E4M3FN(x));
-  case RangeFormat::E5M2: return numerics::f8E5M2ToF32(numerics::f32ToF8E5M2(x));
+  case RangeFormat::F16:
+    return numerics::f16ToF32(numerics::f32ToF16(x));
+  case RangeFormat::E4M3:
+    return numerics::f8E4M3FNToF32(numerics::f32ToF8E4M3FN(x));
+  case RangeFormat::E5M2:
+    return numerics::f8E5M2ToF32(numerics::f32ToF8E5M2(x));
   }
   return x;
 }
@@ -29,7 +32,7 @@ float roundTrip(RangeFormat f, float x) {
 /// The largest positive float whose bits satisfy `pred`, for a `pred` that
 /// holds from 0 up to some point and fails after it.
 template <typename Pred> uint32_t lastBitsWhere(Pred pred) {
-  uint32_t lo = 0, hi = 0x7F7FFFFFu;  // pred(lo) holds; find the last that does
+  uint32_t lo = 0, hi = 0x7F7FFFFFu; // pred(lo) holds; find the last that does
   while (lo < hi) {
     const uint32_t mid = lo + (hi - lo + 1) / 2;
     if (pred(numerics::f32OfBits(mid)))
@@ -61,9 +64,12 @@ std::string where(const ResultRange &r) {
 
 const char *rangeFormatName(RangeFormat f) {
   switch (f) {
-  case RangeFormat::F16: return "fp16";
-  case RangeFormat::E4M3: return "e4m3";
-  case RangeFormat::E5M2: return "e5m2";
+  case RangeFormat::F16:
+    return "fp16";
+  case RangeFormat::E4M3:
+    return "e4m3";
+  case RangeFormat::E5M2:
+    return "e5m2";
   }
   return "?";
 }
@@ -74,9 +80,8 @@ FormatLimits formatLimits(RangeFormat f) {
       lastBitsWhere([&](float x) { return std::isfinite(roundTrip(f, x)); });
   l.overflowAt = numerics::f32OfBits(lastFinite + 1);
   l.max = roundTrip(f, numerics::f32OfBits(lastFinite));
-  l.flushAtOrBelow = numerics::f32OfBits(lastBitsWhere([&](float x) {
-    return roundTrip(f, x) == 0.0f;
-  }));
+  l.flushAtOrBelow =
+      numerics::f32OfBits(lastBitsWhere([&](float x) { return roundTrip(f, x) == 0.0f; }));
   return l;
 }
 
@@ -107,8 +112,8 @@ void RangeCollector::add(const mptrt_result_view &v) {
     r.dtype = v.dtype;
   }
   float maxAbs = static_cast<float>(r.maxAbs);
-  float minNonzero = r.nonzero ? static_cast<float>(r.minNonzeroAbs)
-                               : std::numeric_limits<float>::infinity();
+  float minNonzero =
+      r.nonzero ? static_cast<float>(r.minNonzeroAbs) : std::numeric_limits<float>::infinity();
   uint64_t nonzero = 0, nonfinite = 0;
   uint64_t over[kRangeFormats] = {}, flush[kRangeFormats] = {};
   for (uint64_t i = 0; i < v.count; ++i) {
@@ -174,8 +179,8 @@ bool RangeCollector::write(const std::string &path, const std::string &plan,
           v = r.count ? static_cast<double>(what[0] == 'o' ? r.overflow[f] : r.flush[f]) /
                             static_cast<double>(r.count)
                       : 0.0;
-        out << (f ? ", " : "") << jsonString(rangeFormatName(static_cast<RangeFormat>(f)))
-            << ": " << number(v);
+        out << (f ? ", " : "") << jsonString(rangeFormatName(static_cast<RangeFormat>(f))) << ": "
+            << number(v);
       }
       out << "}";
     }
@@ -203,8 +208,9 @@ void RangeCollector::report(FILE *out, size_t n) const {
                    [&](const ResultRange *a, const ResultRange *b) {
                      return a->headroom(f16) < b->headroom(f16);
                    });
-  std::fprintf(out, "ranges: %zu intermediate results over %llu steps; least fp16 headroom "
-                    "(log2 of 65504 / max|x|):\n",
+  std::fprintf(out,
+               "ranges: %zu intermediate results over %llu steps; least fp16 headroom "
+               "(log2 of 65504 / max|x|):\n",
                all.size(), static_cast<unsigned long long>(steps_));
   for (size_t i = 0; i < std::min(n, byHeadroom.size()); ++i) {
     const ResultRange &r = *byHeadroom[i];
@@ -216,11 +222,10 @@ void RangeCollector::report(FILE *out, size_t n) const {
   for (const ResultRange *r : all)
     if (r->flush[0] > 0)
       byFlush.push_back(r);
-  std::stable_sort(byFlush.begin(), byFlush.end(),
-                   [](const ResultRange *a, const ResultRange *b) {
-                     return static_cast<double>(a->flush[0]) / static_cast<double>(a->count) >
-                            static_cast<double>(b->flush[0]) / static_cast<double>(b->count);
-                   });
+  std::stable_sort(byFlush.begin(), byFlush.end(), [](const ResultRange *a, const ResultRange *b) {
+    return static_cast<double>(a->flush[0]) / static_cast<double>(a->count) >
+           static_cast<double>(b->flush[0]) / static_cast<double>(b->count);
+  });
   if (byFlush.empty()) {
     std::fprintf(out, "ranges: no nonzero value would flush to zero in fp16\n");
     return;

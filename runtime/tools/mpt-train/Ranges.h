@@ -49,9 +49,9 @@ const char *rangeFormatName(RangeFormat f);
 
 /// Where a format overflows and flushes under round-to-nearest-even.
 struct FormatLimits {
-  float max = 0;              // largest finite value
-  float overflowAt = 0;       // smallest |x| that rounds to inf / NaN
-  float flushAtOrBelow = 0;   // largest |x| that rounds to zero
+  float max = 0;            // largest finite value
+  float overflowAt = 0;     // smallest |x| that rounds to inf / NaN
+  float flushAtOrBelow = 0; // largest |x| that rounds to zero
 };
 /// The limits of `f`, found with the runtime's conversions.
 FormatLimits formatLimits(RangeFormat f);
@@ -62,7 +62,7 @@ struct ResultRange {
   std::string kind, node, phase, tensor;
   mptrt_dtype dtype = MPTRT_F32;
   uint64_t count = 0, nonzero = 0, nonfinite = 0;
-  double maxAbs = 0, minNonzeroAbs = 0;  // minNonzeroAbs: 0 when nonzero == 0
+  double maxAbs = 0, minNonzeroAbs = 0; // minNonzeroAbs: 0 when nonzero == 0
   uint64_t overflow[kRangeFormats] = {};
   uint64_t flush[kRangeFormats] = {};
 
@@ -87,14 +87,12 @@ public:
   /// fp16, one line each.
   void report(FILE *out, size_t n) const;
 
-  const std::map<std::pair<uint32_t, uint32_t>, ResultRange> &results() const {
-    return ranges_;
-  }
+  const std::map<std::pair<uint32_t, uint32_t>, ResultRange> &results() const { return ranges_; }
 
 private:
   void add(const mptrt_result_view &view);
   FormatLimits limits_[kRangeFormats];
-  std::map<std::pair<uint32_t, uint32_t>, ResultRange> ranges_;  // (kernel, result)
+  std::map<std::pair<uint32_t, uint32_t>, ResultRange> ranges_; // (kernel, result)
   uint64_t steps_ = 0;
 };
 

@@ -31,7 +31,7 @@ double field(const std::string &line, const char *key) {
   const char *p = line.c_str() + at + quoted.size();
   while (*p == ' ')
     ++p;
-  if (*p == '"')  // "inf", "-inf", "nan"
+  if (*p == '"') // "inf", "-inf", "nan"
     return std::strtod(p + 1, nullptr);
   return std::strtod(p, nullptr);
 }
@@ -96,8 +96,7 @@ int main(int argc, char **argv) {
   double ours = meanOfLast(loss, 32);
   std::printf("mean loss of the last 32 steps: %.4f", ours);
   if (!ref.empty()) {
-    std::vector<double> refRun(ref.begin(),
-                               ref.begin() + std::min(ref.size(), loss.size()));
+    std::vector<double> refRun(ref.begin(), ref.begin() + std::min(ref.size(), loss.size()));
     double theirs = meanOfLast(refRun, 32);
     std::printf(" (reference %.4f, %+.2f%%)", theirs, 100.0 * (ours - theirs) / theirs);
   }

@@ -136,7 +136,7 @@ extern "C" void onStopSignal(int sig) {
     struct sigaction fallback = {};
     fallback.sa_handler = SIG_DFL;
     ::sigaction(sig, &fallback, nullptr);
-    ::raise(sig);  // delivered, by the default action, when the handler returns
+    ::raise(sig); // delivered, by the default action, when the handler returns
     return;
   }
   const char text[] = "\nmpt-train: interrupted: stopping after the current step "
@@ -191,22 +191,34 @@ double toDouble(mptrt_dtype dtype, const uint8_t *p) {
   int64_t l;
   int32_t w;
   switch (dtype) {
-  case MPTRT_F32: std::memcpy(&f, p, 4); return f;
-  case MPTRT_F16: std::memcpy(&h, p, 2); return num::f16ToF32(h);
-  case MPTRT_BF16: std::memcpy(&h, p, 2); return num::bf16ToF32(h);
-  case MPTRT_F8E4M3FN: return num::f8E4M3FNToF32(*p);
-  case MPTRT_F8E5M2: return num::f8E5M2ToF32(*p);
-  case MPTRT_I64: std::memcpy(&l, p, 8); return static_cast<double>(l);
-  case MPTRT_I32: std::memcpy(&w, p, 4); return w;
-  case MPTRT_I1: return *p != 0;
+  case MPTRT_F32:
+    std::memcpy(&f, p, 4);
+    return f;
+  case MPTRT_F16:
+    std::memcpy(&h, p, 2);
+    return num::f16ToF32(h);
+  case MPTRT_BF16:
+    std::memcpy(&h, p, 2);
+    return num::bf16ToF32(h);
+  case MPTRT_F8E4M3FN:
+    return num::f8E4M3FNToF32(*p);
+  case MPTRT_F8E5M2:
+    return num::f8E5M2ToF32(*p);
+  case MPTRT_I64:
+    std::memcpy(&l, p, 8);
+    return static_cast<double>(l);
+  case MPTRT_I32:
+    std::memcpy(&w, p, 4);
+    return w;
+  case MPTRT_I1:
+    return *p != 0;
   }
   return 0;
 }
 
 /// The outputs mpt-train reports, in metrics order.
 enum MetricOutput { kLoss, kLossScale, kSkipped, kGradNorm, kLr, kMetricCount };
-const char *const kMetricNames[kMetricCount] = {"loss", "loss_scale", "skipped", "grad_norm",
-                                                "lr"};
+const char *const kMetricNames[kMetricCount] = {"loss", "loss_scale", "skipped", "grad_norm", "lr"};
 
 /// Binds a --param file (dtype and shape exactly the plan's).
 int bindParamFile(Model &model, const std::string &entry,
@@ -235,8 +247,7 @@ int bindParamFile(Model &model, const std::string &entry,
   if (info.dtype == MPTRT_I1)
     for (uint8_t &b : tensor.bytes)
       b = b != 0;
-  if (!model.bindParameter(name, info.dtype, info.shape, tensor.bytes.data(),
-                           tensor.bytes.size()))
+  if (!model.bindParameter(name, info.dtype, info.shape, tensor.bytes.data(), tensor.bytes.size()))
     return fail(mptrt::lastError());
   return 0;
 }
@@ -294,8 +305,8 @@ int rerunChecked(Model &model, const std::string &entry, const std::vector<Param
   };
   mptrt_nonfinite first;
   if (!restore(before) || !model.runChecked(entry, &first) || !restore(after))
-    return fail("step " + std::to_string(m->step) + ": rerunning with --check-finite: " +
-                mptrt::lastError());
+    return fail("step " + std::to_string(m->step) +
+                ": rerunning with --check-finite: " + mptrt::lastError());
   m->firstNonFinite = toOrigin(first);
   return 0;
 }
@@ -312,7 +323,7 @@ struct Options {
 
 /// Parses the command line; returns -1 to go on, else the exit status.
 int parseArgs(int argc, char **argv, Options *o) {
-  constexpr uint64_t kMaxCount = 1000000000000ull;  // 1e12
+  constexpr uint64_t kMaxCount = 1000000000000ull; // 1e12
   mptrt::tools::ArgWalker args(argc, argv);
   while (args.next()) {
     const std::string &arg = args.arg();
@@ -336,9 +347,9 @@ int parseArgs(int argc, char **argv, Options *o) {
       ok = args.value(&o->entry);
     else if (arg == "--device")
       ok = args.value(&o->device);
-    else if (arg == "--metrics")  // a file name: not empty
+    else if (arg == "--metrics") // a file name: not empty
       ok = args.value(&o->metricsPath) && !o->metricsPath.empty();
-    else if (arg == "--save")  // "" (an unset "$VAR") must not mean "no checkpoint"
+    else if (arg == "--save") // "" (an unset "$VAR") must not mean "no checkpoint"
       ok = args.value(&o->savePath) && !o->savePath.empty();
     else if (arg == "--resume")
       ok = args.value(&o->resumePath) && !o->resumePath.empty();
@@ -352,8 +363,7 @@ int parseArgs(int argc, char **argv, Options *o) {
     else if (arg == "--seed") {
       rc = number(0, UINT64_MAX / 10, &o->seed);
       o->haveSeed = true;
-    }
-    else if (arg == "--synthetic-int-range")
+    } else if (arg == "--synthetic-int-range")
       rc = number(1, uint64_t(1) << 62, &o->intRange);
     else if (arg == "--synthetic")
       o->synthetic = true;
@@ -373,8 +383,7 @@ int parseArgs(int argc, char **argv, Options *o) {
       o->rangesPath = arg.substr(std::strlen("--collect-ranges="));
       if (o->rangesPath.empty())
         return usage("--collect-ranges needs a file name");
-    }
-    else if (arg == "-h" || arg == "--help") {
+    } else if (arg == "-h" || arg == "--help") {
       std::fputs(kUsage, stdout);
       return 0;
     } else if (arg.rfind("-", 0) == 0 && arg.size() > 1)
@@ -388,7 +397,7 @@ int parseArgs(int argc, char **argv, Options *o) {
     if (!ok)
       return usage("option '" + arg + "' needs " +
                    (arg == "--input" || arg == "--param" || arg == "--eval-input" ? "NAME=FILE"
-                                                                                : "a value"));
+                                                                                  : "a value"));
   }
   if (o->planPath.empty())
     return usage("no plan given");
@@ -475,8 +484,7 @@ int main(int argc, char **argv) {
       return fail(mptrt::lastError());
     if (info.numel() != 1)
       return fail("output '" + std::string(kMetricNames[k]) + "' of entry point '" + entry +
-                  "' must hold one value, the plan gives " +
-                  describeType(info.dtype, info.shape));
+                  "' must hold one value, the plan gives " + describeType(info.dtype, info.shape));
     metricInfo[k] = info;
   }
 
@@ -504,8 +512,7 @@ int main(int argc, char **argv) {
       auto it = files.find(name);
       if (it == files.end())
         return fail("entry point '" + entry + "' needs --input " + name + "=FILE (a batch is " +
-                    describeType(inputInfo[i].dtype, inputInfo[i].shape) +
-                    "), or --synthetic");
+                    describeType(inputInfo[i].dtype, inputInfo[i].shape) + "), or --synthetic");
       std::string error;
       if (!loadBatchedInput(name, it->second, inputInfo[i], &data[i], &error))
         return fail(error);
@@ -513,14 +520,14 @@ int main(int argc, char **argv) {
         batches = data[i].batches;
       } else if (data[i].batches != batches) {
         const BatchedInput &a = data[0], &b = data[i];
-        return fail("input '" + b.name + "': " + b.file + " gives " +
-                    std::to_string(b.batches) + " batches but input '" + a.name + "' (" +
-                    a.file + ") gives " + std::to_string(a.batches) +
+        return fail("input '" + b.name + "': " + b.file + " gives " + std::to_string(b.batches) +
+                    " batches but input '" + a.name + "' (" + a.file + ") gives " +
+                    std::to_string(a.batches) +
                     ": every input must give the same number of batches");
       }
       if (data[i].unusedRows)
-        note("input '" + name + "': the last " + std::to_string(data[i].unusedRows) +
-             " rows of " + data[i].file + " are in no batch (the batch size is " +
+        note("input '" + name + "': the last " + std::to_string(data[i].unusedRows) + " rows of " +
+             data[i].file + " are in no batch (the batch size is " +
              std::to_string(inputInfo[i].shape[0]) + ")");
     }
   }
@@ -564,8 +571,7 @@ int main(int argc, char **argv) {
                   std::to_string(checkpoint.steps) + " steps, more than --steps " +
                   std::to_string(opt.steps));
     for (const CheckpointTensor &t : checkpoint.tensors)
-      if (!model.bindParameter(t.name, t.info.dtype, t.info.shape, t.bytes.data(),
-                               t.bytes.size()))
+      if (!model.bindParameter(t.name, t.info.dtype, t.info.shape, t.bytes.data(), t.bytes.size()))
         return fail("resuming from '" + opt.resumePath + "': " + mptrt::lastError());
     done = checkpoint.steps;
   }
@@ -620,7 +626,7 @@ int main(int argc, char **argv) {
   uint64_t s = firstStep, savedAt = UINT64_MAX;
   for (; s < opt.steps; ++s) {
     if (stopSignal.load() != 0)
-      break;  // interrupted: `s` steps have run
+      break; // interrupted: `s` steps have run
     const int64_t step = static_cast<int64_t>(s);
     const std::string where = "step " + std::to_string(s + 1);
     for (size_t i = 0; i < inputNames.size(); ++i) {
@@ -628,8 +634,8 @@ int main(int argc, char **argv) {
       bool ok;
       if (opt.synthetic) {
         std::string error;
-        if (!syntheticBatch(inputNames[i], info, opt.seed, step,
-                            static_cast<int64_t>(opt.intRange), &synthetic, &error))
+        if (!syntheticBatch(inputNames[i], info, opt.seed, step, static_cast<int64_t>(opt.intRange),
+                            &synthetic, &error))
           return fail(error);
         ok = model.bindInput(inputNames[i], info.dtype, info.shape, synthetic.data(),
                              synthetic.size());
@@ -647,8 +653,8 @@ int main(int argc, char **argv) {
     }
     if (checkOnSkip) {
       for (size_t i = 0; i < smallState.size(); ++i)
-        if (mptrt_read_parameter(model.handle(), smallState[i].name.c_str(),
-                                 smallBefore[i].data(), smallBefore[i].size()) != MPTRT_OK)
+        if (mptrt_read_parameter(model.handle(), smallState[i].name.c_str(), smallBefore[i].data(),
+                                 smallBefore[i].size()) != MPTRT_OK)
           return fail(where + ": " + mptrt::lastError());
     }
     StepMetrics m;
@@ -673,8 +679,7 @@ int main(int argc, char **argv) {
     }
     m.step = step + 1;
     m.timeMs =
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
-            .count();
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     std::optional<double> values[kMetricCount];
     for (int k = 0; k < kMetricCount; ++k) {
       if (!metricInfo[k])
@@ -704,9 +709,9 @@ int main(int argc, char **argv) {
         progress.finish();
         return rc;
       }
-      m.checkMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() -
-                                                            checkStart)
-                      .count();
+      m.checkMs =
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - checkStart)
+              .count();
     }
     totalMs += m.timeMs;
     if (evaluate && ((opt.evalEvery && (s + 1) % opt.evalEvery == 0) || s + 1 == opt.steps)) {
@@ -718,10 +723,10 @@ int main(int argc, char **argv) {
         return fail(where + ": " + error);
       }
       m.valLoss = lastValLoss = valLoss;
-      m.evalMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() -
-                                                           evalStart)
-                     .count();
-      boundBatch.assign(boundBatch.size(), -1);  // eval_step rebound the shared inputs
+      m.evalMs =
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - evalStart)
+              .count();
+      boundBatch.assign(boundBatch.size(), -1); // eval_step rebound the shared inputs
     }
     if (!firstLoss)
       firstLoss = m.loss;
@@ -754,7 +759,7 @@ int main(int argc, char **argv) {
     if (!opt.quiet)
       ranges->report(stderr, 10);
   }
-  if (evaluate && !lastValLoss) {  // no step ran: evaluate the parameters as they are
+  if (evaluate && !lastValLoss) { // no step ran: evaluate the parameters as they are
     double valLoss;
     std::string error;
     if (!evaluator.run(model, &valLoss, &error))
@@ -786,10 +791,10 @@ int main(int argc, char **argv) {
   std::printf("%s\n", summary.c_str());
   if (stoppedBy) {
     std::fflush(stdout);
-    const std::string outcome =
-        opt.savePath.empty() ? "no checkpoint written (no --save given)"
-                             : "checkpoint written to '" + opt.savePath +
-                                   "'; continue with --resume " + opt.savePath;
+    const std::string outcome = opt.savePath.empty()
+                                    ? "no checkpoint written (no --save given)"
+                                    : "checkpoint written to '" + opt.savePath +
+                                          "'; continue with --resume " + opt.savePath;
     std::fprintf(stderr, "mpt-train: interrupted by %s after step %s of %s: %s\n",
                  stoppedBy == SIGINT ? "SIGINT" : "SIGTERM", std::to_string(s).c_str(),
                  std::to_string(opt.steps).c_str(), outcome.c_str());

@@ -22,7 +22,8 @@ int main() {
   };
   const float b[4] = {1, 2, 3, 4};
   uint32_t x = tensor("x", plan::Storage::Input, 0);
-  uint32_t bias = tensor("b", plan::Storage::Parameter, plan::appendConstant(p, b, sizeof(b)));
+  uint32_t bias = tensor("b", plan::Storage::Parameter,
+                         plan::appendConstant(p, b, sizeof(b)));
   p.tensors[bias].hasInitializer = true;
   uint32_t y = tensor("y", plan::Storage::Output, 0);
   plan::Kernel k;
@@ -50,7 +51,8 @@ int main() {
     return 1;
   }
   std::vector<float> in = {10, 20, 30, 40}, out;
-  if (!model.bindInput("x", MPTRT_F32, {4}, in) || !model.run("forward") || !model.readOutput("y", &out)) {
+  if (!model.bindInput("x", MPTRT_F32, {4}, in) || !model.run("forward") ||
+      !model.readOutput("y", &out)) {
     std::fprintf(stderr, "run: %s\n", mptrt::lastError().c_str());
     return 1;
   }

@@ -68,7 +68,8 @@ struct OnnxImportResult {
 
 /// Imports the model at `path`. Files ending in `.onnxtext` are parsed as the
 /// ONNX text syntax; anything else as a binary ModelProto.
-OnnxImportResult importOnnxFile(llvm::StringRef path, mlir::MLIRContext &context,
+OnnxImportResult importOnnxFile(llvm::StringRef path,
+                                mlir::MLIRContext &context,
                                 const OnnxImportOptions &options = {});
 
 /// Imports a model held in memory. `sourceName` names it in diagnostics and

@@ -26,8 +26,8 @@ struct PlanSummary {
 
 /// Builds the plan's bytes. Emits diagnostics at the offending op and fails
 /// if the module was not lowered or uses something without a plan encoding.
-mlir::FailureOr<std::vector<uint8_t>>
-emitPlan(mlir::ModuleOp module, PlanSummary *summary = nullptr);
+mlir::FailureOr<std::vector<uint8_t>> emitPlan(mlir::ModuleOp module,
+                                               PlanSummary *summary = nullptr);
 
 /// Writes the plan to `os` as emitPlan builds it, without gathering it in
 /// memory: the weights go from the module's attributes to `os` directly.

@@ -27,7 +27,8 @@ namespace {
 /// An FP8-scaled contraction's result, restated as FP32: the op rounds its
 /// dequantised FP32 accumulator once into it.
 Value asF32(Value scaledResult) {
-  scaledResult.setType(tensorType(scaledResult).clone(Float32Type::get(scaledResult.getContext())));
+  scaledResult.setType(tensorType(scaledResult)
+                           .clone(Float32Type::get(scaledResult.getContext())));
   return scaledResult;
 }
 
@@ -39,11 +40,12 @@ Value perScale(OpBuilder &b, Location loc, Value grad, Value scale) {
 
 /// The gradient of result 0 for the backward contractions: in `elementType`,
 /// or quantized into f8E5M2 with its scale (`dyScale`) when `fp8`.
-FailureOr<Value> contractionResultGrad(GradientBuilder &gb, bool fp8, Type elementType,
-                                       Value &dyScale) {
+FailureOr<Value> contractionResultGrad(GradientBuilder &gb, bool fp8,
+                                       Type elementType, Value &dyScale) {
   if (!fp8)
     return gb.resultGrad(0, elementType);
-  auto q = gb.quantizedResultGrad(0, Float8E5M2Type::get(gb.op()->getContext()));
+  auto q =
+      gb.quantizedResultGrad(0, Float8E5M2Type::get(gb.op()->getContext()));
   if (failed(q))
     return failure();
   dyScale = q->second;
@@ -67,7 +69,8 @@ LogicalResult MatMulOp::buildGradient(GradientBuilder &gb) {
   RankedTensorType aType = tensorType(getLhs()), bType = tensorType(getRhs());
   const bool fp8 = static_cast<bool>(getLhsScale());
   Value dyScale;
-  FailureOr<Value> dyOr = contractionResultGrad(gb, fp8, aType.getElementType(), dyScale);
+  FailureOr<Value> dyOr =
+      contractionResultGrad(gb, fp8, aType.getElementType(), dyScale);
   if (failed(dyOr))
     return failure();
   Value dy = *dyOr;
@@ -92,13 +95,17 @@ LogicalResult MatMulOp::buildGradient(GradientBuilder &gb) {
   }
   dy = reshape(b, loc, dy, dyShape);
   if (gb.needsGrad(0)) {
-    Value da = contract(dy, transposeLastTwo(b, loc, bv), dyScale, getRhsScale());
-    Value sum = reshape(b, loc, sumToShape(b, loc, da, tensorType(a)), aType.getShape());
+    Value da =
+        contract(dy, transposeLastTwo(b, loc, bv), dyScale, getRhsScale());
+    Value sum = reshape(b, loc, sumToShape(b, loc, da, tensorType(a)),
+                        aType.getShape());
     gb.addOperandGrad(0, fp8 ? perScale(b, loc, sum, getLhsScale()) : sum);
   }
   if (gb.needsGrad(1)) {
-    Value db = contract(transposeLastTwo(b, loc, a), dy, getLhsScale(), dyScale);
-    Value sum = reshape(b, loc, sumToShape(b, loc, db, tensorType(bv)), bType.getShape());
+    Value db =
+        contract(transposeLastTwo(b, loc, a), dy, getLhsScale(), dyScale);
+    Value sum = reshape(b, loc, sumToShape(b, loc, db, tensorType(bv)),
+                        bType.getShape());
     gb.addOperandGrad(1, fp8 ? perScale(b, loc, sum, getRhsScale()) : sum);
   }
   return success();
@@ -108,13 +115,15 @@ LogicalResult GemmOp::buildGradient(GradientBuilder &gb) {
   if (getActivation() != "none")
     return emitOpError("has a fused '")
            << getActivation()
-           << "' epilogue; build the training step before the runtime lowering fuses epilogues";
+           << "' epilogue; build the training step before the runtime lowering "
+              "fuses epilogues";
   OpBuilder &b = gb.builder();
   Location loc = gb.loc();
   RankedTensorType aType = tensorType(getA()), bType = tensorType(getB());
   const bool fp8 = static_cast<bool>(getAScale());
   Value dyScale;
-  FailureOr<Value> dyOr = contractionResultGrad(gb, fp8, aType.getElementType(), dyScale);
+  FailureOr<Value> dyOr =
+      contractionResultGrad(gb, fp8, aType.getElementType(), dyScale);
   if (failed(dyOr))
     return failure();
   Value dy = *dyOr;
@@ -122,29 +131,34 @@ LogicalResult GemmOp::buildGradient(GradientBuilder &gb) {
   bool ta = getTransA(), tb = getTransB();
   Value sa = getAScale(), sb = getBScale();
   // alpha op(x) op(y), or alpha op(x) op(y) / (sx sy) in FP32 when FP8-scaled.
-  auto gemm = [&](RankedTensorType type, Value x, Value y, bool tx, bool ty, Value sx,
-                  Value sy) -> Value {
+  auto gemm = [&](RankedTensorType type, Value x, Value y, bool tx, bool ty,
+                  Value sx, Value sy) -> Value {
     if (!fp8)
-      return GemmOp::create(b, loc, type, x, y, Value(), alpha, one, tx, ty, "none").getResult();
-    return GemmOp::create(b, loc, type.clone(b.getF32Type()), x, y, Value(), alpha, one, tx,
-                          ty, "none", sx, sy)
+      return GemmOp::create(b, loc, type, x, y, Value(), alpha, one, tx, ty,
+                            "none")
+          .getResult();
+    return GemmOp::create(b, loc, type.clone(b.getF32Type()), x, y, Value(),
+                          alpha, one, tx, ty, "none", sx, sy)
         .getResult();
   };
   // Y = alpha op(A) op(B) + beta C.
   if (dy && gb.needsGrad(0)) {
-    Value da = ta ? gemm(aType, getB(), dy, tb, true, sb, dyScale)       // A^T = op(B) dY^T
-                  : gemm(aType, dy, getB(), false, !tb, dyScale, sb);    // A = dY op(B)^T
+    Value da =
+        ta ? gemm(aType, getB(), dy, tb, true, sb, dyScale) // A^T = op(B) dY^T
+           : gemm(aType, dy, getB(), false, !tb, dyScale, sb); // A = dY op(B)^T
     gb.addOperandGrad(0, fp8 ? perScale(b, loc, da, sa) : da);
   }
   if (dy && gb.needsGrad(1)) {
-    Value db = tb ? gemm(bType, dy, getA(), true, ta, dyScale, sa)       // B^T = dY^T op(A)
-                  : gemm(bType, getA(), dy, !ta, false, sa, dyScale);    // B = op(A)^T dY
+    Value db =
+        tb ? gemm(bType, dy, getA(), true, ta, dyScale, sa) // B^T = dY^T op(A)
+           : gemm(bType, getA(), dy, !ta, false, sa, dyScale); // B = op(A)^T dY
     gb.addOperandGrad(1, fp8 ? perScale(b, loc, db, sb) : db);
   }
   if (getC() && gb.needsGrad(2)) {
     Value dyWide = gb.resultGrad(0, b.getF32Type());
     Value scaled = MulOp::create(b, loc, dyWide,
-                                 scalar(b, loc, getBeta().convertToDouble(), b.getF32Type()))
+                                 scalar(b, loc, getBeta().convertToDouble(),
+                                        b.getF32Type()))
                        .getResult();
     gb.addOperandGrad(2, sumToShape(b, loc, scaled, tensorType(getC())));
   }
@@ -153,26 +167,31 @@ LogicalResult GemmOp::buildGradient(GradientBuilder &gb) {
 
 LogicalResult ConvOp::buildGradient(GradientBuilder &gb) {
   if (!getFP8Scales().empty())
-    return emitOpError("has FP8 scales; gradients through FP8-scaled convolutions are not "
-                       "supported yet");
+    return emitOpError(
+        "has FP8 scales; gradients through FP8-scaled convolutions are not "
+        "supported yet");
   OpBuilder &b = gb.builder();
   Location loc = gb.loc();
-  RankedTensorType xType = tensorType(getInput()), wType = tensorType(getWeight());
+  RankedTensorType xType = tensorType(getInput()),
+                   wType = tensorType(getWeight());
   Value dy = gb.resultGrad(0, xType.getElementType());
   SmallVector<NamedAttribute> attrs = convAttrs(*this);
   if (gb.needsGrad(0))
     gb.addOperandGrad(0, ConvGradInputOp::create(b, loc, TypeRange{xType},
-                                                 ValueRange{dy, getWeight()}, attrs)
+                                                 ValueRange{dy, getWeight()},
+                                                 attrs)
                              .getResult());
   if (gb.needsGrad(1))
     gb.addOperandGrad(1, ConvGradWeightOp::create(b, loc, TypeRange{wType},
-                                                  ValueRange{getInput(), dy}, attrs)
+                                                  ValueRange{getInput(), dy},
+                                                  attrs)
                              .getResult());
   if (getBias() && gb.needsGrad(2)) {
     SmallVector<int64_t> axes = {0};
     for (int64_t i = 2; i < xType.getRank(); ++i)
       axes.push_back(i);
-    gb.addOperandGrad(2, sumF32(b, loc, gb.resultGrad(0, b.getF32Type()), axes));
+    gb.addOperandGrad(2,
+                      sumF32(b, loc, gb.resultGrad(0, b.getF32Type()), axes));
   }
   return success();
 }

@@ -18,17 +18,26 @@ namespace {
 /// The gradient of a reshape-like op: the result gradient reshaped back.
 LogicalResult reshapeRule(GradientBuilder &gb) {
   if (gb.needsGrad(0))
-    gb.addOperandGrad(0, reshape(gb.builder(), gb.loc(), gb.resultGrad(0),
-                                 tensorType(gb.op()->getOperand(0)).getShape()));
+    gb.addOperandGrad(0,
+                      reshape(gb.builder(), gb.loc(), gb.resultGrad(0),
+                              tensorType(gb.op()->getOperand(0)).getShape()));
   return success();
 }
 
 } // namespace
 
-LogicalResult ReshapeOp::buildGradient(GradientBuilder &gb) { return reshapeRule(gb); }
-LogicalResult FlattenOp::buildGradient(GradientBuilder &gb) { return reshapeRule(gb); }
-LogicalResult SqueezeOp::buildGradient(GradientBuilder &gb) { return reshapeRule(gb); }
-LogicalResult UnsqueezeOp::buildGradient(GradientBuilder &gb) { return reshapeRule(gb); }
+LogicalResult ReshapeOp::buildGradient(GradientBuilder &gb) {
+  return reshapeRule(gb);
+}
+LogicalResult FlattenOp::buildGradient(GradientBuilder &gb) {
+  return reshapeRule(gb);
+}
+LogicalResult SqueezeOp::buildGradient(GradientBuilder &gb) {
+  return reshapeRule(gb);
+}
+LogicalResult UnsqueezeOp::buildGradient(GradientBuilder &gb) {
+  return reshapeRule(gb);
+}
 
 LogicalResult ExpandOp::buildGradient(GradientBuilder &gb) {
   if (gb.needsGrad(0))
@@ -44,8 +53,9 @@ LogicalResult TransposeOp::buildGradient(GradientBuilder &gb) {
   SmallVector<int64_t> inverse(perm.size());
   for (size_t i = 0; i < perm.size(); ++i)
     inverse[perm[i]] = static_cast<int64_t>(i);
-  gb.addOperandGrad(0, TransposeOp::create(gb.builder(), gb.loc(), gb.resultGrad(0), inverse)
-                           .getResult());
+  gb.addOperandGrad(
+      0, TransposeOp::create(gb.builder(), gb.loc(), gb.resultGrad(0), inverse)
+             .getResult());
   return success();
 }
 
@@ -57,10 +67,12 @@ LogicalResult ConcatOp::buildGradient(GradientBuilder &gb) {
   for (auto [i, input] : llvm::enumerate(getInputs())) {
     int64_t size = tensorType(input).getDimSize(axis);
     if (gb.needsGrad(i)) {
-      SmallVector<int64_t> starts(shape.size(), 0), ends(shape), steps(shape.size(), 1);
+      SmallVector<int64_t> starts(shape.size(), 0), ends(shape),
+          steps(shape.size(), 1);
       starts[axis] = offset;
       ends[axis] = offset + size;
-      gb.addOperandGrad(i, SliceOp::create(b, gb.loc(), dy, starts, ends, steps).getResult());
+      gb.addOperandGrad(
+          i, SliceOp::create(b, gb.loc(), dy, starts, ends, steps).getResult());
     }
     offset += size;
   }
@@ -73,7 +85,8 @@ LogicalResult SplitOp::buildGradient(GradientBuilder &gb) {
   SmallVector<Value> pieces;
   for (unsigned i = 0; i < getNumResults(); ++i)
     pieces.push_back(gb.resultGradOrZero(i));
-  gb.addOperandGrad(0, ConcatOp::create(gb.builder(), gb.loc(), pieces, getAxisAttr().getInt())
+  gb.addOperandGrad(0, ConcatOp::create(gb.builder(), gb.loc(), pieces,
+                                        getAxisAttr().getInt())
                            .getResult());
   return success();
 }
@@ -82,12 +95,13 @@ LogicalResult SliceOp::buildGradient(GradientBuilder &gb) {
   if (!gb.needsGrad(0))
     return success();
   OpBuilder &b = gb.builder();
-  gb.addOperandGrad(0, SliceGradOp::create(b, gb.loc(), TypeRange{getInput().getType()},
-                                           ValueRange{gb.resultGrad(0)},
-                                           {b.getNamedAttr("starts", getStartsAttr()),
-                                            b.getNamedAttr("ends", getEndsAttr()),
-                                            b.getNamedAttr("steps", getStepsAttr())})
-                           .getResult());
+  gb.addOperandGrad(
+      0, SliceGradOp::create(b, gb.loc(), TypeRange{getInput().getType()},
+                             ValueRange{gb.resultGrad(0)},
+                             {b.getNamedAttr("starts", getStartsAttr()),
+                              b.getNamedAttr("ends", getEndsAttr()),
+                              b.getNamedAttr("steps", getStepsAttr())})
+             .getResult());
   return success();
 }
 
@@ -98,9 +112,10 @@ LogicalResult GatherOp::buildGradient(GradientBuilder &gb) {
     return success();
   OpBuilder &b = gb.builder();
   auto type = tensorType(getData()).clone(b.getF32Type());
-  gb.addOperandGrad(0, GatherGradOp::create(b, gb.loc(), TypeRange{type},
-                                            ValueRange{getIndices(), gb.resultGrad(0)},
-                                            {b.getNamedAttr("axis", getAxisAttr())})
-                           .getResult());
+  gb.addOperandGrad(
+      0, GatherGradOp::create(b, gb.loc(), TypeRange{type},
+                              ValueRange{getIndices(), gb.resultGrad(0)},
+                              {b.getNamedAttr("axis", getAxisAttr())})
+             .getResult());
   return success();
 }

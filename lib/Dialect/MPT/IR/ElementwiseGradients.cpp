@@ -23,7 +23,8 @@ LogicalResult unaryRule(GradientBuilder &gb, StringRef kind,
   OpBuilder &b = gb.builder();
   Value x = gb.op()->getOperand(0);
   Value dy = gb.resultGrad(0);
-  SmallVector<NamedAttribute> attrs = {b.getNamedAttr("kind", b.getStringAttr(kind))};
+  SmallVector<NamedAttribute> attrs = {
+      b.getNamedAttr("kind", b.getStringAttr(kind))};
   attrs.append(extra.begin(), extra.end());
   gb.addOperandGrad(0, UnaryGradOp::create(b, gb.loc(), TypeRange{x.getType()},
                                            ValueRange{x, dy}, attrs)
@@ -34,7 +35,8 @@ LogicalResult unaryRule(GradientBuilder &gb, StringRef kind,
 /// The gradient `g` (of the result's shape) of a broadcasting operand.
 void addBroadcastGrad(GradientBuilder &gb, unsigned index, Value g) {
   Value operand = gb.op()->getOperand(index);
-  gb.addOperandGrad(index, sumToShape(gb.builder(), gb.loc(), g, tensorType(operand)));
+  gb.addOperandGrad(index,
+                    sumToShape(gb.builder(), gb.loc(), g, tensorType(operand)));
 }
 
 /// For max/min: the gradient goes to the operand that wins, half to each
@@ -45,7 +47,8 @@ LogicalResult extremumRule(GradientBuilder &gb, bool isMax) {
   Value lhs = gb.op()->getOperand(0), rhs = gb.op()->getOperand(1);
   Value dy = gb.resultGrad(0, b.getF32Type());
   Value zero = scalar(b, loc, 0.0, b.getF32Type());
-  Value half = MulOp::create(b, loc, dy, scalar(b, loc, 0.5, b.getF32Type())).getResult();
+  Value half = MulOp::create(b, loc, dy, scalar(b, loc, 0.5, b.getF32Type()))
+                   .getResult();
   Value tie = EqualOp::create(b, loc, lhs, rhs).getResult();
   Value tieGrad = WhereOp::create(b, loc, tie, half, zero).getResult();
   for (unsigned i = 0; i < 2; ++i) {
@@ -54,7 +57,8 @@ LogicalResult extremumRule(GradientBuilder &gb, bool isMax) {
     Value self = gb.op()->getOperand(i), other = gb.op()->getOperand(1 - i);
     Value wins = isMax ? GreaterOp::create(b, loc, self, other).getResult()
                        : LessOp::create(b, loc, self, other).getResult();
-    addBroadcastGrad(gb, i, WhereOp::create(b, loc, wins, dy, tieGrad).getResult());
+    addBroadcastGrad(gb, i,
+                     WhereOp::create(b, loc, wins, dy, tieGrad).getResult());
   }
   return success();
 }
@@ -79,12 +83,13 @@ LogicalResult CastOp::buildGradient(GradientBuilder &gb) {
   // The gradient of a cast is a cast back: asked for in the source type, the
   // engine rounds the FP32 sum once into it (no detour through a narrow type).
   if (gb.needsGrad(0))
-    gb.addOperandGrad(0, gb.resultGrad(0, tensorType(getInput()).getElementType()));
+    gb.addOperandGrad(
+        0, gb.resultGrad(0, tensorType(getInput()).getElementType()));
   return success();
 }
 
 bool QuantizeOp::isDifferentiableOperand(unsigned index) {
-  return index == 0;  // the scale is a constant of the step
+  return index == 0; // the scale is a constant of the step
 }
 
 LogicalResult QuantizeOp::buildGradient(GradientBuilder &gb) {
@@ -112,16 +117,19 @@ LogicalResult DropoutOp::buildGradient(GradientBuilder &gb) {
     // dropout applied to dy redraws it, so no mask is kept from the forward
     // pass to the backward pass, and dy * (keep / (1 - ratio)) is rounded
     // once, as the forward output is.
-    auto redraw = DropoutOp::create(b, gb.loc(), TypeRange{dy.getType(), getMask().getType()},
-                                    ValueRange{dy, getSeed(), getStep()},
-                                    (*this)->getAttrDictionary().getValue());
+    auto redraw = DropoutOp::create(
+        b, gb.loc(), TypeRange{dy.getType(), getMask().getType()},
+        ValueRange{dy, getSeed(), getStep()},
+        (*this)->getAttrDictionary().getValue());
     gb.addOperandGrad(0, redraw.getOutput());
     return success();
   }
   // Not seeded (outside --build-training-step): the forward op's mask.
   Type element = tensorType(dy).getElementType();
-  Value scaled = MulOp::create(b, gb.loc(), dy, scalar(b, gb.loc(), 1.0 / (1.0 - ratio), element))
-                     .getResult();
+  Value scaled =
+      MulOp::create(b, gb.loc(), dy,
+                    scalar(b, gb.loc(), 1.0 / (1.0 - ratio), element))
+          .getResult();
   gb.addOperandGrad(0, WhereOp::create(b, gb.loc(), getMask(), scaled,
                                        scalar(b, gb.loc(), 0.0, element))
                            .getResult());
@@ -132,14 +140,30 @@ LogicalResult DropoutOp::buildGradient(GradientBuilder &gb) {
 // Unary functions.
 //===----------------------------------------------------------------------===//
 
-LogicalResult SqrtOp::buildGradient(GradientBuilder &gb) { return unaryRule(gb, "sqrt"); }
-LogicalResult ExpOp::buildGradient(GradientBuilder &gb) { return unaryRule(gb, "exp"); }
-LogicalResult LogOp::buildGradient(GradientBuilder &gb) { return unaryRule(gb, "log"); }
-LogicalResult ErfOp::buildGradient(GradientBuilder &gb) { return unaryRule(gb, "erf"); }
-LogicalResult TanhOp::buildGradient(GradientBuilder &gb) { return unaryRule(gb, "tanh"); }
-LogicalResult SigmoidOp::buildGradient(GradientBuilder &gb) { return unaryRule(gb, "sigmoid"); }
-LogicalResult ReluOp::buildGradient(GradientBuilder &gb) { return unaryRule(gb, "relu"); }
-LogicalResult AbsOp::buildGradient(GradientBuilder &gb) { return unaryRule(gb, "abs"); }
+LogicalResult SqrtOp::buildGradient(GradientBuilder &gb) {
+  return unaryRule(gb, "sqrt");
+}
+LogicalResult ExpOp::buildGradient(GradientBuilder &gb) {
+  return unaryRule(gb, "exp");
+}
+LogicalResult LogOp::buildGradient(GradientBuilder &gb) {
+  return unaryRule(gb, "log");
+}
+LogicalResult ErfOp::buildGradient(GradientBuilder &gb) {
+  return unaryRule(gb, "erf");
+}
+LogicalResult TanhOp::buildGradient(GradientBuilder &gb) {
+  return unaryRule(gb, "tanh");
+}
+LogicalResult SigmoidOp::buildGradient(GradientBuilder &gb) {
+  return unaryRule(gb, "sigmoid");
+}
+LogicalResult ReluOp::buildGradient(GradientBuilder &gb) {
+  return unaryRule(gb, "relu");
+}
+LogicalResult AbsOp::buildGradient(GradientBuilder &gb) {
+  return unaryRule(gb, "abs");
+}
 
 LogicalResult LeakyReluOp::buildGradient(GradientBuilder &gb) {
   OpBuilder &b = gb.builder();
@@ -162,15 +186,17 @@ LogicalResult ClipOp::buildGradient(GradientBuilder &gb) {
 
 LogicalResult NegOp::buildGradient(GradientBuilder &gb) {
   if (gb.needsGrad(0))
-    gb.addOperandGrad(0, NegOp::create(gb.builder(), gb.loc(), gb.resultGrad(0)).getResult());
+    gb.addOperandGrad(
+        0, NegOp::create(gb.builder(), gb.loc(), gb.resultGrad(0)).getResult());
   return success();
 }
 
 LogicalResult TriluOp::buildGradient(GradientBuilder &gb) {
   if (gb.needsGrad(0))
-    gb.addOperandGrad(0, TriluOp::create(gb.builder(), gb.loc(), gb.resultGrad(0),
-                                         getUpperAttr(), getKAttr())
-                             .getResult());
+    gb.addOperandGrad(0,
+                      TriluOp::create(gb.builder(), gb.loc(), gb.resultGrad(0),
+                                      getUpperAttr(), getKAttr())
+                          .getResult());
   return success();
 }
 
@@ -191,7 +217,8 @@ LogicalResult SubOp::buildGradient(GradientBuilder &gb) {
   if (gb.needsGrad(0))
     addBroadcastGrad(gb, 0, dy);
   if (gb.needsGrad(1))
-    addBroadcastGrad(gb, 1, NegOp::create(gb.builder(), gb.loc(), dy).getResult());
+    addBroadcastGrad(gb, 1,
+                     NegOp::create(gb.builder(), gb.loc(), dy).getResult());
   return success();
 }
 
@@ -199,16 +226,19 @@ LogicalResult MulOp::buildGradient(GradientBuilder &gb) {
   OpBuilder &b = gb.builder();
   Value dy = gb.resultGrad(0);
   if (gb.needsGrad(0))
-    addBroadcastGrad(gb, 0, MulOp::create(b, gb.loc(), dy, getRhs()).getResult());
+    addBroadcastGrad(gb, 0,
+                     MulOp::create(b, gb.loc(), dy, getRhs()).getResult());
   if (gb.needsGrad(1))
-    addBroadcastGrad(gb, 1, MulOp::create(b, gb.loc(), dy, getLhs()).getResult());
+    addBroadcastGrad(gb, 1,
+                     MulOp::create(b, gb.loc(), dy, getLhs()).getResult());
   return success();
 }
 
 LogicalResult DivOp::buildGradient(GradientBuilder &gb) {
   // y = a / b: da = dy / b, db = -(dy / b) * y.
   OpBuilder &b = gb.builder();
-  Value quotient = DivOp::create(b, gb.loc(), gb.resultGrad(0), getRhs()).getResult();
+  Value quotient =
+      DivOp::create(b, gb.loc(), gb.resultGrad(0), getRhs()).getResult();
   if (gb.needsGrad(0))
     addBroadcastGrad(gb, 0, quotient);
   if (gb.needsGrad(1)) {
@@ -227,30 +257,43 @@ LogicalResult PowOp::buildGradient(GradientBuilder &gb) {
   Type element = tensorType(a).getElementType();
   if (gb.needsGrad(0)) {
     Value ef = castTo(b, loc, e, element);
-    Value em1 = SubOp::create(b, loc, ef, scalar(b, loc, 1.0, element)).getResult();
+    Value em1 =
+        SubOp::create(b, loc, ef, scalar(b, loc, 1.0, element)).getResult();
     Value pow = PowOp::create(b, loc, a, em1).getResult();
-    Value t = MulOp::create(b, loc, MulOp::create(b, loc, dy, ef).getResult(), pow).getResult();
+    Value t =
+        MulOp::create(b, loc, MulOp::create(b, loc, dy, ef).getResult(), pow)
+            .getResult();
     addBroadcastGrad(gb, 0, t);
   }
   if (gb.needsGrad(1)) {
     Value log = LogOp::create(b, loc, a).getResult();
-    Value t = MulOp::create(b, loc, MulOp::create(b, loc, dy, getOutput()).getResult(), log)
-                  .getResult();
+    Value t =
+        MulOp::create(b, loc,
+                      MulOp::create(b, loc, dy, getOutput()).getResult(), log)
+            .getResult();
     addBroadcastGrad(gb, 1, t);
   }
   return success();
 }
 
-LogicalResult MaxOp::buildGradient(GradientBuilder &gb) { return extremumRule(gb, true); }
-LogicalResult MinOp::buildGradient(GradientBuilder &gb) { return extremumRule(gb, false); }
+LogicalResult MaxOp::buildGradient(GradientBuilder &gb) {
+  return extremumRule(gb, true);
+}
+LogicalResult MinOp::buildGradient(GradientBuilder &gb) {
+  return extremumRule(gb, false);
+}
 
 LogicalResult WhereOp::buildGradient(GradientBuilder &gb) {
   OpBuilder &b = gb.builder();
   Value dy = gb.resultGrad(0);
   Value zero = scalar(b, gb.loc(), 0.0, tensorType(dy).getElementType());
   if (gb.needsGrad(1))
-    addBroadcastGrad(gb, 1, WhereOp::create(b, gb.loc(), getCondition(), dy, zero).getResult());
+    addBroadcastGrad(
+        gb, 1,
+        WhereOp::create(b, gb.loc(), getCondition(), dy, zero).getResult());
   if (gb.needsGrad(2))
-    addBroadcastGrad(gb, 2, WhereOp::create(b, gb.loc(), getCondition(), zero, dy).getResult());
+    addBroadcastGrad(
+        gb, 2,
+        WhereOp::create(b, gb.loc(), getCondition(), zero, dy).getResult());
   return success();
 }

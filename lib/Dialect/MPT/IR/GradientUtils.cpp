@@ -10,7 +10,9 @@ using namespace mlir;
 namespace mpt {
 namespace grad {
 
-RankedTensorType tensorType(Value v) { return cast<RankedTensorType>(v.getType()); }
+RankedTensorType tensorType(Value v) {
+  return cast<RankedTensorType>(v.getType());
+}
 
 Value castTo(OpBuilder &b, Location loc, Value v, Type elementType) {
   RankedTensorType type = tensorType(v);
@@ -28,7 +30,8 @@ Value scalar(OpBuilder &b, Location loc, double value, Type elementType) {
     element = b.getFloatAttr(f, value);
   else
     element = b.getIntegerAttr(elementType, static_cast<int64_t>(value));
-  return ConstantOp::create(b, loc, DenseElementsAttr::get(type, element)).getResult();
+  return ConstantOp::create(b, loc, DenseElementsAttr::get(type, element))
+      .getResult();
 }
 
 Value zeros(OpBuilder &b, Location loc, RankedTensorType type) {
@@ -37,15 +40,17 @@ Value zeros(OpBuilder &b, Location loc, RankedTensorType type) {
     element = b.getFloatAttr(f, 0.0);
   else
     element = b.getIntegerAttr(type.getElementType(), 0);
-  return ConstantOp::create(b, loc, DenseElementsAttr::get(type, element)).getResult();
+  return ConstantOp::create(b, loc, DenseElementsAttr::get(type, element))
+      .getResult();
 }
 
 Value reshape(OpBuilder &b, Location loc, Value v, ArrayRef<int64_t> shape) {
   RankedTensorType type = tensorType(v);
   if (type.getShape() == shape)
     return v;
-  return ReshapeOp::create(b, loc, RankedTensorType::get(shape, type.getElementType()), v,
-                           Value())
+  return ReshapeOp::create(b, loc,
+                           RankedTensorType::get(shape, type.getElementType()),
+                           v, Value())
       .getResult();
 }
 
@@ -53,12 +58,15 @@ Value sumF32(OpBuilder &b, Location loc, Value v, ArrayRef<int64_t> axes) {
   Value wide = castTo(b, loc, v, b.getF32Type());
   if (axes.empty())
     return wide;
-  return ReduceSumOp::create(b, loc, wide, axes, /*keepdims=*/false).getResult();
+  return ReduceSumOp::create(b, loc, wide, axes, /*keepdims=*/false)
+      .getResult();
 }
 
-Value sumToShape(OpBuilder &b, Location loc, Value grad, RankedTensorType target) {
+Value sumToShape(OpBuilder &b, Location loc, Value grad,
+                 RankedTensorType target) {
   ArrayRef<int64_t> from = tensorType(grad).getShape(), to = target.getShape();
-  int64_t lead = static_cast<int64_t>(from.size()) - static_cast<int64_t>(to.size());
+  int64_t lead =
+      static_cast<int64_t>(from.size()) - static_cast<int64_t>(to.size());
   SmallVector<int64_t> axes;
   for (int64_t i = 0; i < static_cast<int64_t>(from.size()); ++i)
     if (i < lead || (to[i - lead] == 1 && from[i] != 1))
@@ -68,16 +76,19 @@ Value sumToShape(OpBuilder &b, Location loc, Value grad, RankedTensorType target
   return reshape(b, loc, sumF32(b, loc, grad, axes), to);
 }
 
-Value broadcastTo(OpBuilder &b, Location loc, Value v, ArrayRef<int64_t> shape) {
+Value broadcastTo(OpBuilder &b, Location loc, Value v,
+                  ArrayRef<int64_t> shape) {
   RankedTensorType type = tensorType(v);
   if (type.getShape() == shape)
     return v;
-  return ExpandOp::create(b, loc, RankedTensorType::get(shape, type.getElementType()), v,
-                          Value())
+  return ExpandOp::create(b, loc,
+                          RankedTensorType::get(shape, type.getElementType()),
+                          v, Value())
       .getResult();
 }
 
-SmallVector<int64_t> keptShape(ArrayRef<int64_t> shape, ArrayRef<int64_t> axes) {
+SmallVector<int64_t> keptShape(ArrayRef<int64_t> shape,
+                               ArrayRef<int64_t> axes) {
   SmallVector<int64_t> kept(shape);
   for (size_t i = 0; i < kept.size(); ++i)
     if (axes.empty() || llvm::is_contained(axes, static_cast<int64_t>(i)))

@@ -26,8 +26,12 @@ SmallVector<NamedAttribute> reductionAttrs(OpBuilder &b, StringAttr reduction,
 
 // Only the scores carry a gradient: labels are integers and class weights
 // and the loss scale are constants of the step.
-bool SoftmaxCrossEntropyLossOp::isDifferentiableOperand(unsigned index) { return index == 0; }
-bool NegativeLogLikelihoodLossOp::isDifferentiableOperand(unsigned index) { return index == 0; }
+bool SoftmaxCrossEntropyLossOp::isDifferentiableOperand(unsigned index) {
+  return index == 0;
+}
+bool NegativeLogLikelihoodLossOp::isDifferentiableOperand(unsigned index) {
+  return index == 0;
+}
 bool ScaleLossOp::isDifferentiableOperand(unsigned index) { return index == 0; }
 
 LogicalResult SoftmaxCrossEntropyLossOp::buildGradient(GradientBuilder &gb) {
@@ -41,15 +45,17 @@ LogicalResult SoftmaxCrossEntropyLossOp::buildGradient(GradientBuilder &gb) {
     if (getWeights())
       operands.push_back(getWeights());
     operands.push_back(dloss);
-    gb.addOperandGrad(0, SoftmaxCrossEntropyLossGradOp::create(
-                             b, loc, TypeRange{scoresType}, operands,
-                             reductionAttrs(b, getReductionAttr(), getIgnoreIndexAttr()))
-                             .getResult());
+    gb.addOperandGrad(
+        0, SoftmaxCrossEntropyLossGradOp::create(
+               b, loc, TypeRange{scoresType}, operands,
+               reductionAttrs(b, getReductionAttr(), getIgnoreIndexAttr()))
+               .getResult());
   }
   // The log-probabilities are log_softmax(scores) along axis 1.
   if (Value dlogProb = gb.resultGrad(1))
     gb.addOperandGrad(0, SoftmaxGradOp::create(
-                             b, loc, TypeRange{scoresType}, ValueRange{getLogProb(), dlogProb},
+                             b, loc, TypeRange{scoresType},
+                             ValueRange{getLogProb(), dlogProb},
                              {b.getNamedAttr("axis", b.getI64IntegerAttr(1)),
                               b.getNamedAttr("log", b.getBoolAttr(true))})
                              .getResult());
@@ -64,17 +70,19 @@ LogicalResult NegativeLogLikelihoodLossOp::buildGradient(GradientBuilder &gb) {
   if (getWeight())
     operands.push_back(getWeight());
   operands.push_back(gb.resultGrad(0));
-  gb.addOperandGrad(0, NegativeLogLikelihoodLossGradOp::create(
-                           b, gb.loc(), TypeRange{getInput().getType()}, operands,
-                           reductionAttrs(b, getReductionAttr(), getIgnoreIndexAttr()))
-                           .getResult());
+  gb.addOperandGrad(
+      0, NegativeLogLikelihoodLossGradOp::create(
+             b, gb.loc(), TypeRange{getInput().getType()}, operands,
+             reductionAttrs(b, getReductionAttr(), getIgnoreIndexAttr()))
+             .getResult());
   return success();
 }
 
 LogicalResult ScaleLossOp::buildGradient(GradientBuilder &gb) {
   // scaled = loss * scale, with the scale a constant of the step.
   if (gb.needsGrad(0))
-    gb.addOperandGrad(0, MulOp::create(gb.builder(), gb.loc(), gb.resultGrad(0), getScale())
-                             .getResult());
+    gb.addOperandGrad(
+        0, MulOp::create(gb.builder(), gb.loc(), gb.resultGrad(0), getScale())
+               .getResult());
   return success();
 }

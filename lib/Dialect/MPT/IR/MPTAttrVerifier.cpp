@@ -48,8 +48,8 @@ LogicalResult MPTDialect::verifyOperationAttribute(Operation *op,
     auto s = dyn_cast<StringAttr>(value);
     if (s && (s.getValue() == "f32" || s.getValue() == "low"))
       return success();
-    return op->emitOpError() << name << " must be \"f32\" or \"low\", got "
-                             << value;
+    return op->emitOpError()
+           << name << " must be \"f32\" or \"low\", got " << value;
   }
   if (name == kParamAttrName || name == kInputAttrName ||
       name == kInitialValueAttrName || name == kFP8ScaleAttrName ||
@@ -75,9 +75,9 @@ LogicalResult MPTDialect::verifyRegionArgAttribute(Operation *op,
   auto func = cast<FunctionOpInterface>(op);
   Type argType = func.getArgumentTypes()[argIndex];
   if (name == kParamAttrName || name == kInputAttrName) {
-    if (failed(verifyName(op, attr, name == kParamAttrName
-                                         ? "the parameter"
-                                         : "the graph input")))
+    if (failed(verifyName(op, attr,
+                          name == kParamAttrName ? "the parameter"
+                                                 : "the graph input")))
       return failure();
     StringRef other = name == kParamAttrName ? kInputAttrName : kParamAttrName;
     if (argAttrs(op, argIndex).get(other))

@@ -9,8 +9,8 @@
 #include "mpt/Dialect/MPT/IR/MPTOps.h"
 
 #include "mlir/IR/Matchers.h"
-#include "llvm/ADT/APSInt.h"
 #include "mlir/IR/PatternMatch.h"
+#include "llvm/ADT/APSInt.h"
 
 #include <cmath>
 
@@ -119,8 +119,7 @@ struct FoldInsertedCastPair : OpRewritePattern<CastOp> {
 };
 
 /// Drops the ONNX shape operand of an op whose result type holds the shape.
-template <typename OpTy>
-struct DropShapeOperand : OpRewritePattern<OpTy> {
+template <typename OpTy> struct DropShapeOperand : OpRewritePattern<OpTy> {
   using OpRewritePattern<OpTy>::OpRewritePattern;
   LogicalResult matchAndRewrite(OpTy op,
                                 PatternRewriter &rewriter) const override {
@@ -185,8 +184,9 @@ OpFoldResult CastOp::fold(FoldAdaptor adaptor) {
       // Everything goes through int64: shape values fit, and bool is 0/1.
       int64_t v;
       if (auto i = dyn_cast<IntegerAttr>(a)) {
-        v = from.isInteger(1) ? static_cast<int64_t>(i.getValue().getZExtValue())
-                              : i.getValue().getSExtValue();
+        v = from.isInteger(1)
+                ? static_cast<int64_t>(i.getValue().getZExtValue())
+                : i.getValue().getSExtValue();
       } else {
         APFloat f = cast<FloatAttr>(a).getValue();
         APSInt asInt(64, /*isUnsigned=*/false);
@@ -196,7 +196,8 @@ OpFoldResult CastOp::fold(FoldAdaptor adaptor) {
       }
       if (width == 1)
         v = v != 0;
-      out.push_back(APInt(width, static_cast<uint64_t>(v), /*isSigned=*/width > 1,
+      out.push_back(APInt(width, static_cast<uint64_t>(v),
+                          /*isSigned=*/width > 1,
                           /*implicitTrunc=*/true));
     }
     return DenseElementsAttr::get(resultType, out);
@@ -223,7 +224,8 @@ void CastOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
 }
 
 OpFoldResult NegOp::fold(FoldAdaptor adaptor) {
-  auto dense = dyn_cast_or_null<DenseIntElementsAttr>(smallConstant(adaptor.getInput()));
+  auto dense =
+      dyn_cast_or_null<DenseIntElementsAttr>(smallConstant(adaptor.getInput()));
   if (!dense)
     return {};
   return dense.mapValues(dense.getElementType(),
@@ -231,7 +233,8 @@ OpFoldResult NegOp::fold(FoldAdaptor adaptor) {
 }
 
 OpFoldResult NotOp::fold(FoldAdaptor adaptor) {
-  auto dense = dyn_cast_or_null<DenseIntElementsAttr>(smallConstant(adaptor.getInput()));
+  auto dense =
+      dyn_cast_or_null<DenseIntElementsAttr>(smallConstant(adaptor.getInput()));
   if (!dense)
     return {};
   return dense.mapValues(dense.getElementType(),
@@ -285,8 +288,9 @@ struct RecognizeErfGelu : OpRewritePattern<MulOp> {
     auto add = v.getDefiningOp<AddOp>();
     if (!add || !add->hasOneUse())
       return nullptr;
-    auto erf = otherOperand(add, [](Value c) { return isSplat(c, 1.0); })
-                   .template getDefiningOp<ErfOp>();
+    auto erf = otherOperand(add, [](Value c) {
+                 return isSplat(c, 1.0);
+               }).template getDefiningOp<ErfOp>();
     if (!erf || !erf->hasOneUse())
       return nullptr;
     auto div = erf.getInput().getDefiningOp<DivOp>();
@@ -341,7 +345,8 @@ void DropoutOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
 OpFoldResult ReshapeOp::fold(FoldAdaptor adaptor) {
   if (getShape())
     return {};
-  return foldReshapeLike(getInput(), getType(), smallConstant(adaptor.getInput()));
+  return foldReshapeLike(getInput(), getType(),
+                         smallConstant(adaptor.getInput()));
 }
 
 void ReshapeOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
@@ -391,13 +396,16 @@ OpFoldResult TransposeOp::fold(FoldAdaptor adaptor) {
 }
 
 OpFoldResult FlattenOp::fold(FoldAdaptor adaptor) {
-  return foldReshapeLike(getInput(), getType(), smallConstant(adaptor.getInput()));
+  return foldReshapeLike(getInput(), getType(),
+                         smallConstant(adaptor.getInput()));
 }
 OpFoldResult SqueezeOp::fold(FoldAdaptor adaptor) {
-  return foldReshapeLike(getInput(), getType(), smallConstant(adaptor.getInput()));
+  return foldReshapeLike(getInput(), getType(),
+                         smallConstant(adaptor.getInput()));
 }
 OpFoldResult UnsqueezeOp::fold(FoldAdaptor adaptor) {
-  return foldReshapeLike(getInput(), getType(), smallConstant(adaptor.getInput()));
+  return foldReshapeLike(getInput(), getType(),
+                         smallConstant(adaptor.getInput()));
 }
 
 OpFoldResult ConcatOp::fold(FoldAdaptor adaptor) {
@@ -418,7 +426,8 @@ OpFoldResult ConcatOp::fold(FoldAdaptor adaptor) {
   // contiguous run of (its axis size * inner) elements per outer index.
   int64_t outer = 1, inner = 1;
   for (int64_t i = 0; i < type.getRank(); ++i)
-    (i < axis ? outer : (i > axis ? inner : outer)) *= (i == axis ? 1 : type.getDimSize(i));
+    (i < axis ? outer : (i > axis ? inner : outer)) *=
+        (i == axis ? 1 : type.getDimSize(i));
   SmallVector<SmallVector<Attribute>> values;
   for (DenseElementsAttr p : parts) {
     auto pt = cast<RankedTensorType>(p.getType());
@@ -430,7 +439,8 @@ OpFoldResult ConcatOp::fold(FoldAdaptor adaptor) {
   SmallVector<Attribute> out;
   for (int64_t o = 0; o < outer; ++o)
     for (auto [p, vals] : llvm::zip(parts, values)) {
-      int64_t run = cast<RankedTensorType>(p.getType()).getDimSize(axis) * inner;
+      int64_t run =
+          cast<RankedTensorType>(p.getType()).getDimSize(axis) * inner;
       out.append(vals.begin() + o * run, vals.begin() + (o + 1) * run);
     }
   return DenseElementsAttr::get(type, out);
@@ -455,7 +465,8 @@ OpFoldResult SliceOp::fold(FoldAdaptor adaptor) {
 
 OpFoldResult GatherOp::fold(FoldAdaptor adaptor) {
   auto data = smallConstant(adaptor.getData());
-  auto indices = dyn_cast_or_null<DenseIntElementsAttr>(smallConstant(adaptor.getIndices()));
+  auto indices = dyn_cast_or_null<DenseIntElementsAttr>(
+      smallConstant(adaptor.getIndices()));
   if (!data || !indices)
     return {};
   auto dataShape = getData().getType().getShape();
@@ -495,7 +506,8 @@ OpFoldResult RangeOp::fold(FoldAdaptor adaptor) {
       return {};
     double s = fstart.getSplatValue<APFloat>().convertToDouble();
     double d = fdelta.getSplatValue<APFloat>().convertToDouble();
-    auto &semantics = cast<FloatType>(type.getElementType()).getFloatSemantics();
+    auto &semantics =
+        cast<FloatType>(type.getElementType()).getFloatSemantics();
     SmallVector<APFloat> out;
     for (int64_t i = 0; i < type.getNumElements(); ++i) {
       APFloat v(s + static_cast<double>(i) * d);

@@ -47,14 +47,13 @@ LogicalResult inferWindowed(std::optional<Location> loc, RankedTensorType input,
       static_cast<int64_t>(strides.size()) != spatial ||
       static_cast<int64_t>(dilations.size()) != spatial ||
       static_cast<int64_t>(pads.size()) != 2 * spatial)
-    return emitOptionalError(
-        loc, "expects kernel, strides and dilations of ", spatial,
-        " entries and pads of ", 2 * spatial);
+    return emitOptionalError(loc, "expects kernel, strides and dilations of ",
+                             spatial, " entries and pads of ", 2 * spatial);
   SmallVector<int64_t> shape = {input.getDimSize(0), outChannels};
   for (int64_t i = 0; i < spatial; ++i) {
-    auto size = windowedSize(input.getDimSize(i + 2), kernel[i], strides[i],
-                             pads[i], pads[i + spatial], dilations[i],
-                             ceilMode);
+    auto size =
+        windowedSize(input.getDimSize(i + 2), kernel[i], strides[i], pads[i],
+                     pads[i + spatial], dilations[i], ceilMode);
     if (!size)
       return emitOptionalError(loc, "window does not fit spatial axis ", i);
     shape.push_back(*size);
@@ -65,8 +64,8 @@ LogicalResult inferWindowed(std::optional<Location> loc, RankedTensorType input,
 
 LogicalResult verifyAxis(Operation *op, int64_t axis, int64_t rank) {
   if (axis < 0 || axis >= rank)
-    return op->emitOpError("axis ") << axis << " is out of range [0, " << rank
-                                    << ")";
+    return op->emitOpError("axis ")
+           << axis << " is out of range [0, " << rank << ")";
   return success();
 }
 
@@ -77,9 +76,10 @@ LogicalResult checkContractionOperands(std::optional<Location> loc, Value a,
   Type ta = tensorType(a).getElementType(), tb = tensorType(b).getElementType();
   auto isFP8 = [](Type t) { return isa<Float8E4M3FNType, Float8E5M2Type>(t); };
   if (ta != tb && !(isFP8(ta) && isFP8(tb)))
-    return emitOptionalError(loc, "contraction operands must have one element "
-                                  "type (or both be FP8), got ", ta, " and ",
-                             tb);
+    return emitOptionalError(loc,
+                             "contraction operands must have one element "
+                             "type (or both be FP8), got ",
+                             ta, " and ", tb);
   return success();
 }
 
@@ -149,14 +149,16 @@ LogicalResult inferLoss(std::optional<Location> loc, RankedTensorType scores,
                         RankedTensorType labels, Value weights,
                         StringRef reduction, SmallVectorImpl<Type> &types) {
   if (scores.getRank() < 2 || labels.getRank() != scores.getRank() - 1)
-    return emitOptionalError(loc, "expects scores (N, C, d...) and labels "
-                                  "(N, d...), got ", scores, " and ", labels);
+    return emitOptionalError(loc,
+                             "expects scores (N, C, d...) and labels "
+                             "(N, d...), got ",
+                             scores, " and ", labels);
   for (int64_t i = 0; i < labels.getRank(); ++i)
     if (labels.getDimSize(i) != scores.getDimSize(i == 0 ? 0 : i + 1))
-      return emitOptionalError(loc, "labels ", labels,
-                               " do not match scores ", scores);
-  if (weights && tensorType(weights).getShape() !=
-                     ArrayRef<int64_t>{scores.getDimSize(1)})
+      return emitOptionalError(loc, "labels ", labels, " do not match scores ",
+                               scores);
+  if (weights &&
+      tensorType(weights).getShape() != ArrayRef<int64_t>{scores.getDimSize(1)})
     return emitOptionalError(loc, "weights must have shape (C)");
   Type element = scores.getElementType();
   if (reduction == "none")
@@ -173,7 +175,8 @@ LogicalResult inferLoss(std::optional<Location> loc, RankedTensorType scores,
 // Elementwise.
 //===----------------------------------------------------------------------===//
 
-LogicalResult WhereOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+LogicalResult WhereOp::inferReturnTypes(MLIRContext *,
+                                        std::optional<Location> loc,
                                         Adaptor adaptor,
                                         SmallVectorImpl<Type> &types) {
   if (tensorType(adaptor.getX()).getElementType() !=
@@ -212,7 +215,8 @@ LogicalResult DropoutOp::verify() {
 // Contractions and pooling.
 //===----------------------------------------------------------------------===//
 
-LogicalResult MatMulOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+LogicalResult MatMulOp::inferReturnTypes(MLIRContext *,
+                                         std::optional<Location> loc,
                                          Adaptor adaptor,
                                          SmallVectorImpl<Type> &types) {
   if (failed(checkContractionOperands(loc, adaptor.getLhs(), adaptor.getRhs())))
@@ -229,11 +233,11 @@ LogicalResult MatMulOp::inferReturnTypes(MLIRContext *, std::optional<Location> 
   if (a.back() != b[b.size() - 2])
     return emitOptionalError(loc, "contracting dimensions differ: ", lhs,
                              " and ", rhs);
-  auto batch = broadcastShapes(ArrayRef(a).drop_back(2),
-                               ArrayRef(b).drop_back(2));
+  auto batch =
+      broadcastShapes(ArrayRef(a).drop_back(2), ArrayRef(b).drop_back(2));
   if (!batch)
-    return emitOptionalError(loc, "batch dimensions are not broadcastable: ",
-                             lhs, " and ", rhs);
+    return emitOptionalError(
+        loc, "batch dimensions are not broadcastable: ", lhs, " and ", rhs);
   SmallVector<int64_t> shape(*batch);
   if (!vecLhs)
     shape.push_back(a[a.size() - 2]);
@@ -267,7 +271,8 @@ LogicalResult MatMulOp::setFP8Scales(ValueRange scales) {
                          &MatMulOp::getRhsScaleMutable, scales);
 }
 
-LogicalResult GemmOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+LogicalResult GemmOp::inferReturnTypes(MLIRContext *,
+                                       std::optional<Location> loc,
                                        Adaptor adaptor,
                                        SmallVectorImpl<Type> &types) {
   if (failed(checkContractionOperands(loc, adaptor.getA(), adaptor.getB())))
@@ -286,8 +291,8 @@ LogicalResult GemmOp::inferReturnTypes(MLIRContext *, std::optional<Location> lo
   int64_t kb = b.getDimSize(adaptor.getTransB() ? 1 : 0);
   int64_t n = b.getDimSize(adaptor.getTransB() ? 0 : 1);
   if (k != kb)
-    return emitOptionalError(loc, "contracting dimensions differ: ", k,
-                             " and ", kb);
+    return emitOptionalError(loc, "contracting dimensions differ: ", k, " and ",
+                             kb);
   if (Value c = adaptor.getC()) {
     auto bc = broadcastShapes({m, n}, tensorType(c).getShape());
     if (!bc || *bc != SmallVector<int64_t>{m, n})
@@ -322,7 +327,8 @@ LogicalResult GemmOp::setFP8Scales(ValueRange scales) {
                          &GemmOp::getBScaleMutable, scales);
 }
 
-LogicalResult ConvOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+LogicalResult ConvOp::inferReturnTypes(MLIRContext *,
+                                       std::optional<Location> loc,
                                        Adaptor adaptor,
                                        SmallVectorImpl<Type> &types) {
   if (failed(checkContractionOperands(loc, adaptor.getInput(),
@@ -370,13 +376,15 @@ LogicalResult ConvOp::setFP8Scales(ValueRange scales) {
                          &ConvOp::getWeightScaleMutable, scales);
 }
 
-LogicalResult MaxPoolOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+LogicalResult MaxPoolOp::inferReturnTypes(MLIRContext *,
+                                          std::optional<Location> loc,
                                           Adaptor adaptor,
                                           SmallVectorImpl<Type> &types) {
   auto input = tensorType(adaptor.getInput());
-  return inferWindowed(loc, input, input.getDimSize(1), adaptor.getKernelShape(),
-                       adaptor.getStrides(), adaptor.getPads(),
-                       adaptor.getDilations(), adaptor.getCeilMode(), types);
+  return inferWindowed(loc, input, input.getDimSize(1),
+                       adaptor.getKernelShape(), adaptor.getStrides(),
+                       adaptor.getPads(), adaptor.getDilations(),
+                       adaptor.getCeilMode(), types);
 }
 
 LogicalResult AveragePoolOp::inferReturnTypes(MLIRContext *,
@@ -385,9 +393,9 @@ LogicalResult AveragePoolOp::inferReturnTypes(MLIRContext *,
                                               SmallVectorImpl<Type> &types) {
   auto input = tensorType(adaptor.getInput());
   SmallVector<int64_t> ones(adaptor.getKernelShape().size(), 1);
-  return inferWindowed(loc, input, input.getDimSize(1), adaptor.getKernelShape(),
-                       adaptor.getStrides(), adaptor.getPads(), ones,
-                       adaptor.getCeilMode(), types);
+  return inferWindowed(loc, input, input.getDimSize(1),
+                       adaptor.getKernelShape(), adaptor.getStrides(),
+                       adaptor.getPads(), ones, adaptor.getCeilMode(), types);
 }
 
 LogicalResult GlobalAveragePoolOp::inferReturnTypes(
@@ -424,7 +432,8 @@ LogicalResult BatchNormOp::inferReturnTypes(MLIRContext *,
                                             Adaptor adaptor,
                                             SmallVectorImpl<Type> &types) {
   auto input = tensorType(adaptor.getInput());
-  if (failed(checkChannelVectors(loc, input, adaptor.getOperands().drop_front())))
+  if (failed(
+          checkChannelVectors(loc, input, adaptor.getOperands().drop_front())))
     return failure();
   types.push_back(input);
   return success();
@@ -449,7 +458,8 @@ LogicalResult BatchNormTrainOp::inferReturnTypes(MLIRContext *,
                                                  Adaptor adaptor,
                                                  SmallVectorImpl<Type> &types) {
   auto input = tensorType(adaptor.getInput());
-  if (failed(checkChannelVectors(loc, input, adaptor.getOperands().drop_front())))
+  if (failed(
+          checkChannelVectors(loc, input, adaptor.getOperands().drop_front())))
     return failure();
   types.push_back(input);
   types.push_back(adaptor.getRunningMean().getType());
@@ -523,8 +533,9 @@ LogicalResult ReshapeOp::verify() {
   if (in.getElementType() != out.getElementType())
     return emitOpError("cannot change the element type");
   if (in.getNumElements() != out.getNumElements())
-    return emitOpError("cannot reshape ") << in << " (" << in.getNumElements()
-           << " elements) to " << out << " (" << out.getNumElements() << ")";
+    return emitOpError("cannot reshape ")
+           << in << " (" << in.getNumElements() << " elements) to " << out
+           << " (" << out.getNumElements() << ")";
   DenseIntElementsAttr shape;
   if (getShape() && matchPattern(getShape(), m_Constant(&shape))) {
     if (shape.getNumElements() != out.getRank())
@@ -534,7 +545,8 @@ LogicalResult ReshapeOp::verify() {
     for (auto [i, v] : llvm::enumerate(shape.getValues<int64_t>()))
       if (v > 0 && v != out.getDimSize(i))
         return emitOpError("shape operand entry ")
-               << i << " is " << v << " but the result has " << out.getDimSize(i);
+               << i << " is " << v << " but the result has "
+               << out.getDimSize(i);
   }
   return success();
 }
@@ -582,7 +594,8 @@ LogicalResult FlattenOp::inferReturnTypes(MLIRContext *,
   int64_t outer = 1, inner = 1;
   for (int64_t i = 0; i < input.getRank(); ++i)
     (i < axis ? outer : inner) *= input.getDimSize(i);
-  types.push_back(RankedTensorType::get({outer, inner}, input.getElementType()));
+  types.push_back(
+      RankedTensorType::get({outer, inner}, input.getElementType()));
   return success();
 }
 
@@ -648,8 +661,8 @@ LogicalResult ConcatOp::inferReturnTypes(MLIRContext *,
       return emitOptionalError(loc, "concat inputs differ in rank");
     for (int64_t i = 0; i < t.getRank(); ++i)
       if (i != axis && t.getDimSize(i) != first.getDimSize(i))
-        return emitOptionalError(loc, "concat inputs differ off the axis: ",
-                                 first, " and ", t);
+        return emitOptionalError(
+            loc, "concat inputs differ off the axis: ", first, " and ", t);
     shape[axis] += t.getDimSize(axis);
   }
   types.push_back(RankedTensorType::get(shape, first.getElementType()));
@@ -690,14 +703,17 @@ LogicalResult SliceOp::inferReturnTypes(MLIRContext *,
   if (static_cast<int64_t>(starts.size()) != rank ||
       static_cast<int64_t>(ends.size()) != rank ||
       static_cast<int64_t>(steps.size()) != rank)
-    return emitOptionalError(loc, "starts, ends and steps need one entry per "
-                                  "axis (", rank, ")");
+    return emitOptionalError(loc,
+                             "starts, ends and steps need one entry per "
+                             "axis (",
+                             rank, ")");
   SmallVector<int64_t> shape;
   for (int64_t i = 0; i < rank; ++i) {
     int64_t dim = input.getDimSize(i), s = starts[i], e = ends[i],
             st = steps[i];
-    bool ok = st > 0 ? (0 <= s && s <= e && e <= dim)
-                     : (st < 0 && -1 <= e && e <= s && s < std::max<int64_t>(dim, 1));
+    bool ok =
+        st > 0 ? (0 <= s && s <= e && e <= dim)
+               : (st < 0 && -1 <= e && e <= s && s < std::max<int64_t>(dim, 1));
     if (!ok)
       return emitOptionalError(loc, "slice of axis ", i, " [", s, ", ", e,
                                ") step ", st, " is not normalised for size ",
@@ -748,7 +764,8 @@ LogicalResult ShapeOp::inferReturnTypes(MLIRContext *ctx,
                                         SmallVectorImpl<Type> &types) {
   int64_t rank = tensorType(adaptor.getInput()).getRank();
   int64_t start = static_cast<int64_t>(adaptor.getStart());
-  int64_t end = adaptor.getEnd() ? static_cast<int64_t>(*adaptor.getEnd()) : rank;
+  int64_t end =
+      adaptor.getEnd() ? static_cast<int64_t>(*adaptor.getEnd()) : rank;
   if (start < 0 || end > rank || start > end)
     return emitOptionalError(loc, "shape range [", start, ", ", end,
                              ") is not within rank ", rank);

@@ -7,10 +7,12 @@ using namespace mlir;
 using namespace mpt;
 
 LogicalResult UnaryGradOp::verify() {
-  bool known = llvm::StringSwitch<bool>(getKind())
-                   .Cases({"relu", "leaky_relu", "gelu", "gelu_tanh", "sigmoid", "tanh"}, true)
-                   .Cases({"exp", "log", "sqrt", "erf", "abs", "clip"}, true)
-                   .Default(false);
+  bool known =
+      llvm::StringSwitch<bool>(getKind())
+          .Cases({"relu", "leaky_relu", "gelu", "gelu_tanh", "sigmoid", "tanh"},
+                 true)
+          .Cases({"exp", "log", "sqrt", "erf", "abs", "clip"}, true)
+          .Default(false);
   if (!known)
     return emitOpError("unknown kind '") << getKind() << "'";
   if ((getMinAttr() || getMaxAttr()) && getKind() != "clip")
@@ -21,14 +23,19 @@ LogicalResult UnaryGradOp::verify() {
 LogicalResult SGDUpdateOp::verify() {
   bool hasMomentum = !getMomentum().isZero();
   if (hasMomentum != static_cast<bool>(getMomentumBuffer()))
-    return emitOpError("takes a momentum buffer exactly when 'momentum' is nonzero");
-  if (static_cast<bool>(getMomentumBuffer()) != static_cast<bool>(getNewMomentumBuffer()))
-    return emitOpError("returns a new momentum buffer exactly when it takes one");
-  if (getMomentumBuffer() && getMomentumBuffer().getType() != getParam().getType())
+    return emitOpError(
+        "takes a momentum buffer exactly when 'momentum' is nonzero");
+  if (static_cast<bool>(getMomentumBuffer()) !=
+      static_cast<bool>(getNewMomentumBuffer()))
+    return emitOpError(
+        "returns a new momentum buffer exactly when it takes one");
+  if (getMomentumBuffer() &&
+      getMomentumBuffer().getType() != getParam().getType())
     return emitOpError("momentum buffer type differs from the parameter's");
   if (getGrad().getType() != getParam().getType() ||
       getNewParam().getType() != getParam().getType())
-    return emitOpError("parameter, gradient and new parameter must have one type");
+    return emitOpError(
+        "parameter, gradient and new parameter must have one type");
   if (getNesterov() && !hasMomentum)
     return emitOpError("nesterov needs a nonzero momentum");
   return success();
@@ -36,8 +43,10 @@ LogicalResult SGDUpdateOp::verify() {
 
 LogicalResult AdamWUpdateOp::verify() {
   if (getStochasticRounding() != static_cast<bool>(getSeed()))
-    return emitOpError("takes a seed exactly when 'stochastic_rounding' is set");
-  if (getStochasticRounding() && !cast<ShapedType>(getParam().getType()).getElementType().isBF16())
+    return emitOpError(
+        "takes a seed exactly when 'stochastic_rounding' is set");
+  if (getStochasticRounding() &&
+      !cast<ShapedType>(getParam().getType()).getElementType().isBF16())
     return emitOpError("rounds stochastically only into a bf16 parameter, not ")
            << getParam().getType();
   if (getStream() && !getStochasticRounding())
@@ -47,15 +56,17 @@ LogicalResult AdamWUpdateOp::verify() {
   auto shape = cast<ShapedType>(getParam().getType()).getShape();
   for (Value v : {getGrad(), getExpAvg(), getExpAvgSq()})
     if (cast<ShapedType>(v.getType()).getShape() != shape)
-      return emitOpError("gradient and moments must have the parameter's shape");
+      return emitOpError(
+          "gradient and moments must have the parameter's shape");
   return success();
 }
 
 LogicalResult LRScheduleOp::verify() {
   if (getSchedule() != "constant" && getSchedule() != "warmup_cosine")
-    return emitOpError("unknown schedule '") << getSchedule()
-                                             << "'; expected 'constant' or 'warmup_cosine'";
-  if (static_cast<int64_t>(getWarmupSteps()) < 0 || static_cast<int64_t>(getTotalSteps()) < 0)
+    return emitOpError("unknown schedule '")
+           << getSchedule() << "'; expected 'constant' or 'warmup_cosine'";
+  if (static_cast<int64_t>(getWarmupSteps()) < 0 ||
+      static_cast<int64_t>(getTotalSteps()) < 0)
     return emitOpError("step counts must not be negative");
   return success();
 }

@@ -24,7 +24,8 @@ LogicalResult onlyFirstResult(GradientBuilder &gb, StringRef what) {
   return success();
 }
 
-LogicalResult softmaxRule(GradientBuilder &gb, Value output, int64_t axis, bool log) {
+LogicalResult softmaxRule(GradientBuilder &gb, Value output, int64_t axis,
+                          bool log) {
   if (!gb.needsGrad(0))
     return success();
   OpBuilder &b = gb.builder();
@@ -54,7 +55,8 @@ LogicalResult LayerNormOp::buildGradient(GradientBuilder &gb) {
   Type scaleType = getScale().getType();
   auto grads = LayerNormGradOp::create(
       b, gb.loc(), TypeRange{getInput().getType(), scaleType, scaleType},
-      ValueRange{getInput(), getScale(), getMean(), getInvStdDev(), gb.resultGrad(0)},
+      ValueRange{getInput(), getScale(), getMean(), getInvStdDev(),
+                 gb.resultGrad(0)},
       {b.getNamedAttr("axis", getAxisAttr())});
   if (gb.needsGrad(0))
     gb.addOperandGrad(0, grads.getInputGrad());
@@ -84,36 +86,44 @@ LogicalResult BatchNormTrainOp::buildGradient(GradientBuilder &gb) {
 }
 
 bool BatchNormOp::isDifferentiableOperand(unsigned index) {
-  return index <= 2;  // input, scale, bias; the running statistics are state
+  return index <= 2; // input, scale, bias; the running statistics are state
 }
 
 LogicalResult BatchNormOp::buildGradient(GradientBuilder &gb) {
-  // Inference mode: y = (x - mean) * scale * r + bias with r = 1/sqrt(var + eps),
-  // a per-channel affine map; the running statistics are constants.
+  // Inference mode: y = (x - mean) * scale * r + bias with r = 1/sqrt(var +
+  // eps), a per-channel affine map; the running statistics are constants.
   OpBuilder &b = gb.builder();
   Location loc = gb.loc();
   Type f32 = b.getF32Type();
   int64_t rank = tensorType(getInput()).getRank();
   Value var = castTo(b, loc, getVar(), f32);
   Value eps = scalar(b, loc, getEpsilon().convertToDouble(), f32);
-  Value r = DivOp::create(b, loc, scalar(b, loc, 1.0, f32),
-                          SqrtOp::create(b, loc, AddOp::create(b, loc, var, eps).getResult())
-                              .getResult())
-                .getResult();
+  Value r =
+      DivOp::create(
+          b, loc, scalar(b, loc, 1.0, f32),
+          SqrtOp::create(b, loc, AddOp::create(b, loc, var, eps).getResult())
+              .getResult())
+          .getResult();
   Value dy = gb.resultGrad(0, f32);
   SmallVector<int64_t> axes = {0};
   for (int64_t i = 2; i < rank; ++i)
     axes.push_back(i);
   if (gb.needsGrad(0)) {
-    Value factor = MulOp::create(b, loc, castTo(b, loc, getScale(), f32), r).getResult();
-    gb.addOperandGrad(0, MulOp::create(b, loc, dy, perChannel(b, loc, factor, rank)).getResult());
+    Value factor =
+        MulOp::create(b, loc, castTo(b, loc, getScale(), f32), r).getResult();
+    gb.addOperandGrad(
+        0, MulOp::create(b, loc, dy, perChannel(b, loc, factor, rank))
+               .getResult());
   }
   if (gb.needsGrad(1)) {
-    Value centered = SubOp::create(b, loc, castTo(b, loc, getInput(), f32),
-                                   perChannel(b, loc, castTo(b, loc, getMean(), f32), rank))
-                         .getResult();
-    Value xhat = MulOp::create(b, loc, centered, perChannel(b, loc, r, rank)).getResult();
-    gb.addOperandGrad(1, sumF32(b, loc, MulOp::create(b, loc, dy, xhat).getResult(), axes));
+    Value centered =
+        SubOp::create(b, loc, castTo(b, loc, getInput(), f32),
+                      perChannel(b, loc, castTo(b, loc, getMean(), f32), rank))
+            .getResult();
+    Value xhat = MulOp::create(b, loc, centered, perChannel(b, loc, r, rank))
+                     .getResult();
+    gb.addOperandGrad(
+        1, sumF32(b, loc, MulOp::create(b, loc, dy, xhat).getResult(), axes));
   }
   if (gb.needsGrad(2))
     gb.addOperandGrad(2, sumF32(b, loc, dy, axes));

@@ -46,7 +46,8 @@ LogicalResult ReduceMeanOp::buildGradient(GradientBuilder &gb) {
   Value dy = gb.resultGrad(0, b.getF32Type());
   Value scaled =
       MulOp::create(b, gb.loc(), dy,
-                    scalar(b, gb.loc(), 1.0 / reducedCount(input, getAxes()), b.getF32Type()))
+                    scalar(b, gb.loc(), 1.0 / reducedCount(input, getAxes()),
+                           b.getF32Type()))
           .getResult();
   gb.addOperandGrad(0, spread(b, gb.loc(), scaled, input, getAxes()));
   return success();
@@ -60,15 +61,21 @@ LogicalResult ReduceMaxOp::buildGradient(GradientBuilder &gb) {
   Location loc = gb.loc();
   Type f32 = b.getF32Type();
   RankedTensorType input = tensorType(getInput());
-  Value isMax = EqualOp::create(b, loc, getInput(), spread(b, loc, getOutput(), input, getAxes()))
+  Value isMax = EqualOp::create(b, loc, getInput(),
+                                spread(b, loc, getOutput(), input, getAxes()))
                     .getResult();
-  Value ones = WhereOp::create(b, loc, isMax, scalar(b, loc, 1.0, f32), scalar(b, loc, 0.0, f32))
+  Value ones = WhereOp::create(b, loc, isMax, scalar(b, loc, 1.0, f32),
+                               scalar(b, loc, 0.0, f32))
                    .getResult();
-  Value count = ReduceSumOp::create(b, loc, ones, getAxes(), /*keepdims=*/true).getResult();
-  Value dy = reshape(b, loc, gb.resultGrad(0, f32), keptShape(input.getShape(), getAxes()));
+  Value count = ReduceSumOp::create(b, loc, ones, getAxes(), /*keepdims=*/true)
+                    .getResult();
+  Value dy = reshape(b, loc, gb.resultGrad(0, f32),
+                     keptShape(input.getShape(), getAxes()));
   Value share = DivOp::create(b, loc, dy, count).getResult();
-  gb.addOperandGrad(0, MulOp::create(b, loc, ones, broadcastTo(b, loc, share, input.getShape()))
-                           .getResult());
+  gb.addOperandGrad(
+      0,
+      MulOp::create(b, loc, ones, broadcastTo(b, loc, share, input.getShape()))
+          .getResult());
   return success();
 }
 
@@ -80,7 +87,8 @@ LogicalResult ReduceL2Op::buildGradient(GradientBuilder &gb) {
   Location loc = gb.loc();
   Type f32 = b.getF32Type();
   RankedTensorType input = tensorType(getInput());
-  Value ratio = DivOp::create(b, loc, gb.resultGrad(0, f32), castTo(b, loc, getOutput(), f32))
+  Value ratio = DivOp::create(b, loc, gb.resultGrad(0, f32),
+                              castTo(b, loc, getOutput(), f32))
                     .getResult();
   gb.addOperandGrad(0, MulOp::create(b, loc, castTo(b, loc, getInput(), f32),
                                      spread(b, loc, ratio, input, getAxes()))
@@ -91,20 +99,20 @@ LogicalResult ReduceL2Op::buildGradient(GradientBuilder &gb) {
 // The pooling gradients take their forward op's window attributes as is.
 LogicalResult MaxPoolOp::buildGradient(GradientBuilder &gb) {
   if (gb.needsGrad(0))
-    gb.addOperandGrad(0, MaxPoolGradOp::create(gb.builder(), gb.loc(),
-                                               TypeRange{getInput().getType()},
-                                               ValueRange{getInput(), gb.resultGrad(0)},
-                                               (*this)->getAttrs())
-                             .getResult());
+    gb.addOperandGrad(
+        0, MaxPoolGradOp::create(
+               gb.builder(), gb.loc(), TypeRange{getInput().getType()},
+               ValueRange{getInput(), gb.resultGrad(0)}, (*this)->getAttrs())
+               .getResult());
   return success();
 }
 
 LogicalResult AveragePoolOp::buildGradient(GradientBuilder &gb) {
   if (gb.needsGrad(0))
-    gb.addOperandGrad(0, AveragePoolGradOp::create(gb.builder(), gb.loc(),
-                                                   TypeRange{getInput().getType()},
-                                                   ValueRange{gb.resultGrad(0)},
-                                                   (*this)->getAttrs())
+    gb.addOperandGrad(0, AveragePoolGradOp::create(
+                             gb.builder(), gb.loc(),
+                             TypeRange{getInput().getType()},
+                             ValueRange{gb.resultGrad(0)}, (*this)->getAttrs())
                              .getResult());
   return success();
 }
@@ -118,7 +126,8 @@ LogicalResult GlobalAveragePoolOp::buildGradient(GradientBuilder &gb) {
   for (int64_t i = 2; i < input.getRank(); ++i)
     count *= input.getDimSize(i);
   Value dy = gb.resultGrad(0, b.getF32Type());
-  Value share = MulOp::create(b, gb.loc(), dy, scalar(b, gb.loc(), 1.0 / count, b.getF32Type()))
+  Value share = MulOp::create(b, gb.loc(), dy,
+                              scalar(b, gb.loc(), 1.0 / count, b.getF32Type()))
                     .getResult();
   gb.addOperandGrad(0, broadcastTo(b, gb.loc(), share, input.getShape()));
   return success();

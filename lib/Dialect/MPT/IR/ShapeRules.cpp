@@ -37,8 +37,8 @@ LogicalResult inferBroadcastResult(std::optional<Location> loc,
     auto type = cast<RankedTensorType>(v.getType());
     auto merged = broadcastShapes(shape, type.getShape());
     if (!merged)
-      return emitOptionalError(loc, "operand shapes are not broadcastable: ",
-                               operands.getTypes());
+      return emitOptionalError(
+          loc, "operand shapes are not broadcastable: ", operands.getTypes());
     shape = *merged;
   }
   if (!elementType) {
@@ -113,15 +113,24 @@ OpFoldResult foldBinaryOp(Operation *op, Attribute lhsAttr, Attribute rhsAttr) {
   auto lhsShape = cast<ShapedType>(op->getOperand(0).getType()).getShape();
   auto rhsShape = cast<ShapedType>(op->getOperand(1).getType()).getShape();
   auto apply = [&](int64_t a, int64_t b) -> std::optional<int64_t> {
-    if (isa<AddOp>(op)) return a + b;
-    if (isa<SubOp>(op)) return a - b;
-    if (isa<MulOp>(op)) return a * b;
-    if (isa<DivOp>(op)) return b == 0 ? std::nullopt : std::optional(a / b);
-    if (isa<MaxOp>(op)) return std::max(a, b);
-    if (isa<MinOp>(op)) return std::min(a, b);
-    if (isa<EqualOp>(op)) return int64_t(a == b);
-    if (isa<LessOp>(op)) return int64_t(a < b);
-    if (isa<GreaterOp>(op)) return int64_t(a > b);
+    if (isa<AddOp>(op))
+      return a + b;
+    if (isa<SubOp>(op))
+      return a - b;
+    if (isa<MulOp>(op))
+      return a * b;
+    if (isa<DivOp>(op))
+      return b == 0 ? std::nullopt : std::optional(a / b);
+    if (isa<MaxOp>(op))
+      return std::max(a, b);
+    if (isa<MinOp>(op))
+      return std::min(a, b);
+    if (isa<EqualOp>(op))
+      return int64_t(a == b);
+    if (isa<LessOp>(op))
+      return int64_t(a < b);
+    if (isa<GreaterOp>(op))
+      return int64_t(a > b);
     return std::nullopt;
   };
   ArrayRef<int64_t> shape = resultType.getShape();

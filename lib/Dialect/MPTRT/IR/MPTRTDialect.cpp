@@ -8,10 +8,10 @@
 using namespace mlir;
 using namespace mpt::rt;
 
-#include "mpt/Dialect/MPTRT/IR/MPTRTOpsDialect.cpp.inc"
-#include "mpt/Dialect/MPTRT/IR/MPTRTEnums.cpp.inc"
 #include "mpt/Dialect/MPTRT/IR/MPTRTAttrInterfaces.cpp.inc"
+#include "mpt/Dialect/MPTRT/IR/MPTRTEnums.cpp.inc"
 #include "mpt/Dialect/MPTRT/IR/MPTRTOpInterfaces.cpp.inc"
+#include "mpt/Dialect/MPTRT/IR/MPTRTOpsDialect.cpp.inc"
 
 #define GET_ATTRDEF_CLASSES
 #include "mpt/Dialect/MPTRT/IR/MPTRTAttrs.cpp.inc"

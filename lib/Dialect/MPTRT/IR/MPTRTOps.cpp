@@ -48,13 +48,14 @@ LogicalResult mpt::rt::verifyKernelOp(Operation *op, unsigned minOperands,
   if (!offsets)
     return success();
   if (offsets.size() != static_cast<int64_t>(op->getNumResults()))
-    return op->emitOpError() << "has " << offsets.size() << " arena offsets for "
-                             << op->getNumResults() << " results";
+    return op->emitOpError()
+           << "has " << offsets.size() << " arena offsets for "
+           << op->getNumResults() << " results";
   for (int64_t offset : offsets.asArrayRef())
     if (offset < -1 || (offset >= 0 && offset % 64 != 0))
-      return op->emitOpError()
-             << "has arena offset " << offset
-             << "; offsets are multiples of 64, or -1 for a value outside the arena";
+      return op->emitOpError() << "has arena offset " << offset
+                               << "; offsets are multiples of 64, or -1 for a "
+                                  "value outside the arena";
   return success();
 }
 
@@ -73,7 +74,8 @@ LogicalResult ViewOp::verify() {
                          << "; arena offsets are non-negative multiples of 64";
   if (byteSize(getSource().getType()) != byteSize(getOutput().getType()))
     return emitOpError() << "views " << getSource().getType() << " as "
-                         << getOutput().getType() << ", which has another byte size";
+                         << getOutput().getType()
+                         << ", which has another byte size";
   return success();
 }
 
@@ -81,16 +83,17 @@ LogicalResult ArenaOp::verify() {
   Operation *parent = (*this)->getParentOp();
   Block *block = (*this)->getBlock();
   if (!isa_and_nonnull<FunctionOpInterface>(parent) ||
-      block != &parent->getRegion(0).front() || &block->front() != getOperation())
+      block != &parent->getRegion(0).front() ||
+      &block->front() != getOperation())
     return emitOpError("must be the first op of a function body");
   int64_t size = getSize();
   auto fits = [&](Operation *op, Value value, int64_t offset) -> LogicalResult {
     int64_t bytes = byteSize(value.getType());
     if (offset <= size - bytes)
       return success();
-    return op->emitOpError() << "places " << bytes << " bytes at arena offset "
-                             << offset << ", past the end of the "
-                             << size << "-byte arena";
+    return op->emitOpError()
+           << "places " << bytes << " bytes at arena offset " << offset
+           << ", past the end of the " << size << "-byte arena";
   };
   for (Operation &op : block->without_terminator()) {
     if (auto view = dyn_cast<ViewOp>(op)) {
@@ -98,9 +101,11 @@ LogicalResult ArenaOp::verify() {
         return failure();
     } else if (auto kernel = dyn_cast<KernelOpInterface>(op)) {
       DenseI64ArrayAttr offsets = kernel.getArenaOffsets();
-      if (!offsets || offsets.size() != static_cast<int64_t>(op.getNumResults()))
+      if (!offsets ||
+          offsets.size() != static_cast<int64_t>(op.getNumResults()))
         continue; // the kernel's own verifier reports a count mismatch
-      for (auto [result, offset] : llvm::zip(op.getResults(), offsets.asArrayRef()))
+      for (auto [result, offset] :
+           llvm::zip(op.getResults(), offsets.asArrayRef()))
         if (offset >= 0 && failed(fits(&op, result, offset)))
           return failure();
     }

@@ -72,7 +72,7 @@ private:
   struct Piece {
     uint64_t offset = 0;
     uint64_t size = 0;
-    const uint8_t *view = nullptr;  // null: `owned` holds the bytes
+    const uint8_t *view = nullptr; // null: `owned` holds the bytes
     std::vector<uint8_t> owned;
     const uint8_t *data() const { return view ? view : owned.data(); }
   };
@@ -132,7 +132,7 @@ inline const uint8_t *ConstantBlob::find(uint64_t offset, uint64_t n) const {
 }
 
 inline void ConstantBlob::copyOut(uint64_t offset, uint64_t n, void *dst) const {
-  if (n == 0)  // `dst` may be null then (an empty vector's data())
+  if (n == 0) // `dst` may be null then (an empty vector's data())
     return;
   uint8_t *out = static_cast<uint8_t *>(dst);
   std::memset(out, 0, n);

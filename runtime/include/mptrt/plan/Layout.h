@@ -61,16 +61,16 @@ enum class DType : uint8_t {
   F8E5M2 = 5,
   I64 = 6,
   I32 = 7,
-  I1 = 8,  // one byte per element, 0 or 1
+  I1 = 8, // one byte per element, 0 or 1
 };
 
 /// Where a tensor's bytes live. The numeric codes are part of the format.
 enum class Storage : uint8_t {
-  Arena = 0,      // at `offset` in the running entry point's arena
-  Parameter = 1,  // persistent, bound by name; optional initial value
-  Input = 2,      // bound by name before a run; read-only to kernels
-  Output = 3,     // written by kernels, read by name after a run
-  Constant = 4,   // at `offset` in the constants blob; read-only
+  Arena = 0,     // at `offset` in the running entry point's arena
+  Parameter = 1, // persistent, bound by name; optional initial value
+  Input = 2,     // bound by name before a run; read-only to kernels
+  Output = 3,    // written by kernels, read by name after a run
+  Constant = 4,  // at `offset` in the constants blob; read-only
 };
 
 /// Tensor flag bits.
@@ -79,18 +79,18 @@ inline constexpr uint8_t kTensorZeroInitialized = 2; // Parameter only
 
 /// Attribute value kinds. The numeric codes are part of the format.
 enum class AttrType : uint8_t {
-  Int = 1,      // int64
-  Float = 2,    // IEEE binary64
-  IntList = 3,  // int64[]
-  String = 4,   // bytes
+  Int = 1,     // int64
+  Float = 2,   // IEEE binary64
+  IntList = 3, // int64[]
+  String = 4,  // bytes
 };
 
 /// Which pass over the model a kernel belongs to. The numeric codes are part
 /// of the format.
 enum class Phase : uint8_t {
-  Unknown = 0,   // no ONNX node, or not known (version 2 plans)
-  Forward = 1,   // computes the model's values
-  Backward = 2,  // computes gradients (built by autodiff)
+  Unknown = 0,  // no ONNX node, or not known (version 2 plans)
+  Forward = 1,  // computes the model's values
+  Backward = 2, // computes gradients (built by autodiff)
 };
 
 inline bool isValidPhase(uint8_t v) { return v <= 2; }
@@ -133,30 +133,43 @@ inline uint64_t dtypeSize(DType t) {
 /// The MLIR spelling of an element type ("f32", "bf16", "f8E4M3FN", "i1").
 inline const char *dtypeName(DType t) {
   switch (t) {
-  case DType::F32: return "f32";
-  case DType::F16: return "f16";
-  case DType::BF16: return "bf16";
-  case DType::F8E4M3FN: return "f8E4M3FN";
-  case DType::F8E5M2: return "f8E5M2";
-  case DType::I64: return "i64";
-  case DType::I32: return "i32";
-  case DType::I1: return "i1";
+  case DType::F32:
+    return "f32";
+  case DType::F16:
+    return "f16";
+  case DType::BF16:
+    return "bf16";
+  case DType::F8E4M3FN:
+    return "f8E4M3FN";
+  case DType::F8E5M2:
+    return "f8E5M2";
+  case DType::I64:
+    return "i64";
+  case DType::I32:
+    return "i32";
+  case DType::I1:
+    return "i1";
   }
   return "invalid";
 }
 
 inline bool isFloatDType(DType t) {
-  return t == DType::F32 || t == DType::F16 || t == DType::BF16 ||
-         t == DType::F8E4M3FN || t == DType::F8E5M2;
+  return t == DType::F32 || t == DType::F16 || t == DType::BF16 || t == DType::F8E4M3FN ||
+         t == DType::F8E5M2;
 }
 
 inline const char *storageName(Storage s) {
   switch (s) {
-  case Storage::Arena: return "arena";
-  case Storage::Parameter: return "parameter";
-  case Storage::Input: return "input";
-  case Storage::Output: return "output";
-  case Storage::Constant: return "constant";
+  case Storage::Arena:
+    return "arena";
+  case Storage::Parameter:
+    return "parameter";
+  case Storage::Input:
+    return "input";
+  case Storage::Output:
+    return "output";
+  case Storage::Constant:
+    return "constant";
   }
   return "invalid";
 }
@@ -166,15 +179,15 @@ inline const char *storageName(Storage s) {
 //===----------------------------------------------------------------------===//
 
 struct Tensor {
-  std::string name;  // required for parameters, inputs and outputs
+  std::string name; // required for parameters, inputs and outputs
   DType dtype = DType::F32;
   Storage storage = Storage::Arena;
-  std::vector<int64_t> shape;  // static; rank 0 is a scalar
+  std::vector<int64_t> shape; // static; rank 0 is a scalar
   /// Arena: byte offset in the arena. Constant: byte offset in the blob.
   /// Parameter with an initializer: byte offset of its initial value in the
   /// blob. Otherwise 0. Offsets are multiples of kAlignment.
   uint64_t offset = 0;
-  bool hasInitializer = false;  // Parameter only
+  bool hasInitializer = false; // Parameter only
   /// Parameter only: starts as zeros, which the plan does not store (an
   /// optimizer moment, a gradient accumulator). Counts as initialized.
   bool zeroInitialized = false;
@@ -183,10 +196,10 @@ struct Tensor {
 struct Attribute {
   std::string name;
   AttrType type = AttrType::Int;
-  int64_t i = 0;              // Int
-  double f = 0.0;             // Float
-  std::vector<int64_t> ints;  // IntList
-  std::string s;              // String
+  int64_t i = 0;             // Int
+  double f = 0.0;            // Float
+  std::vector<int64_t> ints; // IntList
+  std::string s;             // String
 
   static Attribute makeInt(std::string name, int64_t v) {
     Attribute a;
@@ -219,9 +232,9 @@ struct Attribute {
 };
 
 struct Kernel {
-  std::string kind;                // e.g. "gemm"; see docs/runtime.md
-  std::vector<uint32_t> operands;  // tensor ids
-  std::vector<uint32_t> results;   // tensor ids
+  std::string kind;               // e.g. "gemm"; see docs/runtime.md
+  std::vector<uint32_t> operands; // tensor ids
+  std::vector<uint32_t> results;  // tensor ids
   std::vector<Attribute> attrs;
   // Where the kernel came from (version 3; empty and Unknown in version 2):
   // the ONNX node name, or a name the compiler gave ("train_step"), and
@@ -239,18 +252,18 @@ struct Kernel {
 
 struct EntryPoint {
   std::string name;
-  uint64_t arenaBytes = 0;        // multiple of kAlignment
-  std::vector<uint32_t> kernels;  // kernel ids, run in this order
-  std::vector<uint32_t> inputs;   // tensor ids of Input storage
-  std::vector<uint32_t> params;   // tensor ids of Parameter storage
-  std::vector<uint32_t> outputs;  // tensor ids of Output storage
+  uint64_t arenaBytes = 0;       // multiple of kAlignment
+  std::vector<uint32_t> kernels; // kernel ids, run in this order
+  std::vector<uint32_t> inputs;  // tensor ids of Input storage
+  std::vector<uint32_t> params;  // tensor ids of Parameter storage
+  std::vector<uint32_t> outputs; // tensor ids of Output storage
 };
 
 struct Plan {
   std::vector<Tensor> tensors;
   std::vector<Kernel> kernels;
   std::vector<EntryPoint> entries;
-  ConstantBlob constants;  // the constants section
+  ConstantBlob constants; // the constants section
 };
 
 /// Rounds `v` up to a multiple of `alignment` (kAlignment by default).

@@ -35,9 +35,9 @@ public:
     if (failed())
       return false;
     if (n > end - pos) {
-      error = "truncated " + std::string(what) + " at byte " + std::to_string(pos) +
-              ": needs " + std::to_string(n) + " bytes, " +
-              std::to_string(end - pos) + " left in the tables section";
+      error = "truncated " + std::string(what) + " at byte " + std::to_string(pos) + ": needs " +
+              std::to_string(n) + " bytes, " + std::to_string(end - pos) +
+              " left in the tables section";
       return false;
     }
     return true;
@@ -87,9 +87,8 @@ public:
     if (!u32(&n, what))
       return false;
     if (n > kMaxStringBytes) {
-      error = std::string(what) + " at byte " + std::to_string(pos - 4) +
-              ": length " + std::to_string(n) + " exceeds the limit of " +
-              std::to_string(kMaxStringBytes);
+      error = std::string(what) + " at byte " + std::to_string(pos - 4) + ": length " +
+              std::to_string(n) + " exceeds the limit of " + std::to_string(kMaxStringBytes);
       return false;
     }
     if (!need(n, what))
@@ -106,8 +105,8 @@ public:
       return false;
     if (static_cast<uint64_t>(*n) * minItemBytes > end - pos) {
       error = std::string(what) + " at byte " + std::to_string(pos - 4) + ": " +
-              std::to_string(*n) + " items cannot fit in the " +
-              std::to_string(end - pos) + " bytes left in the tables section";
+              std::to_string(*n) + " items cannot fit in the " + std::to_string(end - pos) +
+              " bytes left in the tables section";
       return false;
     }
     return true;
@@ -154,22 +153,21 @@ inline uint32_t readLE32(const uint8_t *p) {
 /// plan loads faster; the structure is still checked in full). The plan's
 /// constants are a view of `data`, not a copy: keep `data` alive while they
 /// are used, or call `out->constants.makeOwned()`.
-inline bool parsePlan(const uint8_t *data, size_t size, Plan *out,
-                      std::string *error, bool checkChecksums = true) {
+inline bool parsePlan(const uint8_t *data, size_t size, Plan *out, std::string *error,
+                      bool checkChecksums = true) {
   using detail::fail;
   if (!data && size != 0)
     return fail(error, "plan: null data");
   if (size < kHeaderSize)
-    return fail(error, "plan: " + std::to_string(size) +
-                           " bytes is shorter than the 64-byte header");
+    return fail(error,
+                "plan: " + std::to_string(size) + " bytes is shorter than the 64-byte header");
   if (memcmp(data, kMagic, sizeof(kMagic)) != 0)
     return fail(error, "plan: bad magic (not an MPT plan file)");
   const uint32_t version = detail::readLE32(data + 8);
   if (version < kOldestReadVersion || version > kVersion)
     return fail(error, "plan: unsupported format version " + std::to_string(version) +
-                           " (this runtime reads versions " +
-                           std::to_string(kOldestReadVersion) + " to " +
-                           std::to_string(kVersion) + ")");
+                           " (this runtime reads versions " + std::to_string(kOldestReadVersion) +
+                           " to " + std::to_string(kVersion) + ")");
   const uint64_t sectionAlignment = version >= 3 ? kSectionAlignment : kAlignment;
   const uint32_t headerCrc = detail::readLE32(data + 12);
   const uint64_t fileSize = detail::readLE64(data + 16);
@@ -191,8 +189,8 @@ inline bool parsePlan(const uint8_t *data, size_t size, Plan *out,
                            " bytes but " + std::to_string(size) +
                            " were given (truncated or padded file)");
   if (tablesOffset != kHeaderSize)
-    return fail(error, "plan: tables section must start at byte 64, not " +
-                           std::to_string(tablesOffset));
+    return fail(error,
+                "plan: tables section must start at byte 64, not " + std::to_string(tablesOffset));
   if (tablesSize > size - kHeaderSize)
     return fail(error, "plan: tables section of " + std::to_string(tablesSize) +
                            " bytes runs past the end of the file");
@@ -200,12 +198,11 @@ inline bool parsePlan(const uint8_t *data, size_t size, Plan *out,
   if (constantsOffset % sectionAlignment != 0 || constantsOffset < tablesEnd ||
       constantsOffset - tablesEnd >= sectionAlignment)
     return fail(error, "plan: constants offset " + std::to_string(constantsOffset) +
-                           " is not the first multiple of " +
-                           std::to_string(sectionAlignment) + " after the tables");
+                           " is not the first multiple of " + std::to_string(sectionAlignment) +
+                           " after the tables");
   if (constantsOffset > size || constantsSize != size - constantsOffset)
-    return fail(error, "plan: constants section [" + std::to_string(constantsOffset) +
-                           ", +" + std::to_string(constantsSize) +
-                           ") does not end at the end of the file");
+    return fail(error, "plan: constants section [" + std::to_string(constantsOffset) + ", +" +
+                           std::to_string(constantsSize) + ") does not end at the end of the file");
   for (uint64_t p = tablesEnd; p < constantsOffset; ++p)
     if (data[p] != 0)
       return fail(error, "plan: padding byte " + std::to_string(p) + " is not zero");
@@ -234,17 +231,17 @@ inline bool parsePlan(const uint8_t *data, size_t size, Plan *out,
       if (r.failed())
         break;
       if (!isValidDType(dtype))
-        return fail(error, "plan: tensor " + std::to_string(i) +
-                               ": invalid dtype code " + std::to_string(dtype));
+        return fail(error, "plan: tensor " + std::to_string(i) + ": invalid dtype code " +
+                               std::to_string(dtype));
       if (!isValidStorage(storage))
-        return fail(error, "plan: tensor " + std::to_string(i) +
-                               ": invalid storage code " + std::to_string(storage));
+        return fail(error, "plan: tensor " + std::to_string(i) + ": invalid storage code " +
+                               std::to_string(storage));
       if (rank > kMaxRank)
-        return fail(error, "plan: tensor " + std::to_string(i) + ": rank " +
-                               std::to_string(rank) + " exceeds 8");
+        return fail(error, "plan: tensor " + std::to_string(i) + ": rank " + std::to_string(rank) +
+                               " exceeds 8");
       if (tflags & ~(kTensorHasInitializer | kTensorZeroInitialized))
-        return fail(error, "plan: tensor " + std::to_string(i) +
-                               ": unknown flag bits " + std::to_string(tflags));
+        return fail(error, "plan: tensor " + std::to_string(i) + ": unknown flag bits " +
+                               std::to_string(tflags));
       t.dtype = static_cast<DType>(dtype);
       t.storage = static_cast<Storage>(storage);
       t.hasInitializer = tflags & kTensorHasInitializer;
@@ -268,8 +265,8 @@ inline bool parsePlan(const uint8_t *data, size_t size, Plan *out,
         if (!r.u8(&phase, "kernel phase"))
           break;
         if (!isValidPhase(phase))
-          return fail(error, "plan: kernel " + std::to_string(i) +
-                                 ": invalid phase code " + std::to_string(phase));
+          return fail(error, "plan: kernel " + std::to_string(i) + ": invalid phase code " +
+                                 std::to_string(phase));
         k.phase = static_cast<Phase>(phase);
       }
       uint32_t numAttrs;
@@ -283,9 +280,8 @@ inline bool parsePlan(const uint8_t *data, size_t size, Plan *out,
         if (!r.u8(&type, "attribute type"))
           break;
         if (!isValidAttrType(type))
-          return fail(error, "plan: kernel " + std::to_string(i) + " attribute '" +
-                                 attr.name + "': invalid type code " +
-                                 std::to_string(type));
+          return fail(error, "plan: kernel " + std::to_string(i) + " attribute '" + attr.name +
+                                 "': invalid type code " + std::to_string(type));
         attr.type = static_cast<AttrType>(type);
         switch (attr.type) {
         case AttrType::Int:

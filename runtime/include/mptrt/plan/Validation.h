@@ -60,14 +60,14 @@ inline bool verifyPlan(const Plan &plan, std::string *error) {
     const Tensor &t = plan.tensors[id];
     const std::string label = tensorLabel(plan, id);
     if (!isValidDType(static_cast<uint8_t>(t.dtype)))
-      return fail(error, label + ": invalid dtype code " +
-                             std::to_string(static_cast<int>(t.dtype)));
+      return fail(error,
+                  label + ": invalid dtype code " + std::to_string(static_cast<int>(t.dtype)));
     if (!isValidStorage(static_cast<uint8_t>(t.storage)))
-      return fail(error, label + ": invalid storage code " +
-                             std::to_string(static_cast<int>(t.storage)));
+      return fail(error,
+                  label + ": invalid storage code " + std::to_string(static_cast<int>(t.storage)));
     if (t.shape.size() > kMaxRank)
-      return fail(error, label + ": rank " + std::to_string(t.shape.size()) +
-                             " exceeds " + std::to_string(kMaxRank));
+      return fail(error, label + ": rank " + std::to_string(t.shape.size()) + " exceeds " +
+                             std::to_string(kMaxRank));
     for (int64_t d : t.shape)
       if (d < 0)
         return fail(error, label + ": negative dimension " + std::to_string(d));
@@ -85,23 +85,19 @@ inline bool verifyPlan(const Plan &plan, std::string *error) {
     const bool usesBlob = t.storage == Storage::Constant || t.hasInitializer;
     const bool usesOffset = usesBlob || t.storage == Storage::Arena;
     if (!usesOffset && t.offset != 0)
-      return fail(error, label + ": " + storageName(t.storage) +
-                             " tensor must have offset 0");
+      return fail(error, label + ": " + storageName(t.storage) + " tensor must have offset 0");
     if (usesOffset && t.offset % kAlignment != 0)
-      return fail(error, label + ": offset " + std::to_string(t.offset) +
-                             " is not a multiple of " + std::to_string(kAlignment));
+      return fail(error, label + ": offset " + std::to_string(t.offset) + " is not a multiple of " +
+                             std::to_string(kAlignment));
     if (usesOffset && t.offset >= kMaxBytes)
-      return fail(error, label + ": offset " + std::to_string(t.offset) +
-                             " exceeds 2^48");
+      return fail(error, label + ": offset " + std::to_string(t.offset) + " exceeds 2^48");
     if (usesBlob && t.offset + bytes[id] > plan.constants.size())
       return fail(error, label + ": bytes [" + std::to_string(t.offset) + ", " +
                              std::to_string(t.offset + bytes[id]) +
                              ") lie outside the constants blob of " +
                              std::to_string(plan.constants.size()) + " bytes");
-    if (t.storage != Storage::Arena && t.storage != Storage::Constant &&
-        t.name.empty())
-      return fail(error, label + ": " + storageName(t.storage) +
-                             " tensors need a name");
+    if (t.storage != Storage::Arena && t.storage != Storage::Constant && t.name.empty())
+      return fail(error, label + ": " + storageName(t.storage) + " tensors need a name");
   }
   // Parameter, input and output names are unique within their storage kind.
   for (uint32_t a = 0; a < numTensors; ++a) {
@@ -111,8 +107,8 @@ inline bool verifyPlan(const Plan &plan, std::string *error) {
     for (uint32_t b = a + 1; b < numTensors; ++b)
       if (plan.tensors[b].storage == ta.storage && plan.tensors[b].name == ta.name)
         return fail(error, std::string("plan: two ") + storageName(ta.storage) +
-                               " tensors are named '" + ta.name + "' (" +
-                               std::to_string(a) + " and " + std::to_string(b) + ")");
+                               " tensors are named '" + ta.name + "' (" + std::to_string(a) +
+                               " and " + std::to_string(b) + ")");
   }
 
   for (size_t k = 0; k < plan.kernels.size(); ++k) {
@@ -122,29 +118,26 @@ inline bool verifyPlan(const Plan &plan, std::string *error) {
       return fail(error, "kernel " + std::to_string(k) + ": empty or overlong kind");
     for (uint32_t id : kernel.operands)
       if (id >= numTensors)
-        return fail(error, label + ": operand id " + std::to_string(id) +
-                               " out of range (" + std::to_string(numTensors) +
-                               " tensors)");
+        return fail(error, label + ": operand id " + std::to_string(id) + " out of range (" +
+                               std::to_string(numTensors) + " tensors)");
     for (uint32_t id : kernel.results) {
       if (id >= numTensors)
-        return fail(error, label + ": result id " + std::to_string(id) +
-                               " out of range (" + std::to_string(numTensors) +
-                               " tensors)");
+        return fail(error, label + ": result id " + std::to_string(id) + " out of range (" +
+                               std::to_string(numTensors) + " tensors)");
       Storage s = plan.tensors[id].storage;
       if (s == Storage::Input || s == Storage::Constant)
-        return fail(error, label + ": writes " + tensorLabel(plan, id) + ", a " +
-                               storageName(s) + " tensor, which is read-only");
+        return fail(error, label + ": writes " + tensorLabel(plan, id) + ", a " + storageName(s) +
+                               " tensor, which is read-only");
     }
     if (detail::hasDuplicate(kernel.results))
       return fail(error, label + ": a tensor appears twice among the results");
     for (size_t a = 0; a < kernel.attrs.size(); ++a) {
       const Attribute &attr = kernel.attrs[a];
       if (attr.name.empty() || attr.name.size() > kMaxStringBytes)
-        return fail(error, label + ": attribute " + std::to_string(a) +
-                               " has an empty or overlong name");
+        return fail(error,
+                    label + ": attribute " + std::to_string(a) + " has an empty or overlong name");
       if (!isValidAttrType(static_cast<uint8_t>(attr.type)))
-        return fail(error, label + ": attribute '" + attr.name +
-                               "' has invalid type code " +
+        return fail(error, label + ": attribute '" + attr.name + "' has invalid type code " +
                                std::to_string(static_cast<int>(attr.type)));
       if (attr.s.size() > kMaxStringBytes)
         return fail(error, label + ": attribute '" + attr.name + "' too long");
@@ -176,11 +169,9 @@ inline bool verifyPlan(const Plan &plan, std::string *error) {
     for (const Binding &b : bindings) {
       for (uint32_t id : *b.ids) {
         if (id >= numTensors)
-          return fail(error, label + ": " + b.what + " id " + std::to_string(id) +
-                                 " out of range");
+          return fail(error, label + ": " + b.what + " id " + std::to_string(id) + " out of range");
         if (plan.tensors[id].storage != b.storage)
-          return fail(error, label + ": " + b.what + " " + tensorLabel(plan, id) +
-                                 " has storage " +
+          return fail(error, label + ": " + b.what + " " + tensorLabel(plan, id) + " has storage " +
                                  storageName(plan.tensors[id].storage));
       }
       if (detail::hasDuplicate(*b.ids))
@@ -194,22 +185,21 @@ inline bool verifyPlan(const Plan &plan, std::string *error) {
     };
     for (uint32_t k : entry.kernels) {
       if (k >= plan.kernels.size())
-        return fail(error, label + ": kernel id " + std::to_string(k) +
-                               " out of range (" + std::to_string(plan.kernels.size()) +
-                               " kernels)");
+        return fail(error, label + ": kernel id " + std::to_string(k) + " out of range (" +
+                               std::to_string(plan.kernels.size()) + " kernels)");
       const Kernel &kernel = plan.kernels[k];
       for (int side = 0; side < 2; ++side) {
         for (uint32_t id : side == 0 ? kernel.operands : kernel.results) {
           const Tensor &t = plan.tensors[id];
-          const std::string where = label + ", kernel " + std::to_string(k) + " (" +
-                                    kernel.kind + "), " + tensorLabel(plan, id);
+          const std::string where = label + ", kernel " + std::to_string(k) + " (" + kernel.kind +
+                                    "), " + tensorLabel(plan, id);
           switch (t.storage) {
           case Storage::Arena:
             if (t.offset + bytes[id] > entry.arenaBytes)
-              return fail(error, where + ": bytes [" + std::to_string(t.offset) +
-                                     ", " + std::to_string(t.offset + bytes[id]) +
-                                     ") exceed the arena of " +
-                                     std::to_string(entry.arenaBytes) + " bytes");
+              return fail(error, where + ": bytes [" + std::to_string(t.offset) + ", " +
+                                     std::to_string(t.offset + bytes[id]) +
+                                     ") exceed the arena of " + std::to_string(entry.arenaBytes) +
+                                     " bytes");
             break;
           case Storage::Input:
             if (!listed(entry.inputs, id))

@@ -68,14 +68,14 @@ template <typename Sink> void writePlan(const Plan &plan, Sink &&sink) {
   for (uint8_t b : kMagic)
     w.u8(b);
   w.u32(kVersion);
-  w.u32(0);  // header checksum            (patched last, byte 12)
-  w.u64(0);  // file size                  (patched, byte 16)
-  w.u64(kHeaderSize);  // tables offset
-  w.u64(0);  // tables size                (patched, byte 32)
-  w.u64(0);  // constants offset           (patched, byte 40)
+  w.u32(0);           // header checksum            (patched last, byte 12)
+  w.u64(0);           // file size                  (patched, byte 16)
+  w.u64(kHeaderSize); // tables offset
+  w.u64(0);           // tables size                (patched, byte 32)
+  w.u64(0);           // constants offset           (patched, byte 40)
   w.u64(plan.constants.size());
-  w.u32(0);  // tables checksum            (patched, byte 56)
-  w.u32(0);  // constants checksum         (patched, byte 60)
+  w.u32(0); // tables checksum            (patched, byte 56)
+  w.u32(0); // constants checksum         (patched, byte 60)
 
   w.u32(static_cast<uint32_t>(plan.tensors.size()));
   for (const Tensor &t : plan.tensors) {
@@ -138,7 +138,7 @@ template <typename Sink> void writePlan(const Plan &plan, Sink &&sink) {
   w.patchU64(40, constantsOffset);
   w.patchU32(56, crc32(0, w.out.data() + kHeaderSize, tablesSize));
   w.patchU32(60, constantsCrc);
-  w.patchU32(12, crc32(0, w.out.data(), kHeaderSize));  // with its own field 0
+  w.patchU32(12, crc32(0, w.out.data(), kHeaderSize)); // with its own field 0
   sink(static_cast<const uint8_t *>(w.out.data()), w.out.size());
   plan.constants.forEachRun([&](const uint8_t *data, size_t n) { sink(data, n); });
 }

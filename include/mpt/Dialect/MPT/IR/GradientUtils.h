@@ -25,7 +25,8 @@ mlir::Value scalar(mlir::OpBuilder &b, mlir::Location loc, double value,
                    mlir::Type elementType);
 
 /// Zeros of `type`.
-mlir::Value zeros(mlir::OpBuilder &b, mlir::Location loc, mlir::RankedTensorType type);
+mlir::Value zeros(mlir::OpBuilder &b, mlir::Location loc,
+                  mlir::RankedTensorType type);
 
 /// `v` reshaped (no data movement) to `shape`, keeping its element type.
 mlir::Value reshape(mlir::OpBuilder &b, mlir::Location loc, mlir::Value v,
@@ -51,7 +52,8 @@ llvm::SmallVector<int64_t> keptShape(llvm::ArrayRef<int64_t> shape,
                                      llvm::ArrayRef<int64_t> axes);
 
 /// `v` with its last two axes swapped.
-mlir::Value transposeLastTwo(mlir::OpBuilder &b, mlir::Location loc, mlir::Value v);
+mlir::Value transposeLastTwo(mlir::OpBuilder &b, mlir::Location loc,
+                             mlir::Value v);
 
 } // namespace grad
 } // namespace mpt

@@ -16,7 +16,8 @@ inline constexpr llvm::StringLiteral kOutputAttrName = "mpt.output";
 /// Argument attribute holding a parameter's initial value: an FP32 elements
 /// attribute (the importer writes a `dense_resource` blob) of the argument's
 /// type. The runtime lowering stores it in the plan.
-inline constexpr llvm::StringLiteral kInitialValueAttrName = "mpt.initial_value";
+inline constexpr llvm::StringLiteral kInitialValueAttrName =
+    "mpt.initial_value";
 /// Result attribute of a training step: the result is the new value of the
 /// parameter it names, which the runtime lowering writes in place.
 inline constexpr llvm::StringLiteral kUpdatesAttrName = "mpt.updates";

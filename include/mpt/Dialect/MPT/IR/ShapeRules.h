@@ -23,10 +23,10 @@ broadcastShapes(llvm::ArrayRef<int64_t> a, llvm::ArrayRef<int64_t> b);
 /// Infers the broadcast of all `operands`' shapes. The element type is
 /// `elementType` if given, else the first operand's (the second operand's for
 /// three operands, as in Where).
-llvm::LogicalResult inferBroadcastResult(std::optional<mlir::Location> loc,
-                                         mlir::ValueRange operands,
-                                         mlir::Type elementType,
-                                         llvm::SmallVectorImpl<mlir::Type> &types);
+llvm::LogicalResult
+inferBroadcastResult(std::optional<mlir::Location> loc,
+                     mlir::ValueRange operands, mlir::Type elementType,
+                     llvm::SmallVectorImpl<mlir::Type> &types);
 
 /// Infers a reduction's result over `axes` (all axes when empty).
 llvm::LogicalResult inferReduceResult(std::optional<mlir::Location> loc,

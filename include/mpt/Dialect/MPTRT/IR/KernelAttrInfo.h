@@ -1,4 +1,5 @@
-//===- KernelAttrInfo.h - what a kernel op says about its attributes -*- C++ -*-===//
+//===- KernelAttrInfo.h - what a kernel op says about its attributes -*- C++
+//-*-===//
 #ifndef MPT_DIALECT_MPTRT_IR_KERNELATTRINFO_H
 #define MPT_DIALECT_MPTRT_IR_KERNELATTRINFO_H
 

@@ -10,8 +10,8 @@
 #include "mpt/Dialect/MPTRT/IR/KernelAttrInfo.h"
 #include "mpt/Dialect/MPTRT/IR/MPTRTDialect.h"
 
-#include "mpt/Dialect/MPTRT/IR/MPTRTEnums.h.inc"
 #include "mpt/Dialect/MPTRT/IR/MPTRTAttrInterfaces.h.inc"
+#include "mpt/Dialect/MPTRT/IR/MPTRTEnums.h.inc"
 
 #define GET_ATTRDEF_CLASSES
 #include "mpt/Dialect/MPTRT/IR/MPTRTAttrs.h.inc"
