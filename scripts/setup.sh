@@ -13,6 +13,7 @@ PACKAGES=(
   libonnx-dev libonnx-testdata protobuf-compiler libprotobuf-dev
   libgtest-dev libopenblas-dev
   python3-venv python3-dev  # the Python package's test (a venv, the extension's headers)
+  clang-format-22  # the clang-format test (scripts/check-format.sh)
 )
 missing=()
 for p in "${PACKAGES[@]}"; do
