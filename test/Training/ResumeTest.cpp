@@ -93,20 +93,18 @@ TEST(Resume, CharLMResumedRunIsBitIdentical) {
                            {"--loss-scale=dynamic", "--growth-interval=4"}))
       << runs.error;
   TempDir &dir = runs.dir;
-  auto run = [&](const std::vector<std::string> &extra,
-                 const std::string &log) { return runs.run(extra, log); };
   const std::string a = dir.file("a.ckpt"), b = dir.file("b.ckpt"),
                     c = dir.file("c.ckpt");
   ASSERT_TRUE(
-      run({"--steps", "20", "--save", a, "--metrics", dir.file("a.jsonl")},
-          "a.log"));
+      runs.run({"--steps", "20", "--save", a, "--metrics", dir.file("a.jsonl")},
+               "a.log"));
   ASSERT_TRUE(
-      run({"--steps", "10", "--save", b, "--metrics", dir.file("b.jsonl")},
-          "b1.log"));
+      runs.run({"--steps", "10", "--save", b, "--metrics", dir.file("b.jsonl")},
+               "b1.log"));
   const std::vector<uint8_t> half = readBinaryFile(b);
-  ASSERT_TRUE(run({"--steps", "20", "--resume", b, "--save", b, "--metrics",
-                   dir.file("b.jsonl")},
-                  "b2.log"));
+  ASSERT_TRUE(runs.run({"--steps", "20", "--resume", b, "--save", b,
+                        "--metrics", dir.file("b.jsonl")},
+                       "b2.log"));
 
   // The same resume on one thread, from a copy of the 10-step checkpoint.
   {
@@ -116,9 +114,9 @@ TEST(Resume, CharLMResumedRunIsBitIdentical) {
     ASSERT_EQ(std::fwrite(half.data(), 1, half.size(), f), half.size());
     std::fclose(f);
     ASSERT_EQ(setenv("MPTRT_NUM_THREADS", "1", 1), 0);
-    const bool ok = run({"--steps", "20", "--resume", copy, "--save", c,
-                         "--metrics", dir.file("c.jsonl")},
-                        "c.log");
+    const bool ok = runs.run({"--steps", "20", "--resume", copy, "--save", c,
+                              "--metrics", dir.file("c.jsonl")},
+                             "c.log");
     unsetenv("MPTRT_NUM_THREADS");
     ASSERT_TRUE(ok);
   }
@@ -170,15 +168,13 @@ TEST(Resume, Fp8ScaleStateIsCheckpointed) {
                            {"--precision=fp8", "--fp8-scaling=delayed"}))
       << runs.error;
   TempDir &dir = runs.dir;
-  auto run = [&](const std::vector<std::string> &extra,
-                 const std::string &log) { return runs.run(extra, log); };
   const std::string a = dir.file("a.ckpt"), b = dir.file("b.ckpt");
   ASSERT_TRUE(
-      run({"--steps", "6", "--save", a, "--metrics", dir.file("a.jsonl")},
-          "a.log"));
-  ASSERT_TRUE(run({"--steps", "3", "--save", b}, "b1.log"));
+      runs.run({"--steps", "6", "--save", a, "--metrics", dir.file("a.jsonl")},
+               "a.log"));
+  ASSERT_TRUE(runs.run({"--steps", "3", "--save", b}, "b1.log"));
   const std::vector<uint8_t> half = readBinaryFile(b);
-  ASSERT_TRUE(run({"--steps", "6", "--resume", b, "--save", b}, "b2.log"));
+  ASSERT_TRUE(runs.run({"--steps", "6", "--resume", b, "--save", b}, "b2.log"));
   const std::vector<uint8_t> straight = readBinaryFile(a),
                              resumed = readBinaryFile(b);
   const std::string text(straight.begin(), straight.end());
@@ -214,14 +210,12 @@ TEST(Resume, StochasticallyRoundedBf16MastersResumeExactly) {
                            {"--precision=bf16", "--master-weights=bf16-sr"}))
       << runs.error;
   TempDir &dir = runs.dir;
-  auto run = [&](const std::vector<std::string> &extra,
-                 const std::string &log) { return runs.run(extra, log); };
   const std::string a = dir.file("a.ckpt"), b = dir.file("b.ckpt"),
                     c = dir.file("c.ckpt");
-  ASSERT_TRUE(run({"--steps", "6", "--save", a}, "a.log"));
-  ASSERT_TRUE(run({"--steps", "3", "--save", b}, "b1.log"));
-  ASSERT_TRUE(run({"--steps", "6", "--resume", b, "--save", b}, "b2.log"));
-  ASSERT_TRUE(run({"--steps", "6", "--seed", "1", "--save", c}, "c.log"));
+  ASSERT_TRUE(runs.run({"--steps", "6", "--save", a}, "a.log"));
+  ASSERT_TRUE(runs.run({"--steps", "3", "--save", b}, "b1.log"));
+  ASSERT_TRUE(runs.run({"--steps", "6", "--resume", b, "--save", b}, "b2.log"));
+  ASSERT_TRUE(runs.run({"--steps", "6", "--seed", "1", "--save", c}, "c.log"));
   const std::vector<uint8_t> straight = readBinaryFile(a),
                              resumed = readBinaryFile(b);
   EXPECT_TRUE(resumed == straight)
