@@ -10,6 +10,7 @@ BUILD_DIR=${1:-build}
 PACKAGES=(
   cmake ninja-build g++ python3
   llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools
+  libzstd-dev  # LLVM's static Support library links it (tools/mpt-tblgen)
   libonnx-dev libonnx-testdata protobuf-compiler libprotobuf-dev
   libgtest-dev libopenblas-dev
   python3-venv python3-dev  # the Python package's test (a venv, the extension's headers)

@@ -30,12 +30,14 @@ const char *kindName(BindingKind kind) {
 /// a block of inputs before storing the block (and the copies use memmove).
 bool allowsInPlace(const std::string &kind) {
   static const char *const kinds[] = {
-      "sqrt",    "exp",     "log",        "erf",  "tanh",   "sigmoid", "relu",     "neg",
-      "abs",     "not",     "leaky_relu", "gelu", "clip",   "add",     "sub",      "mul",
-      "div",     "pow",     "max",        "min",  "where",  "copy",    "identity", "reshape",
-      "flatten", "squeeze", "unsqueeze",  "cast", "dropout"};
+#define MPTRT_UNARY_FUNCTION(Name, kind, kernel, attrs, floating, integer, transcendental, grad,   \
+                             positive)                                                             \
+  kernel ? #kind : "",
+#include "mptrt/generated/UnaryKinds.def"
+      "add",  "sub",      "mul",     "div",     "pow",     "max",       "min",  "where",
+      "copy", "identity", "reshape", "flatten", "squeeze", "unsqueeze", "cast", "dropout"};
   for (const char *k : kinds)
-    if (kind == k)
+    if (*k && kind == k)
       return true;
   return false;
 }

@@ -1,5 +1,6 @@
 //===- ElementwiseKernelTest.cpp - unary, binary, where, cast ------------===//
 #include "KernelTestUtil.h"
+#include "UnaryOracle.h"
 
 #include <gtest/gtest.h>
 
@@ -23,42 +24,44 @@ struct UnaryCase {
   std::vector<Attribute> attrs;
 };
 
+/// Every float function without attributes of UnaryKinds.def, on inputs in
+/// its domain, and the functions with attributes with some values of them.
 std::vector<UnaryCase> unaryCases() {
-  const double pi = 3.14159265358979323846;
-  return {
-      {"sqrt", [](double x) { return std::sqrt(x); }, 0.1, 4, {}},
-      {"exp", [](double x) { return std::exp(x); }, -2, 2, {}},
-      {"log", [](double x) { return std::log(x); }, 0.1, 4, {}},
-      {"erf", [](double x) { return std::erf(x); }, -2, 2, {}},
-      {"tanh", [](double x) { return std::tanh(x); }, -2, 2, {}},
-      {"sigmoid", [](double x) { return 1 / (1 + std::exp(-x)); }, -3, 3, {}},
-      {"relu", [](double x) { return x > 0 ? x : 0; }, -2, 2, {}},
-      {"neg", [](double x) { return -x; }, -2, 2, {}},
-      {"abs", [](double x) { return std::fabs(x); }, -2, 2, {}},
-      {"leaky_relu",
-       [](double x) { return x >= 0 ? x : 0.2 * x; },
-       -2,
-       2,
-       {Attribute::makeFloat("alpha", 0.2)}},
-      {"gelu", [](double x) { return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0))); }, -3, 3, {}},
-      {"gelu",
-       [pi](double x) {
-         return 0.5 * x * (1 + std::tanh(std::sqrt(2 / pi) * (x + 0.044715 * x * x * x)));
-       },
-       -3,
-       3,
-       {Attribute::makeString("approximate", "tanh")}},
-      {"clip",
-       [](double x) { return std::min(std::max(x, -0.5), 1.25); },
-       -2,
-       2,
-       {Attribute::makeFloat("min", -0.5), Attribute::makeFloat("max", 1.25)}},
-      {"clip",
-       [](double x) { return std::max(x, -0.5); },
-       -2,
-       2,
-       {Attribute::makeFloat("min", -0.5)}},
+  std::vector<UnaryCase> cases;
+  for (const oracle::UnaryFunctionInfo &u : oracle::unaryFunctions()) {
+    if (!u.kernel || u.attrs || !u.floating)
+      continue;
+    const std::string kind = u.kind;
+    auto ref = [kind](double x) {
+      double f, df;
+      EXPECT_TRUE(oracle::evalUnary(kind, x, {}, &f, &df)) << kind;
+      return f;
+    };
+    cases.push_back({u.kind, ref, u.positive ? 0.1 : -2, u.positive ? 4 : 2, {}});
+  }
+  auto with = [](const char *kind, oracle::UnaryArgs a) {
+    return [kind, a](double x) {
+      double f, df;
+      EXPECT_TRUE(oracle::evalUnary(kind, x, a, &f, &df)) << kind;
+      return f;
+    };
   };
+  oracle::UnaryArgs leaky, clip, clipMin;
+  leaky.alpha = 0.2;
+  clip.lo = clipMin.lo = -0.5;
+  clip.hi = 1.25;
+  cases.push_back(
+      {"leaky_relu", with("leaky_relu", leaky), -2, 2, {Attribute::makeFloat("alpha", 0.2)}});
+  cases.push_back({"gelu", with("gelu", {}), -3, 3, {}});
+  cases.push_back(
+      {"gelu", with("gelu_tanh", {}), -3, 3, {Attribute::makeString("approximate", "tanh")}});
+  cases.push_back({"clip",
+                   with("clip", clip),
+                   -2,
+                   2,
+                   {Attribute::makeFloat("min", -0.5), Attribute::makeFloat("max", 1.25)}});
+  cases.push_back({"clip", with("clip", clipMin), -2, 2, {Attribute::makeFloat("min", -0.5)}});
+  return cases;
 }
 
 // Tests every float unary kind in every float dtype (same in and out), and

@@ -1,5 +1,6 @@
 //===- KernelCases.cpp - one realistic kernel of every kind ---------------===//
 #include "KernelCases.h"
+#include "UnaryOracle.h"
 
 #include <random>
 
@@ -23,9 +24,11 @@ Case make(std::string kind, std::vector<Operand> operands, std::vector<std::pair
 std::vector<Case> allCases() {
   std::vector<Case> cs;
   const T act = {64, 1024}, img = {8, 16, 32, 32};
-  for (const char *k :
-       {"sqrt", "exp", "log", "erf", "tanh", "sigmoid", "relu", "neg", "abs", "gelu"})
-    cs.push_back(make(k, {{F32, act, 0.5, 2.0}}, {{F32, act}}));
+  // The float unary kernels without attributes (UnaryKinds.def), and gelu.
+  for (const oracle::UnaryFunctionInfo &u : oracle::unaryFunctions())
+    if (u.kernel && !u.attrs && u.floating)
+      cs.push_back(make(u.kind, {{F32, act, 0.5, 2.0}}, {{F32, act}}));
+  cs.push_back(make("gelu", {{F32, act, 0.5, 2.0}}, {{F32, act}}));
   cs.push_back(make("not", {{I1, act}}, {{I1, act}}));
   cs.push_back(make("leaky_relu", {{BF16, act}}, {{BF16, act}}, {aFloat("alpha", 0.1)}));
   cs.push_back(make("clip", {{F32, act}}, {{F32, act}}, {aFloat("min", -1), aFloat("max", 1)}));
@@ -230,13 +233,13 @@ std::vector<Case> allCases() {
   cs.push_back(make("log_softmax", {{F32, {3000}}}, {{BF16, {3000}}}, {aInt("axis", 0)}));
   cs.push_back(make("softmax_grad", {{F32, {33, 5, 2}}, {F32, {33, 5, 2}}}, {{F32, {33, 5, 2}}},
                     {aInt("axis", 0), aInt("log", 1)}));
-  // f32 gradients of the elementwise kinds; not tanh and gelu_tanh, whose
-  // 1 - tanh^2 magnifies glibc's tanhf error past any fixed ulp bound
-  // (docs/runtime.md, "The CUDA backend").
-  for (const char *k :
-       {"relu", "leaky_relu", "gelu", "sigmoid", "exp", "log", "sqrt", "erf", "abs", "clip"})
-    cs.push_back(make("unary_grad", {{F32, {4096}, 0.5, 2.0}, {F32, {4096}}}, {{F32, {4096}}},
-                      {aString("kind", k)}));
+  // f32 gradients of the elementwise kinds (UnaryKinds.def); not tanh and
+  // gelu_tanh, whose 1 - tanh^2 magnifies glibc's tanhf error past any
+  // fixed ulp bound (docs/runtime.md, "The CUDA backend").
+  for (const oracle::UnaryFunctionInfo &u : oracle::unaryFunctions())
+    if (u.grad && std::string(u.kind) != "tanh" && std::string(u.kind) != "gelu_tanh")
+      cs.push_back(make("unary_grad", {{F32, {4096}, 0.5, 2.0}, {F32, {4096}}}, {{F32, {4096}}},
+                        {aString("kind", u.kind)}));
   // The FP8 contractions' other layouts on CUDA: A stored [K, M] and B
   // [K, N], both transposed into cuBLASLt's TN layout in the workspace, with
   // alpha and beta; and E5M2 times E5M2, which cuBLASLt's FP8 GEMMs do not

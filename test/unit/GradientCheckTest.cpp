@@ -15,6 +15,7 @@
 //===----------------------------------------------------------------------===//
 #include "FiniteDifferences.h"
 #include "InterpreterTestSupport.h"
+#include "UnaryOracle.h"
 
 #include "mpt/Dialect/MPT/IR/MPTDialect.h"
 #include "mpt/Interfaces/GradientOpInterface.h"
@@ -125,15 +126,14 @@ std::vector<GradientCase> gradientCases() {
        {{"%y", t23}}});
 
   // Unary functions.
-  unary("mpt.sqrt", "mpt.sqrt", "", uniform(0.3, 3));
-  unary("mpt.exp", "mpt.exp", "", {});
-  unary("mpt.log", "mpt.log", "", uniform(0.3, 3));
-  unary("mpt.erf", "mpt.erf", "", {});
-  unary("mpt.tanh", "mpt.tanh", "", {});
-  unary("mpt.sigmoid", "mpt.sigmoid", "", uniform(-4, 4));
-  unary("mpt.relu", "mpt.relu", "", {});
+  // Every op generated from MPTUnaryFunctions.td (a kernel without
+  // attributes whose rule is unary_grad), on inputs in its domain.
+  for (const mptrt::oracle::UnaryFunctionInfo &u :
+       mptrt::oracle::unaryFunctions())
+    if (u.kernel && !u.attrs && u.grad)
+      unary(std::string("mpt.") + u.kind, std::string("mpt.") + u.kind, "",
+            u.positive ? uniform(0.3, 3) : Input{});
   unary("mpt.neg", "mpt.neg", "", {});
-  unary("mpt.abs", "mpt.abs", "", {});
   unary("mpt.leaky_relu", "mpt.leaky_relu", " {alpha = 0.2 : f32}", {});
   unary("mpt.gelu", "mpt.gelu", "", uniform(-3, 3));
   unary("mpt.gelu", "mpt.gelu/tanh", " {approximate = \"tanh\"}",

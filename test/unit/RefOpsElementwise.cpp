@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "RefOps.h"
+#include "UnaryOracle.h"
 
 #include "mlir/IR/BuiltinTypes.h"
 
@@ -61,13 +62,25 @@ RefEvaluator unary(std::function<double(Operation *, double)> fn) {
   };
 }
 
-RefEvaluator unary(double (*fn)(double)) {
-  return unary([fn](Operation *, double x) { return fn(x); });
+/// The attributes of a unary op or unary_grad, for the oracle.
+mptrt::oracle::UnaryArgs unaryArgsOf(Operation *op) {
+  mptrt::oracle::UnaryArgs a;
+  a.alpha = floatAttr(op, "alpha", 0.01);
+  if (std::optional<double> lo = optionalFloatAttr(op, "min"))
+    a.lo = *lo;
+  if (std::optional<double> hi = optionalFloatAttr(op, "max"))
+    a.hi = *hi;
+  return a;
 }
 
-double relu(double x) { return x > 0 ? x : 0.0; }
-double neg(double x) { return -x; }
-double logicalNot(double x) { return x != 0 ? 0.0 : 1.0; }
+/// The function of kind `kind` (runtime/test/UnaryOracle.h).
+RefEvaluator unaryFunction(std::string kind) {
+  return unary([kind](Operation *op, double x) {
+    double f, df;
+    mptrt::oracle::evalUnary(kind, x, unaryArgsOf(op), &f, &df);
+    return f;
+  });
+}
 
 double leakyRelu(Operation *op, double x) {
   return x >= 0 ? x : floatAttr(op, "alpha", 0.01) * x;
@@ -133,44 +146,10 @@ double minimum(ArrayRef<double> a, bool) {
 
 /// f'(x) for unary_grad's `kind`; nullopt for an unknown kind.
 std::optional<double> derivative(Operation *op, StringRef kind, double x) {
-  if (kind == "relu")
-    return x > 0 ? 1.0 : 0.0;
-  if (kind == "leaky_relu")
-    return x > 0 ? 1.0 : floatAttr(op, "alpha", 0.01);
-  if (kind == "gelu") {
-    double phi = std::exp(-0.5 * x * x) / std::sqrt(2.0 * M_PI);
-    return 0.5 * (1.0 + std::erf(x / std::sqrt(2.0))) + x * phi;
-  }
-  if (kind == "gelu_tanh") {
-    const double c = std::sqrt(2.0 / M_PI), k = 0.044715;
-    double t = std::tanh(c * (x + k * x * x * x));
-    return 0.5 * (1.0 + t) +
-           0.5 * x * (1.0 - t * t) * c * (1.0 + 3.0 * k * x * x);
-  }
-  if (kind == "sigmoid") {
-    double s = sigmoid(x);
-    return s * (1.0 - s);
-  }
-  if (kind == "tanh") {
-    double t = std::tanh(x);
-    return 1.0 - t * t;
-  }
-  if (kind == "exp")
-    return std::exp(x);
-  if (kind == "log")
-    return 1.0 / x;
-  if (kind == "sqrt")
-    return 0.5 / std::sqrt(x);
-  if (kind == "erf")
-    return 2.0 / std::sqrt(M_PI) * std::exp(-x * x);
-  if (kind == "abs")
-    return x > 0 ? 1.0 : (x < 0 ? -1.0 : 0.0);
-  if (kind == "clip") {
-    std::optional<double> lo = optionalFloatAttr(op, "min");
-    std::optional<double> hi = optionalFloatAttr(op, "max");
-    return (!lo || *lo <= x) && (!hi || x <= *hi) ? 1.0 : 0.0;
-  }
-  return std::nullopt;
+  double f, df;
+  if (!mptrt::oracle::evalUnary(kind.str(), x, unaryArgsOf(op), &f, &df))
+    return std::nullopt;
+  return df;
 }
 
 /// dx = f'(x) * dy.
@@ -199,16 +178,11 @@ void addElementwiseOps(RefOpTable &table) {
   table["mpt.quantize"] = quantize;
   table["mpt.dropout"] = dropout;
 
-  table["mpt.sqrt"] = unary(static_cast<double (*)(double)>(std::sqrt));
-  table["mpt.exp"] = unary(static_cast<double (*)(double)>(std::exp));
-  table["mpt.log"] = unary(static_cast<double (*)(double)>(std::log));
-  table["mpt.erf"] = unary(static_cast<double (*)(double)>(std::erf));
-  table["mpt.tanh"] = unary(static_cast<double (*)(double)>(std::tanh));
-  table["mpt.abs"] = unary(static_cast<double (*)(double)>(std::fabs));
-  table["mpt.sigmoid"] = unary(sigmoid);
-  table["mpt.relu"] = unary(relu);
-  table["mpt.neg"] = unary(neg);
-  table["mpt.not"] = unary(logicalNot);
+  // The unary functions without attributes (UnaryKinds.def).
+  for (const mptrt::oracle::UnaryFunctionInfo &u :
+       mptrt::oracle::unaryFunctions())
+    if (u.kernel && !u.attrs)
+      table[std::string("mpt.") + u.kind] = unaryFunction(u.kind);
   table["mpt.leaky_relu"] = unary(leakyRelu);
   table["mpt.gelu"] = unary(geluOp);
   table["mpt.clip"] = unary(clip);

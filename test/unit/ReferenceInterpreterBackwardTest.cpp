@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 #include "FiniteDifferences.h"
 #include "InterpreterTestSupport.h"
+#include "UnaryOracle.h"
 
 #include <cmath>
 
@@ -47,31 +48,28 @@ protected:
 
 TEST_F(ReferenceBackwardOpTest, UnaryGradMatchesEveryKind) {
   struct Case {
-    const char *kind, *forward, *attrs;
+    std::string kind, forward, attrs;
     double lo, hi;
   };
-  const Case cases[] = {
-      {"relu", "mpt.relu %x", "", -2, 2},
-      {"leaky_relu", "mpt.leaky_relu %x {alpha = 0.25 : f32}",
-       ", alpha = 0.25 : f32", -2, 2},
-      {"gelu", "mpt.gelu %x", "", -3, 3},
-      {"gelu_tanh", "mpt.gelu %x {approximate = \"tanh\"}", "", -3, 3},
-      {"sigmoid", "mpt.sigmoid %x", "", -3, 3},
-      {"tanh", "mpt.tanh %x", "", -2, 2},
-      {"exp", "mpt.exp %x", "", -2, 2},
-      {"log", "mpt.log %x", "", 0.2, 3},
-      {"sqrt", "mpt.sqrt %x", "", 0.2, 3},
-      {"erf", "mpt.erf %x", "", -2, 2},
-      {"abs", "mpt.abs %x", "", -2, 2},
-      {"clip", "mpt.clip %x {min = -0.5 : f64, max = 1.05 : f64}",
-       ", min = -0.5 : f64, max = 1.05 : f64", -2, 2},
-  };
+  // The ops generated from MPTUnaryFunctions.td, then those with attributes.
+  std::vector<Case> cases;
+  for (const mptrt::oracle::UnaryFunctionInfo &u :
+       mptrt::oracle::unaryFunctions())
+    if (u.kernel && !u.attrs && u.grad)
+      cases.push_back({u.kind, std::string("mpt.") + u.kind + " %x", "",
+                       u.positive ? 0.2 : -2, u.positive ? 3.0 : 2.0});
+  cases.push_back({"leaky_relu", "mpt.leaky_relu %x {alpha = 0.25 : f32}",
+                   ", alpha = 0.25 : f32", -2, 2});
+  cases.push_back({"gelu", "mpt.gelu %x", "", -3, 3});
+  cases.push_back(
+      {"gelu_tanh", "mpt.gelu %x {approximate = \"tanh\"}", "", -3, 3});
+  cases.push_back({"clip", "mpt.clip %x {min = -0.5 : f64, max = 1.05 : f64}",
+                   ", min = -0.5 : f64, max = 1.05 : f64", -2, 2});
   for (const Case &c : cases) {
     SCOPED_TRACE(c.kind);
-    std::string forward = projectedFunction("%x: tensor<8xf32>",
-                                            std::string("  %y = ") + c.forward +
-                                                " : tensor<8xf32>",
-                                            "tensor<8xf32>");
+    std::string forward = projectedFunction(
+        "%x: tensor<8xf32>", "  %y = " + c.forward + " : tensor<8xf32>",
+        "tensor<8xf32>");
     std::string backward = substitute(R"mlir(
 func.func @g(%x: tensor<8xf32>, %w: tensor<8xf32>) -> tensor<8xf32> {
   %dx = "mpt.unary_grad"(%x, %w) {kind = "$KIND"$ATTRS} : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>

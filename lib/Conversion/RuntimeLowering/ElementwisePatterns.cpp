@@ -63,12 +63,11 @@ struct DropoutPattern : public OpConversionPattern<DropoutOp> {
 } // namespace
 
 void mpt::populateElementwiseKernelPatterns(RewritePatternSet &patterns) {
+  // The unary kernels without attributes (MPTUnaryFunctions.td).
+#define MPTRT_UNARY_PLAIN_KERNEL(Name, kind)                                   \
+  patterns.add<KernelPattern<Name##Op, rt::Name##Op>>(patterns.getContext());
+#include "mptrt/generated/UnaryKinds.def"
   addKernelPatterns<
-      std::pair<SqrtOp, rt::SqrtOp>, std::pair<ExpOp, rt::ExpOp>,
-      std::pair<LogOp, rt::LogOp>, std::pair<ErfOp, rt::ErfOp>,
-      std::pair<TanhOp, rt::TanhOp>, std::pair<SigmoidOp, rt::SigmoidOp>,
-      std::pair<ReluOp, rt::ReluOp>, std::pair<NegOp, rt::NegOp>,
-      std::pair<AbsOp, rt::AbsOp>, std::pair<NotOp, rt::NotOp>,
       std::pair<LeakyReluOp, rt::LeakyReluOp>, std::pair<ClipOp, rt::ClipOp>,
       std::pair<AddOp, rt::AddOp>, std::pair<SubOp, rt::SubOp>,
       std::pair<MulOp, rt::MulOp>, std::pair<DivOp, rt::DivOp>,

@@ -83,16 +83,10 @@ LogicalResult importClip11(NodeContext &c) {
 } // namespace
 
 void registerElementwiseImporters(OpImporterTable &t) {
-  t.add("Sqrt", {6, importUnary<SqrtOp>});
-  t.add("Exp", {6, importUnary<ExpOp>});
-  t.add("Log", {6, importUnary<LogOp>});
-  t.add("Erf", {9, importUnary<ErfOp>});
-  t.add("Tanh", {6, importUnary<TanhOp>});
-  t.add("Sigmoid", {6, importUnary<SigmoidOp>});
-  t.add("Relu", {6, importUnary<ReluOp>});
-  t.add("Neg", {6, importUnary<NegOp>});
-  t.add("Abs", {6, importUnary<AbsOp>});
-  t.add("Not", {1, importUnary<NotOp>});
+  // The unary functions imported without attributes (MPTUnaryFunctions.td).
+#define MPTRT_UNARY_IMPORT(Name, OnnxName, sinceOpset)                         \
+  t.add(#OnnxName, {sinceOpset, importUnary<Name##Op>});
+#include "mptrt/generated/UnaryKinds.def"
   t.add("LeakyRelu", {6, importLeakyRelu});
   t.add("Gelu", {20, importGelu});
   t.add("Clip", {6, importClip6});

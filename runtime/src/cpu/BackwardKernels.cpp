@@ -19,6 +19,7 @@
 #include "cpu/CpuKernels.h"
 #include "cpu/LossInputs.h"
 #include "cpu/Parallel.h"
+#include "kernels/elementwise/UnaryMath.h"
 #include "mptrt/Accumulate.h"
 #include "ops/Backward.h"
 
@@ -48,92 +49,39 @@ void zeroFill(const TensorArg &t) {
     std::memset(t.data, 0, t.desc->bytes);
 }
 
-constexpr float kSqrtHalf = 0.70710678118654752f;      // 1 / sqrt(2)
-constexpr float kInvSqrtTwoPi = 0.39894228040143268f;  // 1 / sqrt(2 pi)
-constexpr float kTwoOverSqrtPi = 1.12837916709551257f; // 2 / sqrt(pi)
-constexpr float kSqrtTwoOverPi = 0.79788456080286536f; // sqrt(2 / pi)
-constexpr float kGeluTanhCoeff = 0.044715f;
-
 //===----------------------------------------------------------------------===//
-// unary_grad: dx = f'(x) * dy.
+// unary_grad: dx = f'(x) * dy, with kernels/elementwise/UnaryMath.h's rules.
 //===----------------------------------------------------------------------===//
 
 /// dy[i] = f'(x[i]) * dy[i].
 void unaryGradF32(const UnaryGradParams &p, const float *x, float *dy, int64_t n) {
+  const math::UnaryConsts c = math::unaryConstsOf(p);
   switch (p.op) {
-  case UnaryOp::Relu:
-    for (int64_t i = 0; i < n; ++i)
-      dy[i] = x[i] > 0.0f ? dy[i] : 0.0f;
+#define MPTRT_UNARY_FUNCTION(Name, ...)                                                            \
+  case UnaryOp::Name:                                                                              \
+    for (int64_t i = 0; i < n; ++i)                                                                \
+      dy[i] = math::Name<math::HostLibm>::grad(x[i], dy[i], c);                                    \
     return;
-  case UnaryOp::LeakyRelu:
-    for (int64_t i = 0; i < n; ++i)
-      dy[i] = x[i] > 0.0f ? dy[i] : p.alpha * dy[i];
-    return;
-  case UnaryOp::Gelu: // Phi(x) + x phi(x)
-    for (int64_t i = 0; i < n; ++i) {
-      const float cdf = 0.5f * (1.0f + std::erf(x[i] * kSqrtHalf));
-      const float pdf = kInvSqrtTwoPi * std::exp(-0.5f * x[i] * x[i]);
-      dy[i] *= cdf + x[i] * pdf;
-    }
-    return;
-  case UnaryOp::GeluTanh: // d/dx 0.5 x (1 + tanh(u)), u = sqrt(2/pi) (x + 0.044715 x^3)
-    for (int64_t i = 0; i < n; ++i) {
-      const float v = x[i];
-      const float t = std::tanh(kSqrtTwoOverPi * (v + kGeluTanhCoeff * v * v * v));
-      const float du = kSqrtTwoOverPi * (1.0f + 3.0f * kGeluTanhCoeff * v * v);
-      dy[i] *= 0.5f * (1.0f + t) + 0.5f * v * (1.0f - t * t) * du;
-    }
-    return;
-  case UnaryOp::Sigmoid:
-    for (int64_t i = 0; i < n; ++i) {
-      const float s = 1.0f / (1.0f + std::exp(-x[i]));
-      dy[i] *= s * (1.0f - s);
-    }
-    return;
-  case UnaryOp::Tanh:
-    for (int64_t i = 0; i < n; ++i) {
-      const float t = std::tanh(x[i]);
-      dy[i] *= 1.0f - t * t;
-    }
-    return;
-  case UnaryOp::Exp:
-    for (int64_t i = 0; i < n; ++i)
-      dy[i] *= std::exp(x[i]);
-    return;
-  case UnaryOp::Log: // one rounding: dy / x
-    for (int64_t i = 0; i < n; ++i)
-      dy[i] /= x[i];
-    return;
-  case UnaryOp::Sqrt: // dy / (2 sqrt(x)); the doubling is exact
-    for (int64_t i = 0; i < n; ++i)
-      dy[i] /= 2.0f * std::sqrt(x[i]);
-    return;
-  case UnaryOp::Erf:
-    for (int64_t i = 0; i < n; ++i)
-      dy[i] *= kTwoOverSqrtPi * std::exp(-x[i] * x[i]);
-    return;
-  case UnaryOp::Abs: // sign(x), 0 at 0 (and for NaN)
-    for (int64_t i = 0; i < n; ++i)
-      dy[i] = x[i] > 0.0f ? dy[i] : (x[i] < 0.0f ? -dy[i] : 0.0f);
-    return;
-  case UnaryOp::Clip: { // 1 inside [min, max] (bounds included), else 0
-    const float lo = p.hasMin ? static_cast<float>(p.clipMin) : -INFINITY;
-    const float hi = p.hasMax ? static_cast<float>(p.clipMax) : INFINITY;
-    for (int64_t i = 0; i < n; ++i)
-      dy[i] = lo <= x[i] && x[i] <= hi ? dy[i] : 0.0f;
-    return;
+#include "mptrt/generated/UnaryKinds.def"
   }
-  case UnaryOp::Neg:
-  case UnaryOp::Not:
-    return; // not decoded
+}
+
+/// Whether f' costs like a transcendental function.
+bool transcendentalGrad(UnaryOp op) {
+  switch (op) {
+#define MPTRT_UNARY_FUNCTION(Name, kind, kernel, attrs, floating, integer, transcendental, grad,   \
+                             positive)                                                             \
+  case UnaryOp::Name:                                                                              \
+    return transcendental;
+#include "mptrt/generated/UnaryKinds.def"
   }
+  return true;
 }
 
 Status runUnaryGrad(const UnaryGradParams &p, const KernelArgs &args) {
   const TensorArg &x = args.operands[0], &dy = args.operands[1], &dx = args.results[0];
   const DType xt = x.desc->dtype, dyt = dy.desc->dtype, dxt = dx.desc->dtype;
-  const bool cheap = p.op == UnaryOp::Relu || p.op == UnaryOp::LeakyRelu || p.op == UnaryOp::Abs ||
-                     p.op == UnaryOp::Clip;
+  const bool cheap = !transcendentalGrad(p.op);
   // An element: two loads, f' (a transcendental function is ~8) and a store.
   parallelFor(p.numel, grainForCost(cheap ? 2 : 10), [&](int64_t begin, int64_t end) {
     float xs[kBlock], gs[kBlock];

@@ -10,6 +10,7 @@
 #include "cpu/Convert.h"
 #include "cpu/CpuKernels.h"
 #include "cpu/Parallel.h"
+#include "kernels/elementwise/UnaryMath.h"
 
 #include <algorithm>
 #include <cmath>
@@ -27,130 +28,45 @@ namespace {
 constexpr int64_t kPlainCost = 1, kTranscendentalCost = 8;
 
 int64_t unaryCost(const UnaryParams &p) {
-  switch (p.op) {
-  case UnaryOp::Exp:
-  case UnaryOp::Log:
-  case UnaryOp::Erf:
-  case UnaryOp::Tanh:
-  case UnaryOp::Sigmoid:
-  case UnaryOp::Gelu:
-  case UnaryOp::GeluTanh:
-    return p.integer ? kPlainCost : kTranscendentalCost;
-  default:
+  if (p.integer)
     return kPlainCost;
+  switch (p.op) {
+#define MPTRT_UNARY_FUNCTION(Name, kind, kernel, attrs, floating, integer, transcendental, grad,   \
+                             positive)                                                             \
+  case UnaryOp::Name:                                                                              \
+    return transcendental ? kTranscendentalCost : kPlainCost;
+#include "mptrt/generated/UnaryKinds.def"
   }
+  return kPlainCost;
 }
 
-constexpr float kSqrtHalf = 0.70710678118654752f;
-constexpr float kSqrtTwoOverPi = 0.79788456080286536f;
-
 //===----------------------------------------------------------------------===//
-// Unary.
+// Unary: the functions of kernels/elementwise/UnaryMath.h, one loop each.
 //===----------------------------------------------------------------------===//
 
 /// x[i] = f(x[i]) in float32.
 void unaryF32(const UnaryParams &p, float *x, int64_t n) {
+  const math::UnaryConsts c = math::unaryConstsOf(p);
   switch (p.op) {
-  case UnaryOp::Sqrt:
-    for (int64_t i = 0; i < n; ++i)
-      x[i] = std::sqrt(x[i]);
+#define MPTRT_UNARY_FUNCTION(Name, ...)                                                            \
+  case UnaryOp::Name:                                                                              \
+    for (int64_t i = 0; i < n; ++i)                                                                \
+      x[i] = math::Name<math::HostLibm>::f(x[i], c);                                               \
     return;
-  case UnaryOp::Exp:
-    for (int64_t i = 0; i < n; ++i)
-      x[i] = std::exp(x[i]);
-    return;
-  case UnaryOp::Log:
-    for (int64_t i = 0; i < n; ++i)
-      x[i] = std::log(x[i]);
-    return;
-  case UnaryOp::Erf:
-    for (int64_t i = 0; i < n; ++i)
-      x[i] = std::erf(x[i]);
-    return;
-  case UnaryOp::Tanh:
-    for (int64_t i = 0; i < n; ++i)
-      x[i] = std::tanh(x[i]);
-    return;
-  case UnaryOp::Sigmoid:
-    for (int64_t i = 0; i < n; ++i)
-      x[i] = 1.0f / (1.0f + std::exp(-x[i]));
-    return;
-  case UnaryOp::Relu: // NaN stays NaN
-    for (int64_t i = 0; i < n; ++i)
-      x[i] = x[i] < 0.0f ? 0.0f : x[i];
-    return;
-  case UnaryOp::Neg:
-    for (int64_t i = 0; i < n; ++i)
-      x[i] = -x[i];
-    return;
-  case UnaryOp::Abs:
-    for (int64_t i = 0; i < n; ++i)
-      x[i] = std::fabs(x[i]);
-    return;
-  case UnaryOp::LeakyRelu:
-    for (int64_t i = 0; i < n; ++i)
-      x[i] = x[i] < 0.0f ? p.alpha * x[i] : x[i];
-    return;
-  case UnaryOp::Gelu: // 0.5 x (1 + erf(x / sqrt 2))
-    for (int64_t i = 0; i < n; ++i)
-      x[i] = 0.5f * x[i] * (1.0f + std::erf(x[i] * kSqrtHalf));
-    return;
-  case UnaryOp::GeluTanh: // 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
-    for (int64_t i = 0; i < n; ++i) {
-      float v = x[i];
-      x[i] = 0.5f * v * (1.0f + std::tanh(kSqrtTwoOverPi * (v + 0.044715f * v * v * v)));
-    }
-    return;
-  case UnaryOp::Clip: {
-    const float lo = p.hasMin ? static_cast<float>(p.clipMin) : -INFINITY;
-    const float hi = p.hasMax ? static_cast<float>(p.clipMax) : INFINITY;
-    for (int64_t i = 0; i < n; ++i)
-      x[i] = x[i] < lo ? lo : (x[i] > hi ? hi : x[i]);
-    return;
+#include "mptrt/generated/UnaryKinds.def"
   }
-  case UnaryOp::Not:
-    return; // integer only
-  }
-}
-
-/// Clamps a double bound into int64 (ceil for a lower, floor for an upper).
-int64_t intBound(double v, bool lower) {
-  double r = lower ? std::ceil(v) : std::floor(v);
-  if (r >= 9223372036854775807.0)
-    return std::numeric_limits<int64_t>::max();
-  if (r <= -9223372036854775808.0)
-    return std::numeric_limits<int64_t>::min();
-  return static_cast<int64_t>(r);
 }
 
 /// x[i] = f(x[i]) in int64, wrapping like the two's-complement types.
 void unaryI64(const UnaryParams &p, int64_t *x, int64_t n) {
+  const math::UnaryConsts c = math::unaryConstsOf(p);
   switch (p.op) {
-  case UnaryOp::Relu:
-    for (int64_t i = 0; i < n; ++i)
-      x[i] = x[i] < 0 ? 0 : x[i];
+#define MPTRT_UNARY_FUNCTION(Name, ...)                                                            \
+  case UnaryOp::Name:                                                                              \
+    for (int64_t i = 0; i < n; ++i)                                                                \
+      x[i] = math::Name<math::HostLibm>::fi(x[i], c);                                              \
     return;
-  case UnaryOp::Neg:
-    for (int64_t i = 0; i < n; ++i)
-      x[i] = static_cast<int64_t>(0 - static_cast<uint64_t>(x[i]));
-    return;
-  case UnaryOp::Abs:
-    for (int64_t i = 0; i < n; ++i)
-      x[i] = x[i] < 0 ? static_cast<int64_t>(0 - static_cast<uint64_t>(x[i])) : x[i];
-    return;
-  case UnaryOp::Not:
-    for (int64_t i = 0; i < n; ++i)
-      x[i] = x[i] == 0;
-    return;
-  case UnaryOp::Clip: {
-    const int64_t lo = p.hasMin ? intBound(p.clipMin, true) : std::numeric_limits<int64_t>::min();
-    const int64_t hi = p.hasMax ? intBound(p.clipMax, false) : std::numeric_limits<int64_t>::max();
-    for (int64_t i = 0; i < n; ++i)
-      x[i] = x[i] < lo ? lo : (x[i] > hi ? hi : x[i]);
-    return;
-  }
-  default:
-    return; // float only
+#include "mptrt/generated/UnaryKinds.def"
   }
 }
 

@@ -11,6 +11,7 @@
 #include "cuda/BlockReduce.cuh"
 #include "cuda/CpuMath.cuh"
 #include "cuda/CudaKernels.h"
+#include "kernels/elementwise/UnaryMath.h"
 #include "ops/Backward.h"
 
 #include <cmath>
@@ -20,84 +21,37 @@ namespace rt {
 namespace cuda {
 namespace {
 
-constexpr float kSqrtHalf = 0.70710678118654752f;      // 1 / sqrt(2)
-constexpr float kInvSqrtTwoPi = 0.39894228040143268f;  // 1 / sqrt(2 pi)
-constexpr float kTwoOverSqrtPi = 1.12837916709551257f; // 2 / sqrt(pi)
-constexpr float kSqrtTwoOverPi = 0.79788456080286536f; // sqrt(2 / pi)
-constexpr float kGeluTanhCoeff = 0.044715f;
-
 //===----------------------------------------------------------------------===//
-// unary_grad: dx = f'(x) * dy, one thread per element. exp, erf and tanh
-// are evaluated in double and rounded once (CpuMath.cuh), so they agree
-// with glibc's wherever it rounds correctly.
+// unary_grad: dx = f'(x) * dy, one thread per element, with
+// kernels/elementwise/UnaryMath.h's rules. exp, erf and tanh are evaluated
+// in double and rounded once (CpuLikeLibm), so they agree with glibc's
+// wherever it rounds correctly.
 //===----------------------------------------------------------------------===//
 
-struct UnaryGradArgs {
-  UnaryOp op;
-  float alpha, lo, hi;
-};
-
-__device__ inline float unaryGrad(const UnaryGradArgs &a, float x, float g) {
-  switch (a.op) {
-  case UnaryOp::Relu:
-    return x > 0.0f ? g : 0.0f;
-  case UnaryOp::LeakyRelu:
-    return x > 0.0f ? g : a.alpha * g;
-  case UnaryOp::Gelu: { // Phi(x) + x phi(x)
-    const float cdf = 0.5f * (1.0f + erfRounded(x * kSqrtHalf));
-    const float pdf = kInvSqrtTwoPi * expAsCpu(-0.5f * x * x);
-    return g * (cdf + x * pdf);
-  }
-  case UnaryOp::GeluTanh: {
-    const float t = tanhRounded(kSqrtTwoOverPi * (x + kGeluTanhCoeff * x * x * x));
-    const float du = kSqrtTwoOverPi * (1.0f + 3.0f * kGeluTanhCoeff * x * x);
-    return g * (0.5f * (1.0f + t) + 0.5f * x * (1.0f - t * t) * du);
-  }
-  case UnaryOp::Sigmoid: {
-    const float s = 1.0f / (1.0f + expAsCpu(-x));
-    return g * (s * (1.0f - s));
-  }
-  case UnaryOp::Tanh: {
-    const float t = tanhRounded(x);
-    return g * (1.0f - t * t);
-  }
-  case UnaryOp::Exp:
-    return g * expAsCpu(x);
-  case UnaryOp::Log:
-    return g / x;
-  case UnaryOp::Sqrt:
-    return g / (2.0f * sqrtf(x));
-  case UnaryOp::Erf:
-    return g * (kTwoOverSqrtPi * expAsCpu(-x * x));
-  case UnaryOp::Abs:
-    return x > 0.0f ? g : (x < 0.0f ? -g : 0.0f);
-  case UnaryOp::Clip:
-    return a.lo <= x && x <= a.hi ? g : 0.0f;
-  case UnaryOp::Neg:
-  case UnaryOp::Not:
-    return g; // not decoded
+__device__ inline float unaryGrad(UnaryOp op, const math::UnaryConsts &c, float x, float g) {
+  switch (op) {
+#define MPTRT_UNARY_FUNCTION(Name, ...)                                                            \
+  case UnaryOp::Name:                                                                              \
+    return math::Name<CpuLikeLibm>::grad(x, g, c);
+#include "mptrt/generated/UnaryKinds.def"
   }
   return g;
 }
 
-__global__ void unaryGradKernel(UnaryGradArgs a, DType xt, const void *x, DType gt, const void *dy,
-                                DType ot, void *dx, int64_t n) {
+__global__ void unaryGradKernel(UnaryOp op, math::UnaryConsts c, DType xt, const void *x, DType gt,
+                                const void *dy, DType ot, void *dx, int64_t n) {
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
        i += int64_t(gridDim.x) * blockDim.x)
-    storeF32(ot, dx, i, unaryGrad(a, loadF32(xt, x, i), loadF32(gt, dy, i)));
+    storeF32(ot, dx, i, unaryGrad(op, c, loadF32(xt, x, i), loadF32(gt, dy, i)));
 }
 
 Status runUnaryGrad(const Context &c, const UnaryGradParams &p, const KernelArgs &args) {
   const TensorArg &x = args.operands[0], &dy = args.operands[1], &dx = args.results[0];
   if (p.numel == 0)
     return Status::ok();
-  UnaryGradArgs a;
-  a.op = p.op;
-  a.alpha = p.alpha;
-  a.lo = p.hasMin ? static_cast<float>(p.clipMin) : -INFINITY;
-  a.hi = p.hasMax ? static_cast<float>(p.clipMax) : INFINITY;
   unaryGradKernel<<<blocksFor(c, p.numel), kThreads, 0, streamOf(c)>>>(
-      a, x.desc->dtype, x.data, dy.desc->dtype, dy.data, dx.desc->dtype, dx.data, p.numel);
+      p.op, math::unaryConstsOf(p), x.desc->dtype, x.data, dy.desc->dtype, dy.data, dx.desc->dtype,
+      dx.data, p.numel);
   return launched("unary_grad kernel");
 }
 

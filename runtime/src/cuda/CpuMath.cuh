@@ -35,6 +35,34 @@ __device__ inline float tanhRounded(float x) {
   return static_cast<float>(tanh(static_cast<double>(x)));
 }
 
+/// The libm of the unary functions (kernels/elementwise/UnaryMath.h) in
+/// the forward kernels: CUDA's own (expf, erff, tanhf, logf: within 2 ulp).
+struct DeviceLibm {
+  __device__ static float exp(float x) { return expf(x); }
+  __device__ static float expm1(float x) { return expm1f(x); }
+  __device__ static float log(float x) { return logf(x); }
+  __device__ static float log1p(float x) { return log1pf(x); }
+  __device__ static float erf(float x) { return erff(x); }
+  __device__ static float tanh(float x) { return tanhf(x); }
+  __device__ static float sqrt(float x) { return sqrtf(x); }
+  __device__ static float sin(float x) { return sinf(x); }
+  __device__ static float cos(float x) { return cosf(x); }
+};
+
+/// The libm of the unary gradients: exp, erf and tanh as glibc's (above).
+/// The others are rounded once from double too.
+struct CpuLikeLibm {
+  __device__ static float exp(float x) { return expAsCpu(x); }
+  __device__ static float expm1(float x) { return static_cast<float>(::expm1(double(x))); }
+  __device__ static float log(float x) { return logf(x); }
+  __device__ static float log1p(float x) { return static_cast<float>(::log1p(double(x))); }
+  __device__ static float erf(float x) { return erfRounded(x); }
+  __device__ static float tanh(float x) { return tanhRounded(x); }
+  __device__ static float sqrt(float x) { return sqrtf(x); }
+  __device__ static float sin(float x) { return static_cast<float>(::sin(double(x))); }
+  __device__ static float cos(float x) { return static_cast<float>(::cos(double(x))); }
+};
+
 } // namespace cuda
 } // namespace rt
 } // namespace mptrt

@@ -9,8 +9,10 @@
 // two; everything else, rounding included, is bit for bit the CPU's.
 //
 //===----------------------------------------------------------------------===//
+#include "cuda/CpuMath.cuh"
 #include "cuda/CudaKernels.h"
 #include "cuda/Device.cuh"
+#include "kernels/elementwise/UnaryMath.h"
 
 #include <cmath>
 
@@ -18,9 +20,6 @@ namespace mptrt {
 namespace rt {
 namespace cuda {
 namespace {
-
-constexpr float kSqrtHalf = 0.70710678118654752440f;
-constexpr float kSqrtTwoOverPi = 0.79788456080286535588f;
 
 //===----------------------------------------------------------------------===//
 // Broadcasting: the element offset of each input for an output index.
@@ -60,97 +59,44 @@ __device__ inline void offsetsOf(const DeviceBroadcast &bc, int64_t index, int i
 // Unary.
 //===----------------------------------------------------------------------===//
 
-struct UnaryArgs {
-  UnaryOp op;
-  float alpha, lo, hi;
-  int64_t ilo, ihi;
-};
-
-__device__ inline float unaryF32(const UnaryArgs &a, float x) {
-  switch (a.op) {
-  case UnaryOp::Sqrt:
-    return sqrtf(x);
-  case UnaryOp::Exp:
-    return expf(x);
-  case UnaryOp::Log:
-    return logf(x);
-  case UnaryOp::Erf:
-    return erff(x);
-  case UnaryOp::Tanh:
-    return tanhf(x);
-  case UnaryOp::Sigmoid:
-    return 1.0f / (1.0f + expf(-x));
-  case UnaryOp::Relu:
-    return x < 0.0f ? 0.0f : x; // NaN stays NaN
-  case UnaryOp::Neg:
-    return -x;
-  case UnaryOp::Abs:
-    return fabsf(x);
-  case UnaryOp::LeakyRelu:
-    return x < 0.0f ? a.alpha * x : x;
-  case UnaryOp::Gelu:
-    return 0.5f * x * (1.0f + erff(x * kSqrtHalf));
-  case UnaryOp::GeluTanh:
-    return 0.5f * x * (1.0f + tanhf(kSqrtTwoOverPi * (x + 0.044715f * x * x * x)));
-  case UnaryOp::Clip:
-    return x < a.lo ? a.lo : (x > a.hi ? a.hi : x);
-  case UnaryOp::Not:
-    return x;
+__device__ inline float unaryF32(UnaryOp op, const math::UnaryConsts &c, float x) {
+  switch (op) {
+#define MPTRT_UNARY_FUNCTION(Name, ...)                                                            \
+  case UnaryOp::Name:                                                                              \
+    return math::Name<DeviceLibm>::f(x, c);
+#include "mptrt/generated/UnaryKinds.def"
   }
   return x;
 }
 
-__device__ inline int64_t unaryI64(const UnaryArgs &a, int64_t x) {
-  switch (a.op) {
-  case UnaryOp::Relu:
-    return x < 0 ? 0 : x;
-  case UnaryOp::Neg:
-    return static_cast<int64_t>(0 - static_cast<uint64_t>(x));
-  case UnaryOp::Abs:
-    return x < 0 ? static_cast<int64_t>(0 - static_cast<uint64_t>(x)) : x;
-  case UnaryOp::Not:
-    return x == 0;
-  case UnaryOp::Clip:
-    return x < a.ilo ? a.ilo : (x > a.ihi ? a.ihi : x);
-  default:
-    return x;
+__device__ inline int64_t unaryI64(UnaryOp op, const math::UnaryConsts &c, int64_t x) {
+  switch (op) {
+#define MPTRT_UNARY_FUNCTION(Name, ...)                                                            \
+  case UnaryOp::Name:                                                                              \
+    return math::Name<DeviceLibm>::fi(x, c);
+#include "mptrt/generated/UnaryKinds.def"
   }
+  return x;
 }
 
-__global__ void unaryKernel(UnaryArgs a, bool integer, DType it, const void *in, DType ot,
-                            void *out, int64_t n) {
+__global__ void unaryKernel(UnaryOp op, math::UnaryConsts c, bool integer, DType it, const void *in,
+                            DType ot, void *out, int64_t n) {
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
        i += int64_t(gridDim.x) * blockDim.x) {
     if (integer)
-      storeI64(ot, out, i, unaryI64(a, loadI64(it, in, i)));
+      storeI64(ot, out, i, unaryI64(op, c, loadI64(it, in, i)));
     else
-      storeF32(ot, out, i, unaryF32(a, loadF32(it, in, i)));
+      storeF32(ot, out, i, unaryF32(op, c, loadF32(it, in, i)));
   }
-}
-
-/// A double bound clamped into int64 (ceil for a lower, floor for an upper).
-int64_t intBound(double v, bool lower) {
-  const double r = lower ? std::ceil(v) : std::floor(v);
-  if (r >= 9223372036854775807.0)
-    return INT64_MAX;
-  if (r <= -9223372036854775808.0)
-    return INT64_MIN;
-  return static_cast<int64_t>(r);
 }
 
 Status runUnary(const Context &c, const UnaryParams &p, const KernelArgs &args) {
   const TensorArg &in = args.operands[0], &out = args.results[0];
-  UnaryArgs a;
-  a.op = p.op;
-  a.alpha = p.alpha;
-  a.lo = p.hasMin ? static_cast<float>(p.clipMin) : -INFINITY;
-  a.hi = p.hasMax ? static_cast<float>(p.clipMax) : INFINITY;
-  a.ilo = p.hasMin ? intBound(p.clipMin, true) : INT64_MIN;
-  a.ihi = p.hasMax ? intBound(p.clipMax, false) : INT64_MAX;
   const int64_t n = out.desc->numel;
   if (n == 0)
     return Status::ok();
-  unaryKernel<<<blocksFor(c, n), kThreads, 0, streamOf(c)>>>(a, p.integer, in.desc->dtype, in.data,
+  unaryKernel<<<blocksFor(c, n), kThreads, 0, streamOf(c)>>>(p.op, math::unaryConstsOf(p),
+                                                             p.integer, in.desc->dtype, in.data,
                                                              out.desc->dtype, out.data, n);
   return launched("unary kernel");
 }

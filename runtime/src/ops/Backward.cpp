@@ -35,22 +35,24 @@ Status decodeUnaryGrad(const KernelView &v, UnaryGradParams *p) {
   static const struct {
     const char *name;
     UnaryOp op;
-  } kinds[] = {{"relu", UnaryOp::Relu},       {"leaky_relu", UnaryOp::LeakyRelu},
-               {"gelu", UnaryOp::Gelu},       {"gelu_tanh", UnaryOp::GeluTanh},
-               {"sigmoid", UnaryOp::Sigmoid}, {"tanh", UnaryOp::Tanh},
-               {"exp", UnaryOp::Exp},         {"log", UnaryOp::Log},
-               {"sqrt", UnaryOp::Sqrt},       {"erf", UnaryOp::Erf},
-               {"abs", UnaryOp::Abs},         {"clip", UnaryOp::Clip}};
+  } kinds[] = {
+#define MPTRT_UNARY_FUNCTION(Name, kind, kernel, attrs, floating, integer, transcendental, grad,   \
+                             positive)                                                             \
+  {grad ? #kind : nullptr, UnaryOp::Name},
+#include "mptrt/generated/UnaryKinds.def"
+  };
   bool found = false;
   for (const auto &k : kinds)
-    if (kind == k.name) {
+    if (k.name && kind == k.name) {
       p->op = k.op;
       found = true;
     }
-  if (!found)
-    return v.error("attribute 'kind' must be one of relu, leaky_relu, gelu, gelu_tanh, "
-                   "sigmoid, tanh, exp, log, sqrt, erf, abs, clip; not \"" +
-                   kind + "\"");
+  if (!found) {
+    std::string known;
+    for (char c : std::string(MPTRT_UNARY_GRAD_KINDS))
+      known += c == '|' ? std::string(", ") : std::string(1, c);
+    return v.error("attribute 'kind' must be one of " + known + "; not \"" + kind + "\"");
+  }
   double alpha;
   MPTRT_TRY(v.getFloat("alpha", 0.01, &alpha));
   p->alpha = static_cast<float>(alpha);

@@ -55,19 +55,10 @@ struct UnaryKind {
 };
 
 const UnaryKind kUnaryKinds[] = {
-    {"sqrt", UnaryOp::Sqrt, false},
-    {"exp", UnaryOp::Exp, false},
-    {"log", UnaryOp::Log, false},
-    {"erf", UnaryOp::Erf, false},
-    {"tanh", UnaryOp::Tanh, false},
-    {"sigmoid", UnaryOp::Sigmoid, false},
-    {"relu", UnaryOp::Relu, true},
-    {"neg", UnaryOp::Neg, true},
-    {"abs", UnaryOp::Abs, true},
-    {"not", UnaryOp::Not, false},
-    {"leaky_relu", UnaryOp::LeakyRelu, false},
-    {"gelu", UnaryOp::Gelu, false},
-    {"clip", UnaryOp::Clip, true},
+#define MPTRT_UNARY_FUNCTION(Name, kind, kernel, attrs, floating, integer, transcendental, grad,   \
+                             positive)                                                             \
+  {kernel ? #kind : nullptr, UnaryOp::Name, integer != 0},
+#include "mptrt/generated/UnaryKinds.def"
 };
 
 } // namespace
@@ -75,7 +66,7 @@ const UnaryKind kUnaryKinds[] = {
 Status decodeUnary(const KernelView &v, UnaryParams *p) {
   const UnaryKind *kind = nullptr;
   for (const UnaryKind &k : kUnaryKinds)
-    if (v.kind() == k.name)
+    if (k.name && v.kind() == k.name)
       kind = &k;
   if (!kind)
     return v.error("not an elementwise unary kind");

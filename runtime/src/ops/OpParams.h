@@ -48,24 +48,13 @@ Status makeBroadcast(const std::vector<const TensorDesc *> &inputs, const Tensor
 // Elementwise.
 //===----------------------------------------------------------------------===//
 
+/// The elementwise unary functions (mptrt/generated/UnaryKinds.def).
 enum class UnaryOp {
-  Sqrt,
-  Exp,
-  Log,
-  Erf,
-  Tanh,
-  Sigmoid,
-  Relu,
-  Neg,
-  Abs,
-  Not,
-  LeakyRelu,
-  Gelu,
-  GeluTanh,
-  Clip
+#define MPTRT_UNARY_FUNCTION(Name, ...) Name,
+#include "mptrt/generated/UnaryKinds.def"
 };
 
-/// sqrt exp log erf tanh sigmoid relu neg abs not leaky_relu gelu clip.
+/// The unary kernel kinds (UnaryKinds.def's kernels).
 struct UnaryParams {
   UnaryOp op = UnaryOp::Relu;
   bool integer = false; // i32/i64 in and out (relu, neg, abs, clip); i1 for not

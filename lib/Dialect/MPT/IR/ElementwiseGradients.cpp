@@ -15,23 +15,6 @@ using namespace mpt::grad;
 
 namespace {
 
-/// dx = unary_grad(x, dy) for the elementwise function `kind`.
-LogicalResult unaryRule(GradientBuilder &gb, StringRef kind,
-                        ArrayRef<NamedAttribute> extra = {}) {
-  if (!gb.needsGrad(0))
-    return success();
-  OpBuilder &b = gb.builder();
-  Value x = gb.op()->getOperand(0);
-  Value dy = gb.resultGrad(0);
-  SmallVector<NamedAttribute> attrs = {
-      b.getNamedAttr("kind", b.getStringAttr(kind))};
-  attrs.append(extra.begin(), extra.end());
-  gb.addOperandGrad(0, UnaryGradOp::create(b, gb.loc(), TypeRange{x.getType()},
-                                           ValueRange{x, dy}, attrs)
-                           .getResult());
-  return success();
-}
-
 /// The gradient `g` (of the result's shape) of a broadcasting operand.
 void addBroadcastGrad(GradientBuilder &gb, unsigned index, Value g) {
   Value operand = gb.op()->getOperand(index);
@@ -137,41 +120,34 @@ LogicalResult DropoutOp::buildGradient(GradientBuilder &gb) {
 }
 
 //===----------------------------------------------------------------------===//
-// Unary functions.
+// Unary functions: the ops generated from MPTUnaryFunctions.td call
+// unaryGradRule with their kind; those with attributes pass them on.
 //===----------------------------------------------------------------------===//
 
-LogicalResult SqrtOp::buildGradient(GradientBuilder &gb) {
-  return unaryRule(gb, "sqrt");
-}
-LogicalResult ExpOp::buildGradient(GradientBuilder &gb) {
-  return unaryRule(gb, "exp");
-}
-LogicalResult LogOp::buildGradient(GradientBuilder &gb) {
-  return unaryRule(gb, "log");
-}
-LogicalResult ErfOp::buildGradient(GradientBuilder &gb) {
-  return unaryRule(gb, "erf");
-}
-LogicalResult TanhOp::buildGradient(GradientBuilder &gb) {
-  return unaryRule(gb, "tanh");
-}
-LogicalResult SigmoidOp::buildGradient(GradientBuilder &gb) {
-  return unaryRule(gb, "sigmoid");
-}
-LogicalResult ReluOp::buildGradient(GradientBuilder &gb) {
-  return unaryRule(gb, "relu");
-}
-LogicalResult AbsOp::buildGradient(GradientBuilder &gb) {
-  return unaryRule(gb, "abs");
+LogicalResult mpt::grad::unaryGradRule(GradientBuilder &gb, StringRef kind,
+                                       ArrayRef<NamedAttribute> extra) {
+  if (!gb.needsGrad(0))
+    return success();
+  OpBuilder &b = gb.builder();
+  Value x = gb.op()->getOperand(0);
+  Value dy = gb.resultGrad(0);
+  SmallVector<NamedAttribute> attrs = {
+      b.getNamedAttr("kind", b.getStringAttr(kind))};
+  attrs.append(extra.begin(), extra.end());
+  gb.addOperandGrad(0, UnaryGradOp::create(b, gb.loc(), TypeRange{x.getType()},
+                                           ValueRange{x, dy}, attrs)
+                           .getResult());
+  return success();
 }
 
 LogicalResult LeakyReluOp::buildGradient(GradientBuilder &gb) {
   OpBuilder &b = gb.builder();
-  return unaryRule(gb, "leaky_relu", {b.getNamedAttr("alpha", getAlphaAttr())});
+  return unaryGradRule(gb, "leaky_relu",
+                       {b.getNamedAttr("alpha", getAlphaAttr())});
 }
 
 LogicalResult GeluOp::buildGradient(GradientBuilder &gb) {
-  return unaryRule(gb, getApproximate() == "tanh" ? "gelu_tanh" : "gelu");
+  return unaryGradRule(gb, getApproximate() == "tanh" ? "gelu_tanh" : "gelu");
 }
 
 LogicalResult ClipOp::buildGradient(GradientBuilder &gb) {
@@ -181,7 +157,7 @@ LogicalResult ClipOp::buildGradient(GradientBuilder &gb) {
     bounds.push_back(floatAttr(b, "min", min.getValueAsDouble()));
   if (auto max = getMaxAttr())
     bounds.push_back(floatAttr(b, "max", max.getValueAsDouble()));
-  return unaryRule(gb, "clip", bounds);
+  return unaryGradRule(gb, "clip", bounds);
 }
 
 LogicalResult NegOp::buildGradient(GradientBuilder &gb) {

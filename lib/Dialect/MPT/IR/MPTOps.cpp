@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "mpt/Dialect/MPT/IR/MPTOps.h"
+#include "mpt/Dialect/MPT/IR/GradientUtils.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Diagnostics.h"

@@ -1,19 +1,20 @@
 //===- MPTTrainingOps.cpp - verifiers of the backward and training ops ----===//
 #include "mpt/Dialect/MPT/IR/MPTOps.h"
 
-#include "llvm/ADT/StringSwitch.h"
+#include "llvm/ADT/STLExtras.h"
 
 using namespace mlir;
 using namespace mpt;
 
 LogicalResult UnaryGradOp::verify() {
-  bool known =
-      llvm::StringSwitch<bool>(getKind())
-          .Cases({"relu", "leaky_relu", "gelu", "gelu_tanh", "sigmoid", "tanh"},
-                 true)
-          .Cases({"exp", "log", "sqrt", "erf", "abs", "clip"}, true)
-          .Default(false);
-  if (!known)
+  // The unary functions with a gradient (MPTUnaryFunctions.td).
+  static const char *const kinds[] = {
+#define MPTRT_UNARY_FUNCTION(Name, kind, kernel, attrs, floating, integer,     \
+                             transcendental, grad, positive)                   \
+  grad ? #kind : "",
+#include "mptrt/generated/UnaryKinds.def"
+  };
+  if (getKind().empty() || !llvm::is_contained(kinds, getKind()))
     return emitOpError("unknown kind '") << getKind() << "'";
   if ((getMinAttr() || getMaxAttr()) && getKind() != "clip")
     return emitOpError("only kind 'clip' takes 'min' and 'max'");

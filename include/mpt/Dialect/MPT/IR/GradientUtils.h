@@ -12,6 +12,8 @@
 #include "mlir/IR/BuiltinTypes.h"
 
 namespace mpt {
+class GradientBuilder;
+
 namespace grad {
 
 mlir::RankedTensorType tensorType(mlir::Value v);
@@ -54,6 +56,14 @@ llvm::SmallVector<int64_t> keptShape(llvm::ArrayRef<int64_t> shape,
 /// `v` with its last two axes swapped.
 mlir::Value transposeLastTwo(mlir::OpBuilder &b, mlir::Location loc,
                              mlir::Value v);
+
+/// The rule of an elementwise unary function `kind` (MPTUnaryFunctions.td):
+/// dx = unary_grad(x, dy) {kind, extra attributes}, the derivative at the
+/// forward input in FP32. The ops generated from the records use it as
+/// their whole rule.
+llvm::LogicalResult
+unaryGradRule(GradientBuilder &gb, llvm::StringRef kind,
+              llvm::ArrayRef<mlir::NamedAttribute> extra = {});
 
 } // namespace grad
 } // namespace mpt

@@ -15,6 +15,7 @@ include "mlir/Interfaces/InferTypeOpInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 include "mpt/Interfaces/PrecisionPolicyOpInterface.td"
 include "mpt/Interfaces/GradientOpInterface.td"
+include "mpt/Dialect/MPT/IR/MPTUnaryFunctions.td"
 
 //===----------------------------------------------------------------------===//
 // Family classes.
@@ -203,43 +204,42 @@ def MPT_DropoutOp : MPT_Op<"dropout", [Differentiable, PrecisionPolicy<"Follow">
 // Elementwise unary.
 //===----------------------------------------------------------------------===//
 
-def MPT_SqrtOp : MPT_UnaryOp<"sqrt", MPT_FloatTensor,
-    [Differentiable, PrecisionPolicy<"Follow">]> { let summary = "Square root"; }
-def MPT_ExpOp : MPT_UnaryOp<"exp", MPT_FloatTensor,
-    [Differentiable, PrecisionPolicy<"RequireF32">]> { let summary = "Natural exponential"; }
-def MPT_LogOp : MPT_UnaryOp<"log", MPT_FloatTensor,
-    [Differentiable, PrecisionPolicy<"RequireF32">]> { let summary = "Natural logarithm"; }
-def MPT_ErfOp : MPT_UnaryOp<"erf", MPT_FloatTensor,
-    [Differentiable, PrecisionPolicy<"Follow">]> { let summary = "Gauss error function"; }
-def MPT_TanhOp : MPT_UnaryOp<"tanh", MPT_FloatTensor,
-    [Differentiable, PrecisionPolicy<"Follow">]> { let summary = "Hyperbolic tangent"; }
-def MPT_SigmoidOp : MPT_UnaryOp<"sigmoid", MPT_FloatTensor,
-    [Differentiable, PrecisionPolicy<"Follow">]> { let summary = "Logistic sigmoid"; }
-def MPT_ReluOp : MPT_UnaryOp<"relu", MPT_NumericTensor,
-    [Differentiable, PrecisionPolicy<"Clear">]> { let summary = "max(x, 0)"; }
-def MPT_NegOp : MPT_UnaryOp<"neg", MPT_NumericTensor,
-    [Differentiable, PrecisionPolicy<"Clear">]> {
-  let summary = "Negation";
+// The op of a function of MPTUnaryFunctions.td: its mnemonic, operand
+// types, precision policy and summary come from the record.
+class MPT_FunctionOp<MPT_UnaryFunction f, list<Trait> traits = []>
+    : MPT_UnaryOp<f.kind,
+        !cond(!eq(f.operands, "Float") : MPT_FloatTensor,
+              !eq(f.operands, "Numeric") : MPT_NumericTensor,
+              !eq(f.operands, "Bool") : MPT_BoolTensor),
+        !listconcat(traits, [PrecisionPolicy<f.policy>])> {
+  let summary = f.summary;
+}
+
+// The functions that are kernels without attributes and whose gradient is
+// `unary_grad` of their kind: the whole op, gradient rule included, comes
+// from the record.
+foreach f = !filter(f, MPTUnaryFunctions, f.genOp) in
+def MPT_ # f.name # Op : MPT_FunctionOp<f, [Differentiable]> {
+  let extraClassDefinition =
+      "::llvm::LogicalResult $cppClass::buildGradient(::mpt::GradientBuilder &gb) {\n" #
+      "  return ::mpt::grad::unaryGradRule(gb, \"" # f.kind # "\");\n}\n";
+}
+
+// The functions whose op is written here (a folder, a rule of its own, or
+// attributes), from the same records.
+def MPT_NegOp : MPT_FunctionOp<MPT_UF_Neg, [Differentiable]> {
   let hasFolder = 1;
 }
-def MPT_AbsOp : MPT_UnaryOp<"abs", MPT_NumericTensor,
-    [Differentiable, PrecisionPolicy<"Clear">]> { let summary = "Absolute value"; }
-def MPT_NotOp : MPT_UnaryOp<"not", MPT_BoolTensor,
-    [PrecisionPolicy<"Clear">]> {
-  let summary = "Logical not";
+def MPT_NotOp : MPT_FunctionOp<MPT_UF_Not> {
   let hasFolder = 1;
 }
 
-def MPT_LeakyReluOp : MPT_UnaryOp<"leaky_relu", MPT_FloatTensor,
-    [Differentiable, PrecisionPolicy<"Follow">]> {
-  let summary = "x if x >= 0 else alpha * x";
+def MPT_LeakyReluOp : MPT_FunctionOp<MPT_UF_LeakyRelu, [Differentiable]> {
   let arguments = (ins MPT_FloatTensor:$input,
                    DefaultValuedAttr<F32Attr, "0.01">:$alpha);
 }
 
-def MPT_GeluOp : MPT_UnaryOp<"gelu", MPT_FloatTensor,
-    [Differentiable, PrecisionPolicy<"Follow">]> {
-  let summary = "Gaussian error linear unit";
+def MPT_GeluOp : MPT_FunctionOp<MPT_UF_Gelu, [Differentiable]> {
   let description = [{
     `approximate` is `"none"` (the erf form) or `"tanh"`. The importer also
     recognises nothing implicitly: an exporter's erf decomposition stays as
@@ -250,9 +250,7 @@ def MPT_GeluOp : MPT_UnaryOp<"gelu", MPT_FloatTensor,
   let hasVerifier = 1;
 }
 
-def MPT_ClipOp : MPT_UnaryOp<"clip", MPT_NumericTensor,
-    [Differentiable, PrecisionPolicy<"Clear">]> {
-  let summary = "Clamp into [min, max]; an absent bound is unbounded";
+def MPT_ClipOp : MPT_FunctionOp<MPT_UF_Clip, [Differentiable]> {
   let arguments = (ins MPT_NumericTensor:$input, OptionalAttr<F64Attr>:$min,
                    OptionalAttr<F64Attr>:$max);
 }

@@ -12,6 +12,7 @@
 include "mlir/IR/OpBase.td"
 include "mlir/IR/AttrTypeBase.td"
 include "mlir/IR/EnumAttr.td"
+include "mpt/Dialect/MPT/IR/MPTUnaryFunctions.td"
 
 def MPTRT_Dialect : Dialect {
   let name = "mptrt";
@@ -67,9 +68,9 @@ def MPTRT_GeluApproximate : MPTRT_Enum<"GeluApproximate", "gelu's form", ["none"
 def MPTRT_Activation : MPTRT_Enum<"Activation", "gemm's fused epilogue",
     ["none", "relu", "gelu", "gelu_tanh"]>;
 def MPTRT_Reduction : MPTRT_Enum<"Reduction", "a loss's reduction", ["mean", "sum", "none"]>;
+// The functions with a gradient (MPTUnaryFunctions.td).
 def MPTRT_UnaryGradKind : MPTRT_Enum<"UnaryGradKind", "unary_grad's forward function",
-    ["relu", "leaky_relu", "gelu", "gelu_tanh", "sigmoid", "tanh", "exp", "log",
-     "sqrt", "erf", "abs", "clip"]>;
+    !foreach(f, !filter(f, MPTUnaryFunctions, f.grad), f.kind)>;
 def MPTRT_LrSchedule : MPTRT_Enum<"LrSchedule", "the learning-rate schedule",
     ["constant", "warmup_cosine"]>;
 def MPTRT_AmaxComputeAlgo : MPTRT_Enum<"AmaxComputeAlgo",

@@ -135,10 +135,9 @@ defvar SliceAttrs = (ins DenseI64ArrayAttr:$starts, DenseI64ArrayAttr:$ends,
 // Elementwise unary.
 //===----------------------------------------------------------------------===//
 
-foreach k = [["Sqrt", "sqrt"], ["Exp", "exp"], ["Log", "log"], ["Erf", "erf"],
-             ["Tanh", "tanh"], ["Sigmoid", "sigmoid"], ["Relu", "relu"],
-             ["Neg", "neg"], ["Abs", "abs"], ["Not", "not"]] in
-  def MPTRT_ # k[0] # Op : MPTRT_UnaryKernel<k[1]>;
+// One kernel op per function without attributes (MPTUnaryFunctions.td).
+foreach f = !filter(f, MPTUnaryFunctions, !and(f.kernel, !not(f.attrs))) in
+  def MPTRT_ # f.name # Op : MPTRT_UnaryKernel<f.kind>;
 
 def MPTRT_LeakyReluOp : MPTRT_UnaryKernel<"leaky_relu", (ins OptionalAttr<F32Attr>:$alpha)>;
 def MPTRT_GeluOp : MPTRT_UnaryKernel<"gelu",

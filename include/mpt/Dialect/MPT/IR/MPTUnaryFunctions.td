@@ -1,0 +1,170 @@
+//===- MPTUnaryFunctions.td - the elementwise unary functions -*- tablegen -*-===//
+//
+// One record per elementwise unary function: the single source of every
+// fact that the compiler and the runtime state about it.
+//
+//   - MPTOps.td defines an `mpt` op (with its gradient rule, `unary_grad` of
+//     the same kind) for each record with `genOp` set;
+//   - MPTRTBase.td takes `unary_grad`'s kinds, and MPTRTOps.td defines an
+//     `mptrt` kernel op for each kernel without attributes;
+//   - `mpt-tblgen -gen-unary-kinds` writes them to the runtime's
+//     `runtime/include/mptrt/generated/UnaryKinds.def` (checked in, so the
+//     runtime builds without LLVM; the ctest `unary-kinds-current` fails when
+//     it differs from what this file generates), which every C++ list of
+//     kinds expands: the runtime's `UnaryOp` enum, its decoders' tables, the
+//     kernel schema's rows, the CPU and CUDA dispatch (the math itself is in
+//     runtime/src/kernels/elementwise/UnaryMath.h), in-place kinds, the
+//     importer's rows, the lowering patterns and `unary_grad`'s verifier.
+//
+// Adding a function (docs/adding-an-op.md): a record here, its forward and
+// derivative in UnaryMath.h, its float64 oracle in test/unit/RefOps*.cpp,
+// and `scripts/regen-generated.sh` to rewrite the generated file.
+//
+// This file is plain TableGen (no ODS): mpt-tblgen reads it alone.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MPT_DIALECT_MPT_IR_MPTUNARYFUNCTIONS_TD
+#define MPT_DIALECT_MPT_IR_MPTUNARYFUNCTIONS_TD
+
+// kind: the runtime kernel kind, the `mpt` op mnemonic and the `unary_grad`
+//   kind (snake_case).
+// name: the C++ name: `mpt::<name>Op`, `mpt::rt::<name>Op`,
+//   `mptrt::rt::UnaryOp::<name>` and `mptrt::math::<name>` (UnaryMath.h).
+class MPT_UnaryFunction<string kindArg, string nameArg> {
+  string kind = kindArg;
+  string name = nameArg;
+  // The `mpt` op's summary.
+  string summary = "";
+  // The op's precision policy (PrecisionPolicyOpInterface): Follow,
+  // RequireF32 or Clear.
+  string policy = "Follow";
+  // The element types the op takes: "Float", "Numeric" (float or integer)
+  // or "Bool".
+  string operands = "Float";
+  // A kernel kind of its own (gelu_tanh is a mode of gelu's kernel).
+  bit kernel = 1;
+  // The kernel has attributes: its `mpt` op, `mptrt` op, lowering and
+  // importer are written by hand.
+  bit attrs = 0;
+  // The runtime kernel also takes integer tensors (computed in int64).
+  bit integer = 0;
+  // Costs like a transcendental function (~8 element operations; the CPU
+  // backend's parallel grain).
+  bit transcendental = 0;
+  // A `unary_grad` kind: dx = f'(x) * dy.
+  bit grad = 1;
+  // Defined only for x > 0 (test inputs are drawn there).
+  bit positive = 0;
+  // The ONNX operator imported as this op with no attributes ("": none, or
+  // imported by hand), from opset `onnxSince`.
+  string onnx = "";
+  int onnxSince = 0;
+  // The `mpt` op is generated from this record (a kernel without
+  // attributes whose gradient is `unary_grad` of its kind).
+  bit genOp = !and(kernel, !not(attrs), grad);
+}
+
+defset list<MPT_UnaryFunction> MPTUnaryFunctions = {
+
+def MPT_UF_Sqrt : MPT_UnaryFunction<"sqrt", "Sqrt"> {
+  let summary = "Square root";
+  let positive = 1;
+  let onnx = "Sqrt";
+  let onnxSince = 6;
+}
+def MPT_UF_Exp : MPT_UnaryFunction<"exp", "Exp"> {
+  let summary = "Natural exponential";
+  let policy = "RequireF32";
+  let transcendental = 1;
+  let onnx = "Exp";
+  let onnxSince = 6;
+}
+def MPT_UF_Log : MPT_UnaryFunction<"log", "Log"> {
+  let summary = "Natural logarithm";
+  let policy = "RequireF32";
+  let transcendental = 1;
+  let positive = 1;
+  let onnx = "Log";
+  let onnxSince = 6;
+}
+def MPT_UF_Erf : MPT_UnaryFunction<"erf", "Erf"> {
+  let summary = "Gauss error function";
+  let transcendental = 1;
+  let onnx = "Erf";
+  let onnxSince = 9;
+}
+def MPT_UF_Tanh : MPT_UnaryFunction<"tanh", "Tanh"> {
+  let summary = "Hyperbolic tangent";
+  let transcendental = 1;
+  let onnx = "Tanh";
+  let onnxSince = 6;
+}
+def MPT_UF_Sigmoid : MPT_UnaryFunction<"sigmoid", "Sigmoid"> {
+  let summary = "Logistic sigmoid";
+  let transcendental = 1;
+  let onnx = "Sigmoid";
+  let onnxSince = 6;
+}
+def MPT_UF_Relu : MPT_UnaryFunction<"relu", "Relu"> {
+  let summary = "max(x, 0)";
+  let policy = "Clear";
+  let operands = "Numeric";
+  let integer = 1;
+  let onnx = "Relu";
+  let onnxSince = 6;
+}
+// Its gradient is a neg of dy, and it folds: the op is written by hand.
+def MPT_UF_Neg : MPT_UnaryFunction<"neg", "Neg"> {
+  let summary = "Negation";
+  let policy = "Clear";
+  let operands = "Numeric";
+  let integer = 1;
+  let grad = 0;
+  let onnx = "Neg";
+  let onnxSince = 6;
+}
+def MPT_UF_Abs : MPT_UnaryFunction<"abs", "Abs"> {
+  let summary = "Absolute value";
+  let policy = "Clear";
+  let operands = "Numeric";
+  let integer = 1;
+  let onnx = "Abs";
+  let onnxSince = 6;
+}
+// Boolean only; folds; no gradient.
+def MPT_UF_Not : MPT_UnaryFunction<"not", "Not"> {
+  let summary = "Logical not";
+  let policy = "Clear";
+  let operands = "Bool";
+  let integer = 1;
+  let grad = 0;
+  let onnx = "Not";
+  let onnxSince = 1;
+}
+def MPT_UF_LeakyRelu : MPT_UnaryFunction<"leaky_relu", "LeakyRelu"> {
+  let summary = "x if x >= 0 else alpha * x";
+  let attrs = 1;
+}
+def MPT_UF_Gelu : MPT_UnaryFunction<"gelu", "Gelu"> {
+  let summary = "Gaussian error linear unit";
+  let attrs = 1;
+  let transcendental = 1;
+}
+// gelu with approximate = "tanh".
+def MPT_UF_GeluTanh : MPT_UnaryFunction<"gelu_tanh", "GeluTanh"> {
+  let summary = "GELU's tanh approximation (gelu with approximate = tanh)";
+  let kernel = 0;
+  let transcendental = 1;
+}
+def MPT_UF_Clip : MPT_UnaryFunction<"clip", "Clip"> {
+  let summary = "Clamp into [min, max]; an absent bound is unbounded";
+  let policy = "Clear";
+  let operands = "Numeric";
+  let attrs = 1;
+  let integer = 1;
+}
+
+} // MPTUnaryFunctions
+
+#endif // MPT_DIALECT_MPT_IR_MPTUNARYFUNCTIONS_TD

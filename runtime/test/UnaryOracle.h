@@ -1,0 +1,140 @@
+//===- UnaryOracle.h - float64 references of the unary functions ---------===//
+//
+// Each elementwise unary function of mptrt/generated/UnaryKinds.def and its
+// derivative in float64: the oracle the kernel tests (runtime/test) and the
+// compiler's reference interpreter (test/unit/RefOps*.cpp) check against.
+// Written from the mathematical definitions, independently of the kernels'
+// float32 rules (runtime/src/kernels/elementwise/UnaryMath.h).
+//
+// A function `Name` is a struct with
+//   static double f(double x, const UnaryArgs &a)    the function
+//   static double df(double x, const UnaryArgs &a)   its derivative (0 for
+//                                                    the functions without
+//                                                    a unary_grad kind)
+//
+//===----------------------------------------------------------------------===//
+#ifndef MPTRT_TEST_UNARYORACLE_H
+#define MPTRT_TEST_UNARYORACLE_H
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+namespace mptrt {
+namespace oracle {
+
+/// The attributes of the functions that take some.
+struct UnaryArgs {
+  double alpha = 0.01;                   // leaky_relu
+  double lo = -INFINITY, hi = INFINITY; // clip
+};
+
+constexpr double kPi = 3.14159265358979323846;
+
+struct Sqrt {
+  static double f(double x, const UnaryArgs &) { return std::sqrt(x); }
+  static double df(double x, const UnaryArgs &) { return 0.5 / std::sqrt(x); }
+};
+struct Exp {
+  static double f(double x, const UnaryArgs &) { return std::exp(x); }
+  static double df(double x, const UnaryArgs &) { return std::exp(x); }
+};
+struct Log {
+  static double f(double x, const UnaryArgs &) { return std::log(x); }
+  static double df(double x, const UnaryArgs &) { return 1.0 / x; }
+};
+struct Erf {
+  static double f(double x, const UnaryArgs &) { return std::erf(x); }
+  static double df(double x, const UnaryArgs &) { return 2.0 / std::sqrt(kPi) * std::exp(-x * x); }
+};
+struct Tanh {
+  static double f(double x, const UnaryArgs &) { return std::tanh(x); }
+  static double df(double x, const UnaryArgs &) { return 1.0 - std::tanh(x) * std::tanh(x); }
+};
+struct Sigmoid {
+  static double f(double x, const UnaryArgs &) { return 1.0 / (1.0 + std::exp(-x)); }
+  static double df(double x, const UnaryArgs &a) {
+    const double s = f(x, a);
+    return s * (1.0 - s);
+  }
+};
+struct Relu {
+  static double f(double x, const UnaryArgs &) { return x > 0 ? x : 0.0; }
+  static double df(double x, const UnaryArgs &) { return x > 0 ? 1.0 : 0.0; }
+};
+struct Neg {
+  static double f(double x, const UnaryArgs &) { return -x; }
+  static double df(double, const UnaryArgs &) { return -1.0; }
+};
+struct Abs {
+  static double f(double x, const UnaryArgs &) { return std::fabs(x); }
+  static double df(double x, const UnaryArgs &) { return x > 0 ? 1.0 : (x < 0 ? -1.0 : 0.0); }
+};
+struct Not {
+  static double f(double x, const UnaryArgs &) { return x == 0 ? 1.0 : 0.0; }
+  static double df(double, const UnaryArgs &) { return 0.0; }
+};
+struct LeakyRelu {
+  static double f(double x, const UnaryArgs &a) { return x >= 0 ? x : a.alpha * x; }
+  static double df(double x, const UnaryArgs &a) { return x > 0 ? 1.0 : a.alpha; }
+};
+// x Phi(x); derivative Phi(x) + x phi(x).
+struct Gelu {
+  static double f(double x, const UnaryArgs &) {
+    return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0)));
+  }
+  static double df(double x, const UnaryArgs &) {
+    return 0.5 * (1.0 + std::erf(x / std::sqrt(2.0))) +
+           x * std::exp(-0.5 * x * x) / std::sqrt(2.0 * kPi);
+  }
+};
+// PyTorch's tanh approximation of GELU.
+struct GeluTanh {
+  static double u(double x) { return std::sqrt(2.0 / kPi) * (x + 0.044715 * x * x * x); }
+  static double f(double x, const UnaryArgs &) { return 0.5 * x * (1.0 + std::tanh(u(x))); }
+  static double df(double x, const UnaryArgs &) {
+    const double t = std::tanh(u(x));
+    const double du = std::sqrt(2.0 / kPi) * (1.0 + 3.0 * 0.044715 * x * x);
+    return 0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * du;
+  }
+};
+// The derivative is 1 inside the bounds, included.
+struct Clip {
+  static double f(double x, const UnaryArgs &a) { return std::fmin(std::fmax(x, a.lo), a.hi); }
+  static double df(double x, const UnaryArgs &a) { return a.lo <= x && x <= a.hi ? 1.0 : 0.0; }
+};
+
+/// f(x) and f'(x) of the function of kind `kind`; false for an unknown kind.
+inline bool evalUnary(const std::string &kind, double x, const UnaryArgs &a, double *f,
+                      double *df) {
+#define MPTRT_UNARY_FUNCTION(Name, k, ...)                                                         \
+  if (kind == #k) {                                                                              \
+    *f = Name::f(x, a);                                                                          \
+    *df = Name::df(x, a);                                                                        \
+    return true;                                                                                 \
+  }
+#include "mptrt/generated/UnaryKinds.def"
+  return false;
+}
+
+/// One row of UnaryKinds.def, for tests that walk every function.
+struct UnaryFunctionInfo {
+  const char *kind;
+  bool kernel, attrs, floating, integer, transcendental, grad, positive;
+};
+
+/// Every function of UnaryKinds.def, in order.
+inline const std::vector<UnaryFunctionInfo> &unaryFunctions() {
+  static const std::vector<UnaryFunctionInfo> all = {
+#define MPTRT_UNARY_FUNCTION(Name, k, kernel, attrs, floating, integer, transcendental, grad,     \
+                             positive)                                                           \
+  {#k, kernel, attrs, floating, integer, transcendental, grad, positive},
+#include "mptrt/generated/UnaryKinds.def"
+  };
+  return all;
+}
+
+} // namespace oracle
+} // namespace mptrt
+
+#endif // MPTRT_TEST_UNARYORACLE_H

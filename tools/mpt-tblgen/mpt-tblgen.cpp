@@ -1,0 +1,53 @@
+//===- mpt-tblgen.cpp - TableGen backends for the runtime contract --------===//
+//
+// Reads TableGen records and writes the C++ tables that the runtime (which
+// builds without LLVM) keeps checked in under runtime/include/mptrt/generated/.
+//
+//   mpt-tblgen -gen-unary-kinds -I include \
+//       include/mpt/Dialect/MPT/IR/MPTUnaryFunctions.td -o UnaryKinds.def
+//
+// scripts/regen-generated.sh runs every backend; the ctest
+// `generated-current` fails when a checked-in file differs from its output.
+//
+//===----------------------------------------------------------------------===//
+#include "Emitters.h"
+
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/TableGen/Error.h"
+#include "llvm/TableGen/Main.h"
+#include "llvm/TableGen/Record.h"
+
+using namespace llvm;
+
+namespace {
+
+enum class Action { None, UnaryKinds, UnaryDocs };
+
+cl::opt<Action> action(cl::desc("Backend"), cl::init(Action::None),
+                       cl::values(clEnumValN(Action::UnaryKinds, "gen-unary-kinds",
+                                             "The runtime's UnaryKinds.def (X-macro rows of "
+                                             "the elementwise unary functions)"),
+                                  clEnumValN(Action::UnaryDocs, "gen-unary-docs",
+                                             "docs/unary-functions.md (the same records as a "
+                                             "table)")));
+
+bool run(raw_ostream &os, const RecordKeeper &records) {
+  switch (action) {
+  case Action::UnaryKinds:
+    return mpt::tblgen::emitUnaryKinds(records, os);
+  case Action::UnaryDocs:
+    return mpt::tblgen::emitUnaryDocs(records, os);
+  case Action::None:
+    break;
+  }
+  PrintFatalError("mpt-tblgen: name a backend (-gen-unary-kinds, -gen-unary-docs)");
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  InitLLVM init(argc, argv);
+  cl::ParseCommandLineOptions(argc, argv, "MPT's TableGen backends\n");
+  return TableGenMain(argv[0], &run);
+}
