@@ -25,7 +25,7 @@ namespace oracle {
 
 /// The attributes of the functions that take some.
 struct UnaryArgs {
-  double alpha = 0.01;                   // leaky_relu
+  double alpha = 0.01;                  // leaky_relu
   double lo = -INFINITY, hi = INFINITY; // clip
 };
 
@@ -108,10 +108,10 @@ struct Clip {
 inline bool evalUnary(const std::string &kind, double x, const UnaryArgs &a, double *f,
                       double *df) {
 #define MPTRT_UNARY_FUNCTION(Name, k, ...)                                                         \
-  if (kind == #k) {                                                                              \
-    *f = Name::f(x, a);                                                                          \
-    *df = Name::df(x, a);                                                                        \
-    return true;                                                                                 \
+  if (kind == #k) {                                                                                \
+    *f = Name::f(x, a);                                                                            \
+    *df = Name::df(x, a);                                                                          \
+    return true;                                                                                   \
   }
 #include "mptrt/generated/UnaryKinds.def"
   return false;
@@ -126,8 +126,8 @@ struct UnaryFunctionInfo {
 /// Every function of UnaryKinds.def, in order.
 inline const std::vector<UnaryFunctionInfo> &unaryFunctions() {
   static const std::vector<UnaryFunctionInfo> all = {
-#define MPTRT_UNARY_FUNCTION(Name, k, kernel, attrs, floating, integer, transcendental, grad,     \
-                             positive)                                                           \
+#define MPTRT_UNARY_FUNCTION(Name, k, kernel, attrs, floating, integer, transcendental, grad,      \
+                             positive)                                                             \
   {#k, kernel, attrs, floating, integer, transcendental, grad, positive},
 #include "mptrt/generated/UnaryKinds.def"
   };

@@ -24,13 +24,14 @@ namespace {
 
 enum class Action { None, UnaryKinds, UnaryDocs };
 
-cl::opt<Action> action(cl::desc("Backend"), cl::init(Action::None),
-                       cl::values(clEnumValN(Action::UnaryKinds, "gen-unary-kinds",
-                                             "The runtime's UnaryKinds.def (X-macro rows of "
-                                             "the elementwise unary functions)"),
-                                  clEnumValN(Action::UnaryDocs, "gen-unary-docs",
-                                             "docs/unary-functions.md (the same records as a "
-                                             "table)")));
+cl::opt<Action> action(
+    cl::desc("Backend"), cl::init(Action::None),
+    cl::values(clEnumValN(Action::UnaryKinds, "gen-unary-kinds",
+                          "The runtime's UnaryKinds.def (X-macro rows of "
+                          "the elementwise unary functions)"),
+               clEnumValN(Action::UnaryDocs, "gen-unary-docs",
+                          "docs/unary-functions.md (the same records as a "
+                          "table)")));
 
 bool run(raw_ostream &os, const RecordKeeper &records) {
   switch (action) {
@@ -41,7 +42,8 @@ bool run(raw_ostream &os, const RecordKeeper &records) {
   case Action::None:
     break;
   }
-  PrintFatalError("mpt-tblgen: name a backend (-gen-unary-kinds, -gen-unary-docs)");
+  PrintFatalError(
+      "mpt-tblgen: name a backend (-gen-unary-kinds, -gen-unary-docs)");
 }
 
 } // namespace

@@ -39,9 +39,9 @@ namespace math {
 
 /// The attributes of the functions that take some.
 struct UnaryConsts {
-  float alpha = 0.01f;                 // leaky_relu's slope
-  float lo = -INFINITY, hi = INFINITY; // clip's bounds on floats
-  int64_t ilo = INT64_MIN, ihi = INT64_MAX;   // and on integers
+  float alpha = 0.01f;                      // leaky_relu's slope
+  float lo = -INFINITY, hi = INFINITY;      // clip's bounds on floats
+  int64_t ilo = INT64_MIN, ihi = INT64_MAX; // and on integers
 };
 
 /// A double bound clamped into int64 (ceil for a lower, floor for an upper).
