@@ -58,6 +58,12 @@ struct Sigmoid {
     return s * (1.0 - s);
   }
 };
+struct Softplus {
+  static double f(double x, const UnaryArgs &) {
+    return x > 0 ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x));
+  }
+  static double df(double x, const UnaryArgs &) { return 1.0 / (1.0 + std::exp(-x)); }
+};
 struct Relu {
   static double f(double x, const UnaryArgs &) { return x > 0 ? x : 0.0; }
   static double df(double x, const UnaryArgs &) { return x > 0 ? 1.0 : 0.0; }

@@ -145,6 +145,20 @@ template <class L> struct Sigmoid : UnaryBase {
   }
 };
 
+// log(1 + exp(x)), and x itself above 20 (PyTorch's threshold, where the
+// two agree in float32); the derivative is the logistic sigmoid.
+template <class L> struct Softplus : UnaryBase {
+  MPTRT_HOST_DEVICE static float f(float x, const UnaryConsts &) {
+    return x > 20.0f ? x : L::log1p(L::exp(x));
+  }
+  MPTRT_HOST_DEVICE static float grad(float x, float dy, const UnaryConsts &) {
+    if (x > 20.0f)
+      return dy;
+    const float z = L::exp(x);
+    return dy * (z / (z + 1.0f));
+  }
+};
+
 // NaN stays NaN.
 template <class L> struct Relu {
   MPTRT_HOST_DEVICE static float f(float x, const UnaryConsts &) { return x < 0.0f ? 0.0f : x; }

@@ -142,6 +142,13 @@ def MPT_UF_Not : MPT_UnaryFunction<"not", "Not"> {
   let onnx = "Not";
   let onnxSince = 1;
 }
+def MPT_UF_Softplus : MPT_UnaryFunction<"softplus", "Softplus"> {
+  let summary = "log(1 + exp(x))";
+  let policy = "RequireF32";
+  let transcendental = 1;
+  let onnx = "Softplus";
+  let onnxSince = 1;
+}
 def MPT_UF_LeakyRelu : MPT_UnaryFunction<"leaky_relu", "LeakyRelu"> {
   let summary = "x if x >= 0 else alpha * x";
   let attrs = 1;
