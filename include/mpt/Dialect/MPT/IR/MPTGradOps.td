@@ -20,10 +20,10 @@ def MPT_UnaryGradOp : MPT_GradOp<"unary_grad",
     [AllShapesMatch<["input", "grad", "output"]>, AllTypesMatch<["input", "output"]>]> {
   let summary = "f'(input) * grad for an elementwise function f";
   let description = [{
-    `kind` names f: `relu`, `leaky_relu` (with `alpha`), `gelu`, `gelu_tanh`,
-    `sigmoid`, `tanh`, `exp`, `log`, `sqrt`, `erf`, `abs` or `clip` (with
-    the optional `min` and `max` of the forward op). The derivative is taken
-    at the forward input, in FP32.
+    `kind` names f: an elementwise unary function of MPTUnaryFunctions.td
+    with a gradient (docs/unary-functions.md); `leaky_relu` takes `alpha`,
+    `clip` the optional `min` and `max` of the forward op. The derivative is
+    taken at the forward input, in FP32.
     ```mlir
     %dx = mpt.unary_grad %x, %dy {kind = "relu"} : (tensor<4xbf16>, tensor<4xbf16>) -> tensor<4xbf16>
     ```
