@@ -10,6 +10,7 @@
 #include "cpu/Convert.h"
 #include "cpu/CpuKernels.h"
 #include "cpu/Parallel.h"
+#include "kernels/elementwise/BinaryMath.h"
 #include "kernels/elementwise/UnaryMath.h"
 
 #include <algorithm>
@@ -100,110 +101,35 @@ Status runUnary(const UnaryParams &p, const KernelArgs &args) {
 // Binary.
 //===----------------------------------------------------------------------===//
 
-/// out[i] = a[i] op b[i] in float32; comparisons write 0 / 1.
+/// out[i] = a[i] op b[i] in float32 (BinaryMath.h); comparisons write 0 / 1.
+template <BinaryOp Op> void binaryF32Loop(const float *a, const float *b, float *out, int64_t n) {
+  for (int64_t i = 0; i < n; ++i)
+    out[i] = math::binaryF32<math::HostLibm>(Op, a[i], b[i]);
+}
+
+/// out[i] = a[i] op b[i] in int64 (BinaryMath.h: two's-complement wrap,
+/// x / 0 = 0).
+template <BinaryOp Op>
+void binaryI64Loop(const int64_t *a, const int64_t *b, int64_t *out, int64_t n) {
+  for (int64_t i = 0; i < n; ++i)
+    out[i] = math::binaryI64(Op, a[i], b[i]);
+}
+
+/// One loop per op, the op a constant inside it.
+#define MPTRT_BINARY_CASE(Name, kind)                                                              \
+  case BinaryOp::Name:                                                                             \
+    return MPTRT_BINARY_LOOP<BinaryOp::Name>(a, b, out, n);
+
 void binaryF32(BinaryOp op, const float *a, const float *b, float *out, int64_t n) {
-  switch (op) {
-  case BinaryOp::Add:
-    for (int64_t i = 0; i < n; ++i)
-      out[i] = a[i] + b[i];
-    return;
-  case BinaryOp::Sub:
-    for (int64_t i = 0; i < n; ++i)
-      out[i] = a[i] - b[i];
-    return;
-  case BinaryOp::Mul:
-    for (int64_t i = 0; i < n; ++i)
-      out[i] = a[i] * b[i];
-    return;
-  case BinaryOp::Div:
-    for (int64_t i = 0; i < n; ++i)
-      out[i] = a[i] / b[i];
-    return;
-  case BinaryOp::Pow:
-    for (int64_t i = 0; i < n; ++i)
-      out[i] = std::pow(a[i], b[i]);
-    return;
-  case BinaryOp::Max: // NaN if either is NaN
-    for (int64_t i = 0; i < n; ++i)
-      out[i] = (a[i] != a[i] || b[i] != b[i]) ? NAN : (a[i] < b[i] ? b[i] : a[i]);
-    return;
-  case BinaryOp::Min:
-    for (int64_t i = 0; i < n; ++i)
-      out[i] = (a[i] != a[i] || b[i] != b[i]) ? NAN : (b[i] < a[i] ? b[i] : a[i]);
-    return;
-  case BinaryOp::Equal:
-    for (int64_t i = 0; i < n; ++i)
-      out[i] = a[i] == b[i];
-    return;
-  case BinaryOp::Less:
-    for (int64_t i = 0; i < n; ++i)
-      out[i] = a[i] < b[i];
-    return;
-  case BinaryOp::Greater:
-    for (int64_t i = 0; i < n; ++i)
-      out[i] = a[i] > b[i];
-    return;
-  }
+#define MPTRT_BINARY_LOOP binaryF32Loop
+  switch (op) { MPTRT_BINARY_OPS(MPTRT_BINARY_CASE) }
+#undef MPTRT_BINARY_LOOP
 }
 
-/// Integer power with wrap-around; negative exponents truncate like 1/x^n.
-int64_t powI64(int64_t base, int64_t exponent) {
-  if (exponent < 0)
-    return base == 1 ? 1 : base == -1 ? ((exponent & 1) ? -1 : 1) : 0;
-  uint64_t result = 1, b = static_cast<uint64_t>(base);
-  for (uint64_t e = static_cast<uint64_t>(exponent); e; e >>= 1) {
-    if (e & 1)
-      result *= b;
-    b *= b;
-  }
-  return static_cast<int64_t>(result);
-}
-
-/// out[i] = a[i] op b[i] in int64 (two's-complement wrap; x / 0 = 0).
 void binaryI64(BinaryOp op, const int64_t *a, const int64_t *b, int64_t *out, int64_t n) {
-  auto wrap = [](uint64_t v) { return static_cast<int64_t>(v); };
-  switch (op) {
-  case BinaryOp::Add:
-    for (int64_t i = 0; i < n; ++i)
-      out[i] = wrap(uint64_t(a[i]) + uint64_t(b[i]));
-    return;
-  case BinaryOp::Sub:
-    for (int64_t i = 0; i < n; ++i)
-      out[i] = wrap(uint64_t(a[i]) - uint64_t(b[i]));
-    return;
-  case BinaryOp::Mul:
-    for (int64_t i = 0; i < n; ++i)
-      out[i] = wrap(uint64_t(a[i]) * uint64_t(b[i]));
-    return;
-  case BinaryOp::Div: // truncates; never traps
-    for (int64_t i = 0; i < n; ++i)
-      out[i] = b[i] == 0 ? 0 : (b[i] == -1) ? wrap(0 - uint64_t(a[i])) : a[i] / b[i];
-    return;
-  case BinaryOp::Pow:
-    for (int64_t i = 0; i < n; ++i)
-      out[i] = powI64(a[i], b[i]);
-    return;
-  case BinaryOp::Max:
-    for (int64_t i = 0; i < n; ++i)
-      out[i] = a[i] < b[i] ? b[i] : a[i];
-    return;
-  case BinaryOp::Min:
-    for (int64_t i = 0; i < n; ++i)
-      out[i] = b[i] < a[i] ? b[i] : a[i];
-    return;
-  case BinaryOp::Equal:
-    for (int64_t i = 0; i < n; ++i)
-      out[i] = a[i] == b[i];
-    return;
-  case BinaryOp::Less:
-    for (int64_t i = 0; i < n; ++i)
-      out[i] = a[i] < b[i];
-    return;
-  case BinaryOp::Greater:
-    for (int64_t i = 0; i < n; ++i)
-      out[i] = a[i] > b[i];
-    return;
-  }
+#define MPTRT_BINARY_LOOP binaryI64Loop
+  switch (op) { MPTRT_BINARY_OPS(MPTRT_BINARY_CASE) }
+#undef MPTRT_BINARY_LOOP
 }
 
 Status runBinary(const BinaryParams &p, const KernelArgs &args) {

@@ -32,6 +32,7 @@
 #include "cpu/CpuKernels.h"
 #include "cpu/Parallel.h"
 #include "cpu/Scalars.h"
+#include "kernels/training/OptimizerMath.h"
 #include "ops/Training.h"
 
 #include "mptrt/Numerics.h"
@@ -73,11 +74,15 @@ Status runSgdUpdate(const SgdParams &p, const KernelArgs &args) {
       keep(args.results[1], args.operands[2]);
     return Status::ok();
   }
-  const bool decay = p.weightDecay != 0, first = step == 0;
-  const float wd = static_cast<float>(p.weightDecay);
-  const float momentum = static_cast<float>(p.momentum);
-  const float bufKeep = static_cast<float>(1.0 - p.dampening);
-  const float negLr = static_cast<float>(-lr);
+  math::SgdStep st;
+  st.decay = p.weightDecay != 0;
+  st.hasBuffer = p.hasBuffer;
+  st.nesterov = p.nesterov;
+  st.first = step == 0;
+  st.wd = static_cast<float>(p.weightDecay);
+  st.momentum = static_cast<float>(p.momentum);
+  st.bufKeep = static_cast<float>(1.0 - p.dampening);
+  st.negLr = static_cast<float>(-lr);
 
   const TensorArg &grad = args.operands[1];
   const DType gt = grad.desc->dtype;
@@ -92,16 +97,8 @@ Status runSgdUpdate(const SgdParams &p, const KernelArgs &args) {
       loadF32(gt, elementPtr(grad.data, gt, i), m, g);
       for (int64_t j = 0; j < m; ++j) {
         const int64_t k = i + j;
-        const float w = param[k];
-        float d = g[j];
-        if (decay)
-          d = std::fma(w, wd, d);
-        if (p.hasBuffer) {
-          const float b = first ? d : std::fma(d, bufKeep, buf[k] * momentum);
-          bufOut[k] = b;
-          d = p.nesterov ? std::fma(b, momentum, d) : b;
-        }
-        paramOut[k] = std::fma(d, negLr, w);
+        paramOut[k] = math::sgdElement(st, param[k], g[j], buf ? buf[k] : 0.0f,
+                                       bufOut ? &bufOut[k] : nullptr);
       }
     }
   });
@@ -134,16 +131,17 @@ Status runAdamWUpdate(const AdamWParams &p, const KernelArgs &args) {
   const double biasCorrection2 = 1 - std::pow(p.beta2, t);
   const double stepSize = lr / biasCorrection1;
   // ... and as the f32 kernels receive them.
-  const bool decay = p.weightDecay != 0;
-  const float decayFactor = static_cast<float>(1 - lr * p.weightDecay);
-  const float w1 = static_cast<float>(1 - p.beta1); // lerp weight
-  const bool smallWeight = std::fabs(w1) < 0.5f;
-  const float w1Minus1 = w1 - 1.0f;
-  const float beta2 = static_cast<float>(p.beta2);
-  const float oneMinusBeta2 = static_cast<float>(1 - p.beta2);
-  const float bc2Sqrt = static_cast<float>(std::pow(biasCorrection2, 0.5));
-  const float eps = static_cast<float>(p.eps);
-  const float negStepSize = static_cast<float>(-stepSize);
+  math::AdamWStep st;
+  st.decay = p.weightDecay != 0;
+  st.decayFactor = static_cast<float>(1 - lr * p.weightDecay);
+  st.w1 = static_cast<float>(1 - p.beta1); // lerp weight
+  st.smallWeight = std::fabs(st.w1) < 0.5f;
+  st.w1Minus1 = st.w1 - 1.0f;
+  st.beta2 = static_cast<float>(p.beta2);
+  st.oneMinusBeta2 = static_cast<float>(1 - p.beta2);
+  st.bc2Sqrt = static_cast<float>(std::pow(biasCorrection2, 0.5));
+  st.eps = static_cast<float>(p.eps);
+  st.negStepSize = static_cast<float>(-stepSize);
 
   const TensorArg &grad = args.operands[1];
   const DType gt = grad.desc->dtype;
@@ -164,15 +162,7 @@ Status runAdamWUpdate(const AdamWParams &p, const KernelArgs &args) {
         for (int64_t j = 0; j < n; ++j) {
           const int64_t k = i + j;
           float w = loadParam(k), m = expAvg[k], v = expAvgSq[k];
-          const float gj = g[j];
-          if (decay)
-            w = w * decayFactor;
-          const float diff = gj - m;
-          m = smallWeight ? std::fma(w1, diff, m) : std::fma(w1Minus1, diff, gj);
-          v = v * beta2;
-          v = std::fma(oneMinusBeta2 * gj, gj, v);
-          const float denom = std::sqrt(v) / bc2Sqrt + eps;
-          w = w + negStepSize * m / denom;
+          math::adamwElement(st, g[j], &w, &m, &v);
           storeParam(k, w);
           expAvgOut[k] = m;
           expAvgSqOut[k] = v;

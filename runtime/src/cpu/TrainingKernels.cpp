@@ -19,6 +19,7 @@
 #include "cpu/CpuKernels.h"
 #include "cpu/Parallel.h"
 #include "cpu/Scalars.h"
+#include "kernels/training/TrainingMath.h"
 #include "ops/Training.h"
 
 #include <algorithm>
@@ -188,58 +189,26 @@ Status runClipByNorm(const ClipByNormParams &p, const KernelArgs &args) {
 }
 
 //===----------------------------------------------------------------------===//
-// update_loss_scale, as PyTorch's _amp_update_scale_:
-//   not finite: scale = f32(scale * backoff), tracker = 0
-//   finite:     tracker + 1 == growth_interval ? (scale = f32(scale * growth)
-//               if that is finite; tracker = 0) : tracker += 1
-// Both operands are read before either result is written.
+// update_loss_scale, as PyTorch's _amp_update_scale_
+// (kernels/training/TrainingMath.h). Both operands are read before either
+// result is written.
 //===----------------------------------------------------------------------===//
 
 Status runUpdateLossScale(const LossScaleParams &p, const KernelArgs &args) {
   float scale = readF32(args.operands[0]);
   int64_t tracker = readI64(args.operands[1]);
-  const bool finite = readI1(args.operands[2]);
-  if (!finite) {
-    scale = static_cast<float>(static_cast<double>(scale) * p.backoffFactor);
-    tracker = 0;
-  } else {
-    // (Wrapping, not signed overflow, for a corrupt tracker of INT64_MAX.)
-    const int64_t successful = static_cast<int64_t>(static_cast<uint64_t>(tracker) + 1);
-    if (successful == p.growthInterval) {
-      const float grown = static_cast<float>(static_cast<double>(scale) * p.growthFactor);
-      if (std::isfinite(grown))
-        scale = grown;
-      tracker = 0;
-    } else {
-      tracker = successful;
-    }
-  }
+  math::updateLossScale(p, readI1(args.operands[2]), &scale, &tracker);
   writeF32(args.results[0], scale);
   writeI64(args.results[1], tracker);
   return Status::ok();
 }
 
 //===----------------------------------------------------------------------===//
-// lr_schedule, in double, rounded once to f32:
-//   constant:      lr
-//   warmup_cosine: s < warmup: lr * (s + 1) / warmup
-//                  else p = min(1, (s - warmup) / max(1, total - warmup)),
-//                       min_lr + 0.5 * (1 + cos(pi p)) * (lr - min_lr)
+// lr_schedule, in double, rounded once to f32 (TrainingMath.h's lrAt).
 //===----------------------------------------------------------------------===//
 
 Status runLrSchedule(const LrScheduleParams &p, const KernelArgs &args) {
-  const int64_t s = readI64(args.operands[0]);
-  double lr = p.lr;
-  if (p.warmupCosine) {
-    if (s < p.warmupSteps) {
-      lr = p.lr * (static_cast<double>(s) + 1) / static_cast<double>(p.warmupSteps);
-    } else {
-      const double span = static_cast<double>(std::max<int64_t>(1, p.totalSteps - p.warmupSteps));
-      const double progress = std::min(1.0, static_cast<double>(s - p.warmupSteps) / span);
-      const double pi = 3.14159265358979323846;
-      lr = p.minLr + 0.5 * (1 + std::cos(pi * progress)) * (p.lr - p.minLr);
-    }
-  }
+  const double lr = math::lrAt(p, readI64(args.operands[0]), [](double v) { return std::cos(v); });
   writeF32(args.results[0], static_cast<float>(lr));
   return Status::ok();
 }

@@ -47,6 +47,7 @@ struct DeviceLibm {
   __device__ static float sqrt(float x) { return sqrtf(x); }
   __device__ static float sin(float x) { return sinf(x); }
   __device__ static float cos(float x) { return cosf(x); }
+  __device__ static float pow(float x, float y) { return powf(x, y); }
 };
 
 /// The libm of the unary gradients: exp, erf and tanh as glibc's (above).

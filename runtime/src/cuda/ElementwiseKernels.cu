@@ -12,6 +12,7 @@
 #include "cuda/CpuMath.cuh"
 #include "cuda/CudaKernels.h"
 #include "cuda/Device.cuh"
+#include "kernels/elementwise/BinaryMath.h"
 #include "kernels/elementwise/UnaryMath.h"
 
 #include <cmath>
@@ -105,71 +106,6 @@ Status runUnary(const Context &c, const UnaryParams &p, const KernelArgs &args) 
 // Binary.
 //===----------------------------------------------------------------------===//
 
-__device__ inline float binaryF32(BinaryOp op, float a, float b) {
-  switch (op) {
-  case BinaryOp::Add:
-    return a + b;
-  case BinaryOp::Sub:
-    return a - b;
-  case BinaryOp::Mul:
-    return a * b;
-  case BinaryOp::Div:
-    return a / b;
-  case BinaryOp::Pow:
-    return powf(a, b);
-  case BinaryOp::Max:
-    return (a != a || b != b) ? NAN : (a < b ? b : a);
-  case BinaryOp::Min:
-    return (a != a || b != b) ? NAN : (b < a ? b : a);
-  case BinaryOp::Equal:
-    return a == b;
-  case BinaryOp::Less:
-    return a < b;
-  case BinaryOp::Greater:
-    return a > b;
-  }
-  return 0.0f;
-}
-
-__device__ inline int64_t powI64(int64_t base, int64_t exponent) {
-  if (exponent < 0)
-    return base == 1 ? 1 : base == -1 ? ((exponent & 1) ? -1 : 1) : 0;
-  uint64_t result = 1, b = static_cast<uint64_t>(base);
-  for (uint64_t e = static_cast<uint64_t>(exponent); e; e >>= 1) {
-    if (e & 1)
-      result *= b;
-    b *= b;
-  }
-  return static_cast<int64_t>(result);
-}
-
-__device__ inline int64_t binaryI64(BinaryOp op, int64_t a, int64_t b) {
-  auto wrap = [](uint64_t v) { return static_cast<int64_t>(v); };
-  switch (op) {
-  case BinaryOp::Add:
-    return wrap(uint64_t(a) + uint64_t(b));
-  case BinaryOp::Sub:
-    return wrap(uint64_t(a) - uint64_t(b));
-  case BinaryOp::Mul:
-    return wrap(uint64_t(a) * uint64_t(b));
-  case BinaryOp::Div:
-    return b == 0 ? 0 : b == -1 ? wrap(0 - uint64_t(a)) : a / b;
-  case BinaryOp::Pow:
-    return powI64(a, b);
-  case BinaryOp::Max:
-    return a < b ? b : a;
-  case BinaryOp::Min:
-    return b < a ? b : a;
-  case BinaryOp::Equal:
-    return a == b;
-  case BinaryOp::Less:
-    return a < b;
-  case BinaryOp::Greater:
-    return a > b;
-  }
-  return 0;
-}
-
 __global__ void binaryKernel(BinaryOp op, bool integer, DeviceBroadcast bc, bool same, DType lt,
                              const void *lhs, DType rt, const void *rhs, DType ot, void *out,
                              int64_t n) {
@@ -179,9 +115,10 @@ __global__ void binaryKernel(BinaryOp op, bool integer, DeviceBroadcast bc, bool
     if (!same)
       offsetsOf(bc, i, 2, off);
     if (integer)
-      storeI64(ot, out, i, binaryI64(op, loadI64(lt, lhs, off[0]), loadI64(rt, rhs, off[1])));
+      storeI64(ot, out, i, math::binaryI64(op, loadI64(lt, lhs, off[0]), loadI64(rt, rhs, off[1])));
     else
-      storeF32(ot, out, i, binaryF32(op, loadF32(lt, lhs, off[0]), loadF32(rt, rhs, off[1])));
+      storeF32(ot, out, i,
+               math::binaryF32<DeviceLibm>(op, loadF32(lt, lhs, off[0]), loadF32(rt, rhs, off[1])));
   }
 }
 

@@ -29,6 +29,8 @@
 //===----------------------------------------------------------------------===//
 #include "cuda/CudaKernels.h"
 #include "cuda/Device.cuh"
+#include "kernels/training/OptimizerMath.h"
+#include "kernels/training/TrainingMath.h"
 #include "ops/Training.h"
 
 #include "mptrt/Philox.h"
@@ -354,25 +356,17 @@ Status prepareMultiTensor(const Context &c, Reduce what, const MultiTensorParams
 }
 
 //===----------------------------------------------------------------------===//
-// sgd_update (cpu runSgdUpdate): per element, with g = f32(grad),
-//   g = fma(param, wd, g)                                   if wd != 0
-//   buf' = step == 0 ? g : fma(g, 1 - dampening, buf * momentum)
-//   g = nesterov ? fma(buf', momentum, g) : buf'            (with momentum)
-//   param' = fma(g, -lr, param)
-// When finite is 0 every result gets its operand's bits.
+// sgd_update (cpu runSgdUpdate): per element kernels/training/
+// OptimizerMath.h's sgdElement. When finite is 0 every result gets its
+// operand's bits.
 //===----------------------------------------------------------------------===//
 
-struct SgdArgs {
-  bool decay, hasBuffer, nesterov;
-  float wd, momentum, bufKeep;
-};
-
-__global__ void sgdKernel(SgdArgs a, const float *param, DType gt, const void *grad,
+__global__ void sgdKernel(math::SgdStep a, const float *param, DType gt, const void *grad,
                           const float *buf, const int64_t *stepPtr, const float *lrPtr,
                           const uint8_t *finitePtr, float *paramOut, float *bufOut, int64_t n) {
   const bool finite = *finitePtr != 0;
-  const bool first = *stepPtr == 0;
-  const float negLr = static_cast<float>(-static_cast<double>(*lrPtr));
+  a.first = *stepPtr == 0;
+  a.negLr = static_cast<float>(-static_cast<double>(*lrPtr));
   MPTRT_FOR_EACH(k, n) {
     if (!finite) { // a skipped step: the bits, unless the result is the operand
       if (paramOut != param)
@@ -381,16 +375,8 @@ __global__ void sgdKernel(SgdArgs a, const float *param, DType gt, const void *g
         reinterpret_cast<uint32_t *>(bufOut)[k] = reinterpret_cast<const uint32_t *>(buf)[k];
       continue;
     }
-    const float w = param[k];
-    float d = loadF32(gt, grad, k);
-    if (a.decay)
-      d = fmaf(w, a.wd, d);
-    if (a.hasBuffer) {
-      const float b = first ? d : fmaf(d, a.bufKeep, buf[k] * a.momentum);
-      bufOut[k] = b;
-      d = a.nesterov ? fmaf(b, a.momentum, d) : b;
-    }
-    paramOut[k] = fmaf(d, negLr, w);
+    paramOut[k] = math::sgdElement(a, param[k], loadF32(gt, grad, k), a.hasBuffer ? buf[k] : 0.0f,
+                                   a.hasBuffer ? &bufOut[k] : nullptr);
   }
 }
 
@@ -398,7 +384,7 @@ Status runSgdUpdate(const Context &c, const SgdParams &p, const KernelArgs &args
   if (p.numel == 0)
     return Status::ok();
   const size_t s = p.hasBuffer ? 3 : 2; // step, lr, finite
-  SgdArgs a;
+  math::SgdStep a{};
   a.decay = p.weightDecay != 0;
   a.hasBuffer = p.hasBuffer;
   a.nesterov = p.nesterov;
@@ -418,24 +404,18 @@ Status runSgdUpdate(const Context &c, const SgdParams &p, const KernelArgs &args
 }
 
 //===----------------------------------------------------------------------===//
-// adamw_update (cpu runAdamWUpdate), t = step + 1:
-//   scalars in double: bc1 = 1 - beta1^t, bc2 = 1 - beta2^t,
-//     step_size = lr / bc1, decay = f32(1 - lr * wd), bc2_sqrt = f32(bc2^0.5)
-//   per element, with g = f32(grad):
-//     w = w * decay                                        if wd != 0
-//     m = |w1| < 0.5 ? fma(w1, g - m, m) : fma(w1 - 1, g - m, g)   (lerp)
-//     v = fma((1 - beta2) * g, g, v * beta2)
-//     w = w + (-step_size) * m / (sqrt(v) / bc2_sqrt + eps)
-// then w is stored as f32, or rounded into a bf16 master (nearest even, or
-// stochastically with the Philox word of (seed, step, stream, k)).
-// When finite is 0 every result gets its operand's bits.
+// adamw_update (cpu runAdamWUpdate), t = step + 1: the scalars in double
+// (bc1 = 1 - beta1^t, bc2 = 1 - beta2^t, step_size = lr / bc1), then per
+// element OptimizerMath.h's adamwElement; w is stored as f32, or rounded
+// into a bf16 master (nearest even, or stochastically with the Philox word
+// of (seed, step, stream, k)). When finite is 0 every result gets its
+// operand's bits.
 //===----------------------------------------------------------------------===//
 
 struct AdamWArgs {
   double beta1, beta2, weightDecay; // the Python scalars
-  bool decay, smallWeight;
-  float w1, w1Minus1, beta2f, oneMinusBeta2, eps; // as the f32 kernels receive them
-  uint32_t stream;                                // stochastic rounding's Philox stream
+  math::AdamWStep step;             // the f32 constants; the per-step ones set on the device
+  uint32_t stream;                  // stochastic rounding's Philox stream
 };
 
 /// How the master weight is stored: f32, or bf16 rounded to nearest even
@@ -455,9 +435,10 @@ __global__ void adamwKernel(AdamWArgs a, const void *param, DType gt, const void
   const double biasCorrection1 = 1 - pow(a.beta1, t);
   const double biasCorrection2 = 1 - pow(a.beta2, t);
   const double stepSize = lr / biasCorrection1;
-  const float decayFactor = static_cast<float>(1 - lr * a.weightDecay);
-  const float bc2Sqrt = static_cast<float>(sqrt(biasCorrection2));
-  const float negStepSize = static_cast<float>(-stepSize);
+  math::AdamWStep st = a.step;
+  st.decayFactor = static_cast<float>(1 - lr * a.weightDecay);
+  st.bc2Sqrt = static_cast<float>(sqrt(biasCorrection2));
+  st.negStepSize = static_cast<float>(-stepSize);
   const uint64_t seed = M == Master::Bf16Stochastic ? uint64_t(*seedPtr) : 0;
   MPTRT_FOR_EACH(k, n) {
     if (!finite) { // a skipped step: the bits, unless the result is the operand
@@ -477,15 +458,7 @@ __global__ void adamwKernel(AdamWArgs a, const void *param, DType gt, const void
     float w = M == Master::F32 ? static_cast<const float *>(param)[k]
                                : numerics::bf16ToF32(static_cast<const uint16_t *>(param)[k]);
     float m = expAvg[k], v = expAvgSq[k];
-    const float gj = loadF32(gt, grad, k);
-    if (a.decay)
-      w = w * decayFactor;
-    const float diff = gj - m;
-    m = a.smallWeight ? fmaf(a.w1, diff, m) : fmaf(a.w1Minus1, diff, gj);
-    v = v * a.beta2f;
-    v = fmaf(a.oneMinusBeta2 * gj, gj, v);
-    const float denom = sqrtf(v) / bc2Sqrt + a.eps;
-    w = w + negStepSize * m / denom;
+    math::adamwElement(st, loadF32(gt, grad, k), &w, &m, &v);
     if (M == Master::F32)
       static_cast<float *>(paramOut)[k] = w;
     else if (M == Master::Bf16Nearest)
@@ -505,13 +478,14 @@ Status runAdamWUpdate(const Context &c, const AdamWParams &p, const KernelArgs &
   a.beta1 = p.beta1;
   a.beta2 = p.beta2;
   a.weightDecay = p.weightDecay;
-  a.decay = p.weightDecay != 0;
-  a.w1 = static_cast<float>(1 - p.beta1);
-  a.smallWeight = std::fabs(a.w1) < 0.5f;
-  a.w1Minus1 = a.w1 - 1.0f;
-  a.beta2f = static_cast<float>(p.beta2);
-  a.oneMinusBeta2 = static_cast<float>(1 - p.beta2);
-  a.eps = static_cast<float>(p.eps);
+  a.step = math::AdamWStep{};
+  a.step.decay = p.weightDecay != 0;
+  a.step.w1 = static_cast<float>(1 - p.beta1);
+  a.step.smallWeight = std::fabs(a.step.w1) < 0.5f;
+  a.step.w1Minus1 = a.step.w1 - 1.0f;
+  a.step.beta2 = static_cast<float>(p.beta2);
+  a.step.oneMinusBeta2 = static_cast<float>(1 - p.beta2);
+  a.step.eps = static_cast<float>(p.eps);
   a.stream = p.stream;
   const TensorArg &grad = args.operands[1];
   const int64_t *seed =
@@ -541,27 +515,13 @@ Status runAdamWUpdate(const Context &c, const AdamWParams &p, const KernelArgs &
 // written (results may be their operands' bytes).
 //===----------------------------------------------------------------------===//
 
-/// update_loss_scale (PyTorch's _amp_update_scale_).
+/// update_loss_scale (PyTorch's _amp_update_scale_; TrainingMath.h).
 __global__ void updateLossScaleKernel(LossScaleParams p, const float *scalePtr,
                                       const int64_t *trackerPtr, const uint8_t *finitePtr,
                                       float *scaleOut, int64_t *trackerOut) {
   float scale = *scalePtr;
   int64_t tracker = *trackerPtr;
-  const bool finite = *finitePtr != 0;
-  if (!finite) {
-    scale = static_cast<float>(static_cast<double>(scale) * p.backoffFactor);
-    tracker = 0;
-  } else {
-    const int64_t successful = static_cast<int64_t>(static_cast<uint64_t>(tracker) + 1);
-    if (successful == p.growthInterval) {
-      const float grown = static_cast<float>(static_cast<double>(scale) * p.growthFactor);
-      if (isFiniteF32(grown))
-        scale = grown;
-      tracker = 0;
-    } else {
-      tracker = successful;
-    }
-  }
+  math::updateLossScale(p, *finitePtr != 0, &scale, &tracker);
   *scaleOut = scale;
   *trackerOut = tracker;
 }
@@ -577,20 +537,7 @@ Status runUpdateLossScale(const Context &c, const LossScaleParams &p, const Kern
 
 /// lr_schedule, in double, rounded once to f32 (cpu runLrSchedule).
 __global__ void lrScheduleKernel(LrScheduleParams p, const int64_t *stepPtr, float *out) {
-  const int64_t s = *stepPtr;
-  double lr = p.lr;
-  if (p.warmupCosine) {
-    if (s < p.warmupSteps) {
-      lr = p.lr * (static_cast<double>(s) + 1) / static_cast<double>(p.warmupSteps);
-    } else {
-      const int64_t spanSteps = p.totalSteps - p.warmupSteps;
-      const double span = static_cast<double>(spanSteps > 1 ? spanSteps : int64_t{1});
-      const double q = static_cast<double>(s - p.warmupSteps) / span;
-      const double progress = q < 1.0 ? q : 1.0; // std::min(1.0, q)
-      const double pi = 3.14159265358979323846;
-      lr = p.minLr + 0.5 * (1 + cos(pi * progress)) * (p.lr - p.minLr);
-    }
-  }
+  const double lr = math::lrAt(p, *stepPtr, [](double v) { return cos(v); });
   *out = static_cast<float>(lr);
 }
 

@@ -132,10 +132,11 @@ Status decodeBinary(const KernelView &v, BinaryParams *p) {
   static const struct {
     const char *name;
     BinaryOp op;
-  } kinds[] = {{"add", BinaryOp::Add},        {"sub", BinaryOp::Sub},     {"mul", BinaryOp::Mul},
-               {"div", BinaryOp::Div},        {"pow", BinaryOp::Pow},     {"max", BinaryOp::Max},
-               {"min", BinaryOp::Min},        {"equal", BinaryOp::Equal}, {"less", BinaryOp::Less},
-               {"greater", BinaryOp::Greater}};
+  } kinds[] = {
+#define MPTRT_BINARY_ROW(Name, kind) {#kind, BinaryOp::Name},
+      MPTRT_BINARY_OPS(MPTRT_BINARY_ROW)
+#undef MPTRT_BINARY_ROW
+  };
   bool found = false;
   for (const auto &k : kinds)
     if (v.kind() == k.name) {

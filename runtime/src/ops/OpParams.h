@@ -64,7 +64,26 @@ struct UnaryParams {
 };
 Status decodeUnary(const KernelView &v, UnaryParams *p);
 
-enum class BinaryOp { Add, Sub, Mul, Div, Pow, Max, Min, Equal, Less, Greater };
+/// The elementwise binary kinds: X(Name, kind) for each, in order.
+// clang-format off
+#define MPTRT_BINARY_OPS(X)                                                    \
+  X(Add, add)                                                                  \
+  X(Sub, sub)                                                                  \
+  X(Mul, mul)                                                                  \
+  X(Div, div)                                                                  \
+  X(Pow, pow)                                                                  \
+  X(Max, max)                                                                  \
+  X(Min, min)                                                                  \
+  X(Equal, equal)                                                              \
+  X(Less, less)                                                                \
+  X(Greater, greater)
+// clang-format on
+
+enum class BinaryOp {
+#define MPTRT_BINARY_ENUM(Name, kind) Name,
+  MPTRT_BINARY_OPS(MPTRT_BINARY_ENUM)
+#undef MPTRT_BINARY_ENUM
+};
 
 /// add sub mul div pow max min (arithmetic) and equal less greater (to i1).
 struct BinaryParams {

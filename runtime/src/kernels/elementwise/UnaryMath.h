@@ -17,7 +17,8 @@
 // defaults (UnaryBase) for the functions that have no gradient or take no
 // integers: the decoders never select them there.
 //
-// L supplies exp, expm1, log, log1p, erf, tanh, sqrt, sin and cos on float:
+// L supplies exp, expm1, log, log1p, erf, tanh, sqrt, sin, cos and pow on
+// float:
 //   - HostLibm: the CPU's <cmath> (glibc);
 //   - on CUDA (cuda/CpuMath.cuh): DeviceLibm, CUDA's own functions (the
 //     forward kernels), and CpuLikeLibm, exp/erf/tanh evaluated in double
@@ -80,6 +81,7 @@ struct HostLibm {
   static float sqrt(float x) { return std::sqrt(x); }
   static float sin(float x) { return std::sin(x); }
   static float cos(float x) { return std::cos(x); }
+  static float pow(float x, float y) { return std::pow(x, y); }
 };
 
 constexpr float kSqrtHalf = 0.70710678118654752f;      // 1 / sqrt(2)
