@@ -19,6 +19,8 @@
 #include "mpt/Transforms/Autodiff.h"
 #include "mpt/Transforms/Passes.h"
 
+#include "mptrt/TrainStepAbi.h"
+
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/GlobPattern.h"
 
@@ -29,6 +31,7 @@ namespace mpt {
 
 using namespace mlir;
 using namespace mpt;
+namespace abi = mptrt::abi;
 
 namespace {
 
@@ -82,7 +85,7 @@ public:
     if (seed)
       return seed;
     auto s =
-        addState("train.seed", RankedTensorType::get({}, b.getI64Type()), 0);
+        addState(abi::kTrainSeed, RankedTensorType::get({}, b.getI64Type()), 0);
     if (failed(s))
       return failure();
     seed = *s;
@@ -250,7 +253,7 @@ struct BuildTrainingStepPass
       evalFunc = *built;
     }
 
-    Location loc = NameLoc::get(b.getStringAttr("train_step"));
+    Location loc = NameLoc::get(b.getStringAttr(abi::kTrainEntry));
     Type f32 = b.getF32Type(), i64 = b.getI64Type();
     auto scalarF32 = RankedTensorType::get({}, f32);
     auto scalarI64 = RankedTensorType::get({}, i64);
@@ -289,7 +292,7 @@ struct BuildTrainingStepPass
     // built: each dropout's gradient redraws the forward mask from them.
     Value trainStep;
     if (hasTrainingDropout(func)) {
-      auto t = step.addState("train.step", scalarI64, 0);
+      auto t = step.addState(abi::kTrainStep, scalarI64, 0);
       if (failed(t) || failed(seedDropouts(step, *t)))
         return failure();
       trainStep = *t;
@@ -297,7 +300,7 @@ struct BuildTrainingStepPass
     // 1. Scale the loss.
     Value scale, scaled = lossValue, tracker;
     if (mode != ScaleMode::None) {
-      auto s = step.addState("loss_scale.scale", scalarF32, init);
+      auto s = step.addState(abi::kLossScaleScale, scalarF32, init);
       if (failed(s))
         return failure();
       scale = *s;
@@ -349,11 +352,11 @@ struct BuildTrainingStepPass
                      .getResult();
 
     // The step counters and the learning rate.
-    auto optStep = step.addState("optimizer.step", scalarI64, 0);
+    auto optStep = step.addState(abi::kOptimizerStep, scalarI64, 0);
     if (failed(optStep))
       return failure();
     if (!trainStep) {
-      auto t = step.addState("train.step", scalarI64, 0);
+      auto t = step.addState(abi::kTrainStep, scalarI64, 0);
       if (failed(t))
         return failure();
       trainStep = *t;
@@ -376,18 +379,18 @@ struct BuildTrainingStepPass
     if (failed(buildUpdates(step, loc, live, *optStep, lrValue, finite,
                             *masters, evalFunc)))
       return failure();
-    step.update("optimizer.step",
+    step.update(abi::kOptimizerStep,
                 AdvanceStepOp::create(b, loc, TypeRange{scalarI64},
                                       ValueRange{*optStep, finite})
                     .getResult());
-    step.update("train.step",
+    step.update(abi::kTrainStep,
                 AdvanceStepOp::create(b, loc, TypeRange{scalarI64},
                                       ValueRange{trainStep})
                     .getResult());
 
     // 6. The scale update.
     if (mode == ScaleMode::Dynamic) {
-      auto t = step.addState("loss_scale.growth_tracker", scalarI64, 0);
+      auto t = step.addState(abi::kLossScaleGrowthTracker, scalarI64, 0);
       if (failed(t))
         return failure();
       auto upd = UpdateLossScaleOp::create(
@@ -397,8 +400,8 @@ struct BuildTrainingStepPass
            b.getNamedAttr("backoff_factor", b.getF64FloatAttr(backoffFactor)),
            b.getNamedAttr("growth_interval",
                           b.getI64IntegerAttr(growthInterval))});
-      step.update("loss_scale.scale", upd.getNewScale());
-      step.update("loss_scale.growth_tracker", upd.getNewGrowthTracker());
+      step.update(abi::kLossScaleScale, upd.getNewScale());
+      step.update(abi::kLossScaleGrowthTracker, upd.getNewGrowthTracker());
     }
 
     // The delayed FP8 scale updates, after every reader of this step's
@@ -412,15 +415,18 @@ struct BuildTrainingStepPass
     // The signature: outputs, then the new state.
     Value skipped = NotOp::create(b, loc, finite).getResult();
     Value scaleOut = scale ? scale : grad::scalar(b, loc, 1.0, f32);
+    auto output = [](abi::OutputRole role, Value value) {
+      return std::pair<std::string, Value>(abi::outputName(role), value);
+    };
     SmallVector<std::pair<std::string, Value>> outputs = {
-        {"loss", lossValue},
-        {"skipped", skipped},
-        {"grad_norm", norm},
-        {"loss_scale", scaleOut},
-        {"lr", lrValue}};
+        output(abi::OutputRole::Loss, lossValue),
+        output(abi::OutputRole::Skipped, skipped),
+        output(abi::OutputRole::GradNorm, norm),
+        output(abi::OutputRole::LossScale, scaleOut),
+        output(abi::OutputRole::Lr, lrValue)};
     if (emitGradients)
       for (auto [t, g] : llvm::zip(live, unclipped))
-        outputs.push_back({"grad." + t.name, g});
+        outputs.push_back({abi::kGradientOutputPrefix + t.name, g});
     SmallVector<Value> results;
     for (auto &o : outputs)
       results.push_back(o.second);
@@ -506,8 +512,8 @@ struct BuildTrainingStepPass
     for (auto [index, t] : llvm::enumerate(live)) {
       auto type = cast<RankedTensorType>(t.arg.getType());
       if (adamw) {
-        auto m = step.addState(t.name + ".exp_avg", type, 0);
-        auto v = step.addState(t.name + ".exp_avg_sq", type, 0);
+        auto m = step.addState(t.name + abi::kExpAvgSuffix, type, 0);
+        auto v = step.addState(t.name + abi::kExpAvgSqSuffix, type, 0);
         if (failed(m) || failed(v))
           return failure();
         SmallVector<Value> operands = {t.arg,   t.grad,  *m,    *v,
@@ -535,8 +541,8 @@ struct BuildTrainingStepPass
         auto upd = AdamWUpdateOp::create(
             b, loc, TypeRange{paramType, type, type}, operands, attrs);
         step.update(t.name, upd.getNewParam());
-        step.update(t.name + ".exp_avg", upd.getNewExpAvg());
-        step.update(t.name + ".exp_avg_sq", upd.getNewExpAvgSq());
+        step.update(t.name + abi::kExpAvgSuffix, upd.getNewExpAvg());
+        step.update(t.name + abi::kExpAvgSqSuffix, upd.getNewExpAvgSq());
         continue;
       }
       SmallVector<Value> operands = {t.arg, t.grad};
@@ -544,7 +550,7 @@ struct BuildTrainingStepPass
       SmallVector<NamedAttribute> attrs = {
           b.getNamedAttr("weight_decay", b.getF64FloatAttr(decay))};
       if (optimizer == "momentum") {
-        auto buf = step.addState(t.name + ".momentum_buffer", type, 0);
+        auto buf = step.addState(t.name + abi::kMomentumBufferSuffix, type, 0);
         if (failed(buf))
           return failure();
         operands.push_back(*buf);
@@ -559,7 +565,8 @@ struct BuildTrainingStepPass
       auto upd = SGDUpdateOp::create(b, loc, types, operands, attrs);
       step.update(t.name, upd.getNewParam());
       if (optimizer == "momentum")
-        step.update(t.name + ".momentum_buffer", upd.getNewMomentumBuffer());
+        step.update(t.name + abi::kMomentumBufferSuffix,
+                    upd.getNewMomentumBuffer());
     }
     return success();
   }

@@ -16,6 +16,7 @@
 
 #include "mpt/Dialect/MPT/IR/GradientUtils.h"
 #include "mpt/Dialect/MPT/IR/MPTOps.h"
+#include "mptrt/TrainStepAbi.h"
 
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/SymbolTable.h"
@@ -96,10 +97,11 @@ FailureOr<func::FuncOp> buildEvalEntry(func::FuncOp func, Value loss,
         ctx, {NamedAttribute(StringAttr::get(ctx, kOutputAttrName),
                              StringAttr::get(ctx, output))});
   };
-  SmallVector<DictionaryAttr> resultAttrs = {outputAttr("loss")};
+  const char *lossName = mptrt::abi::outputName(mptrt::abi::OutputRole::Loss);
+  SmallVector<DictionaryAttr> resultAttrs = {outputAttr(lossName)};
   for (auto [i, value] : llvm::enumerate(terminator->getOperands())) {
     auto output = eval.getResultAttrOfType<StringAttr>(i, kOutputAttrName);
-    if (value == evalLoss || !output || output.getValue() == "loss")
+    if (value == evalLoss || !output || output.getValue() == lossName)
       continue;
     results.push_back(value);
     resultAttrs.push_back(outputAttr(output.getValue()));

@@ -19,6 +19,7 @@
 #include "PrecisionPlan.h"
 
 #include "mpt/Dialect/MPT/IR/MPTOps.h"
+#include "mptrt/TrainStepAbi.h"
 
 using namespace mlir;
 using namespace mpt;
@@ -73,7 +74,7 @@ LogicalResult FP8Scaling::adoptForwardScales(llvm::StringSet<> &taken) {
     auto tensor = func.getArgAttrOfType<StringAttr>(i, kFP8ScaleAttrName);
     if (!tensor || func.getArgAttr(i, kParamAttrName))
       continue;
-    std::string name = tensor.getValue().str() + ".fp8_scale";
+    std::string name = tensor.getValue().str() + mptrt::abi::kFP8ScaleSuffix;
     if (!taken.insert(name).second)
       return func.emitError("the model already has a parameter named '")
                  << name << "', which the FP8 scale state needs",
@@ -128,12 +129,12 @@ FailureOr<Value> FP8Scaling::scaleFor(OpBuilder &b, Value forward, Value grad,
       def ? precision::nodeName(def->getLoc()).str() : std::string();
   if (base.empty())
     base = def ? def->getName().getStringRef().str() : "input";
-  base += ".grad";
+  base += mptrt::abi::kFP8GradientSuffix;
   std::string name = base;
   for (unsigned n = 1; !gradNames.insert(name).second; ++n)
     name = base + "#" + std::to_string(n);
-  auto scale =
-      sink.addState(name + ".fp8_scale", scalarF32(b.getContext()), 1.0);
+  auto scale = sink.addState(name + mptrt::abi::kFP8ScaleSuffix,
+                             scalarF32(b.getContext()), 1.0);
   if (failed(scale))
     return failure();
   if (options.mode == FP8ScalingMode::None)
@@ -146,8 +147,8 @@ FailureOr<Value> FP8Scaling::track(OpBuilder &b, Location loc, StringRef name,
   MLIRContext *ctx = b.getContext();
   auto historyType =
       RankedTensorType::get({options.historyLength}, Float32Type::get(ctx));
-  auto history =
-      sink.addState((name + ".amax_history").str(), historyType, 0.0);
+  auto history = sink.addState((name + mptrt::abi::kAmaxHistorySuffix).str(),
+                               historyType, 0.0);
   if (failed(history))
     return failure();
   Value amax = AmaxOp::create(b, loc, scalarF32(ctx), tensor).getResult();
@@ -181,8 +182,8 @@ Value FP8Scaling::emitUpdate(OpBuilder &b, const Pending &u) {
       {b.getNamedAttr("fp8_max", b.getF64FloatAttr(u.fp8Max)),
        b.getNamedAttr("margin", b.getI64IntegerAttr(options.margin)),
        b.getNamedAttr("amax_compute_algo", b.getStringAttr(options.amaxAlgo))});
-  sink.update(u.name + ".amax_history", upd.getNewAmaxHistory());
-  sink.update(u.name + ".fp8_scale", upd.getNewScale());
+  sink.update(u.name + mptrt::abi::kAmaxHistorySuffix, upd.getNewAmaxHistory());
+  sink.update(u.name + mptrt::abi::kFP8ScaleSuffix, upd.getNewScale());
   return upd.getNewScale();
 }
 

@@ -17,7 +17,8 @@ import numpy as np
 
 from . import _checkpoint, _dtypes
 from ._checkpoint import CheckpointError
-from ._mpt import INPUT, OUTPUT, PARAMETER, Model as _Model, backends, compile_onnx
+from ._mpt import (ABI_OUTPUTS, EVAL_ENTRY, INPUT, OUTPUT, PARAMETER, TRAIN_ENTRY,
+                   Model as _Model, backends, compile_onnx)
 
 
 
@@ -33,7 +34,8 @@ def __getattr__(name):
 __all__ = ["compile", "Plan", "StepResult", "CompileError", "CheckpointError",
            "backends"]
 
-TRAIN_ENTRY = "train_step"
+# train_step's outputs, in mptrt/TrainStepAbi.h's OutputRole order.
+_LOSS, _SKIPPED, _GRAD_NORM, _LOSS_SCALE, _LR = ABI_OUTPUTS
 PRECISIONS = ("none", "fp32", "bf16", "fp16", "fp8", "auto")
 
 
@@ -117,12 +119,12 @@ class StepResult:
             return None if value is None or value.size != 1 else value.reshape(()).item()
 
         self.outputs = outputs
-        self.loss = scalar("loss")
-        skipped = scalar("skipped")
+        self.loss = scalar(_LOSS)
+        skipped = scalar(_SKIPPED)
         self.skipped = None if skipped is None else bool(skipped)
-        self.grad_norm = scalar("grad_norm")
-        self.scale = scalar("loss_scale")
-        self.lr = scalar("lr")
+        self.grad_norm = scalar(_GRAD_NORM)
+        self.scale = scalar(_LOSS_SCALE)
+        self.lr = scalar(_LR)
 
     def __getitem__(self, key):
         return getattr(self, key) if key in self.__slots__ else self.outputs[key]
@@ -184,8 +186,8 @@ class Plan:
                                  % (entry, ", ".join(self.entries)))
             return entry
         others = [e for e in self.entries if e != TRAIN_ENTRY]
-        if "eval_step" in others:
-            return "eval_step"
+        if EVAL_ENTRY in others:
+            return EVAL_ENTRY
         if len(others) == 1:
             return others[0]
         if TRAIN_ENTRY in self.entries and not others:

@@ -4,11 +4,13 @@
 // cross it as bytes, and everything NumPy (dtypes, bf16 and fp8 decoding,
 // checkpoints) is Python, in mpt/__init__.py. Failures raise RuntimeError
 // with the runtime's message; compile returns its status and message for
-// mpt.compile to raise mpt.CompileError.
+// mpt.compile to raise mpt.CompileError. The train_step ABI's names (entry
+// points, outputs) come from mptrt/TrainStepAbi.h, for mpt/__init__.py.
 //
 //===----------------------------------------------------------------------===//
 #include "mpt-c/Compile.h"
 #include "mptrt.h"
+#include "mptrt/TrainStepAbi.h"
 
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
@@ -157,6 +159,19 @@ NB_MODULE(_mpt, m) {
   m.attr("INPUT") = static_cast<int>(MPTRT_INPUT);
   m.attr("PARAMETER") = static_cast<int>(MPTRT_PARAMETER);
   m.attr("OUTPUT") = static_cast<int>(MPTRT_OUTPUT);
+  // The train_step ABI (mptrt/TrainStepAbi.h): the entry points, and the
+  // output names in mptrt::abi::OutputRole order (loss, skipped, grad_norm,
+  // loss scale, lr).
+  namespace abi = mptrt::abi;
+  m.attr("TRAIN_ENTRY") = abi::kTrainEntry;
+  m.attr("EVAL_ENTRY") = abi::kEvalEntry;
+  static_assert(abi::kOutputRoleCount == 5, "ABI_OUTPUTS lists every role");
+  m.attr("ABI_OUTPUTS") =
+      nb::make_tuple(abi::outputName(abi::OutputRole::Loss),
+                     abi::outputName(abi::OutputRole::Skipped),
+                     abi::outputName(abi::OutputRole::GradNorm),
+                     abi::outputName(abi::OutputRole::LossScale),
+                     abi::outputName(abi::OutputRole::Lr));
   m.def("compile_onnx", &compileOnnx, nb::arg("path"), nb::arg("train"),
         nb::arg("options"), nb::arg("input_shapes"));
   m.def("backends", []() {

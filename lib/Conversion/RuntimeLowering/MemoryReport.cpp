@@ -16,6 +16,7 @@
 #include "LoweringUtils.h"
 #include "mpt/Dialect/MPT/IR/MPTDialect.h"
 #include "mpt/Dialect/MPTRT/IR/MPTRTOps.h"
+#include "mptrt/TrainStepAbi.h"
 
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SmallPtrSet.h"
@@ -111,7 +112,8 @@ llvm::DenseSet<Operation *> forwardOps(Block &block) {
   Value loss;
   for (unsigned i = 0, e = terminator->getNumOperands(); i < e; ++i)
     if (auto name = func.getResultAttrOfType<StringAttr>(i, kOutputAttrName);
-        name && name.getValue() == "loss")
+        name &&
+        name.getValue() == mptrt::abi::outputName(mptrt::abi::OutputRole::Loss))
       loss = terminator->getOperand(i);
   if (!loss) {
     for (Operation &op : block)

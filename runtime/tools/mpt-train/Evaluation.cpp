@@ -1,12 +1,16 @@
 //===- Evaluation.cpp - mpt-train's validation loss -----------------------===//
 #include "Evaluation.h"
 
+#include "mptrt/TrainStepAbi.h"
+
 #include <cstring>
 #include <map>
 
 namespace mptrt {
 namespace tools {
 namespace {
+
+const char *const kLoss = abi::outputName(abi::OutputRole::Loss);
 
 std::string quoted(const std::vector<std::string> &names) {
   std::string s;
@@ -39,12 +43,12 @@ bool Evaluator::setUp(Model &model, const std::string &planPath, const std::stri
   }
   bool hasLoss = false;
   for (const std::string &o : outputs)
-    hasLoss = hasLoss || o == "loss";
+    hasLoss = hasLoss || o == kLoss;
   TensorInfo lossInfo;
-  if (!hasLoss || !model.info(MPTRT_OUTPUT, "loss", &lossInfo) || lossInfo.dtype != MPTRT_F32 ||
+  if (!hasLoss || !model.info(MPTRT_OUTPUT, kLoss, &lossInfo) || lossInfo.dtype != MPTRT_F32 ||
       lossInfo.numel() != 1) {
-    *error = "entry point '" + entry + "' of '" + planPath +
-             "' has no f32 output 'loss' of one value (its outputs: " + quoted(outputs) + ")";
+    *error = "entry point '" + entry + "' of '" + planPath + "' has no f32 output '" + kLoss +
+             "' of one value (its outputs: " + quoted(outputs) + ")";
     return false;
   }
 
@@ -101,7 +105,7 @@ bool Evaluator::run(Model &model, double *loss, std::string *error) const {
       }
     float value = 0;
     if (!model.run(entry_) ||
-        mptrt_read_output(model.handle(), "loss", &value, sizeof value) != MPTRT_OK) {
+        mptrt_read_output(model.handle(), kLoss, &value, sizeof value) != MPTRT_OK) {
       *error = "evaluating (" + entry_ + ", batch " + std::to_string(b + 1) + " of " +
                std::to_string(batches_) + "): " + mptrt::lastError();
       return false;

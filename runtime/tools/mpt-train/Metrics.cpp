@@ -1,6 +1,8 @@
 //===- Metrics.cpp - metrics lines and the progress line -----------------===//
 #include "Metrics.h"
 
+#include "mptrt/TrainStepAbi.h"
+
 #include <cerrno>
 #include <cmath>
 #include <cstring>
@@ -56,12 +58,15 @@ std::string metricsJson(const StepMetrics &m) {
     if (v)
       s += std::string(", \"") + key + "\": " + jsonNumber(*v);
   };
-  add("loss", m.loss);
-  add("loss_scale", m.lossScale);
+  // The plan's outputs, each under its output name.
+  using abi::OutputRole;
+  add(abi::outputName(OutputRole::Loss), m.loss);
+  add(abi::outputName(OutputRole::LossScale), m.lossScale);
   if (m.skipped)
-    s += std::string(", \"skipped\": ") + (*m.skipped ? "true" : "false");
-  add("grad_norm", m.gradNorm);
-  add("lr", m.lr);
+    s += std::string(", \"") + abi::outputName(OutputRole::Skipped) +
+         "\": " + (*m.skipped ? "true" : "false");
+  add(abi::outputName(OutputRole::GradNorm), m.gradNorm);
+  add(abi::outputName(OutputRole::Lr), m.lr);
   add("fp8_scale_min", m.fp8ScaleMin);
   add("fp8_scale_max", m.fp8ScaleMax);
   add("val_loss", m.valLoss);

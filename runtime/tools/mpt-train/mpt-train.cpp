@@ -25,6 +25,7 @@
 #include "ToolArgs.h"
 #include "mptrt.hpp"
 #include "mptrt/Numerics.h"
+#include "mptrt/TrainStepAbi.h"
 
 #include <algorithm>
 #include <atomic>
@@ -44,6 +45,7 @@
 using mptrt::Model;
 using mptrt::TensorInfo;
 using namespace mptrt::tools;
+namespace abi = mptrt::abi;
 
 namespace {
 
@@ -218,7 +220,10 @@ double toDouble(mptrt_dtype dtype, const uint8_t *p) {
 
 /// The outputs mpt-train reports, in metrics order.
 enum MetricOutput { kLoss, kLossScale, kSkipped, kGradNorm, kLr, kMetricCount };
-const char *const kMetricNames[kMetricCount] = {"loss", "loss_scale", "skipped", "grad_norm", "lr"};
+const char *const kMetricNames[kMetricCount] = {
+    abi::outputName(abi::OutputRole::Loss), abi::outputName(abi::OutputRole::LossScale),
+    abi::outputName(abi::OutputRole::Skipped), abi::outputName(abi::OutputRole::GradNorm),
+    abi::outputName(abi::OutputRole::Lr)};
 
 /// Binds a --param file (dtype and shape exactly the plan's).
 int bindParamFile(Model &model, const std::string &entry,
@@ -313,7 +318,7 @@ int rerunChecked(Model &model, const std::string &entry, const std::vector<Param
 
 struct Options {
   CheckFinite checkFinite = CheckFinite::OnSkip;
-  std::string planPath, entry = "train_step", device = "auto", evalEntry = "eval_step";
+  std::string planPath, entry = abi::kTrainEntry, device = "auto", evalEntry = abi::kEvalEntry;
   std::vector<std::pair<std::string, std::string>> inputs, params, evalInputs;
   bool synthetic = false, quiet = false;
   uint64_t seed = 0, intRange = 2, steps = 0, logEvery = 0, saveEvery = 0, evalEvery = 0;
@@ -461,7 +466,7 @@ int main(int argc, char **argv) {
   // the metrics report.
   std::vector<std::string> fp8Scales;
   for (const ParameterSpec &p : params) {
-    const std::string suffix = ".fp8_scale";
+    const std::string suffix = abi::kFP8ScaleSuffix;
     if (p.name.size() > suffix.size() &&
         p.name.compare(p.name.size() - suffix.size(), suffix.size(), suffix) == 0 &&
         p.info.dtype == MPTRT_F32 && p.info.numel() == 1)
@@ -548,14 +553,14 @@ int main(int argc, char **argv) {
   // --seed also seeds training-mode dropout through the train.seed state
   // (docs/training.md); a checkpoint's train.seed wins on --resume.
   if (opt.haveSeed && opt.resumePath.empty()) {
-    auto seedParam = paramInfo.find("train.seed");
+    auto seedParam = paramInfo.find(abi::kTrainSeed);
     if (seedParam != paramInfo.end()) {
       const TensorInfo &info = seedParam->second;
       if (info.dtype != MPTRT_I64 || info.numel() != 1)
-        return fail("parameter 'train.seed' must hold one i64, the plan gives " +
-                    describeType(info.dtype, info.shape));
+        return fail(std::string("parameter '") + abi::kTrainSeed +
+                    "' must hold one i64, the plan gives " + describeType(info.dtype, info.shape));
       const int64_t seed = static_cast<int64_t>(opt.seed);
-      if (!model.bindParameter("train.seed", info.dtype, info.shape, &seed, sizeof seed))
+      if (!model.bindParameter(abi::kTrainSeed, info.dtype, info.shape, &seed, sizeof seed))
         return fail(mptrt::lastError());
     }
   }
