@@ -169,10 +169,8 @@ std::string parseOptions(OptionsT &options, const char *text, bool train) {
       result += " (training options need train)";
     return result;
   }
-  if (options.precision == mpt::PipelinePrecision::None &&
-      (!options.target.empty() || !options.precisionReport.empty()))
-    return "invalid pipeline options: target and precision-report need a "
-           "precision";
+  if (std::string bad = mpt::verifyOptions(options); !bad.empty())
+    return "invalid options: " + bad;
   return "";
 }
 

@@ -120,6 +120,14 @@ void mpt::buildInferencePipeline(OpPassManager &pm,
   addLoweringPasses(pm, options);
 }
 
+std::string mpt::verifyOptions(const InferencePipelineOptions &options) {
+  if (options.precision == PipelinePrecision::None &&
+      (!options.target.empty() || !options.precisionReport.empty() ||
+       !options.precisionProfile.empty()))
+    return "target, precision-report and precision-profile need precision";
+  return "";
+}
+
 void mpt::buildTrainingPipeline(OpPassManager &pm,
                                 const TrainingPipelineOptions &options) {
   addPrecisionPasses(pm, options);
@@ -152,6 +160,8 @@ void registerPipeline(StringRef name, StringRef description,
           return errorHandler(name + ": " + reason +
                               " (--help lists the pipeline's options)");
         }
+        if (std::string bad = verifyOptions(options); !bad.empty())
+          return errorHandler(name + ": invalid options: " + bad);
         build(pm, options);
         return success();
       },

@@ -142,7 +142,7 @@ TEST(CompileCAPI, BadOptions) {
 
   r = compile(kMlp, 1, "target=sm_80");
   EXPECT_EQ(r.status, MPT_COMPILE_ERROR);
-  EXPECT_NE(r.error.find("need a precision"), std::string::npos) << r.error;
+  EXPECT_NE(r.error.find("need precision"), std::string::npos) << r.error;
 }
 
 // Tests that errors of the pipeline and of input shapes name the file and node.

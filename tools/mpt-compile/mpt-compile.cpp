@@ -196,11 +196,8 @@ int main(int argc, char **argv) {
   applyDefaultTimingManagerCLOptions(timing);
   TimingScope timingScope = timing.getRootScope();
   pm.enableTiming(timingScope);
-  if (pipeline.precision == mpt::PipelinePrecision::None &&
-      (!pipeline.target.empty() || !pipeline.precisionReport.empty() ||
-       !pipeline.precisionProfile.empty())) {
-    llvm::errs() << "mpt-compile: --target, --precision-report and "
-                    "--precision-profile need --precision\n";
+  if (std::string bad = mpt::verifyOptions(pipeline); !bad.empty()) {
+    llvm::errs() << "mpt-compile: invalid options: " << bad << "\n";
     return kBroken;
   }
   if (train) {

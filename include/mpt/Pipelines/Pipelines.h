@@ -253,6 +253,12 @@ private:
   static const BuildTrainingStepPassOptions &defaults();
 };
 
+/// The one check of which options go together, for every front end
+/// (mpt-compile, the C API and Python, the registered pipelines): a message
+/// naming the options by their pipeline names, or "" when they hold
+/// together. Options of a single value are checked by their own parsers.
+std::string verifyOptions(const InferencePipelineOptions &options);
+
 /// Adds the inference pipeline to `pm` (anchored on the module):
 /// precision, then the lowering to the runtime.
 void buildInferencePipeline(mlir::OpPassManager &pm,
