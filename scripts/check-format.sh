@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Checks that every tracked C, C++ and CUDA source (fixtures aside) is as
+# Checks that every C, C++ and CUDA source of the checkout (tracked, or new
+# and not ignored; fixtures aside) is as
 # clang-format 22 writes it under the repository's .clang-format files
 # (runtime/ has its own). With --fix, rewrites them instead. The ctest
 # `clang-format` runs it; scripts/setup.sh installs clang-format-22.
@@ -16,7 +17,10 @@ if ! git rev-parse --is-inside-work-tree > /dev/null 2>&1; then
   echo "SKIPPED: not a git checkout (the files checked are the tracked ones)"
   exit 77
 fi
-mapfile -t files < <(git ls-files '*.c' '*.cpp' '*.h' '*.cu' '*.cuh' | grep -v '^test/fixtures/')
+# Tracked files and new ones git does not ignore (a file not yet added is
+# checked too, so it cannot land unformatted).
+mapfile -t files < <(git ls-files --cached --others --exclude-standard \
+  '*.c' '*.cpp' '*.h' '*.cu' '*.cuh' | grep -v '^test/fixtures/' | sort -u)
 if [[ ${1:-} == --fix ]]; then
   "$CLANG_FORMAT" -i "${files[@]}"
   exit 0
