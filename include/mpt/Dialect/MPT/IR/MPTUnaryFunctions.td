@@ -4,12 +4,13 @@
 // fact that the compiler and the runtime state about it.
 //
 //   - MPTOps.td defines an `mpt` op (with its gradient rule, `unary_grad` of
-//     the same kind) for each record with `genOp` set;
+//     the same kind) for each record with `genOp` set, and builds the
+//     others' hand-written ops from their record (MPT_FunctionOp);
 //   - MPTRTBase.td takes `unary_grad`'s kinds, and MPTRTOps.td defines an
 //     `mptrt` kernel op for each kernel without attributes;
 //   - `mpt-tblgen -gen-unary-kinds` writes them to the runtime's
 //     `runtime/include/mptrt/generated/UnaryKinds.def` (checked in, so the
-//     runtime builds without LLVM; the ctest `unary-kinds-current` fails when
+//     runtime builds without LLVM; the ctest `generated-current` fails when
 //     it differs from what this file generates), which every C++ list of
 //     kinds expands: the runtime's `UnaryOp` enum, its decoders' tables, the
 //     kernel schema's rows, the CPU and CUDA dispatch (the math itself is in
@@ -17,8 +18,9 @@
 //     importer's rows, the lowering patterns and `unary_grad`'s verifier.
 //
 // Adding a function (docs/adding-an-op.md): a record here, its forward and
-// derivative in UnaryMath.h, its float64 oracle in test/unit/RefOps*.cpp,
-// and `scripts/regen-generated.sh` to rewrite the generated file.
+// derivative in UnaryMath.h, its float64 oracle in runtime/test/UnaryOracle.h,
+// and `scripts/regen-generated.sh` to rewrite the generated files
+// (UnaryKinds.def and docs/unary-functions.md).
 //
 // This file is plain TableGen (no ODS): mpt-tblgen reads it alone.
 //
