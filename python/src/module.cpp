@@ -165,13 +165,10 @@ NB_MODULE(_mpt, m) {
   namespace abi = mptrt::abi;
   m.attr("TRAIN_ENTRY") = abi::kTrainEntry;
   m.attr("EVAL_ENTRY") = abi::kEvalEntry;
-  static_assert(abi::kOutputRoleCount == 5, "ABI_OUTPUTS lists every role");
-  m.attr("ABI_OUTPUTS") =
-      nb::make_tuple(abi::outputName(abi::OutputRole::Loss),
-                     abi::outputName(abi::OutputRole::Skipped),
-                     abi::outputName(abi::OutputRole::GradNorm),
-                     abi::outputName(abi::OutputRole::LossScale),
-                     abi::outputName(abi::OutputRole::Lr));
+  nb::list outputs;
+  for (abi::OutputRole role : abi::kOutputRoles)
+    outputs.append(abi::outputName(role));
+  m.attr("ABI_OUTPUTS") = nb::tuple(outputs);
   m.def("compile_onnx", &compileOnnx, nb::arg("path"), nb::arg("train"),
         nb::arg("options"), nb::arg("input_shapes"));
   m.def("backends", []() {

@@ -54,8 +54,8 @@ void zeroFill(const TensorArg &t) {
 //===----------------------------------------------------------------------===//
 
 /// dy[i] = f'(x[i]) * dy[i].
-void unaryGradF32(const UnaryGradParams &p, const float *x, float *dy, int64_t n) {
-  const math::UnaryConsts c = math::unaryConstsOf(p);
+void unaryGradF32(const UnaryGradParams &p, const math::UnaryConsts &c, const float *x, float *dy,
+                  int64_t n) {
   switch (p.op) {
 #define MPTRT_UNARY_FUNCTION(Name, ...)                                                            \
   case UnaryOp::Name:                                                                              \
@@ -82,6 +82,7 @@ Status runUnaryGrad(const UnaryGradParams &p, const KernelArgs &args) {
   const TensorArg &x = args.operands[0], &dy = args.operands[1], &dx = args.results[0];
   const DType xt = x.desc->dtype, dyt = dy.desc->dtype, dxt = dx.desc->dtype;
   const bool cheap = !transcendentalGrad(p.op);
+  const math::UnaryConsts c = math::unaryConstsOf(p);
   // An element: two loads, f' (a transcendental function is ~8) and a store.
   parallelFor(p.numel, grainForCost(cheap ? 2 : 10), [&](int64_t begin, int64_t end) {
     float xs[kBlock], gs[kBlock];
@@ -89,7 +90,7 @@ Status runUnaryGrad(const UnaryGradParams &p, const KernelArgs &args) {
       const int64_t m = std::min(kBlock, end - i);
       loadF32(xt, elementPtr(x.data, xt, i), m, xs);
       loadF32(dyt, elementPtr(dy.data, dyt, i), m, gs);
-      unaryGradF32(p, xs, gs, m);
+      unaryGradF32(p, c, xs, gs, m);
       storeF32(gs, m, dxt, elementPtr(dx.data, dxt, i));
     }
   });

@@ -46,8 +46,7 @@ int64_t unaryCost(const UnaryParams &p) {
 //===----------------------------------------------------------------------===//
 
 /// x[i] = f(x[i]) in float32.
-void unaryF32(const UnaryParams &p, float *x, int64_t n) {
-  const math::UnaryConsts c = math::unaryConstsOf(p);
+void unaryF32(const UnaryParams &p, const math::UnaryConsts &c, float *x, int64_t n) {
   switch (p.op) {
 #define MPTRT_UNARY_FUNCTION(Name, ...)                                                            \
   case UnaryOp::Name:                                                                              \
@@ -59,8 +58,7 @@ void unaryF32(const UnaryParams &p, float *x, int64_t n) {
 }
 
 /// x[i] = f(x[i]) in int64, wrapping like the two's-complement types.
-void unaryI64(const UnaryParams &p, int64_t *x, int64_t n) {
-  const math::UnaryConsts c = math::unaryConstsOf(p);
+void unaryI64(const UnaryParams &p, const math::UnaryConsts &c, int64_t *x, int64_t n) {
   switch (p.op) {
 #define MPTRT_UNARY_FUNCTION(Name, ...)                                                            \
   case UnaryOp::Name:                                                                              \
@@ -75,13 +73,14 @@ Status runUnary(const UnaryParams &p, const KernelArgs &args) {
   const TensorArg &in = args.operands[0];
   const TensorArg &out = args.results[0];
   const DType inType = in.desc->dtype, outType = out.desc->dtype;
+  const math::UnaryConsts c = math::unaryConstsOf(p);
   parallelFor(out.desc->numel, grainForCost(unaryCost(p)), [&](int64_t begin, int64_t end) {
     if (p.integer) {
       int64_t buf[kBlock];
       for (int64_t i = begin; i < end; i += kBlock) {
         const int64_t m = std::min(kBlock, end - i);
         loadI64(inType, elementPtr(in.data, inType, i), m, buf);
-        unaryI64(p, buf, m);
+        unaryI64(p, c, buf, m);
         storeI64(buf, m, outType, elementPtr(out.data, outType, i));
       }
       return;
@@ -90,7 +89,7 @@ Status runUnary(const UnaryParams &p, const KernelArgs &args) {
     for (int64_t i = begin; i < end; i += kBlock) {
       const int64_t m = std::min(kBlock, end - i);
       loadF32(inType, elementPtr(in.data, inType, i), m, buf);
-      unaryF32(p, buf, m);
+      unaryF32(p, c, buf, m);
       storeF32(buf, m, outType, elementPtr(out.data, outType, i));
     }
   });

@@ -218,12 +218,9 @@ double toDouble(mptrt_dtype dtype, const uint8_t *p) {
   return 0;
 }
 
-/// The outputs mpt-train reports, in metrics order.
-enum MetricOutput { kLoss, kLossScale, kSkipped, kGradNorm, kLr, kMetricCount };
-const char *const kMetricNames[kMetricCount] = {
-    abi::outputName(abi::OutputRole::Loss), abi::outputName(abi::OutputRole::LossScale),
-    abi::outputName(abi::OutputRole::Skipped), abi::outputName(abi::OutputRole::GradNorm),
-    abi::outputName(abi::OutputRole::Lr)};
+/// The index of a train_step output (mptrt/TrainStepAbi.h) in the arrays
+/// below that hold one entry per role.
+constexpr size_t roleIndex(abi::OutputRole role) { return static_cast<size_t>(role); }
 
 /// Binds a --param file (dtype and shape exactly the plan's).
 int bindParamFile(Model &model, const std::string &entry,
@@ -474,23 +471,23 @@ int main(int argc, char **argv) {
   }
 
   // The reported outputs: each must hold one value.
-  std::optional<TensorInfo> metricInfo[kMetricCount];
-  for (int k = 0; k < kMetricCount; ++k) {
+  std::optional<TensorInfo> metricInfo[abi::kOutputRoleCount];
+  for (abi::OutputRole role : abi::kOutputRoles) {
+    const char *name = abi::outputName(role);
     bool present = false;
     for (const std::string &n : outputNames)
-      present = present || n == kMetricNames[k];
+      present = present || n == name;
     if (!present) {
-      note("entry point '" + entry + "' has no output '" + kMetricNames[k] +
-           "'; the metrics leave it out");
+      note("entry point '" + entry + "' has no output '" + name + "'; the metrics leave it out");
       continue;
     }
     TensorInfo info;
-    if (!model.info(MPTRT_OUTPUT, kMetricNames[k], &info))
+    if (!model.info(MPTRT_OUTPUT, name, &info))
       return fail(mptrt::lastError());
     if (info.numel() != 1)
-      return fail("output '" + std::string(kMetricNames[k]) + "' of entry point '" + entry +
+      return fail("output '" + std::string(name) + "' of entry point '" + entry +
                   "' must hold one value, the plan gives " + describeType(info.dtype, info.shape));
-    metricInfo[k] = info;
+    metricInfo[roleIndex(role)] = info;
   }
 
   // Inputs: a batched file each, or synthetic data.
@@ -607,7 +604,8 @@ int main(int argc, char **argv) {
   // tracker or the step counter (and batch-norm running statistics); those
   // small parameters are copied before each step so that a skipped step can
   // be rerun exactly as it ran.
-  const bool checkOnSkip = opt.checkFinite == CheckFinite::OnSkip && metricInfo[kSkipped];
+  const bool checkOnSkip =
+      opt.checkFinite == CheckFinite::OnSkip && metricInfo[roleIndex(abi::OutputRole::Skipped)];
   std::vector<ParameterSpec> smallState;
   std::vector<std::vector<uint8_t>> smallBefore;
   if (checkOnSkip)
@@ -685,19 +683,20 @@ int main(int argc, char **argv) {
     m.step = step + 1;
     m.timeMs =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-    std::optional<double> values[kMetricCount];
-    for (int k = 0; k < kMetricCount; ++k) {
-      if (!metricInfo[k])
+    std::optional<double> values[abi::kOutputRoleCount];
+    for (abi::OutputRole role : abi::kOutputRoles) {
+      const std::optional<TensorInfo> &info = metricInfo[roleIndex(role)];
+      if (!info)
         continue;
-      if (mptrt_read_output(model.handle(), kMetricNames[k], value, metricInfo[k]->bytes()) !=
+      if (mptrt_read_output(model.handle(), abi::outputName(role), value, info->bytes()) !=
           MPTRT_OK)
         return fail(where + ": " + mptrt::lastError());
-      values[k] = toDouble(metricInfo[k]->dtype, value);
+      values[roleIndex(role)] = toDouble(info->dtype, value);
     }
-    m.loss = values[kLoss];
-    m.lossScale = values[kLossScale];
-    m.gradNorm = values[kGradNorm];
-    m.lr = values[kLr];
+    m.loss = values[roleIndex(abi::OutputRole::Loss)];
+    m.lossScale = values[roleIndex(abi::OutputRole::LossScale)];
+    m.gradNorm = values[roleIndex(abi::OutputRole::GradNorm)];
+    m.lr = values[roleIndex(abi::OutputRole::Lr)];
     for (const std::string &name : fp8Scales) {
       float scale;
       if (mptrt_read_parameter(model.handle(), name.c_str(), &scale, sizeof(scale)) != MPTRT_OK)
@@ -705,8 +704,8 @@ int main(int argc, char **argv) {
       m.fp8ScaleMin = std::min<double>(m.fp8ScaleMin.value_or(scale), scale);
       m.fp8ScaleMax = std::max<double>(m.fp8ScaleMax.value_or(scale), scale);
     }
-    if (values[kSkipped])
-      m.skipped = *values[kSkipped] != 0;
+    if (const std::optional<double> &s = values[roleIndex(abi::OutputRole::Skipped)])
+      m.skipped = *s != 0;
     skipped += m.skipped.value_or(false);
     if (checkOnSkip && m.skipped.value_or(false)) {
       const auto checkStart = std::chrono::steady_clock::now();
