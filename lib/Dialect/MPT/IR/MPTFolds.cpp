@@ -243,12 +243,15 @@ OpFoldResult NotOp::fold(FoldAdaptor adaptor) {
 
 OpFoldResult WhereOp::fold(FoldAdaptor adaptor) {
   auto cond = smallConstant(adaptor.getCondition());
-  if (!cond || !cond.isSplat())
+  if (!cond)
     return {};
-  Value chosen = cond.getSplatValue<bool>() ? getX() : getY();
-  if (chosen.getType() == getType())
-    return chosen;
-  return {};
+  if (cond.isSplat()) {
+    Value chosen = cond.getSplatValue<bool>() ? getX() : getY();
+    if (chosen.getType() == getType())
+      return chosen;
+  }
+  return foldWhereOp(*this, adaptor.getCondition(), adaptor.getX(),
+                     adaptor.getY());
 }
 
 namespace {

@@ -153,4 +153,40 @@ OpFoldResult foldBinaryOp(Operation *op, Attribute lhsAttr, Attribute rhsAttr) {
   return DenseElementsAttr::get(resultType, out);
 }
 
+OpFoldResult foldWhereOp(Operation *op, Attribute conditionAttr,
+                         Attribute xAttr, Attribute yAttr) {
+  auto condition = intValues(conditionAttr);
+  auto x = dyn_cast_or_null<DenseElementsAttr>(xAttr);
+  auto y = dyn_cast_or_null<DenseElementsAttr>(yAttr);
+  auto resultType = cast<RankedTensorType>(op->getResult(0).getType());
+  if (!condition || !x || !y || !resultType.hasStaticShape() ||
+      resultType.getNumElements() > kFoldLimit ||
+      x.getNumElements() > kFoldLimit || y.getNumElements() > kFoldLimit ||
+      x.getElementType() != resultType.getElementType() ||
+      y.getElementType() != resultType.getElementType())
+    return {};
+  auto shapeOf = [&](unsigned i) {
+    return cast<ShapedType>(op->getOperand(i).getType()).getShape();
+  };
+  ArrayRef<int64_t> conditionShape = shapeOf(0), xShape = shapeOf(1),
+                    yShape = shapeOf(2);
+  auto xs = llvm::to_vector(x.getValues<Attribute>());
+  auto ys = llvm::to_vector(y.getValues<Attribute>());
+  ArrayRef<int64_t> shape = resultType.getShape();
+  SmallVector<int64_t> index(shape.size(), 0);
+  SmallVector<Attribute> out;
+  out.reserve(resultType.getNumElements());
+  for (int64_t n = 0, e = resultType.getNumElements(); n < e; ++n) {
+    bool pick = (*condition)[broadcastIndex(conditionShape, index)] != 0;
+    out.push_back(pick ? xs[x.isSplat() ? 0 : broadcastIndex(xShape, index)]
+                       : ys[y.isSplat() ? 0 : broadcastIndex(yShape, index)]);
+    for (int64_t d = static_cast<int64_t>(shape.size()) - 1; d >= 0; --d) {
+      if (++index[d] < shape[d])
+        break;
+      index[d] = 0;
+    }
+  }
+  return DenseElementsAttr::get(resultType, out);
+}
+
 } // namespace mpt

@@ -40,6 +40,13 @@ llvm::LogicalResult inferReduceResult(std::optional<mlir::Location> loc,
 mlir::OpFoldResult foldBinaryOp(mlir::Operation *op, mlir::Attribute lhs,
                                 mlir::Attribute rhs);
 
+/// Folds Where over a constant condition and constant branches, with
+/// broadcasting, element by element (exporters write expand(n, -1, -1)'s
+/// shape as Where([false, true, true], 1, shape)). Null when an operand is
+/// not a small constant.
+mlir::OpFoldResult foldWhereOp(mlir::Operation *op, mlir::Attribute condition,
+                               mlir::Attribute x, mlir::Attribute y);
+
 /// Normalises `axis` into [0, rank); std::nullopt if out of range.
 std::optional<int64_t> normalizeAxis(int64_t axis, int64_t rank);
 
