@@ -105,14 +105,18 @@ TEST(UnaryGradKernel, EveryKind) {
   for (const Case &c : cases)
     for (const auto &t : dtypes) {
       bool positive = false;
+      double width = 3;
+      std::vector<double> kinks = {0.0, -0.5, 1.0}; // 0 and the clip bounds
       for (const oracle::UnaryFunctionInfo &u : oracle::unaryFunctions())
-        positive |= c.kind == u.kind && u.positive;
-      HostTensor x = randomTensor(t[0], shape, rng, positive ? 0.1 : -3, 3);
-      if (!positive) { // the kinks: 0 and the clip bounds, exactly
-        x.set(0, 0.0);
-        x.set(1, -0.5);
-        x.set(2, 1.0);
-      }
+        if (c.kind == u.kind) {
+          positive = u.positive;
+          width = u.width(width);
+          kinks.insert(kinks.end(), u.kinks.begin(), u.kinks.end());
+        }
+      HostTensor x = randomTensor(t[0], shape, rng, positive ? 0.1 : -width, positive ? 3 : width);
+      if (!positive) // the kinks, exactly
+        for (size_t i = 0; i < kinks.size(); ++i)
+          x.set(static_cast<int64_t>(i), kinks[i]);
       HostTensor dy = randomTensor(t[1], shape, rng);
       std::vector<Attribute> attrs = c.attrs;
       attrs.push_back(Attribute::makeString("kind", c.kind));
@@ -141,7 +145,8 @@ TEST(UnaryGradKernel, EveryKind) {
       EXPECT_TRUE(closeTo(r.outputs[0], ref, 2e-6, abs))
           << c.kind << " " << plan::dtypeName(t[0]) << "/" << plan::dtypeName(t[1]) << "->"
           << plan::dtypeName(t[2]);
-      for (int64_t i = 0; i < 3; ++i) { // a zero derivative at a kink is exactly 0
+      for (int64_t i = 0; i < static_cast<int64_t>(kinks.size());
+           ++i) { // a zero derivative at a kink is exactly 0
         if (!positive && ref[i] == 0) {
           EXPECT_EQ(r.outputs[0].get(i), 0.0) << c.kind << " at x = " << x.get(i);
         }

@@ -37,7 +37,7 @@ std::vector<UnaryCase> unaryCases() {
       EXPECT_TRUE(oracle::evalUnary(kind, x, {}, &f, &df)) << kind;
       return f;
     };
-    cases.push_back({u.kind, ref, u.positive ? 0.1 : -2, u.positive ? 4 : 2, {}});
+    cases.push_back({u.kind, ref, u.positive ? 0.1 : -u.width(2), u.positive ? 4 : u.width(2), {}});
   }
   auto with = [](const char *kind, oracle::UnaryArgs a) {
     return [kind, a](double x) {

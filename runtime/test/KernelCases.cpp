@@ -26,8 +26,9 @@ std::vector<Case> allCases() {
   const T act = {64, 1024}, img = {8, 16, 32, 32};
   // The float unary kernels without attributes (UnaryKinds.def), and gelu.
   for (const oracle::UnaryFunctionInfo &u : oracle::unaryFunctions())
-    if (u.kernel && !u.attrs && u.floating)
-      cs.push_back(make(u.kind, {{F32, act, 0.5, 2.0}}, {{F32, act}}));
+    if (u.kernel && !u.attrs && u.floating) // [0.5, 2], or across the reach
+      cs.push_back(make(u.kind, {{F32, act, u.reach ? -u.reach : 0.5, u.reach ? u.reach : 2.0}},
+                        {{F32, act}}));
   cs.push_back(make("gelu", {{F32, act, 0.5, 2.0}}, {{F32, act}}));
   cs.push_back(make("not", {{I1, act}}, {{I1, act}}));
   cs.push_back(make("leaky_relu", {{BF16, act}}, {{BF16, act}}, {aFloat("alpha", 0.1)}));
@@ -238,8 +239,10 @@ std::vector<Case> allCases() {
   // fixed ulp bound (docs/runtime.md, "The CUDA backend").
   for (const oracle::UnaryFunctionInfo &u : oracle::unaryFunctions())
     if (u.grad && std::string(u.kind) != "tanh" && std::string(u.kind) != "gelu_tanh")
-      cs.push_back(make("unary_grad", {{F32, {4096}, 0.5, 2.0}, {F32, {4096}}}, {{F32, {4096}}},
-                        {aString("kind", u.kind)}));
+      cs.push_back(
+          make("unary_grad",
+               {{F32, {4096}, u.reach ? -u.reach : 0.5, u.reach ? u.reach : 2.0}, {F32, {4096}}},
+               {{F32, {4096}}}, {aString("kind", u.kind)}));
   // The FP8 contractions' other layouts on CUDA: A stored [K, M] and B
   // [K, N], both transposed into cuBLASLt's TN layout in the workspace, with
   // alpha and beta; and E5M2 times E5M2, which cuBLASLt's FP8 GEMMs do not

@@ -17,7 +17,9 @@
 #define MPTRT_TEST_UNARYORACLE_H
 
 #include <cmath>
+#include <iterator>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace mptrt {
@@ -63,6 +65,25 @@ struct Softplus {
     return x > 0 ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x));
   }
   static double df(double x, const UnaryArgs &) { return 1.0 / (1.0 + std::exp(-x)); }
+};
+struct Sin {
+  static double f(double x, const UnaryArgs &) { return std::sin(x); }
+  static double df(double x, const UnaryArgs &) { return std::cos(x); }
+};
+struct Cos {
+  static double f(double x, const UnaryArgs &) { return std::cos(x); }
+  static double df(double x, const UnaryArgs &) { return -std::sin(x); }
+};
+// x relu6(x + 3) / 6; at the kinks, the derivative of the middle piece.
+struct HardSwish {
+  static constexpr double reach = 4.5;
+  static constexpr double kinks[] = {-3.0, 3.0};
+  static double f(double x, const UnaryArgs &) {
+    return x * std::fmin(std::fmax(x + 3.0, 0.0), 6.0) / 6.0;
+  }
+  static double df(double x, const UnaryArgs &) {
+    return x < -3.0 ? 0.0 : (x <= 3.0 ? x / 3.0 + 0.5 : 1.0);
+  }
 };
 struct Relu {
   static double f(double x, const UnaryArgs &) { return x > 0 ? x : 0.0; }
@@ -123,10 +144,29 @@ inline bool evalUnary(const std::string &kind, double x, const UnaryArgs &a, dou
   return false;
 }
 
+/// Where tests draw a function's inputs, when not the tests' own default:
+/// an oracle whose shape lies further out than [-2, 2] says so with a
+/// `reach` member (inputs in [-reach, reach]) and a `kinks` array (points
+/// the finite differences keep away from, and the kernel tests hit exactly).
+template <class T, class = void> struct DomainOf {
+  static constexpr double reach = 0;
+  static std::vector<double> kinks() { return {}; }
+};
+template <class T> struct DomainOf<T, std::void_t<decltype(T::reach)>> {
+  static constexpr double reach = T::reach;
+  static std::vector<double> kinks() { return {std::begin(T::kinks), std::end(T::kinks)}; }
+};
+
 /// One row of UnaryKinds.def, for tests that walk every function.
 struct UnaryFunctionInfo {
   const char *kind;
   bool kernel, attrs, floating, integer, transcendental, grad, positive;
+  /// 0, or the half-width of the inputs to draw (DomainOf).
+  double reach;
+  std::vector<double> kinks;
+  /// The half-width of a test's inputs: its own default `def`, or the
+  /// function's reach where that is wider.
+  double width(double def) const { return reach > def ? reach : def; }
 };
 
 /// Every function of UnaryKinds.def, in order.
@@ -134,7 +174,16 @@ inline const std::vector<UnaryFunctionInfo> &unaryFunctions() {
   static const std::vector<UnaryFunctionInfo> all = {
 #define MPTRT_UNARY_FUNCTION(Name, k, kernel, attrs, floating, integer, transcendental, grad,      \
                              positive)                                                             \
-  {#k, kernel, attrs, floating, integer, transcendental, grad, positive},
+  {#k,                                                                                             \
+   kernel,                                                                                         \
+   attrs,                                                                                          \
+   floating,                                                                                       \
+   integer,                                                                                        \
+   transcendental,                                                                                 \
+   grad,                                                                                           \
+   positive,                                                                                       \
+   DomainOf<Name>::reach,                                                                          \
+   DomainOf<Name>::kinks()},
 #include "mptrt/generated/UnaryKinds.def"
   };
   return all;

@@ -130,9 +130,13 @@ std::vector<GradientCase> gradientCases() {
   // attributes whose rule is unary_grad), on inputs in its domain.
   for (const mptrt::oracle::UnaryFunctionInfo &u :
        mptrt::oracle::unaryFunctions())
-    if (u.kernel && !u.attrs && u.grad)
+    if (u.kernel && !u.attrs && u.grad) {
+      std::vector<double> avoid = u.kinks;
+      avoid.push_back(0);
       unary(std::string("mpt.") + u.kind, std::string("mpt.") + u.kind, "",
-            u.positive ? uniform(0.3, 3) : Input{});
+            u.positive ? uniform(0.3, 3)
+                       : uniform(-u.width(2), u.width(2), avoid));
+    }
   unary("mpt.neg", "mpt.neg", "", {});
   unary("mpt.leaky_relu", "mpt.leaky_relu", " {alpha = 0.2 : f32}", {});
   unary("mpt.gelu", "mpt.gelu", "", uniform(-3, 3));

@@ -57,7 +57,8 @@ TEST_F(ReferenceBackwardOpTest, UnaryGradMatchesEveryKind) {
        mptrt::oracle::unaryFunctions())
     if (u.kernel && !u.attrs && u.grad)
       cases.push_back({u.kind, std::string("mpt.") + u.kind + " %x", "",
-                       u.positive ? 0.2 : -2, u.positive ? 3.0 : 2.0});
+                       u.positive ? 0.2 : -u.width(2),
+                       u.positive ? 3.0 : u.width(2)});
   cases.push_back({"leaky_relu", "mpt.leaky_relu %x {alpha = 0.25 : f32}",
                    ", alpha = 0.25 : f32", -2, 2});
   cases.push_back({"gelu", "mpt.gelu %x", "", -3, 3});

@@ -161,6 +161,39 @@ template <class L> struct Softplus : UnaryBase {
   }
 };
 
+template <class L> struct Sin : UnaryBase {
+  MPTRT_HOST_DEVICE static float f(float x, const UnaryConsts &) { return L::sin(x); }
+  MPTRT_HOST_DEVICE static float grad(float x, float dy, const UnaryConsts &) {
+    return dy * L::cos(x);
+  }
+};
+
+template <class L> struct Cos : UnaryBase {
+  MPTRT_HOST_DEVICE static float f(float x, const UnaryConsts &) { return L::cos(x); }
+  // dy * -sin(x), as PyTorch rounds it (the negation is exact).
+  MPTRT_HOST_DEVICE static float grad(float x, float dy, const UnaryConsts &) {
+    return dy * -L::sin(x);
+  }
+};
+
+// x * min(max(x + 3, 0), 6) / 6, PyTorch's order of operations; the
+// derivative is 0 below -3, x / 3 + 1/2 from -3 to 3 (both included, as
+// PyTorch's), 1 above. NaN stays NaN.
+template <class L> struct HardSwish : UnaryBase {
+  MPTRT_HOST_DEVICE static float f(float x, const UnaryConsts &) {
+    const float s = x + 3.0f;
+    const float r = s < 0.0f ? 0.0f : (s > 6.0f ? 6.0f : s);
+    return x * r / 6.0f;
+  }
+  MPTRT_HOST_DEVICE static float grad(float x, float dy, const UnaryConsts &) {
+    if (x < -3.0f)
+      return 0.0f;
+    if (x <= 3.0f)
+      return dy * (x / 3.0f + 0.5f);
+    return dy;
+  }
+};
+
 // NaN stays NaN.
 template <class L> struct Relu {
   MPTRT_HOST_DEVICE static float f(float x, const UnaryConsts &) { return x < 0.0f ? 0.0f : x; }

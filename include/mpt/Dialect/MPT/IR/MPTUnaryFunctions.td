@@ -151,6 +151,30 @@ def MPT_UF_Softplus : MPT_UnaryFunction<"softplus", "Softplus"> {
   let onnx = "Softplus";
   let onnxSince = 1;
 }
+def MPT_UF_Sin : MPT_UnaryFunction<"sin", "Sin"> {
+  let summary = "Sine";
+  // Rotary embeddings take the sine of positions in the thousands, where a
+  // bf16 argument is off by more than a period.
+  let policy = "RequireF32";
+  let transcendental = 1;
+  let onnx = "Sin";
+  let onnxSince = 7;
+}
+def MPT_UF_Cos : MPT_UnaryFunction<"cos", "Cos"> {
+  let summary = "Cosine";
+  // As sin: large arguments (rotary positions) need FP32.
+  let policy = "RequireF32";
+  let transcendental = 1;
+  let onnx = "Cos";
+  let onnxSince = 7;
+}
+// x * relu6(x + 3) / 6, as PyTorch computes it (ONNX: x * HardSigmoid(x)
+// with alpha = 1/6 and beta = 0.5).
+def MPT_UF_HardSwish : MPT_UnaryFunction<"hard_swish", "HardSwish"> {
+  let summary = "x * min(max(x + 3, 0), 6) / 6";
+  let onnx = "HardSwish";
+  let onnxSince = 14;
+}
 def MPT_UF_LeakyRelu : MPT_UnaryFunction<"leaky_relu", "LeakyRelu"> {
   let summary = "x if x >= 0 else alpha * x";
   let attrs = 1;
