@@ -1,13 +1,16 @@
 //===- ImportConformance.cpp - import every ONNX backend node test --------===//
 //
 //   mpt-import-conformance <node-test-dir> <expected-unsupported.txt>
+//                          [<doc.md>]
 //
 // Imports the model of every ONNX backend node test (Debian's
 // libonnx-testdata) and prints how many imported, how many were reported
 // unsupported, and how many failed. It fails when a test whose ops are all
 // on MPT's supported list does not import, unless expected-unsupported.txt
 // lists it with a reason; and when a listed test imports after all (so the
-// list stays true). A crash fails it too, since it runs in-process.
+// list stays true). A crash fails it too, since it runs in-process. With a
+// doc (docs/importer.md), it also fails unless the doc states the counts it
+// printed, so that the doc's "Current counts" cannot go stale.
 //
 //===----------------------------------------------------------------------===//
 #include "NodeTests.h"
@@ -21,6 +24,7 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cctype>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -28,9 +32,9 @@
 using namespace mlir;
 
 int main(int argc, char **argv) {
-  if (argc != 3) {
+  if (argc != 3 && argc != 4) {
     llvm::errs() << "usage: " << argv[0]
-                 << " <node-test-dir> <expected-unsupported.txt>\n";
+                 << " <node-test-dir> <expected-unsupported.txt> [<doc.md>]\n";
     return 2;
   }
   std::string root = argv[1];
@@ -131,6 +135,32 @@ int main(int argc, char **argv) {
                << failed << " (" << outOfTypeSet
                << " use element types outside MPT's set; " << expected.size()
                << " listed as expected-unsupported)\n";
+  if (argc == 4) {
+    std::ifstream in(argv[3]);
+    std::stringstream doc;
+    doc << in.rdbuf();
+    std::string text = doc.str();
+    // The doc's words may wrap anywhere: compare with whitespace collapsed.
+    auto collapse = [](const std::string &s) {
+      std::string out;
+      for (char ch : s)
+        if (!std::isspace(static_cast<unsigned char>(ch)))
+          out += ch;
+        else if (!out.empty() && out.back() != ' ')
+          out += ' ';
+      return out;
+    };
+    std::ostringstream want;
+    want << "Current counts: " << tests.size() << " tests, " << imported
+         << " imported, " << unsupported << " reported unsupported, " << failed
+         << " failed; " << outOfTypeSet
+         << " of the unsupported use element types outside MPT's set";
+    if (!in || collapse(text).find(want.str()) == std::string::npos) {
+      ++problems;
+      llvm::outs() << "STALE DOC " << argv[3] << ": it must say \""
+                   << want.str() << "\"\n";
+    }
+  }
   if (problems) {
     llvm::outs() << problems << " conformance problem(s)\n";
     return 1;
