@@ -124,8 +124,9 @@ TEST(UnaryGradKernel, EveryKind) {
       ASSERT_TRUE(r.ok) << r.error;
       std::vector<double> ref(x.numel());
       for (int64_t i = 0; i < x.numel(); ++i) {
-        oracle::UnaryArgs a;
-        a.alpha = c.alpha;
+        oracle::UnaryArgs a = oracle::defaultArgs(c.kind);
+        if (c.kind == "leaky_relu")
+          a.alpha = c.alpha;
         a.lo = c.lo;
         a.hi = c.hi;
         double f, df;

@@ -27,7 +27,8 @@ namespace oracle {
 
 /// The attributes of the functions that take some.
 struct UnaryArgs {
-  double alpha = 0.01;                  // leaky_relu
+  double alpha = 0.01;                  // leaky_relu; a float parameter
+  double beta = 0, gamma = 0;           // the other float parameters
   double lo = -INFINITY, hi = INFINITY; // clip
 };
 
@@ -84,6 +85,42 @@ struct HardSwish {
   static double df(double x, const UnaryArgs &) {
     return x < -3.0 ? 0.0 : (x <= 3.0 ? x / 3.0 + 0.5 : 1.0);
   }
+};
+struct Elu {
+  static double f(double x, const UnaryArgs &a) { return x > 0 ? x : a.alpha * std::expm1(x); }
+  static double df(double x, const UnaryArgs &a) { return x > 0 ? 1.0 : a.alpha * std::exp(x); }
+};
+struct Selu {
+  static double f(double x, const UnaryArgs &a) {
+    return a.gamma * (x > 0 ? x : a.alpha * std::expm1(x));
+  }
+  static double df(double x, const UnaryArgs &a) {
+    return a.gamma * (x > 0 ? 1.0 : a.alpha * std::exp(x));
+  }
+};
+struct Celu {
+  static double f(double x, const UnaryArgs &a) {
+    return x > 0 ? x : a.alpha * std::expm1(x / a.alpha);
+  }
+  static double df(double x, const UnaryArgs &a) { return x > 0 ? 1.0 : std::exp(x / a.alpha); }
+};
+// Kinks where alpha x + beta is 0 or 1: +-2.5 at the defaults.
+struct HardSigmoid {
+  static constexpr double reach = 3.5;
+  static constexpr double kinks[] = {-2.5, 2.5};
+  static double f(double x, const UnaryArgs &a) {
+    return std::fmin(std::fmax(a.alpha * x + a.beta, 0.0), 1.0);
+  }
+  static double df(double x, const UnaryArgs &a) {
+    const double t = a.alpha * x + a.beta;
+    return t > 0 && t < 1 ? a.alpha : 0.0;
+  }
+};
+struct ThresholdedRelu {
+  static constexpr double reach = 2;
+  static constexpr double kinks[] = {1.0};
+  static double f(double x, const UnaryArgs &a) { return x > a.alpha ? x : 0.0; }
+  static double df(double x, const UnaryArgs &a) { return x > a.alpha ? 1.0 : 0.0; }
 };
 struct Relu {
   static double f(double x, const UnaryArgs &) { return x > 0 ? x : 0.0; }
@@ -156,6 +193,17 @@ template <class T> struct DomainOf<T, std::void_t<decltype(T::reach)>> {
   static constexpr double reach = T::reach;
   static std::vector<double> kinks() { return {std::begin(T::kinks), std::end(T::kinks)}; }
 };
+
+/// The arguments a function of kind `kind` takes when its op or kernel
+/// gives none: its record's parameter defaults (UnaryKinds.def).
+inline UnaryArgs defaultArgs(const std::string &kind) {
+  UnaryArgs a;
+#define MPTRT_UNARY_PARAM(Name, k, param, value)                                                   \
+  if (kind == #k)                                                                                  \
+    a.param = value;
+#include "mptrt/generated/UnaryKinds.def"
+  return a;
+}
 
 /// One row of UnaryKinds.def, for tests that walk every function.
 struct UnaryFunctionInfo {

@@ -137,6 +137,11 @@ std::vector<GradientCase> gradientCases() {
             u.positive ? uniform(0.3, 3)
                        : uniform(-u.width(2), u.width(2), avoid));
     }
+  // Float parameters away from their defaults reach the rule.
+  unary("mpt.selu", "mpt.selu/params",
+        " {alpha = 1.5 : f32, gamma = 0.75 : f32}", {});
+  unary("mpt.hard_sigmoid", "mpt.hard_sigmoid/params",
+        " {alpha = 0.5 : f32, beta = 0.6 : f32}", uniform(-2, 2, {-1.2, 0.8}));
   unary("mpt.neg", "mpt.neg", "", {});
   unary("mpt.leaky_relu", "mpt.leaky_relu", " {alpha = 0.2 : f32}", {});
   unary("mpt.gelu", "mpt.gelu", "", uniform(-3, 3));

@@ -63,9 +63,11 @@ RefEvaluator unary(std::function<double(Operation *, double)> fn) {
 }
 
 /// The attributes of a unary op or unary_grad, for the oracle.
-mptrt::oracle::UnaryArgs unaryArgsOf(Operation *op) {
-  mptrt::oracle::UnaryArgs a;
-  a.alpha = floatAttr(op, "alpha", 0.01);
+mptrt::oracle::UnaryArgs unaryArgsOf(Operation *op, const std::string &kind) {
+  mptrt::oracle::UnaryArgs a = mptrt::oracle::defaultArgs(kind);
+  a.alpha = floatAttr(op, "alpha", a.alpha);
+  a.beta = floatAttr(op, "beta", a.beta);
+  a.gamma = floatAttr(op, "gamma", a.gamma);
   if (std::optional<double> lo = optionalFloatAttr(op, "min"))
     a.lo = *lo;
   if (std::optional<double> hi = optionalFloatAttr(op, "max"))
@@ -77,7 +79,7 @@ mptrt::oracle::UnaryArgs unaryArgsOf(Operation *op) {
 RefEvaluator unaryFunction(std::string kind) {
   return unary([kind](Operation *op, double x) {
     double f, df;
-    mptrt::oracle::evalUnary(kind, x, unaryArgsOf(op), &f, &df);
+    mptrt::oracle::evalUnary(kind, x, unaryArgsOf(op, kind), &f, &df);
     return f;
   });
 }
@@ -147,7 +149,8 @@ double minimum(ArrayRef<double> a, bool) {
 /// f'(x) for unary_grad's `kind`; nullopt for an unknown kind.
 std::optional<double> derivative(Operation *op, StringRef kind, double x) {
   double f, df;
-  if (!mptrt::oracle::evalUnary(kind.str(), x, unaryArgsOf(op), &f, &df))
+  if (!mptrt::oracle::evalUnary(kind.str(), x, unaryArgsOf(op, kind.str()), &f,
+                                &df))
     return std::nullopt;
   return df;
 }

@@ -53,11 +53,21 @@ TEST_F(ReferenceBackwardOpTest, UnaryGradMatchesEveryKind) {
   };
   // The ops generated from MPTUnaryFunctions.td, then those with attributes.
   std::vector<Case> cases;
+  // A function's float parameters at their defaults, as the rule writes
+  // them on unary_grad.
+  auto paramAttrs = [](const std::string &kind) {
+    std::string s;
+#define MPTRT_UNARY_PARAM(Name, k, param, value)                               \
+  if (kind == #k)                                                              \
+    s += ", " #param " = " #value " : f32";
+#include "mptrt/generated/UnaryKinds.def"
+    return s;
+  };
   for (const mptrt::oracle::UnaryFunctionInfo &u :
        mptrt::oracle::unaryFunctions())
     if (u.kernel && !u.attrs && u.grad)
-      cases.push_back({u.kind, std::string("mpt.") + u.kind + " %x", "",
-                       u.positive ? 0.2 : -u.width(2),
+      cases.push_back({u.kind, std::string("mpt.") + u.kind + " %x",
+                       paramAttrs(u.kind), u.positive ? 0.2 : -u.width(2),
                        u.positive ? 3.0 : u.width(2)});
   cases.push_back({"leaky_relu", "mpt.leaky_relu %x {alpha = 0.25 : f32}",
                    ", alpha = 0.25 : f32", -2, 2});

@@ -23,6 +23,8 @@ struct Function {
   StringRef kind, name, onnx, operands, summary, policy;
   bool kernel, attrs, floating, integer, transcendental, grad, positive;
   int64_t onnxSince;
+  /// Float parameters (alpha, beta, gamma) and their defaults.
+  std::vector<StringRef> params, paramDefaults;
 };
 
 bool isSnakeCase(StringRef s) {
@@ -54,7 +56,10 @@ const char *kHeader =
 //   MPTRT_UNARY_PLAIN_KERNEL(Name, kind)
 //     the kernel kinds without attributes.
 //   MPTRT_UNARY_IMPORT(Name, OnnxName, sinceOpset)
-//     ONNX operators imported as the op with no attributes.
+//     ONNX operators imported as the op, with its float parameters.
+//   MPTRT_UNARY_PARAM(Name, kind, param, value)
+//     each float parameter of a function (alpha, beta or gamma), with the
+//     value it takes when absent.
 //
 // MPTRT_UNARY_GRAD_KINDS is the '|'-separated list of unary_grad's kinds.
 //
@@ -88,7 +93,9 @@ std::vector<Function> readFunctions(const RecordKeeper &records) {
                r->getValueAsBit("transcendental"),
                r->getValueAsBit("grad"),
                r->getValueAsBit("positive"),
-               r->getValueAsInt("onnxSince")};
+               r->getValueAsInt("onnxSince"),
+               r->getValueAsListOfStrings("params"),
+               r->getValueAsListOfStrings("paramDefaults")};
     if (!isSnakeCase(f.kind))
       PrintFatalError(r, "kind '" + f.kind + "' is not snake_case");
     if (f.name.empty() || !isUpper(f.name.front()))
@@ -102,6 +109,20 @@ std::vector<Function> readFunctions(const RecordKeeper &records) {
         f.operands != "Bool")
       PrintFatalError(r, "operands must be Float, Numeric or Bool, not '" +
                              f.operands + "'");
+    if (f.params.size() != f.paramDefaults.size())
+      PrintFatalError(r, "params and paramDefaults differ in length");
+    for (StringRef p : f.params)
+      if (p != "alpha" && p != "beta" && p != "gamma")
+        PrintFatalError(r,
+                        "a parameter is alpha, beta or gamma, not '" + p + "'");
+    for (StringRef d : f.paramDefaults) {
+      double value;
+      if (d.getAsDouble(value))
+        PrintFatalError(r, "parameter default '" + d + "' is not a number");
+    }
+    if (!f.params.empty() && (f.attrs || !f.kernel))
+      PrintFatalError(r, "parameters need a kernel without hand-written "
+                         "attributes");
     if (!f.onnx.empty() && (f.attrs || !f.kernel || f.onnxSince < 1))
       PrintFatalError(r, "an 'onnx' import needs a kernel without attributes "
                          "and onnxSince >= 1");
@@ -123,6 +144,9 @@ bool mpt::tblgen::emitUnaryKinds(const RecordKeeper &records, raw_ostream &os) {
         "MPTRT_UNARY_PLAIN_KERNEL(Name, kind)\n#endif\n"
         "#ifndef MPTRT_UNARY_IMPORT\n#define MPTRT_UNARY_IMPORT(Name, "
         "OnnxName, sinceOpset)\n"
+        "#endif\n"
+        "#ifndef MPTRT_UNARY_PARAM\n#define MPTRT_UNARY_PARAM(Name, kind, "
+        "param, value)\n"
         "#endif\n\n";
 
   std::string gradKinds;
@@ -146,9 +170,14 @@ bool mpt::tblgen::emitUnaryKinds(const RecordKeeper &records, raw_ostream &os) {
     if (!f.onnx.empty())
       os << "MPTRT_UNARY_IMPORT(" << f.name << ", " << f.onnx << ", "
          << f.onnxSince << ")\n";
+  os << "\n";
+  for (const Function &f : functions)
+    for (size_t i = 0; i < f.params.size(); ++i)
+      os << "MPTRT_UNARY_PARAM(" << f.name << ", " << f.kind << ", "
+         << f.params[i] << ", " << f.paramDefaults[i] << ")\n";
   os << "\n#undef MPTRT_UNARY_FUNCTION\n#undef "
         "MPTRT_UNARY_PLAIN_KERNEL\n#undef "
-        "MPTRT_UNARY_IMPORT\n";
+        "MPTRT_UNARY_IMPORT\n#undef MPTRT_UNARY_PARAM\n";
   return false;
 }
 
@@ -180,6 +209,9 @@ bool mpt::tblgen::emitUnaryDocs(const RecordKeeper &records, raw_ostream &os) {
     if (summary.empty())
       summary =
           f.kernel ? "see the op's documentation" : "a mode of another kernel";
+    for (size_t i = 0; i < f.params.size(); ++i)
+      summary += (i ? ", " : "; ") + f.params[i].str() + " = " +
+                 f.paramDefaults[i].str();
     os << "| `" << f.kind << "` | " << summary << " | " << operands << " | "
        << (f.kernel ? f.policy.str() : std::string("-")) << " | "
        << (f.grad ? "yes" : "no") << " | "

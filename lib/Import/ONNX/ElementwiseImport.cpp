@@ -6,8 +6,16 @@ using namespace mlir;
 namespace mpt::onnx_import {
 namespace {
 
+/// A unary function of MPTUnaryFunctions.td; the node's attributes that
+/// are the op's float parameters (alpha, beta, gamma) are read, the others
+/// take the record's defaults.
 template <typename OpTy> LogicalResult importUnary(NodeContext &c) {
-  return c.produce<OpTy>({c.input(0)});
+  SmallVector<NamedAttribute> params;
+  for (StringRef name : OpTy::getAttributeNames())
+    if (c.hasAttr(name))
+      params.push_back(
+          c.named(name, c.b.getF32FloatAttr(c.getFloat(name, 0.0f))));
+  return c.produce<OpTy>({c.input(0)}, params);
 }
 
 template <typename OpTy> LogicalResult importBinary(NodeContext &c) {
@@ -83,7 +91,7 @@ LogicalResult importClip11(NodeContext &c) {
 } // namespace
 
 void registerElementwiseImporters(OpImporterTable &t) {
-  // The unary functions imported without attributes (MPTUnaryFunctions.td).
+  // The unary functions of MPTUnaryFunctions.td with an ONNX row.
 #define MPTRT_UNARY_IMPORT(Name, OnnxName, sinceOpset)                         \
   t.add(#OnnxName, {sinceOpset, importUnary<Name##Op>});
 #include "mptrt/generated/UnaryKinds.def"

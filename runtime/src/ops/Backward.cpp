@@ -26,7 +26,7 @@ Status expectOperandShape(const KernelView &v, size_t i, const char *name,
 
 Status decodeUnaryGrad(const KernelView &v, UnaryGradParams *p) {
   MPTRT_TRY(v.expectCounts(2, 2, 1, 1));
-  MPTRT_TRY(v.allowOnly({"kind", "alpha", "min", "max"}));
+  MPTRT_TRY(v.allowOnly({"kind", "alpha", "beta", "gamma", "min", "max"}));
   MPTRT_TRY(expectAllFloat(v));
   if (!v.has("kind"))
     return v.error("missing required attribute 'kind'");
@@ -56,6 +56,7 @@ Status decodeUnaryGrad(const KernelView &v, UnaryGradParams *p) {
   double alpha;
   MPTRT_TRY(v.getFloat("alpha", 0.01, &alpha));
   p->alpha = static_cast<float>(alpha);
+  MPTRT_TRY(readUnaryParams(v, p->op, &p->alpha, &p->beta, &p->gamma));
   p->hasMin = v.has("min");
   p->hasMax = v.has("max");
   MPTRT_TRY(v.getFloat("min", 0, &p->clipMin));

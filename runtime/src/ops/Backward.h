@@ -23,7 +23,8 @@ namespace rt {
 /// unary_grad: x, dy -> dx = f'(x) * dy, elementwise; `kind` names f.
 struct UnaryGradParams {
   UnaryOp op = UnaryOp::Relu; // never Neg or Not
-  float alpha = 0.01f;        // leaky_relu
+  float alpha = 0.01f;        // leaky_relu, and a function's float parameters
+  float beta = 0, gamma = 0;
   double clipMin = 0, clipMax = 0;
   bool hasMin = false, hasMax = false;
   int64_t numel = 0;

@@ -61,7 +61,39 @@ const UnaryKind kUnaryKinds[] = {
 #include "mptrt/generated/UnaryKinds.def"
 };
 
+/// The functions' float parameters, with their defaults.
+struct UnaryParamRow {
+  UnaryOp op;
+  const char *name;
+  double defaultValue;
+};
+const UnaryParamRow kUnaryParams[] = {
+#define MPTRT_UNARY_PARAM(Name, kind, param, value) {UnaryOp::Name, #param, value},
+#include "mptrt/generated/UnaryKinds.def"
+};
+
+bool hasUnaryParams(UnaryOp op) {
+  for (const UnaryParamRow &row : kUnaryParams)
+    if (row.op == op)
+      return true;
+  return false;
+}
+
 } // namespace
+
+Status readUnaryParams(const KernelView &v, UnaryOp op, float *alpha, float *beta, float *gamma) {
+  for (const UnaryParamRow &row : kUnaryParams) {
+    if (row.op != op)
+      continue;
+    float *slot = std::strcmp(row.name, "alpha") == 0  ? alpha
+                  : std::strcmp(row.name, "beta") == 0 ? beta
+                                                       : gamma;
+    double value;
+    MPTRT_TRY(v.getFloat(row.name, row.defaultValue, &value));
+    *slot = static_cast<float>(value);
+  }
+  return Status::ok();
+}
 
 Status decodeUnary(const KernelView &v, UnaryParams *p) {
   const UnaryKind *kind = nullptr;
@@ -105,7 +137,9 @@ Status decodeUnary(const KernelView &v, UnaryParams *p) {
       return v.error("clip bounds must not be NaN");
     break;
   default:
-    MPTRT_TRY(v.allowOnly({}));
+    // Only the float parameters its record declares (KernelSchema.def).
+    MPTRT_TRY(hasUnaryParams(p->op) ? v.allowSchemaAttributes() : v.allowOnly({}));
+    MPTRT_TRY(readUnaryParams(v, p->op, &p->alpha, &p->beta, &p->gamma));
     break;
   }
 

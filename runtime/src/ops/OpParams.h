@@ -58,11 +58,18 @@ enum class UnaryOp {
 struct UnaryParams {
   UnaryOp op = UnaryOp::Relu;
   bool integer = false; // i32/i64 in and out (relu, neg, abs, clip); i1 for not
-  float alpha = 0.01f;  // leaky_relu
+  float alpha = 0.01f;  // leaky_relu, and a function's float parameters
+  float beta = 0, gamma = 0;
   double clipMin = 0, clipMax = 0;
   bool hasMin = false, hasMax = false;
 };
 Status decodeUnary(const KernelView &v, UnaryParams *p);
+
+/// Reads the float parameters `op`'s record declares (UnaryKinds.def's
+/// MPTRT_UNARY_PARAM rows: alpha, beta, gamma) into the slots of those
+/// names, each with the record's default when absent; the other slots keep
+/// their values.
+Status readUnaryParams(const KernelView &v, UnaryOp op, float *alpha, float *beta, float *gamma);
 
 /// The elementwise binary kinds: X(Name, kind) for each, in order.
 // clang-format off

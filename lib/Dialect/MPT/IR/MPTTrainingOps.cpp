@@ -18,6 +18,21 @@ LogicalResult UnaryGradOp::verify() {
     return emitOpError("unknown kind '") << getKind() << "'";
   if ((getMinAttr() || getMaxAttr()) && getKind() != "clip")
     return emitOpError("only kind 'clip' takes 'min' and 'max'");
+  // beta and gamma belong to the functions that declare them.
+  static const std::pair<llvm::StringLiteral, llvm::StringLiteral> params[] = {
+#define MPTRT_UNARY_PARAM(Name, kind, param, value) {#kind, #param},
+#include "mptrt/generated/UnaryKinds.def"
+  };
+  for (auto [param, attr] :
+       {std::pair<StringRef, Attribute>{"beta", getBetaAttr()},
+        std::pair<StringRef, Attribute>{"gamma", getGammaAttr()}}) {
+    bool declared = llvm::any_of(params, [&](const auto &row) {
+      return row.first == getKind() && row.second == param;
+    });
+    if (attr && !declared)
+      return emitOpError("kind '")
+             << getKind() << "' takes no '" << param << "'";
+  }
   return success();
 }
 

@@ -40,7 +40,8 @@ namespace math {
 
 /// The attributes of the functions that take some.
 struct UnaryConsts {
-  float alpha = 0.01f;                      // leaky_relu's slope
+  float alpha = 0.01f;                      // leaky_relu's slope; a parameter
+  float beta = 0, gamma = 0;                // the other float parameters
   float lo = -INFINITY, hi = INFINITY;      // clip's bounds on floats
   int64_t ilo = INT64_MIN, ihi = INT64_MAX; // and on integers
 };
@@ -59,6 +60,8 @@ inline int64_t intBound(double v, bool lower) {
 template <class Params> UnaryConsts unaryConstsOf(const Params &p) {
   UnaryConsts c;
   c.alpha = p.alpha;
+  c.beta = p.beta;
+  c.gamma = p.gamma;
   if (p.hasMin) {
     c.lo = static_cast<float>(p.clipMin);
     c.ilo = intBound(p.clipMin, true);
@@ -191,6 +194,60 @@ template <class L> struct HardSwish : UnaryBase {
     if (x <= 3.0f)
       return dy * (x / 3.0f + 0.5f);
     return dy;
+  }
+};
+
+// The exponential linear units, as PyTorch computes them: expm1 below 0,
+// and the derivative (dy * coefficient) * exp there. celu divides its input
+// by alpha (multiplying by 1 / alpha, as PyTorch). NaN stays NaN.
+template <class L> struct Elu : UnaryBase {
+  MPTRT_HOST_DEVICE static float f(float x, const UnaryConsts &c) {
+    return x <= 0.0f ? L::expm1(x) * c.alpha : x;
+  }
+  MPTRT_HOST_DEVICE static float grad(float x, float dy, const UnaryConsts &c) {
+    return x <= 0.0f ? dy * c.alpha * L::exp(x) : dy;
+  }
+};
+
+template <class L> struct Selu : UnaryBase {
+  MPTRT_HOST_DEVICE static float f(float x, const UnaryConsts &c) {
+    return x <= 0.0f ? L::expm1(x) * (c.alpha * c.gamma) : x * c.gamma;
+  }
+  MPTRT_HOST_DEVICE static float grad(float x, float dy, const UnaryConsts &c) {
+    return x <= 0.0f ? dy * (c.alpha * c.gamma) * L::exp(x) : dy * c.gamma;
+  }
+};
+
+template <class L> struct Celu : UnaryBase {
+  MPTRT_HOST_DEVICE static float f(float x, const UnaryConsts &c) {
+    return x <= 0.0f ? L::expm1(x * (1.0f / c.alpha)) * c.alpha : x;
+  }
+  MPTRT_HOST_DEVICE static float grad(float x, float dy, const UnaryConsts &c) {
+    const float inv = 1.0f / c.alpha;
+    return x <= 0.0f ? dy * inv * c.alpha * L::exp(x * inv) : dy;
+  }
+};
+
+// min(max(alpha x + beta, 0), 1); the derivative is alpha strictly inside,
+// 0 at and beyond the bounds (as PyTorch's). NaN stays NaN.
+template <class L> struct HardSigmoid : UnaryBase {
+  MPTRT_HOST_DEVICE static float f(float x, const UnaryConsts &c) {
+    const float t = c.alpha * x + c.beta;
+    return t < 0.0f ? 0.0f : (t > 1.0f ? 1.0f : t);
+  }
+  MPTRT_HOST_DEVICE static float grad(float x, float dy, const UnaryConsts &c) {
+    const float t = c.alpha * x + c.beta;
+    return t > 0.0f && t < 1.0f ? dy * c.alpha : 0.0f;
+  }
+};
+
+// x above alpha, else 0; NaN stays NaN.
+template <class L> struct ThresholdedRelu : UnaryBase {
+  MPTRT_HOST_DEVICE static float f(float x, const UnaryConsts &c) {
+    return x <= c.alpha ? 0.0f : x;
+  }
+  MPTRT_HOST_DEVICE static float grad(float x, float dy, const UnaryConsts &c) {
+    return x > c.alpha ? dy : 0.0f;
   }
 };
 

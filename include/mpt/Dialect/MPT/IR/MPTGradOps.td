@@ -22,7 +22,10 @@ def MPT_UnaryGradOp : MPT_GradOp<"unary_grad",
   let description = [{
     `kind` names f: an elementwise unary function of MPTUnaryFunctions.td
     with a gradient (docs/unary-functions.md); `leaky_relu` takes `alpha`,
-    `clip` the optional `min` and `max` of the forward op. The derivative is
+    `clip` the optional `min` and `max` of the forward op, and a function
+    with float parameters its `alpha`, `beta` and `gamma` (the rules
+    generated from the records write every one; an absent `alpha` is 0.01,
+    leaky_relu's default, and an absent `beta` or `gamma` the record's). The derivative is
     taken at the forward input, in FP32.
     ```mlir
     %dx = mpt.unary_grad %x, %dy {kind = "relu"} : (tensor<4xbf16>, tensor<4xbf16>) -> tensor<4xbf16>
@@ -30,6 +33,7 @@ def MPT_UnaryGradOp : MPT_GradOp<"unary_grad",
   }];
   let arguments = (ins MPT_FloatTensor:$input, MPT_FloatTensor:$grad, StrAttr:$kind,
                    DefaultValuedAttr<F32Attr, "0.01">:$alpha,
+                   OptionalAttr<F32Attr>:$beta, OptionalAttr<F32Attr>:$gamma,
                    OptionalAttr<F64Attr>:$min, OptionalAttr<F64Attr>:$max);
   let results = (outs MPT_FloatTensor:$output);
   let hasVerifier = 1;

@@ -206,13 +206,29 @@ def MPT_DropoutOp : MPT_Op<"dropout", [Differentiable, PrecisionPolicy<"Follow">
 
 // The op of a function of MPTUnaryFunctions.td: its mnemonic, operand
 // types, precision policy and summary come from the record.
-class MPT_FunctionOp<MPT_UnaryFunction f, list<Trait> traits = []>
-    : MPT_UnaryOp<f.kind,
-        !cond(!eq(f.operands, "Float") : MPT_FloatTensor,
-              !eq(f.operands, "Numeric") : MPT_NumericTensor,
-              !eq(f.operands, "Bool") : MPT_BoolTensor),
-        !listconcat(traits, [PrecisionPolicy<f.policy>])> {
+class MPT_FunctionOp<MPT_UnaryFunction f, list<Trait> traits = [],
+                     Type T = !cond(!eq(f.operands, "Float") : MPT_FloatTensor,
+                                    !eq(f.operands, "Numeric") : MPT_NumericTensor,
+                                    !eq(f.operands, "Bool") : MPT_BoolTensor)>
+    : MPT_UnaryOp<f.kind, T, !listconcat(traits, [PrecisionPolicy<f.policy>])> {
   let summary = f.summary;
+  // The record's float parameters, with their defaults.
+  let arguments = !con((ins T:$input),
+                       !dag(ins, !foreach(d, f.paramDefaults,
+                                          DefaultValuedAttr<F32Attr, d>),
+                            f.params));
+}
+
+// `gb.builder().getNamedAttr("alpha", <alpha as an F32 attribute>), ...`:
+// the record's parameters, passed on to `unary_grad`.
+class MPT_ParamsToGrad<MPT_UnaryFunction f> {
+  string text = !interleave(
+      !foreach(p, f.params,
+               "gb.builder().getNamedAttr(\"" # p #
+               "\", gb.builder().getF32FloatAttr(get" #
+               !toupper(!substr(p, 0, 1)) # !substr(p, 1) #
+               "().convertToFloat()))"),
+      ", ");
 }
 
 // The functions that are kernels without attributes and whose gradient is
@@ -222,7 +238,8 @@ foreach f = !filter(f, MPTUnaryFunctions, f.genOp) in
 def MPT_ # f.name # Op : MPT_FunctionOp<f, [Differentiable]> {
   let extraClassDefinition =
       "::llvm::LogicalResult $cppClass::buildGradient(::mpt::GradientBuilder &gb) {\n" #
-      "  return ::mpt::grad::unaryGradRule(gb, \"" # f.kind # "\");\n}\n";
+      "  return ::mpt::grad::unaryGradRule(gb, \"" # f.kind # "\", {" #
+      MPT_ParamsToGrad<f>.text # "});\n}\n";
 }
 
 // The functions whose op is written here (a folder, a rule of its own, or

@@ -58,8 +58,14 @@ class MPT_UnaryFunction<string kindArg, string nameArg> {
   bit grad = 1;
   // Defined only for x > 0 (test inputs are drawn there).
   bit positive = 0;
-  // The ONNX operator imported as this op with no attributes ("": none, or
-  // imported by hand), from opset `onnxSince`.
+  // Float parameters, each an attribute of the same name on the ops, the
+  // runtime kernel and `unary_grad` (alpha, beta or gamma), with the value
+  // it takes when absent (a float literal). They are not `attrs`: the ops,
+  // kernels, lowering and importer are still generated.
+  list<string> params = [];
+  list<string> paramDefaults = [];
+  // The ONNX operator imported as this op ("": none, or imported by hand),
+  // from opset `onnxSince`; its attributes named as `params` are read.
   string onnx = "";
   int onnxSince = 0;
   // The `mpt` op is generated from this record (a kernel without
@@ -174,6 +180,48 @@ def MPT_UF_HardSwish : MPT_UnaryFunction<"hard_swish", "HardSwish"> {
   let summary = "x * min(max(x + 3, 0), 6) / 6";
   let onnx = "HardSwish";
   let onnxSince = 14;
+}
+// x if x > 0 else alpha * (exp(x) - 1), as PyTorch: expm1.
+def MPT_UF_Elu : MPT_UnaryFunction<"elu", "Elu"> {
+  let summary = "x if x > 0 else alpha * (exp(x) - 1)";
+  let transcendental = 1;
+  let params = ["alpha"];
+  let paramDefaults = ["1.0"];
+  let onnx = "Elu";
+  let onnxSince = 6;
+}
+def MPT_UF_Selu : MPT_UnaryFunction<"selu", "Selu"> {
+  let summary = "gamma * (x if x > 0 else alpha * (exp(x) - 1))";
+  let transcendental = 1;
+  let params = ["alpha", "gamma"];
+  let paramDefaults = ["1.67326319217681884765625", "1.05070102214813232421875"];
+  let onnx = "Selu";
+  let onnxSince = 6;
+}
+def MPT_UF_Celu : MPT_UnaryFunction<"celu", "Celu"> {
+  let summary = "x if x > 0 else alpha * (exp(x / alpha) - 1)";
+  let transcendental = 1;
+  let params = ["alpha"];
+  let paramDefaults = ["1.0"];
+  let onnx = "Celu";
+  let onnxSince = 12;
+}
+// PyTorch's hardsigmoid exports as alpha = 1/6, beta = 0.5.
+def MPT_UF_HardSigmoid : MPT_UnaryFunction<"hard_sigmoid", "HardSigmoid"> {
+  let summary = "min(max(alpha * x + beta, 0), 1)";
+  let params = ["alpha", "beta"];
+  let paramDefaults = ["0.2", "0.5"];
+  let onnx = "HardSigmoid";
+  let onnxSince = 6;
+}
+def MPT_UF_ThresholdedRelu : MPT_UnaryFunction<"thresholded_relu",
+                                               "ThresholdedRelu"> {
+  let summary = "x if x > alpha else 0";
+  let policy = "Clear";
+  let params = ["alpha"];
+  let paramDefaults = ["1.0"];
+  let onnx = "ThresholdedRelu";
+  let onnxSince = 10;
 }
 def MPT_UF_LeakyRelu : MPT_UnaryFunction<"leaky_relu", "LeakyRelu"> {
   let summary = "x if x >= 0 else alpha * x";

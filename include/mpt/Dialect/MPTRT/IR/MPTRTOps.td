@@ -137,7 +137,8 @@ defvar SliceAttrs = (ins DenseI64ArrayAttr:$starts, DenseI64ArrayAttr:$ends,
 
 // One kernel op per function without attributes (MPTUnaryFunctions.td).
 foreach f = !filter(f, MPTUnaryFunctions, !and(f.kernel, !not(f.attrs))) in
-  def MPTRT_ # f.name # Op : MPTRT_UnaryKernel<f.kind>;
+  def MPTRT_ # f.name # Op : MPTRT_UnaryKernel<f.kind,
+      !dag(ins, !foreach(p, f.params, OptionalAttr<F32Attr>), f.params)>;
 
 def MPTRT_LeakyReluOp : MPTRT_UnaryKernel<"leaky_relu", (ins OptionalAttr<F32Attr>:$alpha)>;
 def MPTRT_GeluOp : MPTRT_UnaryKernel<"gelu",
@@ -338,7 +339,8 @@ def MPTRT_ConstantOfShapeOp : MPTRT_KernelOp<"constant_of_shape",
 
 def MPTRT_UnaryGradOp : MPTRT_KernelOp<"unary_grad",
     (ins MPTRT_Tensor:$input, MPTRT_Tensor:$grad, MPTRT_UnaryGradKindAttr:$kind,
-         OptionalAttr<F32Attr>:$alpha, OptionalAttr<F64Attr>:$min,
+         OptionalAttr<F32Attr>:$alpha, OptionalAttr<F32Attr>:$beta,
+         OptionalAttr<F32Attr>:$gamma, OptionalAttr<F64Attr>:$min,
          OptionalAttr<F64Attr>:$max),
     (outs MPTRT_Tensor:$output)> {
   let summary = "f'(input) * grad";
