@@ -40,4 +40,12 @@ class MPT_PipelineOptions<PassBase passArg, string categoryArg> {
   list<MPT_PipelineRename> renamed = [];
 }
 
+// TrainingPipelineOptions: every option of --build-training-step but
+// `entry`; the pipeline's training entry point is always train_step, the
+// name the runtime's ABI gives it (mptrt/TrainStepAbi.h).
+def TrainingStepOptions
+    : MPT_PipelineOptions<BuildTrainingStepPass, "getTrainingOptionsCategory()"> {
+  let excluded = ["entry"];
+}
+
 #endif // MPT_PIPELINES_PIPELINEOPTIONS_TD
