@@ -51,13 +51,8 @@ void addPrecisionPasses(OpPassManager &pm,
                         const mpt::InferencePipelineOptions &options) {
   if (options.precision == mpt::PipelinePrecision::None)
     return;
-  mpt::AssignPrecisionPassOptions assign;
+  mpt::AssignPrecisionPassOptions assign = options.assignPrecisionPassOptions();
   assign.mode = toMode(options.precision);
-  assign.target = options.target;
-  assign.report = options.precisionReport;
-  assign.profile = options.precisionProfile;
-  assign.profileMargin = options.profileMargin;
-  assign.profileFlushLimit = options.profileFlushLimit;
   pm.addPass(mpt::createAssignPrecisionPass(assign));
   pm.addPass(mpt::createVerifyPrecisionPass());
 }

@@ -99,7 +99,8 @@ TEST(Pipelines, TrainingDefaultsAreThePassDefaults) {
 }
 
 TEST(Pipelines, EveryPipelineOptionReachesItsPass) {
-  // Every training option, each off its default.
+  // Every training option, each off its default, and the precision
+  // options under their pipeline names.
   const std::string training =
       "loss-kind=mse loss-output=y label-input=t loss=l optimizer=sgd lr=0.5 "
       "momentum=0.5 dampening=0.25 nesterov=true weight-decay=0.125 "
@@ -121,6 +122,12 @@ TEST(Pipelines, EveryPipelineOptionReachesItsPass) {
   // The passes hold what they would hold given the options directly.
   auto step = printedOptions(pm, "build-training-step");
   EXPECT_EQ(step, printedOptions(mpt::createBuildTrainingStepPass(), training));
+  EXPECT_EQ(printedOptions(pm, "assign-precision"),
+            printedOptions(mpt::createAssignPrecisionPass(),
+                           "mode=fp16 target=sm_80 report=r.json "
+                           "profile=p.json profile-margin=2 "
+                           "profile-flush-limit=0.5"));
+
   // So every option the pipeline takes was checked: only `entry`, which it
   // does not take, is at its default (an empty list prints nothing).
   auto defaults = printedOptions(mpt::createBuildTrainingStepPass(), "");

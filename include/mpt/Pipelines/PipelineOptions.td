@@ -40,6 +40,22 @@ class MPT_PipelineOptions<PassBase passArg, string categoryArg> {
   list<MPT_PipelineRename> renamed = [];
 }
 
+// InferencePipelineOptions (and so TrainingPipelineOptions):
+// --assign-precision's target, report, profile and its margins. Its mode is
+// the pipeline's `precision`, declared in Pipelines.h (it adds `none`:
+// no precision passes); the op and node overrides, the summary and the
+// warnings are mpt-opt's alone.
+def PrecisionOptions
+    : MPT_PipelineOptions<AssignPrecisionPass, "getPipelineOptionsCategory()"> {
+  let excluded = ["mode", "keep-fp32", "force-low", "keep-fp32-nodes",
+                  "force-low-nodes", "summary", "warn-unknown",
+                  "keep-io-types"];
+  let renamed = [
+    MPT_PipelineRename<"report", "precision-report", "precisionReport">,
+    MPT_PipelineRename<"profile", "precision-profile", "precisionProfile">,
+  ];
+}
+
 // TrainingPipelineOptions: every option of --build-training-step but
 // `entry`; the pipeline's training entry point is always train_step, the
 // name the runtime's ABI gives it (mptrt/TrainStepAbi.h).

@@ -12,13 +12,13 @@
 // (`--mpt-training-pipeline="precision=bf16 optimizer=adamw lr=3e-4"`), and
 // `mpt-compile` makes the same options its own flags (`--precision=bf16`).
 //
-// The training options are --build-training-step's, declared once in
-// Passes.td (name, type, default and help text): PipelineOptions.td says
-// which of them the training struct takes, and `mpt-tblgen
-// -gen-pipeline-options` writes them into it at build time
-// (PipelineOptions.h.inc), with the copy into the pass's options. The
-// precision and lowering options are declared here; their defaults are read
-// from the passes' generated option structs.
+// An option that a pass takes is declared once, by the pass in Passes.td:
+// its name, type, default and help text. PipelineOptions.td says which of a
+// pass's options a struct takes (under which names), and `mpt-tblgen
+// -gen-pipeline-options` writes them into the structs at build time
+// (PipelineOptions.h.inc), with the copy into the pass's options. Declared
+// here are only `precision` (--assign-precision's `mode`, with `none`) and
+// `fuse-epilogues` (LowerToRuntimeOptions', whose default it reads).
 //
 //===----------------------------------------------------------------------===//
 #ifndef MPT_PIPELINES_PIPELINES_H
@@ -61,37 +61,12 @@ struct InferencePipelineOptions
                      "FP8 (E4M3) contraction inputs, otherwise BF16"),
           clEnumValN(PipelinePrecision::Auto, "auto", "Chosen from --target")),
       llvm::cl::cat(getPipelineOptionsCategory())};
-  Option<std::string> target{
-      *this, "target",
-      llvm::cl::desc("The target --precision=auto picks for: cpu, sm_70, "
-                     "sm_80, ..."),
-      llvm::cl::value_desc("target"),
-      llvm::cl::cat(getPipelineOptionsCategory())};
-  Option<std::string> precisionReport{
-      *this, "precision-report",
-      llvm::cl::desc("Write --assign-precision's decision report (JSON) here "
-                     "('-' for stdout)"),
-      llvm::cl::value_desc("file"),
-      llvm::cl::cat(getPipelineOptionsCategory())};
-  Option<std::string> precisionProfile{
-      *this, "precision-profile",
-      llvm::cl::desc("Ranges measured by mpt-train --collect-ranges: with "
-                     "--precision=fp16, ops whose values reach the FP16 "
-                     "range (or flush to zero in it) stay FP32"),
-      llvm::cl::value_desc("file"),
-      llvm::cl::cat(getPipelineOptionsCategory())};
-  Option<double> profileMargin{
-      *this, "profile-margin",
-      llvm::cl::desc("Doublings below FP16's largest value a profiled max "
-                     "|x| must stay (default 1)"),
-      llvm::cl::init(AssignPrecisionPassOptions().profileMargin),
-      llvm::cl::cat(getPipelineOptionsCategory())};
-  Option<double> profileFlushLimit{
-      *this, "profile-flush-limit",
-      llvm::cl::desc("The largest fraction of a profiled node's values FP16 "
-                     "may flush to zero before it stays FP32 (default 0.01)"),
-      llvm::cl::init(AssignPrecisionPassOptions().profileFlushLimit),
-      llvm::cl::cat(getPipelineOptionsCategory())};
+  // --assign-precision's target, report (`precision-report`), profile
+  // (`precision-profile`), profile-margin and profile-flush-limit, with the
+  // pass's help texts and defaults (PipelineOptions.td), and
+  // assignPrecisionPassOptions().
+#define GEN_PIPELINE_OPTIONS_PrecisionOptions
+#include "mpt/Pipelines/PipelineOptions.h.inc"
   Option<bool> fuseEpilogues{
       *this, "fuse-epilogues",
       llvm::cl::desc("Fold bias adds and activations into gemm kernels"),

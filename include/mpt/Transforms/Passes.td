@@ -57,7 +57,9 @@ def AssignPrecisionPass : Pass<"assign-precision", "::mlir::ModuleOp"> {
                clEnumValN(::mpt::PrecisionMode::FP32, "fp32", "Everything FP32"),
                clEnumValN(::mpt::PrecisionMode::Auto, "auto", "Chosen from `target`"))}]>,
     Option<"target", "target", "std::string", /*default=*/"",
-           "Target for mode=auto: sm_XY (CUDA compute capability) or cpu">,
+           "The target the auto mode picks for: cpu or sm_XY (a CUDA compute "
+           "capability: sm_70, sm_80, ...)",
+           [{::llvm::cl::value_desc("target")}]>,
     ListOption<"keepFP32", "keep-fp32", "std::string",
                "Op types that stay FP32 (e.g. softmax,gelu)">,
     ListOption<"forceLow", "force-low", "std::string",
@@ -67,7 +69,9 @@ def AssignPrecisionPass : Pass<"assign-precision", "::mlir::ModuleOp"> {
     ListOption<"forceLowNodes", "force-low-nodes", "std::string",
                "Glob patterns over node names that compute in low precision">,
     Option<"report", "report", "std::string", /*default=*/"",
-           "Write the decision report (JSON) to this path ('-' for stdout)">,
+           "Write --assign-precision's decision report (JSON) to this file "
+           "('-' for stdout)",
+           [{::llvm::cl::value_desc("file")}]>,
     Option<"summary", "summary", "bool", /*default=*/"false",
            "Print a readable summary of the decisions to stderr">,
     Option<"warnUnknown", "warn-unknown", "bool", /*default=*/"false",
@@ -77,13 +81,15 @@ def AssignPrecisionPass : Pass<"assign-precision", "::mlir::ModuleOp"> {
     Option<"profile", "profile", "std::string", /*default=*/"",
            "Ranges measured by mpt-train --collect-ranges (JSON): in fp16 "
            "mode, ops whose values reach the FP16 range or flush to zero "
-           "in it stay FP32">,
+           "in it stay FP32",
+           [{::llvm::cl::value_desc("file")}]>,
     Option<"profileMargin", "profile-margin", "double", /*default=*/"1.0",
-           "Doublings (binades) below FP16's largest value a measured "
+           "Doublings (binades) below FP16's largest value a profiled "
            "max |x| must stay">,
     Option<"profileFlushLimit", "profile-flush-limit", "double",
            /*default=*/"0.01",
-           "The largest fraction of an op's values FP16 may flush to zero">,
+           "The largest fraction of a profiled op's values FP16 may flush to "
+           "zero before the op stays FP32">,
   ];
   let dependentDialects = ["::mpt::MPTDialect"];
 }
