@@ -14,6 +14,10 @@ config.substitutions.append(("%mpt_plugin", config.mpt_plugin))
 # The source and build trees (the README examples run against them).
 config.substitutions.append(("%mpt_src_root", os.path.dirname(config.test_source_root)))
 config.substitutions.append(("%mpt_obj_root", config.mpt_obj_root))
+# The include paths of a TableGen file that includes MLIR's and ours.
+config.substitutions.append(("%tblgen_includes", " ".join(
+    "-I " + d for d in config.mlir_include_dirs.split(";") +
+    [os.path.join(os.path.dirname(config.test_source_root), "include")])))
 # Tests that import ONNX say `REQUIRES: onnx` (MPT_ENABLE_ONNX).
 if config.mpt_enable_onnx:
     config.available_features.add("onnx")

@@ -27,12 +27,6 @@ mpt::TrainingPipelineOptions::createFromString(llvm::StringRef options) {
   return result;
 }
 
-const mpt::BuildTrainingStepPassOptions &
-mpt::TrainingPipelineOptions::defaults() {
-  static const BuildTrainingStepPassOptions options;
-  return options;
-}
-
 namespace {
 
 mpt::PrecisionMode toMode(mpt::PipelinePrecision precision) {
@@ -57,13 +51,8 @@ void addPrecisionPasses(OpPassManager &pm,
                         const mpt::InferencePipelineOptions &options) {
   if (options.precision == mpt::PipelinePrecision::None)
     return;
-  mpt::AssignPrecisionPassOptions assign;
+  mpt::AssignPrecisionPassOptions assign = options.assignPrecisionPassOptions();
   assign.mode = toMode(options.precision);
-  assign.target = options.target;
-  assign.report = options.precisionReport;
-  assign.profile = options.precisionProfile;
-  assign.profileMargin = options.profileMargin;
-  assign.profileFlushLimit = options.profileFlushLimit;
   pm.addPass(mpt::createAssignPrecisionPass(assign));
   pm.addPass(mpt::createVerifyPrecisionPass());
 }
@@ -73,43 +62,6 @@ void addLoweringPasses(OpPassManager &pm,
   mpt::LowerToRuntimeOptions lowering;
   lowering.fuseEpilogues = options.fuseEpilogues;
   mpt::buildLowerToRuntimePipeline(pm, lowering);
-}
-
-mpt::BuildTrainingStepPassOptions
-trainingStepOptions(const mpt::TrainingPipelineOptions &options) {
-  mpt::BuildTrainingStepPassOptions step;
-  step.optimizer = options.optimizer;
-  step.lr = options.lr;
-  step.momentum = options.momentum;
-  step.dampening = options.dampening;
-  step.nesterov = options.nesterov;
-  step.weightDecay = options.weightDecay;
-  step.beta1 = options.beta1;
-  step.beta2 = options.beta2;
-  step.eps = options.eps;
-  step.lossScale = options.lossScale;
-  step.initScale = options.initScale;
-  step.growthFactor = options.growthFactor;
-  step.backoffFactor = options.backoffFactor;
-  step.growthInterval = options.growthInterval;
-  step.clipNorm = options.clipNorm;
-  step.schedule = options.schedule;
-  step.warmupSteps = options.warmupSteps;
-  step.totalSteps = options.totalSteps;
-  step.minLr = options.minLr;
-  step.lossKind = options.lossKind;
-  step.lossOutput = options.lossOutput;
-  step.labelInput = options.labelInput;
-  step.lossName = options.lossName;
-  step.freeze.assign(options.freeze.begin(), options.freeze.end());
-  step.emitGradients = options.emitGradients;
-  step.evalEntry = options.evalEntry;
-  step.fp8Scaling = options.fp8Scaling;
-  step.fp8AmaxHistory = options.fp8AmaxHistory;
-  step.fp8AmaxAlgo = options.fp8AmaxAlgo;
-  step.fp8Margin = options.fp8Margin;
-  step.masterWeights = options.masterWeights;
-  return step;
 }
 
 } // namespace
@@ -131,7 +83,8 @@ std::string mpt::verifyOptions(const InferencePipelineOptions &options) {
 void mpt::buildTrainingPipeline(OpPassManager &pm,
                                 const TrainingPipelineOptions &options) {
   addPrecisionPasses(pm, options);
-  pm.addPass(createBuildTrainingStepPass(trainingStepOptions(options)));
+  pm.addPass(
+      createBuildTrainingStepPass(options.buildTrainingStepPassOptions()));
   addLoweringPasses(pm, options);
 }
 

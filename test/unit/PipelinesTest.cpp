@@ -16,6 +16,8 @@
 #include "llvm/Support/raw_ostream.h"
 #include "gtest/gtest.h"
 
+#include <map>
+
 using namespace mlir;
 
 namespace {
@@ -44,6 +46,43 @@ std::string pipelineText(const OpPassManager &pm) {
   return text;
 }
 
+/// `pass`'s options as it prints them, by name: `{a=1 b={x,y}}`.
+std::map<std::string, std::string> printedOptions(Pass &pass) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  pass.printAsTextualPipeline(os);
+  StringRef body = StringRef(text).drop_until([](char c) { return c == '{'; });
+  body = body.drop_front().drop_back();
+  llvm::SmallVector<StringRef> fields;
+  body.split(fields, ' ', -1, /*KeepEmpty=*/false);
+  std::map<std::string, std::string> options;
+  for (StringRef field : fields) {
+    auto [name, value] = field.split('=');
+    options[name.str()] = value.str();
+  }
+  return options;
+}
+
+/// The options of the pass `argument` that `pm` runs (at its top level).
+std::map<std::string, std::string> printedOptions(OpPassManager &pm,
+                                                  StringRef argument) {
+  for (Pass &pass : pm.getPasses())
+    if (pass.getArgument() == argument)
+      return printedOptions(pass);
+  ADD_FAILURE() << "no " << argument.str() << " in " << pipelineText(pm);
+  return {};
+}
+
+/// `pass` with `options` given to it directly, as `--pass=options` does.
+std::map<std::string, std::string> printedOptions(std::unique_ptr<Pass> pass,
+                                                  StringRef options) {
+  EXPECT_TRUE(succeeded(pass->initializeOptions(options, [](const Twine &m) {
+    ADD_FAILURE() << m.str();
+    return failure();
+  })));
+  return printedOptions(*pass);
+}
+
 TEST(Pipelines, TrainingDefaultsAreThePassDefaults) {
   mpt::TrainingPipelineOptions options;
   mpt::BuildTrainingStepPassOptions pass;
@@ -57,6 +96,47 @@ TEST(Pipelines, TrainingDefaultsAreThePassDefaults) {
   EXPECT_EQ(options.labelInput.getValue(), pass.labelInput);
   EXPECT_EQ(options.evalEntry.getValue(), pass.evalEntry);
   EXPECT_TRUE(options.freeze.empty());
+}
+
+TEST(Pipelines, EveryPipelineOptionReachesItsPass) {
+  // Every training option, each off its default, and the precision
+  // options under their pipeline names.
+  const std::string training =
+      "loss-kind=mse loss-output=y label-input=t loss=l optimizer=sgd lr=0.5 "
+      "momentum=0.5 dampening=0.25 nesterov=true weight-decay=0.125 "
+      "beta1=0.5 beta2=0.75 eps=1e-4 loss-scale=dynamic init-scale=8 "
+      "growth-factor=4 backoff-factor=0.25 growth-interval=7 clip-norm=2 "
+      "lr-schedule=warmup_cosine warmup-steps=3 total-steps=9 min-lr=0.01 "
+      "freeze=a*,b* emit-gradients=true eval-entry=ev fp8-scaling=current "
+      "fp8-amax-history=5 fp8-amax-algo=most_recent fp8-margin=2 "
+      "master-weights=bf16";
+  auto options = mpt::TrainingPipelineOptions::createFromString(
+      "precision=fp16 target=sm_80 precision-report=r.json "
+      "precision-profile=p.json profile-margin=2 profile-flush-limit=0.5 " +
+      training);
+  ASSERT_TRUE(options);
+  auto context = makeContext();
+  PassManager pm(context.get());
+  mpt::buildTrainingPipeline(pm, *options);
+
+  // The passes hold what they would hold given the options directly.
+  auto step = printedOptions(pm, "build-training-step");
+  EXPECT_EQ(step, printedOptions(mpt::createBuildTrainingStepPass(), training));
+  EXPECT_EQ(printedOptions(pm, "assign-precision"),
+            printedOptions(mpt::createAssignPrecisionPass(),
+                           "mode=fp16 target=sm_80 report=r.json "
+                           "profile=p.json profile-margin=2 "
+                           "profile-flush-limit=0.5"));
+
+  // So every option the pipeline takes was checked: only `entry`, which it
+  // does not take, is at its default (an empty list prints nothing).
+  auto defaults = printedOptions(mpt::createBuildTrainingStepPass(), "");
+  EXPECT_EQ(defaults["lr"], "1.000000e-03");
+  EXPECT_EQ(step["freeze"], "{a*,b*}");
+  EXPECT_GE(step.size(), 32u);
+  for (const auto &[name, value] : step)
+    EXPECT_EQ(defaults.count(name) && defaults[name] == value, name == "entry")
+        << name << "=" << value;
 }
 
 TEST(Pipelines, InferenceWithoutPrecisionOnlyLowers) {

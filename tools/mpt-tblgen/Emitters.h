@@ -17,6 +17,13 @@ bool emitUnaryKinds(const llvm::RecordKeeper &records, llvm::raw_ostream &os);
 /// docs/unary-functions.md: the same records as a Markdown table.
 bool emitUnaryDocs(const llvm::RecordKeeper &records, llvm::raw_ostream &os);
 
+/// The section GEN_PIPELINE_OPTIONS_<record> of the build's
+/// mpt/Pipelines/PipelineOptions.h.inc for each MPT_PipelineOptions record
+/// (include/mpt/Pipelines/PipelineOptions.td): a pass's options as members
+/// of a pipeline options struct, and the copy into the pass's options.
+bool emitPipelineOptions(const llvm::RecordKeeper &records,
+                         llvm::raw_ostream &os);
+
 } // namespace mpt::tblgen
 
 #endif // MPT_TOOLS_MPT_TBLGEN_EMITTERS_H

@@ -1,13 +1,21 @@
 //===- mpt-tblgen.cpp - TableGen backends for the runtime contract --------===//
 //
-// Reads TableGen records and writes the C++ tables that the runtime (which
-// builds without LLVM) keeps checked in under runtime/include/mptrt/generated/.
+// Reads TableGen records and writes C++ from them:
 //
-//   mpt-tblgen -gen-unary-kinds -I include \
-//       include/mpt/Dialect/MPT/IR/MPTUnaryFunctions.td -o UnaryKinds.def
+//   - the tables that the runtime (which builds without LLVM) keeps checked
+//     in under runtime/include/mptrt/generated/, and their docs:
 //
-// scripts/regen-generated.sh runs every backend; the ctest
-// `generated-current` fails when a checked-in file differs from its output.
+//       mpt-tblgen -gen-unary-kinds -I include \
+//           include/mpt/Dialect/MPT/IR/MPTUnaryFunctions.td -o UnaryKinds.def
+//
+//     scripts/regen-generated.sh runs these backends; the ctest
+//     `generated-current` fails when a checked-in file differs from their
+//     output;
+//   - the pipelines' options, which the build writes itself (mpt_tablegen in
+//     cmake/MPTTableGen.cmake; never checked in):
+//
+//       mpt-tblgen -gen-pipeline-options -I include -I <mlir include> \
+//           include/mpt/Pipelines/PipelineOptions.td -o PipelineOptions.h.inc
 //
 //===----------------------------------------------------------------------===//
 #include "Emitters.h"
@@ -22,7 +30,7 @@ using namespace llvm;
 
 namespace {
 
-enum class Action { None, UnaryKinds, UnaryDocs };
+enum class Action { None, UnaryKinds, UnaryDocs, PipelineOptions };
 
 cl::opt<Action> action(
     cl::desc("Backend"), cl::init(Action::None),
@@ -31,7 +39,10 @@ cl::opt<Action> action(
                           "the elementwise unary functions)"),
                clEnumValN(Action::UnaryDocs, "gen-unary-docs",
                           "docs/unary-functions.md (the same records as a "
-                          "table)")));
+                          "table)"),
+               clEnumValN(Action::PipelineOptions, "gen-pipeline-options",
+                          "The pass options the pipelines' options structs "
+                          "take (PipelineOptions.h.inc)")));
 
 bool run(raw_ostream &os, const RecordKeeper &records) {
   switch (action) {
@@ -39,11 +50,14 @@ bool run(raw_ostream &os, const RecordKeeper &records) {
     return mpt::tblgen::emitUnaryKinds(records, os);
   case Action::UnaryDocs:
     return mpt::tblgen::emitUnaryDocs(records, os);
+  case Action::PipelineOptions:
+    return mpt::tblgen::emitPipelineOptions(records, os);
   case Action::None:
     break;
   }
   PrintFatalError(
-      "mpt-tblgen: name a backend (-gen-unary-kinds, -gen-unary-docs)");
+      "mpt-tblgen: name a backend (-gen-unary-kinds, -gen-unary-docs, "
+      "-gen-pipeline-options)");
 }
 
 } // namespace

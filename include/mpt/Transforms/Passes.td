@@ -57,7 +57,9 @@ def AssignPrecisionPass : Pass<"assign-precision", "::mlir::ModuleOp"> {
                clEnumValN(::mpt::PrecisionMode::FP32, "fp32", "Everything FP32"),
                clEnumValN(::mpt::PrecisionMode::Auto, "auto", "Chosen from `target`"))}]>,
     Option<"target", "target", "std::string", /*default=*/"",
-           "Target for mode=auto: sm_XY (CUDA compute capability) or cpu">,
+           "The target the auto mode picks for: cpu or sm_XY (a CUDA compute "
+           "capability: sm_70, sm_80, ...)",
+           [{::llvm::cl::value_desc("target")}]>,
     ListOption<"keepFP32", "keep-fp32", "std::string",
                "Op types that stay FP32 (e.g. softmax,gelu)">,
     ListOption<"forceLow", "force-low", "std::string",
@@ -67,7 +69,9 @@ def AssignPrecisionPass : Pass<"assign-precision", "::mlir::ModuleOp"> {
     ListOption<"forceLowNodes", "force-low-nodes", "std::string",
                "Glob patterns over node names that compute in low precision">,
     Option<"report", "report", "std::string", /*default=*/"",
-           "Write the decision report (JSON) to this path ('-' for stdout)">,
+           "Write --assign-precision's decision report (JSON) to this file "
+           "('-' for stdout)",
+           [{::llvm::cl::value_desc("file")}]>,
     Option<"summary", "summary", "bool", /*default=*/"false",
            "Print a readable summary of the decisions to stderr">,
     Option<"warnUnknown", "warn-unknown", "bool", /*default=*/"false",
@@ -77,13 +81,15 @@ def AssignPrecisionPass : Pass<"assign-precision", "::mlir::ModuleOp"> {
     Option<"profile", "profile", "std::string", /*default=*/"",
            "Ranges measured by mpt-train --collect-ranges (JSON): in fp16 "
            "mode, ops whose values reach the FP16 range or flush to zero "
-           "in it stay FP32">,
+           "in it stay FP32",
+           [{::llvm::cl::value_desc("file")}]>,
     Option<"profileMargin", "profile-margin", "double", /*default=*/"1.0",
-           "Doublings (binades) below FP16's largest value a measured "
+           "Doublings (binades) below FP16's largest value a profiled "
            "max |x| must stay">,
     Option<"profileFlushLimit", "profile-flush-limit", "double",
            /*default=*/"0.01",
-           "The largest fraction of an op's values FP16 may flush to zero">,
+           "The largest fraction of a profiled op's values FP16 may flush to "
+           "zero before the op stays FP32">,
   ];
   let dependentDialects = ["::mpt::MPTDialect"];
 }
@@ -174,9 +180,9 @@ def BuildTrainingStepPass : Pass<"build-training-step", "::mlir::ModuleOp"> {
   }];
   let options = [
     Option<"lossKind", "loss-kind", "std::string", /*default=*/"",
-           "Add a loss: cross_entropy, mse or nll (default: use the model's scalar output)">,
+           "Add a loss: cross_entropy, mse or nll (default: the model's scalar output)">,
     Option<"lossOutput", "loss-output", "std::string", /*default=*/"",
-           "The output the added loss applies to (default: the only float output)">,
+           "The output an added loss applies to (default: the only float output)">,
     Option<"labelInput", "label-input", "std::string", /*default=*/"\"labels\"",
            "Name of the label input an added loss takes">,
     Option<"lossName", "loss", "std::string", /*default=*/"",
@@ -191,7 +197,7 @@ def BuildTrainingStepPass : Pass<"build-training-step", "::mlir::ModuleOp"> {
     Option<"nesterov", "nesterov", "bool", /*default=*/"false",
            "Nesterov momentum">,
     Option<"weightDecay", "weight-decay", "double", /*default=*/"-1.0",
-           "Weight decay (default: 0 for SGD, 0.01 for AdamW, PyTorch's)">,
+           "Weight decay (default, below 0: 0 for SGD, 0.01 for AdamW, as in PyTorch)">,
     Option<"beta1", "beta1", "double", /*default=*/"0.9", "AdamW beta1">,
     Option<"beta2", "beta2", "double", /*default=*/"0.999", "AdamW beta2">,
     Option<"eps", "eps", "double", /*default=*/"1e-8", "AdamW epsilon">,
@@ -216,14 +222,14 @@ def BuildTrainingStepPass : Pass<"build-training-step", "::mlir::ModuleOp"> {
     Option<"minLr", "min-lr", "double", /*default=*/"0.0",
            "Final learning rate of warmup_cosine">,
     ListOption<"freeze", "freeze", "std::string",
-               "Parameter-name globs to keep frozen">,
+               "Comma-separated parameter-name globs to keep frozen">,
     Option<"emitGradients", "emit-gradients", "bool", /*default=*/"false",
            "Also return each parameter's unscaled gradient as output grad.<name>">,
     Option<"entry", "entry", "std::string", /*default=*/"\"train_step\"",
            "Name of the training function">,
     Option<"evalEntry", "eval-entry", "std::string", /*default=*/"\"eval_step\"",
-           "Name of the evaluation function added beside it (forward and loss in "
-           "inference mode, writing nothing); empty: none">,
+           "Name of the evaluation entry point added beside the training one "
+           "(forward and loss in inference mode, writing nothing; empty: none)">,
     Option<"fp8Scaling", "fp8-scaling", "std::string", /*default=*/"\"delayed\"",
            "FP8 scales (after --assign-precision=fp8): delayed (the amax history "
            "of earlier steps sets this step's scale), current (this step's amax), "
@@ -235,11 +241,10 @@ def BuildTrainingStepPass : Pass<"build-training-step", "::mlir::ModuleOp"> {
     Option<"fp8Margin", "fp8-margin", "int64_t", /*default=*/"0",
            "scale = fp8_max / amax / 2^margin">,
     Option<"masterWeights", "master-weights", "std::string", /*default=*/"\"fp32\"",
-           "How the trainable parameters' persistent copy (the master weight the "
-           "optimizer updates) is stored: fp32, bf16 (each update rounded to "
-           "nearest even; small updates stall) or bf16-sr (each update rounded "
-           "stochastically, Philox-keyed by train.seed, the step and the element). "
-           "AdamW only; the moments stay fp32">,
+           "The trainable parameters' master weights: fp32, bf16 (updates "
+           "rounded to nearest even; small ones stall) or bf16-sr (stochastic "
+           "rounding, keyed by train.seed, the step and the element); AdamW "
+           "only, the moments stay fp32">,
   ];
   let dependentDialects = ["::mpt::MPTDialect", "::mlir::func::FuncDialect"];
 }
