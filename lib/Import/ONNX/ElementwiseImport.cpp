@@ -35,6 +35,19 @@ template <typename OpTy> LogicalResult importVariadic(NodeContext &c) {
   return success();
 }
 
+/// a <= b as where(a < b, a < b, a == b), and a >= b with >: MPT's own
+/// comparisons, false where either side is NaN, as ONNX defines them. On
+/// constants (causal masks, shape arithmetic) all three fold.
+template <typename StrictOp> LogicalResult importOrEqual(NodeContext &c) {
+  auto strict = c.create1<StrictOp>({c.input(0), c.input(1)});
+  if (failed(strict))
+    return failure();
+  auto equal = c.create1<EqualOp>({c.input(0), c.input(1)});
+  if (failed(equal))
+    return failure();
+  return c.produce<WhereOp>({*strict, *strict, *equal});
+}
+
 LogicalResult importLeakyRelu(NodeContext &c) {
   return c.produce<LeakyReluOp>(
       {c.input(0)},
@@ -110,6 +123,8 @@ void registerElementwiseImporters(OpImporterTable &t) {
   t.add("Equal", {7, importBinary<EqualOp>});
   t.add("Less", {7, importBinary<LessOp>});
   t.add("Greater", {7, importBinary<GreaterOp>});
+  t.add("LessOrEqual", {12, importOrEqual<LessOp>});
+  t.add("GreaterOrEqual", {12, importOrEqual<GreaterOp>});
   t.add("Where",
         {9, [](NodeContext &c) -> LogicalResult {
            return c.produce<WhereOp>({c.input(0), c.input(1), c.input(2)});
