@@ -314,6 +314,158 @@ LogicalResult buildSlice(NodeContext &c, ArrayRef<int64_t> starts,
                              c.named("steps", c.b.getDenseI64ArrayAttr(st))});
 }
 
+/// Pad as the ops MPT has, so that it trains and runs on every backend
+/// with their gradients: negative pads crop first (one slice), then each
+/// padded axis becomes a concat of [before, x, after], where the pieces
+/// are a constant (mode constant), the edge slice expanded (edge), or the
+/// mirrored slice without the edge (reflect, a slice of step -1).
+LogicalResult buildPad(NodeContext &c, StringRef mode, ArrayRef<int64_t> pads,
+                       ArrayRef<int64_t> axesIn, double value) {
+  auto type = c.inputType(0);
+  int64_t rank = type.getRank();
+  if (mode != "constant" && mode != "reflect" && mode != "edge")
+    return c.unsupported("mode '" + mode +
+                         "' (constant, reflect and edge are)");
+  SmallVector<int64_t> axes;
+  if (axesIn.empty())
+    axes = llvm::to_vector(llvm::seq<int64_t>(0, rank));
+  for (int64_t a : axesIn) {
+    auto axis = c.axis(a, rank);
+    if (failed(axis))
+      return failure();
+    axes.push_back(*axis);
+  }
+  if (pads.size() != 2 * axes.size())
+    return c.emitError() << "pads has " << pads.size() << " values; "
+                         << 2 * axes.size() << " expected";
+  SmallVector<int64_t> before(rank, 0), after(rank, 0);
+  for (size_t i = 0; i < axes.size(); ++i) {
+    before[axes[i]] = pads[i];
+    after[axes[i]] = pads[i + axes.size()];
+  }
+
+  auto slice = [&](Value v, SmallVector<int64_t> s, SmallVector<int64_t> e,
+                   SmallVector<int64_t> st) {
+    return c.create1<SliceOp>({v},
+                              {c.named("starts", c.b.getDenseI64ArrayAttr(s)),
+                               c.named("ends", c.b.getDenseI64ArrayAttr(e)),
+                               c.named("steps", c.b.getDenseI64ArrayAttr(st))});
+  };
+  Value x = c.input(0);
+  ArrayRef<int64_t> shape = type.getShape();
+  if (llvm::any_of(pads, [](int64_t p) { return p < 0; })) {
+    SmallVector<int64_t> s(rank), e(rank), st(rank, 1);
+    for (int64_t d = 0; d < rank; ++d) {
+      s[d] = std::min(std::max<int64_t>(-before[d], 0), shape[d]);
+      e[d] = std::max(shape[d] - std::max<int64_t>(-after[d], 0), s[d]);
+    }
+    auto cropped = slice(x, s, e, st);
+    if (failed(cropped))
+      return failure();
+    x = *cropped;
+  }
+
+  Type element = type.getElementType();
+  for (int64_t d = 0; d < rank; ++d) {
+    int64_t lo = std::max<int64_t>(before[d], 0);
+    int64_t hi = std::max<int64_t>(after[d], 0);
+    if (lo == 0 && hi == 0)
+      continue;
+    auto cur = cast<RankedTensorType>(x.getType());
+    SmallVector<int64_t> curShape(cur.getShape());
+    int64_t dim = curShape[d];
+    if (mode != "constant" && dim == 0)
+      return c.emitError() << "cannot pad an empty axis " << d << " in mode '"
+                           << mode << "'";
+    if (mode == "reflect" && std::max(lo, hi) > dim - 1)
+      return c.unsupported(
+          "reflect pads of more than the axis size - 1 (axis " + Twine(d) +
+          ": size " + Twine(dim) + ")");
+    // The piece of `count` elements before (or after) x along d.
+    auto piece = [&](int64_t count, bool first) -> FailureOr<Value> {
+      SmallVector<int64_t> pieceShape = curShape;
+      pieceShape[d] = count;
+      auto pieceType = RankedTensorType::get(pieceShape, element);
+      if (mode == "constant") {
+        Attribute fill;
+        if (auto f = dyn_cast<FloatType>(element))
+          fill = c.b.getFloatAttr(f, value);
+        else if (element.isInteger(1))
+          fill = c.b.getBoolAttr(value != 0);
+        else
+          fill = c.b.getIntegerAttr(element, static_cast<int64_t>(value));
+        return ConstantOp::create(c.b, c.loc,
+                                  DenseElementsAttr::get(pieceType, fill))
+            .getResult();
+      }
+      SmallVector<int64_t> s(rank, 0), e(curShape), st(rank, 1);
+      if (mode == "edge") {
+        s[d] = first ? 0 : dim - 1;
+        e[d] = s[d] + 1;
+        auto edge = slice(x, s, e, st);
+        if (failed(edge))
+          return failure();
+        return c.createTyped<ExpandOp>(pieceType, {*edge}).front();
+      }
+      // reflect: x[count], ..., x[1] before; x[dim-2], ..., x[dim-1-count]
+      // after.
+      s[d] = first ? count : dim - 2;
+      e[d] = s[d] - count;
+      st[d] = -1;
+      return slice(x, s, e, st);
+    };
+    SmallVector<Value> parts;
+    if (lo > 0) {
+      auto p = piece(lo, true);
+      if (failed(p))
+        return failure();
+      parts.push_back(*p);
+    }
+    parts.push_back(x);
+    if (hi > 0) {
+      auto p = piece(hi, false);
+      if (failed(p))
+        return failure();
+      parts.push_back(*p);
+    }
+    auto joined =
+        c.create1<ConcatOp>(parts, {c.named("axis", c.b.getI64IntegerAttr(d))});
+    if (failed(joined))
+      return failure();
+    x = *joined;
+  }
+  c.setResults(x);
+  return success();
+}
+
+/// Pad-2: pads and value are attributes.
+LogicalResult importPad2(NodeContext &c) {
+  return buildPad(c, c.getString("mode", "constant"), c.getInts("pads"), {},
+                  c.getFloat("value", 0.0f));
+}
+
+/// Pad-11+: pads, constant_value and (from 18) axes are constant inputs.
+LogicalResult importPad11(NodeContext &c) {
+  auto pads = c.constantInts(1, "pads");
+  if (failed(pads))
+    return failure();
+  double value = 0;
+  if (c.hasInput(2)) {
+    auto v = c.constantScalar(2, "constant_value");
+    if (failed(v))
+      return failure();
+    value = *v;
+  }
+  SmallVector<int64_t> axes;
+  if (c.hasInput(3)) {
+    auto a = c.constantInts(3, "axes");
+    if (failed(a))
+      return failure();
+    axes = *a;
+  }
+  return buildPad(c, c.getString("mode", "constant"), *pads, axes, value);
+}
+
 LogicalResult importSlice1(NodeContext &c) {
   return buildSlice(c, c.getInts("starts"), c.getInts("ends"),
                     c.getInts("axes"), {});
@@ -452,6 +604,8 @@ void registerShapeImporters(OpImporterTable &t) {
   t.add("Split", {2, importSplit});
   t.add("Split", {13, importSplit, 0b10});
   t.add("Slice", {1, importSlice1});
+  t.add("Pad", {2, importPad2});
+  t.add("Pad", {11, importPad11, /*constantInputs=*/0b1110});
   t.add("Slice", {10, importSlice10, 0b11110});
   t.add("Gather", {1, importGather});
   t.add("Expand", {8, importExpand, 0b10});
