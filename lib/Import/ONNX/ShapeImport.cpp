@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "NodeImporter.h"
+#include "mpt/Dialect/MPT/IR/GradientUtils.h"
 
 #include "llvm/Support/MathExtras.h"
 
@@ -267,6 +268,15 @@ LogicalResult importSplit(NodeContext &c) {
                      c.named("sizes", c.b.getDenseI64ArrayAttr(sizes))});
 }
 
+/// An mpt.slice of `v` with one normalised start, end and step per axis.
+FailureOr<Value> createSlice(NodeContext &c, Value v, ArrayRef<int64_t> starts,
+                             ArrayRef<int64_t> ends, ArrayRef<int64_t> steps) {
+  return c.create1<SliceOp>(
+      {v}, {c.named("starts", c.b.getDenseI64ArrayAttr(starts)),
+            c.named("ends", c.b.getDenseI64ArrayAttr(ends)),
+            c.named("steps", c.b.getDenseI64ArrayAttr(steps))});
+}
+
 /// Normalises ONNX slice parameters into one clamped entry per axis.
 LogicalResult buildSlice(NodeContext &c, ArrayRef<int64_t> starts,
                          ArrayRef<int64_t> ends, SmallVector<int64_t> axes,
@@ -308,10 +318,11 @@ LogicalResult buildSlice(NodeContext &c, ArrayRef<int64_t> starts,
     e[*axis] = hi;
     st[*axis] = step;
   }
-  return c.produce<SliceOp>({c.input(0)},
-                            {c.named("starts", c.b.getDenseI64ArrayAttr(s)),
-                             c.named("ends", c.b.getDenseI64ArrayAttr(e)),
-                             c.named("steps", c.b.getDenseI64ArrayAttr(st))});
+  auto sliced = createSlice(c, c.input(0), s, e, st);
+  if (failed(sliced))
+    return failure();
+  c.setResults(*sliced);
+  return success();
 }
 
 /// Pad as the ops MPT has, so that it trains and runs on every backend
@@ -344,13 +355,6 @@ LogicalResult buildPad(NodeContext &c, StringRef mode, ArrayRef<int64_t> pads,
     after[axes[i]] = pads[i + axes.size()];
   }
 
-  auto slice = [&](Value v, SmallVector<int64_t> s, SmallVector<int64_t> e,
-                   SmallVector<int64_t> st) {
-    return c.create1<SliceOp>({v},
-                              {c.named("starts", c.b.getDenseI64ArrayAttr(s)),
-                               c.named("ends", c.b.getDenseI64ArrayAttr(e)),
-                               c.named("steps", c.b.getDenseI64ArrayAttr(st))});
-  };
   Value x = c.input(0);
   ArrayRef<int64_t> shape = type.getShape();
   if (llvm::any_of(pads, [](int64_t p) { return p < 0; })) {
@@ -359,7 +363,7 @@ LogicalResult buildPad(NodeContext &c, StringRef mode, ArrayRef<int64_t> pads,
       s[d] = std::min(std::max<int64_t>(-before[d], 0), shape[d]);
       e[d] = std::max(shape[d] - std::max<int64_t>(-after[d], 0), s[d]);
     }
-    auto cropped = slice(x, s, e, st);
+    auto cropped = createSlice(c, x, s, e, st);
     if (failed(cropped))
       return failure();
     x = *cropped;
@@ -386,23 +390,13 @@ LogicalResult buildPad(NodeContext &c, StringRef mode, ArrayRef<int64_t> pads,
       SmallVector<int64_t> pieceShape = curShape;
       pieceShape[d] = count;
       auto pieceType = RankedTensorType::get(pieceShape, element);
-      if (mode == "constant") {
-        Attribute fill;
-        if (auto f = dyn_cast<FloatType>(element))
-          fill = c.b.getFloatAttr(f, value);
-        else if (element.isInteger(1))
-          fill = c.b.getBoolAttr(value != 0);
-        else
-          fill = c.b.getIntegerAttr(element, static_cast<int64_t>(value));
-        return ConstantOp::create(c.b, c.loc,
-                                  DenseElementsAttr::get(pieceType, fill))
-            .getResult();
-      }
+      if (mode == "constant")
+        return grad::splat(c.b, c.loc, pieceType, value);
       SmallVector<int64_t> s(rank, 0), e(curShape), st(rank, 1);
       if (mode == "edge") {
         s[d] = first ? 0 : dim - 1;
         e[d] = s[d] + 1;
-        auto edge = slice(x, s, e, st);
+        auto edge = createSlice(c, x, s, e, st);
         if (failed(edge))
           return failure();
         return c.createTyped<ExpandOp>(pieceType, {*edge}).front();
@@ -412,7 +406,7 @@ LogicalResult buildPad(NodeContext &c, StringRef mode, ArrayRef<int64_t> pads,
       s[d] = first ? count : dim - 2;
       e[d] = s[d] - count;
       st[d] = -1;
-      return slice(x, s, e, st);
+      return createSlice(c, x, s, e, st);
     };
     SmallVector<Value> parts;
     if (lo > 0) {

@@ -23,25 +23,25 @@ Value castTo(OpBuilder &b, Location loc, Value v, Type elementType) {
   return op.getResult();
 }
 
-Value scalar(OpBuilder &b, Location loc, double value, Type elementType) {
-  auto type = RankedTensorType::get({}, elementType);
+Value splat(OpBuilder &b, Location loc, RankedTensorType type, double value) {
+  Type elementType = type.getElementType();
   Attribute element;
   if (auto f = dyn_cast<FloatType>(elementType))
     element = b.getFloatAttr(f, value);
+  else if (elementType.isInteger(1))
+    element = b.getIntegerAttr(elementType, value != 0);
   else
     element = b.getIntegerAttr(elementType, static_cast<int64_t>(value));
   return ConstantOp::create(b, loc, DenseElementsAttr::get(type, element))
       .getResult();
 }
 
+Value scalar(OpBuilder &b, Location loc, double value, Type elementType) {
+  return splat(b, loc, RankedTensorType::get({}, elementType), value);
+}
+
 Value zeros(OpBuilder &b, Location loc, RankedTensorType type) {
-  Attribute element;
-  if (auto f = dyn_cast<FloatType>(type.getElementType()))
-    element = b.getFloatAttr(f, 0.0);
-  else
-    element = b.getIntegerAttr(type.getElementType(), 0);
-  return ConstantOp::create(b, loc, DenseElementsAttr::get(type, element))
-      .getResult();
+  return splat(b, loc, type, 0.0);
 }
 
 Value reshape(OpBuilder &b, Location loc, Value v, ArrayRef<int64_t> shape) {

@@ -22,6 +22,10 @@ mlir::RankedTensorType tensorType(mlir::Value v);
 mlir::Value castTo(mlir::OpBuilder &b, mlir::Location loc, mlir::Value v,
                    mlir::Type elementType);
 
+/// A constant of `type` with every element `value` (for i1, value != 0).
+mlir::Value splat(mlir::OpBuilder &b, mlir::Location loc,
+                  mlir::RankedTensorType type, double value);
+
 /// A 0-d constant of `elementType` holding `value`.
 mlir::Value scalar(mlir::OpBuilder &b, mlir::Location loc, double value,
                    mlir::Type elementType);
