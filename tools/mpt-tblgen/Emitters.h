@@ -17,6 +17,11 @@ bool emitUnaryKinds(const llvm::RecordKeeper &records, llvm::raw_ostream &os);
 /// docs/unary-functions.md: the same records as a Markdown table.
 bool emitUnaryDocs(const llvm::RecordKeeper &records, llvm::raw_ostream &os);
 
+/// runtime/include/mptrt/generated/KernelKinds.def (the rows of
+/// mptrt/KernelSchema.def) from the MPTRT_KernelOp records
+/// (include/mpt/Dialect/MPTRT/IR/MPTRTOps.td).
+bool emitKernelSchema(const llvm::RecordKeeper &records, llvm::raw_ostream &os);
+
 /// The section GEN_PIPELINE_OPTIONS_<record> of the build's
 /// mpt/Pipelines/PipelineOptions.h.inc for each MPT_PipelineOptions record
 /// (include/mpt/Pipelines/PipelineOptions.td): a pass's options as members

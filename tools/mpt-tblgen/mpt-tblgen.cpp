@@ -8,6 +8,9 @@
 //       mpt-tblgen -gen-unary-kinds -I include \
 //           include/mpt/Dialect/MPT/IR/MPTUnaryFunctions.td -o UnaryKinds.def
 //
+//       mpt-tblgen -gen-kernel-schema -I include -I <mlir include> \
+//           include/mpt/Dialect/MPTRT/IR/MPTRTOps.td -o KernelKinds.def
+//
 //     scripts/regen-generated.sh runs these backends; the ctest
 //     `generated-current` fails when a checked-in file differs from their
 //     output;
@@ -30,7 +33,13 @@ using namespace llvm;
 
 namespace {
 
-enum class Action { None, UnaryKinds, UnaryDocs, PipelineOptions };
+enum class Action {
+  None,
+  UnaryKinds,
+  UnaryDocs,
+  KernelSchema,
+  PipelineOptions
+};
 
 cl::opt<Action> action(
     cl::desc("Backend"), cl::init(Action::None),
@@ -40,6 +49,9 @@ cl::opt<Action> action(
                clEnumValN(Action::UnaryDocs, "gen-unary-docs",
                           "docs/unary-functions.md (the same records as a "
                           "table)"),
+               clEnumValN(Action::KernelSchema, "gen-kernel-schema",
+                          "The runtime's KernelKinds.def (the kernel schema's "
+                          "rows, from the mptrt kernel ops)"),
                clEnumValN(Action::PipelineOptions, "gen-pipeline-options",
                           "The pass options the pipelines' options structs "
                           "take (PipelineOptions.h.inc)")));
@@ -50,6 +62,8 @@ bool run(raw_ostream &os, const RecordKeeper &records) {
     return mpt::tblgen::emitUnaryKinds(records, os);
   case Action::UnaryDocs:
     return mpt::tblgen::emitUnaryDocs(records, os);
+  case Action::KernelSchema:
+    return mpt::tblgen::emitKernelSchema(records, os);
   case Action::PipelineOptions:
     return mpt::tblgen::emitPipelineOptions(records, os);
   case Action::None:
@@ -57,7 +71,7 @@ bool run(raw_ostream &os, const RecordKeeper &records) {
   }
   PrintFatalError(
       "mpt-tblgen: name a backend (-gen-unary-kinds, -gen-unary-docs, "
-      "-gen-pipeline-options)");
+      "-gen-kernel-schema, -gen-pipeline-options)");
 }
 
 } // namespace

@@ -63,34 +63,67 @@ class MPTRT_ValueCounts<dag d> {
       true: !add(acc, 1)));
 }
 
-class MPTRT_AttrRows<dag d> {
-  list<int> idx = !range(!size(d));
-  string rows = !foldl("", idx, acc, i, !if(!initialized(!getdagarg<Attr>(d, i)),
-      acc # "{\"" # !getdagname(d, i) # "\", ::mpt::rt::KernelAttrType::" #
-        !if(!initialized(!getdagarg<OptionalAttr>(d, i)),
-            MPTRT_AttrKind<!getdagarg<OptionalAttr>(d, i).baseAttr>.kind # ", false, \"" #
-              MPTRT_AttrKind<!getdagarg<OptionalAttr>(d, i).baseAttr>.allowed,
-            MPTRT_AttrKind<!getdagarg<Attr>(d, i)>.kind # ", true, \"" #
-              MPTRT_AttrKind<!getdagarg<Attr>(d, i)>.allowed) # "\"},\n",
-      acc));
+// An optional kernel attribute with the value the kernel takes when it is
+// absent (KernelSchema.def's MPTRT_DEFAULT; a literal as C++ writes it, a
+// string quoted). An attribute whose absence means something else (clip's
+// bounds, ignore_index) or whose default depends on the operands (pool
+// strides, transpose perm) is a plain OptionalAttr.
+class MPTRT_Default<Attr attr, string value> : OptionalAttr<attr> {
+  string kernelDefault = value;
+}
+class MPTRT_DefaultOf<MPTRT_Default a> {
+  string value = a.kernelDefault;
+}
+
+// The attributes of a kernel's `ins`, in order: name, schema type, whether
+// required, allowed strings and default ("" for none).
+class MPTRT_KernelAttrs<dag d> {
+  list<int> idx = !filter(i, !range(!size(d)), !initialized(!getdagarg<Attr>(d, i)));
+  list<string> names = !foreach(i, idx, !getdagname(d, i));
+  list<bit> required = !foreach(i, idx, !not(!initialized(!getdagarg<OptionalAttr>(d, i))));
+  list<Attr> base = !foreach(i, idx, !if(!initialized(!getdagarg<OptionalAttr>(d, i)),
+      !getdagarg<OptionalAttr>(d, i).baseAttr, !getdagarg<Attr>(d, i)));
+  list<string> kinds = !foreach(a, base, MPTRT_AttrKind<a>.kind);
+  list<string> allowed = !foreach(a, base, MPTRT_AttrKind<a>.allowed);
+  list<string> defaults = !foreach(i, idx, !if(!initialized(!getdagarg<MPTRT_Default>(d, i)),
+      MPTRT_DefaultOf<!getdagarg<MPTRT_Default>(d, i)>.value, ""));
+  // The rows of kernelAttrInfo() (C++ initializers).
+  string rows = !foldl("", !range(!size(names)), acc, i,
+      acc # "{\"" # names[i] # "\", ::mpt::rt::KernelAttrType::" # kinds[i] # ", " #
+        !if(required[i], "true", "false") # ", \"" # allowed[i] # "\"},\n");
 }
 
 // A kernel: `kernelIns` holds its operands then its attributes, exactly the
 // kernel's; every kernel op also has `offsets`, its results' arena byte
 // offsets (set by the memory planner; not a kernel attribute).
+//
+// These records are the runtime's kernel schema: `mpt-tblgen
+// -gen-kernel-schema` writes runtime/include/mptrt/generated/KernelKinds.def
+// from them (one MPTRT_KERNEL row per op, in the order of this file), which
+// every backend's kind table, the decoders' attribute checks and the plan
+// validator read. `family` names the decoder and the backends' prepare
+// function (Unary: prepareUnary, ...); empty, it is the op's C++ name
+// (MPTRT_<Family>Op).
 class MPTRT_KernelOp<string mnemonic, dag kernelIns, dag kernelOuts, list<Trait> traits = []>
     : MPTRT_Op<mnemonic, !listconcat([MPTRT_KernelOpInterface], traits)> {
   let arguments = !con(kernelIns, (ins OptionalAttr<DenseI64ArrayAttr>:$offsets));
   let results = kernelOuts;
   let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+  string family = "";
+  // Set for the unary functions' kernels, whose schema rows their records
+  // give (mptrt/generated/UnaryKinds.def) instead of KernelKinds.def.
+  bit rowsInUnaryKinds = 0;
+  MPTRT_ValueCounts operandCounts = MPTRT_ValueCounts<kernelIns>;
+  MPTRT_ValueCounts resultCounts = MPTRT_ValueCounts<kernelOuts>;
+  MPTRT_KernelAttrs kernelAttrs = MPTRT_KernelAttrs<kernelIns>;
   let extraClassDeclaration = [{
-    static constexpr unsigned kMinOperands = }] # MPTRT_ValueCounts<kernelIns>.min # [{;
-    static constexpr int kMaxOperands = }] # MPTRT_ValueCounts<kernelIns>.max # [{;
-    static constexpr unsigned kMinResults = }] # MPTRT_ValueCounts<kernelOuts>.min # [{;
-    static constexpr int kMaxResults = }] # MPTRT_ValueCounts<kernelOuts>.max # [{;
+    static constexpr unsigned kMinOperands = }] # operandCounts.min # [{;
+    static constexpr int kMaxOperands = }] # operandCounts.max # [{;
+    static constexpr unsigned kMinResults = }] # resultCounts.min # [{;
+    static constexpr int kMaxResults = }] # resultCounts.max # [{;
     static ::llvm::ArrayRef<::mpt::rt::KernelAttrInfo> kernelAttrInfo() {
       static const ::mpt::rt::KernelAttrInfo rows[] = {
-        }] # MPTRT_AttrRows<kernelIns>.rows # [{
+        }] # kernelAttrs.rows # [{
         {"", ::mpt::rt::KernelAttrType::Int, false, ""}};
       return ::llvm::ArrayRef(rows).drop_back();
     }
@@ -117,16 +150,16 @@ class MPTRT_BinaryKernel<string mnemonic>
 defvar ConvWindow = (ins OptionalAttr<DenseI64ArrayAttr>:$strides,
                      OptionalAttr<DenseI64ArrayAttr>:$pads,
                      OptionalAttr<DenseI64ArrayAttr>:$dilations,
-                     OptionalAttr<I64Attr>:$group,
+                     MPTRT_Default<I64Attr, "1">:$group,
                      OptionalAttr<DenseI64ArrayAttr>:$kernel_shape);
 defvar PoolWindow = (ins DenseI64ArrayAttr:$kernel_shape,
                      OptionalAttr<DenseI64ArrayAttr>:$strides,
                      OptionalAttr<DenseI64ArrayAttr>:$pads,
                      OptionalAttr<DenseI64ArrayAttr>:$dilations,
-                     OptionalAttr<BoolAttr>:$ceil_mode);
+                     MPTRT_Default<BoolAttr, "false">:$ceil_mode);
 defvar Reduce = (ins OptionalAttr<DenseI64ArrayAttr>:$axes,
-                 OptionalAttr<BoolAttr>:$keepdims);
-defvar LossAttrs = (ins OptionalAttr<MPTRT_ReductionAttr>:$reduction,
+                 MPTRT_Default<BoolAttr, "true">:$keepdims);
+defvar LossAttrs = (ins MPTRT_Default<MPTRT_ReductionAttr, "mean">:$reduction,
                     OptionalAttr<I64Attr>:$ignore_index);
 defvar SliceAttrs = (ins DenseI64ArrayAttr:$starts, DenseI64ArrayAttr:$ends,
                      OptionalAttr<DenseI64ArrayAttr>:$steps);
@@ -136,20 +169,25 @@ defvar SliceAttrs = (ins DenseI64ArrayAttr:$starts, DenseI64ArrayAttr:$ends,
 //===----------------------------------------------------------------------===//
 
 // One kernel op per function without attributes (MPTUnaryFunctions.td).
+let family = "Unary" in {
+let rowsInUnaryKinds = 1 in
 foreach f = !filter(f, MPTUnaryFunctions, !and(f.kernel, !not(f.attrs))) in
   def MPTRT_ # f.name # Op : MPTRT_UnaryKernel<f.kind,
-      !dag(ins, !foreach(p, f.params, OptionalAttr<F32Attr>), f.params)>;
+      !dag(ins, !foreach(i, !range(!size(f.params)),
+                         MPTRT_Default<F32Attr, f.paramDefaults[i]>), f.params)>;
 
-def MPTRT_LeakyReluOp : MPTRT_UnaryKernel<"leaky_relu", (ins OptionalAttr<F32Attr>:$alpha)>;
+def MPTRT_LeakyReluOp : MPTRT_UnaryKernel<"leaky_relu", (ins MPTRT_Default<F32Attr, "0.01">:$alpha)>;
 def MPTRT_GeluOp : MPTRT_UnaryKernel<"gelu",
-    (ins OptionalAttr<MPTRT_GeluApproximateAttr>:$approximate)>;
+    (ins MPTRT_Default<MPTRT_GeluApproximateAttr, "none">:$approximate)>;
 def MPTRT_ClipOp : MPTRT_UnaryKernel<"clip",
     (ins OptionalAttr<F64Attr>:$min, OptionalAttr<F64Attr>:$max)>;
+} // family Unary
 
 //===----------------------------------------------------------------------===//
 // Elementwise binary with broadcasting, and select.
 //===----------------------------------------------------------------------===//
 
+let family = "Binary" in
 foreach k = [["Add", "add"], ["Sub", "sub"], ["Mul", "mul"], ["Div", "div"],
              ["Pow", "pow"], ["Max", "max"], ["Min", "min"], ["Equal", "equal"],
              ["Less", "less"], ["Greater", "greater"]] in
@@ -172,9 +210,9 @@ def MPTRT_MatMulOp : MPTRT_KernelOp<"matmul",
 
 def MPTRT_GemmOp : MPTRT_KernelOp<"gemm",
     (ins MPTRT_Tensor:$a, MPTRT_Tensor:$b, Optional<MPTRT_Tensor>:$c,
-         OptionalAttr<F32Attr>:$alpha, OptionalAttr<F32Attr>:$beta,
-         OptionalAttr<BoolAttr>:$trans_a, OptionalAttr<BoolAttr>:$trans_b,
-         OptionalAttr<MPTRT_ActivationAttr>:$activation),
+         MPTRT_Default<F32Attr, "1.0">:$alpha, MPTRT_Default<F32Attr, "1.0">:$beta,
+         MPTRT_Default<BoolAttr, "false">:$trans_a, MPTRT_Default<BoolAttr, "false">:$trans_b,
+         MPTRT_Default<MPTRT_ActivationAttr, "none">:$activation),
     (outs MPTRT_Tensor:$output)> {
   let summary = "act(alpha * op(A) * op(B) + beta * C)";
 }
@@ -189,8 +227,8 @@ def MPTRT_ScaledMatMulOp : MPTRT_KernelOp<"scaled_matmul",
 def MPTRT_ScaledGemmOp : MPTRT_KernelOp<"scaled_gemm",
     (ins MPTRT_Tensor:$a, MPTRT_Tensor:$b, Optional<MPTRT_Tensor>:$c,
          MPTRT_ScaleTensor:$a_scale, MPTRT_ScaleTensor:$b_scale,
-         OptionalAttr<F32Attr>:$alpha, OptionalAttr<F32Attr>:$beta,
-         OptionalAttr<BoolAttr>:$trans_a, OptionalAttr<BoolAttr>:$trans_b),
+         MPTRT_Default<F32Attr, "1.0">:$alpha, MPTRT_Default<F32Attr, "1.0">:$beta,
+         MPTRT_Default<BoolAttr, "false">:$trans_a, MPTRT_Default<BoolAttr, "false">:$trans_b),
     (outs MPTRT_Tensor:$output)> {
   let summary = "FP8 gemm: alpha * (1/a_scale) * (1/b_scale) * op(A) op(B) + beta * C";
 }
@@ -208,16 +246,19 @@ def MPTRT_ConvOp : MPTRT_KernelOp<"conv",
 
 def MPTRT_MaxPoolOp : MPTRT_KernelOp<"max_pool",
     !con((ins MPTRT_Tensor:$input), PoolWindow), (outs MPTRT_Tensor:$output)> {
+  let family = "Pool";
   let summary = "N-d max pooling";
 }
 def MPTRT_AveragePoolOp : MPTRT_KernelOp<"average_pool",
     !con((ins MPTRT_Tensor:$input), PoolWindow,
-         (ins OptionalAttr<BoolAttr>:$count_include_pad)),
+         (ins MPTRT_Default<BoolAttr, "false">:$count_include_pad)),
     (outs MPTRT_Tensor:$output)> {
+  let family = "Pool";
   let summary = "N-d average pooling";
 }
 def MPTRT_GlobalAveragePoolOp : MPTRT_KernelOp<"global_average_pool",
     (ins MPTRT_Tensor:$input), (outs MPTRT_Tensor:$output)> {
+  let family = "Pool";
   let summary = "Mean over every spatial axis";
 }
 
@@ -228,36 +269,39 @@ def MPTRT_GlobalAveragePoolOp : MPTRT_KernelOp<"global_average_pool",
 def MPTRT_BatchNormOp : MPTRT_KernelOp<"batch_norm",
     (ins MPTRT_Tensor:$input, MPTRT_Tensor:$scale, MPTRT_Tensor:$bias,
          MPTRT_Tensor:$mean, MPTRT_Tensor:$var,
-         OptionalAttr<F32Attr>:$epsilon, OptionalAttr<F32Attr>:$momentum),
+         MPTRT_Default<F32Attr, "1e-5">:$epsilon, MPTRT_Default<F32Attr, "0.9">:$momentum),
     (outs MPTRT_Tensor:$output)> {
   let summary = "Batch normalisation with running statistics";
 }
 def MPTRT_BatchNormTrainOp : MPTRT_KernelOp<"batch_norm_train",
     (ins MPTRT_Tensor:$input, MPTRT_Tensor:$scale, MPTRT_Tensor:$bias,
          MPTRT_Tensor:$running_mean, MPTRT_Tensor:$running_var,
-         OptionalAttr<F32Attr>:$epsilon, OptionalAttr<F32Attr>:$momentum),
+         MPTRT_Default<F32Attr, "1e-5">:$epsilon, MPTRT_Default<F32Attr, "0.9">:$momentum),
     (outs MPTRT_Tensor:$output, Optional<MPTRT_Tensor>:$new_running_mean,
           Optional<MPTRT_Tensor>:$new_running_var), [AttrSizedResultSegments]> {
+  let family = "BatchNorm";
   let summary = "Batch normalisation with batch statistics";
   // Its optional results are statistics; the sizes are explicit.
   let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
 }
 def MPTRT_LayerNormOp : MPTRT_KernelOp<"layer_norm",
     (ins MPTRT_Tensor:$input, MPTRT_Tensor:$scale, Optional<MPTRT_Tensor>:$bias,
-         OptionalAttr<I64Attr>:$axis, OptionalAttr<F32Attr>:$epsilon),
+         MPTRT_Default<I64Attr, "-1">:$axis, MPTRT_Default<F32Attr, "1e-5">:$epsilon),
     (outs MPTRT_Tensor:$output, Optional<MPTRT_Tensor>:$mean,
           Optional<MPTRT_Tensor>:$inv_std_dev), [AttrSizedResultSegments]> {
   let summary = "Layer normalisation from `axis` on";
   // Its optional results are statistics; the sizes are explicit.
   let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
 }
-def MPTRT_SoftmaxOp : MPTRT_UnaryKernel<"softmax", (ins OptionalAttr<I64Attr>:$axis)>;
-def MPTRT_LogSoftmaxOp : MPTRT_UnaryKernel<"log_softmax", (ins OptionalAttr<I64Attr>:$axis)>;
+def MPTRT_SoftmaxOp : MPTRT_UnaryKernel<"softmax", (ins MPTRT_Default<I64Attr, "-1">:$axis)>;
+let family = "Softmax" in
+def MPTRT_LogSoftmaxOp : MPTRT_UnaryKernel<"log_softmax", (ins MPTRT_Default<I64Attr, "-1">:$axis)>;
 
 //===----------------------------------------------------------------------===//
 // Reductions and losses.
 //===----------------------------------------------------------------------===//
 
+let family = "Reduce" in
 foreach k = [["ReduceSum", "reduce_sum"], ["ReduceMean", "reduce_mean"],
              ["ReduceMax", "reduce_max"], ["ReduceL2", "reduce_l2"]] in
   def MPTRT_ # k[0] # Op : MPTRT_UnaryKernel<k[1], Reduce>;
@@ -266,12 +310,14 @@ def MPTRT_SoftmaxCrossEntropyLossOp : MPTRT_KernelOp<"softmax_cross_entropy_loss
     !con((ins MPTRT_Tensor:$scores, MPTRT_Tensor:$labels, Optional<MPTRT_Tensor>:$weights),
          LossAttrs),
     (outs MPTRT_Tensor:$loss, Optional<MPTRT_Tensor>:$log_prob)> {
+  let family = "Loss";
   let summary = "Cross-entropy of softmax(scores) against class labels";
 }
 def MPTRT_NegativeLogLikelihoodLossOp : MPTRT_KernelOp<"nll_loss",
     !con((ins MPTRT_Tensor:$input, MPTRT_Tensor:$target, Optional<MPTRT_Tensor>:$weight),
          LossAttrs),
     (outs MPTRT_Tensor:$loss)> {
+  let family = "Loss";
   let summary = "Negative log-likelihood at the targets";
 }
 
@@ -279,7 +325,9 @@ def MPTRT_NegativeLogLikelihoodLossOp : MPTRT_KernelOp<"nll_loss",
 // Data movement.
 //===----------------------------------------------------------------------===//
 
+// Copies: the memory planner makes most of them arena views.
 def MPTRT_CopyOp : MPTRT_UnaryKernel<"copy">;
+let family = "Copy" in {
 def MPTRT_IdentityOp : MPTRT_UnaryKernel<"identity">;
 def MPTRT_ReshapeOp : MPTRT_KernelOp<"reshape",
     (ins MPTRT_Tensor:$input, Optional<MPTRT_Tensor>:$shape), (outs MPTRT_Tensor:$output)> {
@@ -288,14 +336,15 @@ def MPTRT_ReshapeOp : MPTRT_KernelOp<"reshape",
 def MPTRT_FlattenOp : MPTRT_UnaryKernel<"flatten", (ins OptionalAttr<I64Attr>:$axis)>;
 def MPTRT_SqueezeOp : MPTRT_UnaryKernel<"squeeze", (ins OptionalAttr<DenseI64ArrayAttr>:$axes)>;
 def MPTRT_UnsqueezeOp : MPTRT_UnaryKernel<"unsqueeze", (ins OptionalAttr<DenseI64ArrayAttr>:$axes)>;
-def MPTRT_CastOp : MPTRT_UnaryKernel<"cast", (ins OptionalAttr<BoolAttr>:$saturate)>;
+} // family Copy
+def MPTRT_CastOp : MPTRT_UnaryKernel<"cast", (ins MPTRT_Default<BoolAttr, "false">:$saturate)>;
 def MPTRT_QuantizeOp : MPTRT_KernelOp<"quantize",
     (ins MPTRT_Tensor:$input, MPTRT_ScaleTensor:$scale), (outs MPTRT_Tensor:$output)> {
   let summary = "saturate(round(input * scale)) into FP8";
 }
 def MPTRT_DropoutOp : MPTRT_KernelOp<"dropout",
     (ins MPTRT_Tensor:$input, MPTRT_NoneOrTwo<0DTensorOf<[I64]>>:$rng,
-         OptionalAttr<F32Attr>:$ratio, OptionalAttr<BoolAttr>:$training,
+         MPTRT_Default<F32Attr, "0.5">:$ratio, MPTRT_Default<BoolAttr, "false">:$training,
          OptionalAttr<I64Attr>:$stream),
     (outs MPTRT_Tensor:$output, Optional<MPTRT_Tensor>:$mask)> {
   let summary = "Dropout with a Philox mask of (seed, step, stream, index)";
@@ -307,7 +356,7 @@ def MPTRT_ConcatOp : MPTRT_KernelOp<"concat",
   let summary = "Concatenate along `axis`";
 }
 def MPTRT_SplitOp : MPTRT_KernelOp<"split",
-    (ins MPTRT_Tensor:$input, OptionalAttr<I64Attr>:$axis,
+    (ins MPTRT_Tensor:$input, MPTRT_Default<I64Attr, "0">:$axis,
          OptionalAttr<DenseI64ArrayAttr>:$sizes),
     (outs MPTRT_OneOrMore<MPTRT_Tensor>:$outputs)> {
   let summary = "Split along `axis` into pieces of the given sizes";
@@ -317,7 +366,7 @@ def MPTRT_SliceOp : MPTRT_KernelOp<"slice",
   let summary = "Strided slice";
 }
 def MPTRT_GatherOp : MPTRT_KernelOp<"gather",
-    (ins MPTRT_Tensor:$data, MPTRT_Tensor:$indices, OptionalAttr<I64Attr>:$axis),
+    (ins MPTRT_Tensor:$data, MPTRT_Tensor:$indices, MPTRT_Default<I64Attr, "0">:$axis),
     (outs MPTRT_Tensor:$output)> {
   let summary = "Take slices of `data` along `axis` at `indices`";
 }
@@ -326,10 +375,11 @@ def MPTRT_ExpandOp : MPTRT_KernelOp<"expand",
   let summary = "Broadcast to the result's shape";
 }
 def MPTRT_TriluOp : MPTRT_UnaryKernel<"trilu",
-    (ins OptionalAttr<BoolAttr>:$upper, OptionalAttr<I64Attr>:$k)>;
+    (ins MPTRT_Default<BoolAttr, "true">:$upper, MPTRT_Default<I64Attr, "0">:$k)>;
 def MPTRT_ConstantOfShapeOp : MPTRT_KernelOp<"constant_of_shape",
-    (ins Optional<MPTRT_Tensor>:$shape, OptionalAttr<TypedAttrInterface>:$value),
+    (ins Optional<MPTRT_Tensor>:$shape, MPTRT_Default<TypedAttrInterface, "0.0">:$value),
     (outs MPTRT_Tensor:$output)> {
+  let family = "Fill";
   let summary = "A tensor of the result's shape filled with `value`";
 }
 
@@ -347,7 +397,7 @@ def MPTRT_UnaryGradOp : MPTRT_KernelOp<"unary_grad",
 }
 def MPTRT_SoftmaxGradOp : MPTRT_KernelOp<"softmax_grad",
     (ins MPTRT_Tensor:$output, MPTRT_Tensor:$grad, I64Attr:$axis,
-         OptionalAttr<BoolAttr>:$log),
+         MPTRT_Default<BoolAttr, "false">:$log),
     (outs MPTRT_Tensor:$input_grad)> {
   let summary = "Backward of softmax or log_softmax";
 }
@@ -361,12 +411,14 @@ def MPTRT_SoftmaxCrossEntropyLossGradOp : MPTRT_KernelOp<"softmax_cross_entropy_
     !con((ins MPTRT_Tensor:$log_prob, MPTRT_Tensor:$labels, Optional<MPTRT_Tensor>:$weights,
               MPTRT_Tensor:$loss_grad), LossAttrs),
     (outs MPTRT_Tensor:$scores_grad)> {
+  let family = "LossGrad";
   let summary = "Backward of softmax_cross_entropy_loss";
 }
 def MPTRT_NegativeLogLikelihoodLossGradOp : MPTRT_KernelOp<"nll_loss_grad",
     !con((ins MPTRT_Tensor:$target, Optional<MPTRT_Tensor>:$weight,
               MPTRT_Tensor:$loss_grad), LossAttrs),
     (outs MPTRT_Tensor:$input_grad)> {
+  let family = "LossGrad";
   let summary = "Backward of nll_loss";
 }
 def MPTRT_GatherGradOp : MPTRT_KernelOp<"gather_grad",
@@ -381,27 +433,31 @@ def MPTRT_SliceGradOp : MPTRT_KernelOp<"slice_grad",
 def MPTRT_MaxPoolGradOp : MPTRT_KernelOp<"max_pool_grad",
     !con((ins MPTRT_Tensor:$input, MPTRT_Tensor:$grad), PoolWindow),
     (outs MPTRT_Tensor:$input_grad)> {
+  let family = "PoolGrad";
   let summary = "Backward of max_pool";
 }
 def MPTRT_AveragePoolGradOp : MPTRT_KernelOp<"average_pool_grad",
     !con((ins MPTRT_Tensor:$grad), PoolWindow,
-         (ins OptionalAttr<BoolAttr>:$count_include_pad)),
+         (ins MPTRT_Default<BoolAttr, "false">:$count_include_pad)),
     (outs MPTRT_Tensor:$input_grad)> {
+  let family = "PoolGrad";
   let summary = "Backward of average_pool";
 }
 def MPTRT_ConvGradInputOp : MPTRT_KernelOp<"conv_grad_input",
     !con((ins MPTRT_Tensor:$grad, MPTRT_Tensor:$weight), ConvWindow),
     (outs MPTRT_Tensor:$input_grad)> {
+  let family = "ConvGrad";
   let summary = "Gradient of conv with respect to its input";
 }
 def MPTRT_ConvGradWeightOp : MPTRT_KernelOp<"conv_grad_weight",
     !con((ins MPTRT_Tensor:$input, MPTRT_Tensor:$grad), ConvWindow),
     (outs MPTRT_Tensor:$weight_grad)> {
+  let family = "ConvGrad";
   let summary = "Gradient of conv with respect to its weight";
 }
 def MPTRT_BatchNormGradOp : MPTRT_KernelOp<"batch_norm_grad",
     (ins MPTRT_Tensor:$input, MPTRT_Tensor:$scale, MPTRT_Tensor:$grad,
-         OptionalAttr<F32Attr>:$epsilon),
+         MPTRT_Default<F32Attr, "1e-5">:$epsilon),
     (outs MPTRT_Tensor:$input_grad, MPTRT_Tensor:$scale_grad, MPTRT_Tensor:$bias_grad)> {
   let summary = "Backward of training-mode batch_norm";
 }
@@ -434,34 +490,36 @@ def MPTRT_ClipByNormOp : MPTRT_KernelOp<"clip_by_norm",
 def MPTRT_SGDUpdateOp : MPTRT_KernelOp<"sgd_update",
     (ins MPTRT_Tensor:$param, MPTRT_Tensor:$grad, Optional<MPTRT_Tensor>:$momentum_buffer,
          MPTRT_Tensor:$step, MPTRT_Tensor:$lr, MPTRT_Tensor:$finite,
-         OptionalAttr<F64Attr>:$momentum, OptionalAttr<F64Attr>:$dampening,
-         OptionalAttr<BoolAttr>:$nesterov, OptionalAttr<F64Attr>:$weight_decay),
+         MPTRT_Default<F64Attr, "0.0">:$momentum, MPTRT_Default<F64Attr, "0.0">:$dampening,
+         MPTRT_Default<BoolAttr, "false">:$nesterov, MPTRT_Default<F64Attr, "0.0">:$weight_decay),
     (outs MPTRT_Tensor:$new_param, Optional<MPTRT_Tensor>:$new_momentum_buffer)> {
+  let family = "SgdUpdate";
   let summary = "One torch.optim.SGD step";
 }
 def MPTRT_AdamWUpdateOp : MPTRT_KernelOp<"adamw_update",
     (ins MPTRT_Tensor:$param, MPTRT_Tensor:$grad, MPTRT_Tensor:$exp_avg,
          MPTRT_Tensor:$exp_avg_sq, MPTRT_Tensor:$step, MPTRT_Tensor:$lr,
          MPTRT_Tensor:$finite, Optional<MPTRT_Tensor>:$seed,
-         OptionalAttr<F64Attr>:$beta1, OptionalAttr<F64Attr>:$beta2,
-         OptionalAttr<F64Attr>:$eps, OptionalAttr<F64Attr>:$weight_decay,
-         OptionalAttr<BoolAttr>:$stochastic_rounding, OptionalAttr<I64Attr>:$stream),
+         MPTRT_Default<F64Attr, "0.9">:$beta1, MPTRT_Default<F64Attr, "0.999">:$beta2,
+         MPTRT_Default<F64Attr, "1e-8">:$eps, MPTRT_Default<F64Attr, "0.01">:$weight_decay,
+         MPTRT_Default<BoolAttr, "false">:$stochastic_rounding, OptionalAttr<I64Attr>:$stream),
     (outs MPTRT_Tensor:$new_param, MPTRT_Tensor:$new_exp_avg, MPTRT_Tensor:$new_exp_avg_sq)> {
   let summary = "One torch.optim.AdamW step (f32 or bf16 master, bf16 rounded "
                 "to nearest even or stochastically)";
 }
 def MPTRT_UpdateLossScaleOp : MPTRT_KernelOp<"update_loss_scale",
     (ins MPTRT_Tensor:$scale, MPTRT_Tensor:$growth_tracker, MPTRT_Tensor:$finite,
-         OptionalAttr<F64Attr>:$growth_factor, OptionalAttr<F64Attr>:$backoff_factor,
-         OptionalAttr<I64Attr>:$growth_interval),
+         MPTRT_Default<F64Attr, "2.0">:$growth_factor, MPTRT_Default<F64Attr, "0.5">:$backoff_factor,
+         MPTRT_Default<I64Attr, "2000">:$growth_interval),
     (outs MPTRT_Tensor:$new_scale, MPTRT_Tensor:$new_growth_tracker)> {
   let summary = "The dynamic loss scale's update";
 }
 def MPTRT_LRScheduleOp : MPTRT_KernelOp<"lr_schedule",
-    (ins MPTRT_Tensor:$step, OptionalAttr<MPTRT_LrScheduleAttr>:$schedule, F64Attr:$lr,
-         OptionalAttr<I64Attr>:$warmup_steps, OptionalAttr<I64Attr>:$total_steps,
-         OptionalAttr<F64Attr>:$min_lr),
+    (ins MPTRT_Tensor:$step, MPTRT_Default<MPTRT_LrScheduleAttr, "constant">:$schedule, F64Attr:$lr,
+         MPTRT_Default<I64Attr, "0">:$warmup_steps, MPTRT_Default<I64Attr, "0">:$total_steps,
+         MPTRT_Default<F64Attr, "0.0">:$min_lr),
     (outs MPTRT_Tensor:$output)> {
+  let family = "LrSchedule";
   let summary = "The learning rate at a step";
 }
 def MPTRT_AdvanceStepOp : MPTRT_KernelOp<"advance_step",
@@ -473,9 +531,10 @@ def MPTRT_AmaxOp : MPTRT_KernelOp<"amax", (ins MPTRT_Tensor:$input), (outs MPTRT
 }
 def MPTRT_UpdateFP8ScaleOp : MPTRT_KernelOp<"update_fp8_scale",
     (ins MPTRT_Tensor:$amax_history, MPTRT_ScaleTensor:$scale, MPTRT_Tensor:$amax,
-         OptionalAttr<F64Attr>:$fp8_max, OptionalAttr<I64Attr>:$margin,
-         OptionalAttr<MPTRT_AmaxComputeAlgoAttr>:$amax_compute_algo),
+         MPTRT_Default<F64Attr, "448.0">:$fp8_max, MPTRT_Default<I64Attr, "0">:$margin,
+         MPTRT_Default<MPTRT_AmaxComputeAlgoAttr, "max">:$amax_compute_algo),
     (outs MPTRT_Tensor:$new_amax_history, MPTRT_ScaleTensor:$new_scale)> {
+  let family = "UpdateFp8Scale";
   let summary = "Delayed FP8 scaling: roll the amax history, rescale";
 }
 
