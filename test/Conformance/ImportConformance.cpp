@@ -155,11 +155,13 @@ int main(int argc, char **argv) {
          << " imported, " << unsupported << " reported unsupported, " << failed
          << " failed; " << outOfTypeSet
          << " of the unsupported use element types outside MPT's set";
-    if (!in || collapse(text).find(want.str()) == std::string::npos) {
-      ++problems;
-      llvm::outs() << "STALE DOC " << argv[3] << ": it must say \""
-                   << want.str() << "\"\n";
-    }
+    std::string listed = std::to_string(expected.size()) + " are listed";
+    for (const std::string &phrase : {want.str(), listed})
+      if (!in || collapse(text).find(phrase) == std::string::npos) {
+        ++problems;
+        llvm::outs() << "STALE DOC " << argv[3] << ": it must say \"" << phrase
+                     << "\"\n";
+      }
   }
   if (problems) {
     llvm::outs() << problems << " conformance problem(s)\n";

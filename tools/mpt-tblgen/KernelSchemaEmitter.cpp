@@ -123,6 +123,8 @@ bool mpt::tblgen::emitKernelSchema(const RecordKeeper &records,
     std::vector<StringRef> names = attrs->getValueAsListOfStrings("names");
     std::vector<StringRef> types = attrs->getValueAsListOfStrings("kinds");
     std::vector<StringRef> allowed = attrs->getValueAsListOfStrings("allowed");
+    std::vector<StringRef> macros =
+        attrs->getValueAsListOfStrings("valuesMacros");
     std::vector<StringRef> defaults =
         attrs->getValueAsListOfStrings("defaults");
     const ListInit *required = attrs->getValueAsListInit("required");
@@ -136,7 +138,10 @@ bool mpt::tblgen::emitKernelSchema(const RecordKeeper &records,
       if (!defaults[i].empty())
         os << "  MPTRT_DEFAULT(" << kind << ", " << names[i] << ", "
            << defaultLiteral(op, names[i], types[i], defaults[i]) << ")\n";
-      if (!allowed[i].empty())
+      if (!macros[i].empty())
+        os << "  MPTRT_VALUES(" << kind << ", " << names[i] << ", " << macros[i]
+           << ")\n";
+      else if (!allowed[i].empty())
         os << "  MPTRT_VALUES(" << kind << ", " << names[i] << ", \""
            << allowed[i] << "\")\n";
     }

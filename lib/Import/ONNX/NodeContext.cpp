@@ -35,9 +35,17 @@ const OpImporterTable &OpImporterTable::get() {
     registerNormalizationImporters(t);
     registerReductionImporters(t);
     registerShapeImporters(t);
+    registerIndexImporters(t);
     return t;
   }();
   return instance;
+}
+
+std::string NodeContext::describeInput(unsigned i) const {
+  std::string text = "input " + std::to_string(i);
+  if (static_cast<int>(i) < node.input_size() && !node.input(i).empty())
+    text += ", '" + node.input(i) + "'";
+  return text;
 }
 
 DenseElementsAttr NodeContext::constantInput(unsigned i) const {
@@ -51,7 +59,7 @@ FailureOr<SmallVector<int64_t>> NodeContext::constantInts(unsigned i,
                                                           StringRef what) {
   auto value = dyn_cast_or_null<DenseIntElementsAttr>(constantInput(i));
   if (!value) {
-    (void)unsupported(Twine(what) + " (input " + Twine(i) +
+    (void)unsupported(Twine(what) + " (" + describeInput(i) +
                       ") must be a compile-time constant");
     return failure();
   }
@@ -64,7 +72,7 @@ FailureOr<SmallVector<int64_t>> NodeContext::constantInts(unsigned i,
 FailureOr<double> NodeContext::constantScalar(unsigned i, StringRef what) {
   DenseElementsAttr value = constantInput(i);
   if (!value || value.getNumElements() != 1) {
-    (void)unsupported(Twine(what) + " (input " + Twine(i) +
+    (void)unsupported(Twine(what) + " (" + describeInput(i) +
                       ") must be a compile-time scalar constant");
     return failure();
   }

@@ -3,7 +3,8 @@
 // Internal to the ONNX importer. Each ONNX op is imported by a small function
 // registered in a table keyed by op type and the opset version it was
 // introduced in ("since version"); the per-family files (Elementwise,
-// Contraction, Normalization, Reduction, Shape) register their entries.
+// Contraction, Normalization, Reduction, Shape, Index) register their
+// entries.
 //
 //===----------------------------------------------------------------------===//
 #ifndef MPT_LIB_IMPORT_ONNX_NODEIMPORTER_H
@@ -55,6 +56,7 @@ void registerContractionImporters(OpImporterTable &table);
 void registerNormalizationImporters(OpImporterTable &table);
 void registerReductionImporters(OpImporterTable &table);
 void registerShapeImporters(OpImporterTable &table);
+void registerIndexImporters(OpImporterTable &table);
 
 /// Converts an ONNX element type code; null if unsupported.
 mlir::Type convertElementType(int32_t onnxType, mlir::MLIRContext *ctx);
@@ -116,6 +118,8 @@ public:
   mlir::RankedTensorType inputType(unsigned i) const {
     return mlir::cast<mlir::RankedTensorType>(inputs[i].getType());
   }
+  /// "input 1, 'name'": input `i` for diagnostics, with its ONNX name.
+  std::string describeInput(unsigned i) const;
   /// The value of input `i` if it folded to a constant, else null.
   mlir::DenseElementsAttr constantInput(unsigned i) const;
   /// Integer values of constant input `i`; reports `what` if not constant.

@@ -55,6 +55,9 @@ def MPTRT_KernelStringAttrInterface : AttrInterface<"KernelStringAttrInterface">
 class MPTRT_EnumAttr<EnumAttrInfo info, string mnemonic>
     : EnumAttr<MPTRT_Dialect, info, mnemonic, [MPTRT_KernelStringAttrInterface]> {
   let assemblyFormat = "`<` $value `>`";
+  // A macro the kernel schema writes for the allowed strings instead of
+  // listing the cases, when another generated file lists them already.
+  string schemaValues = "";
 }
 
 class MPTRT_Enum<string name, string summary, list<string> cases>
@@ -79,7 +82,10 @@ def MPTRT_AmaxComputeAlgo : MPTRT_Enum<"AmaxComputeAlgo",
 def MPTRT_GeluApproximateAttr : MPTRT_EnumAttr<MPTRT_GeluApproximate, "gelu_approximate">;
 def MPTRT_ActivationAttr : MPTRT_EnumAttr<MPTRT_Activation, "activation">;
 def MPTRT_ReductionAttr : MPTRT_EnumAttr<MPTRT_Reduction, "reduction">;
-def MPTRT_UnaryGradKindAttr : MPTRT_EnumAttr<MPTRT_UnaryGradKind, "unary_grad_kind">;
+def MPTRT_UnaryGradKindAttr : MPTRT_EnumAttr<MPTRT_UnaryGradKind, "unary_grad_kind"> {
+  // UnaryKinds.def's list of the same cases.
+  let schemaValues = "MPTRT_UNARY_GRAD_KINDS";
+}
 def MPTRT_LrScheduleAttr : MPTRT_EnumAttr<MPTRT_LrSchedule, "lr_schedule">;
 def MPTRT_AmaxComputeAlgoAttr : MPTRT_EnumAttr<MPTRT_AmaxComputeAlgo, "amax_compute_algo">;
 

@@ -85,6 +85,8 @@ class MPTRT_KernelAttrs<dag d> {
       !getdagarg<OptionalAttr>(d, i).baseAttr, !getdagarg<Attr>(d, i)));
   list<string> kinds = !foreach(a, base, MPTRT_AttrKind<a>.kind);
   list<string> allowed = !foreach(a, base, MPTRT_AttrKind<a>.allowed);
+  list<string> valuesMacros = !foreach(a, base,
+      !if(!isa<MPTRT_EnumAttr>(a), !cast<MPTRT_EnumAttr>(a).schemaValues, ""));
   list<string> defaults = !foreach(i, idx, !if(!initialized(!getdagarg<MPTRT_Default>(d, i)),
       MPTRT_DefaultOf<!getdagarg<MPTRT_Default>(d, i)>.value, ""));
   // The rows of kernelAttrInfo() (C++ initializers).

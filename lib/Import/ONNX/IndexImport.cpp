@@ -1,0 +1,256 @@
+//===- IndexImport.cpp - gathers and scatters with constant indices -------===//
+//
+// GatherElements, ScatterElements (and opset 9's Scatter) and ScatterND,
+// when their indices are compile-time constants, as the ops MPT has, so that
+// they train and run on every backend with those ops' gradients:
+//
+//   - the importer computes, for each element of the result, which element
+//     of the flattened source it takes (a constant int64 map);
+//   - a gather takes into the result: gather(reshape(x, [n]), map);
+//   - for a scatter, where(written, that gather, data) keeps the elements
+//     that no index writes.
+//
+// This is how exporters write slice assignment (`y[..., 1:] = x[..., :-1]`
+// in T5's shift of the labels: ScatterND over indices built from shapes,
+// which the importer folds). Indices that depend on data are reported as
+// such; so is a scatter with a reduction other than "none".
+//
+//===----------------------------------------------------------------------===//
+#include "NodeImporter.h"
+
+using namespace mlir;
+
+namespace mpt::onnx_import {
+namespace {
+
+/// The largest result a constant map is built for (its int64 map is 8 bytes
+/// an element in the plan's constants).
+constexpr int64_t kMaxMappedElements = int64_t(1) << 24;
+
+RankedTensorType withShape(RankedTensorType t, ArrayRef<int64_t> shape) {
+  return RankedTensorType::get(shape, t.getElementType());
+}
+
+Value flat(NodeContext &c, Value v) {
+  auto type = cast<RankedTensorType>(v.getType());
+  return c.createTyped<ReshapeOp>(withShape(type, {type.getNumElements()}),
+                                  {v})[0];
+}
+
+Value constantI64(NodeContext &c, ArrayRef<int64_t> values) {
+  auto type = RankedTensorType::get({(int64_t)values.size()}, c.b.getI64Type());
+  return ConstantOp::create(c.b, c.loc, DenseElementsAttr::get(type, values))
+      .getResult();
+}
+
+/// Row-major strides of `shape`.
+SmallVector<int64_t> stridesOf(ArrayRef<int64_t> shape) {
+  SmallVector<int64_t> strides(shape.size(), 1);
+  for (int64_t i = (int64_t)shape.size() - 2; i >= 0; --i)
+    strides[i] = strides[i + 1] * shape[i + 1];
+  return strides;
+}
+
+/// The result of shape `shape`: element i is source's flat element map[i]
+/// where map[i] >= 0, and `keep`'s element i (a tensor of that shape)
+/// elsewhere. Without `keep`, every map[i] is >= 0.
+LogicalResult buildMapped(NodeContext &c, Value source, ArrayRef<int64_t> map,
+                          ArrayRef<int64_t> shape, Value keep) {
+  auto sourceType = cast<RankedTensorType>(source.getType());
+  auto resultType = withShape(sourceType, shape);
+  bool anyWritten = llvm::any_of(map, [](int64_t m) { return m >= 0; });
+  if (keep && !anyWritten) {
+    c.setResults(keep);
+    return success();
+  }
+  SmallVector<int64_t> indices(map.begin(), map.end());
+  SmallVector<bool> written(map.size());
+  for (auto [i, m] : llvm::enumerate(indices)) {
+    written[i] = m >= 0;
+    if (m < 0)
+      m = 0; // any element: the select drops it
+  }
+  auto gathered =
+      c.create1<GatherOp>({flat(c, source), constantI64(c, indices)},
+                          {c.named("axis", c.b.getI64IntegerAttr(0))});
+  if (failed(gathered))
+    return failure();
+  Value result = *gathered;
+  if (keep && !llvm::all_of(written, [](bool w) { return w; })) {
+    auto maskType =
+        RankedTensorType::get({(int64_t)written.size()}, c.b.getI1Type());
+    Value mask = ConstantOp::create(c.b, c.loc,
+                                    DenseElementsAttr::get(maskType, written))
+                     .getResult();
+    auto selected = c.create1<WhereOp>({mask, result, flat(c, keep)});
+    if (failed(selected))
+      return failure();
+    result = *selected;
+  }
+  c.setResults(c.createTyped<ReshapeOp>(resultType, {result}));
+  return success();
+}
+
+/// The indices (input 1), checked to be constant and small enough to map.
+FailureOr<SmallVector<int64_t>> constantIndices(NodeContext &c,
+                                                int64_t resultElements) {
+  if (resultElements > kMaxMappedElements) {
+    (void)c.unsupported("a result of " + Twine(resultElements) +
+                        " elements (the constant-index form maps at most " +
+                        Twine(kMaxMappedElements) + ")");
+    return failure();
+  }
+  return c.constantInts(1, "indices");
+}
+
+LogicalResult checkReduction(NodeContext &c) {
+  std::string reduction = c.getString("reduction", "none");
+  if (reduction != "none")
+    return c.unsupported("reduction '" + reduction + "' (only 'none' is)");
+  return success();
+}
+
+/// Normalises index `v` into [0, dim), or reports it.
+FailureOr<int64_t> indexInto(NodeContext &c, int64_t v, int64_t dim,
+                             int64_t axis) {
+  int64_t n = v < 0 ? v + dim : v;
+  if (n < 0 || n >= dim) {
+    c.emitError() << "index " << v << " is out of range for axis " << axis
+                  << " of size " << dim;
+    return failure();
+  }
+  return n;
+}
+
+/// For GatherElements and ScatterElements: for each element of `indices`
+/// (shape `ishape`), the flat position in a tensor of shape `shape` it
+/// addresses: its own coordinates, with the index along `axis`.
+FailureOr<SmallVector<int64_t>> elementTargets(NodeContext &c,
+                                               ArrayRef<int64_t> indices,
+                                               ArrayRef<int64_t> ishape,
+                                               ArrayRef<int64_t> shape,
+                                               int64_t axis) {
+  SmallVector<int64_t> istrides = stridesOf(ishape), strides = stridesOf(shape);
+  SmallVector<int64_t> targets(indices.size());
+  for (auto [i, v] : llvm::enumerate(indices)) {
+    auto at = indexInto(c, v, shape[axis], axis);
+    if (failed(at))
+      return failure();
+    int64_t target = 0, rest = i;
+    for (size_t d = 0; d < ishape.size(); ++d) {
+      int64_t coord = rest / istrides[d];
+      rest %= istrides[d];
+      target += ((int64_t)d == axis ? *at : coord) * strides[d];
+    }
+    targets[i] = target;
+  }
+  return targets;
+}
+
+/// GatherElements' and ScatterElements' indices: data's rank, and no
+/// larger than data on the other axes.
+LogicalResult checkElementIndices(NodeContext &c, RankedTensorType data,
+                                  RankedTensorType indices, int64_t axis) {
+  if (indices.getRank() != data.getRank())
+    return c.emitError() << "indices " << indices << " and data " << data
+                         << " differ in rank";
+  for (int64_t d = 0; d < data.getRank(); ++d)
+    if (d != axis && indices.getDimSize(d) > data.getDimSize(d))
+      return c.emitError() << "indices " << indices << " is larger than data "
+                           << data << " on axis " << d;
+  return success();
+}
+
+LogicalResult importGatherElements(NodeContext &c) {
+  auto data = c.inputType(0), indexType = c.inputType(1);
+  auto axis = c.axis(c.getInt("axis", 0), data.getRank());
+  if (failed(axis))
+    return failure();
+  if (failed(checkElementIndices(c, data, indexType, *axis)))
+    return failure();
+  auto indices = constantIndices(c, indexType.getNumElements());
+  if (failed(indices))
+    return failure();
+  auto map =
+      elementTargets(c, *indices, indexType.getShape(), data.getShape(), *axis);
+  if (failed(map))
+    return failure();
+  return buildMapped(c, c.input(0), *map, indexType.getShape(), nullptr);
+}
+
+LogicalResult importScatterElements(NodeContext &c) {
+  if (failed(checkReduction(c)))
+    return failure();
+  auto data = c.inputType(0), indexType = c.inputType(1);
+  auto updates = c.inputType(2);
+  auto axis = c.axis(c.getInt("axis", 0), data.getRank());
+  if (failed(axis))
+    return failure();
+  if (updates.getShape() != indexType.getShape())
+    return c.emitError() << "updates " << updates << " and indices "
+                         << indexType << " differ in shape";
+  if (failed(checkElementIndices(c, data, indexType, *axis)))
+    return failure();
+  auto indices = constantIndices(c, data.getNumElements());
+  if (failed(indices))
+    return failure();
+  auto targets =
+      elementTargets(c, *indices, indexType.getShape(), data.getShape(), *axis);
+  if (failed(targets))
+    return failure();
+  // Later updates win where two write one element.
+  SmallVector<int64_t> map(data.getNumElements(), -1);
+  for (auto [i, target] : llvm::enumerate(*targets))
+    map[target] = i;
+  return buildMapped(c, c.input(2), map, data.getShape(), c.input(0));
+}
+
+LogicalResult importScatterND(NodeContext &c) {
+  if (failed(checkReduction(c)))
+    return failure();
+  auto data = c.inputType(0), indexType = c.inputType(1);
+  auto updates = c.inputType(2);
+  if (indexType.getRank() < 1)
+    return c.emitError() << "indices " << indexType << " has rank 0";
+  int64_t k = indexType.getShape().back(), r = data.getRank();
+  if (k < 1 || k > r)
+    return c.emitError() << "indices " << indexType << " index " << k
+                         << " axes of data " << data;
+  SmallVector<int64_t> expected(indexType.getShape().drop_back());
+  llvm::append_range(expected, data.getShape().drop_front(k));
+  if (updates.getShape() != ArrayRef<int64_t>(expected))
+    return c.emitError() << "updates " << updates << " should have shape ["
+                         << llvm::make_range(expected.begin(), expected.end())
+                         << "] for indices " << indexType << " into " << data;
+  auto indices = constantIndices(c, data.getNumElements());
+  if (failed(indices))
+    return failure();
+  SmallVector<int64_t> strides = stridesOf(data.getShape());
+  int64_t slice = strides[k - 1]; // elements of data.shape[k:]
+  int64_t count = indexType.getNumElements() / k;
+  // Later updates win where two write one element.
+  SmallVector<int64_t> map(data.getNumElements(), -1);
+  for (int64_t n = 0; n < count; ++n) {
+    int64_t base = 0;
+    for (int64_t j = 0; j < k; ++j) {
+      auto at = indexInto(c, (*indices)[n * k + j], data.getDimSize(j), j);
+      if (failed(at))
+        return failure();
+      base += *at * strides[j];
+    }
+    for (int64_t s = 0; s < slice; ++s)
+      map[base + s] = n * slice + s;
+  }
+  return buildMapped(c, c.input(2), map, data.getShape(), c.input(0));
+}
+
+} // namespace
+
+void registerIndexImporters(OpImporterTable &t) {
+  t.add("GatherElements", {11, importGatherElements, /*constantInputs=*/0b10});
+  t.add("Scatter", {9, importScatterElements, 0b10});
+  t.add("ScatterElements", {11, importScatterElements, 0b10});
+  t.add("ScatterND", {11, importScatterND, 0b10});
+}
+
+} // namespace mpt::onnx_import
