@@ -26,6 +26,29 @@ model:
                  val_N, so those references are stored transposed under that
                  name (meta.json: transposed_parameters)
     mlp_dynamo   an MLP exported by the dynamo exporter at opset 18
+    llama        transformers' LlamaForCausalLM, tiny random config: grouped-
+                 query attention (4 query heads, 2 key/value heads), rotary
+                 embeddings, RMSNorm, SiLU-gated MLP, eager attention
+    qwen2        transformers' Qwen2ForCausalLM at the llama sizes: q/k/v
+                 biases, LM head tied to the token embedding
+    vit_hf       transformers' ViTForImageClassification, tiny: class token,
+                 exact GELU, classifier on the class token
+    mobilenetv3  torchvision's mobilenet_v3_small, width multiplier 0.15,
+                 reduced tail: HardSwish, squeeze-excitation with HardSigmoid
+
+The library models (llama, qwen2, vit_hf, mobilenetv3) are the libraries'
+own modules: only their forward is wrapped, to take the one input and
+return the logits (the causal LMs get no attention mask: the causal mask
+only; while exporting, transformers' search for packed sequences, a
+torch.diff the TorchScript exporter cannot export, is answered "none", as
+eager mode answers it for these positions: no_packed_sequences), and their
+weights are drawn from this script's generator (torchvision's
+initialisation, seeded, for mobilenetv3).
+Hugging Face modules cast to float32 explicitly (RMSNorm, RoPE's angles,
+eager attention's softmax: their guard for fp16/bf16); in the float64 runs
+those casts are redirected to float64 (Float64Casts), so the reference is
+float64 throughout. They need transformers (5.x) and torchvision, imported
+by their builders only.
 
 Each model is exported from PyTorch in TRAINING mode
 (``torch.onnx.export(..., dynamo=False, training=TrainingMode.TRAINING,
@@ -116,7 +139,7 @@ the float64 gradients and SGD references) and use 2 PyTorch threads:
     vit_dynamo   that vit, dynamo exporter
     mlp_dynamo   Linear(256,1024)-GELU-Linear(1024,1024)-GELU-Linear(1024,10),
                  batch 64
-    (smooth_cnn has no large size.)
+    (smooth_cnn and the library models have no large size.)
 
 Same seeds, learning rates, tolerance rule and file layout as the small
 fixtures (about 400 MB in all, 224 MB of it resnet18). Generating one large
@@ -139,6 +162,7 @@ See docs/fixtures.md ("Parity fixtures") and docs/parity.md.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import copy
 import io
 import json
@@ -154,6 +178,7 @@ import onnx.numpy_helper
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+from torch.overrides import TorchFunctionMode
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import gen_fixtures as gf  # noqa: E402  (ResNet18, MobileNetV2, npy writer)
@@ -301,6 +326,109 @@ class MLP3(nn.Module):
         return self.fc3(F.gelu(self.fc2(F.gelu(self.fc1(x)))))
 
 
+# Hugging Face and torchvision models. transformers and torchvision are
+# imported by their builders only, so the other fixtures need neither.
+
+
+class Float64Casts(TorchFunctionMode):
+    """Inside a float64 run: every cast to float32 becomes a cast to float64.
+
+    Hugging Face modules pin some computations to float32 (LlamaRMSNorm
+    upcasts with ``.to(torch.float32)``, RoPE computes its angles with
+    ``.float()``, eager attention's softmax takes ``dtype=torch.float32``):
+    their guard for fp16/bf16 training. In a float64 module those casts would
+    round the reference to float32 in the middle of the computation, so the
+    float64 runs redirect them (``Tensor.float``, a float32 positional or
+    ``dtype=`` argument). Float32 runs and the export do not use it: there
+    the casts are no-ops (the exported graph keeps them as Cast(to=FLOAT))."""
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = dict(kwargs or {})
+        if func is torch.Tensor.float:
+            func = torch.Tensor.double
+        if kwargs.get("dtype") is torch.float32:
+            kwargs["dtype"] = torch.float64
+        args = tuple(torch.float64 if a is torch.float32 else a for a in args)
+        return func(*args, **kwargs)
+
+
+def float64_casts(weight):
+    """Float64Casts when `weight` (a parameter of the module) is float64."""
+    return Float64Casts() if weight.dtype == torch.float64 else contextlib.nullcontext()
+
+
+def init_normal(model, gen, std=0.02):
+    """Every Linear, Conv2d and Embedding weight (and bias) ~ N(0, std^2)
+    from `gen`, instead of the library's initialisation (which draws from
+    the global generator and may change between versions)."""
+    with torch.no_grad():
+        for m in model.modules():
+            if isinstance(m, (nn.Linear, nn.Conv2d, nn.Embedding)):
+                m.weight.normal_(0.0, std, generator=gen)
+                if getattr(m, "bias", None) is not None:
+                    m.bias.normal_(0.0, std, generator=gen)
+
+
+def randomize_rms_norms(model, gen):
+    """Weight ~ 1 + 0.1 N(0,1) for every RMSNorm (a module with a 1-d
+    `weight` and a `variance_epsilon`, as Hugging Face writes them)."""
+    with torch.no_grad():
+        for m in model.modules():
+            if hasattr(m, "variance_epsilon") and getattr(m, "weight", None) is not None:
+                m.weight.copy_(1 + 0.1 * torch.randn(m.weight.shape, generator=gen))
+
+
+def hf_causal_lm(base, config_cls, **config):
+    """A `base` (e.g. transformers' LlamaForCausalLM) whose forward takes the
+    token ids and returns the logits [B, T, V]: eager attention, no cache, no
+    attention mask (the causal mask only; see no_packed_sequences for the
+    export), and float64 runs kept in float64 (Float64Casts)."""
+
+    class CausalLMLogits(base):
+        def forward(self, idx):
+            with float64_casts(self.lm_head.weight):
+                return super().forward(input_ids=idx, use_cache=False).logits
+
+    cfg = config_cls(attn_implementation="eager", use_cache=False, **config)
+    return CausalLMLogits(cfg)
+
+
+@contextlib.contextmanager
+def no_packed_sequences():
+    """While exporting: transformers' find_packed_sequence_indices answers
+    None (no packed sequences), as it does in eager mode for the positions
+    0..T-1 every batch row has here. Without an attention mask transformers
+    5 looks for packed sequences in the position ids with torch.diff, which
+    the TorchScript exporter cannot export at opset 17; passing an all-ones
+    mask instead exports a padding mask whose And nodes MPT's importer does
+    not support (docs/parity.md). Does nothing when transformers is not
+    loaded."""
+    mu = sys.modules.get("transformers.masking_utils")
+    if mu is None:
+        yield
+        return
+    saved = mu.find_packed_sequence_indices
+    mu.find_packed_sequence_indices = lambda position_ids: None
+    try:
+        yield
+    finally:
+        mu.find_packed_sequence_indices = saved
+
+
+def hf_image_classifier(**config):
+    """transformers' ViTForImageClassification whose forward takes the
+    images and returns the logits [B, classes] (eager attention; float64
+    runs kept in float64)."""
+    from transformers import ViTConfig, ViTForImageClassification
+
+    class ViTLogits(ViTForImageClassification):
+        def forward(self, x):
+            with float64_casts(self.classifier.weight):
+                return super().forward(pixel_values=x).logits
+
+    return ViTLogits(ViTConfig(attn_implementation="eager", **config))
+
+
 def randomize_affine(model, gen):
     """Gamma ~ 1 + 0.1 N(0,1), beta ~ 0.1 N(0,1) for every BN and LayerNorm,
     so the affine parameters' gradients are not those of the trivial init."""
@@ -370,6 +498,53 @@ def build_vit(gen):
     return m
 
 
+LLAMA_CFG = dict(vocab_size=64, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                 num_attention_heads=4, num_key_value_heads=2, head_dim=8,
+                 max_position_embeddings=16)
+LLAMA_T = 16
+
+
+def build_llama(gen):
+    from transformers import LlamaConfig, LlamaForCausalLM
+    m = hf_causal_lm(LlamaForCausalLM, LlamaConfig, **LLAMA_CFG)
+    init_normal(m, gen)
+    randomize_rms_norms(m, gen)
+    return m
+
+
+def llama_inputs(gen):
+    return {"idx": torch.randint(0, LLAMA_CFG["vocab_size"], (4, LLAMA_T), generator=gen,
+                                 dtype=torch.long)}
+
+
+def build_qwen2(gen):
+    from transformers import Qwen2Config, Qwen2ForCausalLM
+    m = hf_causal_lm(Qwen2ForCausalLM, Qwen2Config, tie_word_embeddings=True, **LLAMA_CFG)
+    init_normal(m, gen)
+    randomize_rms_norms(m, gen)
+    return m
+
+
+def build_vit_hf(gen):
+    m = hf_image_classifier(image_size=16, patch_size=4, num_channels=3, hidden_size=32,
+                            num_hidden_layers=2, num_attention_heads=2,
+                            intermediate_size=128, num_labels=10)
+    init_normal(m, gen)
+    with torch.no_grad():
+        m.vit.embeddings.cls_token.normal_(0.0, 0.02, generator=gen)
+        m.vit.embeddings.position_embeddings.normal_(0.0, 0.02, generator=gen)
+    randomize_affine(m, gen)
+    return m
+
+
+def build_mobilenetv3(gen):
+    import torchvision
+    m = torchvision.models.mobilenet_v3_small(width_mult=0.15, reduced_tail=True,
+                                              num_classes=10, dropout=0.0)
+    randomize_affine(m, gen)  # torchvision's init for the rest (seeded)
+    return m
+
+
 SPECS = [
     Spec("smooth_cnn", "Conv3x3(3->8)+BN+GELU; block: Conv3x3/2(8->16)+BN+GELU, "
          "Conv3x3(16->16)+BN, shortcut Conv1x1/2(8->16)+BN, add, GELU; AvgPool 2x2; "
@@ -405,6 +580,28 @@ SPECS = [
          lambda gen: MLP3(), lambda gen: {"x": torch.randn(8, 16, generator=gen)}, 10,
          kinked=False, lr_sgd=0.1, lr_momentum=0.05, lr_adamw=1e-2,
          exporter="dynamo", opset=18),
+    Spec("llama", "transformers LlamaForCausalLM (eager attention): vocab 64, T 16, "
+         "2 layers, hidden 32, 4 query heads and 2 key/value heads (grouped-query "
+         "attention) of dim 8, rotary embeddings, RMSNorm, SiLU-gated MLP 64, untied "
+         "LM head, all-ones attention mask; idx i64[4,16]",
+         build_llama, llama_inputs, LLAMA_CFG["vocab_size"], kinked=False, lr_sgd=1.0,
+         lr_momentum=0.5, lr_adamw=1e-2),
+    Spec("qwen2", "transformers Qwen2ForCausalLM (eager attention), the llama sizes: "
+         "vocab 64, T 16, 2 layers, hidden 32, 4 query and 2 key/value heads of dim 8, "
+         "rotary embeddings, RMSNorm, SiLU-gated MLP 64; biases on the q/k/v "
+         "projections, LM head tied to the token embedding; idx i64[4,16]",
+         build_qwen2, llama_inputs, LLAMA_CFG["vocab_size"], kinked=False, lr_sgd=1.0,
+         lr_momentum=0.5, lr_adamw=1e-2),
+    Spec("vit_hf", "transformers ViTForImageClassification (eager attention): 16x16 "
+         "images, 4x4 patches, class token, hidden 32, 2 layers, 2 heads, GELU MLP 128, "
+         "LayerNorm eps 1e-12, classifier on the class token; x f32[4,3,16,16]",
+         build_vit_hf, images(4, 16), 10, kinked=False, lr_sgd=0.1,
+         lr_momentum=0.05, lr_adamw=1e-2),
+    Spec("mobilenetv3", "torchvision mobilenet_v3_small, width multiplier 0.15, "
+         "reduced tail, dropout 0: BN, ReLU, HardSwish, squeeze-excitation with "
+         "HardSigmoid, depthwise convs; x f32[8,3,48,48] (the last feature map is 2x2)",
+         build_mobilenetv3, images(8, 48), 10, kinked=True, lr_sgd=1.0,
+         lr_momentum=0.05, lr_adamw=2e-3),
 ]
 
 MOMENTUM = 0.9
@@ -507,11 +704,12 @@ def export(spec, model, inputs) -> bytes:
                 del node.metadata_props[:]
             return proto.SerializeToString()
         buf = io.BytesIO()
-        torch.onnx.export(model, tuple(inputs.values()), buf, dynamo=False,
-                          opset_version=spec.opset, input_names=list(inputs),
-                          output_names=["logits"], export_params=True,
-                          training=torch.onnx.TrainingMode.TRAINING,
-                          do_constant_folding=False, keep_initializers_as_inputs=False)
+        with no_packed_sequences():
+            torch.onnx.export(model, tuple(inputs.values()), buf, dynamo=False,
+                              opset_version=spec.opset, input_names=list(inputs),
+                              output_names=["logits"], export_params=True,
+                              training=torch.onnx.TrainingMode.TRAINING,
+                              do_constant_folding=False, keep_initializers_as_inputs=False)
         return buf.getvalue()
 
 

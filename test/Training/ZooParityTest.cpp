@@ -23,8 +23,8 @@
 // (a kink crossing moves a gradient by far more than rounding does, and a
 // fixed FP32 run may land either way). Nothing here is tuned to MPT's
 // results; the numbers it prints are the table in docs/parity.md. Measured:
-// every FP32 check within 0.28 of its tolerance (the worst: smooth_cnn's
-// bn1.bias gradient, 2.7e-6 against 1e-5); the checks can fail: an SGD lr
+// every FP32 check within 0.31 of its tolerance (the worst: mobilenetv3's
+// features.4.block.2.fc1.bias gradient); the checks can fail: an SGD lr
 // off by 0.1% (1.001 for gpt2's 1.0) puts every update 100x over its
 // tolerance, and an AdamW lr off by 0.1% the 5-step trajectory 9x over
 // (tried by editing tolerances.txt).
@@ -70,9 +70,11 @@ namespace {
 // bf16 2.5% vs 2.5%, fp16 1.4% vs 2.3%), so 3x leaves 1.7x of margin. Why
 // a 1% floor: bf16's unit roundoff is 0.39%, and a 5-step loss within 1% of
 // float64 tracks it; on the smooth models autocast reaches 0.01-0.25% and
-// MPT 0.003-0.21% (ratios up to 3.2, smooth_cnn fp16: 3.7e-4 vs 1.2e-4),
-// where 3x autocast would bound the luck of the rounding, not the
-// precision policy.
+// MPT 0.003-0.21% (ratios up to 3.2, smooth_cnn fp16: 3.7e-4 vs 1.2e-4;
+// mobilenetv3 bf16 8.6: 9.9e-4 vs 1.2e-4, where autocast's fp16 run is at
+// 6.8e-4), where 3x autocast would bound the luck of the rounding, not the
+// precision policy. llama's bf16 bound is above the floor (autocast 0.68%,
+// MPT 0.81%, ratio 1.18).
 const double kAutocastFactor = 3.0;
 const double kLowPrecisionFloor = 0.01;
 
@@ -469,7 +471,8 @@ std::string modelName(const ::testing::TestParamInfo<std::string> &info) {
 INSTANTIATE_TEST_SUITE_P(Models, ZooParity,
                          ::testing::Values("smooth_cnn", "resnet18", "gpt2",
                                            "mobilenetv2", "vit", "vit_dynamo",
-                                           "mlp_dynamo"),
+                                           "mlp_dynamo", "llama", "qwen2",
+                                           "vit_hf", "mobilenetv3"),
                          modelName);
 
 } // namespace
