@@ -1,19 +1,21 @@
 //===- IndexImport.cpp - gathers and scatters with constant indices -------===//
 //
-// GatherElements, ScatterElements (and opset 9's Scatter) and ScatterND,
-// when their indices are compile-time constants, as the ops MPT has, so that
-// they train and run on every backend with those ops' gradients:
+// GatherElements, ScatterElements (and opset 9's Scatter) and ScatterND as
+// the ops MPT has, so that they train and run on every backend with those
+// ops' gradients:
 //
-//   - the importer computes, for each element of the result, which element
-//     of the flattened source it takes (a constant int64 map);
-//   - a gather takes into the result: gather(reshape(x, [n]), map);
-//   - for a scatter, where(written, that gather, data) keeps the elements
-//     that no index writes.
+//   - GatherElements, with any indices: a gather of the flattened data at
+//     flat positions computed from the indices with integer arithmetic;
+//   - the scatters, when their indices are compile-time constants: the
+//     importer computes, for each element of the result, which element of
+//     the flattened updates it takes (a constant int64 map), gathers them,
+//     gather(reshape(updates, [n]), map), and where(written, that, data)
+//     keeps the elements that no index writes.
 //
 // This is how exporters write slice assignment (`y[..., 1:] = x[..., :-1]`
 // in T5's shift of the labels: ScatterND over indices built from shapes,
-// which the importer folds). Indices that depend on data are reported as
-// such; so is a scatter with a reduction other than "none".
+// which the importer folds). A scatter's indices that depend on data are
+// reported as such; so is a reduction other than "none".
 //
 //===----------------------------------------------------------------------===//
 #include "NodeImporter.h"
@@ -161,6 +163,12 @@ LogicalResult checkElementIndices(NodeContext &c, RankedTensorType data,
   return success();
 }
 
+/// GatherElements as one gather of the flattened data, whatever the
+/// indices: the flat position of each element is its own coordinates' with
+/// the index along `axis`, offsets[p] + index * stride, computed at run time
+/// (and folded with constant indices). An index outside [-dim, dim) is sent
+/// to position n, outside the flat data, so that the gather fails the run
+/// as GatherElements would, instead of reading another row.
 LogicalResult importGatherElements(NodeContext &c) {
   auto data = c.inputType(0), indexType = c.inputType(1);
   auto axis = c.axis(c.getInt("axis", 0), data.getRank());
@@ -168,14 +176,63 @@ LogicalResult importGatherElements(NodeContext &c) {
     return failure();
   if (failed(checkElementIndices(c, data, indexType, *axis)))
     return failure();
-  auto indices = constantIndices(c, indexType.getNumElements());
-  if (failed(indices))
+  const int64_t n = data.getNumElements(), dim = data.getDimSize(*axis);
+  SmallVector<int64_t> istrides = stridesOf(indexType.getShape());
+  SmallVector<int64_t> strides = stridesOf(data.getShape());
+  SmallVector<int64_t> offsets(indexType.getNumElements());
+  for (auto [i, offset] : llvm::enumerate(offsets)) {
+    int64_t rest = i;
+    offset = 0;
+    for (int64_t d = 0; d < indexType.getRank(); ++d) {
+      int64_t coord = rest / istrides[d];
+      rest %= istrides[d];
+      if (d != *axis)
+        offset += coord * strides[d];
+    }
+  }
+  auto i64 = c.b.getI64Type();
+  auto indexShape = RankedTensorType::get(indexType.getShape(), i64);
+  Value index = c.input(1);
+  if (indexType.getElementType() != i64)
+    index = c.createTyped<CastOp>(indexShape, {index})[0];
+  auto scalar = [&](int64_t v) {
+    return ConstantOp::create(
+               c.b, c.loc,
+               DenseElementsAttr::get(RankedTensorType::get({}, i64), v))
+        .getResult();
+  };
+  Value zero = scalar(0), dimValue = scalar(dim);
+  auto negative = c.create1<LessOp>({index, zero});
+  auto wrapped = c.create1<AddOp>({index, dimValue});
+  if (failed(negative) || failed(wrapped))
     return failure();
-  auto map =
-      elementTargets(c, *indices, indexType.getShape(), data.getShape(), *axis);
-  if (failed(map))
+  auto normal = c.create1<WhereOp>({*negative, *wrapped, index});
+  if (failed(normal))
     return failure();
-  return buildMapped(c, c.input(0), *map, indexType.getShape(), nullptr);
+  auto below = c.create1<LessOp>({*normal, zero});
+  auto inside = c.create1<LessOp>({*normal, dimValue});
+  if (failed(below) || failed(inside))
+    return failure();
+  auto above = c.create1<NotOp>({*inside});
+  if (failed(above))
+    return failure();
+  auto outside = c.create1<WhereOp>({*below, *below, *above});
+  auto scaled = c.create1<MulOp>({*normal, scalar(strides[*axis])});
+  if (failed(outside) || failed(scaled))
+    return failure();
+  Value offsetValue =
+      ConstantOp::create(
+          c.b, c.loc,
+          DenseElementsAttr::get(indexShape, ArrayRef<int64_t>(offsets)))
+          .getResult();
+  auto position = c.create1<AddOp>({*scaled, offsetValue});
+  if (failed(position))
+    return failure();
+  auto checked = c.create1<WhereOp>({*outside, scalar(n), *position});
+  if (failed(checked))
+    return failure();
+  return c.produce<GatherOp>({flat(c, c.input(0)), *checked},
+                             {c.named("axis", c.b.getI64IntegerAttr(0))});
 }
 
 LogicalResult importScatterElements(NodeContext &c) {
