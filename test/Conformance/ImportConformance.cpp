@@ -136,32 +136,18 @@ int main(int argc, char **argv) {
                << " use element types outside MPT's set; " << expected.size()
                << " listed as expected-unsupported)\n";
   if (argc == 4) {
-    std::ifstream in(argv[3]);
-    std::stringstream doc;
-    doc << in.rdbuf();
-    std::string text = doc.str();
-    // The doc's words may wrap anywhere: compare with whitespace collapsed.
-    auto collapse = [](const std::string &s) {
-      std::string out;
-      for (char ch : s)
-        if (!std::isspace(static_cast<unsigned char>(ch)))
-          out += ch;
-        else if (!out.empty() && out.back() != ' ')
-          out += ' ';
-      return out;
-    };
     std::ostringstream want;
     want << "Current counts: " << tests.size() << " tests, " << imported
          << " imported, " << unsupported << " reported unsupported, " << failed
          << " failed; " << outOfTypeSet
          << " of the unsupported use element types outside MPT's set";
     std::string listed = std::to_string(expected.size()) + " are listed";
-    for (const std::string &phrase : {want.str(), listed})
-      if (!in || collapse(text).find(phrase) == std::string::npos) {
-        ++problems;
-        llvm::outs() << "STALE DOC " << argv[3] << ": it must say \"" << phrase
-                     << "\"\n";
-      }
+    for (const std::string &phrase :
+         mpt::conformance::missingPhrases(argv[3], {want.str(), listed})) {
+      ++problems;
+      llvm::outs() << "STALE DOC " << argv[3] << ": it must say \"" << phrase
+                   << "\"\n";
+    }
   }
   if (problems) {
     llvm::outs() << problems << " conformance problem(s)\n";

@@ -28,6 +28,32 @@
 
 namespace mpt::conformance {
 
+/// The phrases that `docPath` does not contain, comparing with runs of
+/// whitespace collapsed (the doc's words may wrap anywhere); all of them
+/// when the file cannot be read. The walks check their counts in the docs.
+inline std::vector<std::string>
+missingPhrases(const std::string &docPath,
+               const std::vector<std::string> &phrases) {
+  auto collapse = [](const std::string &s) {
+    std::string out;
+    for (char ch : s)
+      if (!std::isspace(static_cast<unsigned char>(ch)))
+        out += ch;
+      else if (!out.empty() && out.back() != ' ')
+        out += ' ';
+    return out;
+  };
+  std::ifstream in(docPath);
+  std::stringstream doc;
+  doc << in.rdbuf();
+  std::string text = collapse(doc.str());
+  std::vector<std::string> missing;
+  for (const std::string &phrase : phrases)
+    if (!in || text.find(collapse(phrase)) == std::string::npos)
+      missing.push_back(phrase);
+  return missing;
+}
+
 /// Reads "<test name> <reason>" lines ('#' starts a comment line). False if
 /// the file cannot be read.
 inline bool readExpectedList(const std::string &path,

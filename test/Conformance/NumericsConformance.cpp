@@ -109,9 +109,9 @@ std::string runTest(const std::string &dir, bool &unsupported) {
 } // namespace
 
 int main(int argc, char **argv) {
-  if (argc != 3) {
+  if (argc != 3 && argc != 4) {
     llvm::errs() << "usage: " << argv[0]
-                 << " <node-test-dir> <expected-failures.txt>\n";
+                 << " <node-test-dir> <expected-failures.txt> [<testing.md>]\n";
     return 2;
   }
   std::string root = argv[1];
@@ -167,5 +167,18 @@ int main(int argc, char **argv) {
                << " node tests: " << passed << " passed, " << failed
                << " failed (" << expectedFailed << " listed with a reason), "
                << unsupported << " unsupported by the importer\n";
+  // docs/testing.md states these counts; a stale one fails the test.
+  if (argc == 4)
+    for (const std::string &phrase : conformance::missingPhrases(
+             argv[3],
+             {"Today: " + std::to_string(tests.size()) + " tests, **" +
+                  std::to_string(passed) + " pass, " + std::to_string(failed) +
+                  " fail and are listed with a reason**",
+              std::to_string(unsupported) +
+                  " are unsupported by the importer"})) {
+      ++problems;
+      llvm::outs() << "STALE DOC " << argv[3] << ": it must say \"" << phrase
+                   << "\"\n";
+    }
   return problems ? 1 : 0;
 }

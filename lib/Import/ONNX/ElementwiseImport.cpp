@@ -1,5 +1,6 @@
 //===- ElementwiseImport.cpp - elementwise ONNX ops -----------------------===//
 #include "NodeImporter.h"
+#include "mpt/Dialect/MPT/IR/GradientUtils.h"
 
 using namespace mlir;
 
@@ -22,8 +23,8 @@ template <typename OpTy> LogicalResult importBinary(NodeContext &c) {
   return c.produce<OpTy>({c.input(0), c.input(1)});
 }
 
-/// ONNX Max/Min take any number of inputs; fold them left to right.
-template <typename OpTy> LogicalResult importVariadic(NodeContext &c) {
+/// The inputs combined left to right with OpTy (broadcasting).
+template <typename OpTy> FailureOr<Value> foldInputs(NodeContext &c) {
   Value acc = c.input(0);
   for (unsigned i = 1; i < c.numInputs(); ++i) {
     auto v = c.create1<OpTy>({acc, c.input(i)});
@@ -31,7 +32,53 @@ template <typename OpTy> LogicalResult importVariadic(NodeContext &c) {
       return failure();
     acc = *v;
   }
-  c.setResults(acc);
+  return acc;
+}
+
+/// ONNX Max, Min and Sum take any number of inputs.
+template <typename OpTy> LogicalResult importVariadic(NodeContext &c) {
+  auto acc = foldInputs<OpTy>(c);
+  if (failed(acc))
+    return failure();
+  c.setResults(*acc);
+  return success();
+}
+
+/// Mean: the sum of the inputs, divided by their count (as ONNX's
+/// reference computes it).
+LogicalResult importMean(NodeContext &c) {
+  auto sum = foldInputs<AddOp>(c);
+  if (failed(sum))
+    return failure();
+  auto type = cast<RankedTensorType>(sum->getType());
+  Value count = grad::scalar(c.b, c.loc, static_cast<double>(c.numInputs()),
+                             type.getElementType());
+  return c.produce<DivOp>({*sum, count});
+}
+
+/// The logical ops on booleans as selects, which broadcast and fold:
+/// and(a, b) = a ? b : a, or(a, b) = a ? a : b, xor(a, b) = a ? !b : b.
+LogicalResult importAnd(NodeContext &c) {
+  return c.produce<WhereOp>({c.input(0), c.input(1), c.input(0)});
+}
+LogicalResult importOr(NodeContext &c) {
+  return c.produce<WhereOp>({c.input(0), c.input(0), c.input(1)});
+}
+LogicalResult importXor(NodeContext &c) {
+  auto notB = c.create1<NotOp>({c.input(1)});
+  if (failed(notB))
+    return failure();
+  return c.produce<WhereOp>({c.input(0), *notB, c.input(1)});
+}
+
+/// CastLike: a Cast to the element type of input 1.
+LogicalResult importCastLike(NodeContext &c) {
+  Type element = c.inputType(1).getElementType();
+  if (c.opset >= 19 && c.getInt("saturate", 1) == 0 &&
+      isa<Float8E4M3FNType, Float8E5M2Type>(element))
+    return c.unsupported("non-saturating casts to FP8");
+  c.setResults(
+      c.createTyped<CastOp>(c.inputType(0).clone(element), {c.input(0)}));
   return success();
 }
 
@@ -120,6 +167,12 @@ void registerElementwiseImporters(OpImporterTable &t) {
   t.add("Pow", {7, importBinary<PowOp>});
   t.add("Max", {8, importVariadic<MaxOp>});
   t.add("Min", {8, importVariadic<MinOp>});
+  t.add("Sum", {8, importVariadic<AddOp>});
+  t.add("Mean", {8, importMean});
+  t.add("And", {7, importAnd});
+  t.add("Or", {7, importOr});
+  t.add("Xor", {7, importXor});
+  t.add("CastLike", {15, importCastLike});
   t.add("Equal", {7, importBinary<EqualOp>});
   t.add("Less", {7, importBinary<LessOp>});
   t.add("Greater", {7, importBinary<GreaterOp>});
