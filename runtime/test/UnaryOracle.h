@@ -122,6 +122,37 @@ struct ThresholdedRelu {
   static double f(double x, const UnaryArgs &a) { return x > a.alpha ? x : 0.0; }
   static double df(double x, const UnaryArgs &a) { return x > a.alpha ? 1.0 : 0.0; }
 };
+// Piecewise constant: the derivative is 0 away from the steps (the kinks).
+struct Floor {
+  static constexpr double reach = 2;
+  static constexpr double kinks[] = {-2.0, -1.0, 0.0, 1.0, 2.0};
+  static double f(double x, const UnaryArgs &) { return std::floor(x); }
+  static double df(double, const UnaryArgs &) { return 0.0; }
+};
+struct Ceil {
+  static constexpr double reach = 2;
+  static constexpr double kinks[] = {-2.0, -1.0, 0.0, 1.0, 2.0};
+  static double f(double x, const UnaryArgs &) { return std::ceil(x); }
+  static double df(double, const UnaryArgs &) { return 0.0; }
+};
+// Halves to even.
+struct Round {
+  static constexpr double reach = 2;
+  static constexpr double kinks[] = {-1.5, -0.5, 0.5, 1.5};
+  static double f(double x, const UnaryArgs &) {
+    const double r = std::floor(x), d = x - r;
+    if (d != 0.5)
+      return d < 0.5 ? r : r + 1;
+    return std::fmod(r, 2.0) == 0 ? r : r + 1;
+  }
+  static double df(double, const UnaryArgs &) { return 0.0; }
+};
+struct Sign {
+  static constexpr double reach = 2;
+  static constexpr double kinks[] = {0.0};
+  static double f(double x, const UnaryArgs &) { return x > 0 ? 1.0 : (x < 0 ? -1.0 : x); }
+  static double df(double, const UnaryArgs &) { return 0.0; }
+};
 struct Relu {
   static double f(double x, const UnaryArgs &) { return x > 0 ? x : 0.0; }
   static double df(double x, const UnaryArgs &) { return x > 0 ? 1.0 : 0.0; }
@@ -209,6 +240,8 @@ inline UnaryArgs defaultArgs(const std::string &kind) {
 struct UnaryFunctionInfo {
   const char *kind;
   bool kernel, attrs, floating, integer, transcendental, grad, positive;
+  /// Piecewise constant: the gradient is zero (MPTRT_UNARY_ZERO_GRAD).
+  bool zeroGrad;
   /// 0, or the half-width of the inputs to draw (DomainOf).
   double reach;
   std::vector<double> kinks;
@@ -216,6 +249,15 @@ struct UnaryFunctionInfo {
   /// function's reach where that is wider.
   double width(double def) const { return reach > def ? reach : def; }
 };
+
+/// Whether `kind` is piecewise constant (its gradient is zero).
+inline bool isZeroGrad(const std::string &kind) {
+#define MPTRT_UNARY_ZERO_GRAD(Name, k)                                                             \
+  if (kind == #k)                                                                                  \
+    return true;
+#include "mptrt/generated/UnaryKinds.def"
+  return false;
+}
 
 /// Every function of UnaryKinds.def, in order.
 inline const std::vector<UnaryFunctionInfo> &unaryFunctions() {
@@ -230,6 +272,7 @@ inline const std::vector<UnaryFunctionInfo> &unaryFunctions() {
    transcendental,                                                                                 \
    grad,                                                                                           \
    positive,                                                                                       \
+   isZeroGrad(#k),                                                                                 \
    DomainOf<Name>::reach,                                                                          \
    DomainOf<Name>::kinks()},
 #include "mptrt/generated/UnaryKinds.def"

@@ -127,10 +127,11 @@ std::vector<GradientCase> gradientCases() {
 
   // Unary functions.
   // Every op generated from MPTUnaryFunctions.td (a kernel without
-  // attributes whose rule is unary_grad), on inputs in its domain.
+  // attributes whose rule is unary_grad, or zero for the piecewise-constant
+  // ones), on inputs in its domain away from its kinks and steps.
   for (const mptrt::oracle::UnaryFunctionInfo &u :
        mptrt::oracle::unaryFunctions())
-    if (u.kernel && !u.attrs && u.grad) {
+    if (u.kernel && !u.attrs && (u.grad || u.zeroGrad)) {
       std::vector<double> avoid = u.kinks;
       avoid.push_back(0);
       unary(std::string("mpt.") + u.kind, std::string("mpt.") + u.kind, "",

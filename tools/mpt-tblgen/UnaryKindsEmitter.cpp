@@ -22,6 +22,8 @@ struct Function {
   const Record *record;
   StringRef kind, name, onnx, operands, summary, policy;
   bool kernel, attrs, floating, integer, transcendental, grad, positive;
+  /// Piecewise constant: the gradient is zero (no unary_grad kind).
+  bool zeroGrad;
   int64_t onnxSince;
   /// Float parameters (alpha, beta, gamma) and their defaults.
   std::vector<StringRef> params, paramDefaults;
@@ -60,6 +62,9 @@ const char *kHeader =
 //   MPTRT_UNARY_PARAM(Name, kind, param, value)
 //     each float parameter of a function (alpha, beta or gamma), with the
 //     value it takes when absent.
+//   MPTRT_UNARY_ZERO_GRAD(Name, kind)
+//     the piecewise-constant functions, whose gradient is zero (the `mpt`
+//     op's rule contributes nothing; no unary_grad kind).
 //
 // MPTRT_UNARY_GRAD_KINDS is the '|'-separated list of unary_grad's kinds.
 //
@@ -93,6 +98,7 @@ std::vector<Function> readFunctions(const RecordKeeper &records) {
                r->getValueAsBit("transcendental"),
                r->getValueAsBit("grad"),
                r->getValueAsBit("positive"),
+               r->getValueAsBit("zeroGrad"),
                r->getValueAsInt("onnxSince"),
                r->getValueAsListOfStrings("params"),
                r->getValueAsListOfStrings("paramDefaults")};
@@ -109,6 +115,9 @@ std::vector<Function> readFunctions(const RecordKeeper &records) {
         f.operands != "Bool")
       PrintFatalError(r, "operands must be Float, Numeric or Bool, not '" +
                              f.operands + "'");
+    if (f.zeroGrad && f.grad)
+      PrintFatalError(r, "a function with a zero gradient (zeroGrad) has no "
+                         "unary_grad kind (grad = 0)");
     if (f.params.size() != f.paramDefaults.size())
       PrintFatalError(r, "params and paramDefaults differ in length");
     for (StringRef p : f.params)
@@ -147,7 +156,9 @@ bool mpt::tblgen::emitUnaryKinds(const RecordKeeper &records, raw_ostream &os) {
         "#endif\n"
         "#ifndef MPTRT_UNARY_PARAM\n#define MPTRT_UNARY_PARAM(Name, kind, "
         "param, value)\n"
-        "#endif\n\n";
+        "#endif\n"
+        "#ifndef MPTRT_UNARY_ZERO_GRAD\n#define MPTRT_UNARY_ZERO_GRAD(Name, "
+        "kind)\n#endif\n\n";
 
   std::string gradKinds;
   for (const Function &f : functions)
@@ -175,9 +186,14 @@ bool mpt::tblgen::emitUnaryKinds(const RecordKeeper &records, raw_ostream &os) {
     for (size_t i = 0; i < f.params.size(); ++i)
       os << "MPTRT_UNARY_PARAM(" << f.name << ", " << f.kind << ", "
          << f.params[i] << ", " << f.paramDefaults[i] << ")\n";
+  os << "\n";
+  for (const Function &f : functions)
+    if (f.zeroGrad)
+      os << "MPTRT_UNARY_ZERO_GRAD(" << f.name << ", " << f.kind << ")\n";
   os << "\n#undef MPTRT_UNARY_FUNCTION\n#undef "
         "MPTRT_UNARY_PLAIN_KERNEL\n#undef "
-        "MPTRT_UNARY_IMPORT\n#undef MPTRT_UNARY_PARAM\n";
+        "MPTRT_UNARY_IMPORT\n#undef MPTRT_UNARY_PARAM\n#undef "
+        "MPTRT_UNARY_ZERO_GRAD\n";
   return false;
 }
 
@@ -214,7 +230,7 @@ bool mpt::tblgen::emitUnaryDocs(const RecordKeeper &records, raw_ostream &os) {
                  f.paramDefaults[i].str();
     os << "| `" << f.kind << "` | " << summary << " | " << operands << " | "
        << (f.kernel ? f.policy.str() : std::string("-")) << " | "
-       << (f.grad ? "yes" : "no") << " | "
+       << (f.grad ? "yes" : (f.zeroGrad ? "no (zero gradient)" : "no")) << " | "
        << (f.onnx.empty()
                ? std::string(f.attrs ? "by hand" : "-")
                : (f.onnx + " (opset " + std::to_string(f.onnxSince) + ")")

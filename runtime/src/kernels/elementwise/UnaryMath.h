@@ -251,6 +251,28 @@ template <class L> struct ThresholdedRelu : UnaryBase {
   }
 };
 
+// Piecewise constant: no gradient (the compiler's rule contributes none).
+// std::floor, std::ceil and std::nearbyint are exact; nearbyint rounds
+// halves to even in the default rounding mode, as ONNX's Round does.
+template <class L> struct Floor : UnaryBase {
+  MPTRT_HOST_DEVICE static float f(float x, const UnaryConsts &) { return std::floor(x); }
+};
+template <class L> struct Ceil : UnaryBase {
+  MPTRT_HOST_DEVICE static float f(float x, const UnaryConsts &) { return std::ceil(x); }
+};
+template <class L> struct Round : UnaryBase {
+  MPTRT_HOST_DEVICE static float f(float x, const UnaryConsts &) { return std::nearbyint(x); }
+};
+// Zero (of either sign) and NaN map to themselves.
+template <class L> struct Sign : UnaryBase {
+  MPTRT_HOST_DEVICE static float f(float x, const UnaryConsts &) {
+    return x > 0.0f ? 1.0f : (x < 0.0f ? -1.0f : x);
+  }
+  MPTRT_HOST_DEVICE static int64_t fi(int64_t x, const UnaryConsts &) {
+    return x > 0 ? 1 : (x < 0 ? -1 : 0);
+  }
+};
+
 // NaN stays NaN.
 template <class L> struct Relu {
   MPTRT_HOST_DEVICE static float f(float x, const UnaryConsts &) { return x < 0.0f ? 0.0f : x; }

@@ -232,14 +232,16 @@ class MPT_ParamsToGrad<MPT_UnaryFunction f> {
 }
 
 // The functions that are kernels without attributes and whose gradient is
-// `unary_grad` of their kind: the whole op, gradient rule included, comes
-// from the record.
+// `unary_grad` of their kind, or zero: the whole op, gradient rule
+// included, comes from the record.
 foreach f = !filter(f, MPTUnaryFunctions, f.genOp) in
 def MPT_ # f.name # Op : MPT_FunctionOp<f, [Differentiable]> {
-  let extraClassDefinition =
+  let extraClassDefinition = !if(f.zeroGrad,
+      "::llvm::LogicalResult $cppClass::buildGradient(::mpt::GradientBuilder &) {\n" #
+      "  return ::llvm::success(); // piecewise constant: no contribution\n}\n",
       "::llvm::LogicalResult $cppClass::buildGradient(::mpt::GradientBuilder &gb) {\n" #
       "  return ::mpt::grad::unaryGradRule(gb, \"" # f.kind # "\", {" #
-      MPT_ParamsToGrad<f>.text # "});\n}\n";
+      MPT_ParamsToGrad<f>.text # "});\n}\n");
 }
 
 // The functions whose op is written here (a folder, a rule of its own, or

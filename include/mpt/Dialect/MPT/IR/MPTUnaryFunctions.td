@@ -56,6 +56,10 @@ class MPT_UnaryFunction<string kindArg, string nameArg> {
   bit transcendental = 0;
   // A `unary_grad` kind: dx = f'(x) * dy.
   bit grad = 1;
+  // Piecewise constant (floor, ceil, round, sign): the derivative is zero
+  // wherever it is defined, so the op's gradient rule contributes nothing
+  // (PyTorch's gradient is zero too) and there is no `unary_grad` kind.
+  bit zeroGrad = 0;
   // Defined only for x > 0 (test inputs are drawn there).
   bit positive = 0;
   // Float parameters, each an attribute of the same name on the ops, the
@@ -69,8 +73,8 @@ class MPT_UnaryFunction<string kindArg, string nameArg> {
   string onnx = "";
   int onnxSince = 0;
   // The `mpt` op is generated from this record (a kernel without
-  // attributes whose gradient is `unary_grad` of its kind).
-  bit genOp = !and(kernel, !not(attrs), grad);
+  // attributes whose gradient is `unary_grad` of its kind, or zero).
+  bit genOp = !and(kernel, !not(attrs), !or(grad, zeroGrad));
 }
 
 defset list<MPT_UnaryFunction> MPTUnaryFunctions = {
@@ -222,6 +226,37 @@ def MPT_UF_ThresholdedRelu : MPT_UnaryFunction<"thresholded_relu",
   let paramDefaults = ["1.0"];
   let onnx = "ThresholdedRelu";
   let onnxSince = 10;
+}
+def MPT_UF_Floor : MPT_UnaryFunction<"floor", "Floor"> {
+  let summary = "The largest integer not above x";
+  let grad = 0;
+  let zeroGrad = 1;
+  let onnx = "Floor";
+  let onnxSince = 6;
+}
+def MPT_UF_Ceil : MPT_UnaryFunction<"ceil", "Ceil"> {
+  let summary = "The smallest integer not below x";
+  let grad = 0;
+  let zeroGrad = 1;
+  let onnx = "Ceil";
+  let onnxSince = 6;
+}
+def MPT_UF_Round : MPT_UnaryFunction<"round", "Round"> {
+  let summary = "The nearest integer, halves to even";
+  let grad = 0;
+  let zeroGrad = 1;
+  let onnx = "Round";
+  let onnxSince = 11;
+}
+def MPT_UF_Sign : MPT_UnaryFunction<"sign", "Sign"> {
+  let summary = "-1, 0 or 1 as x is negative, zero or positive (NaN stays NaN)";
+  let policy = "Clear";
+  let operands = "Numeric";
+  let integer = 1;
+  let grad = 0;
+  let zeroGrad = 1;
+  let onnx = "Sign";
+  let onnxSince = 9;
 }
 def MPT_UF_LeakyRelu : MPT_UnaryFunction<"leaky_relu", "LeakyRelu"> {
   let summary = "x if x >= 0 else alpha * x";
