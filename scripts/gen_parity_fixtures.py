@@ -35,10 +35,21 @@ model:
                  exact GELU, classifier on the class token
     mobilenetv3  torchvision's mobilenet_v3_small, width multiplier 0.15,
                  reduced tail: HardSwish, squeeze-excitation with HardSigmoid
+    t5           transformers' T5ForConditionalGeneration, tiny; its labels are
+                 a model input (decoder_labels), shifted right into the
+                 decoder by the graph (ScatterND), and the loss's labels
+    bert         transformers' BertForMaskedLM, tiny: post-LN, tied MLM head
+    distilbert   transformers' DistilBertForSequenceClassification, tiny
+    mistral      transformers' MistralForCausalLM at the llama sizes with one
+                 key/value head, no sliding window
+    efficientnet torchvision's EfficientNet, efficientnet_b0's stages at width
+                 0.1, depth 0.25: SiLU, squeeze-excitation with Sigmoid
+    convnext     torchvision's ConvNeXt, two stages of one CNBlock
+    squeezenet   torchvision's SqueezeNet 1.1 at 1/8 of its widths
 
-The library models (llama, qwen2, vit_hf, mobilenetv3) are the libraries'
-own modules: only their forward is wrapped, to take the one input and
-return the logits (the causal LMs get no attention mask: the causal mask
+The library models (llama and everything after it above) are the
+libraries' own modules: only their forward is wrapped, to take the token
+ids or images and return the logits (the causal LMs get no attention mask: the causal mask
 only; while exporting, transformers' search for packed sequences, a
 torch.diff the TorchScript exporter cannot export, is answered "none", as
 eager mode answers it for these positions: no_packed_sequences), and their
@@ -447,11 +458,14 @@ def randomize_affine(model, gen):
 class Spec:
     def __init__(self, name, what, build, inputs, classes, *, kinked, lr_sgd,
                  lr_momentum, lr_adamw, exporter="torchscript", opset=17,
-                 keep_grad32=False):
+                 keep_grad32=False, label_input=None):
         self.name, self.what, self.build, self.inputs = name, what, build, inputs
         self.classes, self.kinked = classes, kinked
         self.lr_sgd, self.lr_momentum, self.lr_adamw = lr_sgd, lr_momentum, lr_adamw
         self.exporter, self.opset, self.keep_grad32 = exporter, opset, keep_grad32
+        # The model input that also holds the loss's labels (t5), or None
+        # (random labels, drawn after the inputs).
+        self.label_input = label_input
 
 
 def images(n, hw):
@@ -545,6 +559,150 @@ def build_mobilenetv3(gen):
     return m
 
 
+
+T5_CFG = dict(vocab_size=64, d_model=32, d_kv=8, d_ff=64, num_layers=2, num_decoder_layers=2,
+              num_heads=4)
+T5_T_ENC, T5_T_DEC = 16, 12
+
+
+def build_t5(gen):
+    """transformers' T5ForConditionalGeneration whose forward takes the
+    encoder tokens and the decoder's labels and returns the logits
+    [B, T_dec, V]. The labels are the model's own input: T5 shifts them
+    right into the decoder's input (`_shift_right`, a ScatterND whose
+    indices fold from shapes, and a Where for the -100 padding), so that
+    shift is in the exported graph. The loss transformers computes from
+    them too is not returned (the exporter drops it)."""
+    from transformers import T5Config, T5ForConditionalGeneration
+
+    class T5Logits(T5ForConditionalGeneration):
+        def forward(self, input_ids, decoder_labels):
+            with float64_casts(self.lm_head.weight):
+                return super().forward(input_ids=input_ids, labels=decoder_labels,
+                                       use_cache=False).logits
+
+    m = T5Logits(T5Config(attn_implementation="eager", use_cache=False, dropout_rate=0.0,
+                          decoder_start_token_id=0, pad_token_id=0, **T5_CFG))
+    init_normal(m, gen, std=0.1)
+    randomize_rms_norms(m, gen)
+    return m
+
+
+def t5_inputs(gen):
+    v = T5_CFG["vocab_size"]
+    return {"input_ids": torch.randint(0, v, (4, T5_T_ENC), generator=gen, dtype=torch.long),
+            "decoder_labels": torch.randint(0, v, (4, T5_T_DEC), generator=gen,
+                                            dtype=torch.long)}
+
+
+BERT_CFG = dict(vocab_size=64, hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
+                intermediate_size=64, max_position_embeddings=16, hidden_dropout_prob=0.0,
+                attention_probs_dropout_prob=0.0)
+
+
+def hf_logits(base, config, call):
+    """A transformers `base` model class whose forward takes the token ids
+    and returns `call(super().forward, idx).logits` (eager attention, no
+    attention mask; float64 runs kept in float64)."""
+
+    class Logits(base):
+        def forward(self, idx):
+            w = next(self.parameters())
+            with float64_casts(w):
+                return call(super().forward, idx).logits
+
+    return Logits(config)
+
+
+def build_bert(gen):
+    from transformers import BertConfig, BertForMaskedLM
+    m = hf_logits(BertForMaskedLM, BertConfig(attn_implementation="eager", type_vocab_size=2,
+                                               **BERT_CFG),
+                  lambda fwd, idx: fwd(input_ids=idx))
+    init_normal(m, gen)
+    randomize_affine(m, gen)
+    return m
+
+
+def build_distilbert(gen):
+    from transformers import DistilBertConfig, DistilBertForSequenceClassification
+    cfg = DistilBertConfig(attn_implementation="eager", vocab_size=64, dim=32, n_layers=2,
+                           n_heads=4, hidden_dim=64, max_position_embeddings=16, dropout=0.0,
+                           attention_dropout=0.0, seq_classif_dropout=0.0, num_labels=10)
+    m = hf_logits(DistilBertForSequenceClassification, cfg,
+                  lambda fwd, idx: fwd(input_ids=idx))
+    init_normal(m, gen)
+    randomize_affine(m, gen)
+    return m
+
+
+def build_mistral(gen):
+    """The llama sizes but one key/value head (multi-query attention; at
+    llama's 4/2 heads the graph would be llama's, node for node) and no
+    sliding window (as Mistral 7B v0.2 and later configure it): at T = 16
+    the library's default window of 4096 masks nothing more than the causal
+    mask, but its mask is combined with the causal one by two And nodes,
+    which MPT's importer does not support (docs/parity.md)."""
+    from transformers import MistralConfig, MistralForCausalLM
+    m = hf_causal_lm(MistralForCausalLM, MistralConfig, sliding_window=None,
+                     **{**LLAMA_CFG, "num_key_value_heads": 1})
+    init_normal(m, gen)
+    randomize_rms_norms(m, gen)
+    return m
+
+
+def build_efficientnet(gen):
+    """torchvision's EfficientNet class with efficientnet_b0's stage table at
+    width 0.1 and depth 0.25 (torchvision's own scaling: one MBConv per
+    stage), stochastic depth and dropout 0."""
+    from torchvision.models import efficientnet as e
+    setting, last = e._efficientnet_conf("efficientnet_b0", width_mult=0.1, depth_mult=0.25)
+    m = e.EfficientNet(setting, dropout=0.0, stochastic_depth_prob=0.0, num_classes=10,
+                       last_channel=last)
+    randomize_affine(m, gen)
+    return m
+
+
+def build_convnext(gen):
+    """torchvision's ConvNeXt class, two stages (16 and 32 channels, one
+    CNBlock each), layer scale 0.1 (the library's 1e-6 would leave the
+    blocks' weights without effect on 5 steps), stochastic depth 0."""
+    from torchvision.models.convnext import CNBlockConfig, ConvNeXt
+    m = ConvNeXt([CNBlockConfig(16, 32, 1), CNBlockConfig(32, None, 1)],
+                 stochastic_depth_prob=0.0, layer_scale=0.1, num_classes=10)
+    randomize_affine(m, gen)
+    return m
+
+
+def build_squeezenet(gen):
+    """torchvision's SqueezeNet 1.1 at 1/8 of its widths: the library's
+    class and Fire modules in its layer order (Conv3x3/2, ReLU, ceil-mode
+    MaxPools, eight Fire modules, 1x1 classifier conv, ReLU, global average
+    pool), dropout 0."""
+    from torchvision.models.squeezenet import Fire, SqueezeNet
+    m = SqueezeNet(version="1_1", num_classes=10, dropout=0.0)
+    m.features = nn.Sequential(
+        nn.Conv2d(3, 8, kernel_size=3, stride=2), nn.ReLU(inplace=True),
+        nn.MaxPool2d(kernel_size=3, stride=2, ceil_mode=True),
+        Fire(8, 2, 8, 8), Fire(16, 2, 8, 8),
+        nn.MaxPool2d(kernel_size=3, stride=2, ceil_mode=True),
+        Fire(16, 4, 16, 16), Fire(32, 4, 16, 16),
+        nn.MaxPool2d(kernel_size=3, stride=2, ceil_mode=True),
+        Fire(32, 6, 24, 24), Fire(48, 6, 24, 24), Fire(48, 8, 32, 32), Fire(64, 8, 32, 32))
+    final = nn.Conv2d(64, 10, kernel_size=1)
+    m.classifier[1] = final
+    with torch.no_grad():  # torchvision's init, from this script's generator
+        for c in m.modules():
+            if isinstance(c, nn.Conv2d):
+                if c is final:
+                    c.weight.normal_(0.0, 0.01, generator=gen)
+                else:
+                    bound = math.sqrt(6.0 / (c.weight[0].numel()))
+                    c.weight.uniform_(-bound, bound, generator=gen)
+                c.bias.zero_()
+    return m
+
+
 SPECS = [
     Spec("smooth_cnn", "Conv3x3(3->8)+BN+GELU; block: Conv3x3/2(8->16)+BN+GELU, "
          "Conv3x3(16->16)+BN, shortcut Conv1x1/2(8->16)+BN, add, GELU; AvgPool 2x2; "
@@ -601,6 +759,50 @@ SPECS = [
          "reduced tail, dropout 0: BN, ReLU, HardSwish, squeeze-excitation with "
          "HardSigmoid, depthwise convs; x f32[8,3,48,48] (the last feature map is 2x2)",
          build_mobilenetv3, images(8, 48), 10, kinked=True, lr_sgd=1.0,
+         lr_momentum=0.05, lr_adamw=2e-3),
+    Spec("t5", "transformers T5ForConditionalGeneration (eager attention): vocab 64, "
+         "d_model 32, 2 encoder and 2 decoder layers, 4 heads of d_kv 8, ReLU FFN 64, "
+         "relative position buckets, RMS LayerNorm, LM head tied to the shared embedding "
+         "(output scaled by d_model^-1/2); the decoder's input is the labels shifted "
+         "right inside the graph (ScatterND); input_ids i64[4,16], decoder_labels "
+         "i64[4,12] (also the loss's labels)",
+         build_t5, t5_inputs, T5_CFG["vocab_size"], kinked=True, lr_sgd=1.0,
+         lr_momentum=0.5, lr_adamw=1e-2, label_input="decoder_labels"),
+    Spec("bert", "transformers BertForMaskedLM (eager attention): vocab 64, T 16, "
+         "2 layers, hidden 32, 4 heads, GELU MLP 64, learned positions, token types "
+         "(all 0), post-LN, MLM head (dense + GELU + LayerNorm, decoder tied to the "
+         "word embedding); idx i64[4,16]",
+         build_bert, llama_inputs, BERT_CFG["vocab_size"], kinked=False, lr_sgd=1.0,
+         lr_momentum=0.5, lr_adamw=1e-2),
+    Spec("distilbert", "transformers DistilBertForSequenceClassification (eager "
+         "attention): vocab 64, T 16, 2 layers, dim 32, 4 heads, GELU FFN 64, learned "
+         "positions; classifier on the first token (pre-classifier + ReLU), 10 classes; "
+         "idx i64[4,16]",
+         build_distilbert, llama_inputs, 10, kinked=True, lr_sgd=1.0,
+         lr_momentum=0.5, lr_adamw=1e-2),
+    Spec("mistral", "transformers MistralForCausalLM (eager attention): vocab 64, "
+         "T 16, 2 layers, hidden 32, 4 query heads and 1 key/value head (multi-query "
+         "attention) of dim 8, rotary embeddings, RMSNorm, SiLU-gated MLP 64, no sliding window "
+         "(sliding_window=None); idx i64[4,16]",
+         build_mistral, llama_inputs, LLAMA_CFG["vocab_size"], kinked=False, lr_sgd=1.0,
+         lr_momentum=0.5, lr_adamw=1e-2),
+    Spec("efficientnet", "torchvision EfficientNet, efficientnet_b0's stage table at "
+         "width 0.1 and depth 0.25 (one MBConv per stage), dropout and stochastic depth "
+         "0: BN, SiLU, squeeze-excitation with Sigmoid, depthwise 3x3 and 5x5 convs; "
+         "x f32[8,3,48,48] (the last feature map is 2x2)",
+         build_efficientnet, images(8, 48), 10, kinked=False, lr_sgd=1.0,
+         lr_momentum=0.05, lr_adamw=2e-3),
+    Spec("convnext", "torchvision ConvNeXt, two stages of one CNBlock (16 and 32 "
+         "channels), layer scale 0.1, stochastic depth 0: Conv4x4/4 stem + "
+         "LayerNorm2d, depthwise 7x7, channels-last LayerNorm and Linear layers, "
+         "GELU, LayerNorm2d + Conv2x2/2 downsampling; x f32[8,3,32,32]",
+         build_convnext, images(8, 32), 10, kinked=False, lr_sgd=1.0,
+         lr_momentum=0.05, lr_adamw=2e-3),
+    Spec("squeezenet", "torchvision SqueezeNet 1.1 (the library's class and Fire "
+         "modules) at 1/8 of its widths: Conv3x3/2(3->8), ReLU, ceil-mode MaxPool3x3/2, "
+         "eight Fire modules (squeeze 2-8, expand 8-32 + 8-32), 1x1 classifier conv, "
+         "ReLU, global average pool, dropout 0; x f32[8,3,64,64]",
+         build_squeezenet, images(8, 64), 10, kinked=True, lr_sgd=1.0,
          lr_momentum=0.05, lr_adamw=2e-3),
 ]
 
@@ -997,8 +1199,14 @@ def generate(spec, out_root, mpt_translate, max_bytes=MAX_DIR_BYTES):
     inputs = spec.inputs(gen)
     with torch.no_grad():
         logits = copy.deepcopy(model)(*inputs.values())
-    labels = torch.randint(0, spec.classes, tuple(logits.shape[:-1]), generator=gen,
-                           dtype=torch.long)
+    if spec.label_input:
+        labels = inputs[spec.label_input]
+        if tuple(labels.shape) != tuple(logits.shape[:-1]):
+            raise FixtureError(f"{spec.name}: {spec.label_input} {list(labels.shape)} is not "
+                               f"the shape of the logits {list(logits.shape)} minus the classes")
+    else:
+        labels = torch.randint(0, spec.classes, tuple(logits.shape[:-1]), generator=gen,
+                               dtype=torch.long)
 
     raw = export(spec, copy.deepcopy(model), inputs)
     proto, hist, opset, fwd = check_export(spec, raw, model, inputs)
