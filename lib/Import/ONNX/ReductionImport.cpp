@@ -1,8 +1,17 @@
-//===- ReductionImport.cpp - ReduceSum/Mean/Max/L2 ------------------------===//
+//===- ReductionImport.cpp - the Reduce* ops ------------------------------===//
 //
 // The reductions moved `axes` from an attribute to an optional input
 // (ReduceSum at opset 13, the others at 18); both forms import to the same
-// op with sorted, non-negative axes.
+// op with sorted, non-negative axes. ReduceSum, ReduceMean, ReduceMax and
+// ReduceL2 are ops of their own; the others are built from them, so that
+// they train with those ops' gradients and accumulate as they do (FP32):
+//   ReduceMin(x)       = -reduce_max(-x)
+//   ReduceSumSquare(x) = reduce_sum(x * x)
+//   ReduceL1(x)        = reduce_sum(|x|)
+//   ReduceLogSum(x)    = log(reduce_sum(x))
+//   ReduceLogSumExp(x) = log(reduce_sum(exp(x - m))) + m, m = reduce_max(x)
+//                        (kept dims; exact for any finite x, where the
+//                        plain form overflows)
 //
 //===----------------------------------------------------------------------===//
 #include "NodeImporter.h"
@@ -12,7 +21,95 @@ using namespace mlir;
 namespace mpt::onnx_import {
 namespace {
 
+/// A reduction of `x` over the normalised `axes`.
 template <typename OpTy>
+FailureOr<Value> reduce(NodeContext &c, Value x, ArrayRef<int64_t> axes,
+                        bool keepdims) {
+  return c.create1<OpTy>({x}, {c.named("axes", c.b.getDenseI64ArrayAttr(axes)),
+                               c.named("keepdims", c.b.getBoolAttr(keepdims))});
+}
+
+/// OpTy over `axes`, or one of the composed reductions.
+template <typename OpTy> struct Reduction {
+  static FailureOr<Value> build(NodeContext &c, ArrayRef<int64_t> axes,
+                                bool keepdims) {
+    return reduce<OpTy>(c, c.input(0), axes, keepdims);
+  }
+};
+
+struct ReduceMin {
+  static FailureOr<Value> build(NodeContext &c, ArrayRef<int64_t> axes,
+                                bool keepdims) {
+    auto negated = c.create1<NegOp>({c.input(0)});
+    if (failed(negated))
+      return failure();
+    auto max = reduce<ReduceMaxOp>(c, *negated, axes, keepdims);
+    if (failed(max))
+      return failure();
+    return c.create1<NegOp>({*max});
+  }
+};
+
+struct ReduceSumSquare {
+  static FailureOr<Value> build(NodeContext &c, ArrayRef<int64_t> axes,
+                                bool keepdims) {
+    auto square = c.create1<MulOp>({c.input(0), c.input(0)});
+    if (failed(square))
+      return failure();
+    return reduce<ReduceSumOp>(c, *square, axes, keepdims);
+  }
+};
+
+struct ReduceL1 {
+  static FailureOr<Value> build(NodeContext &c, ArrayRef<int64_t> axes,
+                                bool keepdims) {
+    auto magnitude = c.create1<AbsOp>({c.input(0)});
+    if (failed(magnitude))
+      return failure();
+    return reduce<ReduceSumOp>(c, *magnitude, axes, keepdims);
+  }
+};
+
+struct ReduceLogSum {
+  static FailureOr<Value> build(NodeContext &c, ArrayRef<int64_t> axes,
+                                bool keepdims) {
+    auto sum = reduce<ReduceSumOp>(c, c.input(0), axes, keepdims);
+    if (failed(sum))
+      return failure();
+    return c.create1<LogOp>({*sum});
+  }
+};
+
+struct ReduceLogSumExp {
+  static FailureOr<Value> build(NodeContext &c, ArrayRef<int64_t> axes,
+                                bool keepdims) {
+    auto shift = reduce<ReduceMaxOp>(c, c.input(0), axes, /*keepdims=*/true);
+    if (failed(shift))
+      return failure();
+    auto centred = c.create1<SubOp>({c.input(0), *shift});
+    if (failed(centred))
+      return failure();
+    auto exp = c.create1<ExpOp>({*centred});
+    if (failed(exp))
+      return failure();
+    auto sum = reduce<ReduceSumOp>(c, *exp, axes, keepdims);
+    if (failed(sum))
+      return failure();
+    auto log = c.create1<LogOp>({*sum});
+    if (failed(log))
+      return failure();
+    Value m = *shift;
+    if (!keepdims) {
+      auto dropped = reduce<ReduceMaxOp>(c, c.input(0), axes, false);
+      if (failed(dropped))
+        return failure();
+      m = *dropped;
+    }
+    return c.create1<AddOp>({*log, m});
+  }
+};
+
+template <typename Builder>
 LogicalResult buildReduce(NodeContext &c, SmallVector<int64_t> axes) {
   int64_t rank = c.inputType(0).getRank();
   if (axes.empty() && c.getInt("noop_with_empty_axes", 0) != 0) {
@@ -27,17 +124,18 @@ LogicalResult buildReduce(NodeContext &c, SmallVector<int64_t> axes) {
   }
   llvm::sort(axes);
   axes.erase(std::unique(axes.begin(), axes.end()), axes.end());
-  return c.produce<OpTy>(
-      {c.input(0)},
-      {c.named("axes", c.b.getDenseI64ArrayAttr(axes)),
-       c.named("keepdims", c.b.getBoolAttr(c.getInt("keepdims", 1) != 0))});
+  auto result = Builder::build(c, axes, c.getInt("keepdims", 1) != 0);
+  if (failed(result))
+    return failure();
+  c.setResults(*result);
+  return success();
 }
 
-template <typename OpTy> LogicalResult importAxesAttr(NodeContext &c) {
-  return buildReduce<OpTy>(c, c.getInts("axes"));
+template <typename Builder> LogicalResult importAxesAttr(NodeContext &c) {
+  return buildReduce<Builder>(c, c.getInts("axes"));
 }
 
-template <typename OpTy> LogicalResult importAxesInput(NodeContext &c) {
+template <typename Builder> LogicalResult importAxesInput(NodeContext &c) {
   SmallVector<int64_t> axes;
   if (c.hasInput(1)) {
     auto values = c.constantInts(1, "axes");
@@ -45,22 +143,27 @@ template <typename OpTy> LogicalResult importAxesInput(NodeContext &c) {
       return failure();
     axes = *values;
   }
-  return buildReduce<OpTy>(c, axes);
+  return buildReduce<Builder>(c, axes);
 }
 
-template <typename OpTy>
+template <typename Builder>
 void addReduce(OpImporterTable &t, StringRef name, int64_t inputSince) {
-  t.add(name, {1, importAxesAttr<OpTy>});
-  t.add(name, {inputSince, importAxesInput<OpTy>, /*constantInputs=*/0b10});
+  t.add(name, {1, importAxesAttr<Builder>});
+  t.add(name, {inputSince, importAxesInput<Builder>, /*constantInputs=*/0b10});
 }
 
 } // namespace
 
 void registerReductionImporters(OpImporterTable &t) {
-  addReduce<ReduceSumOp>(t, "ReduceSum", 13);
-  addReduce<ReduceMeanOp>(t, "ReduceMean", 18);
-  addReduce<ReduceMaxOp>(t, "ReduceMax", 18);
-  addReduce<ReduceL2Op>(t, "ReduceL2", 18);
+  addReduce<Reduction<ReduceSumOp>>(t, "ReduceSum", 13);
+  addReduce<Reduction<ReduceMeanOp>>(t, "ReduceMean", 18);
+  addReduce<Reduction<ReduceMaxOp>>(t, "ReduceMax", 18);
+  addReduce<Reduction<ReduceL2Op>>(t, "ReduceL2", 18);
+  addReduce<ReduceMin>(t, "ReduceMin", 18);
+  addReduce<ReduceSumSquare>(t, "ReduceSumSquare", 18);
+  addReduce<ReduceL1>(t, "ReduceL1", 18);
+  addReduce<ReduceLogSum>(t, "ReduceLogSum", 18);
+  addReduce<ReduceLogSumExp>(t, "ReduceLogSumExp", 18);
 }
 
 } // namespace mpt::onnx_import
