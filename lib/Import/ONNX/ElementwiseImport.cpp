@@ -71,6 +71,44 @@ LogicalResult importXor(NodeContext &c) {
   return c.produce<WhereOp>({c.input(0), *notB, c.input(1)});
 }
 
+/// Reciprocal: 1 / x (div's gradient).
+LogicalResult importReciprocal(NodeContext &c) {
+  Value one = grad::scalar(c.b, c.loc, 1.0, c.inputType(0).getElementType());
+  return c.produce<DivOp>({one, c.input(0)});
+}
+
+/// IsNaN: x != x.
+LogicalResult importIsNaN(NodeContext &c) {
+  auto same = c.create1<EqualOp>({c.input(0), c.input(0)});
+  if (failed(same))
+    return failure();
+  return c.produce<NotOp>({*same});
+}
+
+/// IsInf: x == +inf and/or x == -inf, as detect_positive and
+/// detect_negative ask.
+LogicalResult importIsInf(NodeContext &c) {
+  Type element = c.inputType(0).getElementType();
+  bool positive = c.getInt("detect_positive", 1) != 0;
+  bool negative = c.getInt("detect_negative", 1) != 0;
+  auto compare = [&](double v) {
+    return c.create1<EqualOp>(
+        {c.input(0), grad::scalar(c.b, c.loc, v, element)});
+  };
+  auto pos = compare(INFINITY), neg = compare(-INFINITY);
+  if (failed(pos) || failed(neg))
+    return failure();
+  if (positive && negative)
+    return c.produce<WhereOp>({*pos, *pos, *neg});
+  if (positive)
+    c.setResults(*pos);
+  else if (negative)
+    c.setResults(*neg);
+  else // neither: all false
+    return c.produce<WhereOp>({*pos, *neg, *pos});
+  return success();
+}
+
 /// CastLike: a Cast to the element type of input 1.
 LogicalResult importCastLike(NodeContext &c) {
   Type element = c.inputType(1).getElementType();
@@ -173,6 +211,9 @@ void registerElementwiseImporters(OpImporterTable &t) {
   t.add("Or", {7, importOr});
   t.add("Xor", {7, importXor});
   t.add("CastLike", {15, importCastLike});
+  t.add("Reciprocal", {6, importReciprocal});
+  t.add("IsNaN", {9, importIsNaN});
+  t.add("IsInf", {10, importIsInf});
   t.add("Equal", {7, importBinary<EqualOp>});
   t.add("Less", {7, importBinary<LessOp>});
   t.add("Greater", {7, importBinary<GreaterOp>});

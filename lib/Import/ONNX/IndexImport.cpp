@@ -1,8 +1,8 @@
 //===- IndexImport.cpp - gathers and scatters with constant indices -------===//
 //
-// GatherElements, ScatterElements (and opset 9's Scatter) and ScatterND as
-// the ops MPT has, so that they train and run on every backend with those
-// ops' gradients:
+// GatherElements, ScatterElements (and opset 9's Scatter), ScatterND and
+// OneHot as the ops MPT has, so that they train and run on every backend
+// with those ops' gradients:
 //
 //   - GatherElements, with any indices: a gather of the flattened data at
 //     flat positions computed from the indices with integer arithmetic;
@@ -10,7 +10,9 @@
 //     importer computes, for each element of the result, which element of
 //     the flattened updates it takes (a constant int64 map), gathers them,
 //     gather(reshape(updates, [n]), map), and where(written, that, data)
-//     keeps the elements that no index writes.
+//     keeps the elements that no index writes;
+//   - OneHot: where(index == position, on, off) against a constant of the
+//     positions 0..depth-1.
 //
 // This is how exporters write slice assignment (`y[..., 1:] = x[..., :-1]`
 // in T5's shift of the labels: ScatterND over indices built from shapes,
@@ -301,6 +303,69 @@ LogicalResult importScatterND(NodeContext &c) {
   return buildMapped(c, c.input(2), map, data.getShape(), c.input(0));
 }
 
+/// OneHot(indices, depth, values): where(index == position, on, off), the
+/// positions 0..depth-1 a constant along the new `axis`. Indices of any
+/// numeric type are cast to int64; negative ones count from depth; off and
+/// on are values[0] and values[1] (gathers, so values may be data).
+LogicalResult importOneHot(NodeContext &c) {
+  auto depthValue = c.constantScalar(1, "depth");
+  if (failed(depthValue))
+    return failure();
+  int64_t depth = static_cast<int64_t>(*depthValue);
+  if (depth < 1)
+    return c.emitError() << "depth " << *depthValue << " is not positive";
+  auto indexType = c.inputType(0), valuesType = c.inputType(2);
+  if (valuesType.getNumElements() != 2)
+    return c.emitError() << "values " << valuesType
+                         << " must hold 2 elements (off, on)";
+  int64_t rank = indexType.getRank() + 1;
+  auto axis = c.axis(c.getInt("axis", -1), rank);
+  if (failed(axis))
+    return failure();
+  auto i64 = c.b.getI64Type();
+  Value index = c.input(0);
+  if (indexType.getElementType() != i64)
+    index = c.createTyped<CastOp>(indexType.clone(i64), {index})[0];
+  auto scalar = [&](int64_t v) {
+    return ConstantOp::create(
+               c.b, c.loc,
+               DenseElementsAttr::get(RankedTensorType::get({}, i64), v))
+        .getResult();
+  };
+  auto negative = c.create1<LessOp>({index, scalar(0)});
+  auto wrapped = c.create1<AddOp>({index, scalar(depth)});
+  if (failed(negative) || failed(wrapped))
+    return failure();
+  auto normal = c.create1<WhereOp>({*negative, *wrapped, index});
+  if (failed(normal))
+    return failure();
+  SmallVector<int64_t> expanded(indexType.getShape());
+  expanded.insert(expanded.begin() + *axis, 1);
+  Value column = c.createTyped<ReshapeOp>(RankedTensorType::get(expanded, i64),
+                                          {*normal})[0];
+  SmallVector<int64_t> positionShape(rank, 1), positions;
+  positionShape[*axis] = depth;
+  for (int64_t i = 0; i < depth; ++i)
+    positions.push_back(i);
+  Value position =
+      ConstantOp::create(
+          c.b, c.loc,
+          DenseElementsAttr::get(RankedTensorType::get(positionShape, i64),
+                                 ArrayRef<int64_t>(positions)))
+          .getResult();
+  auto hot = c.create1<EqualOp>({column, position});
+  if (failed(hot))
+    return failure();
+  Value values = flat(c, c.input(2));
+  auto off = c.create1<GatherOp>({values, scalar(0)},
+                                 {c.named("axis", c.b.getI64IntegerAttr(0))});
+  auto on = c.create1<GatherOp>({values, scalar(1)},
+                                {c.named("axis", c.b.getI64IntegerAttr(0))});
+  if (failed(off) || failed(on))
+    return failure();
+  return c.produce<WhereOp>({*hot, *on, *off});
+}
+
 } // namespace
 
 void registerIndexImporters(OpImporterTable &t) {
@@ -308,6 +373,7 @@ void registerIndexImporters(OpImporterTable &t) {
   t.add("Scatter", {9, importScatterElements, 0b10});
   t.add("ScatterElements", {11, importScatterElements, 0b10});
   t.add("ScatterND", {11, importScatterND, 0b10});
+  t.add("OneHot", {9, importOneHot, /*constantInputs=*/0b10});
 }
 
 } // namespace mpt::onnx_import

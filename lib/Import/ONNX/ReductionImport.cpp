@@ -12,9 +12,14 @@
 //   ReduceLogSumExp(x) = log(reduce_sum(exp(x - m))) + m, m = reduce_max(x)
 //                        (kept dims; exact for any finite x, where the
 //                        plain form overflows)
+//   ArgMax / ArgMin    = the first (or last) index along the axis where x
+//                        equals its reduce_max (or min): a reduction of
+//                        where(x == m, index, sentinel) in int64
+//   GlobalMaxPool      = reduce_max over the spatial axes, kept
 //
 //===----------------------------------------------------------------------===//
 #include "NodeImporter.h"
+#include "mpt/Dialect/MPT/IR/GradientUtils.h"
 
 using namespace mlir;
 
@@ -152,6 +157,69 @@ void addReduce(OpImporterTable &t, StringRef name, int64_t inputSince) {
   t.add(name, {inputSince, importAxesInput<Builder>, /*constantInputs=*/0b10});
 }
 
+/// ArgMax (IsMax) or ArgMin: the first index along `axis` where x equals
+/// its maximum (minimum), or the last with select_last_index. The indices
+/// are an int64 constant along the axis; elsewhere a sentinel outside the
+/// range loses the reduction that picks the index.
+template <bool IsMax> LogicalResult importArg(NodeContext &c) {
+  auto type = c.inputType(0);
+  auto axis = c.axis(c.getInt("axis", 0), type.getRank());
+  if (failed(axis))
+    return failure();
+  bool keepdims = c.getInt("keepdims", 1) != 0;
+  bool last = c.getInt("select_last_index", 0) != 0;
+  const int64_t length = type.getDimSize(*axis);
+  Value x = c.input(0);
+  if (!IsMax) {
+    auto negated = c.create1<NegOp>({x});
+    if (failed(negated))
+      return failure();
+    x = *negated;
+  }
+  auto extreme = reduce<ReduceMaxOp>(c, x, {*axis}, /*keepdims=*/true);
+  if (failed(extreme))
+    return failure();
+  auto hit = c.create1<EqualOp>({x, *extreme});
+  if (failed(hit))
+    return failure();
+  auto i64 = c.b.getI64Type();
+  SmallVector<int64_t> indexShape(type.getRank(), 1), positions;
+  indexShape[*axis] = length;
+  for (int64_t i = 0; i < length; ++i)
+    positions.push_back(last ? i : -i); // the first index: max of -i
+  Value index = ConstantOp::create(c.b, c.loc,
+                                   DenseElementsAttr::get(
+                                       RankedTensorType::get(indexShape, i64),
+                                       ArrayRef<int64_t>(positions)))
+                    .getResult();
+  Value sentinel = grad::scalar(c.b, c.loc, last ? -1.0 : -(double)length, i64);
+  auto candidates = c.create1<WhereOp>({*hit, index, sentinel});
+  if (failed(candidates))
+    return failure();
+  auto picked = reduce<ReduceMaxOp>(c, *candidates, {*axis}, keepdims);
+  if (failed(picked))
+    return failure();
+  if (last)
+    c.setResults(*picked);
+  else
+    return c.produce<NegOp>({*picked});
+  return success();
+}
+
+LogicalResult importGlobalMaxPool(NodeContext &c) {
+  if (c.inputType(0).getRank() < 3)
+    return c.emitError() << "input " << c.inputType(0)
+                         << " has no spatial axes (rank < 3)";
+  SmallVector<int64_t> axes;
+  for (int64_t a = 2; a < c.inputType(0).getRank(); ++a)
+    axes.push_back(a);
+  auto result = reduce<ReduceMaxOp>(c, c.input(0), axes, /*keepdims=*/true);
+  if (failed(result))
+    return failure();
+  c.setResults(*result);
+  return success();
+}
+
 } // namespace
 
 void registerReductionImporters(OpImporterTable &t) {
@@ -164,6 +232,9 @@ void registerReductionImporters(OpImporterTable &t) {
   addReduce<ReduceL1>(t, "ReduceL1", 18);
   addReduce<ReduceLogSum>(t, "ReduceLogSum", 18);
   addReduce<ReduceLogSumExp>(t, "ReduceLogSumExp", 18);
+  t.add("ArgMax", {1, importArg<true>});
+  t.add("ArgMin", {1, importArg<false>});
+  t.add("GlobalMaxPool", {1, importGlobalMaxPool});
 }
 
 } // namespace mpt::onnx_import

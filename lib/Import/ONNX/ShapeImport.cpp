@@ -556,6 +556,67 @@ LogicalResult importShape(NodeContext &c) {
                              c.named("end", c.b.getI64IntegerAttr(end))});
 }
 
+/// Size: the element count, a constant (shapes are static).
+LogicalResult importSize(NodeContext &c) {
+  auto type = RankedTensorType::get({}, c.b.getI64Type());
+  c.setResults(ConstantOp::create(c.b, c.loc,
+                                  DenseElementsAttr::get(
+                                      type, c.inputType(0).getNumElements()))
+                   .getResult());
+  return success();
+}
+
+/// x reshaped to `split`, transposed by `perm`, reshaped to `out`.
+LogicalResult rearrange(NodeContext &c, ArrayRef<int64_t> split,
+                        ArrayRef<int64_t> perm, ArrayRef<int64_t> out) {
+  auto type = c.inputType(0);
+  Value v = c.createTyped<ReshapeOp>(withShape(type, split), {c.input(0)})[0];
+  auto moved = c.create1<TransposeOp>(
+      {v}, {c.named("perm", c.b.getDenseI64ArrayAttr(perm))});
+  if (failed(moved))
+    return failure();
+  c.setResults(c.createTyped<ReshapeOp>(withShape(type, out), {*moved}));
+  return success();
+}
+
+/// DepthToSpace (N, C, H, W) -> (N, C / b^2, H b, W b): blocks of the
+/// channels, depth-column-row (DCR, the default) or column-row-depth (CRD)
+/// ordered, move into the spatial axes.
+LogicalResult importDepthToSpace(NodeContext &c) {
+  auto type = c.inputType(0);
+  int64_t b = c.getInt("blocksize", 0);
+  std::string mode = c.getString("mode", "DCR");
+  if (type.getRank() != 4)
+    return c.emitError() << "input " << type << " is not 4-d (N, C, H, W)";
+  if (mode != "DCR" && mode != "CRD")
+    return c.emitError() << "mode must be DCR or CRD, not '" << mode << "'";
+  int64_t n = type.getDimSize(0), ch = type.getDimSize(1),
+          h = type.getDimSize(2), w = type.getDimSize(3);
+  if (b < 1 || ch % (b * b) != 0)
+    return c.emitError() << "blocksize " << b << " does not divide the " << ch
+                         << " channels into blocks of b^2";
+  int64_t d = ch / (b * b);
+  SmallVector<int64_t> out = {n, d, h * b, w * b};
+  if (mode == "DCR")
+    return rearrange(c, {n, b, b, d, h, w}, {0, 3, 4, 1, 5, 2}, out);
+  return rearrange(c, {n, d, b, b, h, w}, {0, 1, 4, 2, 5, 3}, out);
+}
+
+/// SpaceToDepth, DepthToSpace's DCR inverse.
+LogicalResult importSpaceToDepth(NodeContext &c) {
+  auto type = c.inputType(0);
+  int64_t b = c.getInt("blocksize", 0);
+  if (type.getRank() != 4)
+    return c.emitError() << "input " << type << " is not 4-d (N, C, H, W)";
+  int64_t n = type.getDimSize(0), ch = type.getDimSize(1),
+          h = type.getDimSize(2), w = type.getDimSize(3);
+  if (b < 1 || h % b != 0 || w % b != 0)
+    return c.emitError() << "blocksize " << b << " does not divide the " << h
+                         << "x" << w << " spatial axes";
+  return rearrange(c, {n, ch, h / b, b, w / b, b}, {0, 3, 5, 1, 2, 4},
+                   {n, ch * b * b, h / b, w / b});
+}
+
 LogicalResult importConstantOfShape(NodeContext &c) {
   auto shape = c.constantInts(0, "shape");
   if (failed(shape))
@@ -607,6 +668,9 @@ void registerShapeImporters(OpImporterTable &t) {
   t.add("Range", {11, importRange, 0b111});
   t.add("Shape", {1, importShape});
   t.add("ConstantOfShape", {9, importConstantOfShape, 0b1});
+  t.add("Size", {1, importSize});
+  t.add("DepthToSpace", {1, importDepthToSpace});
+  t.add("SpaceToDepth", {1, importSpaceToDepth});
 }
 
 } // namespace mpt::onnx_import
