@@ -2,10 +2,11 @@
 //
 // A model exported with its loss has a 0-d float output: that is the loss.
 // Otherwise the options name a loss kind and the output it applies to, and
-// a label argument is added: cross-entropy over the last axis (class
-// scores, as PyTorch lays out [N, C] and [B, T, V]), mean squared error, or
-// negative log-likelihood of log-probabilities; each reduces by the mean,
-// in FP32.
+// the labels are an input of that name (added, or the model's own input of
+// that name when the model reads the labels too, as T5 does to shift them
+// into its decoder): cross-entropy over the last axis (class scores, as
+// PyTorch lays out [N, C] and [B, T, V]), mean squared error, or negative
+// log-likelihood of log-probabilities; each reduces by the mean, in FP32.
 //
 //===----------------------------------------------------------------------===//
 #include "TrainingLoss.h"
@@ -67,7 +68,22 @@ FailureOr<Value> pickOutput(func::FuncOp func, StringRef name, bool scalar,
          failure();
 }
 
-Value addLabel(func::FuncOp func, RankedTensorType type, StringRef name) {
+/// The label input `name` of `type`: the model's own input of that name
+/// (which must have that type), or a new one.
+FailureOr<Value> labelInput(func::FuncOp func, RankedTensorType type,
+                            StringRef name) {
+  for (BlockArgument arg : func.getArguments())
+    if (auto input = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
+                                                       kInputAttrName))
+      if (input.getValue() == name) {
+        if (arg.getType() != type)
+          return func.emitError("the model's input '")
+                     << name << "' is " << arg.getType()
+                     << ", but the loss needs labels of type " << type
+                     << "; choose another label-input",
+                 failure();
+        return Value(arg);
+      }
   unsigned index = func.getNumArguments();
   (void)func.insertArgument(
       index, type,
@@ -87,13 +103,6 @@ FailureOr<Value> prepareLoss(func::FuncOp func, const LossOptions &options) {
   auto output = pickOutput(func, options.output, /*scalar=*/false, "float");
   if (failed(output))
     return failure();
-  for (BlockArgument arg : func.getArguments())
-    if (auto name = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
-                                                      kInputAttrName))
-      if (name.getValue() == options.labelInput)
-        return func.emitError("the model already has an input named '")
-                   << options.labelInput << "'; choose another label-input",
-               failure();
 
   OpBuilder b(func.getBody().front().getTerminator());
   Location loc = NameLoc::get(b.getStringAttr("loss." + options.kind));
@@ -104,8 +113,10 @@ FailureOr<Value> prepareLoss(func::FuncOp func, const LossOptions &options) {
   auto i64 = b.getI64Type();
 
   if (options.kind == "mse") {
-    Value t = addLabel(func, yType, options.labelInput);
-    Value d = SubOp::create(b, loc, y, t).getResult();
+    auto t = labelInput(func, yType, options.labelInput);
+    if (failed(t))
+      return failure();
+    Value d = SubOp::create(b, loc, y, *t).getResult();
     Value sq = MulOp::create(b, loc, d, d).getResult();
     return ReduceMeanOp::create(b, loc, sq, ArrayRef<int64_t>{},
                                 /*keepdims=*/false)
@@ -130,8 +141,11 @@ FailureOr<Value> prepareLoss(func::FuncOp func, const LossOptions &options) {
     y = TransposeOp::create(b, loc, y, perm).getResult();
   }
   SmallVector<int64_t> labelShape(yType.getShape().drop_back());
-  Value labels = addLabel(func, RankedTensorType::get(labelShape, i64),
-                          options.labelInput);
+  auto labelValue = labelInput(func, RankedTensorType::get(labelShape, i64),
+                               options.labelInput);
+  if (failed(labelValue))
+    return failure();
+  Value labels = *labelValue;
   if (options.kind == "nll")
     return NegativeLogLikelihoodLossOp::create(
                b, loc, TypeRange{RankedTensorType::get({}, f32)},

@@ -184,7 +184,7 @@ def BuildTrainingStepPass : Pass<"build-training-step", "::mlir::ModuleOp"> {
     Option<"lossOutput", "loss-output", "std::string", /*default=*/"",
            "The output an added loss applies to (default: the only float output)">,
     Option<"labelInput", "label-input", "std::string", /*default=*/"\"labels\"",
-           "Name of the label input an added loss takes">,
+           "Name of the label input an added loss takes (the model's own input of that name, if it has one)">,
     Option<"lossName", "loss", "std::string", /*default=*/"",
            "The scalar output to use as the loss when the model has several">,
     Option<"optimizer", "optimizer", "std::string", /*default=*/"\"adamw\"",
