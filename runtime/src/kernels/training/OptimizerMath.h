@@ -2,7 +2,7 @@
 //
 // PyTorch's torch.optim.SGD and AdamW (single-tensor path) for one element,
 // written once for the CPU and the CUDA backend (MPTRT_HOST_DEVICE). Both
-// backends compile them without contraction (cpu/OptimizerKernels.cpp with
+// backends compile them without contraction (kernels/training/OptimizerKernels.cpp with
 // -ffp-contract=off, CUDA with --fmad=false): only the multiply-adds written
 // as fma here are fused, as PyTorch's kernels fuse them. Each backend turns
 // the step's Python scalars (lr, the bias corrections) into the f32 values

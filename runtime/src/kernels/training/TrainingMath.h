@@ -2,7 +2,7 @@
 //
 // The scalar rules of the training step's 0-d kernels, written once for the
 // CPU and the CUDA backend (MPTRT_HOST_DEVICE). Each backend compiles them
-// with its own flags: cpu/TrainingKernels.cpp with -ffp-contract=off, CUDA
+// with its own flags: kernels/training/TrainingKernels.cpp with -ffp-contract=off, CUDA
 // with nvcc's defaults.
 //
 //===----------------------------------------------------------------------===//

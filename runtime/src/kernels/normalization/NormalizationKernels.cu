@@ -1,6 +1,6 @@
 //===- NormalizationKernels.cu - softmax, layer norm, batch norm ----------===//
 //
-// The CPU's formulas (cpu/NormalizationKernels.cpp), one block per row
+// The CPU's formulas (kernels/normalization/NormalizationKernels.cpp), one block per row
 // (softmax, layer norm) or per channel (batch norm), the statistics folded
 // in double by BlockReduce.cuh's fixed tree and rounded once. Elementwise
 // arithmetic is float32, as on the CPU, with no FMA contraction.

@@ -2,7 +2,7 @@
 //
 // One thread per output element (grid-stride loops). Each element is loaded
 // into float32 (int64 for integer kernels), computed with the CPU backend's
-// formula (cpu/ElementwiseKernels.cpp) and rounded once into the result's
+// formula (kernels/elementwise/ElementwiseKernels.cpp) and rounded once into the result's
 // dtype (Device.cuh). Transcendental functions are CUDA's own (expf, erff,
 // tanhf, powf: within 2 ulp of the correctly rounded result; glibc's are
 // within 1), so f32 results may differ from the CPU's in the last bit or

@@ -1,6 +1,6 @@
 //===- BackwardKernels.cu - unary, softmax, norm and loss gradients -------===//
 //
-// The CPU's formulas (cpu/BackwardKernels.cpp). Elementwise arithmetic is
+// The CPU's formulas (kernels/backward/BackwardKernels.cpp). Elementwise arithmetic is
 // float32; every sum, and the arithmetic that combines a sum with the
 // elements, is double, as on the CPU; each result is rounded once. Row sums
 // use BlockReduce.cuh's fixed tree. The per-column sums of layer_norm_grad

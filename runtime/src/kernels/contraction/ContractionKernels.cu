@@ -2,7 +2,7 @@
 //
 // The CPU backend widens A and B to float32, multiplies with sgemm (float32
 // accumulation) into a float32 Y, applies gemm's bias and activation there,
-// and rounds Y once into the result's dtype (cpu/ContractionKernels.cpp).
+// and rounds Y once into the result's dtype (kernels/contraction/ContractionKernels.cpp).
 // The CUDA kernels keep that structure:
 //
 //   - A and B go to cuBLASLt as they are when both are f32, both bf16 or

@@ -1,6 +1,6 @@
 //===- PoolingKernels.cu - max, average, global average pool and grads ----===//
 //
-// The windows of cpu/PoolingKernels.cpp: for output position o the window
+// The windows of kernels/pooling/PoolingKernels.cpp: for output position o the window
 // covers input positions o * stride - padBegin + j * dilation, j in
 // [0, kernel), per spatial axis, visited row-major; positions outside the
 // input are padding.

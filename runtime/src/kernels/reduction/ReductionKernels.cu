@@ -1,6 +1,6 @@
 //===- ReductionKernels.cu - reduce_* and the classification losses -------===//
 //
-// The CPU's formulas (cpu/ReductionKernels.cpp), one block per output
+// The CPU's formulas (kernels/reduction/ReductionKernels.cpp), one block per output
 // element (reduce_*) or per sample (the losses), folded by BlockReduce.cuh's
 // fixed tree: float sums in double, integer sums in wrapping int64, rounded
 // once into the result's dtype.

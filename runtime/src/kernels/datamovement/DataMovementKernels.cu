@@ -1,7 +1,8 @@
 //===- DataMovementKernels.cu - copies, indexing, dropout, gather/slice grad ===//
 //
-// The CUDA twins of cpu/DataMovementKernels.cpp, cpu/DropoutKernels.cpp and
-// the gather_grad / slice_grad kernels of cpu/BackwardKernels.cpp.
+// The CUDA twins of kernels/datamovement/DataMovementKernels.cpp,
+// kernels/elementwise/DropoutKernels.cpp and the gather_grad / slice_grad kernels of
+// kernels/backward/BackwardKernels.cpp.
 //
 // Kernels that only move elements work on raw elements of 1, 2, 4 or 8
 // bytes whatever the dtype (plan tensors are 64-byte aligned, so typed
@@ -327,7 +328,7 @@ Status runFill(const Context &c, const FillParams &p, const KernelArgs &args) {
 }
 
 //===----------------------------------------------------------------------===//
-// dropout (cpu/DropoutKernels.cpp):
+// dropout (kernels/elementwise/DropoutKernels.cpp):
 //   no draw:  y = x (converted), mask = 1
 //   draw:     keep_i = philox word i of (seed, step, stream) >= threshold
 //             y_i = f32(x_i) * (keep_i ? scale : 0), mask_i = keep_i

@@ -1,6 +1,6 @@
 //===- TrainingKernels.cu - loss scaling, norms, optimizers, counters -----===//
 //
-// The CUDA twins of cpu/TrainingKernels.cpp and cpu/OptimizerKernels.cpp,
+// The CUDA twins of kernels/training/TrainingKernels.cpp and kernels/training/OptimizerKernels.cpp,
 // with the same f32 roundings in the same order (PyTorch's; see those
 // files): the build has --fmad=false, so nothing is fused except the
 // fmaf calls, which stand exactly where the CPU calls std::fma; f32
