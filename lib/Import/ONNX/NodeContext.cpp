@@ -36,6 +36,7 @@ const OpImporterTable &OpImporterTable::get() {
     registerReductionImporters(t);
     registerShapeImporters(t);
     registerIndexImporters(t);
+    registerResizeImporters(t);
     return t;
   }();
   return instance;

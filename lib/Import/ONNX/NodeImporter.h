@@ -3,8 +3,8 @@
 // Internal to the ONNX importer. Each ONNX op is imported by a small function
 // registered in a table keyed by op type and the opset version it was
 // introduced in ("since version"); the per-family files (Elementwise,
-// Contraction, Normalization, Reduction, Shape, Index) register their
-// entries.
+// Contraction, Normalization, Reduction, Shape, Index, Resize) register
+// their entries.
 //
 //===----------------------------------------------------------------------===//
 #ifndef MPT_LIB_IMPORT_ONNX_NODEIMPORTER_H
@@ -57,6 +57,7 @@ void registerNormalizationImporters(OpImporterTable &table);
 void registerReductionImporters(OpImporterTable &table);
 void registerShapeImporters(OpImporterTable &table);
 void registerIndexImporters(OpImporterTable &table);
+void registerResizeImporters(OpImporterTable &table);
 
 /// Converts an ONNX element type code; null if unsupported.
 mlir::Type convertElementType(int32_t onnxType, mlir::MLIRContext *ctx);
