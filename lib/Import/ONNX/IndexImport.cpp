@@ -1,11 +1,12 @@
 //===- IndexImport.cpp - gathers and scatters with constant indices -------===//
 //
-// GatherElements, ScatterElements (and opset 9's Scatter), ScatterND and
-// OneHot as the ops MPT has, so that they train and run on every backend
-// with those ops' gradients:
+// GatherElements, GatherND, ScatterElements (and opset 9's Scatter),
+// ScatterND and OneHot as the ops MPT has, so that they train and run on
+// every backend with those ops' gradients:
 //
-//   - GatherElements, with any indices: a gather of the flattened data at
-//     flat positions computed from the indices with integer arithmetic;
+//   - GatherElements and GatherND, with any indices: a gather of the
+//     flattened data (its first k axes, for GatherND) at flat positions
+//     computed from the indices with integer arithmetic;
 //   - the scatters, when their indices are compile-time constants: the
 //     importer computes, for each element of the result, which element of
 //     the flattened updates it takes (a constant int64 map), gathers them,
@@ -303,6 +304,114 @@ LogicalResult importScatterND(NodeContext &c) {
   return buildMapped(c, c.input(2), map, data.getShape(), c.input(0));
 }
 
+/// GatherND with any indices: data's batch axes and the k indexed axes
+/// after them become one, and the index tuples become flat positions: the
+/// batch's offset (a constant) plus, over j, index[..., j] (wrapped when
+/// negative) x the stride of axis j; one gather along axis 0 takes the
+/// slices. An index outside its axis is sent outside the flattened axes, so
+/// the run fails as GatherND would.
+LogicalResult importGatherND(NodeContext &c) {
+  auto data = c.inputType(0), indexType = c.inputType(1);
+  const int64_t batch = c.getInt("batch_dims", 0);
+  if (indexType.getRank() < 1)
+    return c.emitError() << "indices " << indexType << " has rank 0";
+  const int64_t k = indexType.getShape().back(), r = data.getRank();
+  if (batch < 0 || batch >= indexType.getRank() || k < 1 || batch + k > r)
+    return c.emitError() << "indices " << indexType << " index " << k
+                         << " axes of data " << data << " after " << batch
+                         << " batch axes";
+  for (int64_t d = 0; d < batch; ++d)
+    if (indexType.getDimSize(d) != data.getDimSize(d))
+      return c.emitError() << "indices " << indexType << " and data " << data
+                           << " differ on batch axis " << d;
+  auto i64 = c.b.getI64Type();
+  auto scalar = [&](int64_t v) {
+    return ConstantOp::create(
+               c.b, c.loc,
+               DenseElementsAttr::get(RankedTensorType::get({}, i64), v))
+        .getResult();
+  };
+  Value index = c.input(1);
+  if (indexType.getElementType() != i64)
+    index = c.createTyped<CastOp>(indexType.clone(i64), {index})[0];
+  int64_t leading = 1, batchCount = 1;
+  for (int64_t j = 0; j < k; ++j)
+    leading *= data.getDimSize(batch + j);
+  for (int64_t d = 0; d < batch; ++d)
+    batchCount *= data.getDimSize(d);
+  Value position, outside;
+  int64_t stride = leading;
+  for (int64_t j = 0; j < k; ++j) {
+    const int64_t dim = data.getDimSize(batch + j);
+    stride /= dim;
+    auto part = c.create1<GatherOp>(
+        {index, scalar(j)},
+        {c.named("axis", c.b.getI64IntegerAttr(indexType.getRank() - 1))});
+    if (failed(part))
+      return failure();
+    auto negative = c.create1<LessOp>({*part, scalar(0)});
+    auto wrapped = c.create1<AddOp>({*part, scalar(dim)});
+    if (failed(negative) || failed(wrapped))
+      return failure();
+    auto normal = c.create1<WhereOp>({*negative, *wrapped, *part});
+    if (failed(normal))
+      return failure();
+    auto below = c.create1<LessOp>({*normal, scalar(0)});
+    auto inside = c.create1<LessOp>({*normal, scalar(dim)});
+    if (failed(below) || failed(inside))
+      return failure();
+    auto above = c.create1<NotOp>({*inside});
+    if (failed(above))
+      return failure();
+    auto bad = c.create1<WhereOp>({*below, *below, *above});
+    auto scaled = c.create1<MulOp>({*normal, scalar(stride)});
+    if (failed(bad) || failed(scaled))
+      return failure();
+    if (!position) {
+      position = *scaled;
+      outside = *bad;
+      continue;
+    }
+    auto sum = c.create1<AddOp>({position, *scaled});
+    auto either = c.create1<WhereOp>({outside, outside, *bad});
+    if (failed(sum) || failed(either))
+      return failure();
+    position = *sum;
+    outside = *either;
+  }
+  if (batch > 0) {
+    // Each tuple's batch offset: its batch coordinates' linear index x
+    // the indexed axes' size.
+    ArrayRef<int64_t> tupleShape = indexType.getShape().drop_back();
+    int64_t perBatch = 1;
+    for (int64_t d = batch; d < (int64_t)tupleShape.size(); ++d)
+      perBatch *= tupleShape[d];
+    SmallVector<int64_t> offsets;
+    for (int64_t t = 0; t < batchCount * perBatch; ++t)
+      offsets.push_back((t / perBatch) * leading);
+    Value offset =
+        ConstantOp::create(
+            c.b, c.loc,
+            DenseElementsAttr::get(RankedTensorType::get(tupleShape, i64),
+                                   ArrayRef<int64_t>(offsets)))
+            .getResult();
+    auto shifted = c.create1<AddOp>({position, offset});
+    if (failed(shifted))
+      return failure();
+    position = *shifted;
+  }
+  auto checked =
+      c.create1<WhereOp>({outside, scalar(batchCount * leading), position});
+  if (failed(checked))
+    return failure();
+  SmallVector<int64_t> folded = {batchCount * leading};
+  llvm::append_range(folded, data.getShape().drop_front(batch + k));
+  Value rows = c.createTyped<ReshapeOp>(
+      RankedTensorType::get(folded, data.getElementType()), {c.input(0)})[0];
+  return c.produce<GatherOp>({rows, *checked},
+                             {c.named("axis", c.b.getI64IntegerAttr(0))});
+}
+
 /// OneHot(indices, depth, values): where(index == position, on, off), the
 /// positions 0..depth-1 a constant along the new `axis`. Indices of any
 /// numeric type are cast to int64; negative ones count from depth; off and
@@ -374,6 +483,7 @@ void registerIndexImporters(OpImporterTable &t) {
   t.add("ScatterElements", {11, importScatterElements, 0b10});
   t.add("ScatterND", {11, importScatterND, 0b10});
   t.add("OneHot", {9, importOneHot, /*constantInputs=*/0b10});
+  t.add("GatherND", {11, importGatherND});
 }
 
 } // namespace mpt::onnx_import

@@ -16,6 +16,10 @@
 //                        equals its reduce_max (or min): a reduction of
 //                        where(x == m, index, sentinel) in int64
 //   GlobalMaxPool      = reduce_max over the spatial axes, kept
+//   Hardmax            = where(index == ArgMax(kept), 1, 0)
+//   CumSum             = reduce_sum over j of x[.., j, ..] * T[j, i], T the
+//                        0/1 triangle of the exclusive and reverse
+//                        attributes (L^2 products for an axis of L)
 //
 //===----------------------------------------------------------------------===//
 #include "NodeImporter.h"
@@ -157,6 +161,54 @@ void addReduce(OpImporterTable &t, StringRef name, int64_t inputSince) {
   t.add(name, {inputSince, importAxesInput<Builder>, /*constantInputs=*/0b10});
 }
 
+/// The index along `axis` (of a tensor of `rank`) as an int64 constant
+/// shaped to broadcast along it: 0, 1, ... or, with `negate`, 0, -1, ...
+Value indexAlong(NodeContext &c, int64_t axis, int64_t rank, int64_t length,
+                 bool negate) {
+  SmallVector<int64_t> shape(rank, 1), positions;
+  shape[axis] = length;
+  for (int64_t i = 0; i < length; ++i)
+    positions.push_back(negate ? -i : i);
+  return ConstantOp::create(c.b, c.loc,
+                            DenseElementsAttr::get(
+                                RankedTensorType::get(shape, c.b.getI64Type()),
+                                ArrayRef<int64_t>(positions)))
+      .getResult();
+}
+
+/// The first (or with `last` the last) index along `axis` where x equals
+/// its maximum (with `isMax`) or minimum.
+FailureOr<Value> buildArg(NodeContext &c, bool isMax, int64_t axis,
+                          bool keepdims, bool last) {
+  auto type = c.inputType(0);
+  const int64_t length = type.getDimSize(axis);
+  Value x = c.input(0);
+  if (!isMax) {
+    auto negated = c.create1<NegOp>({x});
+    if (failed(negated))
+      return failure();
+    x = *negated;
+  }
+  auto extreme = reduce<ReduceMaxOp>(c, x, {axis}, /*keepdims=*/true);
+  if (failed(extreme))
+    return failure();
+  auto hit = c.create1<EqualOp>({x, *extreme});
+  if (failed(hit))
+    return failure();
+  // The first index is the max of -index (sentinel -length), the last the
+  // max of index (sentinel -1).
+  Value index = indexAlong(c, axis, type.getRank(), length, !last);
+  Value sentinel =
+      grad::scalar(c.b, c.loc, last ? -1.0 : -(double)length, c.b.getI64Type());
+  auto candidates = c.create1<WhereOp>({*hit, index, sentinel});
+  if (failed(candidates))
+    return failure();
+  auto picked = reduce<ReduceMaxOp>(c, *candidates, {axis}, keepdims);
+  if (failed(picked) || last)
+    return picked;
+  return c.create1<NegOp>({*picked});
+}
+
 /// ArgMax (IsMax) or ArgMin: the first index along `axis` where x equals
 /// its maximum (minimum), or the last with select_last_index. The indices
 /// are an int64 constant along the axis; elsewhere a sentinel outside the
@@ -166,43 +218,88 @@ template <bool IsMax> LogicalResult importArg(NodeContext &c) {
   auto axis = c.axis(c.getInt("axis", 0), type.getRank());
   if (failed(axis))
     return failure();
-  bool keepdims = c.getInt("keepdims", 1) != 0;
-  bool last = c.getInt("select_last_index", 0) != 0;
-  const int64_t length = type.getDimSize(*axis);
-  Value x = c.input(0);
-  if (!IsMax) {
-    auto negated = c.create1<NegOp>({x});
-    if (failed(negated))
-      return failure();
-    x = *negated;
-  }
-  auto extreme = reduce<ReduceMaxOp>(c, x, {*axis}, /*keepdims=*/true);
-  if (failed(extreme))
+  auto arg = buildArg(c, IsMax, *axis, c.getInt("keepdims", 1) != 0,
+                      c.getInt("select_last_index", 0) != 0);
+  if (failed(arg))
     return failure();
-  auto hit = c.create1<EqualOp>({x, *extreme});
-  if (failed(hit))
+  c.setResults(*arg);
+  return success();
+}
+
+/// Hardmax: 1 at the first maximum along `axis`, 0 elsewhere.
+LogicalResult importHardmax(NodeContext &c) {
+  auto type = c.inputType(0);
+  auto axis = c.axis(c.getInt("axis", -1), type.getRank());
+  if (failed(axis))
     return failure();
-  auto i64 = c.b.getI64Type();
-  SmallVector<int64_t> indexShape(type.getRank(), 1), positions;
-  indexShape[*axis] = length;
-  for (int64_t i = 0; i < length; ++i)
-    positions.push_back(last ? i : -i); // the first index: max of -i
-  Value index = ConstantOp::create(c.b, c.loc,
-                                   DenseElementsAttr::get(
-                                       RankedTensorType::get(indexShape, i64),
-                                       ArrayRef<int64_t>(positions)))
-                    .getResult();
-  Value sentinel = grad::scalar(c.b, c.loc, last ? -1.0 : -(double)length, i64);
-  auto candidates = c.create1<WhereOp>({*hit, index, sentinel});
-  if (failed(candidates))
+  auto arg = buildArg(c, /*isMax=*/true, *axis, /*keepdims=*/true,
+                      /*last=*/false);
+  if (failed(arg))
     return failure();
-  auto picked = reduce<ReduceMaxOp>(c, *candidates, {*axis}, keepdims);
-  if (failed(picked))
+  Value index =
+      indexAlong(c, *axis, type.getRank(), type.getDimSize(*axis), false);
+  auto hot = c.create1<EqualOp>({index, *arg});
+  if (failed(hot))
     return failure();
-  if (last)
-    c.setResults(*picked);
-  else
-    return c.produce<NegOp>({*picked});
+  Type element = type.getElementType();
+  return c.produce<WhereOp>({*hot, grad::scalar(c.b, c.loc, 1.0, element),
+                             grad::scalar(c.b, c.loc, 0.0, element)});
+}
+
+/// The largest axis CumSum expands into its L x L products.
+constexpr int64_t kMaxCumSumLength = 4096;
+
+/// CumSum(x, axis): out[.., i, ..] = sum over j of x[.., j, ..] * T[j, i]
+/// with T[j, i] = 1 where j <= i (j < i exclusive; j >= i, j > i reversed):
+/// x with an axis inserted after `axis`, times T broadcast, summed over
+/// `axis`. Integers sum exactly; floats accumulate in FP32 (reduce_sum).
+LogicalResult importCumSum(NodeContext &c) {
+  auto type = c.inputType(0);
+  auto axisValue = c.constantScalar(1, "axis");
+  if (failed(axisValue))
+    return failure();
+  auto axis = c.axis(static_cast<int64_t>(*axisValue), type.getRank());
+  if (failed(axis))
+    return failure();
+  const int64_t length = type.getDimSize(*axis), rank = type.getRank();
+  if (length > kMaxCumSumLength)
+    return c.unsupported("an axis of " + Twine(length) +
+                         " elements (CumSum expands at most " +
+                         Twine(kMaxCumSumLength) + " into its products)");
+  bool exclusive = c.getInt("exclusive", 0) != 0;
+  bool reverse = c.getInt("reverse", 0) != 0;
+  SmallVector<int64_t> shape(rank + 1, 1);
+  shape[*axis] = length;
+  shape[*axis + 1] = length;
+  Type element = type.getElementType();
+  SmallVector<double> triangle;
+  for (int64_t j = 0; j < length; ++j)
+    for (int64_t i = 0; i < length; ++i) {
+      bool in =
+          reverse ? (exclusive ? j > i : j >= i) : (exclusive ? j < i : j <= i);
+      triangle.push_back(in ? 1.0 : 0.0);
+    }
+  Value mask =
+      ConstantOp::create(
+          c.b, c.loc,
+          DenseElementsAttr::get(RankedTensorType::get(shape, c.b.getF32Type()),
+                                 ArrayRef<float>(SmallVector<float>(
+                                     triangle.begin(), triangle.end()))))
+          .getResult();
+  if (element != c.b.getF32Type())
+    mask =
+        c.createTyped<CastOp>(RankedTensorType::get(shape, element), {mask})[0];
+  SmallVector<int64_t> expanded(type.getShape());
+  expanded.insert(expanded.begin() + *axis + 1, 1);
+  Value column = c.createTyped<ReshapeOp>(
+      RankedTensorType::get(expanded, element), {c.input(0)})[0];
+  auto products = c.create1<MulOp>({column, mask});
+  if (failed(products))
+    return failure();
+  auto sum = reduce<ReduceSumOp>(c, *products, {*axis}, /*keepdims=*/false);
+  if (failed(sum))
+    return failure();
+  c.setResults(*sum);
   return success();
 }
 
@@ -235,6 +332,8 @@ void registerReductionImporters(OpImporterTable &t) {
   t.add("ArgMax", {1, importArg<true>});
   t.add("ArgMin", {1, importArg<false>});
   t.add("GlobalMaxPool", {1, importGlobalMaxPool});
+  t.add("Hardmax", {13, importHardmax});
+  t.add("CumSum", {11, importCumSum, /*constantInputs=*/0b10});
 }
 
 } // namespace mpt::onnx_import
