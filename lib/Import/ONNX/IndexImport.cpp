@@ -48,6 +48,50 @@ Value constantI64(NodeContext &c, ArrayRef<int64_t> values) {
       .getResult();
 }
 
+/// A 0-d int64 constant.
+Value i64Scalar(NodeContext &c, int64_t v) {
+  return ConstantOp::create(c.b, c.loc,
+                            DenseElementsAttr::get(
+                                RankedTensorType::get({}, c.b.getI64Type()), v))
+      .getResult();
+}
+
+/// Input `i` as int64 (indices may be int32, or any numeric type).
+Value indicesAsI64(NodeContext &c, unsigned i) {
+  auto type = c.inputType(i);
+  if (type.getElementType() == c.b.getI64Type())
+    return c.input(i);
+  return c.createTyped<CastOp>(type.clone(c.b.getI64Type()), {c.input(i)})[0];
+}
+
+/// Indices along an axis of `dim` elements, computed at run time: `index`
+/// with the negative ones counted from the end, and whether each lies
+/// outside [-dim, dim).
+struct WrappedIndex {
+  Value index, outside;
+};
+FailureOr<WrappedIndex> wrapIndex(NodeContext &c, Value index, int64_t dim) {
+  Value zero = i64Scalar(c, 0), size = i64Scalar(c, dim);
+  auto negative = c.create1<LessOp>({index, zero});
+  auto wrapped = c.create1<AddOp>({index, size});
+  if (failed(negative) || failed(wrapped))
+    return failure();
+  auto normal = c.create1<WhereOp>({*negative, *wrapped, index});
+  if (failed(normal))
+    return failure();
+  auto below = c.create1<LessOp>({*normal, zero});
+  auto inside = c.create1<LessOp>({*normal, size});
+  if (failed(below) || failed(inside))
+    return failure();
+  auto above = c.create1<NotOp>({*inside});
+  if (failed(above))
+    return failure();
+  auto outside = c.create1<WhereOp>({*below, *below, *above});
+  if (failed(outside))
+    return failure();
+  return WrappedIndex{*normal, *outside};
+}
+
 /// Row-major strides of `shape`.
 SmallVector<int64_t> stridesOf(ArrayRef<int64_t> shape) {
   SmallVector<int64_t> strides(shape.size(), 1);
@@ -193,35 +237,13 @@ LogicalResult importGatherElements(NodeContext &c) {
         offset += coord * strides[d];
     }
   }
-  auto i64 = c.b.getI64Type();
-  auto indexShape = RankedTensorType::get(indexType.getShape(), i64);
-  Value index = c.input(1);
-  if (indexType.getElementType() != i64)
-    index = c.createTyped<CastOp>(indexShape, {index})[0];
-  auto scalar = [&](int64_t v) {
-    return ConstantOp::create(
-               c.b, c.loc,
-               DenseElementsAttr::get(RankedTensorType::get({}, i64), v))
-        .getResult();
-  };
-  Value zero = scalar(0), dimValue = scalar(dim);
-  auto negative = c.create1<LessOp>({index, zero});
-  auto wrapped = c.create1<AddOp>({index, dimValue});
-  if (failed(negative) || failed(wrapped))
+  auto indexShape =
+      RankedTensorType::get(indexType.getShape(), c.b.getI64Type());
+  auto index = wrapIndex(c, indicesAsI64(c, 1), dim);
+  if (failed(index))
     return failure();
-  auto normal = c.create1<WhereOp>({*negative, *wrapped, index});
-  if (failed(normal))
-    return failure();
-  auto below = c.create1<LessOp>({*normal, zero});
-  auto inside = c.create1<LessOp>({*normal, dimValue});
-  if (failed(below) || failed(inside))
-    return failure();
-  auto above = c.create1<NotOp>({*inside});
-  if (failed(above))
-    return failure();
-  auto outside = c.create1<WhereOp>({*below, *below, *above});
-  auto scaled = c.create1<MulOp>({*normal, scalar(strides[*axis])});
-  if (failed(outside) || failed(scaled))
+  auto scaled = c.create1<MulOp>({index->index, i64Scalar(c, strides[*axis])});
+  if (failed(scaled))
     return failure();
   Value offsetValue =
       ConstantOp::create(
@@ -231,7 +253,8 @@ LogicalResult importGatherElements(NodeContext &c) {
   auto position = c.create1<AddOp>({*scaled, offsetValue});
   if (failed(position))
     return failure();
-  auto checked = c.create1<WhereOp>({*outside, scalar(n), *position});
+  auto checked =
+      c.create1<WhereOp>({index->outside, i64Scalar(c, n), *position});
   if (failed(checked))
     return failure();
   return c.produce<GatherOp>({flat(c, c.input(0)), *checked},
@@ -325,15 +348,7 @@ LogicalResult importGatherND(NodeContext &c) {
       return c.emitError() << "indices " << indexType << " and data " << data
                            << " differ on batch axis " << d;
   auto i64 = c.b.getI64Type();
-  auto scalar = [&](int64_t v) {
-    return ConstantOp::create(
-               c.b, c.loc,
-               DenseElementsAttr::get(RankedTensorType::get({}, i64), v))
-        .getResult();
-  };
-  Value index = c.input(1);
-  if (indexType.getElementType() != i64)
-    index = c.createTyped<CastOp>(indexType.clone(i64), {index})[0];
+  Value index = indicesAsI64(c, 1);
   int64_t leading = 1, batchCount = 1;
   for (int64_t j = 0; j < k; ++j)
     leading *= data.getDimSize(batch + j);
@@ -345,35 +360,23 @@ LogicalResult importGatherND(NodeContext &c) {
     const int64_t dim = data.getDimSize(batch + j);
     stride /= dim;
     auto part = c.create1<GatherOp>(
-        {index, scalar(j)},
+        {index, i64Scalar(c, j)},
         {c.named("axis", c.b.getI64IntegerAttr(indexType.getRank() - 1))});
     if (failed(part))
       return failure();
-    auto negative = c.create1<LessOp>({*part, scalar(0)});
-    auto wrapped = c.create1<AddOp>({*part, scalar(dim)});
-    if (failed(negative) || failed(wrapped))
+    auto wrapped = wrapIndex(c, *part, dim);
+    if (failed(wrapped))
       return failure();
-    auto normal = c.create1<WhereOp>({*negative, *wrapped, *part});
-    if (failed(normal))
-      return failure();
-    auto below = c.create1<LessOp>({*normal, scalar(0)});
-    auto inside = c.create1<LessOp>({*normal, scalar(dim)});
-    if (failed(below) || failed(inside))
-      return failure();
-    auto above = c.create1<NotOp>({*inside});
-    if (failed(above))
-      return failure();
-    auto bad = c.create1<WhereOp>({*below, *below, *above});
-    auto scaled = c.create1<MulOp>({*normal, scalar(stride)});
-    if (failed(bad) || failed(scaled))
+    auto scaled = c.create1<MulOp>({wrapped->index, i64Scalar(c, stride)});
+    if (failed(scaled))
       return failure();
     if (!position) {
       position = *scaled;
-      outside = *bad;
+      outside = wrapped->outside;
       continue;
     }
     auto sum = c.create1<AddOp>({position, *scaled});
-    auto either = c.create1<WhereOp>({outside, outside, *bad});
+    auto either = c.create1<WhereOp>({outside, outside, wrapped->outside});
     if (failed(sum) || failed(either))
       return failure();
     position = *sum;
@@ -400,8 +403,8 @@ LogicalResult importGatherND(NodeContext &c) {
       return failure();
     position = *shifted;
   }
-  auto checked =
-      c.create1<WhereOp>({outside, scalar(batchCount * leading), position});
+  auto checked = c.create1<WhereOp>(
+      {outside, i64Scalar(c, batchCount * leading), position});
   if (failed(checked))
     return failure();
   SmallVector<int64_t> folded = {batchCount * leading};
@@ -432,26 +435,14 @@ LogicalResult importOneHot(NodeContext &c) {
   if (failed(axis))
     return failure();
   auto i64 = c.b.getI64Type();
-  Value index = c.input(0);
-  if (indexType.getElementType() != i64)
-    index = c.createTyped<CastOp>(indexType.clone(i64), {index})[0];
-  auto scalar = [&](int64_t v) {
-    return ConstantOp::create(
-               c.b, c.loc,
-               DenseElementsAttr::get(RankedTensorType::get({}, i64), v))
-        .getResult();
-  };
-  auto negative = c.create1<LessOp>({index, scalar(0)});
-  auto wrapped = c.create1<AddOp>({index, scalar(depth)});
-  if (failed(negative) || failed(wrapped))
-    return failure();
-  auto normal = c.create1<WhereOp>({*negative, *wrapped, index});
+  // An index outside [-depth, depth) matches no position: its row is off.
+  auto normal = wrapIndex(c, indicesAsI64(c, 0), depth);
   if (failed(normal))
     return failure();
   SmallVector<int64_t> expanded(indexType.getShape());
   expanded.insert(expanded.begin() + *axis, 1);
   Value column = c.createTyped<ReshapeOp>(RankedTensorType::get(expanded, i64),
-                                          {*normal})[0];
+                                          {normal->index})[0];
   SmallVector<int64_t> positionShape(rank, 1), positions;
   positionShape[*axis] = depth;
   for (int64_t i = 0; i < depth; ++i)
@@ -466,9 +457,9 @@ LogicalResult importOneHot(NodeContext &c) {
   if (failed(hot))
     return failure();
   Value values = flat(c, c.input(2));
-  auto off = c.create1<GatherOp>({values, scalar(0)},
+  auto off = c.create1<GatherOp>({values, i64Scalar(c, 0)},
                                  {c.named("axis", c.b.getI64IntegerAttr(0))});
-  auto on = c.create1<GatherOp>({values, scalar(1)},
+  auto on = c.create1<GatherOp>({values, i64Scalar(c, 1)},
                                 {c.named("axis", c.b.getI64IntegerAttr(0))});
   if (failed(off) || failed(on))
     return failure();
