@@ -1,5 +1,6 @@
 //===- NormalizationImport.cpp - norms, softmax and losses ----------------===//
 #include "NodeImporter.h"
+#include "mpt/Dialect/MPT/IR/GradientUtils.h"
 
 using namespace mlir;
 
@@ -43,6 +44,89 @@ LogicalResult importLayerNorm(NodeContext &c) {
        c.named("epsilon", c.b.getF32FloatAttr(c.getFloat("epsilon", 1e-5f)))});
 }
 
+/// GroupNormalization and InstanceNormalization as layer_norm: x (N, C,
+/// ...) reshaped to (N, G, C / G x spatial) and normalised over its last
+/// axis (with a scale of ones), then the affine: per channel (scale and
+/// bias of C: InstanceNormalization, GroupNormalization-21) after the
+/// reshape back, or per group (of G: GroupNormalization-18) before it.
+LogicalResult buildGroupNorm(NodeContext &c, int64_t groups, bool perChannel) {
+  auto type = c.inputType(0);
+  if (type.getRank() < 2)
+    return c.emitError() << "input " << type << " has no channel axis";
+  const int64_t n = type.getDimSize(0), channels = type.getDimSize(1);
+  if (groups < 1 || channels % groups != 0)
+    return c.emitError() << groups << " groups do not divide " << channels
+                         << " channels";
+  const int64_t perGroup = type.getNumElements() / (n * groups);
+  const int64_t affine = perChannel ? channels : groups;
+  for (unsigned i : {1u, 2u})
+    if (c.inputType(i).getNumElements() != affine ||
+        c.inputType(i).getRank() != 1)
+      return c.emitError() << (i == 1 ? "scale " : "bias ") << c.inputType(i)
+                           << " should hold " << affine << " values (one per "
+                           << (perChannel ? "channel" : "group") << ")";
+  Type element = type.getElementType();
+  auto grouped = RankedTensorType::get({n, groups, perGroup}, element);
+  Value x = c.createTyped<ReshapeOp>(grouped, {c.input(0)})[0];
+  Value ones =
+      grad::splat(c.b, c.loc, RankedTensorType::get({perGroup}, element), 1.0);
+  auto normalised = c.create<LayerNormOp>(
+      {x, ones},
+      {c.named("axis", c.b.getI64IntegerAttr(2)),
+       c.named("epsilon", c.b.getF32FloatAttr(c.getFloat("epsilon", 1e-5f)))});
+  if (failed(normalised))
+    return failure();
+  Value y = normalised->front();
+  // The scale and bias as (affine, 1, ...) against y's axes from 1 on.
+  auto affineShape = [&](int64_t rank) {
+    SmallVector<int64_t> shape(rank, 1);
+    shape[0] = affine;
+    return shape;
+  };
+  auto applyAffine = [&](Value v, int64_t trailing) -> FailureOr<Value> {
+    auto shape = affineShape(trailing);
+    Value scale = c.createTyped<ReshapeOp>(
+        RankedTensorType::get(shape, c.inputType(1).getElementType()),
+        {c.input(1)})[0];
+    Value bias = c.createTyped<ReshapeOp>(
+        RankedTensorType::get(shape, c.inputType(2).getElementType()),
+        {c.input(2)})[0];
+    auto scaled = c.create1<MulOp>({v, scale});
+    if (failed(scaled))
+      return failure();
+    return c.create1<AddOp>({*scaled, bias});
+  };
+  if (!perChannel) {
+    auto affined = applyAffine(y, 2);
+    if (failed(affined))
+      return failure();
+    y = *affined;
+  }
+  y = c.createTyped<ReshapeOp>(type, {y})[0];
+  if (perChannel) {
+    auto affined = applyAffine(y, type.getRank() - 1);
+    if (failed(affined))
+      return failure();
+    y = *affined;
+  }
+  c.setResults(y);
+  return success();
+}
+
+LogicalResult importInstanceNorm(NodeContext &c) {
+  return buildGroupNorm(c, c.inputType(0).getDimSize(1), /*perChannel=*/true);
+}
+
+LogicalResult importGroupNorm18(NodeContext &c) {
+  return buildGroupNorm(c, c.getInt("num_groups", 0), /*perChannel=*/false);
+}
+
+LogicalResult importGroupNorm21(NodeContext &c) {
+  if (c.getInt("stash_type", 1) != 1)
+    return c.unsupported("stash_type other than 1 (float32)");
+  return buildGroupNorm(c, c.getInt("num_groups", 0), /*perChannel=*/true);
+}
+
 template <typename OpTy> LogicalResult importSoftmax(NodeContext &c) {
   auto axis = c.axis(c.getInt("axis", -1), c.inputType(0).getRank());
   if (failed(axis))
@@ -72,6 +156,9 @@ template <typename OpTy> LogicalResult importLoss(NodeContext &c) {
 void registerNormalizationImporters(OpImporterTable &t) {
   t.add("BatchNormalization", {9, importBatchNorm});
   t.add("LayerNormalization", {17, importLayerNorm});
+  t.add("InstanceNormalization", {6, importInstanceNorm});
+  t.add("GroupNormalization", {18, importGroupNorm18});
+  t.add("GroupNormalization", {21, importGroupNorm21});
   t.add("Softmax", {13, importSoftmax<SoftmaxOp>});
   t.add("LogSoftmax", {13, importSoftmax<LogSoftmaxOp>});
   t.add("SoftmaxCrossEntropyLoss", {12, importLoss<SoftmaxCrossEntropyLossOp>});
