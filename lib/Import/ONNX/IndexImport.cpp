@@ -42,19 +42,8 @@ Value flat(NodeContext &c, Value v) {
                                   {v})[0];
 }
 
-Value constantI64(NodeContext &c, ArrayRef<int64_t> values) {
-  auto type = RankedTensorType::get({(int64_t)values.size()}, c.b.getI64Type());
-  return ConstantOp::create(c.b, c.loc, DenseElementsAttr::get(type, values))
-      .getResult();
-}
-
 /// A 0-d int64 constant.
-Value i64Scalar(NodeContext &c, int64_t v) {
-  return ConstantOp::create(c.b, c.loc,
-                            DenseElementsAttr::get(
-                                RankedTensorType::get({}, c.b.getI64Type()), v))
-      .getResult();
-}
+Value i64Scalar(NodeContext &c, int64_t v) { return c.constantI64({}, {v}); }
 
 /// Input `i` as int64 (indices may be int32, or any numeric type).
 Value indicesAsI64(NodeContext &c, unsigned i) {
@@ -119,9 +108,9 @@ LogicalResult buildMapped(NodeContext &c, Value source, ArrayRef<int64_t> map,
     if (m < 0)
       m = 0; // any element: the select drops it
   }
-  auto gathered =
-      c.create1<GatherOp>({flat(c, source), constantI64(c, indices)},
-                          {c.named("axis", c.b.getI64IntegerAttr(0))});
+  auto gathered = c.create1<GatherOp>(
+      {flat(c, source), c.constantI64({(int64_t)indices.size()}, indices)},
+      {c.named("axis", c.b.getI64IntegerAttr(0))});
   if (failed(gathered))
     return failure();
   Value result = *gathered;
@@ -224,33 +213,21 @@ LogicalResult importGatherElements(NodeContext &c) {
   if (failed(checkElementIndices(c, data, indexType, *axis)))
     return failure();
   const int64_t n = data.getNumElements(), dim = data.getDimSize(*axis);
-  SmallVector<int64_t> istrides = stridesOf(indexType.getShape());
   SmallVector<int64_t> strides = stridesOf(data.getShape());
-  SmallVector<int64_t> offsets(indexType.getNumElements());
-  for (auto [i, offset] : llvm::enumerate(offsets)) {
-    int64_t rest = i;
-    offset = 0;
-    for (int64_t d = 0; d < indexType.getRank(); ++d) {
-      int64_t coord = rest / istrides[d];
-      rest %= istrides[d];
-      if (d != *axis)
-        offset += coord * strides[d];
-    }
-  }
-  auto indexShape =
-      RankedTensorType::get(indexType.getShape(), c.b.getI64Type());
+  // Each element's flat position with index 0 along the axis.
+  auto offsets =
+      elementTargets(c, SmallVector<int64_t>(indexType.getNumElements(), 0),
+                     indexType.getShape(), data.getShape(), *axis);
+  if (failed(offsets))
+    return failure();
   auto index = wrapIndex(c, indicesAsI64(c, 1), dim);
   if (failed(index))
     return failure();
   auto scaled = c.create1<MulOp>({index->index, i64Scalar(c, strides[*axis])});
   if (failed(scaled))
     return failure();
-  Value offsetValue =
-      ConstantOp::create(
-          c.b, c.loc,
-          DenseElementsAttr::get(indexShape, ArrayRef<int64_t>(offsets)))
-          .getResult();
-  auto position = c.create1<AddOp>({*scaled, offsetValue});
+  auto position = c.create1<AddOp>(
+      {*scaled, c.constantI64(indexType.getShape(), *offsets)});
   if (failed(position))
     return failure();
   auto checked =
@@ -347,7 +324,6 @@ LogicalResult importGatherND(NodeContext &c) {
     if (indexType.getDimSize(d) != data.getDimSize(d))
       return c.emitError() << "indices " << indexType << " and data " << data
                            << " differ on batch axis " << d;
-  auto i64 = c.b.getI64Type();
   Value index = indicesAsI64(c, 1);
   int64_t leading = 1, batchCount = 1;
   for (int64_t j = 0; j < k; ++j)
@@ -392,13 +368,8 @@ LogicalResult importGatherND(NodeContext &c) {
     SmallVector<int64_t> offsets;
     for (int64_t t = 0; t < batchCount * perBatch; ++t)
       offsets.push_back((t / perBatch) * leading);
-    Value offset =
-        ConstantOp::create(
-            c.b, c.loc,
-            DenseElementsAttr::get(RankedTensorType::get(tupleShape, i64),
-                                   ArrayRef<int64_t>(offsets)))
-            .getResult();
-    auto shifted = c.create1<AddOp>({position, offset});
+    auto shifted =
+        c.create1<AddOp>({position, c.constantI64(tupleShape, offsets)});
     if (failed(shifted))
       return failure();
     position = *shifted;
@@ -447,12 +418,7 @@ LogicalResult importOneHot(NodeContext &c) {
   positionShape[*axis] = depth;
   for (int64_t i = 0; i < depth; ++i)
     positions.push_back(i);
-  Value position =
-      ConstantOp::create(
-          c.b, c.loc,
-          DenseElementsAttr::get(RankedTensorType::get(positionShape, i64),
-                                 ArrayRef<int64_t>(positions)))
-          .getResult();
+  Value position = c.constantI64(positionShape, positions);
   auto hot = c.create1<EqualOp>({column, position});
   if (failed(hot))
     return failure();

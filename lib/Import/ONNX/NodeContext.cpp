@@ -42,6 +42,13 @@ const OpImporterTable &OpImporterTable::get() {
   return instance;
 }
 
+Value NodeContext::constantI64(ArrayRef<int64_t> shape,
+                               ArrayRef<int64_t> values) {
+  auto type = RankedTensorType::get(shape, b.getI64Type());
+  return ConstantOp::create(b, loc, DenseElementsAttr::get(type, values))
+      .getResult();
+}
+
 std::string NodeContext::describeInput(unsigned i) const {
   std::string text = "input " + std::to_string(i);
   if (static_cast<int>(i) < node.input_size() && !node.input(i).empty())

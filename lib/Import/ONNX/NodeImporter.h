@@ -185,6 +185,11 @@ public:
   llvm::SmallVector<mlir::Value>
   createTyped(mlir::TypeRange types, mlir::ValueRange operands,
               llvm::ArrayRef<mlir::NamedAttribute> attrs = {});
+  /// An int64 constant of `shape` holding `values` (row-major); a scalar
+  /// when `shape` is empty: the index maps and offsets the importer
+  /// computes.
+  mlir::Value constantI64(llvm::ArrayRef<int64_t> shape,
+                          llvm::ArrayRef<int64_t> values);
   mlir::NamedAttribute named(llvm::StringRef attrName, mlir::Attribute value) {
     return b.getNamedAttr(attrName, value);
   }

@@ -169,11 +169,7 @@ Value indexAlong(NodeContext &c, int64_t axis, int64_t rank, int64_t length,
   shape[axis] = length;
   for (int64_t i = 0; i < length; ++i)
     positions.push_back(negate ? -i : i);
-  return ConstantOp::create(c.b, c.loc,
-                            DenseElementsAttr::get(
-                                RankedTensorType::get(shape, c.b.getI64Type()),
-                                ArrayRef<int64_t>(positions)))
-      .getResult();
+  return c.constantI64(shape, positions);
 }
 
 /// The first (or with `last` the last) index along `axis` where x equals

@@ -67,17 +67,12 @@ int64_t nearestIndex(StringRef nearest, double x) {
   return static_cast<int64_t>(r);
 }
 
-Value constantIndices(NodeContext &c, ArrayRef<int64_t> values) {
-  auto type = RankedTensorType::get({(int64_t)values.size()}, c.b.getI64Type());
-  return ConstantOp::create(c.b, c.loc, DenseElementsAttr::get(type, values))
-      .getResult();
-}
-
 /// `x` gathered along `axis` at `indices`.
 FailureOr<Value> gatherAlong(NodeContext &c, Value x, int64_t axis,
                              ArrayRef<int64_t> indices) {
-  return c.create1<GatherOp>({x, constantIndices(c, indices)},
-                             {c.named("axis", c.b.getI64IntegerAttr(axis))});
+  return c.create1<GatherOp>(
+      {x, c.constantI64({(int64_t)indices.size()}, indices)},
+      {c.named("axis", c.b.getI64IntegerAttr(axis))});
 }
 
 /// The weights along `axis` of a tensor of rank `rank`, in `element`.
