@@ -1,20 +1,18 @@
 //===- Compile.cpp - the compiler's C API (mpt-c/Compile.h) --------------===//
 //
-// mpt_compile_onnx_file runs mpt-compile's steps on library calls: the
-// importer, the pipeline built from its options string, the plan emitter.
-// Every diagnostic of the call is caught by a handler on its own context
-// and returned as one message; nothing is printed but warnings of a
-// successful compile (on stderr, as mpt-compile prints them).
+// mpt_compile_onnx_file is a front end of the driver (mpt/Driver/Compile.h),
+// as mpt-compile is: it parses the options string and the input shapes into
+// a CompileRequest, and emits the plan the driver's compile lowered. Every
+// diagnostic of the call is caught by a handler on its own context and
+// returned as one message; nothing is printed but warnings of a successful
+// compile (on stderr, as mpt-compile prints them).
 //
 //===----------------------------------------------------------------------===//
 #include "mpt-c/Compile.h"
 
-#include "mpt/Dialect/MPT/IR/MPTDialect.h"
-#include "mpt/Import/ONNX/Importer.h"
-#include "mpt/Pipelines/Pipelines.h"
+#include "mpt/Driver/Compile.h"
 #include "mpt/Target/Plan/PlanEmitter.h"
 
-#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Pass/PassManager.h"
@@ -144,34 +142,29 @@ std::string checkPrecision(mpt::InferencePipelineOptions &options,
 }
 
 /// Parses the pipeline options into `options`; returns an error message or
-/// "".
-template <typename OptionsT>
-std::string parseOptions(OptionsT &options, const char *text, bool train) {
+/// "". Which options go together is the driver's to check.
+std::string parseOptions(mpt::TrainingPipelineOptions &options,
+                         const char *text) {
   if (std::string bad = checkPrecision(options, text ? text : ""); !bad.empty())
     return bad;
   std::string message;
   llvm::raw_string_ostream os(message);
-  if (failed(options.parseFromString(text ? text : "", os))) {
-    // llvm::cl names the parser; the reader needs the option alone.
-    llvm::StringRef parserName = "<Pass-Options-Parser>: ";
-    if (llvm::StringRef(message).starts_with(parserName))
-      message = message.substr(parserName.size());
-    std::string result = "invalid pipeline options '" +
-                         std::string(text ? text : "") + "': " + message;
-    while (!result.empty() && (result.back() == '\n' || result.back() == ' ' ||
-                               result.back() == ':'))
-      result.pop_back();
-    // A bad value is reported by llvm::cl on stderr, not in `message`.
-    if (message.empty())
-      result += ": an option has a value it does not take (stderr says "
-                "which; docs/pipelines.md lists the values)";
-    if (!train)
-      result += " (training options need train)";
-    return result;
-  }
-  if (std::string bad = mpt::verifyOptions(options); !bad.empty())
-    return "invalid options: " + bad;
-  return "";
+  if (succeeded(options.parseFromString(text ? text : "", os)))
+    return "";
+  // llvm::cl names the parser; the reader needs the option alone.
+  llvm::StringRef parserName = "<Pass-Options-Parser>: ";
+  if (llvm::StringRef(message).starts_with(parserName))
+    message = message.substr(parserName.size());
+  std::string result = "invalid pipeline options '" +
+                       std::string(text ? text : "") + "': " + message;
+  while (!result.empty() && (result.back() == '\n' || result.back() == ' ' ||
+                             result.back() == ':'))
+    result.pop_back();
+  // A bad value is reported by llvm::cl on stderr, not in `message`.
+  if (message.empty())
+    result += ": an option has a value it does not take (stderr says "
+              "which; docs/pipelines.md lists the values)";
+  return result;
 }
 
 } // namespace
@@ -191,57 +184,44 @@ extern "C" int mpt_compile_onnx_file(const char *onnxPath, int train,
                 "mpt_compile_onnx_file: onnx_path, plan and plan_size must "
                 "not be NULL");
   // The options first: they fail fast and need no context.
-  mpt::TrainingPipelineOptions trainingOptions;
-  mpt::InferencePipelineOptions inferenceOptions;
-  std::string optionError =
-      train ? parseOptions(trainingOptions, pipelineOptions, true)
-            : parseOptions(inferenceOptions, pipelineOptions, false);
-  if (!optionError.empty())
-    return fail(error, MPT_COMPILE_ERROR, optionError);
-
-  mpt::OnnxImportOptions importOptions;
+  mpt::TrainingPipelineOptions options;
+  if (std::string bad = parseOptions(options, pipelineOptions); !bad.empty())
+    return fail(error, MPT_COMPILE_ERROR, bad);
+  mpt::driver::CompileRequest request;
+  request.inputPath = onnxPath;
+  request.alwaysOnnx = true;
+  request.train = train != 0;
+  request.options = &options;
   if (inputShapes) {
     llvm::SmallVector<llvm::StringRef> bindings;
     llvm::StringRef(inputShapes).split(bindings, ';', -1, false);
     for (llvm::StringRef binding : bindings) {
       std::string bindError =
-          mpt::parseInputShapeBinding(binding.trim(), importOptions);
+          mpt::parseInputShapeBinding(binding.trim(), request.import);
       if (!bindError.empty())
         return fail(error, MPT_COMPILE_ERROR,
                     "invalid input shape '" + binding.trim().str() +
                         "': " + bindError);
     }
+    request.importBindings = !bindings.empty();
   }
+  if (std::string bad = mpt::driver::verify(request); !bad.empty())
+    return fail(error, MPT_COMPILE_ERROR, "invalid options: " + bad);
 
-  DialectRegistry registry;
-  registry.insert<mpt::MPTDialect, func::FuncDialect>();
-  MLIRContext context(registry);
-  context.loadAllAvailableDialects();
-  context.printOpOnDiagnostic(false);
-  DiagnosticCollector diagnostics(context);
+  std::unique_ptr<MLIRContext> context = mpt::driver::createContext();
+  DiagnosticCollector diagnostics(*context);
+  PassManager pm(context.get());
+  llvm::SourceMgr sourceMgr;
+  mpt::driver::CompileResult compiled =
+      mpt::driver::compile(request, pm, sourceMgr);
+  if (compiled.status != mpt::driver::Status::Ok)
+    return fail(error,
+                compiled.status == mpt::driver::Status::Unsupported
+                    ? MPT_COMPILE_UNSUPPORTED
+                    : MPT_COMPILE_ERROR,
+                compiled.error + "\n" + diagnostics.text);
 
-  mpt::OnnxImportResult imported =
-      mpt::importOnnxFile(onnxPath, context, importOptions);
-  if (!imported.module) {
-    int code = imported.status == mpt::OnnxImportStatus::Unsupported
-                   ? MPT_COMPILE_UNSUPPORTED
-                   : MPT_COMPILE_ERROR;
-    return fail(error, code,
-                "cannot import " + std::string(onnxPath) + "\n" +
-                    diagnostics.text);
-  }
-
-  PassManager pm(&context);
-  if (train)
-    mpt::buildTrainingPipeline(pm, trainingOptions);
-  else
-    mpt::buildInferencePipeline(pm, inferenceOptions);
-  if (failed(pm.run(*imported.module)))
-    return fail(error, MPT_COMPILE_ERROR,
-                "lowering " + std::string(onnxPath) + " failed\n" +
-                    diagnostics.text);
-
-  FailureOr<std::vector<uint8_t>> bytes = mpt::emitPlan(*imported.module);
+  FailureOr<std::vector<uint8_t>> bytes = mpt::emitPlan(*compiled.module);
   if (failed(bytes))
     return fail(error, MPT_COMPILE_ERROR,
                 "cannot write a plan for " + std::string(onnxPath) + "\n" +

@@ -1,5 +1,6 @@
 //===- Pipelines.cpp - the inference and training compile pipelines -------===//
 #include "mpt/Pipelines/Pipelines.h"
+#include "mpt/Transforms/TrainingStepOptions.h"
 
 #include "mlir/Pass/PassRegistry.h"
 
@@ -17,6 +18,23 @@ llvm::cl::OptionCategory &mpt::getTrainingOptionsCategory() {
       "Training options (with --train; as in --mpt-training-pipeline and "
       "--build-training-step, see docs/training.md)");
   return category;
+}
+
+llvm::SmallVector<llvm::StringRef> mpt::InferencePipelineOptions::givenIn(
+    llvm::cl::OptionCategory &category) const {
+  llvm::SmallVector<llvm::cl::Option *> given;
+  for (const auto &entry : OptionsMap)
+    if (entry.second->getNumOccurrences() > 0 &&
+        llvm::is_contained(entry.second->Categories, &category))
+      given.push_back(entry.second);
+  llvm::sort(given, [](llvm::cl::Option *a, llvm::cl::Option *b) {
+    return std::make_pair(a->getPosition(), a->ArgStr) <
+           std::make_pair(b->getPosition(), b->ArgStr);
+  });
+  llvm::SmallVector<llvm::StringRef> names;
+  for (llvm::cl::Option *option : given)
+    names.push_back(option->ArgStr);
+  return names;
 }
 
 std::unique_ptr<mpt::TrainingPipelineOptions>
@@ -78,6 +96,14 @@ std::string mpt::verifyOptions(const InferencePipelineOptions &options) {
        !options.precisionProfile.empty()))
     return "target, precision-report and precision-profile need precision";
   return "";
+}
+
+std::string mpt::verifyOptions(const TrainingPipelineOptions &options) {
+  if (std::string bad =
+          verifyOptions(static_cast<const InferencePipelineOptions &>(options));
+      !bad.empty())
+    return bad;
+  return verifyTrainingStepOptions(options.buildTrainingStepPassOptions());
 }
 
 void mpt::buildTrainingPipeline(OpPassManager &pm,

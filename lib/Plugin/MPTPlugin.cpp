@@ -8,14 +8,8 @@
 //            --assign-precision=bf16 model.mlir
 //
 //===----------------------------------------------------------------------===//
-#include "mpt/Conversion/Passes.h"
-#include "mpt/Dialect/MPT/IR/MPTDialect.h"
-#include "mpt/Dialect/MPTRT/IR/MPTRTDialect.h"
-#include "mpt/Pipelines/Pipelines.h"
-#include "mpt/Transforms/Passes.h"
+#include "mpt/InitAll.h"
 
-#include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/IR/DialectRegistry.h"
 #include "mlir/Tools/Plugins/DialectPlugin.h"
 #include "mlir/Tools/Plugins/PassPlugin.h"
 #include "llvm/Config/llvm-config.h"
@@ -24,16 +18,13 @@ extern "C" LLVM_ATTRIBUTE_WEAK mlir::DialectPluginLibraryInfo
 mlirGetDialectPluginInfo() {
   return {MLIR_PLUGIN_API_VERSION, "MPT", LLVM_VERSION_STRING,
           [](mlir::DialectRegistry *registry) {
-            registry->insert<mpt::MPTDialect, mpt::rt::MPTRTDialect,
-                             mlir::func::FuncDialect>();
+            mpt::registerAllDialects(*registry);
           }};
 }
 
 extern "C" LLVM_ATTRIBUTE_WEAK mlir::PassPluginLibraryInfo
 mlirGetPassPluginInfo() {
-  return {MLIR_PLUGIN_API_VERSION, "MPT", LLVM_VERSION_STRING, []() {
-            mpt::registerMPTPasses();
-            mpt::registerConversionPasses();
-            mpt::registerMPTPipelines();
-          }};
+  // mlir-opt has registered the upstream passes already.
+  return {MLIR_PLUGIN_API_VERSION, "MPT", LLVM_VERSION_STRING,
+          []() { mpt::registerAllMPTPasses(); }};
 }

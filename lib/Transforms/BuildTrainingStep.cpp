@@ -18,6 +18,7 @@
 #include "mpt/Dialect/MPT/IR/MPTOps.h"
 #include "mpt/Transforms/Autodiff.h"
 #include "mpt/Transforms/Passes.h"
+#include "mpt/Transforms/TrainingStepOptions.h"
 
 #include "mptrt/TrainStepAbi.h"
 
@@ -156,6 +157,9 @@ struct BuildTrainingStepPass
     : public mpt::impl::BuildTrainingStepPassBase<BuildTrainingStepPass> {
   using Base::Base;
 
+#define GEN_PASS_OPTION_VALUES_BuildTrainingStepPass
+#include "mpt/Transforms/PassOptionValues.h.inc"
+
   void runOnOperation() override {
     SmallVector<func::FuncOp> funcs;
     for (auto func : getOperation().getOps<func::FuncOp>())
@@ -171,58 +175,40 @@ struct BuildTrainingStepPass
       signalPassFailure();
   }
 
-  LogicalResult parseScaleMode(func::FuncOp func, ScaleMode &mode,
-                               double &init) {
-    StringRef spec = lossScale;
+  /// The loss scaling, once verifyTrainingStepOptions passed loss-scale.
+  void scaleMode(func::FuncOp func, ScaleMode &mode, double &init) {
+    LossScaleSpec spec = *parseLossScale(lossScale);
     init = initScale;
-    if (spec == "auto")
+    switch (spec.kind) {
+    case LossScaleSpec::Kind::Auto:
       mode = hasF16(func) ? ScaleMode::Dynamic : ScaleMode::None;
-    else if (spec == "none")
+      break;
+    case LossScaleSpec::Kind::None:
       mode = ScaleMode::None;
-    else if (spec == "dynamic")
+      break;
+    case LossScaleSpec::Kind::Dynamic:
       mode = ScaleMode::Dynamic;
-    else if (spec.consume_front("static:") && !spec.getAsDouble(init) &&
-             init > 0)
+      break;
+    case LossScaleSpec::Kind::Static:
       mode = ScaleMode::Static;
-    else
-      return func.emitError("loss-scale must be none, dynamic, static:S (S > "
-                            "0) or auto; got '")
-                 << lossScale << "'",
-             failure();
-    return success();
+      init = spec.staticScale;
+      break;
+    }
   }
 
   LogicalResult build(func::FuncOp func) {
-    if (optimizer != "sgd" && optimizer != "momentum" && optimizer != "adamw")
-      return func.emitError("optimizer must be sgd, momentum or adamw; got '")
-                 << optimizer << "'",
-             failure();
-    auto masters = parseMasterWeights(func, masterWeights);
-    if (failed(masters))
-      return failure();
-    if (*masters != MasterWeights::FP32 && optimizer != "adamw")
-      return func.emitError("master-weights=")
-                 << masterWeights << " needs optimizer=adamw; got '"
-                 << optimizer << "'",
-             failure();
-    if (schedule != "constant" && schedule != "warmup_cosine")
-      return func.emitError(
-                 "lr-schedule must be constant or warmup_cosine; got '")
-                 << schedule << "'",
-             failure();
-    if (schedule == "warmup_cosine" && totalSteps <= warmupSteps)
-      return func.emitError(
-                 "lr-schedule=warmup_cosine needs total-steps > warmup-steps"),
-             failure();
-    ScaleMode mode;
-    double init;
-    if (failed(parseScaleMode(func, mode, init)))
-      return failure();
+    // The options that need no model are checked where every front end
+    // checks them (mpt::verifyOptions calls the same function).
+    if (std::string bad = verifyTrainingStepOptions(optionValues());
+        !bad.empty())
+      return func.emitError(bad), failure();
+    MasterWeights masters = *parseMasterWeights(masterWeights);
+    ScaleMode mode = ScaleMode::None;
+    double init = initScale;
+    scaleMode(func, mode, init);
 
-    auto fp8Options = FP8Scaling::parse(func, fp8Scaling, fp8AmaxHistory,
-                                        fp8AmaxAlgo, fp8Margin);
-    if (failed(fp8Options))
-      return failure();
+    FP8ScalingOptions fp8Options =
+        FP8Scaling::parse(fp8Scaling, fp8AmaxHistory, fp8AmaxAlgo, fp8Margin);
 
     LossOptions lossOptions{lossKind, lossOutput, labelInput, lossName};
     FailureOr<Value> loss = prepareLoss(func, lossOptions);
@@ -234,7 +220,7 @@ struct BuildTrainingStepPass
     OpBuilder b(terminator);
     StepBuilder step(func, b);
     FP8Scaling fp8(
-        func, *fp8Options,
+        func, fp8Options,
         {[&](StringRef name, RankedTensorType type, double init) {
            return step.addState(name, type, init);
          },
@@ -243,10 +229,6 @@ struct BuildTrainingStepPass
       return failure();
     func::FuncOp evalFunc;
     if (!evalEntry.empty()) {
-      if (evalEntry == entry)
-        return func.emitError("eval-entry and entry are both '")
-                   << entry << "'",
-               failure();
       auto built = buildEvalEntry(func, *loss, evalEntry);
       if (failed(built))
         return failure();
@@ -261,14 +243,8 @@ struct BuildTrainingStepPass
 
     // Trainable parameters.
     SmallVector<llvm::GlobPattern> frozen;
-    for (const std::string &pattern : freeze) {
-      auto glob = llvm::GlobPattern::create(pattern);
-      if (!glob)
-        return func.emitError("bad freeze pattern '")
-                   << pattern << "': " << llvm::toString(glob.takeError()),
-               failure();
-      frozen.push_back(std::move(*glob));
-    }
+    for (const std::string &pattern : freeze)
+      frozen.push_back(llvm::cantFail(llvm::GlobPattern::create(pattern)));
     auto runningStats = runningStatistics(func);
     if (failed(runningStats))
       return failure();
@@ -376,8 +352,8 @@ struct BuildTrainingStepPass
                         .getResult();
 
     // 5. The gated optimizer update.
-    if (failed(buildUpdates(step, loc, live, *optStep, lrValue, finite,
-                            *masters, evalFunc)))
+    if (failed(buildUpdates(step, loc, live, *optStep, lrValue, finite, masters,
+                            evalFunc)))
       return failure();
     step.update(abi::kOptimizerStep,
                 AdvanceStepOp::create(b, loc, TypeRange{scalarI64},

@@ -36,31 +36,30 @@ RankedTensorType scalarF32(MLIRContext *ctx) {
 
 } // namespace
 
-FailureOr<FP8ScalingOptions>
-FP8Scaling::parse(func::FuncOp func, StringRef mode, int64_t historyLength,
-                  StringRef amaxAlgo, int64_t margin) {
-  FP8ScalingOptions o;
-  if (mode == "delayed")
-    o.mode = FP8ScalingMode::Delayed;
-  else if (mode == "current")
-    o.mode = FP8ScalingMode::Current;
-  else if (mode == "none")
-    o.mode = FP8ScalingMode::None;
-  else
-    return func.emitError("fp8-scaling must be delayed, current or none; got '")
-               << mode << "'",
-           failure();
+std::string FP8Scaling::check(StringRef mode, int64_t historyLength,
+                              StringRef amaxAlgo, int64_t margin) {
+  if (mode != "delayed" && mode != "current" && mode != "none")
+    return "fp8-scaling must be delayed, current or none; got '" + mode.str() +
+           "'";
   if (amaxAlgo != "max" && amaxAlgo != "most_recent")
-    return func.emitError("fp8-amax-algo must be max or most_recent; got '")
-               << amaxAlgo << "'",
-           failure();
+    return "fp8-amax-algo must be max or most_recent; got '" + amaxAlgo.str() +
+           "'";
   if (historyLength < 1)
-    return func.emitError("fp8-amax-history must be at least 1; got ")
-               << historyLength,
-           failure();
+    return "fp8-amax-history must be at least 1; got " +
+           std::to_string(historyLength);
   if (margin < -126 || margin > 126)
-    return func.emitError("fp8-margin must be in [-126, 126]; got ") << margin,
-           failure();
+    return "fp8-margin must be in [-126, 126]; got " + std::to_string(margin);
+  return "";
+}
+
+FP8ScalingOptions FP8Scaling::parse(StringRef mode, int64_t historyLength,
+                                    StringRef amaxAlgo, int64_t margin) {
+  assert(check(mode, historyLength, amaxAlgo, margin).empty() &&
+         "FP8 options not verified");
+  FP8ScalingOptions o;
+  o.mode = mode == "current" ? FP8ScalingMode::Current
+           : mode == "none"  ? FP8ScalingMode::None
+                             : FP8ScalingMode::Delayed;
   o.historyLength = o.mode == FP8ScalingMode::Current ? 1 : historyLength;
   o.amaxAlgo = amaxAlgo.str();
   o.margin = margin;

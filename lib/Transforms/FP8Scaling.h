@@ -50,10 +50,13 @@ public:
              FP8StateSink sink)
       : func(func), options(std::move(options)), sink(std::move(sink)) {}
 
-  /// Parses `fp8-scaling` and `fp8-amax-algo`; the error is emitted on func.
-  static mlir::FailureOr<FP8ScalingOptions>
-  parse(mlir::func::FuncOp func, llvm::StringRef mode, int64_t historyLength,
-        llvm::StringRef amaxAlgo, int64_t margin);
+  /// Why the options `fp8-scaling`, `fp8-amax-history`, `fp8-amax-algo`
+  /// and `fp8-margin` are invalid, or "" (verifyTrainingStepOptions).
+  static std::string check(llvm::StringRef mode, int64_t historyLength,
+                           llvm::StringRef amaxAlgo, int64_t margin);
+  /// The options, once check() has passed them.
+  static FP8ScalingOptions parse(llvm::StringRef mode, int64_t historyLength,
+                                 llvm::StringRef amaxAlgo, int64_t margin);
 
   /// Turns every `mpt.fp8_scale` argument into the parameter
   /// `<t>.fp8_scale` (initially 1), keeping the attribute. Run before

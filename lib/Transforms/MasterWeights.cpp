@@ -53,17 +53,14 @@ FailureOr<Attribute> toBf16(ElementsAttr value, RankedTensorType type) {
 
 } // namespace
 
-FailureOr<MasterWeights> mpt::parseMasterWeights(Operation *op,
-                                                 StringRef spec) {
+std::optional<MasterWeights> mpt::parseMasterWeights(StringRef spec) {
   if (spec == "fp32")
     return MasterWeights::FP32;
   if (spec == "bf16")
     return MasterWeights::BF16;
   if (spec == "bf16-sr")
     return MasterWeights::BF16SR;
-  return op->emitError("master-weights must be fp32, bf16 or bf16-sr; got '")
-             << spec << "'",
-         failure();
+  return std::nullopt;
 }
 
 BlockArgument mpt::findParam(func::FuncOp func, StringRef name) {

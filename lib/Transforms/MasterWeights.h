@@ -17,6 +17,8 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
+#include <optional>
+
 namespace mpt {
 
 enum class MasterWeights {
@@ -25,9 +27,8 @@ enum class MasterWeights {
   BF16SR, // bf16 masters, each update rounded stochastically
 };
 
-/// Parses the `master-weights` option; errors are emitted on `op`.
-mlir::FailureOr<MasterWeights> parseMasterWeights(mlir::Operation *op,
-                                                  llvm::StringRef spec);
+/// The `master-weights` option's value, or none when it names none.
+std::optional<MasterWeights> parseMasterWeights(llvm::StringRef spec);
 
 /// Makes the parameter argument `param` (an f32 `mpt.param` of `func`'s
 /// entry block) a bf16 master: its type becomes bf16, its initial value (if

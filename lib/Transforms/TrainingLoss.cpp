@@ -122,10 +122,9 @@ FailureOr<Value> prepareLoss(func::FuncOp func, const LossOptions &options) {
                                 /*keepdims=*/false)
         .getResult();
   }
-  if (options.kind != "cross_entropy" && options.kind != "nll")
-    return func.emitError("unknown loss-kind '")
-               << options.kind << "'; expected cross_entropy, mse or nll",
-           failure();
+  // verifyTrainingStepOptions has passed the kind.
+  assert((options.kind == "cross_entropy" || options.kind == "nll") &&
+         "loss-kind not verified");
   if (rank < 2)
     return func.emitError("loss-kind=") << options.kind
                                         << " needs class scores of rank >= 2 "

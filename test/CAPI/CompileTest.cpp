@@ -129,9 +129,7 @@ TEST(CompileCAPI, BadOptions) {
 
   r = compile(kMlp, 0, "lr=0.1");
   EXPECT_EQ(r.status, MPT_COMPILE_ERROR);
-  EXPECT_NE(r.error.find("no such option lr"), std::string::npos) << r.error;
-  EXPECT_NE(r.error.find("training options need train"), std::string::npos)
-      << r.error;
+  EXPECT_EQ(r.error, "invalid options: lr needs train");
 
   r = compile(kMlp, 1, "precision=bf17");
   EXPECT_EQ(r.status, MPT_COMPILE_ERROR);

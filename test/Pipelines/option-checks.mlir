@@ -2,7 +2,9 @@
 // The three front ends reject the same option sets with the same message:
 // mpt-compile's flags, the C API's option string (what the Python package
 // passes) and the registered pipelines of mpt-opt. The check is one
-// function, mpt::verifyOptions (lib/Pipelines/Pipelines.cpp).
+// function, mpt::verifyOptions (lib/Pipelines/Pipelines.cpp), which runs
+// --build-training-step's own check (mpt::verifyTrainingStepOptions), before
+// the model is read.
 //
 // RUN: not mpt-compile %fixtures/mlp/model.onnx --target=sm_80 -o %t.1.mptp 2>&1 | FileCheck %s
 // RUN: not mpt-capi-compile %fixtures/mlp/model.onnx 0 "target=sm_80" 2>&1 | FileCheck %s
@@ -18,6 +20,34 @@
 //
 // CHECK: invalid options: target, precision-report and precision-profile need precision
 // CHECK-NOT: func.func
+
+// Options of the training step that do not go together, or a value outside
+// its set: the same three front ends, the same message.
+// RUN: not mpt-compile %fixtures/mlp/model.onnx --train --optimizer=sgd --master-weights=bf16 -o %t.5.mptp 2>&1 | FileCheck %s --check-prefix=MASTERS
+// RUN: not mpt-capi-compile %fixtures/mlp/model.onnx 1 "optimizer=sgd master-weights=bf16" 2>&1 | FileCheck %s --check-prefix=MASTERS
+// RUN: not mpt-opt %s --mpt-training-pipeline="optimizer=sgd master-weights=bf16" 2>&1 | FileCheck %s --check-prefix=MASTERS
+// MASTERS: invalid options: master-weights=bf16 needs optimizer=adamw; got 'sgd'
+//
+// RUN: not mpt-compile %fixtures/mlp/model.onnx --train --lr-schedule=warmup_cosine --warmup-steps=10 -o %t.6.mptp 2>&1 | FileCheck %s --check-prefix=COSINE
+// RUN: not mpt-capi-compile %fixtures/mlp/model.onnx 1 "lr-schedule=warmup_cosine warmup-steps=10" 2>&1 | FileCheck %s --check-prefix=COSINE
+// RUN: not mpt-opt %s --mpt-training-pipeline="lr-schedule=warmup_cosine warmup-steps=10" 2>&1 | FileCheck %s --check-prefix=COSINE
+// COSINE: invalid options: lr-schedule=warmup_cosine needs total-steps > warmup-steps
+//
+// RUN: not mpt-compile %fixtures/mlp/model.onnx --train --loss-scale=static:0 -o %t.7.mptp 2>&1 | FileCheck %s --check-prefix=SCALE
+// RUN: not mpt-capi-compile %fixtures/mlp/model.onnx 1 "loss-scale=static:0" 2>&1 | FileCheck %s --check-prefix=SCALE
+// RUN: not mpt-opt %s --mpt-training-pipeline="loss-scale=static:0" 2>&1 | FileCheck %s --check-prefix=SCALE
+// SCALE: invalid options: loss-scale must be none, dynamic, static:S (S > 0) or auto; got 'static:0'
+//
+// RUN: not mpt-compile %fixtures/mlp/model.onnx --train --fp8-margin=200 -o %t.8.mptp 2>&1 | FileCheck %s --check-prefix=MARGIN
+// RUN: not mpt-capi-compile %fixtures/mlp/model.onnx 1 "fp8-margin=200" 2>&1 | FileCheck %s --check-prefix=MARGIN
+// RUN: not mpt-opt %s --mpt-training-pipeline="fp8-margin=200" 2>&1 | FileCheck %s --check-prefix=MARGIN
+// MARGIN: invalid options: fp8-margin must be in [-126, 126]; got 200
+//
+// A training option without train: mpt-compile and the C API say the same
+// (the inference pipeline of mpt-opt has no such option at all).
+// RUN: not mpt-compile %fixtures/mlp/model.onnx --lr=0.1 -o %t.9.mptp 2>&1 | FileCheck %s --check-prefix=TRAIN
+// RUN: not mpt-capi-compile %fixtures/mlp/model.onnx 0 "lr=0.1" 2>&1 | FileCheck %s --check-prefix=TRAIN
+// TRAIN: invalid options: lr needs train
 
 // With a precision, each front end accepts them (the profile file must
 // exist for the pass, so only target and report here).

@@ -10,26 +10,21 @@
 // reported).
 //
 //===----------------------------------------------------------------------===//
-#include "PipelineFlags.h"
-#include "mpt/Conversion/MemoryReport.h"
-#include "mpt/Dialect/MPT/IR/MPTDialect.h"
 #include "mpt/Dialect/MPTRT/IR/MPTRTOps.h"
-#include "mpt/Pipelines/Pipelines.h"
+#include "mpt/Driver/Compile.h"
+#include "mpt/Driver/PipelineFlags.h"
 #include "mpt/Target/Plan/PlanEmitter.h"
 #ifdef MPT_ENABLE_ONNX
-#include "ImportFlags.h"
-#include "mpt/Import/ONNX/Importer.h"
+#include "mpt/Driver/ImportFlags.h"
 #endif
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/MLIRContext.h"
-#include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Support/Timing.h"
 #include "llvm/Support/CommandLine.h"
-#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/Path.h"
@@ -40,6 +35,7 @@
 
 using namespace mlir;
 namespace cl = llvm::cl;
+namespace driver = mpt::driver;
 
 static cl::OptionCategory category("mpt-compile options");
 
@@ -73,48 +69,7 @@ static cl::opt<bool> train(
 
 namespace {
 
-enum ExitCode { kOk = 0, kBroken = 1, kUnsupported = 2 };
-
-bool isOnnx(StringRef path) {
-  return path.ends_with(".onnx") || path.ends_with(".onnxtext");
-}
-
-/// The module of an ONNX input, or null with `exitCode` set (the importer
-/// has reported why).
-OwningOpRef<ModuleOp> importOnnx(MLIRContext &context, ExitCode &exitCode) {
-  exitCode = kBroken;
-#ifdef MPT_ENABLE_ONNX
-  mpt::OnnxImportOptions options;
-  if (std::string error = mpt::tools::importOptionsFromFlags(options);
-      !error.empty()) {
-    llvm::errs() << "mpt-compile: " << error << "\n";
-    return nullptr;
-  }
-  mpt::OnnxImportResult result =
-      mpt::importOnnxFile(inputPath, context, options);
-  if (!result.module) {
-    llvm::errs() << "mpt-compile: cannot import " << inputPath << "\n";
-    if (result.status == mpt::OnnxImportStatus::Unsupported)
-      exitCode = kUnsupported;
-    return nullptr;
-  }
-  return std::move(result.module);
-#else
-  llvm::errs() << "mpt-compile: cannot import " << inputPath
-               << ": this build has no ONNX importer (MPT_ENABLE_ONNX=OFF); "
-                  "give mpt IR (.mlir)\n";
-  return nullptr;
-#endif
-}
-
-/// Whether the importer's --input-shape or --bind-constant were given.
-bool inputBindingsGiven() {
-#ifdef MPT_ENABLE_ONNX
-  return mpt::tools::inputBindingsGiven();
-#else
-  return false;
-#endif
-}
+enum ExitCode { kOk = 0, kBroken = 1 };
 
 std::string defaultOutput(StringRef input) {
   llvm::SmallString<256> path(input);
@@ -143,9 +98,9 @@ int main(int argc, char **argv) {
   registerPassManagerCLOptions();
   registerDefaultTimingManagerCLOptions();
   // The pipeline's options are this tool's flags (--precision, --lr, ...).
-  mpt::tools::PipelineFlags<mpt::TrainingPipelineOptions> pipeline;
+  mpt::driver::PipelineFlags<mpt::TrainingPipelineOptions> pipeline;
 #ifdef MPT_ENABLE_ONNX
-  mpt::tools::registerImportFlags(&category);
+  driver::registerImportFlags(&category);
 #endif
   cl::HideUnrelatedOptions({&category, &mpt::getPipelineOptionsCategory(),
                             &mpt::getTrainingOptionsCategory()});
@@ -161,70 +116,40 @@ int main(int argc, char **argv) {
       "--help-hidden lists them.\n");
   auto start = std::chrono::steady_clock::now();
 
-  DialectRegistry registry;
-  registry.insert<mpt::MPTDialect, func::FuncDialect>();
-  MLIRContext context(registry);
-  context.loadAllAvailableDialects();
-  // Diagnostics name the ONNX node; the whole module after them is noise.
-  context.printOpOnDiagnostic(false);
-
-  OwningOpRef<ModuleOp> module;
-  llvm::SourceMgr sourceMgr;
-  SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
-  if (isOnnx(inputPath)) {
-    ExitCode exitCode;
-    module = importOnnx(context, exitCode);
-    if (!module)
-      return exitCode;
-  } else {
-    if (inputBindingsGiven()) {
-      llvm::errs() << "mpt-compile: --input-shape and --bind-constant apply "
-                      "to ONNX inputs only\n";
-      return kBroken;
-    }
-    module = parseSourceFile<ModuleOp>(inputPath, sourceMgr, &context);
-    if (!module) {
-      llvm::errs() << "mpt-compile: cannot parse " << inputPath << "\n";
-      return kBroken;
-    }
+  driver::CompileRequest request;
+  request.inputPath = inputPath;
+  request.train = train;
+  request.options = &pipeline;
+  request.analyzeMemory = !memoryReport.empty();
+#ifdef MPT_ENABLE_ONNX
+  if (std::string error = driver::importOptionsFromFlags(request.import);
+      !error.empty()) {
+    llvm::errs() << "mpt-compile: " << error << "\n";
+    return kBroken;
+  }
+  request.importBindings = driver::inputBindingsGiven();
+#endif
+  if (std::string bad = driver::verify(request); !bad.empty()) {
+    llvm::errs() << "mpt-compile: invalid options: " << bad << "\n";
+    return kBroken;
   }
 
-  PassManager pm(&context);
+  std::unique_ptr<MLIRContext> context = driver::createContext();
+  llvm::SourceMgr sourceMgr;
+  SourceMgrDiagnosticHandler diagnostics(sourceMgr, context.get());
+  PassManager pm(context.get());
   if (failed(applyPassManagerCLOptions(pm)))
     return kBroken;
   DefaultTimingManager timing;
   applyDefaultTimingManagerCLOptions(timing);
   TimingScope timingScope = timing.getRootScope();
   pm.enableTiming(timingScope);
-  if (std::string bad = mpt::verifyOptions(pipeline); !bad.empty()) {
-    llvm::errs() << "mpt-compile: invalid options: " << bad << "\n";
-    return kBroken;
+  driver::CompileResult compiled = driver::compile(request, pm, sourceMgr);
+  if (compiled.status != driver::Status::Ok) {
+    llvm::errs() << "mpt-compile: " << compiled.error << "\n";
+    return static_cast<int>(compiled.status);
   }
-  if (train) {
-    mpt::buildTrainingPipeline(pm, pipeline);
-  } else {
-    auto given = pipeline.givenIn(mpt::getTrainingOptionsCategory());
-    if (!given.empty()) {
-      llvm::errs() << "mpt-compile: --" << given.front()->ArgStr
-                   << " needs --train\n";
-      return kBroken;
-    }
-    mpt::buildInferencePipeline(pm, pipeline);
-  }
-  if (failed(pm.run(*module))) {
-    llvm::errs() << "mpt-compile: lowering " << inputPath << " failed\n";
-    return kBroken;
-  }
-
-  FailureOr<mpt::MemoryReport> memory;
-  if (!memoryReport.empty()) {
-    memory = mpt::analyzeMemory(*module);
-    if (failed(memory)) {
-      llvm::errs() << "mpt-compile: cannot report the memory of " << inputPath
-                   << "\n";
-      return kBroken;
-    }
-  }
+  ModuleOp module = *compiled.module;
 
   std::string output =
       outputPath.empty() ? defaultOutput(inputPath) : outputPath.getValue();
@@ -236,16 +161,16 @@ int main(int argc, char **argv) {
   }
   mpt::PlanSummary summary;
   if (emitMlir) {
-    module->print(file->os());
+    module.print(file->os());
   } else {
-    if (failed(mpt::writePlan(*module, file->os(), &summary))) {
+    if (failed(mpt::writePlan(module, file->os(), &summary))) {
       llvm::errs() << "mpt-compile: cannot write a plan for " << inputPath
                    << "\n";
       return kBroken;
     }
   }
   file->keep();
-  if (succeeded(memory)) {
+  if (compiled.memory) {
     auto reportFile = openOutputFile(memoryReport, &error);
     if (!reportFile) {
       llvm::errs() << "mpt-compile: " << error << "\n";
@@ -254,10 +179,10 @@ int main(int argc, char **argv) {
     std::optional<uint64_t> planBytes;
     if (!emitMlir)
       planBytes = summary.parameterBytes;
-    mpt::writeMemoryReportJSON(*memory, reportFile->os(), planBytes);
+    mpt::writeMemoryReportJSON(*compiled.memory, reportFile->os(), planBytes);
     reportFile->keep();
     if (!quiet)
-      mpt::printMemorySummary(*memory, llvm::errs());
+      mpt::printMemorySummary(*compiled.memory, llvm::errs());
   }
   if (quiet || emitMlir || output == "-")
     return kOk;
@@ -271,7 +196,7 @@ int main(int argc, char **argv) {
                << " tensors, " << summary.parameters << " parameters ("
                << humanBytes(summary.parameterBytes) << "), data blob "
                << humanBytes(summary.constantBytes) << "\n";
-  for (auto func : module->getOps<func::FuncOp>())
+  for (auto func : module.getOps<func::FuncOp>())
     for (auto arena : func.getOps<mpt::rt::ArenaOp>())
       llvm::outs() << "  entry point '" << func.getSymName() << "': arena peak "
                    << humanBytes(arena.getSize()) << " (" << arena.getSize()

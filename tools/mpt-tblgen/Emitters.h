@@ -29,6 +29,12 @@ bool emitKernelSchema(const llvm::RecordKeeper &records, llvm::raw_ostream &os);
 bool emitPipelineOptions(const llvm::RecordKeeper &records,
                          llvm::raw_ostream &os);
 
+/// The section GEN_PASS_OPTION_VALUES_<pass> of a build's
+/// PassOptionValues.h.inc for each pass with options: a member function
+/// `<pass>Options optionValues() const` for the pass's class.
+bool emitPassOptionValues(const llvm::RecordKeeper &records,
+                          llvm::raw_ostream &os);
+
 } // namespace mpt::tblgen
 
 #endif // MPT_TOOLS_MPT_TBLGEN_EMITTERS_H

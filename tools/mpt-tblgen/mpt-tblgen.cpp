@@ -20,6 +20,11 @@
 //       mpt-tblgen -gen-pipeline-options -I include -I <mlir include> \
 //           include/mpt/Pipelines/PipelineOptions.td -o PipelineOptions.h.inc
 //
+//     and each pass's option values as its options struct:
+//
+//       mpt-tblgen -gen-pass-option-values -I <mlir include> \
+//           include/mpt/Transforms/Passes.td -o PassOptionValues.h.inc
+//
 //===----------------------------------------------------------------------===//
 #include "Emitters.h"
 
@@ -38,7 +43,8 @@ enum class Action {
   UnaryKinds,
   UnaryDocs,
   KernelSchema,
-  PipelineOptions
+  PipelineOptions,
+  PassOptionValues
 };
 
 cl::opt<Action> action(
@@ -54,7 +60,10 @@ cl::opt<Action> action(
                           "rows, from the mptrt kernel ops)"),
                clEnumValN(Action::PipelineOptions, "gen-pipeline-options",
                           "The pass options the pipelines' options structs "
-                          "take (PipelineOptions.h.inc)")));
+                          "take (PipelineOptions.h.inc)"),
+               clEnumValN(Action::PassOptionValues, "gen-pass-option-values",
+                          "Each pass's option values as its options struct "
+                          "(PassOptionValues.h.inc)")));
 
 bool run(raw_ostream &os, const RecordKeeper &records) {
   switch (action) {
@@ -66,12 +75,14 @@ bool run(raw_ostream &os, const RecordKeeper &records) {
     return mpt::tblgen::emitKernelSchema(records, os);
   case Action::PipelineOptions:
     return mpt::tblgen::emitPipelineOptions(records, os);
+  case Action::PassOptionValues:
+    return mpt::tblgen::emitPassOptionValues(records, os);
   case Action::None:
     break;
   }
   PrintFatalError(
       "mpt-tblgen: name a backend (-gen-unary-kinds, -gen-unary-docs, "
-      "-gen-kernel-schema, -gen-pipeline-options)");
+      "-gen-kernel-schema, -gen-pipeline-options, -gen-pass-option-values)");
 }
 
 } // namespace

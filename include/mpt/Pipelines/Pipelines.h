@@ -72,6 +72,11 @@ struct InferencePipelineOptions
       llvm::cl::desc("Fold bias adds and activations into gemm kernels"),
       llvm::cl::init(LowerToRuntimeOptions().fuseEpilogues.getValue()),
       llvm::cl::cat(getPipelineOptionsCategory())};
+
+  /// The names of the options in `category` that were given, on a command
+  /// line or in an option string, the first given first.
+  llvm::SmallVector<llvm::StringRef>
+  givenIn(llvm::cl::OptionCategory &category) const;
 };
 
 /// Options of the training pipeline: the inference pipeline's, and those of
@@ -93,6 +98,10 @@ struct TrainingPipelineOptions : public InferencePipelineOptions {
 /// naming the options by their pipeline names, or "" when they hold
 /// together. Options of a single value are checked by their own parsers.
 std::string verifyOptions(const InferencePipelineOptions &options);
+/// The same for a training step: the inference options' check, then
+/// --build-training-step's own (mpt::verifyTrainingStepOptions), which the
+/// pass runs too.
+std::string verifyOptions(const TrainingPipelineOptions &options);
 
 /// Adds the inference pipeline to `pm` (anchored on the module):
 /// precision, then the lowering to the runtime.

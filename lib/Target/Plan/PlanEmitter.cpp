@@ -8,8 +8,8 @@
 //
 //===----------------------------------------------------------------------===//
 #include "mpt/Target/Plan/PlanEmitter.h"
-#include "mpt/Conversion/Passes.h"
 #include "mpt/Dialect/MPT/IR/MPTDialect.h"
+#include "mpt/Dialect/MPTRT/IR/MPTRTDialect.h"
 #include "mpt/Dialect/MPTRT/IR/MPTRTOps.h"
 #include "mpt/Transforms/Autodiff.h"
 
@@ -20,7 +20,6 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
-#include "mlir/Tools/mlir-translate/Translation.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/bit.h"
@@ -600,20 +599,4 @@ LogicalResult mpt::writePlan(ModuleOp module, llvm::raw_ostream &os,
     os.write(reinterpret_cast<const char *>(data), n);
   });
   return success();
-}
-
-void mpt::registerToPlanTranslation() {
-  TranslateFromMLIRRegistration reg(
-      "mlir-to-plan",
-      "Serialize mptrt IR (after --lower-to-runtime) to a plan file",
-      [](Operation *op, raw_ostream &os) -> LogicalResult {
-        auto module = dyn_cast<ModuleOp>(op);
-        if (!module)
-          return op->emitError("expected a builtin.module");
-        return writePlan(module, os);
-      },
-      [](DialectRegistry &registry) {
-        registry.insert<mpt::MPTDialect, mpt::rt::MPTRTDialect,
-                        func::FuncDialect>();
-      });
 }

@@ -34,9 +34,6 @@ mlir::FailureOr<std::vector<uint8_t>> emitPlan(mlir::ModuleOp module,
 mlir::LogicalResult writePlan(mlir::ModuleOp module, llvm::raw_ostream &os,
                               PlanSummary *summary = nullptr);
 
-/// Registers `mpt-translate --mlir-to-plan`.
-void registerToPlanTranslation();
-
 } // namespace mpt
 
 #endif // MPT_TARGET_PLAN_PLANEMITTER_H

@@ -1,7 +1,6 @@
 //===- MPTDialect.cpp - mpt dialect registration --------------------------===//
 #include "mpt/Dialect/MPT/IR/MPTDialect.h"
 #include "mpt/Dialect/MPT/IR/MPTOps.h"
-#include "mpt/Dialect/MPTRT/IR/MPTRTDialect.h"
 
 using namespace mlir;
 using namespace mpt;

@@ -37,9 +37,8 @@ def MPT_Dialect : Dialect {
   let hasRegionArgAttrVerify = 1;
   let hasRegionResultAttrVerify = 1;
   let useDefaultAttributePrinterParser = 0;
-  // mpt IR lowers to the mptrt execution dialect (--lower-to-runtime); a
-  // tool that reads mpt can then read the lowered IR it prints too.
-  let dependentDialects = ["::mpt::rt::MPTRTDialect"];
+  // The mptrt dialect is not a dependent one: the passes that create its
+  // ops declare it, and every tool registers both (mpt/InitAll.h).
 }
 
 //===----------------------------------------------------------------------===//

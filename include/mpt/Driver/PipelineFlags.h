@@ -7,14 +7,14 @@
 // to the top-level command line, with its name, help, category and default.
 //
 //===----------------------------------------------------------------------===//
-#ifndef MPT_TOOLS_COMMON_PIPELINEFLAGS_H
-#define MPT_TOOLS_COMMON_PIPELINEFLAGS_H
+#ifndef MPT_DRIVER_PIPELINEFLAGS_H
+#define MPT_DRIVER_PIPELINEFLAGS_H
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/Support/CommandLine.h"
 
-namespace mpt::tools {
+namespace mpt::driver {
 
 /// A pass pipeline options struct (`OptionsT`, e.g. TrainingPipelineOptions)
 /// whose options are also flags of the tool. Construct one, before the
@@ -62,6 +62,6 @@ private:
   llvm::SmallVector<llvm::cl::Option *> flags;
 };
 
-} // namespace mpt::tools
+} // namespace mpt::driver
 
-#endif // MPT_TOOLS_COMMON_PIPELINEFLAGS_H
+#endif // MPT_DRIVER_PIPELINEFLAGS_H

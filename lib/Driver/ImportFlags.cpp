@@ -1,11 +1,11 @@
 //===- ImportFlags.cpp - the ONNX importer's command-line flags -----------===//
-#include "ImportFlags.h"
+#include "mpt/Driver/ImportFlags.h"
 
 #include <memory>
 
 using namespace llvm;
 
-namespace mpt::tools {
+namespace mpt::driver {
 namespace {
 
 struct Flags {
@@ -80,4 +80,4 @@ bool inputBindingsGiven() {
   return !flags()->inputShapes.empty() || !flags()->constantBindings.empty();
 }
 
-} // namespace mpt::tools
+} // namespace mpt::driver

@@ -1,12 +1,12 @@
-//===- ImportFlags.h - the ONNX importer's command-line flags ----*- C++
-//-*-===//
+//===- ImportFlags.h - the ONNX importer's command-line flags --*- C++ -*-===//
 //
 // mpt-translate --import-onnx and mpt-compile take the same importer flags;
-// they are declared once, here, and turned into OnnxImportOptions.
+// they are declared once, here, and turned into OnnxImportOptions (the C
+// API takes the same bindings from a string, through the same parsers).
 //
 //===----------------------------------------------------------------------===//
-#ifndef MPT_TOOLS_COMMON_IMPORTFLAGS_H
-#define MPT_TOOLS_COMMON_IMPORTFLAGS_H
+#ifndef MPT_DRIVER_IMPORTFLAGS_H
+#define MPT_DRIVER_IMPORTFLAGS_H
 
 #include "mpt/Import/ONNX/Importer.h"
 
@@ -14,7 +14,7 @@
 
 #include <string>
 
-namespace mpt::tools {
+namespace mpt::driver {
 
 /// Registers --input-shape, --bind-constant, --entry-name, --embed-weights,
 /// --untie-initializers and --train-scalar-initializers (in `category` when
@@ -29,6 +29,6 @@ std::string importOptionsFromFlags(OnnxImportOptions &options);
 /// inputs only).
 bool inputBindingsGiven();
 
-} // namespace mpt::tools
+} // namespace mpt::driver
 
-#endif // MPT_TOOLS_COMMON_IMPORTFLAGS_H
+#endif // MPT_DRIVER_IMPORTFLAGS_H
