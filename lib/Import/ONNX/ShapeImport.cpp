@@ -268,15 +268,6 @@ LogicalResult importSplit(NodeContext &c) {
                      c.named("sizes", c.b.getDenseI64ArrayAttr(sizes))});
 }
 
-/// An mpt.slice of `v` with one normalised start, end and step per axis.
-FailureOr<Value> createSlice(NodeContext &c, Value v, ArrayRef<int64_t> starts,
-                             ArrayRef<int64_t> ends, ArrayRef<int64_t> steps) {
-  return c.create1<SliceOp>(
-      {v}, {c.named("starts", c.b.getDenseI64ArrayAttr(starts)),
-            c.named("ends", c.b.getDenseI64ArrayAttr(ends)),
-            c.named("steps", c.b.getDenseI64ArrayAttr(steps))});
-}
-
 /// Normalises ONNX slice parameters into one clamped entry per axis.
 LogicalResult buildSlice(NodeContext &c, ArrayRef<int64_t> starts,
                          ArrayRef<int64_t> ends, SmallVector<int64_t> axes,
@@ -318,7 +309,7 @@ LogicalResult buildSlice(NodeContext &c, ArrayRef<int64_t> starts,
     e[*axis] = hi;
     st[*axis] = step;
   }
-  auto sliced = createSlice(c, c.input(0), s, e, st);
+  auto sliced = c.slice(c.input(0), s, e, st);
   if (failed(sliced))
     return failure();
   c.setResults(*sliced);
@@ -363,7 +354,7 @@ LogicalResult buildPad(NodeContext &c, StringRef mode, ArrayRef<int64_t> pads,
       s[d] = std::min(std::max<int64_t>(-before[d], 0), shape[d]);
       e[d] = std::max(shape[d] - std::max<int64_t>(-after[d], 0), s[d]);
     }
-    auto cropped = createSlice(c, x, s, e, st);
+    auto cropped = c.slice(x, s, e, st);
     if (failed(cropped))
       return failure();
     x = *cropped;
@@ -396,7 +387,7 @@ LogicalResult buildPad(NodeContext &c, StringRef mode, ArrayRef<int64_t> pads,
       if (mode == "edge") {
         s[d] = first ? 0 : dim - 1;
         e[d] = s[d] + 1;
-        auto edge = createSlice(c, x, s, e, st);
+        auto edge = c.slice(x, s, e, st);
         if (failed(edge))
           return failure();
         return c.createTyped<ExpandOp>(pieceType, {*edge}).front();
@@ -406,7 +397,7 @@ LogicalResult buildPad(NodeContext &c, StringRef mode, ArrayRef<int64_t> pads,
       s[d] = first ? count : dim - 2;
       e[d] = s[d] - count;
       st[d] = -1;
-      return createSlice(c, x, s, e, st);
+      return c.slice(x, s, e, st);
     };
     SmallVector<Value> parts;
     if (lo > 0) {
