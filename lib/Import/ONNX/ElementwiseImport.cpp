@@ -109,6 +109,92 @@ LogicalResult importIsInf(NodeContext &c) {
   return success();
 }
 
+/// Mod(a, b) = a - q * b, q the quotient rounded toward zero (fmod = 1, C's
+/// fmod) or down (fmod = 0, Python's %). Floats: q = floor(a / b), or
+/// where(a / b < 0, ceil(a / b), floor(a / b)) toward zero, so the result
+/// is exact up to the rounding of a / b. Integers: a / b truncates (an
+/// exact remainder), and with fmod = 0 a nonzero remainder whose sign
+/// differs from b's gets b added. The gradient is sub's and mul's: 1 for
+/// a and -q for b (floor and ceil have none), as PyTorch's fmod and
+/// remainder.
+LogicalResult importMod(NodeContext &c) {
+  Value a = c.input(0), b = c.input(1);
+  Type element = c.inputType(0).getElementType();
+  bool truncating = c.getInt("fmod", 0) != 0;
+  auto quotient = c.create1<DivOp>({a, b});
+  if (failed(quotient))
+    return failure();
+  Value q = *quotient;
+  if (isa<FloatType>(element)) {
+    auto down = c.create1<FloorOp>({q});
+    if (failed(down))
+      return failure();
+    q = *down;
+    if (truncating) {
+      auto up = c.create1<CeilOp>({*quotient});
+      auto negative = c.create1<LessOp>(
+          {*quotient, grad::scalar(c.b, c.loc, 0.0, element)});
+      if (failed(up) || failed(negative))
+        return failure();
+      auto toward = c.create1<WhereOp>({*negative, *up, *down});
+      if (failed(toward))
+        return failure();
+      q = *toward;
+    }
+  }
+  auto multiple = c.create1<MulOp>({q, b});
+  if (failed(multiple))
+    return failure();
+  auto remainder = c.create1<SubOp>({a, *multiple});
+  if (failed(remainder))
+    return failure();
+  if (truncating || isa<FloatType>(element)) {
+    c.setResults(*remainder);
+    return success();
+  }
+  // Integers, fmod = 0: r + b where r != 0 and (r < 0) != (b < 0).
+  Value zero = grad::scalar(c.b, c.loc, 0.0, element);
+  auto isZero = c.create1<EqualOp>({*remainder, zero});
+  auto rNegative = c.create1<LessOp>({*remainder, zero});
+  auto bNegative = c.create1<LessOp>({b, zero});
+  if (failed(isZero) || failed(rNegative) || failed(bNegative))
+    return failure();
+  auto bPositive = c.create1<NotOp>({*bNegative});
+  if (failed(bPositive))
+    return failure();
+  auto signsDiffer = c.create1<WhereOp>({*rNegative, *bPositive, *bNegative});
+  if (failed(signsDiffer))
+    return failure();
+  auto nonZero = c.create1<NotOp>({*isZero});
+  if (failed(nonZero))
+    return failure();
+  auto adjust = c.create1<WhereOp>({*nonZero, *signsDiffer, *nonZero});
+  auto shifted = c.create1<AddOp>({*remainder, b});
+  if (failed(adjust) || failed(shifted))
+    return failure();
+  return c.produce<WhereOp>({*adjust, *shifted, *remainder});
+}
+
+/// PRelu(x, slope) = where(x < 0, x * slope, x), slope broadcasting
+/// against x: the gradient reaches slope through the mul.
+LogicalResult importPRelu(NodeContext &c) {
+  Type element = c.inputType(0).getElementType();
+  auto negative =
+      c.create1<LessOp>({c.input(0), grad::scalar(c.b, c.loc, 0.0, element)});
+  auto scaled = c.create1<MulOp>({c.input(0), c.input(1)});
+  if (failed(negative) || failed(scaled))
+    return failure();
+  auto result = c.create1<WhereOp>({*negative, *scaled, c.input(0)});
+  if (failed(result))
+    return failure();
+  if (cast<RankedTensorType>(result->getType()).getShape() !=
+      c.inputType(0).getShape())
+    return c.emitError() << "slope " << c.inputType(1)
+                         << " does not broadcast to x " << c.inputType(0);
+  c.setResults(*result);
+  return success();
+}
+
 /// CastLike: a Cast to the element type of input 1.
 LogicalResult importCastLike(NodeContext &c) {
   Type element = c.inputType(1).getElementType();
@@ -194,6 +280,7 @@ void registerElementwiseImporters(OpImporterTable &t) {
   t.add(#OnnxName, {sinceOpset, importUnary<Name##Op>});
 #include "mptrt/generated/UnaryKinds.def"
   t.add("LeakyRelu", {6, importLeakyRelu});
+  t.add("PRelu", {9, importPRelu});
   t.add("Gelu", {20, importGelu});
   t.add("Clip", {6, importClip6});
   t.add("Clip", {11, importClip11, /*constantInputs=*/0b110});
@@ -212,6 +299,7 @@ void registerElementwiseImporters(OpImporterTable &t) {
   t.add("Xor", {7, importXor});
   t.add("CastLike", {15, importCastLike});
   t.add("Reciprocal", {6, importReciprocal});
+  t.add("Mod", {10, importMod});
   t.add("IsNaN", {9, importIsNaN});
   t.add("IsInf", {10, importIsInf});
   t.add("Equal", {7, importBinary<EqualOp>});

@@ -396,7 +396,7 @@ LogicalResult importOneHot(NodeContext &c) {
     return failure();
   int64_t depth = static_cast<int64_t>(*depthValue);
   if (depth < 1)
-    return c.emitError() << "depth " << *depthValue << " is not positive";
+    return c.emitError() << "depth " << depth << " is not positive";
   auto indexType = c.inputType(0), valuesType = c.inputType(2);
   if (valuesType.getNumElements() != 2)
     return c.emitError() << "values " << valuesType

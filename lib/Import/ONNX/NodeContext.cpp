@@ -37,6 +37,7 @@ const OpImporterTable &OpImporterTable::get() {
     registerShapeImporters(t);
     registerIndexImporters(t);
     registerResizeImporters(t);
+    registerEinsumImporters(t);
     return t;
   }();
   return instance;
@@ -47,6 +48,14 @@ Value NodeContext::constantI64(ArrayRef<int64_t> shape,
   auto type = RankedTensorType::get(shape, b.getI64Type());
   return ConstantOp::create(b, loc, DenseElementsAttr::get(type, values))
       .getResult();
+}
+
+FailureOr<Value> NodeContext::slice(Value v, ArrayRef<int64_t> starts,
+                                    ArrayRef<int64_t> ends,
+                                    ArrayRef<int64_t> steps) {
+  return create1<SliceOp>({v}, {named("starts", b.getDenseI64ArrayAttr(starts)),
+                                named("ends", b.getDenseI64ArrayAttr(ends)),
+                                named("steps", b.getDenseI64ArrayAttr(steps))});
 }
 
 std::string NodeContext::describeInput(unsigned i) const {

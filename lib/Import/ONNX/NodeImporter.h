@@ -3,8 +3,8 @@
 // Internal to the ONNX importer. Each ONNX op is imported by a small function
 // registered in a table keyed by op type and the opset version it was
 // introduced in ("since version"); the per-family files (Elementwise,
-// Contraction, Normalization, Reduction, Shape, Index, Resize) register
-// their entries.
+// Contraction, Einsum, Normalization, Reduction, Shape, Index, Resize)
+// register their entries.
 //
 //===----------------------------------------------------------------------===//
 #ifndef MPT_LIB_IMPORT_ONNX_NODEIMPORTER_H
@@ -58,6 +58,7 @@ void registerReductionImporters(OpImporterTable &table);
 void registerShapeImporters(OpImporterTable &table);
 void registerIndexImporters(OpImporterTable &table);
 void registerResizeImporters(OpImporterTable &table);
+void registerEinsumImporters(OpImporterTable &table);
 
 /// Converts an ONNX element type code; null if unsupported.
 mlir::Type convertElementType(int32_t onnxType, mlir::MLIRContext *ctx);
@@ -190,6 +191,12 @@ public:
   /// computes.
   mlir::Value constantI64(llvm::ArrayRef<int64_t> shape,
                           llvm::ArrayRef<int64_t> values);
+  /// An mpt.slice of `v` with one normalised start, end and step per axis
+  /// (an end of -1 with a negative step runs through index 0).
+  llvm::FailureOr<mlir::Value> slice(mlir::Value v,
+                                     llvm::ArrayRef<int64_t> starts,
+                                     llvm::ArrayRef<int64_t> ends,
+                                     llvm::ArrayRef<int64_t> steps);
   mlir::NamedAttribute named(llvm::StringRef attrName, mlir::Attribute value) {
     return b.getNamedAttr(attrName, value);
   }

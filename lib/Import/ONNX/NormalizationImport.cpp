@@ -127,6 +127,49 @@ LogicalResult importGroupNorm21(NodeContext &c) {
   return buildGroupNorm(c, c.getInt("num_groups", 0), /*perChannel=*/true);
 }
 
+/// MeanVarianceNormalization: (x - m) / (sqrt(mean((x - m)^2)) + 1e-9),
+/// m = mean(x) over `axes` (default 0, 2, 3), as ONNX's function body
+/// defines it (which writes the variance as E[x^2] - E[x]^2).
+LogicalResult importMeanVarianceNorm(NodeContext &c) {
+  auto type = c.inputType(0);
+  SmallVector<int64_t> axes = c.getInts("axes");
+  if (!c.hasAttr("axes"))
+    axes = {0, 2, 3};
+  for (int64_t &a : axes) {
+    auto n = c.axis(a, type.getRank());
+    if (failed(n))
+      return failure();
+    a = *n;
+  }
+  llvm::sort(axes);
+  axes.erase(std::unique(axes.begin(), axes.end()), axes.end());
+  auto mean = [&](Value v) {
+    return c.create1<ReduceMeanOp>(
+        {v}, {c.named("axes", c.b.getDenseI64ArrayAttr(axes)),
+              c.named("keepdims", c.b.getBoolAttr(true))});
+  };
+  auto m = mean(c.input(0));
+  if (failed(m))
+    return failure();
+  auto centred = c.create1<SubOp>({c.input(0), *m});
+  if (failed(centred))
+    return failure();
+  auto square = c.create1<MulOp>({*centred, *centred});
+  if (failed(square))
+    return failure();
+  auto variance = mean(*square);
+  if (failed(variance))
+    return failure();
+  auto deviation = c.create1<SqrtOp>({*variance});
+  if (failed(deviation))
+    return failure();
+  auto guarded = c.create1<AddOp>(
+      {*deviation, grad::scalar(c.b, c.loc, 1e-9, type.getElementType())});
+  if (failed(guarded))
+    return failure();
+  return c.produce<DivOp>({*centred, *guarded});
+}
+
 template <typename OpTy> LogicalResult importSoftmax(NodeContext &c) {
   auto axis = c.axis(c.getInt("axis", -1), c.inputType(0).getRank());
   if (failed(axis))
@@ -158,6 +201,7 @@ void registerNormalizationImporters(OpImporterTable &t) {
   t.add("LayerNormalization", {17, importLayerNorm});
   t.add("InstanceNormalization", {6, importInstanceNorm});
   t.add("GroupNormalization", {18, importGroupNorm18});
+  t.add("MeanVarianceNormalization", {9, importMeanVarianceNorm});
   t.add("GroupNormalization", {21, importGroupNorm21});
   t.add("Softmax", {13, importSoftmax<SoftmaxOp>});
   t.add("LogSoftmax", {13, importSoftmax<LogSoftmaxOp>});

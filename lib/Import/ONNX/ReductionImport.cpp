@@ -12,6 +12,8 @@
 //   ReduceLogSumExp(x) = log(reduce_sum(exp(x - m))) + m, m = reduce_max(x)
 //                        (kept dims; exact for any finite x, where the
 //                        plain form overflows)
+//   ReduceProd(x)      = products of halves of x's reduced elements, exact
+//                        and with mul's gradient
 //   ArgMax / ArgMin    = the first (or last) index along the axis where x
 //                        equals its reduce_max (or min): a reduction of
 //                        where(x == m, index, sentinel) in int64
@@ -115,6 +117,77 @@ struct ReduceLogSumExp {
       m = *dropped;
     }
     return c.create1<AddOp>({*log, m});
+  }
+};
+
+/// ReduceProd as products of halves: the reduced axes moved last and
+/// flattened into one axis of L, then while L > 1 its first half times its
+/// second (an odd L gets a one concatenated). That is L - 1 exact
+/// products in log2(L) muls, which train with mul's gradient, correct where
+/// x holds zeros (unlike exp(sum(log |x|))).
+struct ReduceProd {
+  static FailureOr<Value> build(NodeContext &c, ArrayRef<int64_t> axesIn,
+                                bool keepdims) {
+    auto type = c.inputType(0);
+    const int64_t rank = type.getRank();
+    Type element = type.getElementType();
+    SmallVector<int64_t> axes(axesIn);
+    if (axes.empty())
+      axes = llvm::to_vector(llvm::seq<int64_t>(0, rank));
+    SmallVector<int64_t> perm, rows, result;
+    int64_t length = 1;
+    for (int64_t d = 0; d < rank; ++d) {
+      bool reduced = llvm::is_contained(axes, d);
+      if (reduced) {
+        length *= type.getDimSize(d);
+      } else {
+        perm.push_back(d);
+        rows.push_back(type.getDimSize(d));
+      }
+      if (!reduced || keepdims)
+        result.push_back(reduced ? 1 : type.getDimSize(d));
+    }
+    auto resultType = RankedTensorType::get(result, element);
+    if (length == 0)
+      return grad::splat(c.b, c.loc, resultType, 1.0);
+    llvm::append_range(perm, axes);
+    auto moved = c.create1<TransposeOp>(
+        {c.input(0)}, {c.named("perm", c.b.getDenseI64ArrayAttr(perm))});
+    if (failed(moved))
+      return failure();
+    SmallVector<int64_t> shape(rows);
+    shape.push_back(length);
+    Value x = c.createTyped<ReshapeOp>(RankedTensorType::get(shape, element),
+                                       {*moved})[0];
+    const int64_t last = rows.size();
+    while (length > 1) {
+      if (length % 2) {
+        SmallVector<int64_t> oneShape(rows);
+        oneShape.push_back(1);
+        Value one = grad::splat(c.b, c.loc,
+                                RankedTensorType::get(oneShape, element), 1.0);
+        auto padded = c.create1<ConcatOp>(
+            {x, one}, {c.named("axis", c.b.getI64IntegerAttr(last))});
+        if (failed(padded))
+          return failure();
+        x = *padded;
+        ++length;
+      }
+      SmallVector<int64_t> starts(last + 1, 0), ends(rows), steps(last + 1, 1);
+      ends.push_back(length / 2);
+      auto low = c.slice(x, starts, ends, steps);
+      starts.back() = length / 2;
+      ends.back() = length;
+      auto high = c.slice(x, starts, ends, steps);
+      if (failed(low) || failed(high))
+        return failure();
+      auto product = c.create1<MulOp>({*low, *high});
+      if (failed(product))
+        return failure();
+      x = *product;
+      length /= 2;
+    }
+    return c.createTyped<ReshapeOp>(resultType, {x})[0];
   }
 };
 
@@ -325,6 +398,7 @@ void registerReductionImporters(OpImporterTable &t) {
   addReduce<ReduceL1>(t, "ReduceL1", 18);
   addReduce<ReduceLogSum>(t, "ReduceLogSum", 18);
   addReduce<ReduceLogSumExp>(t, "ReduceLogSumExp", 18);
+  addReduce<ReduceProd>(t, "ReduceProd", 18);
   t.add("ArgMax", {1, importArg<true>});
   t.add("ArgMin", {1, importArg<false>});
   t.add("GlobalMaxPool", {1, importGlobalMaxPool});

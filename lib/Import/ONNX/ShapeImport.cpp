@@ -268,15 +268,6 @@ LogicalResult importSplit(NodeContext &c) {
                      c.named("sizes", c.b.getDenseI64ArrayAttr(sizes))});
 }
 
-/// An mpt.slice of `v` with one normalised start, end and step per axis.
-FailureOr<Value> createSlice(NodeContext &c, Value v, ArrayRef<int64_t> starts,
-                             ArrayRef<int64_t> ends, ArrayRef<int64_t> steps) {
-  return c.create1<SliceOp>(
-      {v}, {c.named("starts", c.b.getDenseI64ArrayAttr(starts)),
-            c.named("ends", c.b.getDenseI64ArrayAttr(ends)),
-            c.named("steps", c.b.getDenseI64ArrayAttr(steps))});
-}
-
 /// Normalises ONNX slice parameters into one clamped entry per axis.
 LogicalResult buildSlice(NodeContext &c, ArrayRef<int64_t> starts,
                          ArrayRef<int64_t> ends, SmallVector<int64_t> axes,
@@ -318,7 +309,7 @@ LogicalResult buildSlice(NodeContext &c, ArrayRef<int64_t> starts,
     e[*axis] = hi;
     st[*axis] = step;
   }
-  auto sliced = createSlice(c, c.input(0), s, e, st);
+  auto sliced = c.slice(c.input(0), s, e, st);
   if (failed(sliced))
     return failure();
   c.setResults(*sliced);
@@ -363,7 +354,7 @@ LogicalResult buildPad(NodeContext &c, StringRef mode, ArrayRef<int64_t> pads,
       s[d] = std::min(std::max<int64_t>(-before[d], 0), shape[d]);
       e[d] = std::max(shape[d] - std::max<int64_t>(-after[d], 0), s[d]);
     }
-    auto cropped = createSlice(c, x, s, e, st);
+    auto cropped = c.slice(x, s, e, st);
     if (failed(cropped))
       return failure();
     x = *cropped;
@@ -396,7 +387,7 @@ LogicalResult buildPad(NodeContext &c, StringRef mode, ArrayRef<int64_t> pads,
       if (mode == "edge") {
         s[d] = first ? 0 : dim - 1;
         e[d] = s[d] + 1;
-        auto edge = createSlice(c, x, s, e, st);
+        auto edge = c.slice(x, s, e, st);
         if (failed(edge))
           return failure();
         return c.createTyped<ExpandOp>(pieceType, {*edge}).front();
@@ -406,7 +397,7 @@ LogicalResult buildPad(NodeContext &c, StringRef mode, ArrayRef<int64_t> pads,
       s[d] = first ? count : dim - 2;
       e[d] = s[d] - count;
       st[d] = -1;
-      return createSlice(c, x, s, e, st);
+      return c.slice(x, s, e, st);
     };
     SmallVector<Value> parts;
     if (lo > 0) {
@@ -566,6 +557,67 @@ LogicalResult importSize(NodeContext &c) {
   return success();
 }
 
+/// EyeLike: a constant of x's 2-d shape (x's values are not read), ones on
+/// the k-th diagonal and zeros elsewhere, of x's element type or `dtype`.
+LogicalResult importEyeLike(NodeContext &c) {
+  auto type = c.inputType(0);
+  if (type.getRank() != 2)
+    return c.emitError() << "input " << type << " is not 2-d";
+  Type element = type.getElementType();
+  if (c.hasAttr("dtype")) {
+    int64_t dtype = c.getInt("dtype", 0);
+    element = convertElementType(dtype, c.b.getContext());
+    if (!element)
+      return c.unsupported(Twine("dtype ") + elementTypeName(dtype));
+  }
+  auto valueOf = [&](bool one) -> Attribute {
+    if (auto f = dyn_cast<FloatType>(element))
+      return FloatAttr::get(f, one ? 1.0 : 0.0);
+    return IntegerAttr::get(element, one ? 1 : 0);
+  };
+  const int64_t rows = type.getDimSize(0), cols = type.getDimSize(1);
+  const int64_t k = c.getInt("k", 0);
+  Attribute zero = valueOf(false), one = valueOf(true);
+  SmallVector<Attribute> values(rows * cols, zero);
+  for (int64_t i = 0; i < rows; ++i)
+    if (i + k >= 0 && i + k < cols)
+      values[i * cols + i + k] = one;
+  c.setResults(ConstantOp::create(
+                   c.b, c.loc,
+                   DenseElementsAttr::get(
+                       RankedTensorType::get({rows, cols}, element), values))
+                   .getResult());
+  return success();
+}
+
+/// Tile(x, repeats): x (d0, d1, ...) reshaped to (1, d0, 1, d1, ...),
+/// expanded to (r0, d0, r1, d1, ...) and reshaped to (r0 d0, r1 d1, ...):
+/// the copies of each axis outermost, as Tile orders them; the gradient is
+/// expand's, a sum over the copies.
+LogicalResult importTile(NodeContext &c) {
+  auto repeats = c.constantInts(1, "repeats");
+  if (failed(repeats))
+    return failure();
+  auto type = c.inputType(0);
+  if (static_cast<int64_t>(repeats->size()) != type.getRank())
+    return c.emitError() << "repeats has " << repeats->size()
+                         << " values for an input of rank " << type.getRank();
+  SmallVector<int64_t> split, expanded, out;
+  for (auto [d, r] : llvm::zip_equal(type.getShape(), *repeats)) {
+    if (r < 0)
+      return c.emitError() << "repeats holds " << r << " (negative)";
+    split.append({1, d});
+    expanded.append({r, d});
+    out.push_back(r * d);
+  }
+  if (std::string bad = checkShape(out); !bad.empty())
+    return c.emitError() << "the tiled shape is bad: " << bad;
+  Value v = c.createTyped<ReshapeOp>(withShape(type, split), {c.input(0)})[0];
+  v = c.createTyped<ExpandOp>(withShape(type, expanded), {v})[0];
+  c.setResults(c.createTyped<ReshapeOp>(withShape(type, out), {v}));
+  return success();
+}
+
 /// x reshaped to `split`, transposed by `perm`, reshaped to `out`.
 LogicalResult rearrange(NodeContext &c, ArrayRef<int64_t> split,
                         ArrayRef<int64_t> perm, ArrayRef<int64_t> out) {
@@ -669,6 +721,8 @@ void registerShapeImporters(OpImporterTable &t) {
   t.add("Shape", {1, importShape});
   t.add("ConstantOfShape", {9, importConstantOfShape, 0b1});
   t.add("Size", {1, importSize});
+  t.add("EyeLike", {9, importEyeLike});
+  t.add("Tile", {6, importTile, /*constantInputs=*/0b10});
   t.add("DepthToSpace", {1, importDepthToSpace});
   t.add("SpaceToDepth", {1, importSpaceToDepth});
 }
