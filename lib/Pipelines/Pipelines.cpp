@@ -47,30 +47,13 @@ mpt::TrainingPipelineOptions::createFromString(llvm::StringRef options) {
 
 namespace {
 
-mpt::PrecisionMode toMode(mpt::PipelinePrecision precision) {
-  switch (precision) {
-  case mpt::PipelinePrecision::FP32:
-    return mpt::PrecisionMode::FP32;
-  case mpt::PipelinePrecision::FP16:
-    return mpt::PrecisionMode::FP16;
-  case mpt::PipelinePrecision::FP8:
-    return mpt::PrecisionMode::FP8;
-  case mpt::PipelinePrecision::Auto:
-    return mpt::PrecisionMode::Auto;
-  case mpt::PipelinePrecision::BF16:
-  case mpt::PipelinePrecision::None:
-    break;
-  }
-  return mpt::PrecisionMode::BF16;
-}
-
 /// `--assign-precision` and `--verify-precision`, unless precision is none.
 void addPrecisionPasses(OpPassManager &pm,
                         const mpt::InferencePipelineOptions &options) {
-  if (options.precision == mpt::PipelinePrecision::None)
+  if (options.precision == mpt::PrecisionMode::None)
     return;
   mpt::AssignPrecisionPassOptions assign = options.assignPrecisionPassOptions();
-  assign.mode = toMode(options.precision);
+  assign.mode = options.precision;
   pm.addPass(mpt::createAssignPrecisionPass(assign));
   pm.addPass(mpt::createVerifyPrecisionPass());
 }
@@ -91,7 +74,7 @@ void mpt::buildInferencePipeline(OpPassManager &pm,
 }
 
 std::string mpt::verifyOptions(const InferencePipelineOptions &options) {
-  if (options.precision == PipelinePrecision::None &&
+  if (options.precision == PrecisionMode::None &&
       (!options.target.empty() || !options.precisionReport.empty() ||
        !options.precisionProfile.empty()))
     return "target, precision-report and precision-profile need precision";

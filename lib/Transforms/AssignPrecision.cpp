@@ -57,6 +57,12 @@ struct AssignPrecisionPass
   void runOnOperation() override {
     ModuleOp module = getOperation();
     PrecisionMode resolved = mode;
+    if (resolved == PrecisionMode::None) {
+      // Only a C++ caller can set it: the option's values leave it out.
+      module.emitError() << "assign-precision: 'none' is not a mode; leave "
+                            "the pass out to keep the model's types";
+      return signalPassFailure();
+    }
     if (resolved == PrecisionMode::Auto) {
       std::string error;
       auto chosen = resolveAutoMode(target, error);

@@ -7,8 +7,29 @@ using namespace mlir;
 
 namespace mpt {
 
+// The modes of --assign-precision, as option values.
+#define MPT_ASSIGN_PRECISION_MODES                                             \
+  clEnumValN(PrecisionMode::BF16, "bf16", "BF16 mixed precision"),             \
+      clEnumValN(PrecisionMode::FP16, "fp16", "FP16 mixed precision"),         \
+      clEnumValN(PrecisionMode::FP8, "fp8",                                    \
+                 "FP8 (E4M3) contraction inputs, otherwise BF16"),             \
+      clEnumValN(PrecisionMode::FP32, "fp32", "Everything FP32"),              \
+      clEnumValN(PrecisionMode::Auto, "auto", "Chosen from `target`")
+
+llvm::cl::ValuesClass precisionModeValues(bool withNone) {
+  if (!withNone)
+    return llvm::cl::values(MPT_ASSIGN_PRECISION_MODES);
+  return llvm::cl::values(
+      clEnumValN(PrecisionMode::None, "none",
+                 "The model's own types (no --assign-precision)"),
+      MPT_ASSIGN_PRECISION_MODES);
+}
+#undef MPT_ASSIGN_PRECISION_MODES
+
 StringRef stringifyPrecisionMode(PrecisionMode mode) {
   switch (mode) {
+  case PrecisionMode::None:
+    return "none";
   case PrecisionMode::BF16:
     return "bf16";
   case PrecisionMode::FP16:
@@ -55,6 +76,7 @@ Type lowPrecisionType(MLIRContext *ctx, PrecisionMode mode) {
     return BFloat16Type::get(ctx);
   case PrecisionMode::FP16:
     return Float16Type::get(ctx);
+  case PrecisionMode::None:
   case PrecisionMode::FP32:
   case PrecisionMode::Auto:
     return {};

@@ -133,9 +133,9 @@ TEST(CompileCAPI, BadOptions) {
 
   r = compile(kMlp, 1, "precision=bf17");
   EXPECT_EQ(r.status, MPT_COMPILE_ERROR);
-  EXPECT_NE(
-      r.error.find("precision=bf17: the precision is one of none, fp32, bf16"),
-      std::string::npos)
+  EXPECT_NE(r.error.find("precision=bf17: the precision is one of none, bf16, "
+                         "fp16, fp8, fp32, auto"),
+            std::string::npos)
       << r.error;
 
   r = compile(kMlp, 1, "target=sm_80");

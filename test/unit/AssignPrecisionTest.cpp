@@ -11,6 +11,7 @@
 #include "mpt/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
@@ -77,6 +78,33 @@ TEST(AssignPrecision, EmbedsWithAnOptionsStruct) {
   // gelu is kept FP32, so the first matmul produces FP32 for it.
   EXPECT_TRUE(isF32(matmuls[0].getResult()));
   EXPECT_TRUE(isF32((*func.getOps<GeluOp>().begin()).getResult()));
+}
+
+// Tests that the pipelines' `none` (one enum with the pass's modes) is not a
+// mode of the pass: a C++ caller that sets it gets an error, and the pass's
+// option does not take it.
+TEST(AssignPrecision, RefusesModeNone) {
+  auto ctx = makeContext();
+  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(kLayer, ctx.get());
+  ASSERT_TRUE(module);
+  std::string diagnostics;
+  ScopedDiagnosticHandler handler(ctx.get(), [&](Diagnostic &diag) {
+    diagnostics += diag.str();
+    return success();
+  });
+  PassManager pm(ctx.get());
+  AssignPrecisionPassOptions options;
+  options.mode = PrecisionMode::None;
+  pm.addPass(createAssignPrecisionPass(options));
+  EXPECT_TRUE(failed(pm.run(*module)));
+  EXPECT_NE(diagnostics.find("'none' is not a mode"), std::string::npos)
+      << diagnostics;
+
+  registerAssignPrecisionPass();
+  PassManager parsed(ctx.get());
+  std::string errors;
+  llvm::raw_string_ostream os(errors);
+  EXPECT_TRUE(failed(parsePassPipeline("assign-precision{none}", parsed, os)));
 }
 
 TEST(AssignPrecision, ParsesTheBareModeInATextualPipeline) {

@@ -86,7 +86,7 @@ std::map<std::string, std::string> printedOptions(std::unique_ptr<Pass> pass,
 TEST(Pipelines, TrainingDefaultsAreThePassDefaults) {
   mpt::TrainingPipelineOptions options;
   mpt::BuildTrainingStepPassOptions pass;
-  EXPECT_EQ(options.precision.getValue(), mpt::PipelinePrecision::None);
+  EXPECT_EQ(options.precision.getValue(), mpt::PrecisionMode::None);
   EXPECT_TRUE(options.fuseEpilogues.getValue());
   EXPECT_EQ(options.optimizer.getValue(), pass.optimizer);
   EXPECT_EQ(options.lr.getValue(), pass.lr);
@@ -156,7 +156,7 @@ TEST(Pipelines, OptionsSetInCxxReachThePasses) {
   ASSERT_TRUE(module);
 
   mpt::TrainingPipelineOptions options;
-  options.precision = mpt::PipelinePrecision::BF16;
+  options.precision = mpt::PrecisionMode::BF16;
   options.optimizer = "sgd";
   options.lr = 0.25;
   options.lossKind = "mse";
@@ -193,7 +193,7 @@ TEST(Pipelines, OptionsParseFromAString) {
   auto options = mpt::TrainingPipelineOptions::createFromString(
       "precision=fp16 lr=3e-4 freeze=a*,b* fuse-epilogues=false");
   ASSERT_TRUE(options);
-  EXPECT_EQ(options->precision.getValue(), mpt::PipelinePrecision::FP16);
+  EXPECT_EQ(options->precision.getValue(), mpt::PrecisionMode::FP16);
   EXPECT_DOUBLE_EQ(options->lr.getValue(), 3e-4);
   ASSERT_EQ(options->freeze.size(), 2u);
   EXPECT_EQ(options->freeze[1], "b*");

@@ -33,10 +33,6 @@
 
 namespace mpt {
 
-/// The precision a pipeline compiles in: `None` keeps the model's own types
-/// (no `--assign-precision`); the others are `--assign-precision` modes.
-enum class PipelinePrecision { None, FP32, BF16, FP16, FP8, Auto };
-
 /// The help categories the pipeline options are listed under in a tool that
 /// makes them its flags (mpt-compile's `--help`).
 llvm::cl::OptionCategory &getPipelineOptionsCategory();
@@ -45,21 +41,13 @@ llvm::cl::OptionCategory &getTrainingOptionsCategory();
 /// Options of the inference pipeline: the precision and the lowering.
 struct InferencePipelineOptions
     : public mlir::PassPipelineOptions<InferencePipelineOptions> {
-  Option<PipelinePrecision> precision{
+  Option<PrecisionMode> precision{
       *this,
       "precision",
       llvm::cl::desc("Run --assign-precision (then --verify-precision) in "
                      "this mode before the lowering"),
-      llvm::cl::init(PipelinePrecision::None),
-      llvm::cl::values(
-          clEnumValN(PipelinePrecision::None, "none",
-                     "The model's own types (no --assign-precision)"),
-          clEnumValN(PipelinePrecision::FP32, "fp32", "Everything FP32"),
-          clEnumValN(PipelinePrecision::BF16, "bf16", "BF16 mixed precision"),
-          clEnumValN(PipelinePrecision::FP16, "fp16", "FP16 mixed precision"),
-          clEnumValN(PipelinePrecision::FP8, "fp8",
-                     "FP8 (E4M3) contraction inputs, otherwise BF16"),
-          clEnumValN(PipelinePrecision::Auto, "auto", "Chosen from --target")),
+      llvm::cl::init(PrecisionMode::None),
+      precisionModeValues(/*withNone=*/true),
       llvm::cl::cat(getPipelineOptionsCategory())};
   // --assign-precision's target, report (`precision-report`), profile
   // (`precision-profile`), profile-margin and profile-flush-limit, with the

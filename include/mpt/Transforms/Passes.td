@@ -50,12 +50,7 @@ def AssignPrecisionPass : Pass<"assign-precision", "::mlir::ModuleOp"> {
   let options = [
     Option<"mode", "mode", "::mpt::PrecisionMode", "::mpt::PrecisionMode::BF16",
            "Precision mode: bf16, fp16, fp8, fp32, or auto (from `target`)",
-           [{::llvm::cl::values(
-               clEnumValN(::mpt::PrecisionMode::BF16, "bf16", "BF16 mixed precision"),
-               clEnumValN(::mpt::PrecisionMode::FP16, "fp16", "FP16 mixed precision"),
-               clEnumValN(::mpt::PrecisionMode::FP8, "fp8", "FP8 (E4M3) contraction inputs, otherwise BF16"),
-               clEnumValN(::mpt::PrecisionMode::FP32, "fp32", "Everything FP32"),
-               clEnumValN(::mpt::PrecisionMode::Auto, "auto", "Chosen from `target`"))}]>,
+           [{::mpt::precisionModeValues(/*withNone=*/false)}]>,
     Option<"target", "target", "std::string", /*default=*/"",
            "The target the auto mode picks for: cpu or sm_XY (a CUDA compute "
            "capability: sm_70, sm_80, ...)",

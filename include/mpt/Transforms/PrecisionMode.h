@@ -5,13 +5,22 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/Types.h"
 #include "llvm/ADT/StringRef.h"
+#include "llvm/Support/CommandLine.h"
 #include "llvm/Support/LogicalResult.h"
 #include <string>
 
 namespace mpt {
 
-/// The precision modes of `--assign-precision`.
-enum class PrecisionMode { BF16, FP16, FP8, FP32, Auto };
+/// The precision a model is compiled in: the modes of `--assign-precision`,
+/// and `None` (the model's own types, no `--assign-precision`), which only
+/// the pipelines' `precision` takes.
+enum class PrecisionMode { None, BF16, FP16, FP8, FP32, Auto };
+
+/// The modes as the values of a command-line option, with their names and
+/// help texts: every option that takes a mode uses these
+/// (`--assign-precision`'s `mode` without `none`, the pipelines' `precision`
+/// with it).
+llvm::cl::ValuesClass precisionModeValues(bool withNone);
 
 /// The mode's name as the option spells it ("bf16", ...).
 llvm::StringRef stringifyPrecisionMode(PrecisionMode mode);
