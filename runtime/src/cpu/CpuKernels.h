@@ -101,11 +101,12 @@ Status decodeWithF32Copies(const KernelView &v, WithF32Copies<Params> *out) {
   return Status::ok();
 }
 
-// ElementwiseKernels.cpp
+// ElementwiseKernels.cpp (and unary_grad)
 Status prepareUnary(const KernelView &v, std::unique_ptr<PreparedKernel> *out);
 Status prepareBinary(const KernelView &v, std::unique_ptr<PreparedKernel> *out);
 Status prepareWhere(const KernelView &v, std::unique_ptr<PreparedKernel> *out);
 Status prepareCast(const KernelView &v, std::unique_ptr<PreparedKernel> *out);
+Status prepareUnaryGrad(const KernelView &v, std::unique_ptr<PreparedKernel> *out);
 // QuantizeKernels.cpp
 Status prepareQuantize(const KernelView &v, std::unique_ptr<PreparedKernel> *out);
 // ContractionKernels.cpp
@@ -114,16 +115,22 @@ Status prepareGemm(const KernelView &v, std::unique_ptr<PreparedKernel> *out);
 Status prepareScaledMatMul(const KernelView &v, std::unique_ptr<PreparedKernel> *out);
 Status prepareScaledGemm(const KernelView &v, std::unique_ptr<PreparedKernel> *out);
 Status prepareConv(const KernelView &v, std::unique_ptr<PreparedKernel> *out);
-// PoolingKernels.cpp
+// PoolingKernels.cpp (and the pooling gradients)
 Status preparePool(const KernelView &v, std::unique_ptr<PreparedKernel> *out);
+Status preparePoolGrad(const KernelView &v, std::unique_ptr<PreparedKernel> *out);
 // NormalizationKernels.cpp
 Status prepareBatchNorm(const KernelView &v, std::unique_ptr<PreparedKernel> *out);
 Status prepareLayerNorm(const KernelView &v, std::unique_ptr<PreparedKernel> *out);
 Status prepareSoftmax(const KernelView &v, std::unique_ptr<PreparedKernel> *out);
-// ReductionKernels.cpp
+// NormalizationGradKernels.cpp
+Status prepareSoftmaxGrad(const KernelView &v, std::unique_ptr<PreparedKernel> *out);
+Status prepareLayerNormGrad(const KernelView &v, std::unique_ptr<PreparedKernel> *out);
+Status prepareBatchNormGrad(const KernelView &v, std::unique_ptr<PreparedKernel> *out);
+// ReductionKernels.cpp (and the loss gradients)
 Status prepareReduce(const KernelView &v, std::unique_ptr<PreparedKernel> *out);
 Status prepareLoss(const KernelView &v, std::unique_ptr<PreparedKernel> *out);
-// DataMovementKernels.cpp
+Status prepareLossGrad(const KernelView &v, std::unique_ptr<PreparedKernel> *out);
+// DataMovementKernels.cpp (and gather_grad, slice_grad)
 Status prepareCopy(const KernelView &v, std::unique_ptr<PreparedKernel> *out);
 Status prepareTranspose(const KernelView &v, std::unique_ptr<PreparedKernel> *out);
 Status prepareConcat(const KernelView &v, std::unique_ptr<PreparedKernel> *out);
@@ -133,17 +140,10 @@ Status prepareGather(const KernelView &v, std::unique_ptr<PreparedKernel> *out);
 Status prepareExpand(const KernelView &v, std::unique_ptr<PreparedKernel> *out);
 Status prepareTrilu(const KernelView &v, std::unique_ptr<PreparedKernel> *out);
 Status prepareFill(const KernelView &v, std::unique_ptr<PreparedKernel> *out);
-// DropoutKernels.cpp
-Status prepareDropout(const KernelView &v, std::unique_ptr<PreparedKernel> *out);
-// BackwardKernels.cpp
-Status prepareUnaryGrad(const KernelView &v, std::unique_ptr<PreparedKernel> *out);
-Status prepareSoftmaxGrad(const KernelView &v, std::unique_ptr<PreparedKernel> *out);
-Status prepareLayerNormGrad(const KernelView &v, std::unique_ptr<PreparedKernel> *out);
-Status prepareLossGrad(const KernelView &v, std::unique_ptr<PreparedKernel> *out);
 Status prepareGatherGrad(const KernelView &v, std::unique_ptr<PreparedKernel> *out);
 Status prepareSliceGrad(const KernelView &v, std::unique_ptr<PreparedKernel> *out);
-Status preparePoolGrad(const KernelView &v, std::unique_ptr<PreparedKernel> *out);
-Status prepareBatchNormGrad(const KernelView &v, std::unique_ptr<PreparedKernel> *out);
+// DropoutKernels.cpp
+Status prepareDropout(const KernelView &v, std::unique_ptr<PreparedKernel> *out);
 // ConvGradKernels.cpp
 Status prepareConvGrad(const KernelView &v, std::unique_ptr<PreparedKernel> *out);
 // TrainingKernels.cpp (loss scaling, norms, counters, FP8 scales)

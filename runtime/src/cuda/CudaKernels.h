@@ -51,12 +51,13 @@ Status prepareWith(const Context &c, const KernelView &v, std::unique_ptr<Prepar
   return Status::ok();
 }
 
-// Elementwise (ElementwiseKernels.cu).
+// Elementwise and unary_grad (ElementwiseKernels.cu).
 Status prepareUnary(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *);
 Status prepareBinary(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *);
 Status prepareWhere(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *);
 Status prepareCast(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *);
 Status prepareQuantize(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *);
+Status prepareUnaryGrad(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *);
 
 // Contractions through cuBLASLt (ContractionKernels.cu).
 Status prepareMatMul(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *);
@@ -102,22 +103,19 @@ Status prepareUpdateFp8Scale(const Context &, const KernelView &,
 Status prepareSoftmax(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *);
 Status prepareLayerNorm(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *);
 Status prepareBatchNorm(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *);
+// Their gradients (NormalizationGradKernels.cu).
+Status prepareSoftmaxGrad(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *);
+Status prepareLayerNormGrad(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *);
+Status prepareBatchNormGrad(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *);
 
-// Reductions and losses (ReductionKernels.cu).
+// Reductions, losses and the loss gradients (ReductionKernels.cu).
 Status prepareReduce(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *);
 Status prepareLoss(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *);
+Status prepareLossGrad(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *);
 
 // Pooling and its gradients (PoolingKernels.cu).
 Status preparePool(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *);
 Status preparePoolGrad(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *);
-
-// Gradients of the elementwise, softmax, norm and loss kinds
-// (BackwardKernels.cu).
-Status prepareUnaryGrad(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *);
-Status prepareSoftmaxGrad(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *);
-Status prepareLayerNormGrad(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *);
-Status prepareLossGrad(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *);
-Status prepareBatchNormGrad(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *);
 
 } // namespace cuda
 } // namespace rt

@@ -1,17 +1,23 @@
-//===- DataMovementKernels.cpp - copies, transposes and indexing ---------===//
+//===- DataMovementKernels.cpp - copies, indexing, gather_grad, slice_grad ===//
 //
 // These kernels move elements without arithmetic, so they work on raw
 // bytes (element size 1, 2, 4 or 8) whatever the dtype; only
 // constant_of_shape converts values (dropout is in DropoutKernels.cpp).
+// The gradients of gather and slice come last: gather_grad adds in double,
+// and slice_grad converts where dy's dtype is not dx's.
 //
 //===----------------------------------------------------------------------===//
 #include "cpu/Convert.h"
 #include "cpu/CpuKernels.h"
 #include "cpu/Parallel.h"
+#include "cpu/WholeTensor.h"
 
 #include "mptrt/Numerics.h"
+#include "ops/Backward.h"
 
+#include <algorithm>
 #include <cstring>
+#include <string>
 #include <vector>
 
 namespace mptrt {
@@ -225,6 +231,135 @@ Status runFill(const FillParams &p, const KernelArgs &args) {
   return Status::ok();
 }
 
+//===----------------------------------------------------------------------===//
+// gather_grad: ddata[o, a, n] = sum of dy[o, i, n] over the positions i with
+// idx[i] == a, in increasing i, in double, rounded once (0 where a is never
+// indexed). The positions are first grouped by row (a counting sort that
+// keeps their order); then each ddata row (o, a) is one unit of work, so
+// every element is summed by one thread in index order and the result does
+// not depend on the thread count.
+//===----------------------------------------------------------------------===//
+
+/// The indices, the counting sort's arrays, and per chunk a row and its
+/// double sums.
+struct GatherGradScratch {
+  int64_t *idx, *first, *uses, *next;
+  float *row;
+  double *acc;
+};
+GatherGradScratch gatherGradScratch(const GatherGradParams &p, Scratch &s) {
+  const int64_t row = maxChunks() * p.inner;
+  return {s.take<int64_t>(p.numIndices),
+          s.take<int64_t>(p.axisDim + 1),
+          s.take<int64_t>(p.numIndices),
+          s.take<int64_t>(p.axisDim),
+          s.take<float>(row),
+          s.take<double>(row)};
+}
+
+Status runGatherGrad(const GatherGradParams &p, const KernelArgs &args) {
+  const TensorArg &indices = args.operands[0], &dy = args.operands[1], &dd = args.results[0];
+  const DType dyt = dy.desc->dtype, ddt = dd.desc->dtype;
+  Scratch scratch(args.workspace);
+  const GatherGradScratch ws = gatherGradScratch(p, scratch);
+  int64_t *idx = ws.idx;
+  loadI64(indices.desc->dtype, indices.data, p.numIndices, idx);
+  for (int64_t i = 0; i < p.numIndices; ++i) {
+    if (idx[i] < -p.axisDim || idx[i] >= p.axisDim)
+      return Status::error("index " + std::to_string(idx[i]) + " at position " + std::to_string(i) +
+                           " is outside [-" + std::to_string(p.axisDim) + ", " +
+                           std::to_string(p.axisDim) + ")");
+    if (idx[i] < 0)
+      idx[i] += p.axisDim;
+  }
+  // uses[first[a] .. first[a + 1]) are the positions i with idx[i] == a,
+  // in increasing order.
+  int64_t *first = ws.first, *uses = ws.uses, *next = ws.next;
+  std::fill(first, first + p.axisDim + 1, int64_t{0});
+  for (int64_t i = 0; i < p.numIndices; ++i)
+    ++first[idx[i] + 1];
+  for (int64_t a = 0; a < p.axisDim; ++a)
+    first[a + 1] += first[a];
+  std::copy(first, first + p.axisDim, next);
+  for (int64_t i = 0; i < p.numIndices; ++i)
+    uses[next[idx[i]]++] = i;
+
+  const int64_t elementSize = dd.desc->elementSize();
+  auto zeroRow = [&](int64_t unit) { // zero bytes are +0.0 in every float format
+    std::memset(static_cast<uint8_t *>(dd.data) + unit * p.inner * elementSize, 0,
+                static_cast<size_t>(p.inner * elementSize));
+  };
+  // A row: a load and an add per use and column, a rounding and a store
+  // per column.
+  const int64_t usesPerRow = p.axisDim ? p.numIndices / p.axisDim : 0;
+  parallelForChunks(p.outer * p.axisDim, grainForCost((2 * usesPerRow + 2) * p.inner),
+                    [&](int64_t chunk, int64_t begin, int64_t end) {
+                      float *row = ws.row + chunk * p.inner;
+                      double *acc = ws.acc + chunk * p.inner;
+                      for (int64_t unit = begin; unit < end; ++unit) {
+                        const int64_t o = unit / p.axisDim, a = unit % p.axisDim;
+                        if (first[a] == first[a + 1]) { // never indexed
+                          zeroRow(unit);
+                          continue;
+                        }
+                        std::fill(acc, acc + p.inner, 0.0);
+                        for (int64_t u = first[a]; u < first[a + 1]; ++u) {
+                          loadF32(dyt,
+                                  elementPtr(dy.data, dyt, (o * p.numIndices + uses[u]) * p.inner),
+                                  p.inner, row);
+                          for (int64_t c = 0; c < p.inner; ++c)
+                            acc[c] += row[c];
+                        }
+                        for (int64_t c = 0; c < p.inner; ++c)
+                          row[c] = static_cast<float>(acc[c]);
+                        storeF32(row, p.inner, ddt, elementPtr(dd.data, ddt, unit * p.inner));
+                      }
+                    });
+  return Status::ok();
+}
+
+//===----------------------------------------------------------------------===//
+// slice_grad: dx = 0, then dy's element at output index o goes to dx at
+// start + o * step per axis (the element the forward slice read).
+//===----------------------------------------------------------------------===//
+
+Status runSliceGrad(const SliceParams &p, const KernelArgs &args) {
+  const TensorArg &dy = args.operands[0], &dx = args.results[0];
+  const DType dyt = dy.desc->dtype, dxt = dx.desc->dtype;
+  zeroFill(dx);
+  int64_t base = 0; // dx offset of dy's element 0
+  for (int d = 0; d < p.rank; ++d)
+    base += p.start[d] * p.inStride[d];
+  const int64_t size = dy.desc->elementSize();
+  const uint8_t *src = static_cast<const uint8_t *>(dy.data);
+  uint8_t *dst = static_cast<uint8_t *>(dx.data);
+  parallelFor(p.numel, grainForCost(2), [&](int64_t begin, int64_t end) {
+    int64_t index[kMaxRank];
+    int64_t offset = base, rest = begin;
+    for (int d = p.rank - 1; d >= 0; --d) {
+      index[d] = rest % p.outShape[d];
+      rest /= p.outShape[d];
+      offset += index[d] * p.step[d] * p.inStride[d];
+    }
+    for (int64_t i = begin; i < end; ++i) {
+      if (dyt == dxt) {
+        std::memcpy(dst + offset * size, src + i * size, size);
+      } else {
+        const float v = loadOneF32(dyt, dy.data, i);
+        storeF32(&v, 1, dxt, elementPtr(dx.data, dxt, offset));
+      }
+      for (int d = p.rank - 1; d >= 0; --d) {
+        offset += p.step[d] * p.inStride[d];
+        if (++index[d] < p.outShape[d])
+          break;
+        offset -= p.step[d] * p.inStride[d] * p.outShape[d];
+        index[d] = 0;
+      }
+    }
+  });
+  return Status::ok();
+}
+
 } // namespace
 
 Status prepareCopy(const KernelView &v, std::unique_ptr<PreparedKernel> *out) {
@@ -254,6 +389,14 @@ Status prepareTrilu(const KernelView &v, std::unique_ptr<PreparedKernel> *out) {
 }
 Status prepareFill(const KernelView &v, std::unique_ptr<PreparedKernel> *out) {
   return prepareWith<FillParams>(v, out, decodeFill, runFill);
+}
+Status prepareGatherGrad(const KernelView &v, std::unique_ptr<PreparedKernel> *out) {
+  return prepareWith<GatherGradParams>(
+      v, out, decodeGatherGrad, runGatherGrad,
+      scratchBytes<GatherGradParams, GatherGradScratch, gatherGradScratch>);
+}
+Status prepareSliceGrad(const KernelView &v, std::unique_ptr<PreparedKernel> *out) {
+  return prepareWith<SliceParams>(v, out, decodeSliceGrad, runSliceGrad);
 }
 
 } // namespace cpu

@@ -1,8 +1,7 @@
 //===- DataMovementKernels.cu - copies, indexing, dropout, gather/slice grad ===//
 //
-// The CUDA twins of kernels/datamovement/DataMovementKernels.cpp,
-// kernels/elementwise/DropoutKernels.cpp and the gather_grad / slice_grad kernels of
-// kernels/backward/BackwardKernels.cpp.
+// The CUDA twins of kernels/datamovement/DataMovementKernels.cpp (with its
+// gather_grad and slice_grad) and kernels/elementwise/DropoutKernels.cpp.
 //
 // Kernels that only move elements work on raw elements of 1, 2, 4 or 8
 // bytes whatever the dtype (plan tensors are 64-byte aligned, so typed

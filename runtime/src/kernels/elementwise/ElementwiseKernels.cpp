@@ -1,4 +1,4 @@
-//===- ElementwiseKernels.cpp - unary, binary, where, cast on the CPU ----===//
+//===- ElementwiseKernels.cpp - unary, binary, where, cast, unary_grad ----===//
 //
 // Every kernel here walks the output in blocks of kBlock elements: load the
 // block's inputs into float (or int64) buffers, compute, store the block in
@@ -12,6 +12,7 @@
 #include "cpu/Parallel.h"
 #include "kernels/elementwise/BinaryMath.h"
 #include "kernels/elementwise/UnaryMath.h"
+#include "ops/Backward.h"
 
 #include <algorithm>
 #include <cmath>
@@ -243,6 +244,54 @@ Status runCast(const CastParams &p, const KernelArgs &args) {
   return Status::ok();
 }
 
+//===----------------------------------------------------------------------===//
+// unary_grad: dx = f'(x) * dy, with kernels/elementwise/UnaryMath.h's rules.
+//===----------------------------------------------------------------------===//
+
+/// dy[i] = f'(x[i]) * dy[i].
+void unaryGradF32(const UnaryGradParams &p, const math::UnaryConsts &c, const float *x, float *dy,
+                  int64_t n) {
+  switch (p.op) {
+#define MPTRT_UNARY_FUNCTION(Name, ...)                                                            \
+  case UnaryOp::Name:                                                                              \
+    for (int64_t i = 0; i < n; ++i)                                                                \
+      dy[i] = math::Name<math::HostLibm>::grad(x[i], dy[i], c);                                    \
+    return;
+#include "mptrt/generated/UnaryKinds.def"
+  }
+}
+
+/// Whether f' costs like a transcendental function.
+bool transcendentalGrad(UnaryOp op) {
+  switch (op) {
+#define MPTRT_UNARY_FUNCTION(Name, kind, kernel, attrs, floating, integer, transcendental, grad,   \
+                             positive)                                                             \
+  case UnaryOp::Name:                                                                              \
+    return transcendental;
+#include "mptrt/generated/UnaryKinds.def"
+  }
+  return true;
+}
+
+Status runUnaryGrad(const UnaryGradParams &p, const KernelArgs &args) {
+  const TensorArg &x = args.operands[0], &dy = args.operands[1], &dx = args.results[0];
+  const DType xt = x.desc->dtype, dyt = dy.desc->dtype, dxt = dx.desc->dtype;
+  const bool cheap = !transcendentalGrad(p.op);
+  const math::UnaryConsts c = math::unaryConstsOf(p);
+  // An element: two loads, f' (a transcendental function is ~8) and a store.
+  parallelFor(p.numel, grainForCost(cheap ? 2 : 10), [&](int64_t begin, int64_t end) {
+    float xs[kBlock], gs[kBlock];
+    for (int64_t i = begin; i < end; i += kBlock) {
+      const int64_t m = std::min(kBlock, end - i);
+      loadF32(xt, elementPtr(x.data, xt, i), m, xs);
+      loadF32(dyt, elementPtr(dy.data, dyt, i), m, gs);
+      unaryGradF32(p, c, xs, gs, m);
+      storeF32(gs, m, dxt, elementPtr(dx.data, dxt, i));
+    }
+  });
+  return Status::ok();
+}
+
 } // namespace
 
 void broadcastOffsets(const BroadcastIndex &bc, int64_t start, int64_t m, int64_t *const *offsets) {
@@ -285,6 +334,9 @@ Status prepareWhere(const KernelView &v, std::unique_ptr<PreparedKernel> *out) {
 }
 Status prepareCast(const KernelView &v, std::unique_ptr<PreparedKernel> *out) {
   return prepareWith<CastParams>(v, out, decodeCast, runCast);
+}
+Status prepareUnaryGrad(const KernelView &v, std::unique_ptr<PreparedKernel> *out) {
+  return prepareWith<UnaryGradParams>(v, out, decodeUnaryGrad, runUnaryGrad);
 }
 
 } // namespace cpu

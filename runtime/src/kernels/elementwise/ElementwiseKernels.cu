@@ -1,4 +1,4 @@
-//===- ElementwiseKernels.cu - unary, binary, where, cast, quantize -------===//
+//===- ElementwiseKernels.cu - unary, binary, where, cast, quantize, grad ===//
 //
 // One thread per output element (grid-stride loops). Each element is loaded
 // into float32 (int64 for integer kernels), computed with the CPU backend's
@@ -7,6 +7,8 @@
 // tanhf, powf: within 2 ulp of the correctly rounded result; glibc's are
 // within 1), so f32 results may differ from the CPU's in the last bit or
 // two; everything else, rounding included, is bit for bit the CPU's.
+// unary_grad, the gradient of unary (last), evaluates exp, erf and tanh in
+// double instead (see its section).
 //
 //===----------------------------------------------------------------------===//
 #include "cuda/CpuMath.cuh"
@@ -14,6 +16,7 @@
 #include "cuda/Device.cuh"
 #include "kernels/elementwise/BinaryMath.h"
 #include "kernels/elementwise/UnaryMath.h"
+#include "ops/Backward.h"
 
 #include <cmath>
 
@@ -225,6 +228,40 @@ Status runQuantize(const Context &c, const QuantizeParams &p, const KernelArgs &
   return launched("quantize kernel");
 }
 
+//===----------------------------------------------------------------------===//
+// unary_grad: dx = f'(x) * dy, one thread per element, with
+// kernels/elementwise/UnaryMath.h's rules. exp, erf and tanh are evaluated
+// in double and rounded once (CpuLikeLibm), so they agree with glibc's
+// wherever it rounds correctly.
+//===----------------------------------------------------------------------===//
+
+__device__ inline float unaryGrad(UnaryOp op, const math::UnaryConsts &c, float x, float g) {
+  switch (op) {
+#define MPTRT_UNARY_FUNCTION(Name, ...)                                                            \
+  case UnaryOp::Name:                                                                              \
+    return math::Name<CpuLikeLibm>::grad(x, g, c);
+#include "mptrt/generated/UnaryKinds.def"
+  }
+  return g;
+}
+
+__global__ void unaryGradKernel(UnaryOp op, math::UnaryConsts c, DType xt, const void *x, DType gt,
+                                const void *dy, DType ot, void *dx, int64_t n) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
+       i += int64_t(gridDim.x) * blockDim.x)
+    storeF32(ot, dx, i, unaryGrad(op, c, loadF32(xt, x, i), loadF32(gt, dy, i)));
+}
+
+Status runUnaryGrad(const Context &c, const UnaryGradParams &p, const KernelArgs &args) {
+  const TensorArg &x = args.operands[0], &dy = args.operands[1], &dx = args.results[0];
+  if (p.numel == 0)
+    return Status::ok();
+  unaryGradKernel<<<blocksFor(c, p.numel), kThreads, 0, streamOf(c)>>>(
+      p.op, math::unaryConstsOf(p), x.desc->dtype, x.data, dy.desc->dtype, dy.data, dx.desc->dtype,
+      dx.data, p.numel);
+  return launched("unary_grad kernel");
+}
+
 } // namespace
 
 Status prepareUnary(const Context &c, const KernelView &v, std::unique_ptr<PreparedKernel> *out) {
@@ -242,6 +279,10 @@ Status prepareCast(const Context &c, const KernelView &v, std::unique_ptr<Prepar
 Status prepareQuantize(const Context &c, const KernelView &v,
                        std::unique_ptr<PreparedKernel> *out) {
   return prepareWith<QuantizeParams>(c, v, out, decodeQuantize, runQuantize);
+}
+Status prepareUnaryGrad(const Context &c, const KernelView &v,
+                        std::unique_ptr<PreparedKernel> *out) {
+  return prepareWith<UnaryGradParams>(c, v, out, decodeUnaryGrad, runUnaryGrad);
 }
 
 } // namespace cuda

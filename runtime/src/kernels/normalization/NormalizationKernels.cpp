@@ -11,6 +11,7 @@
 #include "cpu/Convert.h"
 #include "cpu/CpuKernels.h"
 #include "cpu/Parallel.h"
+#include "cpu/WholeTensor.h"
 
 #include <algorithm>
 #include <cmath>
@@ -20,12 +21,6 @@ namespace rt {
 namespace cpu {
 
 namespace {
-
-/// A small tensor (per-channel parameters) widened into `out`.
-const float *widen(const TensorArg &t, float *out) {
-  loadF32(t.desc->dtype, t.data, t.desc->numel, out);
-  return out;
-}
 
 //===----------------------------------------------------------------------===//
 // batch_norm (running statistics) and batch_norm_train (batch statistics):

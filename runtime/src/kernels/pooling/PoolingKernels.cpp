@@ -1,4 +1,4 @@
-//===- PoolingKernels.cpp - max, average and global average pool ---------===//
+//===- PoolingKernels.cpp - max, average, global average pool and grads ---===//
 //
 // One (n, c) plane at a time, planes split over the cores. For each output
 // position o the window covers input positions
@@ -7,13 +7,16 @@
 // padding (an all-padding window gives -inf, or the integer minimum);
 // average divides by the in-input count, or with count_include_pad by the
 // count inside the explicitly padded extent [-padBegin, in + padEnd)
-// (positions that ceil_mode adds beyond it never count).
+// (positions that ceil_mode adds beyond it never count). The gradients
+// (max_pool_grad, average_pool_grad) come last and walk the same windows.
 //
 //===----------------------------------------------------------------------===//
 #include "cpu/Convert.h"
 #include "cpu/CpuKernels.h"
 #include "cpu/Parallel.h"
+#include "ops/Backward.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -115,11 +118,142 @@ Status runPool(const PoolParams &p, const KernelArgs &args) {
   return Status::ok();
 }
 
+//===----------------------------------------------------------------------===//
+// max_pool_grad and average_pool_grad, one (n, c) plane at a time, planes
+// split over the cores. The windows are the forward's (above); output
+// positions are visited in row-major order and each adds into dx:
+//   max:      all of dy[o] to the first maximum of the window (row-major
+//             window order; the first NaN if there is one); an all-padding
+//             window passes nothing on
+//   average:  dy[o] / count to every window position inside the input,
+//             count as in the forward (in-input, or with count_include_pad
+//             inside [-padBegin, in + padEnd))
+// The plane's sums (and dy / count) are in double, rounded once.
+//===----------------------------------------------------------------------===//
+
+void poolGradPlane(const PoolParams &p, const float *x, const float *dy, double *dx) {
+  const int nsp = p.spatialRank;
+  int64_t kernelCount = 1;
+  for (int d = 0; d < nsp; ++d)
+    kernelCount *= p.kernel[d];
+  std::fill(dx, dx + p.inSize, 0.0);
+  int64_t o[kMaxRank] = {}; // output position, stepped row-major
+  for (int64_t i = 0; i < p.outSize; ++i) {
+    // Pass 1: the divisor (average) or the first maximum (max).
+    int64_t valid = 0, padded = 0, argmax = -1;
+    float best = 0.0f;
+    int64_t j[kMaxRank] = {}; // window position
+    for (int64_t w = 0; w < kernelCount; ++w) {
+      int64_t offset = 0;
+      bool inside = true, inPadded = true;
+      for (int d = 0; d < nsp; ++d) {
+        const int64_t pos = o[d] * p.strides[d] - p.padsBegin[d] + j[d] * p.dilations[d];
+        inside = inside && pos >= 0 && pos < p.in[d];
+        inPadded = inPadded && pos >= -p.padsBegin[d] && pos < p.in[d] + p.padsEnd[d];
+        offset = offset * p.in[d] + pos;
+      }
+      padded += inPadded;
+      if (inside) {
+        ++valid;
+        if (p.kind == PoolKind::Max) {
+          const float v = x[offset];
+          if (argmax < 0 || v > best || (v != v && best == best)) {
+            argmax = offset;
+            best = v;
+          }
+        }
+      }
+      for (int d = nsp - 1; d >= 0; --d) {
+        if (++j[d] < p.kernel[d])
+          break;
+        j[d] = 0;
+      }
+    }
+    if (p.kind == PoolKind::Max) {
+      if (argmax >= 0)
+        dx[argmax] += dy[i];
+    } else if (valid) {
+      // Pass 2: spread dy over the in-input positions.
+      const int64_t count = p.countIncludePad ? padded : valid;
+      const double share = dy[i] / static_cast<double>(count);
+      std::fill(j, j + nsp, 0);
+      for (int64_t w = 0; w < kernelCount; ++w) {
+        int64_t offset = 0;
+        bool inside = true;
+        for (int d = 0; d < nsp; ++d) {
+          const int64_t pos = o[d] * p.strides[d] - p.padsBegin[d] + j[d] * p.dilations[d];
+          inside = inside && pos >= 0 && pos < p.in[d];
+          offset = offset * p.in[d] + pos;
+        }
+        if (inside)
+          dx[offset] += share;
+        for (int d = nsp - 1; d >= 0; --d) {
+          if (++j[d] < p.kernel[d])
+            break;
+          j[d] = 0;
+        }
+      }
+    }
+    for (int d = nsp - 1; d >= 0; --d) {
+      if (++o[d] < p.out[d])
+        break;
+      o[d] = 0;
+    }
+  }
+}
+
+/// Per chunk: a plane of x (max only), of dy, of dx and its double sums.
+struct PoolGradScratch {
+  float *x, *g, *out;
+  double *acc;
+};
+PoolGradScratch poolGradScratch(const PoolParams &p, Scratch &s) {
+  const int64_t k = maxChunks();
+  return {s.take<float>(p.kind == PoolKind::Max ? k * p.inSize : 0), s.take<float>(k * p.outSize),
+          s.take<float>(k * p.inSize), s.take<double>(k * p.inSize)};
+}
+
+Status runPoolGrad(const PoolParams &p, const KernelArgs &args) {
+  const bool isMax = p.kind == PoolKind::Max;
+  const TensorArg &dy = args.operands[isMax ? 1 : 0], &dx = args.results[0];
+  const DType dyt = dy.desc->dtype, dxt = dx.desc->dtype;
+  const DType xt = isMax ? args.operands[0].desc->dtype : DType::F32;
+  const int64_t planes = p.N * p.C;
+  int64_t kernelCount = 1;
+  for (int d = 0; d < p.spatialRank; ++d)
+    kernelCount *= p.kernel[d];
+  // A plane: its loads and store plus ~10 operations per window position
+  // (average pooling walks each window twice).
+  Scratch scratch(args.workspace);
+  const PoolGradScratch ws = poolGradScratch(p, scratch);
+  parallelForChunks(planes, grainForCost(2 * p.inSize + p.outSize + 10 * p.outSize * kernelCount),
+                    [&](int64_t chunk, int64_t begin, int64_t end) {
+                      float *x = isMax ? ws.x + chunk * p.inSize : nullptr,
+                            *g = ws.g + chunk * p.outSize, *out = ws.out + chunk * p.inSize;
+                      double *acc = ws.acc + chunk * p.inSize;
+                      for (int64_t plane = begin; plane < end; ++plane) {
+                        if (isMax)
+                          loadF32(xt, elementPtr(args.operands[0].data, xt, plane * p.inSize),
+                                  p.inSize, x);
+                        loadF32(dyt, elementPtr(dy.data, dyt, plane * p.outSize), p.outSize, g);
+                        poolGradPlane(p, x, g, acc);
+                        for (int64_t i = 0; i < p.inSize; ++i)
+                          out[i] = static_cast<float>(acc[i]);
+                        storeF32(out, p.inSize, dxt, elementPtr(dx.data, dxt, plane * p.inSize));
+                      }
+                    });
+  return Status::ok();
+}
+
 } // namespace
 
 Status preparePool(const KernelView &v, std::unique_ptr<PreparedKernel> *out) {
   return prepareWith<PoolParams>(v, out, decodePool, runPool,
                                  scratchBytes<PoolParams, PoolScratch, poolScratch>);
+}
+Status preparePoolGrad(const KernelView &v, std::unique_ptr<PreparedKernel> *out) {
+  return prepareWith<PoolParams>(v, out, decodePoolGrad, runPoolGrad,
+                                 scratchBytes<PoolParams, PoolGradScratch, poolGradScratch>);
 }
 
 } // namespace cpu

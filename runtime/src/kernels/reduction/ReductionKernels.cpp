@@ -1,8 +1,10 @@
-//===- ReductionKernels.cpp - reduce_* and the classification losses -----===//
+//===- ReductionKernels.cpp - reduce_*, the losses and their grads --------===//
 #include "cpu/Convert.h"
 #include "cpu/CpuKernels.h"
 #include "cpu/LossInputs.h"
 #include "cpu/Parallel.h"
+#include "cpu/WholeTensor.h"
+#include "ops/Backward.h"
 
 #include <algorithm>
 #include <cmath>
@@ -258,6 +260,107 @@ Status runLoss(const LossParams &p, const KernelArgs &args) {
   return Status::ok();
 }
 
+//===----------------------------------------------------------------------===//
+// softmax_cross_entropy_loss_grad and nll_loss_grad. Per sample s with
+// label t (not ignored), factor = w[t] * g with
+//   g = dloss / sum of w[label] over non-ignored samples   (mean)
+//       dloss                                              (sum)
+//       dloss[s]                                           (none)
+// then dscores[s, c] = (exp(log_prob[s, c]) - [c == t]) * factor and
+// dinput[s, t] = -factor (0 at the other classes). Ignored samples get 0.
+// The mean's denominator accumulates in double, as the forward loss's does.
+//===----------------------------------------------------------------------===//
+
+/// The labels, class weights, upstream gradient (one value, or one per
+/// sample) and per-sample factors; per chunk a row of C classes and its
+/// offsets.
+struct LossGradScratch {
+  int64_t *label;
+  float *weights, *upstream, *factor, *row;
+  int64_t *offsets;
+};
+LossGradScratch lossGradScratch(const LossGradParams &p, Scratch &s) {
+  const int64_t samples = p.N * p.D, row = maxChunks() * p.C;
+  return {
+      s.take<int64_t>(samples), s.take<float>(p.C), s.take<float>(std::max<int64_t>(samples, 1)),
+      s.take<float>(samples),   s.take<float>(row), s.take<int64_t>(row)};
+}
+
+Status runLossGrad(const LossGradParams &p, const KernelArgs &args) {
+  const size_t first = p.fromLogits ? 1 : 0;
+  const TensorArg &labels = args.operands[first];
+  const TensorArg &dloss = args.operands[args.operands.size() - 1];
+  const TensorArg &out = args.results[0];
+  const DType ot = out.desc->dtype;
+  const int64_t samples = p.N * p.D;
+  Scratch scratch(args.workspace);
+  const LossGradScratch ws = lossGradScratch(p, scratch);
+  // Labels first: a bad one fails the run before anything is written.
+  int64_t *label = ws.label;
+  MPTRT_TRY(loadLabels(p, labels, label));
+  float *weights = ws.weights;
+  loadClassWeights(p, &args.operands[first + 1], weights);
+  const float *upstream = widen(dloss, ws.upstream);
+
+  // factor[s] = w[t] * g, 0 for ignored samples.
+  float *factor = ws.factor;
+  std::fill(factor, factor + samples, 0.0f);
+  double weightSum = 0;
+  for (int64_t s = 0; s < samples; ++s)
+    if (!(p.hasIgnoreIndex && label[s] == p.ignoreIndex))
+      weightSum += weights[label[s]];
+  for (int64_t s = 0; s < samples; ++s) {
+    if (p.hasIgnoreIndex && label[s] == p.ignoreIndex)
+      continue;
+    float g = upstream[0];
+    if (p.reduction == Reduction::None)
+      g = upstream[s];
+    else if (p.reduction == Reduction::Mean)
+      g = static_cast<float>(static_cast<double>(upstream[0]) / weightSum);
+    factor[s] = weights[label[s]] * g;
+  }
+
+  if (!p.fromLogits) { // nll_loss_grad: one non-zero per sample
+    zeroFill(out);
+    for (int64_t s = 0; s < samples; ++s) {
+      if (p.hasIgnoreIndex && label[s] == p.ignoreIndex)
+        continue;
+      const float v = -factor[s];
+      const int64_t n = s / p.D, d = s % p.D;
+      storeF32(&v, 1, ot, elementPtr(out.data, ot, (n * p.C + label[s]) * p.D + d));
+    }
+    return Status::ok();
+  }
+
+  const TensorArg &logProb = args.operands[0];
+  const DType lt = logProb.desc->dtype;
+  // A sample: a gather of its C log-probabilities, an exp each, a store.
+  parallelForChunks(samples, grainForCost(12 * p.C),
+                    [&](int64_t chunk, int64_t begin, int64_t end) {
+                      float *row = ws.row + chunk * p.C;
+                      int64_t *offsets = ws.offsets + chunk * p.C;
+                      for (int64_t s = begin; s < end; ++s) {
+                        const int64_t n = s / p.D, d = s % p.D;
+                        for (int64_t c = 0; c < p.C; ++c)
+                          offsets[c] = (n * p.C + c) * p.D + d;
+                        if (p.hasIgnoreIndex && label[s] == p.ignoreIndex) {
+                          std::fill(row, row + p.C, 0.0f);
+                        } else {
+                          gatherF32(lt, logProb.data, offsets, p.C, row);
+                          for (int64_t c = 0; c < p.C; ++c)
+                            row[c] = (std::exp(row[c]) - (c == label[s] ? 1.0f : 0.0f)) * factor[s];
+                        }
+                        if (p.D == 1) {
+                          storeF32(row, p.C, ot, elementPtr(out.data, ot, s * p.C));
+                          continue;
+                        }
+                        for (int64_t c = 0; c < p.C; ++c)
+                          storeF32(&row[c], 1, ot, elementPtr(out.data, ot, offsets[c]));
+                      }
+                    });
+  return Status::ok();
+}
+
 } // namespace
 
 Status prepareReduce(const KernelView &v, std::unique_ptr<PreparedKernel> *out) {
@@ -267,6 +370,11 @@ Status prepareReduce(const KernelView &v, std::unique_ptr<PreparedKernel> *out) 
 Status prepareLoss(const KernelView &v, std::unique_ptr<PreparedKernel> *out) {
   return prepareWith<LossParams>(v, out, decodeLoss, runLoss,
                                  scratchBytes<LossParams, LossScratch, lossScratch>);
+}
+Status prepareLossGrad(const KernelView &v, std::unique_ptr<PreparedKernel> *out) {
+  return prepareWith<LossGradParams>(
+      v, out, decodeLossGrad, runLossGrad,
+      scratchBytes<LossGradParams, LossGradScratch, lossGradScratch>);
 }
 
 } // namespace cpu

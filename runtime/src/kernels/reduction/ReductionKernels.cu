@@ -1,14 +1,16 @@
-//===- ReductionKernels.cu - reduce_* and the classification losses -------===//
+//===- ReductionKernels.cu - reduce_*, the losses and their grads ---------===//
 //
 // The CPU's formulas (kernels/reduction/ReductionKernels.cpp), one block per output
 // element (reduce_*) or per sample (the losses), folded by BlockReduce.cuh's
 // fixed tree: float sums in double, integer sums in wrapping int64, rounded
-// once into the result's dtype.
+// once into the result's dtype. The loss gradients (last) write one output
+// element per thread.
 //
 //===----------------------------------------------------------------------===//
 #include "cuda/BlockReduce.cuh"
 #include "cuda/CpuMath.cuh"
 #include "cuda/CudaKernels.h"
+#include "ops/Backward.h"
 
 #include <cmath>
 
@@ -277,6 +279,118 @@ Status runLoss(const Context &c, const LossParams &p, const KernelArgs &args) {
   return Status::ok();
 }
 
+//===----------------------------------------------------------------------===//
+// softmax_cross_entropy_loss_grad and nll_loss_grad. Per sample s with
+// label t (not ignored), factor = w[t] * g with
+//   g = float(dloss / sum of w[label] over non-ignored samples)   (mean)
+//       dloss                                                     (sum)
+//       dloss[s]                                                  (none)
+// then dscores[s, c] = (exp(log_prob[s, c]) - [c == t]) * factor and
+// dinput[s, t] = -factor, 0 elsewhere and for ignored samples. For "mean"
+// one block first adds the weights in double into the workspace; then one
+// thread per output element writes it (every element exactly once).
+// A label outside [0, C) that is not the ignore index raises
+// LabelOutOfRange and counts as ignored.
+//===----------------------------------------------------------------------===//
+
+struct LossGradTensors {
+  DType pt, lt, wt, gt, ot;
+  const void *logProb, *labels, *weights, *dloss;
+  void *out;
+  double *weightSum; // workspace, "mean" only
+  DeviceErrorRecord *errorWord;
+};
+
+/// The label of sample s, or -1 when it is ignored or out of range.
+__device__ inline int64_t lossLabel(const LossGradParams &p, const LossGradTensors &t, int64_t s) {
+  const int64_t label = loadI64(t.lt, t.labels, s);
+  if (p.hasIgnoreIndex && label == p.ignoreIndex)
+    return -1;
+  if (label < 0 || label >= p.C)
+    return -1;
+  return label;
+}
+
+__global__ void lossGradWeightSumKernel(LossGradParams p, LossGradTensors t) {
+  __shared__ double shared[kThreads];
+  const Share sh = shareOf(p.N * p.D);
+  double local = 0;
+  for (int64_t s = sh.begin; s < sh.end; ++s) {
+    const int64_t label = lossLabel(p, t, s);
+    if (label >= 0)
+      local += p.hasWeights ? loadF32(t.wt, t.weights, label) : 1.0f;
+  }
+  const double total = blockReduce<double>(local, shared, AddOp{});
+  if (threadIdx.x == 0)
+    *t.weightSum = total;
+}
+
+__global__ void lossGradKernel(LossGradParams p, LossGradTensors t) {
+  const int64_t n = p.N * p.C * p.D;
+  for (int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; e < n;
+       e += int64_t(gridDim.x) * blockDim.x) {
+    const int64_t d = e % p.D, c = (e / p.D) % p.C, sampleN = e / (p.D * p.C);
+    const int64_t s = sampleN * p.D + d;
+    const int64_t raw = loadI64(t.lt, t.labels, s);
+    const int64_t label = lossLabel(p, t, s);
+    if (label < 0 && !(p.hasIgnoreIndex && raw == p.ignoreIndex) && c == 0)
+      raise(t.errorWord, DeviceError::LabelOutOfRange, raw, s, p.C);
+    float v = 0.0f;
+    if (label >= 0) {
+      float g;
+      if (p.reduction == Reduction::None)
+        g = loadF32(t.gt, t.dloss, s);
+      else if (p.reduction == Reduction::Sum)
+        g = loadF32(t.gt, t.dloss, 0);
+      else
+        g = static_cast<float>(static_cast<double>(loadF32(t.gt, t.dloss, 0)) / *t.weightSum);
+      const float w = p.hasWeights ? loadF32(t.wt, t.weights, label) : 1.0f;
+      const float factor = w * g;
+      if (p.fromLogits)
+        v = (expAsCpu(loadF32(t.pt, t.logProb, e)) - (c == label ? 1.0f : 0.0f)) * factor;
+      else
+        v = c == label ? -factor : 0.0f;
+    }
+    storeF32(t.ot, t.out, e, v);
+  }
+}
+
+uint64_t lossGradWorkspace(const LossGradParams &p) {
+  return p.reduction == Reduction::Mean ? sizeof(double) : 0;
+}
+
+Status runLossGrad(const Context &c, const LossGradParams &p, const KernelArgs &args) {
+  const size_t first = p.fromLogits ? 1 : 0;
+  LossGradTensors t{};
+  if (p.fromLogits) {
+    t.pt = args.operands[0].desc->dtype;
+    t.logProb = args.operands[0].data;
+  }
+  t.lt = args.operands[first].desc->dtype;
+  t.labels = args.operands[first].data;
+  if (p.hasWeights) {
+    t.wt = args.operands[first + 1].desc->dtype;
+    t.weights = args.operands[first + 1].data;
+  }
+  const TensorArg &dloss = args.operands[args.operands.size() - 1];
+  t.gt = dloss.desc->dtype;
+  t.dloss = dloss.data;
+  t.ot = args.results[0].desc->dtype;
+  t.out = args.results[0].data;
+  t.weightSum = static_cast<double *>(args.workspace);
+  t.errorWord = c.errorWord;
+  const int64_t n = p.N * p.C * p.D;
+  if (n == 0)
+    return Status::ok();
+  cudaStream_t stream = streamOf(c);
+  if (p.reduction == Reduction::Mean) {
+    lossGradWeightSumKernel<<<1, kThreads, 0, stream>>>(p, t);
+    MPTRT_TRY(launched("loss grad weight-sum kernel"));
+  }
+  lossGradKernel<<<blocksFor(c, n), kThreads, 0, stream>>>(p, t);
+  return launched("loss grad kernel");
+}
+
 } // namespace
 
 Status prepareReduce(const Context &c, const KernelView &v, std::unique_ptr<PreparedKernel> *out) {
@@ -287,6 +401,14 @@ Status prepareLoss(const Context &c, const KernelView &v, std::unique_ptr<Prepar
   MPTRT_TRY(decodeLoss(v, &p));
   const uint64_t bytes = lossWorkspace(p);
   *out = std::make_unique<ParamsKernel<LossParams>>(c, p, runLoss, bytes);
+  return Status::ok();
+}
+Status prepareLossGrad(const Context &c, const KernelView &v,
+                       std::unique_ptr<PreparedKernel> *out) {
+  LossGradParams p;
+  MPTRT_TRY(decodeLossGrad(v, &p));
+  const uint64_t bytes = lossGradWorkspace(p);
+  *out = std::make_unique<ParamsKernel<LossGradParams>>(c, p, runLossGrad, bytes);
   return Status::ok();
 }
 

@@ -1,9 +1,9 @@
-//===- BackwardKernels.cu - unary, softmax, norm and loss gradients -------===//
+//===- NormalizationGradKernels.cu - softmax, layer and batch norm grads --===//
 //
-// The CPU's formulas (kernels/backward/BackwardKernels.cpp). Elementwise arithmetic is
-// float32; every sum, and the arithmetic that combines a sum with the
-// elements, is double, as on the CPU; each result is rounded once. Row sums
-// use BlockReduce.cuh's fixed tree. The per-column sums of layer_norm_grad
+// The CPU's formulas (kernels/normalization/NormalizationGradKernels.cpp).
+// Every sum, and the arithmetic that combines a sum with the elements, is
+// double, as on the CPU; each result is rounded once. Row sums use
+// BlockReduce.cuh's fixed tree. The per-column sums of layer_norm_grad
 // (dscale, dbias) give each column to one thread that adds the rows in
 // order, exactly the CPU's sum.
 //
@@ -11,7 +11,6 @@
 #include "cuda/BlockReduce.cuh"
 #include "cuda/CpuMath.cuh"
 #include "cuda/CudaKernels.h"
-#include "kernels/elementwise/UnaryMath.h"
 #include "ops/Backward.h"
 
 #include <cmath>
@@ -20,40 +19,6 @@ namespace mptrt {
 namespace rt {
 namespace cuda {
 namespace {
-
-//===----------------------------------------------------------------------===//
-// unary_grad: dx = f'(x) * dy, one thread per element, with
-// kernels/elementwise/UnaryMath.h's rules. exp, erf and tanh are evaluated
-// in double and rounded once (CpuLikeLibm), so they agree with glibc's
-// wherever it rounds correctly.
-//===----------------------------------------------------------------------===//
-
-__device__ inline float unaryGrad(UnaryOp op, const math::UnaryConsts &c, float x, float g) {
-  switch (op) {
-#define MPTRT_UNARY_FUNCTION(Name, ...)                                                            \
-  case UnaryOp::Name:                                                                              \
-    return math::Name<CpuLikeLibm>::grad(x, g, c);
-#include "mptrt/generated/UnaryKinds.def"
-  }
-  return g;
-}
-
-__global__ void unaryGradKernel(UnaryOp op, math::UnaryConsts c, DType xt, const void *x, DType gt,
-                                const void *dy, DType ot, void *dx, int64_t n) {
-  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
-       i += int64_t(gridDim.x) * blockDim.x)
-    storeF32(ot, dx, i, unaryGrad(op, c, loadF32(xt, x, i), loadF32(gt, dy, i)));
-}
-
-Status runUnaryGrad(const Context &c, const UnaryGradParams &p, const KernelArgs &args) {
-  const TensorArg &x = args.operands[0], &dy = args.operands[1], &dx = args.results[0];
-  if (p.numel == 0)
-    return Status::ok();
-  unaryGradKernel<<<blocksFor(c, p.numel), kThreads, 0, streamOf(c)>>>(
-      p.op, math::unaryConstsOf(p), x.desc->dtype, x.data, dy.desc->dtype, dy.data, dx.desc->dtype,
-      dx.data, p.numel);
-  return launched("unary_grad kernel");
-}
 
 //===----------------------------------------------------------------------===//
 // softmax_grad over [outer, dim, inner], one block per row, in double:
@@ -213,118 +178,6 @@ Status runLayerNormGrad(const Context &c, const LayerNormGradParams &p, const Ke
 }
 
 //===----------------------------------------------------------------------===//
-// softmax_cross_entropy_loss_grad and nll_loss_grad. Per sample s with
-// label t (not ignored), factor = w[t] * g with
-//   g = float(dloss / sum of w[label] over non-ignored samples)   (mean)
-//       dloss                                                     (sum)
-//       dloss[s]                                                  (none)
-// then dscores[s, c] = (exp(log_prob[s, c]) - [c == t]) * factor and
-// dinput[s, t] = -factor, 0 elsewhere and for ignored samples. For "mean"
-// one block first adds the weights in double into the workspace; then one
-// thread per output element writes it (every element exactly once).
-// A label outside [0, C) that is not the ignore index raises
-// LabelOutOfRange and counts as ignored.
-//===----------------------------------------------------------------------===//
-
-struct LossGradTensors {
-  DType pt, lt, wt, gt, ot;
-  const void *logProb, *labels, *weights, *dloss;
-  void *out;
-  double *weightSum; // workspace, "mean" only
-  DeviceErrorRecord *errorWord;
-};
-
-/// The label of sample s, or -1 when it is ignored or out of range.
-__device__ inline int64_t lossLabel(const LossGradParams &p, const LossGradTensors &t, int64_t s) {
-  const int64_t label = loadI64(t.lt, t.labels, s);
-  if (p.hasIgnoreIndex && label == p.ignoreIndex)
-    return -1;
-  if (label < 0 || label >= p.C)
-    return -1;
-  return label;
-}
-
-__global__ void lossGradWeightSumKernel(LossGradParams p, LossGradTensors t) {
-  __shared__ double shared[kThreads];
-  const Share sh = shareOf(p.N * p.D);
-  double local = 0;
-  for (int64_t s = sh.begin; s < sh.end; ++s) {
-    const int64_t label = lossLabel(p, t, s);
-    if (label >= 0)
-      local += p.hasWeights ? loadF32(t.wt, t.weights, label) : 1.0f;
-  }
-  const double total = blockReduce<double>(local, shared, AddOp{});
-  if (threadIdx.x == 0)
-    *t.weightSum = total;
-}
-
-__global__ void lossGradKernel(LossGradParams p, LossGradTensors t) {
-  const int64_t n = p.N * p.C * p.D;
-  for (int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; e < n;
-       e += int64_t(gridDim.x) * blockDim.x) {
-    const int64_t d = e % p.D, c = (e / p.D) % p.C, sampleN = e / (p.D * p.C);
-    const int64_t s = sampleN * p.D + d;
-    const int64_t raw = loadI64(t.lt, t.labels, s);
-    const int64_t label = lossLabel(p, t, s);
-    if (label < 0 && !(p.hasIgnoreIndex && raw == p.ignoreIndex) && c == 0)
-      raise(t.errorWord, DeviceError::LabelOutOfRange, raw, s, p.C);
-    float v = 0.0f;
-    if (label >= 0) {
-      float g;
-      if (p.reduction == Reduction::None)
-        g = loadF32(t.gt, t.dloss, s);
-      else if (p.reduction == Reduction::Sum)
-        g = loadF32(t.gt, t.dloss, 0);
-      else
-        g = static_cast<float>(static_cast<double>(loadF32(t.gt, t.dloss, 0)) / *t.weightSum);
-      const float w = p.hasWeights ? loadF32(t.wt, t.weights, label) : 1.0f;
-      const float factor = w * g;
-      if (p.fromLogits)
-        v = (expAsCpu(loadF32(t.pt, t.logProb, e)) - (c == label ? 1.0f : 0.0f)) * factor;
-      else
-        v = c == label ? -factor : 0.0f;
-    }
-    storeF32(t.ot, t.out, e, v);
-  }
-}
-
-uint64_t lossGradWorkspace(const LossGradParams &p) {
-  return p.reduction == Reduction::Mean ? sizeof(double) : 0;
-}
-
-Status runLossGrad(const Context &c, const LossGradParams &p, const KernelArgs &args) {
-  const size_t first = p.fromLogits ? 1 : 0;
-  LossGradTensors t{};
-  if (p.fromLogits) {
-    t.pt = args.operands[0].desc->dtype;
-    t.logProb = args.operands[0].data;
-  }
-  t.lt = args.operands[first].desc->dtype;
-  t.labels = args.operands[first].data;
-  if (p.hasWeights) {
-    t.wt = args.operands[first + 1].desc->dtype;
-    t.weights = args.operands[first + 1].data;
-  }
-  const TensorArg &dloss = args.operands[args.operands.size() - 1];
-  t.gt = dloss.desc->dtype;
-  t.dloss = dloss.data;
-  t.ot = args.results[0].desc->dtype;
-  t.out = args.results[0].data;
-  t.weightSum = static_cast<double *>(args.workspace);
-  t.errorWord = c.errorWord;
-  const int64_t n = p.N * p.C * p.D;
-  if (n == 0)
-    return Status::ok();
-  cudaStream_t stream = streamOf(c);
-  if (p.reduction == Reduction::Mean) {
-    lossGradWeightSumKernel<<<1, kThreads, 0, stream>>>(p, t);
-    MPTRT_TRY(launched("loss grad weight-sum kernel"));
-  }
-  lossGradKernel<<<blocksFor(c, n), kThreads, 0, stream>>>(p, t);
-  return launched("loss grad kernel");
-}
-
-//===----------------------------------------------------------------------===//
 // batch_norm_grad (training mode) over x [N, C, inner], one block per
 // channel c (elements j = n * inner + i, as batch_norm's): the batch
 // statistics recomputed as batch_norm_train does, then, all in double,
@@ -394,10 +247,6 @@ Status runBatchNormGrad(const Context &c, const BatchNormGradParams &p, const Ke
 
 } // namespace
 
-Status prepareUnaryGrad(const Context &c, const KernelView &v,
-                        std::unique_ptr<PreparedKernel> *out) {
-  return prepareWith<UnaryGradParams>(c, v, out, decodeUnaryGrad, runUnaryGrad);
-}
 Status prepareSoftmaxGrad(const Context &c, const KernelView &v,
                           std::unique_ptr<PreparedKernel> *out) {
   return prepareWith<SoftmaxParams>(c, v, out, decodeSoftmaxGrad, runSoftmaxGrad);
@@ -413,14 +262,6 @@ Status prepareLayerNormGrad(const Context &c, const KernelView &v,
 Status prepareBatchNormGrad(const Context &c, const KernelView &v,
                             std::unique_ptr<PreparedKernel> *out) {
   return prepareWith<BatchNormGradParams>(c, v, out, decodeBatchNormGrad, runBatchNormGrad);
-}
-Status prepareLossGrad(const Context &c, const KernelView &v,
-                       std::unique_ptr<PreparedKernel> *out) {
-  LossGradParams p;
-  MPTRT_TRY(decodeLossGrad(v, &p));
-  const uint64_t bytes = lossGradWorkspace(p);
-  *out = std::make_unique<ParamsKernel<LossGradParams>>(c, p, runLossGrad, bytes);
-  return Status::ok();
 }
 
 } // namespace cuda

@@ -1,0 +1,281 @@
+//===- NormalizationGradKernels.cpp - softmax, layer and batch norm grads -===//
+//
+// The gradients of NormalizationKernels.cpp's kernels (docs/training.md,
+// "Backward kernels"). Operands of any float type are widened to float32;
+// every sum accumulates in double (docs/runtime.md, "Accumulation";
+// mptrt/Accumulate.h), and so does the arithmetic that combines a sum with
+// the elements (the norms' and softmax's dx). Each result is rounded once
+// into its dtype.
+//
+// Every sum is made by one thread, which adds in a fixed order (layer /
+// batch norm's sums, softmax's row sums), so results do not depend on the
+// thread count.
+//
+//===----------------------------------------------------------------------===//
+#include "cpu/Convert.h"
+#include "cpu/CpuKernels.h"
+#include "cpu/Parallel.h"
+#include "cpu/WholeTensor.h"
+#include "mptrt/Accumulate.h"
+#include "ops/Backward.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace mptrt {
+namespace rt {
+namespace cpu {
+
+namespace {
+
+using numerics::dotAsDouble;
+using numerics::sumAsDouble;
+
+//===----------------------------------------------------------------------===//
+// softmax_grad along an axis viewed as [outer, dim, inner]; per row
+// (stride `inner`):
+//   softmax:      dx = y * (dy - sum(dy * y))
+//   log-softmax:  dx = dy - exp(y) * sum(dy)
+// The sum and dx's arithmetic are in double (exp(y) in float32).
+//===----------------------------------------------------------------------===//
+
+/// Per chunk: a row of y, of dy, and its element offsets.
+struct SoftmaxGradScratch {
+  float *y, *g;
+  int64_t *offsets;
+};
+SoftmaxGradScratch softmaxGradScratch(const SoftmaxParams &p, Scratch &s) {
+  const int64_t n = maxChunks() * p.dim;
+  return {s.take<float>(n), s.take<float>(n), s.take<int64_t>(n)};
+}
+
+Status runSoftmaxGrad(const SoftmaxParams &p, const KernelArgs &args) {
+  const TensorArg &y = args.operands[0], &dy = args.operands[1], &dx = args.results[0];
+  const DType yt = y.desc->dtype, dyt = dy.desc->dtype, dxt = dx.desc->dtype;
+  const int64_t rows = p.outer * p.inner;
+  Scratch scratch(args.workspace);
+  const SoftmaxGradScratch ws = softmaxGradScratch(p, scratch);
+  // A row: two gathers, a sum, (an exp,) a store per element.
+  parallelForChunks(rows, grainForCost(12 * p.dim), [&](int64_t chunk, int64_t begin, int64_t end) {
+    float *yr = ws.y + chunk * p.dim, *gr = ws.g + chunk * p.dim;
+    int64_t *offsets = ws.offsets + chunk * p.dim;
+    for (int64_t r = begin; r < end; ++r) {
+      const int64_t o = r / p.inner, i = r % p.inner;
+      for (int64_t d = 0; d < p.dim; ++d)
+        offsets[d] = (o * p.dim + d) * p.inner + i;
+      gatherF32(yt, y.data, offsets, p.dim, yr);
+      gatherF32(dyt, dy.data, offsets, p.dim, gr);
+      if (p.log) {
+        const double sum = sumAsDouble(gr, p.dim);
+        for (int64_t d = 0; d < p.dim; ++d)
+          gr[d] = static_cast<float>(gr[d] - static_cast<double>(std::exp(yr[d])) * sum);
+      } else {
+        const double sum = dotAsDouble(gr, yr, p.dim);
+        for (int64_t d = 0; d < p.dim; ++d)
+          gr[d] = static_cast<float>(yr[d] * (gr[d] - sum));
+      }
+      if (p.inner == 1) {
+        storeF32(gr, p.dim, dxt, elementPtr(dx.data, dxt, r * p.dim));
+        continue;
+      }
+      for (int64_t d = 0; d < p.dim; ++d)
+        storeF32(&gr[d], 1, dxt, elementPtr(dx.data, dxt, offsets[d]));
+    }
+  });
+  return Status::ok();
+}
+
+//===----------------------------------------------------------------------===//
+// layer_norm_grad over `outer` rows of `inner` elements. With
+// xhat = (x - mean) * rstd and g = dy * scale, per row
+//   dx = rstd * (g - avg(g) - xhat * avg(g * xhat))
+// and over all rows, per element of the row
+//   dscale = sum(dy * xhat),   dbias = sum(dy).
+// xhat, g, the sums and dx's arithmetic are in double. The first loop is
+// split over rows, the second over columns, so every sum is made by one
+// thread in row order.
+//===----------------------------------------------------------------------===//
+
+/// scale, mean and rstd widened; per chunk a row of x and of dy (also the
+/// column blocks of the second loop, at most a row wide); the column sums.
+struct LayerNormGradScratch {
+  float *scale, *mean, *rstd, *x, *g;
+  double *dscale, *dbias;
+};
+LayerNormGradScratch layerNormGradScratch(const LayerNormGradParams &p, Scratch &s) {
+  const int64_t row = maxChunks() * p.inner;
+  return {s.take<float>(p.scaleIsScalar ? 1 : p.inner),
+          s.take<float>(p.outer),
+          s.take<float>(p.outer),
+          s.take<float>(row),
+          s.take<float>(row),
+          s.take<double>(p.inner),
+          s.take<double>(p.inner)};
+}
+
+Status runLayerNormGrad(const LayerNormGradParams &p, const KernelArgs &args) {
+  const TensorArg &x = args.operands[0], &dy = args.operands[4], &dx = args.results[0];
+  const DType xt = x.desc->dtype, dyt = dy.desc->dtype, dxt = dx.desc->dtype;
+  Scratch scratch(args.workspace);
+  const LayerNormGradScratch ws = layerNormGradScratch(p, scratch);
+  const float *scale = widen(args.operands[1], ws.scale);
+  const float *mean = widen(args.operands[2], ws.mean), *rstd = widen(args.operands[3], ws.rstd);
+  const double invN = p.inner ? 1.0 / static_cast<double>(p.inner) : 0.0;
+
+  // dx, one row at a time: two loads, two sums, one store.
+  parallelForChunks(p.outer, grainForCost(8 * p.inner),
+                    [&](int64_t chunk, int64_t begin, int64_t end) {
+                      float *xr = ws.x + chunk * p.inner, *gr = ws.g + chunk * p.inner;
+                      for (int64_t r = begin; r < end; ++r) {
+                        loadF32(xt, elementPtr(x.data, xt, r * p.inner), p.inner, xr);
+                        loadF32(dyt, elementPtr(dy.data, dyt, r * p.inner), p.inner, gr);
+                        const double m = mean[r], s = rstd[r];
+                        auto g = [&](int64_t i) {
+                          return static_cast<double>(gr[i]) * scale[p.scaleIsScalar ? 0 : i];
+                        };
+                        double sumG = 0, sumGX = 0;
+                        for (int64_t i = 0; i < p.inner; ++i) {
+                          sumG += g(i);
+                          sumGX += g(i) * ((xr[i] - m) * s);
+                        }
+                        const double meanG = sumG * invN, meanGX = sumGX * invN;
+                        for (int64_t i = 0; i < p.inner; ++i)
+                          gr[i] = static_cast<float>(s * (g(i) - meanG - (xr[i] - m) * s * meanGX));
+                        storeF32(gr, p.inner, dxt, elementPtr(dx.data, dxt, r * p.inner));
+                      }
+                    });
+
+  // dscale and dbias per column, columns split over the threads.
+  double *dscale = ws.dscale, *dbias = ws.dbias;
+  std::fill(dscale, dscale + p.inner, 0.0);
+  std::fill(dbias, dbias + p.inner, 0.0);
+  parallelForChunks(p.inner, grainForCost(4 * p.outer),
+                    [&](int64_t chunk, int64_t begin, int64_t end) {
+                      const int64_t width = end - begin;
+                      float *xr = ws.x + chunk * p.inner, *gr = ws.g + chunk * p.inner;
+                      for (int64_t r = 0; r < p.outer; ++r) {
+                        loadF32(xt, elementPtr(x.data, xt, r * p.inner + begin), width, xr);
+                        loadF32(dyt, elementPtr(dy.data, dyt, r * p.inner + begin), width, gr);
+                        const double m = mean[r], s = rstd[r];
+                        for (int64_t i = 0; i < width; ++i) {
+                          dscale[begin + i] += gr[i] * ((xr[i] - m) * s);
+                          dbias[begin + i] += gr[i];
+                        }
+                      }
+                    });
+  float *dscaleOut = static_cast<float *>(args.results[1].data); // f32 (decoder)
+  float *dbiasOut = static_cast<float *>(args.results[2].data);
+  if (p.scaleIsScalar) { // one scale for the whole row: sum the columns
+    double s = 0, b = 0;
+    for (int64_t i = 0; i < p.inner; ++i) {
+      s += dscale[i];
+      b += dbias[i];
+    }
+    dscaleOut[0] = static_cast<float>(s);
+    dbiasOut[0] = static_cast<float>(b);
+  } else {
+    for (int64_t i = 0; i < p.inner; ++i) {
+      dscaleOut[i] = static_cast<float>(dscale[i]);
+      dbiasOut[i] = static_cast<float>(dbias[i]);
+    }
+  }
+  return Status::ok();
+}
+
+//===----------------------------------------------------------------------===//
+// batch_norm_grad (training mode): per channel c over its N * inner
+// elements, the batch statistics recomputed as batch_norm_train does (mean
+// and biased variance), then with xhat = (x - mean) * rstd
+//   dbias = sum(dy),  dscale = sum(dy * xhat),
+//   dx = scale * rstd * (dy - dbias / count - xhat * dscale / count).
+// Everything per channel is in double (the four sums, in (n, i) order, and
+// dx's arithmetic), each result rounded once. Work is split over channels.
+//===----------------------------------------------------------------------===//
+
+/// scale widened, the per-channel sums, and per chunk a row of x and dy.
+struct BatchNormGradScratch {
+  float *scale, *dscale, *dbias, *x, *g;
+};
+BatchNormGradScratch batchNormGradScratch(const BatchNormGradParams &p, Scratch &s) {
+  const int64_t row = maxChunks() * p.inner;
+  return {s.take<float>(p.C), s.take<float>(p.C), s.take<float>(p.C), s.take<float>(row),
+          s.take<float>(row)};
+}
+
+Status runBatchNormGrad(const BatchNormGradParams &p, const KernelArgs &args) {
+  const TensorArg &x = args.operands[0], &dy = args.operands[2], &dx = args.results[0];
+  const DType xt = x.desc->dtype, dyt = dy.desc->dtype, dxt = dx.desc->dtype;
+  Scratch scratch(args.workspace);
+  const BatchNormGradScratch ws = batchNormGradScratch(p, scratch);
+  const float *scale = widen(args.operands[1], ws.scale);
+  float *dscale = ws.dscale, *dbias = ws.dbias;
+  const int64_t count = p.N * p.inner;
+  parallelForChunks(
+      p.C, grainForCost(12 * count), [&](int64_t chunk, int64_t cBegin, int64_t cEnd) {
+        float *xr = ws.x + chunk * p.inner, *gr = ws.g + chunk * p.inner;
+        for (int64_t c = cBegin; c < cEnd; ++c) {
+          // The statistics, as in batch_norm_train.
+          double sum = 0, sq = 0;
+          for (int64_t n = 0; n < p.N; ++n) {
+            loadF32(xt, elementPtr(x.data, xt, (n * p.C + c) * p.inner), p.inner, xr);
+            sum += sumAsDouble(xr, p.inner);
+          }
+          const double mean = count > 0 ? sum / static_cast<double>(count) : 0.0;
+          for (int64_t n = 0; n < p.N; ++n) {
+            loadF32(xt, elementPtr(x.data, xt, (n * p.C + c) * p.inner), p.inner, xr);
+            for (int64_t i = 0; i < p.inner; ++i)
+              sq += (xr[i] - mean) * (xr[i] - mean);
+          }
+          const double var = count > 0 ? sq / static_cast<double>(count) : 0.0;
+          const double rstd = 1.0 / std::sqrt(var + static_cast<double>(p.epsilon));
+          // The two gradient sums.
+          double sumG = 0, sumGX = 0;
+          for (int64_t n = 0; n < p.N; ++n) {
+            const int64_t at = (n * p.C + c) * p.inner;
+            loadF32(xt, elementPtr(x.data, xt, at), p.inner, xr);
+            loadF32(dyt, elementPtr(dy.data, dyt, at), p.inner, gr);
+            sumG += sumAsDouble(gr, p.inner);
+            for (int64_t i = 0; i < p.inner; ++i)
+              sumGX += gr[i] * ((xr[i] - mean) * rstd);
+          }
+          dbias[c] = static_cast<float>(sumG);
+          dscale[c] = static_cast<float>(sumGX);
+          const double invCount = count > 0 ? 1.0 / static_cast<double>(count) : 0.0;
+          const double meanG = sumG * invCount, meanGX = sumGX * invCount;
+          const double k = scale[c] * rstd;
+          for (int64_t n = 0; n < p.N; ++n) {
+            const int64_t at = (n * p.C + c) * p.inner;
+            loadF32(xt, elementPtr(x.data, xt, at), p.inner, xr);
+            loadF32(dyt, elementPtr(dy.data, dyt, at), p.inner, gr);
+            for (int64_t i = 0; i < p.inner; ++i)
+              gr[i] = static_cast<float>(k * (gr[i] - meanG - (xr[i] - mean) * rstd * meanGX));
+            storeF32(gr, p.inner, dxt, elementPtr(dx.data, dxt, at));
+          }
+        }
+      });
+  storeF32(dscale, p.C, args.results[1].desc->dtype, args.results[1].data);
+  storeF32(dbias, p.C, args.results[2].desc->dtype, args.results[2].data);
+  return Status::ok();
+}
+
+} // namespace
+
+Status prepareSoftmaxGrad(const KernelView &v, std::unique_ptr<PreparedKernel> *out) {
+  return prepareWith<SoftmaxParams>(
+      v, out, decodeSoftmaxGrad, runSoftmaxGrad,
+      scratchBytes<SoftmaxParams, SoftmaxGradScratch, softmaxGradScratch>);
+}
+Status prepareLayerNormGrad(const KernelView &v, std::unique_ptr<PreparedKernel> *out) {
+  return prepareWith<LayerNormGradParams>(
+      v, out, decodeLayerNormGrad, runLayerNormGrad,
+      scratchBytes<LayerNormGradParams, LayerNormGradScratch, layerNormGradScratch>);
+}
+Status prepareBatchNormGrad(const KernelView &v, std::unique_ptr<PreparedKernel> *out) {
+  return prepareWith<BatchNormGradParams>(
+      v, out, decodeBatchNormGrad, runBatchNormGrad,
+      scratchBytes<BatchNormGradParams, BatchNormGradScratch, batchNormGradScratch>);
+}
+
+} // namespace cpu
+} // namespace rt
+} // namespace mptrt
