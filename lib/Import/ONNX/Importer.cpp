@@ -89,6 +89,7 @@ private:
   }
   LogicalResult checkOpsets();
   LogicalResult checkSupported();
+  LogicalResult checkSingleWriter();
   LogicalResult checkStructure();
   bool reportCycle(const llvm::StringMap<int> &producer,
                    const llvm::StringSet<> &graphValues);
@@ -125,15 +126,39 @@ private:
 };
 
 LogicalResult GraphImporter::checkOpsets() {
-  for (const auto &entry : model.opset_import())
-    if (isDefaultDomain(entry.domain()))
-      opset = entry.version();
-  bool usesDefaultDomain = llvm::any_of(graph.node(), [](const auto &node) {
+  bool declared = false;
+  for (const auto &entry : model.opset_import()) {
+    if (!isDefaultDomain(entry.domain()))
+      continue;
+    if (declared) {
+      emitError(locFor(graph.name()))
+          << "the model imports the default ONNX domain twice (opsets " << opset
+          << " and " << entry.version() << ")";
+      return failure();
+    }
+    declared = true;
+    opset = entry.version();
+  }
+  auto firstUser = llvm::find_if(graph.node(), [](const auto &node) {
     return isDefaultDomain(node.domain());
   });
-  if (opset == 0 && usesDefaultDomain) {
+  if (firstUser == graph.node().end())
+    return success();
+  if (!declared) {
     emitError(locFor(graph.name())) << "the model imports no opset of the "
                                        "default ONNX domain";
+    return failure();
+  }
+  // A newer opset may have changed what an op means; the op table only
+  // knows the versions up to kMaxOnnxOpset.
+  if (opset < 1 || opset > kMaxOnnxOpset) {
+    const int index = firstUser - graph.node().begin();
+    emitError(locFor(nodeName(index)))
+        << firstUser->op_type() << " node '" << nodeName(index)
+        << "' uses opset " << opset
+        << " of the default ONNX domain, but MPT's importer supports opsets "
+           "1 to "
+        << kMaxOnnxOpset;
     return failure();
   }
   return success();
@@ -224,11 +249,69 @@ bool GraphImporter::reportCycle(const llvm::StringMap<int> &producer,
   return false;
 }
 
+/// Every tensor has one writer: a graph input, an initializer, or one
+/// output of one node. ONNX requires it (the graph is in SSA form); a second
+/// writer would otherwise silently replace the first for later nodes, and a
+/// node writing a graph input would ignore the user's input.
+LogicalResult GraphImporter::checkSingleWriter() {
+  bool ok = true;
+  llvm::StringSet<> inputs, initializerNames;
+  for (const auto &in : graph.input())
+    if (!inputs.insert(in.name()).second) {
+      emitError(locFor(in.name()))
+          << "graph input '" << in.name() << "' is listed twice";
+      ok = false;
+    }
+  for (const auto &init : graph.initializer())
+    if (!initializerNames.insert(init.name()).second) {
+      emitError(locFor(init.name()))
+          << "initializer '" << init.name() << "' is stored twice";
+      ok = false;
+    }
+  llvm::StringMap<int> writer;
+  for (int i = 0; i < graph.node_size(); ++i) {
+    const auto &node = graph.node(i);
+    auto describe = [&](int n) {
+      return graph.node(n).op_type() + " node '" + nodeName(n) + "'";
+    };
+    for (const auto &out : node.output()) {
+      if (out.empty())
+        continue;
+      auto diag = [&] {
+        ok = false;
+        InFlightDiagnostic d = emitError(locFor(nodeName(i)));
+        d << describe(i) << " writes '" << out << "', which ";
+        return d;
+      };
+      if (initializerNames.contains(out)) {
+        diag() << "is an initializer";
+        continue;
+      }
+      if (inputs.contains(out)) {
+        diag() << "is a graph input";
+        continue;
+      }
+      auto [it, inserted] = writer.try_emplace(out, i);
+      if (inserted)
+        continue;
+      ok = false;
+      if (it->second == i)
+        emitError(locFor(nodeName(i)))
+            << describe(i) << " writes '" << out << "' twice";
+      else
+        diag() << describe(it->second) << " already writes";
+    }
+  }
+  return success(ok);
+}
+
 /// Every input is defined before use: by a graph input, an initializer, or
 /// an earlier node. A node that depends on itself is a cycle; a later
 /// producer otherwise means the graph is not sorted; no producer at all is a
 /// dangling input.
 LogicalResult GraphImporter::checkStructure() {
+  if (failed(checkSingleWriter()))
+    return failure();
   llvm::StringMap<int> producer;
   for (int i = 0; i < graph.node_size(); ++i)
     for (const auto &out : graph.node(i).output())

@@ -3,11 +3,16 @@
 
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Diagnostics.h"
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/SmallString.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MathExtras.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/Process.h"
+
+#include <optional>
 
 using namespace mlir;
 
@@ -66,58 +71,171 @@ std::string checkShape(ArrayRef<int64_t> shape) {
   return "the element count of " + dims + " overflows int64";
 }
 
+/// The model file that a diagnostic location names, or "".
+static StringRef modelFileOf(Location loc) {
+  if (auto file = loc->findInstanceOf<FileLineColLoc>())
+    return file.getFilename().getValue();
+  return "";
+}
+
+/// Whether the resolved path `file` lies strictly inside the resolved
+/// folder `dir`.
+static bool isInside(StringRef file, StringRef dir) {
+  if (!file.consume_front(dir))
+    return false;
+  if (llvm::sys::path::is_separator(dir.back()))
+    return !file.empty();
+  return file.size() > 1 && llvm::sys::path::is_separator(file.front());
+}
+
+/// What a file that is not a regular file is, for diagnostics.
+static StringRef describeFileType(llvm::sys::fs::file_type type) {
+  using llvm::sys::fs::file_type;
+  switch (type) {
+  case file_type::directory_file:
+    return "a directory";
+  case file_type::fifo_file:
+    return "a FIFO";
+  case file_type::character_file:
+    return "a character device";
+  case file_type::block_file:
+    return "a block device";
+  case file_type::socket_file:
+    return "a socket";
+  default:
+    return "not a plain file";
+  }
+}
+
 /// Maps the bytes of an externally stored tensor: only its slice of the
 /// file, which may be far larger than memory.
+///
+/// A model is not trusted (a downloaded archive may hold symlinks), so the
+/// file must be a regular file that, with every symlink resolved, lies
+/// inside the model's folder `baseDir` (CVE-2024-27318 in ONNX), and
+/// `offset` and `length` must be decimal numbers naming bytes of the file.
+/// Every error names the initializer, the model and the resolved path.
 static FailureOr<std::unique_ptr<llvm::MemoryBuffer>>
 readExternal(const onnx::TensorProto &tensor, StringRef baseDir, Location loc) {
+  namespace fs = llvm::sys::fs;
+  std::string what = "initializer '" + tensor.name() + "'";
+  if (StringRef model = modelFileOf(loc); !model.empty())
+    what += " of model '" + model.str() + "'";
+  auto fail = [&]() { return emitError(loc); };
+
   std::string location;
-  uint64_t offset = 0, length = 0;
-  bool hasLength = false;
+  std::optional<std::string> offsetText, lengthText;
+  llvm::StringSet<> seen;
   for (const auto &entry : tensor.external_data()) {
-    if (entry.key() == "location")
+    StringRef key = entry.key();
+    if (key != "location" && key != "offset" && key != "length")
+      continue; // "checksum" and keys of later ONNX versions
+    if (!seen.insert(key).second)
+      return fail() << what << ": external data key '" << key
+                    << "' is given twice",
+             failure();
+    if (key == "location")
       location = entry.value();
-    else if (entry.key() == "offset")
-      offset = std::strtoull(entry.value().c_str(), nullptr, 10);
-    else if (entry.key() == "length") {
-      length = std::strtoull(entry.value().c_str(), nullptr, 10);
-      hasLength = true;
-    }
+    else
+      (key == "offset" ? offsetText : lengthText) = entry.value();
   }
   if (location.empty())
-    return emitError(loc) << "initializer '" << tensor.name()
-                          << "' is stored externally but names no file",
+    return fail() << what << " is stored externally but names no file",
            failure();
-  // As ONNX's checker requires, the file lies under the model's directory:
-  // a model must not make the importer read an arbitrary file.
+  // As ONNX's checker requires, the location is a relative path that does
+  // not climb out of the model's directory.
   if (llvm::sys::path::is_absolute(location) ||
+      location.find('\0') != std::string::npos ||
       llvm::is_contained(llvm::make_range(llvm::sys::path::begin(location),
                                           llvm::sys::path::end(location)),
                          ".."))
-    return emitError(loc) << "initializer '" << tensor.name()
-                          << "' names external data file '" << location
-                          << "' outside the model's directory",
+    return fail() << what << " names external data file '" << location
+                  << "' outside the model's directory",
+           failure();
+  // Symlinks may still lead out of it: compare the real paths.
+  SmallString<256> realDir, realFile;
+  if (std::error_code ec =
+          fs::real_path(baseDir.empty() ? StringRef(".") : baseDir, realDir))
+    return fail() << "cannot resolve the model's folder '" << baseDir
+                  << "' for " << what << ": " << ec.message(),
            failure();
   SmallString<256> path(baseDir);
   llvm::sys::path::append(path, location);
-  uint64_t size = 0;
-  if (std::error_code ec = llvm::sys::fs::file_size(path, size))
-    return emitError(loc) << "cannot read external data file '" << path
-                          << "' for initializer '" << tensor.name()
-                          << "': " << ec.message(),
+  if (std::error_code ec = fs::real_path(path, realFile))
+    return fail() << "cannot read external data file '" << path << "' for "
+                  << what << ": " << ec.message(),
            failure();
-  if (!hasLength)
+  auto resolvesTo = [&]() {
+    auto diag = fail();
+    diag << what << ": external data file '" << location << "' resolves to '"
+         << realFile << "', which is ";
+    return diag;
+  };
+  if (!isInside(realFile, realDir))
+    return resolvesTo() << "outside the model's folder '" << realDir << "'",
+           failure();
+  // A FIFO or a device must not be opened: reading one may never end.
+  fs::file_status status;
+  if (std::error_code ec = fs::status(realFile, status))
+    return fail() << "cannot read external data file '" << realFile << "' for "
+                  << what << ": " << ec.message(),
+           failure();
+  if (status.type() != fs::file_type::regular_file)
+    return resolvesTo() << describeFileType(status.type())
+                        << ", not a regular file",
+           failure();
+
+  auto parse = [&](const std::optional<std::string> &text, StringRef key,
+                   uint64_t &value) {
+    if (!text)
+      return true;
+    if (!StringRef(*text).getAsInteger(10, value))
+      return true;
+    fail() << what << ": external data " << key << " '" << *text << "' for '"
+           << realFile << "' is not a non-negative integer";
+    return false;
+  };
+  uint64_t offset = 0, length = 0;
+  if (!parse(offsetText, "offset", offset) ||
+      !parse(lengthText, "length", length))
+    return failure();
+
+  // Open what was checked, and check again what was opened: the folder may
+  // change in between.
+  int fd = -1;
+  SmallString<256> openedPath;
+  if (std::error_code ec =
+          fs::openFileForRead(realFile, fd, fs::OF_None, &openedPath))
+    return fail() << "cannot read external data file '" << realFile << "' for "
+                  << what << ": " << ec.message(),
+           failure();
+  llvm::scope_exit closeFile(
+      [&] { llvm::sys::Process::SafelyCloseFileDescriptor(fd); });
+  fs::file_status opened;
+  if (std::error_code ec = fs::status(fd, opened))
+    return fail() << "cannot read external data file '" << realFile << "' for "
+                  << what << ": " << ec.message(),
+           failure();
+  if (!fs::equivalent(status, opened) ||
+      opened.type() != fs::file_type::regular_file ||
+      !isInside(openedPath, realDir))
+    return fail() << what << ": external data file '" << realFile
+                  << "' changed while it was opened",
+           failure();
+  const uint64_t size = opened.getSize();
+  if (!lengthText)
     length = offset <= size ? size - offset : 0;
   if (offset > size || length > size - offset)
-    return emitError(loc) << "external data for initializer '" << tensor.name()
-                          << "' lies outside '" << path << "' (offset "
-                          << offset << ", length " << length << ", file size "
-                          << size << ")",
+    return fail() << "external data for " << what << " lies outside '"
+                  << realFile << "' (offset " << offset << ", length " << length
+                  << ", file size " << size << ")",
            failure();
-  auto buffer = llvm::MemoryBuffer::getFileSlice(path, length, offset);
+  auto buffer = llvm::MemoryBuffer::getOpenFileSlice(
+      fs::convertFDToNativeFile(fd), realFile, length,
+      static_cast<int64_t>(offset));
   if (!buffer)
-    return emitError(loc) << "cannot read external data file '" << path
-                          << "' for initializer '" << tensor.name()
-                          << "': " << buffer.getError().message(),
+    return fail() << "cannot read external data file '" << realFile << "' for "
+                  << what << ": " << buffer.getError().message(),
            failure();
   return std::move(*buffer);
 }

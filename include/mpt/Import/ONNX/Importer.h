@@ -17,6 +17,12 @@
 
 namespace mpt {
 
+/// The newest opset of the default ONNX domain the importer knows. A model
+/// that imports a newer one is refused: a later opset may change what an op
+/// means, and the op table picks the newest entry at or below the opset.
+/// Raising it means checking every op that changed up to the new opset.
+constexpr int64_t kMaxOnnxOpset = 21;
+
 struct OnnxImportOptions {
   /// Static shapes for graph inputs, by input name (`--input-shape`). Every
   /// symbolic or unknown dimension of a graph input must be bound here.

@@ -4,9 +4,11 @@ graph input and w a float [2, 3] initializer in raw_data, damaged as KIND
 asks. Encodes the protobuf by hand (standard library only), so the tests
 need no onnx Python package.
 
-usage: make-bad-onnx.py KIND OUT.onnx
+usage: make-bad-onnx.py KIND OUT.onnx [LOCATION [KEY=VALUE ...]]
 KIND: good, raw-data-short (20 of w's 24 bytes), dims-overflow (w is
-[2^40, 2^40]), negative-dim (x is [2, -3])
+[2^40, 2^40]), negative-dim (x is [2, -3]), external (w's bytes are external
+data in the file LOCATION, with each KEY=VALUE, such as offset=8 or
+length=abc, as a further external_data entry, written as given)
 """
 import struct
 import sys
@@ -49,7 +51,15 @@ def main():
     if kind == "raw-data-short":
         raw = raw[:20]
     initializer = (b"".join(field_varint(1, d) for d in w_dims) + field_varint(2, 1) +
-                   field_bytes(8, "w") + field_bytes(9, raw))
+                   field_bytes(8, "w"))
+    if kind == "external":
+        entries = [("location", sys.argv[3])]
+        entries += [tuple(arg.split("=", 1)) for arg in sys.argv[4:]]
+        for key, value in entries:  # StringStringEntryProto: key 1, value 2
+            initializer += field_bytes(13, field_bytes(1, key) + field_bytes(2, value))
+        initializer += field_varint(14, 1)  # data_location: EXTERNAL
+    else:
+        initializer += field_bytes(9, raw)
     node = (field_bytes(1, "x") + field_bytes(1, "w") + field_bytes(2, "y") +
             field_bytes(3, "add") + field_bytes(4, "Add"))
     graph = (field_bytes(1, node) + field_bytes(2, "g") + field_bytes(5, initializer) +
