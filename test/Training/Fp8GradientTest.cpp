@@ -44,9 +44,12 @@ void firstGradients(const TempDir &dir, const std::string &name,
     ASSERT_TRUE(t.bind(input, tensor, &msg)) << msg;
   StepOutputs o;
   ASSERT_TRUE(t.step(&o, &msg)) << msg;
-  for (const std::string &out : t.outputs())
-    if (out.rfind("grad.", 0) == 0)
+  for (const std::string &out : t.outputs()) {
+    // Braced: ASSERT_TRUE is an if/else, which an unbraced if would dangle.
+    if (out.rfind("grad.", 0) == 0) {
       ASSERT_TRUE(t.outputF32(out, &(*grads)[out], &msg)) << msg;
+    }
+  }
 }
 
 void compare(const char *model, const std::string &onnx,
