@@ -43,21 +43,6 @@ public:
   PipelineFlags(const PipelineFlags &) = delete;
   PipelineFlags &operator=(const PipelineFlags &) = delete;
 
-  /// The options given on the command line, among those in `category`, in
-  /// the order they were given.
-  llvm::SmallVector<llvm::cl::Option *>
-  givenIn(llvm::cl::OptionCategory &category) const {
-    llvm::SmallVector<llvm::cl::Option *> given;
-    for (llvm::cl::Option *flag : flags)
-      if (flag->getNumOccurrences() > 0 &&
-          llvm::is_contained(flag->Categories, &category))
-        given.push_back(flag);
-    llvm::sort(given, [](llvm::cl::Option *a, llvm::cl::Option *b) {
-      return a->getPosition() < b->getPosition();
-    });
-    return given;
-  }
-
 private:
   llvm::SmallVector<llvm::cl::Option *> flags;
 };

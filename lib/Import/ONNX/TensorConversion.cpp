@@ -122,6 +122,11 @@ readExternal(const onnx::TensorProto &tensor, StringRef baseDir, Location loc) {
   if (StringRef model = modelFileOf(loc); !model.empty())
     what += " of model '" + model.str() + "'";
   auto fail = [&]() { return emitError(loc); };
+  auto cannotRead = [&](StringRef file, std::error_code ec) {
+    fail() << "cannot read external data file '" << file << "' for " << what
+           << ": " << ec.message();
+    return failure();
+  };
 
   std::string location;
   std::optional<std::string> offsetText, lengthText;
@@ -162,9 +167,7 @@ readExternal(const onnx::TensorProto &tensor, StringRef baseDir, Location loc) {
   SmallString<256> path(baseDir);
   llvm::sys::path::append(path, location);
   if (std::error_code ec = fs::real_path(path, realFile))
-    return fail() << "cannot read external data file '" << path << "' for "
-                  << what << ": " << ec.message(),
-           failure();
+    return cannotRead(path, ec);
   auto resolvesTo = [&]() {
     auto diag = fail();
     diag << what << ": external data file '" << location << "' resolves to '"
@@ -177,9 +180,7 @@ readExternal(const onnx::TensorProto &tensor, StringRef baseDir, Location loc) {
   // A FIFO or a device must not be opened: reading one may never end.
   fs::file_status status;
   if (std::error_code ec = fs::status(realFile, status))
-    return fail() << "cannot read external data file '" << realFile << "' for "
-                  << what << ": " << ec.message(),
-           failure();
+    return cannotRead(realFile, ec);
   if (status.type() != fs::file_type::regular_file)
     return resolvesTo() << describeFileType(status.type())
                         << ", not a regular file",
@@ -206,16 +207,12 @@ readExternal(const onnx::TensorProto &tensor, StringRef baseDir, Location loc) {
   SmallString<256> openedPath;
   if (std::error_code ec =
           fs::openFileForRead(realFile, fd, fs::OF_None, &openedPath))
-    return fail() << "cannot read external data file '" << realFile << "' for "
-                  << what << ": " << ec.message(),
-           failure();
+    return cannotRead(realFile, ec);
   llvm::scope_exit closeFile(
       [&] { llvm::sys::Process::SafelyCloseFileDescriptor(fd); });
   fs::file_status opened;
   if (std::error_code ec = fs::status(fd, opened))
-    return fail() << "cannot read external data file '" << realFile << "' for "
-                  << what << ": " << ec.message(),
-           failure();
+    return cannotRead(realFile, ec);
   if (!fs::equivalent(status, opened) ||
       opened.type() != fs::file_type::regular_file ||
       !isInside(openedPath, realDir))
@@ -234,9 +231,7 @@ readExternal(const onnx::TensorProto &tensor, StringRef baseDir, Location loc) {
       fs::convertFDToNativeFile(fd), realFile, length,
       static_cast<int64_t>(offset));
   if (!buffer)
-    return fail() << "cannot read external data file '" << realFile << "' for "
-                  << what << ": " << buffer.getError().message(),
-           failure();
+    return cannotRead(realFile, buffer.getError());
   return std::move(*buffer);
 }
 
