@@ -193,11 +193,11 @@ FailureOr<SmallVector<Value>> Engine::run(Value loss, ValueRange wrt,
   SmallVector<Value> grads;
   for (Value v : wrt)
     grads.push_back(sum(v, b.getF32Type()));
-  // Whatever the rules built is the backward pass; they give it the
-  // forward op's location (its ONNX node), so mark it.
+  // Whatever the rules built is the backward pass (they give it the
+  // forward op's location, its ONNX node): mark it.
   for (Operation &op : *block)
     if (!before.contains(&op))
-      op.setLoc(backwardLoc(op.getLoc()));
+      markBackward(&op);
   return grads;
 }
 

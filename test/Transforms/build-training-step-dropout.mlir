@@ -13,8 +13,8 @@
 // CHECK: %{{.*}}, %[[M0:.*]] = mpt.dropout %{{.*}}, %[[SEED]], %[[TSTEP]] {ratio = 1.000000e-01 : f32, stream = 0 : i64, training = true} : tensor<8x8xf32>, tensor<i64>, tensor<i64> -> tensor<8x8xf32>, tensor<8x8xi1>
 // CHECK: %{{.*}}, %[[M1:.*]] = mpt.dropout %{{.*}}, %[[SEED]], %[[TSTEP]] {ratio = 3.000000e-01 : f32, stream = 1 : i64, training = true}
 // CHECK: mpt.reduce_mean
-// CHECK: mpt.dropout %{{.*}}, %[[SEED]], %[[TSTEP]] {ratio = 3.000000e-01 : f32, stream = 1 : i64, training = true} : tensor<4x8xf32>
-// CHECK: mpt.dropout %{{.*}}, %[[SEED]], %[[TSTEP]] {ratio = 1.000000e-01 : f32, stream = 0 : i64, training = true} : tensor<8x8xf32>
+// CHECK: mpt.dropout %{{.*}}, %[[SEED]], %[[TSTEP]] {mpt.backward, ratio = 3.000000e-01 : f32, stream = 1 : i64, training = true} : tensor<4x8xf32>
+// CHECK: mpt.dropout %{{.*}}, %[[SEED]], %[[TSTEP]] {mpt.backward, ratio = 1.000000e-01 : f32, stream = 0 : i64, training = true} : tensor<8x8xf32>
 // CHECK-NOT: %[[M0]]
 // CHECK-NOT: %[[M1]]
 // CHECK: mpt.advance_step %[[TSTEP]]

@@ -12,13 +12,13 @@
 // CHECK: %[[QX:.*]] = mpt.quantize %arg0, %[[SX]] {inserted} : (tensor<4x8xf32>, tensor<f32>) -> tensor<4x8xf8E4M3FN>
 // CHECK: %[[QW:.*]] = mpt.quantize %arg1, %[[SW]] {inserted} : (tensor<3x8xf32>, tensor<f32>) -> tensor<3x8xf8E4M3FN>
 // CHECK: mpt.gemm %[[QX]], %[[QW]], %arg2 scales(%[[SX]], %[[SW]]) {trans_b = true} : (tensor<4x8xf8E4M3FN>, tensor<3x8xf8E4M3FN>, tensor<3xf32>, tensor<f32>, tensor<f32>) -> tensor<4x3xf32>
-// CHECK: %[[DY:.*]] = mpt.quantize %[[G:.*]], %[[SG]] {inserted} : (tensor<4x3xf32>, tensor<f32>) -> tensor<4x3xf8E5M2>
+// CHECK: %[[DY:.*]] = mpt.quantize %[[G:.*]], %[[SG]] {inserted, mpt.backward} : (tensor<4x3xf32>, tensor<f32>) -> tensor<4x3xf8E5M2>
 // CHECK-NOT: mpt.transpose
-// CHECK: %[[DW:.*]] = mpt.gemm %[[DY]], %[[QX]] scales(%[[SG]], %[[SX]]) {trans_a = true} : (tensor<4x3xf8E5M2>, tensor<4x8xf8E4M3FN>, tensor<f32>, tensor<f32>) -> tensor<3x8xf32>
+// CHECK: %[[DW:.*]] = mpt.gemm %[[DY]], %[[QX]] scales(%[[SG]], %[[SX]]) {mpt.backward, trans_a = true} : (tensor<4x3xf8E5M2>, tensor<4x8xf8E4M3FN>, tensor<f32>, tensor<f32>) -> tensor<3x8xf32>
 // CHECK: %[[DQ:.*]] = mpt.div %[[DW]], %[[SW]]
 // CHECK: %[[DB:.*]] = mpt.mul %[[G]], %{{.*}} : (tensor<4x3xf32>, tensor<f32>) -> tensor<4x3xf32>
-// CHECK: mpt.reduce_sum %[[DB]] {axes = array<i64: 0>, keepdims = false}
-// CHECK: mpt.mul %[[DQ]], %[[SW]] : (tensor<3x8xf32>, tensor<f32>) -> tensor<3x8xf32>
+// CHECK: mpt.reduce_sum %[[DB]] {axes = array<i64: 0>, keepdims = false, mpt.backward}
+// CHECK: mpt.mul %[[DQ]], %[[SW]] {mpt.backward} : (tensor<3x8xf32>, tensor<f32>) -> tensor<3x8xf32>
 func.func @forward(%x: tensor<4x8xf32> {mpt.input = "x"},
                    %w: tensor<3x8xf32> {mpt.param = "fc.weight"},
                    %b: tensor<3xf32> {mpt.param = "fc.bias"})

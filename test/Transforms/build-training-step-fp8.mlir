@@ -34,13 +34,13 @@
 // DELAYED: %[[QR:.*]] = mpt.quantize %{{.*}}, %[[SR]] {inserted} : (tensor<4x8xbf16>, tensor<f32>) -> tensor<4x8xf8E4M3FN>
 // Backward: dY in E5M2 with its own scale; dA = dY B^T with B's E4M3 copy,
 // then divided by A's scale (the quantize's rule multiplies it back).
-// DELAYED: %[[DY:.*]] = mpt.quantize %{{.*}}, %[[SG2]] {inserted} : (tensor<4x3xf32>, tensor<f32>) -> tensor<4x3xf8E5M2>
+// DELAYED: %[[DY:.*]] = mpt.quantize %{{.*}}, %[[SG2]] {inserted, mpt.backward} : (tensor<4x3xf32>, tensor<f32>) -> tensor<4x3xf8E5M2>
 // DELAYED: %[[W2T:.*]] = mpt.transpose %[[QW2]] {{.*}} -> tensor<3x8xf8E4M3FN>
-// DELAYED: %[[DR:.*]] = mpt.matmul %[[DY]], %[[W2T]] scales(%[[SG2]], %[[SW2]]) : (tensor<4x3xf8E5M2>, tensor<3x8xf8E4M3FN>, tensor<f32>, tensor<f32>) -> tensor<4x8xf32>
+// DELAYED: %[[DR:.*]] = mpt.matmul %[[DY]], %[[W2T]] scales(%[[SG2]], %[[SW2]]) {mpt.backward} : (tensor<4x3xf8E5M2>, tensor<3x8xf8E4M3FN>, tensor<f32>, tensor<f32>) -> tensor<4x8xf32>
 // DELAYED: mpt.div %[[DR]], %[[SR]]
 // DELAYED: %[[RT:.*]] = mpt.transpose %[[QR]] {{.*}} -> tensor<8x4xf8E4M3FN>
-// DELAYED: mpt.matmul %[[RT]], %[[DY]] scales(%[[SR]], %[[SG2]]) : (tensor<8x4xf8E4M3FN>, tensor<4x3xf8E5M2>, tensor<f32>, tensor<f32>) -> tensor<8x3xf32>
-// DELAYED: mpt.quantize %{{.*}}, %[[SG1]] {inserted} : (tensor<4x8xf32>, tensor<f32>) -> tensor<4x8xf8E5M2>
+// DELAYED: mpt.matmul %[[RT]], %[[DY]] scales(%[[SR]], %[[SG2]]) {mpt.backward} : (tensor<8x4xf8E4M3FN>, tensor<4x3xf8E5M2>, tensor<f32>, tensor<f32>) -> tensor<8x3xf32>
+// DELAYED: mpt.quantize %{{.*}}, %[[SG1]] {inserted, mpt.backward} : (tensor<4x8xf32>, tensor<f32>) -> tensor<4x8xf8E5M2>
 // The updates run after every reader of this step's scales (they write
 // them in place): E4M3 tensors with fp8_max 448, E5M2 ones with 57344.
 // DELAYED: mpt.sgd_update

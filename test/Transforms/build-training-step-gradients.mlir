@@ -9,13 +9,13 @@
 // CHECK: %[[WL:.*]] = mpt.cast %arg1 {inserted} : tensor<8x8xf32> to tensor<8x8xbf16>
 // CHECK: %[[H:.*]] = mpt.matmul %{{.*}}, %[[WL]] : (tensor<4x8xbf16>, tensor<8x8xbf16>) -> tensor<4x8xbf16>
 // CHECK: mpt.reduce_mean
-// CHECK: %[[DY:.*]] = mpt.cast %{{.*}} {inserted} : tensor<4x8xf32> to tensor<4x8xbf16>
+// CHECK: %[[DY:.*]] = mpt.cast %{{.*}} {inserted, mpt.backward} : tensor<4x8xf32> to tensor<4x8xbf16>
 // CHECK: %[[HT:.*]] = mpt.transpose %[[H]]
-// CHECK: %[[DW2:.*]] = mpt.matmul %[[HT]], %[[DY]] : (tensor<8x4xbf16>, tensor<4x8xbf16>) -> tensor<8x8xbf16>
+// CHECK: %[[DW2:.*]] = mpt.matmul %[[HT]], %[[DY]] {mpt.backward} : (tensor<8x4xbf16>, tensor<4x8xbf16>) -> tensor<8x8xbf16>
 // CHECK: %[[DW1:.*]] = mpt.matmul %{{.*}} : (tensor<8x4xbf16>, tensor<4x8xbf16>) -> tensor<8x8xbf16>
-// CHECK: %[[DW2F:.*]] = mpt.cast %[[DW2]] {inserted} : tensor<8x8xbf16> to tensor<8x8xf32>
-// CHECK: %[[DW1F:.*]] = mpt.cast %[[DW1]] {inserted} : tensor<8x8xbf16> to tensor<8x8xf32>
-// CHECK: %[[SUM:.*]] = mpt.add %[[DW2F]], %[[DW1F]] : (tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<8x8xf32>
+// CHECK: %[[DW2F:.*]] = mpt.cast %[[DW2]] {inserted, mpt.backward} : tensor<8x8xbf16> to tensor<8x8xf32>
+// CHECK: %[[DW1F:.*]] = mpt.cast %[[DW1]] {inserted, mpt.backward} : tensor<8x8xbf16> to tensor<8x8xf32>
+// CHECK: %[[SUM:.*]] = mpt.add %[[DW2F]], %[[DW1F]] {mpt.backward} : (tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<8x8xf32>
 // CHECK-NOT: mpt.cast %[[SUM]]
 // CHECK: mpt.all_finite %[[SUM]]
 func.func @forward(%x: tensor<4x8xf32> {mpt.input = "x"},
@@ -36,8 +36,8 @@ func.func @forward(%x: tensor<4x8xf32> {mpt.input = "x"},
 // CHECK-LABEL: func.func @train_step
 // CHECK: %[[Y:.*]], %[[MEAN:.*]], %[[RSTD:.*]] = mpt.layer_norm %arg0, %arg1, %arg2
 // CHECK: %[[S:.*]] = mpt.softmax %[[Y]] {axis = 1 : i64}
-// CHECK: %[[DX:.*]] = mpt.softmax_grad %[[S]], %{{.*}} {axis = 1 : i64} : (tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32>
-// CHECK: mpt.layer_norm_grad %arg0, %arg1, %[[MEAN]], %[[RSTD]], %[[DX]] {axis = 1 : i64} : (tensor<2x4xf32>, tensor<4xf32>, tensor<2x1xf32>, tensor<2x1xf32>, tensor<2x4xf32>) -> (tensor<2x4xf32>, tensor<4xf32>, tensor<4xf32>)
+// CHECK: %[[DX:.*]] = mpt.softmax_grad %[[S]], %{{.*}} {axis = 1 : i64, mpt.backward} : (tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32>
+// CHECK: mpt.layer_norm_grad %arg0, %arg1, %[[MEAN]], %[[RSTD]], %[[DX]] {axis = 1 : i64, mpt.backward} : (tensor<2x4xf32>, tensor<4xf32>, tensor<2x1xf32>, tensor<2x1xf32>, tensor<2x4xf32>) -> (tensor<2x4xf32>, tensor<4xf32>, tensor<4xf32>)
 func.func @forward(%x: tensor<2x4xf32> {mpt.input = "x"},
                    %g: tensor<4xf32> {mpt.param = "g"},
                    %b: tensor<4xf32> {mpt.param = "b"})

@@ -15,8 +15,8 @@
 // SGD: mpt.matmul %arg0, %arg1
 // SGD: %[[LOSS:.*]] = mpt.reduce_mean
 // SGD-NOT: mpt.scale_loss
-// SGD: %[[GB:.*]] = mpt.reduce_sum %{{.*}} {axes = array<i64: 0>, keepdims = false}
-// SGD: %[[XT:.*]] = mpt.transpose %arg0 {perm = array<i64: 1, 0>}
+// SGD: %[[GB:.*]] = mpt.reduce_sum %{{.*}} {axes = array<i64: 0>, keepdims = false, mpt.backward}
+// SGD: %[[XT:.*]] = mpt.transpose %arg0 {mpt.backward, perm = array<i64: 1, 0>}
 // SGD: %[[GW:.*]] = mpt.matmul %[[XT]]
 // SGD: %[[OK:.*]] = mpt.all_finite %[[GW]], %[[GB]] :
 // SGD: %[[NORM:.*]] = mpt.global_norm %[[GW]], %[[GB]] :

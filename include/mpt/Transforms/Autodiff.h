@@ -15,32 +15,6 @@
 
 namespace mpt {
 
-/// The metadata of the fused location that marks an op the autodiff engine
-/// built: `loc(fused<"backward">[<the forward op's location>])`. The plan
-/// emitter reads it to tell backward kernels from forward ones.
-inline constexpr llvm::StringLiteral kBackwardLocTag = "backward";
-
-/// `loc` marked as belonging to the backward pass (unchanged if it is).
-inline mlir::Location backwardLoc(mlir::Location loc) {
-  mlir::MLIRContext *ctx = loc->getContext();
-  auto tag = mlir::StringAttr::get(ctx, kBackwardLocTag);
-  if (auto fused = llvm::dyn_cast<mlir::FusedLoc>(loc);
-      fused && fused.getMetadata() == tag)
-    return loc;
-  return mlir::FusedLoc::get(ctx, {loc}, tag);
-}
-
-/// Whether `loc` is, or fuses, a location marked by backwardLoc.
-inline bool isBackwardLoc(mlir::Location loc) {
-  auto fused = llvm::dyn_cast<mlir::FusedLoc>(loc);
-  if (!fused)
-    return false;
-  if (auto tag = llvm::dyn_cast_or_null<mlir::StringAttr>(fused.getMetadata());
-      tag && tag.getValue() == kBackwardLocTag)
-    return true;
-  return llvm::any_of(fused.getLocations(), isBackwardLoc);
-}
-
 /// The scales of FP8 gradients: a backward FP8 contraction quantizes the
 /// gradient of its forward result into f8E5M2 (GradientBuilder::
 /// quantizedResultGrad), and the engine asks this for the scale. The
@@ -66,7 +40,8 @@ public:
 /// its ONNX node), when an op on such a path has no gradient rule or its
 /// rule fails. `fp8` gives the scales of FP8 gradients; without it, a rule
 /// that needs one (an FP8-scaled contraction's) fails. Every op it builds
-/// has its location wrapped by backwardLoc.
+/// is marked backward (mpt::markBackward) and has the location of the
+/// forward op whose rule built it.
 mlir::FailureOr<llvm::SmallVector<mlir::Value>>
 buildGradients(mlir::OpBuilder &b, mlir::Value loss, mlir::ValueRange wrt,
                mlir::Value seed = {}, FP8GradientScales *fp8 = nullptr);

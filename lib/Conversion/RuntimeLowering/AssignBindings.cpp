@@ -117,9 +117,11 @@ struct AssignBindingsPass
   /// own writing the output buffer: copy it. An argument is copied at the
   /// start, before a training step's updates may overwrite a parameter.
   static Value copyOf(OpBuilder &builder, Value v) {
-    return rt::IdentityOp::create(builder, v.getLoc(), v.getType(), v,
-                                  /*offsets=*/nullptr)
-        .getResult();
+    auto copy = rt::IdentityOp::create(builder, v.getLoc(), v.getType(), v,
+                                       /*offsets=*/nullptr);
+    if (Operation *def = v.getDefiningOp())
+      inheritPhase(def, copy);
+    return copy.getResult();
   }
 
   static void giveResultsWriters(func::FuncOp func) {

@@ -18,9 +18,10 @@ struct UnaryGradPattern : public OpConversionPattern<UnaryGradOp> {
     auto attrs = kernelAttrsOf<rt::UnaryGradOp>(op);
     if (failed(convertEnumAttr<rt::UnaryGradKindAttr>(op, attrs, "kind")))
       return rewriter.notifyMatchFailure(op, "unknown unary_grad kind");
-    rewriter.replaceOp(
-        op, rt::UnaryGradOp::create(rewriter, op.getLoc(), op->getResultTypes(),
-                                    adaptor.getOperands(), attrs));
+    replaceByKernel(rewriter, op,
+                    rt::UnaryGradOp::create(rewriter, op.getLoc(),
+                                            op->getResultTypes(),
+                                            adaptor.getOperands(), attrs));
     return success();
   }
 };

@@ -23,17 +23,18 @@ struct MatMulPattern : public OpConversionPattern<MatMulOp> {
   matchAndRewrite(MatMulOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     if (hasScales(op)) {
-      rewriter.replaceOp(op, rt::ScaledMatMulOp::create(
-                                 rewriter, op.getLoc(), op.getType(),
-                                 adaptor.getLhs(), adaptor.getRhs(),
-                                 adaptor.getLhsScale(), adaptor.getRhsScale(),
-                                 /*offsets=*/nullptr));
+      replaceByKernel(rewriter, op,
+                      rt::ScaledMatMulOp::create(
+                          rewriter, op.getLoc(), op.getType(), adaptor.getLhs(),
+                          adaptor.getRhs(), adaptor.getLhsScale(),
+                          adaptor.getRhsScale(),
+                          /*offsets=*/nullptr));
       return success();
     }
-    rewriter.replaceOp(op,
-                       rt::MatMulOp::create(rewriter, op.getLoc(), op.getType(),
-                                            adaptor.getLhs(), adaptor.getRhs(),
-                                            /*offsets=*/nullptr));
+    replaceByKernel(rewriter, op,
+                    rt::MatMulOp::create(rewriter, op.getLoc(), op.getType(),
+                                         adaptor.getLhs(), adaptor.getRhs(),
+                                         /*offsets=*/nullptr));
     return success();
   }
 };
@@ -50,10 +51,10 @@ struct GemmPattern : public OpConversionPattern<GemmOp> {
       if (adaptor.getC())
         operands.push_back(adaptor.getC());
       operands.append({adaptor.getAScale(), adaptor.getBScale()});
-      rewriter.replaceOp(
-          op, rt::ScaledGemmOp::create(rewriter, op.getLoc(),
-                                       op->getResultTypes(), operands,
-                                       kernelAttrsOf<rt::ScaledGemmOp>(op)));
+      replaceByKernel(rewriter, op,
+                      rt::ScaledGemmOp::create(
+                          rewriter, op.getLoc(), op->getResultTypes(), operands,
+                          kernelAttrsOf<rt::ScaledGemmOp>(op)));
       return success();
     }
     auto attrs = kernelAttrsOf<rt::GemmOp>(op);
@@ -62,9 +63,9 @@ struct GemmPattern : public OpConversionPattern<GemmOp> {
     SmallVector<Value> operands{adaptor.getA(), adaptor.getB()};
     if (adaptor.getC())
       operands.push_back(adaptor.getC());
-    rewriter.replaceOp(op, rt::GemmOp::create(rewriter, op.getLoc(),
-                                              op->getResultTypes(), operands,
-                                              attrs));
+    replaceByKernel(rewriter, op,
+                    rt::GemmOp::create(rewriter, op.getLoc(),
+                                       op->getResultTypes(), operands, attrs));
     return success();
   }
 };
@@ -79,9 +80,10 @@ struct ConvPattern : public OpConversionPattern<ConvOp> {
     SmallVector<Value> operands{adaptor.getInput(), adaptor.getWeight()};
     if (adaptor.getBias())
       operands.push_back(adaptor.getBias());
-    rewriter.replaceOp(op, rt::ConvOp::create(rewriter, op.getLoc(),
-                                              op->getResultTypes(), operands,
-                                              kernelAttrsOf<rt::ConvOp>(op)));
+    replaceByKernel(rewriter, op,
+                    rt::ConvOp::create(rewriter, op.getLoc(),
+                                       op->getResultTypes(), operands,
+                                       kernelAttrsOf<rt::ConvOp>(op)));
     return success();
   }
 };

@@ -16,8 +16,9 @@ struct ConstantPattern : public OpConversionPattern<ConstantOp> {
   LogicalResult
   matchAndRewrite(ConstantOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    rewriter.replaceOp(op, rt::ConstantOp::create(rewriter, op.getLoc(),
-                                                  op.getType(), op.getValue()));
+    replaceByKernel(rewriter, op,
+                    rt::ConstantOp::create(rewriter, op.getLoc(), op.getType(),
+                                           op.getValue()));
     return success();
   }
 };

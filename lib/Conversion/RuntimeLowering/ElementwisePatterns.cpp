@@ -20,9 +20,10 @@ struct GeluPattern : public OpConversionPattern<GeluOp> {
     if (failed(
             convertEnumAttr<rt::GeluApproximateAttr>(op, attrs, "approximate")))
       return rewriter.notifyMatchFailure(op, "unknown gelu approximation");
-    rewriter.replaceOp(op, rt::GeluOp::create(rewriter, op.getLoc(),
-                                              op->getResultTypes(),
-                                              adaptor.getOperands(), attrs));
+    replaceByKernel(rewriter, op,
+                    rt::GeluOp::create(rewriter, op.getLoc(),
+                                       op->getResultTypes(),
+                                       adaptor.getOperands(), attrs));
     return success();
   }
 };
@@ -38,7 +39,7 @@ struct CastPattern : public OpConversionPattern<CastOp> {
                                      /*offsets=*/nullptr);
     if (isa<Float8E4M3FNType, Float8E5M2Type>(op.getType().getElementType()))
       kernel.setSaturateAttr(rewriter.getBoolAttr(true));
-    rewriter.replaceOp(op, kernel);
+    replaceByKernel(rewriter, op, kernel);
     return success();
   }
 };
@@ -52,10 +53,11 @@ struct DropoutPattern : public OpConversionPattern<DropoutOp> {
                   ConversionPatternRewriter &rewriter) const override {
     if (op.getTraining() && op.getRng().empty())
       return rewriter.notifyMatchFailure(op, "training dropout without rng");
-    rewriter.replaceOp(
-        op, rt::DropoutOp::create(rewriter, op.getLoc(), op->getResultTypes(),
-                                  adaptor.getOperands(),
-                                  kernelAttrsOf<rt::DropoutOp>(op)));
+    replaceByKernel(rewriter, op,
+                    rt::DropoutOp::create(rewriter, op.getLoc(),
+                                          op->getResultTypes(),
+                                          adaptor.getOperands(),
+                                          kernelAttrsOf<rt::DropoutOp>(op)));
     return success();
   }
 };

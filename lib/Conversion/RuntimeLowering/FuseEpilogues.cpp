@@ -78,11 +78,13 @@ struct PlainGemm {
                const GemmConfig &config) {
     Location loc = rewriter.getFusedLoc({gemm.getLoc(), root->getLoc()});
     GemmOp fused = config.build(rewriter, loc, gemm.getType());
+    inheritPhase(gemm, inheritPhase(root, fused));
     Value result = fused.getResult();
     if (reshape)
-      result = ReshapeOp::create(rewriter, reshape.getLoc(), reshape.getType(),
-                                 result)
-                   .getResult();
+      result =
+          inheritPhase(reshape, ReshapeOp::create(rewriter, reshape.getLoc(),
+                                                  reshape.getType(), result))
+              .getResult();
     rewriter.replaceOp(root, result);
   }
 };
@@ -108,17 +110,21 @@ struct MatMulToGemm : OpRewritePattern<MatMulOp> {
     for (int64_t d : xType.getShape().drop_back())
       m *= d;
     if (xType.getRank() != 2)
-      lhs = ReshapeOp::create(
-          rewriter, loc, RankedTensorType::get({m, k}, xType.getElementType()),
-          x);
+      lhs = inheritPhase(
+          op, ReshapeOp::create(
+                  rewriter, loc,
+                  RankedTensorType::get({m, k}, xType.getElementType()), x));
     GemmConfig config;
     config.a = lhs;
     config.b = w;
     auto gemmType = RankedTensorType::get({m, wType.getDimSize(1)},
                                           outType.getElementType());
-    Value result = config.build(rewriter, loc, gemmType).getResult();
+    Value result =
+        inheritPhase(op, config.build(rewriter, loc, gemmType)).getResult();
     if (gemmType != outType)
-      result = ReshapeOp::create(rewriter, loc, outType, result).getResult();
+      result =
+          inheritPhase(op, ReshapeOp::create(rewriter, loc, outType, result))
+              .getResult();
     rewriter.replaceOp(op, result);
     return success();
   }
@@ -152,7 +158,8 @@ struct TransposeIntoGemm : OpRewritePattern<GemmOp> {
     }
     if (!changed)
       return rewriter.notifyMatchFailure(op, "no 2-D transpose operand");
-    rewriter.replaceOp(op, config.build(rewriter, op.getLoc(), op.getType()));
+    rewriter.replaceOp(op, inheritPhase(op, config.build(rewriter, op.getLoc(),
+                                                         op.getType())));
     return success();
   }
 };
@@ -180,10 +187,14 @@ struct BiasIntoGemm : OpRewritePattern<AddOp> {
       int64_t n = gemmType.getDimSize(1);
       if (shape.size() > 1 || (shape.size() == 1 && shape[0] != n))
         continue;
-      if (biasType.getRank() > 2 || (m->reshape && biasType.getRank() == 2))
-        bias = ReshapeOp::create(
+      if (biasType.getRank() > 2 || (m->reshape && biasType.getRank() == 2)) {
+        auto reshaped = ReshapeOp::create(
             rewriter, bias.getLoc(),
             RankedTensorType::get(shape, biasType.getElementType()), bias);
+        if (Operation *def = bias.getDefiningOp())
+          inheritPhase(def, reshaped);
+        bias = reshaped;
+      }
       GemmConfig config = GemmConfig::of(m->gemm);
       config.c = bias;
       config.beta = 1.0f;

@@ -41,6 +41,13 @@ llvm::SmallVector<mlir::NamedAttribute> kernelAttrsOf(mlir::Operation *src) {
   return attrs;
 }
 
+/// Replaces `op` by the results of `kernel`, the kernel op built for it,
+/// which takes on its phase (mpt.backward).
+inline void replaceByKernel(mlir::ConversionPatternRewriter &rewriter,
+                            mlir::Operation *op, mlir::Operation *kernel) {
+  rewriter.replaceOp(op, inheritPhase(op, kernel)->getResults());
+}
+
 /// Src becomes Dst with the same operands, result types and attributes.
 template <typename Src, typename Dst>
 struct KernelPattern : public mlir::OpConversionPattern<Src> {
@@ -52,7 +59,7 @@ struct KernelPattern : public mlir::OpConversionPattern<Src> {
                   mlir::ConversionPatternRewriter &rewriter) const override {
     auto kernel = Dst::create(rewriter, op.getLoc(), op->getResultTypes(),
                               adaptor.getOperands(), kernelAttrsOf<Dst>(op));
-    rewriter.replaceOp(op, kernel->getResults());
+    replaceByKernel(rewriter, op, kernel);
     return mlir::success();
   }
 };

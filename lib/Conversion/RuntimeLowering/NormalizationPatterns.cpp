@@ -18,7 +18,7 @@ struct StatisticsKernelPattern : public OpConversionPattern<Src> {
     auto kernel = Dst::create(rewriter, op.getLoc(), op->getResultTypes(),
                               adaptor.getOperands(), kernelAttrsOf<Dst>(op));
     kernel.getProperties().resultSegmentSizes = {1, 1, 1};
-    rewriter.replaceOp(op, kernel->getResults());
+    replaceByKernel(rewriter, op, kernel);
     return success();
   }
 };

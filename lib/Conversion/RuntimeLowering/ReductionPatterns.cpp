@@ -16,10 +16,9 @@ struct LossKernelPattern : public OpConversionPattern<Src> {
     auto attrs = kernelAttrsOf<Dst>(op);
     if (failed(convertEnumAttr<rt::ReductionAttr>(op, attrs, "reduction")))
       return rewriter.notifyMatchFailure(op, "unknown reduction");
-    rewriter.replaceOp(op,
-                       Dst::create(rewriter, op.getLoc(), op->getResultTypes(),
-                                   adaptor.getOperands(), attrs)
-                           ->getResults());
+    replaceByKernel(rewriter, op,
+                    Dst::create(rewriter, op.getLoc(), op->getResultTypes(),
+                                adaptor.getOperands(), attrs));
     return success();
   }
 };

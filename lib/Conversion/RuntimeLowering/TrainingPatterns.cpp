@@ -14,9 +14,10 @@ struct LRSchedulePattern : public OpConversionPattern<LRScheduleOp> {
     auto attrs = kernelAttrsOf<rt::LRScheduleOp>(op);
     if (failed(convertEnumAttr<rt::LrScheduleAttr>(op, attrs, "schedule")))
       return rewriter.notifyMatchFailure(op, "unknown schedule");
-    rewriter.replaceOp(op, rt::LRScheduleOp::create(
-                               rewriter, op.getLoc(), op->getResultTypes(),
-                               adaptor.getOperands(), attrs));
+    replaceByKernel(rewriter, op,
+                    rt::LRScheduleOp::create(rewriter, op.getLoc(),
+                                             op->getResultTypes(),
+                                             adaptor.getOperands(), attrs));
     return success();
   }
 };
@@ -30,9 +31,10 @@ struct UpdateFP8ScalePattern : public OpConversionPattern<UpdateFP8ScaleOp> {
     if (failed(convertEnumAttr<rt::AmaxComputeAlgoAttr>(op, attrs,
                                                         "amax_compute_algo")))
       return rewriter.notifyMatchFailure(op, "unknown amax_compute_algo");
-    rewriter.replaceOp(op, rt::UpdateFP8ScaleOp::create(
-                               rewriter, op.getLoc(), op->getResultTypes(),
-                               adaptor.getOperands(), attrs));
+    replaceByKernel(rewriter, op,
+                    rt::UpdateFP8ScaleOp::create(rewriter, op.getLoc(),
+                                                 op->getResultTypes(),
+                                                 adaptor.getOperands(), attrs));
     return success();
   }
 };

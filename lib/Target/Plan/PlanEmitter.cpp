@@ -11,7 +11,6 @@
 #include "mpt/Dialect/MPT/IR/MPTDialect.h"
 #include "mpt/Dialect/MPTRT/IR/MPTRTDialect.h"
 #include "mpt/Dialect/MPTRT/IR/MPTRTOps.h"
-#include "mpt/Transforms/Autodiff.h"
 
 #include "mptrt/plan/Layout.h"
 #include "mptrt/plan/Validation.h"
@@ -385,9 +384,7 @@ LogicalResult PlanBuilder::addKernel(rt::KernelOpInterface kernelOp,
   plan::Kernel kernel;
   kernel.kind = kernelOp.getKernelKind().str();
   kernel.origin = originName(op->getLoc()).str();
-  if (!kernel.origin.empty())
-    kernel.phase = isBackwardLoc(op->getLoc()) ? plan::Phase::Backward
-                                               : plan::Phase::Forward;
+  kernel.phase = isBackward(op) ? plan::Phase::Backward : plan::Phase::Forward;
   for (Value operand : op->getOperands()) {
     auto it = tensorOf.find(operand);
     if (it == tensorOf.end())

@@ -105,3 +105,12 @@ func.func @unknown_op_attr(%x: tensor<4xf32>) -> tensor<4xf32> {
   %0 = mpt.relu %x {mpt.precison = "f32"} : tensor<4xf32>
   return %0 : tensor<4xf32>
 }
+
+// -----
+
+// Tests that the backward mark is a unit attribute.
+func.func @backward_not_unit(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{mpt.backward must be a unit attribute, got 1 : i64}}
+  %0 = mpt.relu %x {mpt.backward = 1} : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}

@@ -51,6 +51,12 @@ LogicalResult MPTDialect::verifyOperationAttribute(Operation *op,
     return op->emitOpError()
            << name << " must be \"f32\" or \"low\", got " << value;
   }
+  if (name == kBackwardAttrName) {
+    if (isa<UnitAttr>(value))
+      return success();
+    return op->emitOpError()
+           << name << " must be a unit attribute, got " << value;
+  }
   if (name == kParamAttrName || name == kInputAttrName ||
       name == kInitialValueAttrName || name == kFP8ScaleAttrName ||
       name == kOutputAttrName || name == kUpdatesAttrName)

@@ -112,8 +112,9 @@ struct FoldInsertedCastPair : OpRewritePattern<CastOp> {
       rewriter.replaceOp(op, inner.getInput());
       return success();
     }
-    rewriter.replaceOpWithNewOp<CastOp>(op, op.getType(), inner.getInput(),
-                                        /*inserted=*/true);
+    inheritPhase(op, rewriter.replaceOpWithNewOp<CastOp>(op, op.getType(),
+                                                         inner.getInput(),
+                                                         /*inserted=*/true));
     return success();
   }
 };
@@ -125,8 +126,8 @@ template <typename OpTy> struct DropShapeOperand : OpRewritePattern<OpTy> {
                                 PatternRewriter &rewriter) const override {
     if (!op.getShape())
       return failure();
-    rewriter.replaceOpWithNewOp<OpTy>(op, op.getType(), op.getInput(),
-                                      /*shape=*/Value());
+    inheritPhase(op, rewriter.replaceOpWithNewOp<OpTy>(
+                         op, op.getType(), op.getInput(), /*shape=*/Value()));
     return success();
   }
 };
@@ -139,8 +140,9 @@ struct ReshapeOfReshape : OpRewritePattern<ReshapeOp> {
     auto inner = op.getInput().getDefiningOp<ReshapeOp>();
     if (!inner)
       return failure();
-    rewriter.replaceOpWithNewOp<ReshapeOp>(op, op.getType(), inner.getInput(),
-                                           /*shape=*/Value());
+    inheritPhase(op, rewriter.replaceOpWithNewOp<ReshapeOp>(op, op.getType(),
+                                                            inner.getInput(),
+                                                            /*shape=*/Value()));
     return success();
   }
 };
@@ -325,7 +327,8 @@ struct RecognizeErfGelu : OpRewritePattern<MulOp> {
       for (auto [term, x] : {std::pair(a, b), std::pair(b, a)}) {
         if (erfTermInput(term) != x || x.getType() != op.getType())
           continue;
-        rewriter.replaceOpWithNewOp<GeluOp>(op, op.getType(), x, "none");
+        inheritPhase(op, rewriter.replaceOpWithNewOp<GeluOp>(op, op.getType(),
+                                                             x, "none"));
         return success();
       }
     }

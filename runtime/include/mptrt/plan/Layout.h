@@ -88,7 +88,7 @@ enum class AttrType : uint8_t {
 /// Which pass over the model a kernel belongs to. The numeric codes are part
 /// of the format.
 enum class Phase : uint8_t {
-  Unknown = 0,  // no ONNX node, or not known (version 2 plans)
+  Unknown = 0,  // not known (version 2 plans, or a writer that did not say)
   Forward = 1,  // computes the model's values
   Backward = 2, // computes gradients (built by autodiff)
 };
@@ -237,8 +237,9 @@ struct Kernel {
   std::vector<uint32_t> results;  // tensor ids
   std::vector<Attribute> attrs;
   // Where the kernel came from (version 3; empty and Unknown in version 2):
-  // the ONNX node name, or a name the compiler gave ("train_step"), and
-  // whether it belongs to the forward or the backward pass.
+  // the ONNX node name, or a name the compiler gave ("train_step"), empty
+  // when there is none, and whether it belongs to the forward or the
+  // backward pass (the compiler always says which).
   std::string origin;
   Phase phase = Phase::Unknown;
 

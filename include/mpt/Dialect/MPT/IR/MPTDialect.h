@@ -2,7 +2,11 @@
 #ifndef MPT_DIALECT_MPT_IR_MPTDIALECT_H
 #define MPT_DIALECT_MPT_IR_MPTDIALECT_H
 
+#include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Dialect.h"
+#include "mlir/IR/Operation.h"
+
+#include <type_traits>
 
 #include "mpt/Dialect/MPT/IR/MPTOpsDialect.h.inc"
 
@@ -25,6 +29,37 @@ inline constexpr llvm::StringLiteral kUpdatesAttrName = "mpt.updates";
 inline constexpr llvm::StringLiteral kFP8ScaleAttrName = "mpt.fp8_scale";
 /// Op attribute overriding one op's precision: "f32" or "low".
 inline constexpr llvm::StringLiteral kPrecisionAttrName = "mpt.precision";
+
+/// Op attribute (a unit attribute) marking an op of the backward pass. The
+/// autodiff engine sets it on every op it builds; a rewrite that replaces a
+/// marked op passes it on to what it builds (inheritPhase); the plan
+/// emitter records it as the kernel's phase. It is IR, not a location, so
+/// printing without debug information or stripping it keeps the phase.
+/// mpt and mptrt ops carry it alike.
+inline constexpr llvm::StringLiteral kBackwardAttrName = "mpt.backward";
+
+/// Whether `op` belongs to the backward pass.
+inline bool isBackward(mlir::Operation *op) {
+  return op->hasAttr(kBackwardAttrName);
+}
+
+/// Marks `op` as belonging to the backward pass.
+inline void markBackward(mlir::Operation *op) {
+  op->setAttr(kBackwardAttrName, mlir::UnitAttr::get(op->getContext()));
+}
+
+/// Returns `to`, an op a rewrite built in place of `from`, marked backward
+/// when `from` is.
+template <typename OpT> OpT inheritPhase(mlir::Operation *from, OpT to) {
+  mlir::Operation *built;
+  if constexpr (std::is_pointer_v<OpT>)
+    built = to;
+  else
+    built = to.getOperation();
+  if (isBackward(from))
+    markBackward(built);
+  return to;
+}
 } // namespace mpt
 
 #endif // MPT_DIALECT_MPT_IR_MPTDIALECT_H
