@@ -9,17 +9,19 @@
     plan.save_checkpoint("ckpt")              # mpt-train's format
     plan.load_checkpoint("ckpt")
 
+    trainer = mpt.Trainer(plan, {"x": xs, "labels": ys})   # mpt-train's loop
+    for _ in range(100):
+        m = trainer.step()                    # m.loss, m.json (its metrics line)
+
 See docs/python.md.
 """
 import os
 
 import numpy as np
 
-from . import _checkpoint, _dtypes
-from ._checkpoint import CheckpointError
-from ._mpt import (ABI_OUTPUTS, EVAL_ENTRY, INPUT, OUTPUT, PARAMETER, TRAIN_ENTRY,
-                   Model as _Model, backends, compile_onnx)
-
+from . import _dtypes
+from ._mpt import (ABI_OUTPUTS, CHECK_FINITE, EVAL_ENTRY, INPUT, OUTPUT, PARAMETER,
+                   TRAIN_ENTRY, Model as _Model, Trainer as _Trainer, backends, compile_onnx)
 
 
 def __getattr__(name):
@@ -31,8 +33,8 @@ def __getattr__(name):
     raise AttributeError("module 'mpt' has no attribute %r" % name)
 
 
-__all__ = ["compile", "Plan", "StepResult", "CompileError", "CheckpointError",
-           "backends"]
+__all__ = ["compile", "Plan", "StepResult", "Trainer", "TrainerStep", "CompileError",
+           "CheckpointError", "backends"]
 
 # train_step's outputs, in mptrt/TrainStepAbi.h's OutputRole order.
 _LOSS, _SKIPPED, _GRAD_NORM, _LOSS_SCALE, _LR = ABI_OUTPUTS
@@ -48,6 +50,11 @@ class CompileError(Exception):
         super().__init__(message)
         self.message = message
         self.status = status
+
+
+class CheckpointError(Exception):
+    """A checkpoint that cannot be read, is corrupt, or does not fit the
+    plan (the runtime's message names the file and what is wrong)."""
 
 
 def _option_value(name, value):
@@ -260,43 +267,115 @@ class Plan:
             entry = self._entry(None)
         return {n: self.parameter(n) for n in self.parameter_names(entry)}
 
+    def _checkpoint_entry(self):
+        return TRAIN_ENTRY if TRAIN_ENTRY in self.entries else self._entry(None)
+
     def save_checkpoint(self, path):
         """Writes every parameter of train_step and the step count, in
-        mpt-train's checkpoint format (`mpt-train --resume` reads it)."""
-        tensors = []
-        for name in self.parameter_names():
-            dtype, shape = self._model.info(PARAMETER, name)
-            tensors.append((name, dtype, shape, self._model.read(PARAMETER, name)))
-        _checkpoint.write(os.fspath(path), self.steps, tensors)
+        mpt-train's checkpoint format (`mpt-train --resume` reads it): the
+        runtime's training library writes it, atomically."""
+        try:
+            self._model.save_checkpoint(self._checkpoint_entry(), os.fspath(path), self.steps)
+        except RuntimeError as e:
+            raise CheckpointError(str(e)) from None
 
     def load_checkpoint(self, path):
         """Restores the parameters and the step count from a checkpoint of
         this plan (written by save_checkpoint or mpt-train --save). Raises
-        CheckpointError when the file is bad or holds other tensors."""
-        path = os.fspath(path)
-        steps, tensors = _checkpoint.read(path)
-        entry = TRAIN_ENTRY if TRAIN_ENTRY in self.entries else self._entry(None)
-        expected = self.parameter_names(entry)
-        missing = [n for n in expected if n not in tensors]
-        extra = sorted(set(tensors) - set(expected))
-        if missing or extra:
-            what = []
-            if missing:
-                what.append("lacks %s" % ", ".join(missing))
-            if extra:
-                what.append("has %s, which '%s' does not" % (", ".join(extra), entry))
-            raise CheckpointError("checkpoint '%s' does not fit this plan: it %s"
-                                  % (path, "; it ".join(what)))
-        for name in expected:
-            dtype, shape = self._model.info(PARAMETER, name)
-            got_dtype, got_shape, data = tensors[name]
-            if got_dtype != dtype or list(got_shape) != list(shape):
-                raise CheckpointError(
-                    "checkpoint '%s': '%s' is %s%s, the plan's is %s%s"
-                    % (path, name, _dtypes.NAMES.get(got_dtype, got_dtype),
-                       list(got_shape), _dtypes.NAMES[dtype], list(shape)))
-        for name in expected:
-            dtype, shape = self._model.info(PARAMETER, name)
-            data = np.frombuffer(tensors[name][2], dtype=np.uint8)
-            self._model.bind(PARAMETER, name, dtype, shape, data)
-        self.steps = steps
+        CheckpointError, leaving the plan as it was, when the file is bad or
+        holds other tensors."""
+        try:
+            self.steps = self._model.load_checkpoint(self._checkpoint_entry(), os.fspath(path))
+        except RuntimeError as e:
+            raise CheckpointError(str(e)) from None
+
+
+class TrainerStep:
+    """What one Trainer step reported, as mpt-train's metrics line has it:
+    step (1-based, counting earlier runs), loss, skipped, grad_norm, scale
+    (the loss scale), lr, fp8_scale_min and _max (None where the plan has
+    no such output), time_ms, first_nonfinite (where a finite check found
+    the first inf or NaN: (node, op, phase, output, kernel), None when it
+    found none; absent without a check), val_loss after evaluate(), and
+    json: the metrics line itself."""
+
+    __slots__ = ("step", "loss", "skipped", "grad_norm", "scale", "lr", "fp8_scale_min",
+                 "fp8_scale_max", "time_ms", "first_nonfinite", "checked", "val_loss", "json")
+
+    def __init__(self, values):
+        for key in self.__slots__:
+            setattr(self, key, values.get(key))
+        self.checked = "first_nonfinite" in values
+
+    def __repr__(self):
+        return "TrainerStep(%s)" % self.json
+
+
+class Trainer:
+    """mpt-train's training loop over a Plan, from the runtime's training
+    library (mptrt/train.hpp): the same batching, step, finite check and
+    rerun, metrics and checkpoints, so the same data gives mpt-train's loss
+    curve bit for bit.
+
+    data: {input name: array of shape [N, ...]} for every input of
+    train_step (shape [B, ...]): cut into floor(N/B) batches, step s
+    (0-based, counting the plan's steps so far) uses batch s mod
+    floor(N/B). check_finite: "on-skip" (rerun a skipped step with a check
+    after every kernel), "every-kernel" or "off". seed: seeds training
+    dropout (the plan's train.seed), like mpt-train --seed. eval_data:
+    {input name: array} for eval_entry, the validation set of evaluate().
+    The plan's parameters and step count are the trainer's: Plan.steps,
+    save_checkpoint and load_checkpoint go on from where it is."""
+
+    def __init__(self, plan, data, check_finite="on-skip", seed=None, eval_data=None,
+                 eval_entry=EVAL_ENTRY):
+        if TRAIN_ENTRY not in plan.entries:
+            raise ValueError("this plan has no train_step: compile with train=True")
+        if check_finite not in CHECK_FINITE:
+            raise ValueError("check_finite=%r: it is one of %s"
+                             % (check_finite, ", ".join(CHECK_FINITE)))
+        self.plan = plan
+        self._trainer = _Trainer(plan._model, TRAIN_ENTRY, CHECK_FINITE.index(check_finite))
+        self._set(TRAIN_ENTRY, data, eval=False)
+        if seed is not None:
+            self._trainer.set_seed(int(seed))
+        if eval_data is not None:
+            self._trainer.set_eval_entry(eval_entry)
+            self._set(eval_entry, eval_data, eval=True)
+
+    def _set(self, entry, data, eval):
+        names = self.plan._model.names(entry, INPUT)
+        unknown = sorted(set(data) - set(names))
+        if unknown:
+            raise ValueError("'%s' has no input %s (its inputs: %s)"
+                             % (entry, ", ".join(repr(u) for u in unknown), ", ".join(names)))
+        missing = [n for n in names if n not in data]
+        if missing:
+            raise ValueError("'%s' needs data for input %s"
+                             % (entry, ", ".join(repr(m) for m in missing)))
+        for name in names:
+            dtype, shape = self.plan._model.info(INPUT, name)
+            array = np.asarray(data[name])
+            rows = list(shape)
+            if shape and array.ndim == len(shape):
+                rows = list(array.shape)  # [N, ...]: the library cuts it into batches
+            encoded = _dtypes.encode(dtype, array, rows, name)
+            try:
+                self._trainer.set_data(name, dtype, rows, encoded, eval)
+            except RuntimeError as e:
+                raise ValueError(str(e)) from None
+
+    def step(self):
+        """Runs train_step on the next batch; returns a TrainerStep."""
+        self._trainer.set_steps(self.plan.steps)
+        values = self._trainer.step()
+        self.plan.steps = self._trainer.steps()
+        return TrainerStep(values)
+
+    def evaluate(self):
+        """The mean loss of eval_entry over the validation set (eval_data)."""
+        return self._trainer.evaluate()
+
+    def metrics_line(self):
+        """The last step's metrics line (with val_loss after evaluate())."""
+        return self._trainer.metrics_json()

@@ -1,8 +1,10 @@
 //===- module.cpp - mpt._mpt: the C APIs of the compiler and the runtime --===//
 //
 // A thin nanobind layer over mpt-c/Compile.h and mptrt.h: plans and tensors
-// cross it as bytes, and everything NumPy (dtypes, bf16 and fp8 decoding,
-// checkpoints) is Python, in mpt/__init__.py. Failures raise RuntimeError
+// cross it as bytes, and everything NumPy (dtypes, bf16 and fp8 decoding)
+// is Python, in mpt/__init__.py. Checkpoints and the training loop are the
+// runtime's training library (mptrt_checkpoint_*, mptrt_trainer_*), the
+// same code mpt-train runs. Failures raise RuntimeError
 // with the runtime's message; compile returns its status and message for
 // mpt.compile to raise mpt.CompileError. The train_step ABI's names (entry
 // points, outputs) come from mptrt/TrainStepAbi.h, for mpt/__init__.py.
@@ -18,6 +20,7 @@
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
+#include <cmath>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -148,8 +151,119 @@ public:
     return nb::bytes(buffer.data(), buffer.size());
   }
 
+  /// Writes every parameter of `entry` and `steps` to a checkpoint.
+  void saveCheckpoint(const std::string &entry, const std::string &path,
+                      uint64_t steps) const {
+    if (mptrt_checkpoint_save(model_, entry.c_str(), path.c_str(), steps) !=
+        MPTRT_OK)
+      throw std::runtime_error(mptrt_last_error());
+  }
+
+  /// Restores every parameter of `entry` from a checkpoint; its step count.
+  uint64_t loadCheckpoint(const std::string &entry, const std::string &path) {
+    uint64_t steps = 0;
+    if (mptrt_checkpoint_load(model_, entry.c_str(), path.c_str(), &steps) !=
+        MPTRT_OK)
+      throw std::runtime_error(mptrt_last_error());
+    return steps;
+  }
+
+  mptrt_model *handle() const { return model_; }
+
 private:
   mptrt_model *model_ = nullptr;
+};
+
+/// The runtime's training loop over a Model (mptrt_trainer).
+class Trainer {
+public:
+  Trainer(Model &model, const std::string &entry, int checkFinite) {
+    if (mptrt_trainer_create(model.handle(), entry.c_str(),
+                             static_cast<mptrt_check_finite>(checkFinite),
+                             &trainer_) != MPTRT_OK)
+      throw std::runtime_error(mptrt_last_error());
+  }
+  ~Trainer() { mptrt_trainer_free(trainer_); }
+  Trainer(const Trainer &) = delete;
+  Trainer &operator=(const Trainer &) = delete;
+
+  /// The data of an input (or, with eval, of the evaluation entry's).
+  void setData(const std::string &name, int dtype,
+               const std::vector<int64_t> &shape,
+               nb::ndarray<nb::ro, nb::c_contig, nb::device::cpu> data,
+               bool eval) {
+    auto d = static_cast<mptrt_dtype>(dtype);
+    int rc =
+        eval ? mptrt_trainer_set_eval_data(trainer_, name.c_str(), d,
+                                           shape.data(), shape.size(),
+                                           data.data(), data.nbytes())
+             : mptrt_trainer_set_data(trainer_, name.c_str(), d, shape.data(),
+                                      shape.size(), data.data(), data.nbytes());
+    check(rc);
+  }
+  void setEvalEntry(const std::string &entry) {
+    check(mptrt_trainer_set_eval_entry(trainer_, entry.c_str()));
+  }
+  void setSeed(uint64_t seed) { check(mptrt_trainer_set_seed(trainer_, seed)); }
+  uint64_t steps() const { return mptrt_trainer_steps(trainer_); }
+  void setSteps(uint64_t steps) { mptrt_trainer_set_steps(trainer_, steps); }
+
+  /// Runs the next step; its metrics as a dict (absent values left out)
+  /// and the metrics line under "json".
+  nb::dict step() {
+    mptrt_step_metrics m;
+    int rc;
+    {
+      nb::gil_scoped_release release;
+      rc = mptrt_trainer_step(trainer_, &m);
+    }
+    check(rc);
+    nb::dict d;
+    d["step"] = m.step;
+    auto put = [&](const char *key, uint32_t bit, double v) {
+      if (m.present & bit)
+        d[key] = v;
+    };
+    put("loss", MPTRT_METRIC_LOSS, m.loss);
+    put("grad_norm", MPTRT_METRIC_GRAD_NORM, m.grad_norm);
+    put("scale", MPTRT_METRIC_LOSS_SCALE, m.loss_scale);
+    put("lr", MPTRT_METRIC_LR, m.lr);
+    put("fp8_scale_min", MPTRT_METRIC_FP8_SCALE, m.fp8_scale_min);
+    put("fp8_scale_max", MPTRT_METRIC_FP8_SCALE, m.fp8_scale_max);
+    if (m.present & MPTRT_METRIC_SKIPPED)
+      d["skipped"] = m.skipped != 0;
+    d["time_ms"] = m.time_ms;
+    if (m.present & MPTRT_METRIC_NONFINITE_CHECK) {
+      const mptrt_nonfinite &f = m.first_nonfinite;
+      d["first_nonfinite"] =
+          f.found ? nb::object(nb::make_tuple(f.origin, f.kind, f.phase,
+                                              f.result, f.kernel))
+                  : nb::none();
+    }
+    d["json"] = std::string(mptrt_trainer_metrics_json(trainer_));
+    return d;
+  }
+
+  double evaluate() {
+    double loss = NAN;
+    int rc;
+    {
+      nb::gil_scoped_release release;
+      rc = mptrt_trainer_evaluate(trainer_, &loss);
+    }
+    check(rc);
+    return loss;
+  }
+  std::string metricsJson() const {
+    return mptrt_trainer_metrics_json(trainer_);
+  }
+
+private:
+  static void check(int rc) {
+    if (rc != MPTRT_OK)
+      throw std::runtime_error(mptrt_last_error());
+  }
+  mptrt_trainer *trainer_ = nullptr;
 };
 
 } // namespace
@@ -186,5 +300,20 @@ NB_MODULE(_mpt, m) {
       .def("info", &Model::info)
       .def("bind", &Model::bind)
       .def("run", &Model::run)
-      .def("read", &Model::read);
+      .def("read", &Model::read)
+      .def("save_checkpoint", &Model::saveCheckpoint)
+      .def("load_checkpoint", &Model::loadCheckpoint);
+  m.attr("CHECK_FINITE") = nb::make_tuple("off", "on-skip", "every-kernel");
+  // The model outlives its trainer (keep_alive: the trainer holds it).
+  nb::class_<Trainer>(m, "Trainer")
+      .def(nb::init<Model &, const std::string &, int>(), nb::arg("model"),
+           nb::arg("entry"), nb::arg("check_finite"), nb::keep_alive<1, 2>())
+      .def("set_data", &Trainer::setData)
+      .def("set_eval_entry", &Trainer::setEvalEntry)
+      .def("set_seed", &Trainer::setSeed)
+      .def("steps", &Trainer::steps)
+      .def("set_steps", &Trainer::setSteps)
+      .def("step", &Trainer::step)
+      .def("evaluate", &Trainer::evaluate)
+      .def("metrics_json", &Trainer::metricsJson);
 }

@@ -29,17 +29,30 @@ def compile_plan(args):
     return mpt.compile(os.path.join(args.fixture, "model.onnx"), backend="cpu", **OPTIONS)
 
 
-def mpt_train(args, plan_path, steps, *extra):
+def mpt_train_lines(args, plan_path, steps, *extra, x_file=None, y_file=None):
+    """mpt-train's metrics lines (the fixture's batch unless files given)."""
     metrics = os.path.join(args.work, "metrics.jsonl")
     if os.path.exists(metrics):
         os.unlink(metrics)
     cmd = [args.mpt_train, plan_path, "--device", "cpu",
-           "--input", "x=" + os.path.join(args.fixture, "input_x.npy"),
-           "--input", "labels=" + os.path.join(args.fixture, "labels.npy"),
+           "--input", "x=" + (x_file or os.path.join(args.fixture, "input_x.npy")),
+           "--input", "labels=" + (y_file or os.path.join(args.fixture, "labels.npy")),
            "--steps", str(steps), "--metrics", metrics, "--quiet"] + list(extra)
     subprocess.run(cmd, check=True)
     with open(metrics) as f:
-        return [json.loads(line) for line in f if line.strip()]
+        return [line.rstrip("\n") for line in f if line.strip()]
+
+
+def mpt_train(args, plan_path, steps, *extra):
+    return [json.loads(line) for line in mpt_train_lines(args, plan_path, steps, *extra)]
+
+
+def untimed(line):
+    """A metrics line without the times (which vary from run to run)."""
+    fields = json.loads(line)
+    for key in ("time_ms", "eval_ms", "check_ms"):
+        fields.pop(key, None)
+    return fields
 
 
 def test_train_matches_mpt_train(args, x, y):
@@ -148,7 +161,8 @@ def test_checkpoints(args, x, y, plan_path):
     with open(corrupt, "wb") as f:
         f.write(data)
     before = c.parameter("fc1.weight")
-    for path, words in ((corrupt, "CRC"), (os.path.join(args.work, "missing.ckpt"), "cannot read")):
+    for path, words in ((corrupt, "checksum mismatch"),
+                        (os.path.join(args.work, "missing.ckpt"), "cannot open")):
         try:
             c.load_checkpoint(path)
         except mpt.CheckpointError as e:
@@ -162,9 +176,85 @@ def test_checkpoints(args, x, y, plan_path):
     try:
         other.load_checkpoint(ckpt)
     except mpt.CheckpointError as e:
-        assert "does not fit this plan" in str(e) and "exp_avg" in str(e), str(e)
+        assert "written for another plan" in str(e) and "exp_avg" in str(e), str(e)
     else:
         raise AssertionError("an AdamW checkpoint loaded into an SGD plan")
+
+
+def test_trainer_matches_mpt_train(args, x, y, plan_path):
+    """mpt.Trainer and mpt-train run the runtime's one training loop: on the
+    same plan and data they give the same metrics lines (loss, grad_norm,
+    scale, lr, skipped, val_loss: bit for bit), and the same checkpoint
+    bytes, and a checkpoint either writes resumes in the other."""
+    # Three different batches (the fixture's, its rows paired with other
+    # labels, and scaled), so the batching is exercised too; and a
+    # validation set of two batches.
+    xs = np.concatenate([x, x[::-1], x * 0.5]).astype(np.float32)
+    ys = np.concatenate([y, y, np.roll(y, 3)])
+    x_file = os.path.join(args.work, "train_x.npy")
+    y_file = os.path.join(args.work, "train_y.npy")
+    np.save(x_file, xs)
+    np.save(y_file, ys)
+    val_x = os.path.join(args.work, "val_x.npy")
+    val_y = os.path.join(args.work, "val_y.npy")
+    np.save(val_x, xs[:16])
+    np.save(val_y, ys[:16])
+    steps = 7
+
+    plan = compile_plan(args)
+    trainer = mpt.Trainer(plan, {"x": xs, "labels": ys},
+                          eval_data={"x": xs[:16], "labels": ys[:16]})
+    ours = [trainer.step() for _ in range(steps)]
+    val_loss = trainer.evaluate()
+    lines = [s.json for s in ours[:-1]] + [trainer.metrics_line()]
+    assert plan.steps == steps and ours[-1].step == steps, (plan.steps, ours[-1])
+    theirs = mpt_train_lines(args, plan_path, steps, "--eval-input", "x=" + val_x,
+                             "--eval-input", "labels=" + val_y, x_file=x_file, y_file=y_file)
+    print("trainer losses:", [s.loss for s in ours])
+    assert len(theirs) == steps, theirs
+    for a, b in zip(lines, theirs):
+        assert untimed(a) == untimed(b), "python %s\nmpt-train %s" % (a, b)
+    for s, line in zip(ours, theirs):
+        assert s.loss == float(np.float32(json.loads(line)["loss"])), (s.loss, line)
+        assert s.skipped is False and not s.checked, s
+    assert "val_loss" in untimed(theirs[-1])
+    assert "%.9g" % val_loss == "%.9g" % json.loads(theirs[-1])["val_loss"], (val_loss, theirs)
+    # The losses differ from step to step (the batches differ).
+    assert len(set(s.loss for s in ours)) == steps, [s.loss for s in ours]
+
+    # The same checkpoint bytes after the same steps.
+    python_ckpt = os.path.join(args.work, "trainer.ckpt")
+    plan.save_checkpoint(python_ckpt)
+    cli_ckpt = os.path.join(args.work, "cli.ckpt")
+    mpt_train_lines(args, plan_path, steps, "--save", cli_ckpt, x_file=x_file, y_file=y_file)
+    with open(python_ckpt, "rb") as f, open(cli_ckpt, "rb") as g:
+        assert f.read() == g.read(), "the checkpoints differ"
+
+    # A Python checkpoint after 3 steps: mpt-train resumes it with Python's
+    # steps 4-7; and Python resumes mpt-train's after 3 steps the same way.
+    early = compile_plan(args)
+    t = mpt.Trainer(early, {"x": xs, "labels": ys})
+    for _ in range(3):
+        t.step()
+    early.save_checkpoint(python_ckpt)
+    resumed = mpt_train_lines(args, plan_path, steps, "--resume", python_ckpt,
+                              x_file=x_file, y_file=y_file)
+    assert [untimed(line) for line in resumed] == [untimed(s.json) for s in ours[3:]], resumed
+    mpt_train_lines(args, plan_path, 3, "--save", cli_ckpt, x_file=x_file, y_file=y_file)
+    late = compile_plan(args)
+    late.load_checkpoint(cli_ckpt)
+    assert late.steps == 3, late.steps
+    t = mpt.Trainer(late, {"x": xs, "labels": ys})
+    rest = [t.step() for _ in range(steps - 3)]
+    assert [untimed(s.json) for s in rest] == [untimed(s.json) for s in ours[3:]]
+
+    # Data errors come back as ValueError with the library's message.
+    expect_error(ValueError, ["input 'x'", "dimension 1 differs"], mpt.Trainer, compile_plan(args),
+                 {"x": xs[:, :8], "labels": ys})
+    expect_error(ValueError, ["needs data for input 'labels'"], mpt.Trainer, compile_plan(args),
+                 {"x": xs})
+    expect_error(ValueError, ["check_finite"], mpt.Trainer, plan, {"x": xs, "labels": ys},
+                 check_finite="always")
 
 
 def expect_error(kind, words, fn, *a, **kw):
@@ -247,6 +337,7 @@ def main():
     plan_path = test_train_matches_mpt_train(args, x, y)
     test_run(args, x, y)
     test_checkpoints(args, x, y, plan_path)
+    test_trainer_matches_mpt_train(args, x, y, plan_path)
     test_errors(args, x, y)
     test_example(args)
     test_torch_is_optional()

@@ -182,6 +182,100 @@ uint64_t mptrt_peak_arena_bytes(const mptrt_model *model);
  * largest any kernel of the plan asks for (0 if none does). */
 uint64_t mptrt_workspace_bytes(const mptrt_model *model);
 
+/*===--- Training (mptrt/train.hpp; docs/embedding.md, "Training") -------===*
+ *
+ * The training loop mpt-train runs, for other languages (the Python package
+ * uses it): checkpoints, and a trainer that feeds a train_step entry point
+ * its batches, runs it, reads its outputs by role and reruns a skipped step
+ * with a finite check. */
+
+/* Checkpoints: every parameter of entry point `entry` (weights, optimizer
+ * and loss-scaler state, step counters) and a step count, in the one
+ * checkpoint format (docs/mpt-train.md, "Checkpoints"), written
+ * atomically. mptrt_checkpoint_load checks every checksum and that the file
+ * holds exactly the entry's parameters, with their dtypes and shapes,
+ * before it binds any; `*steps` (may be NULL) gets the step count. */
+int mptrt_checkpoint_save(const mptrt_model *model, const char *entry, const char *path,
+                          uint64_t steps);
+int mptrt_checkpoint_load(mptrt_model *model, const char *entry, const char *path, uint64_t *steps);
+
+typedef struct mptrt_trainer mptrt_trainer;
+
+/* When a step runs with a finite check after every kernel (mpt-train's
+ * --check-finite): never, on a rerun of a skipped step, or every step. */
+typedef enum mptrt_check_finite {
+  MPTRT_CHECK_FINITE_OFF = 0,
+  MPTRT_CHECK_FINITE_ON_SKIP = 1,
+  MPTRT_CHECK_FINITE_EVERY_KERNEL = 2
+} mptrt_check_finite;
+
+/* A trainer of entry point `entry` (NULL: "train_step") of `model`, which
+ * the caller keeps alive until mptrt_trainer_free and may bind and run
+ * between steps (each step binds every input again). */
+int mptrt_trainer_create(mptrt_model *model, const char *entry, mptrt_check_finite check,
+                         mptrt_trainer **out);
+void mptrt_trainer_free(mptrt_trainer *trainer);
+
+/* The training data of input `input`: an array of shape [N, ...] for an
+ * input of shape [B, ...], cut into floor(N / B) batches; step s (0-based)
+ * uses batch s mod floor(N / B). Every input needs data, with as many
+ * batches as the others. The bytes are copied. */
+int mptrt_trainer_set_data(mptrt_trainer *trainer, const char *input, mptrt_dtype dtype,
+                           const int64_t *shape, size_t rank, const void *data, size_t bytes);
+/* Random data instead (mpt-train --synthetic, --synthetic-int-range). */
+int mptrt_trainer_set_synthetic(mptrt_trainer *trainer, uint64_t seed, int64_t int_range);
+/* Seeds training-mode dropout: the plan's train.seed parameter, if any. */
+int mptrt_trainer_set_seed(mptrt_trainer *trainer, uint64_t seed);
+
+/* Steps run so far; the next step is this + 1 and uses its batch. A
+ * checkpoint carries it. */
+uint64_t mptrt_trainer_steps(const mptrt_trainer *trainer);
+void mptrt_trainer_set_steps(mptrt_trainer *trainer, uint64_t steps);
+
+/* Which fields of mptrt_step_metrics hold a value. */
+#define MPTRT_METRIC_LOSS 0x1u
+#define MPTRT_METRIC_SKIPPED 0x2u
+#define MPTRT_METRIC_GRAD_NORM 0x4u
+#define MPTRT_METRIC_LOSS_SCALE 0x8u
+#define MPTRT_METRIC_LR 0x10u
+#define MPTRT_METRIC_FP8_SCALE 0x20u       /* fp8_scale_min and _max */
+#define MPTRT_METRIC_VAL_LOSS 0x40u        /* val_loss and eval_ms */
+#define MPTRT_METRIC_NONFINITE_CHECK 0x80u /* first_nonfinite and check_ms */
+
+/* What one step reported. The strings in first_nonfinite are owned by the
+ * trainer and valid until its next step. */
+typedef struct mptrt_step_metrics {
+  uint64_t step;    /* 1-based, counting the steps of earlier runs */
+  uint32_t present; /* MPTRT_METRIC_* bits */
+  double loss, grad_norm, loss_scale, lr;
+  int skipped;
+  double fp8_scale_min, fp8_scale_max;
+  double val_loss;
+  double time_ms, eval_ms, check_ms;
+  mptrt_nonfinite first_nonfinite; /* found == 0: the check saw none */
+} mptrt_step_metrics;
+
+/* Runs the next step; `*out` (may be NULL) gets what it reported. */
+int mptrt_trainer_step(mptrt_trainer *trainer, mptrt_step_metrics *out);
+/* The last step's metrics line, exactly as mpt-train's --metrics file has
+ * it, without the newline ("" before the first step). Valid until the
+ * trainer's next step or evaluation. */
+const char *mptrt_trainer_metrics_json(const mptrt_trainer *trainer);
+
+/* Validation: the entry that computes the loss in inference mode (NULL:
+ * "eval_step"), its data per input (cut into batches as above), and the
+ * mean loss over every batch. Evaluating adds val_loss to the last step's
+ * metrics (and its line). */
+int mptrt_trainer_set_eval_entry(mptrt_trainer *trainer, const char *entry);
+int mptrt_trainer_set_eval_data(mptrt_trainer *trainer, const char *input, mptrt_dtype dtype,
+                                const int64_t *shape, size_t rank, const void *data, size_t bytes);
+int mptrt_trainer_evaluate(mptrt_trainer *trainer, double *loss);
+
+/* Checkpoints of the trainer's entry with its step count; resuming sets
+ * the step count from the file. */
+int mptrt_trainer_save(const mptrt_trainer *trainer, const char *path);
+int mptrt_trainer_resume(mptrt_trainer *trainer, const char *path);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

@@ -41,13 +41,22 @@ struct TensorInfo {
 class Model {
 public:
   Model() = default;
-  ~Model() { mptrt_model_free(handle_); }
+  ~Model() { reset(); }
   Model(const Model &) = delete;
   Model &operator=(const Model &) = delete;
-  Model(Model &&other) noexcept : handle_(std::exchange(other.handle_, nullptr)) {}
+  Model(Model &&other) noexcept
+      : handle_(std::exchange(other.handle_, nullptr)), owned_(other.owned_) {}
   Model &operator=(Model &&other) noexcept {
     std::swap(handle_, other.handle_);
+    std::swap(owned_, other.owned_);
     return *this;
+  }
+  /// A Model over a handle its caller owns and frees (after this Model).
+  static Model borrow(mptrt_model *handle) {
+    Model m;
+    m.handle_ = handle;
+    m.owned_ = false;
+    return m;
   }
 
   [[nodiscard]] bool loadFile(const std::string &path, const char *backend = nullptr,
@@ -158,8 +167,10 @@ public:
 
 private:
   void reset() {
-    mptrt_model_free(handle_);
+    if (owned_)
+      mptrt_model_free(handle_);
     handle_ = nullptr;
+    owned_ = true;
   }
   bool readRaw(mptrt_binding_kind kind, const std::string &name,
                std::vector<uint8_t> *bytes) const {
@@ -174,6 +185,7 @@ private:
   }
 
   mptrt_model *handle_ = nullptr;
+  bool owned_ = true; // false: borrow()ed
 };
 
 } // namespace mptrt

@@ -2,6 +2,7 @@
 #include "mptrt.h"
 
 #include "Backend.h"
+#include "LastError.h"
 #include "MappedFile.h"
 #include "Model.h"
 
@@ -37,6 +38,8 @@ bool validKind(mptrt_binding_kind kind) {
 }
 
 } // namespace
+
+int mptrt::rt::setLastError(const std::string &message) { return fail(message); }
 
 extern "C" {
 

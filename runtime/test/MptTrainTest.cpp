@@ -8,11 +8,10 @@
 // directly.
 //
 //===----------------------------------------------------------------------===//
-#include "Batches.h"
-#include "Checkpoint.h"
-#include "Metrics.h"
 #include "PlanBuilder.h"
+#include "Progress.h"
 #include "TensorFile.h"
+#include "mptrt/train.hpp"
 
 #include <gtest/gtest.h>
 
@@ -356,9 +355,9 @@ TEST_F(MptTrainTest, BatchesInOrderAndWrapAround) {
   EXPECT_EQ(out.rfind(summary, 0), 0u) << out;
 
   // The final parameters, through the checkpoint.
-  tools::Checkpoint ck;
+  train::Checkpoint ck;
   std::string error;
-  ASSERT_TRUE(tools::readCheckpoint(path("ck"), &ck, &error)) << error;
+  ASSERT_TRUE(train::readCheckpoint(path("ck"), &ck, &error)) << error;
   EXPECT_EQ(ck.steps, 5u);
   ASSERT_EQ(ck.tensors.size(), 3u);
   EXPECT_EQ(ck.tensors[0].name, "w");
@@ -425,8 +424,8 @@ TEST_F(MptTrainTest, NonFiniteValuesAndSkippedSteps) {
   EXPECT_NE(out.find("ran 2 steps (1-2 of 2), 1 skipped, first loss inf, last loss nan"),
             std::string::npos)
       << out;
-  EXPECT_EQ(tools::jsonNumber(-std::numeric_limits<double>::infinity()), "\"-inf\"");
-  EXPECT_EQ(tools::jsonNumber(0.1f), "0.100000001");
+  EXPECT_EQ(train::jsonNumber(-std::numeric_limits<double>::infinity()), "\"-inf\"");
+  EXPECT_EQ(train::jsonNumber(0.1f), "0.100000001");
 }
 
 // Tests --check-finite: on-skip reruns a skipped step from the state it
@@ -514,7 +513,7 @@ TEST_F(MptTrainTest, ProgressLine) {
   po.firstStep = 2;
   po.samplesPerStep = 8;
   tools::Progress p(po);
-  tools::StepMetrics m;
+  train::StepMetrics m;
   m.step = 6;
   m.loss = 2.5;
   m.lossScale = 65536;
@@ -522,24 +521,24 @@ TEST_F(MptTrainTest, ProgressLine) {
                                "ETA 0:02");
   // A validation loss shows from the step that computed it on, and is in
   // that step's metrics line only.
-  tools::StepMetrics v = m;
+  train::StepMetrics v = m;
   v.valLoss = 2.75;
   v.evalMs = 1.5;
   p.update(v, 1);
   EXPECT_EQ(p.line(m, 1, 2.0), "step 6/10  loss 2.5  val_loss 2.75  scale 65536  skipped 1  "
                                "16.0 samples/s  ETA 0:02");
-  EXPECT_EQ(tools::metricsJson(v),
+  EXPECT_EQ(train::metricsJson(v),
             "{\"step\": 6, \"loss\": 2.5, \"loss_scale\": 65536, \"val_loss\": 2.75, "
             "\"time_ms\": 0.0000, \"eval_ms\": 1.5000}");
-  EXPECT_EQ(tools::metricsJson(m).find("val_loss"), std::string::npos);
+  EXPECT_EQ(train::metricsJson(m).find("val_loss"), std::string::npos);
   // The FP8 scale range, for a plan with FP8 scale state only.
-  tools::StepMetrics f = m;
+  train::StepMetrics f = m;
   f.fp8ScaleMin = 0.5;
   f.fp8ScaleMax = 448;
-  EXPECT_EQ(tools::metricsJson(f),
+  EXPECT_EQ(train::metricsJson(f),
             "{\"step\": 6, \"loss\": 2.5, \"loss_scale\": 65536, \"fp8_scale_min\": 0.5, "
             "\"fp8_scale_max\": 448, \"time_ms\": 0.0000}");
-  EXPECT_EQ(tools::metricsJson(m).find("fp8_scale"), std::string::npos);
+  EXPECT_EQ(train::metricsJson(m).find("fp8_scale"), std::string::npos);
   EXPECT_EQ(tools::formatDuration(3725), "1:02:05");
 }
 
@@ -651,9 +650,9 @@ TEST_F(MptTrainTest, ResumeIsBitIdentical) {
                 path("part.jsonl")),
             0)
       << log;
-  tools::Checkpoint ck;
+  train::Checkpoint ck;
   std::string error;
-  ASSERT_TRUE(tools::readCheckpoint(path("part.ck"), &ck, &error)) << error;
+  ASSERT_TRUE(train::readCheckpoint(path("part.ck"), &ck, &error)) << error;
   EXPECT_EQ(ck.steps, 3u);
   ASSERT_EQ(run(toyArgs() + " --steps 7 --quiet --resume " + path("part.ck") + " --save " +
                 path("resumed.ck") + " --metrics " + path("part.jsonl")),
@@ -693,9 +692,9 @@ TEST_F(MptTrainTest, SaveEveryAndFailedRun) {
   EXPECT_EQ(run(args + " --steps 4 --save-every 1 --resume " + path("ck/g.ck")), 1) << log;
   EXPECT_NE(err.find("mpt-train: error: step 3: "), std::string::npos) << err;
   EXPECT_NE(err.find("index 7"), std::string::npos) << err;
-  tools::Checkpoint ck;
+  train::Checkpoint ck;
   std::string error;
-  ASSERT_TRUE(tools::readCheckpoint(path("ck/g.ck"), &ck, &error)) << error;
+  ASSERT_TRUE(train::readCheckpoint(path("ck/g.ck"), &ck, &error)) << error;
   EXPECT_EQ(ck.steps, 2u);
   int64_t count = -1;
   std::memcpy(&count, ck.tensors.at(0).bytes.data(), 8);
@@ -707,7 +706,7 @@ TEST_F(MptTrainTest, SaveEveryAndFailedRun) {
   const int64_t ok[2] = {0, 2};
   writeFile("idx.npy", tools::encodeNpy(MPTRT_I64, {2}, ok, sizeof(ok)));
   ASSERT_EQ(run(args + " --steps 5 --save-every 2"), 0) << log;
-  ASSERT_TRUE(tools::readCheckpoint(path("ck/g.ck"), &ck, &error)) << error;
+  ASSERT_TRUE(train::readCheckpoint(path("ck/g.ck"), &ck, &error)) << error;
   EXPECT_EQ(ck.steps, 5u);
   EXPECT_EQ(tempFiles(), std::vector<std::string>{});
 }
@@ -750,9 +749,9 @@ TEST_F(MptTrainTest, AtomicSave) {
   for (const std::string &name :
        {alive, std::string(".a.ck.tmp.Xy12Zq"), std::string(".b.ck.tmp.999999999.0")})
     fs::remove(dir / "ckpts" / name);
-  tools::Checkpoint ck;
+  train::Checkpoint ck;
   std::string error;
-  ASSERT_TRUE(tools::readCheckpoint(path("ckpts/a.ck"), &ck, &error)) << error;
+  ASSERT_TRUE(train::readCheckpoint(path("ckpts/a.ck"), &ck, &error)) << error;
   EXPECT_EQ(ck.steps, 3u);
 
   fs::create_directories(dir / "ckpts/isdir");
@@ -813,9 +812,9 @@ TEST_F(MptTrainTest, KillDuringCheckpointWriteKeepsThePrevious) {
     ASSERT_EQ(readBytes("ck"), where == "renamed" ? ref3 : ref2);
     // The temporary had no name yet (O_TMPFILE): nothing is left behind.
     EXPECT_EQ(tempFiles(), std::vector<std::string>{});
-    tools::Checkpoint ck;
+    train::Checkpoint ck;
     std::string error;
-    ASSERT_TRUE(tools::readCheckpoint(path("ck"), &ck, &error)) << error;
+    ASSERT_TRUE(train::readCheckpoint(path("ck"), &ck, &error)) << error;
     ASSERT_EQ(run(args + " --steps 6 --resume " + path("ck")), 0) << log;
     EXPECT_EQ(readBytes("ck"), ref6);
     // Steps 1-3 of the killed run, then those after the checkpoint again.
@@ -830,10 +829,10 @@ TEST_F(MptTrainTest, KillDuringCheckpointWriteKeepsThePrevious) {
     const int st = finish(start(args + " --steps 6 --save-every 1",
                                 "MPT_TRAIN_TEST_SAVE_FAULT=1:" + where + ":kill"));
     ASSERT_TRUE(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL) << st << "\n" << log;
-    tools::Checkpoint ck;
+    train::Checkpoint ck;
     std::string error;
     if (where == "renamed") {
-      ASSERT_TRUE(tools::readCheckpoint(path("ck"), &ck, &error)) << error;
+      ASSERT_TRUE(train::readCheckpoint(path("ck"), &ck, &error)) << error;
       EXPECT_EQ(ck.steps, 1u);
     } else {
       EXPECT_FALSE(fs::exists(dir / "ck"));
@@ -858,9 +857,9 @@ TEST_F(MptTrainTest, KillAtVariedMomentsKeepsACheckpoint) {
     ::kill(pid, SIGKILL);
     const int st = finish(pid);
     ASSERT_TRUE(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL) << st << "\n" << log;
-    tools::Checkpoint ck;
+    train::Checkpoint ck;
     std::string error;
-    ASSERT_TRUE(tools::readCheckpoint(path("ck"), &ck, &error)) << error;
+    ASSERT_TRUE(train::readCheckpoint(path("ck"), &ck, &error)) << error;
     const std::string steps = " --steps " + std::to_string(ck.steps + 2);
     ASSERT_EQ(
         run(toyArgs() + " --quiet" + steps + " --resume " + path("ck") + " --save " + path("ck")),
@@ -892,9 +891,9 @@ TEST_F(MptTrainTest, InterruptSavesAndExits) {
     const int st = finish(pid);
     ASSERT_TRUE(WIFEXITED(st)) << st << "\n" << log;
     EXPECT_EQ(WEXITSTATUS(st), 128 + sig) << log;
-    tools::Checkpoint ck;
+    train::Checkpoint ck;
     std::string error;
-    ASSERT_TRUE(tools::readCheckpoint(path("ck"), &ck, &error)) << error;
+    ASSERT_TRUE(train::readCheckpoint(path("ck"), &ck, &error)) << error;
     const std::string steps = std::to_string(ck.steps);
     EXPECT_EQ(lines(readText("m.jsonl")).size(), ck.steps); // every step run is saved
     EXPECT_NE(err.find("mpt-train: interrupted: stopping after the current step (interrupt "
@@ -1053,27 +1052,27 @@ TEST_F(MptTrainTest, ReaderRejectsEveryTruncationAndFlip) {
   writeToy();
   ASSERT_EQ(run(toyArgs() + " --steps 1 --quiet --save " + path("good.ck")), 0) << log;
   const std::vector<uint8_t> good = readBytes("good.ck");
-  tools::Checkpoint ck;
+  train::Checkpoint ck;
   std::string error;
-  ASSERT_TRUE(tools::readCheckpoint(path("good.ck"), &ck, &error)) << error;
+  ASSERT_TRUE(train::readCheckpoint(path("good.ck"), &ck, &error)) << error;
   // Size: header 24; w: 4 + 1 + 8 + 8 + 8 + 16 + 4; train.step: 4 + 10 + 8 + 0 + 8 + 8 + 4;
   // loss_scale.scale: 4 + 16 + 8 + 8 + 4 + 4; trailer 12.
   EXPECT_EQ(good.size(), 24u + 49 + 42 + 44 + 12);
   for (size_t n = 0; n < good.size(); ++n)
-    EXPECT_FALSE(tools::parseCheckpoint(std::vector<uint8_t>(good.begin(), good.begin() + n),
+    EXPECT_FALSE(train::parseCheckpoint(std::vector<uint8_t>(good.begin(), good.begin() + n),
                                         "t.ck", &ck, &error))
         << n;
   std::vector<uint8_t> longer = good;
   longer.push_back(0);
-  EXPECT_FALSE(tools::parseCheckpoint(longer, "t.ck", &ck, &error));
+  EXPECT_FALSE(train::parseCheckpoint(longer, "t.ck", &ck, &error));
   EXPECT_NE(error.find("unexpected bytes after the end"), std::string::npos) << error;
   for (size_t i = 0; i < good.size(); ++i)
     for (int bit = 0; bit < 8; ++bit) {
       std::vector<uint8_t> bad = good;
       bad[i] ^= uint8_t(1 << bit);
-      EXPECT_FALSE(tools::parseCheckpoint(bad, "t.ck", &ck, &error)) << i << " " << bit;
+      EXPECT_FALSE(train::parseCheckpoint(bad, "t.ck", &ck, &error)) << i << " " << bit;
     }
-  EXPECT_EQ(tools::crc32(0, "123456789", 9), 0xCBF43926u); // the standard check value
+  EXPECT_EQ(train::crc32(0, "123456789", 9), 0xCBF43926u); // the standard check value
 }
 
 // Tests --synthetic: the same seed gives the same metrics, step by step,
@@ -1112,7 +1111,7 @@ TEST(MptTrainSynthetic, Values) {
       b{MPTRT_I1, {1000}}, h{MPTRT_BF16, {3}};
   std::vector<uint8_t> v, w;
   std::string error;
-  ASSERT_TRUE(tools::syntheticBatch("x", f, 0, 5, 2, &v, &error)) << error;
+  ASSERT_TRUE(train::syntheticBatch("x", f, 0, 5, 2, &v, &error)) << error;
   ASSERT_EQ(v.size(), 64000u * 4);
   const float *p = reinterpret_cast<const float *>(v.data());
   double sum = 0, sq = 0;
@@ -1122,16 +1121,16 @@ TEST(MptTrainSynthetic, Values) {
   }
   EXPECT_NEAR(sum / 64000, 0.0, 0.02);
   EXPECT_NEAR(sq / 64000, 1.0, 0.03);
-  ASSERT_TRUE(tools::syntheticBatch("x", f, 0, 5, 2, &w, &error));
+  ASSERT_TRUE(train::syntheticBatch("x", f, 0, 5, 2, &w, &error));
   EXPECT_EQ(v, w);
-  ASSERT_TRUE(tools::syntheticBatch("x", f, 0, 6, 2, &w, &error));
+  ASSERT_TRUE(train::syntheticBatch("x", f, 0, 6, 2, &w, &error));
   EXPECT_NE(v, w);
-  ASSERT_TRUE(tools::syntheticBatch("x", f, 1, 5, 2, &w, &error));
+  ASSERT_TRUE(train::syntheticBatch("x", f, 1, 5, 2, &w, &error));
   EXPECT_NE(v, w);
-  ASSERT_TRUE(tools::syntheticBatch("x2", f, 0, 5, 2, &w, &error));
+  ASSERT_TRUE(train::syntheticBatch("x2", f, 0, 5, 2, &w, &error));
   EXPECT_NE(v, w);
 
-  ASSERT_TRUE(tools::syntheticBatch("y", i, 0, 0, 7, &v, &error));
+  ASSERT_TRUE(train::syntheticBatch("y", i, 0, 0, 7, &v, &error));
   const int64_t *q = reinterpret_cast<const int64_t *>(v.data());
   std::vector<int> seen(7, 0);
   for (int k = 0; k < 1000; ++k) {
@@ -1141,7 +1140,7 @@ TEST(MptTrainSynthetic, Values) {
   }
   for (int c : seen)
     EXPECT_GT(c, 100);
-  ASSERT_TRUE(tools::syntheticBatch("y", i32, 0, 0, 2, &v, &error));
+  ASSERT_TRUE(train::syntheticBatch("y", i32, 0, 0, 2, &v, &error));
   const int32_t *r = reinterpret_cast<const int32_t *>(v.data());
   int ones = 0;
   for (int k = 0; k < 1000; ++k) {
@@ -1150,12 +1149,12 @@ TEST(MptTrainSynthetic, Values) {
   }
   EXPECT_GT(ones, 400);
   EXPECT_LT(ones, 600);
-  ASSERT_TRUE(tools::syntheticBatch("m", b, 0, 0, 100, &v, &error));
+  ASSERT_TRUE(train::syntheticBatch("m", b, 0, 0, 100, &v, &error));
   for (uint8_t x : v)
     ASSERT_LE(x, 1);
-  ASSERT_TRUE(tools::syntheticBatch("h", h, 0, 0, 2, &v, &error));
+  ASSERT_TRUE(train::syntheticBatch("h", h, 0, 0, 2, &v, &error));
   EXPECT_EQ(v.size(), 6u);
-  EXPECT_FALSE(tools::syntheticBatch("y", i32, 0, 0, int64_t(1) << 32, &v, &error));
+  EXPECT_FALSE(train::syntheticBatch("y", i32, 0, 0, int64_t(1) << 32, &v, &error));
   EXPECT_NE(error.find("input 'y' is i32: --synthetic-int-range 4294967296 does not fit"),
             std::string::npos)
       << error;

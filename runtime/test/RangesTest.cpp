@@ -5,7 +5,7 @@
 // limit, zeros, non-finite values, several steps, and the JSON file.
 //
 //===----------------------------------------------------------------------===//
-#include "Ranges.h"
+#include "mptrt/train/Ranges.h"
 
 #include <gtest/gtest.h>
 
@@ -17,7 +17,7 @@
 
 namespace {
 
-using namespace mptrt::tools;
+using namespace mptrt::train;
 
 // Tests the limits found by bisection against the formats' definitions:
 // the largest finite value, the midpoint above it (fp16 and E5M2 round a

@@ -1,4 +1,4 @@
-//===- Checkpoint.h - mpt-train checkpoints -----------------------*- C++ -*-===//
+//===- Checkpoint.h - training checkpoints ------------------------*- C++ -*-===//
 //
 // A checkpoint holds the number of steps run and every parameter of the
 // train_step entry point (weights, optimizer state, loss-scaler state and
@@ -29,9 +29,13 @@
 // the rename) and kill itself with SIGKILL ("kill") or sleep ("pause=MS",
 // "wait" for a signal).
 //
+// This is the one implementation of the format: mpt-train, the C API
+// (mptrt_checkpoint_save, mptrt_trainer_save, ...) and the Python package
+// all write and read checkpoints here.
+//
 //===----------------------------------------------------------------------===//
-#ifndef MPTRT_TOOLS_MPTTRAIN_CHECKPOINT_H
-#define MPTRT_TOOLS_MPTTRAIN_CHECKPOINT_H
+#ifndef MPTRT_TRAIN_CHECKPOINT_H
+#define MPTRT_TRAIN_CHECKPOINT_H
 
 #include "mptrt.hpp"
 #include "mptrt/Crc32.h"
@@ -44,7 +48,7 @@
 #include <vector>
 
 namespace mptrt {
-namespace tools {
+namespace train {
 
 /// CRC-32 (IEEE) of `n` bytes, continuing from `crc` (0 to start): the one
 /// plans use too (mptrt/Crc32.h).
@@ -112,13 +116,31 @@ struct ParameterSpec {
   TensorInfo info;
 };
 
+/// The parameters of entry point `entry`, in the plan's order. False with
+/// the runtime's message.
+bool entryParameters(const Model &model, const std::string &entry, std::vector<ParameterSpec> *out,
+                     std::string *error);
+
 /// Checks that the checkpoint holds exactly `params` (names, dtypes,
 /// shapes), in any order.
 bool matchCheckpoint(const std::string &path, const Checkpoint &checkpoint,
                      const std::vector<ParameterSpec> &params, const std::string &entry,
                      std::string *error);
 
-} // namespace tools
+/// Writes `params` (their current values in `model`) and `steps` to `path`.
+bool saveCheckpoint(const Model &model, const std::vector<ParameterSpec> &params,
+                    const std::string &path, uint64_t steps, std::string *error);
+
+/// Reads the checkpoint at `path` and checks that it holds exactly `params`
+/// (of entry point `entry`).
+bool readCheckpointFor(const std::string &path, const std::vector<ParameterSpec> &params,
+                       const std::string &entry, Checkpoint *out, std::string *error);
+
+/// Binds every tensor of `checkpoint` (read from `path`) as a parameter.
+bool restoreCheckpoint(Model &model, const Checkpoint &checkpoint, const std::string &path,
+                       std::string *error);
+
+} // namespace train
 } // namespace mptrt
 
-#endif // MPTRT_TOOLS_MPTTRAIN_CHECKPOINT_H
+#endif // MPTRT_TRAIN_CHECKPOINT_H

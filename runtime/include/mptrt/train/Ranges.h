@@ -1,4 +1,4 @@
-//===- Ranges.h - mpt-train --collect-ranges: range headroom ----*- C++ -*-===//
+//===- Ranges.h - range headroom (mpt-train --collect-ranges) ---*- C++ -*-===//
 //
 // Per floating-point kernel result of the steps run, how close its values
 // come to the edges of the narrow formats: the largest |x|, the smallest
@@ -27,8 +27,8 @@
 // the steps (each step's values of the same kernel result).
 //
 //===----------------------------------------------------------------------===//
-#ifndef MPTRT_TOOLS_MPTTRAIN_RANGES_H
-#define MPTRT_TOOLS_MPTTRAIN_RANGES_H
+#ifndef MPTRT_TRAIN_RANGES_H
+#define MPTRT_TRAIN_RANGES_H
 
 #include "mptrt.h"
 
@@ -40,7 +40,7 @@
 #include <vector>
 
 namespace mptrt {
-namespace tools {
+namespace train {
 
 /// The narrow formats a range is measured against.
 enum class RangeFormat { F16 = 0, E4M3 = 1, E5M2 = 2 };
@@ -96,7 +96,7 @@ private:
   uint64_t steps_ = 0;
 };
 
-} // namespace tools
+} // namespace train
 } // namespace mptrt
 
-#endif // MPTRT_TOOLS_MPTTRAIN_RANGES_H
+#endif // MPTRT_TRAIN_RANGES_H

@@ -1,4 +1,4 @@
-//===- Batches.h - the batches mpt-train feeds a training step ---*- C++ -*-===//
+//===- Batches.h - the batches a training step is fed ------------*- C++ -*-===//
 //
 // An input of the train_step entry point has a static shape [B, ...]. A data
 // array of shape [N, ...] (same trailing dims and dtype, N >= B) is cut
@@ -6,15 +6,18 @@
 // uses batch s mod floor(N / B). An array whose shape equals the plan's
 // shape exactly is one batch (this is also the rule for 0-d inputs).
 //
-// --synthetic inputs are random instead: float inputs N(0, 1), integer
-// inputs uniform in [0, R), i1 inputs uniform in {0, 1}. The values depend
-// only on the seed, the 0-based step and the input's name (a counter-based
+// Synthetic inputs are random instead: float inputs N(0, 1), integer inputs
+// uniform in [0, R), i1 inputs uniform in {0, 1}. The values depend only on
+// the seed, the 0-based step and the input's name (a counter-based
 // generator: splitmix64 over a key mixed from the three), so a step always
-// sees the same data, on every machine and across --resume.
+// sees the same data, on every machine and across a resumed run.
+//
+// The arrays are in memory: reading them from files (.npy, .pb) is the
+// caller's business (mpt-train's InputFiles.h, NumPy in Python).
 //
 //===----------------------------------------------------------------------===//
-#ifndef MPTRT_TOOLS_MPTTRAIN_BATCHES_H
-#define MPTRT_TOOLS_MPTTRAIN_BATCHES_H
+#ifndef MPTRT_TRAIN_BATCHES_H
+#define MPTRT_TRAIN_BATCHES_H
 
 #include "mptrt.hpp"
 
@@ -23,12 +26,25 @@
 #include <vector>
 
 namespace mptrt {
-namespace tools {
+namespace train {
+
+/// A data array in memory, and how to name it in messages.
+struct Array {
+  std::string source;              // where it came from ("x.npy"), for messages
+  std::string typeName;            // its element type as the source spells it
+  std::vector<mptrt_dtype> dtypes; // the plan dtypes its bytes can be
+  std::vector<int64_t> shape;      // [N, ...]
+  std::vector<uint8_t> bytes;      // little-endian elements, C order
+
+  /// An array of plan dtype `dtype` (typeName is the dtype's name).
+  static Array of(mptrt_dtype dtype, std::vector<int64_t> shape, const void *data, size_t bytes,
+                  std::string source);
+};
 
 /// A data array bound to one plan input, cut into batches.
 struct BatchedInput {
   std::string name;          // the plan input
-  std::string file;          // where the array came from
+  std::string file;          // where the array came from (Array::source)
   TensorInfo info;           // the plan input's dtype and (batch) shape
   std::vector<uint8_t> data; // the whole array, little-endian, C order
   int64_t batches = 0;       // floor(N / B), or 1 for an exact-shape array
@@ -39,11 +55,11 @@ struct BatchedInput {
   const uint8_t *batch(int64_t b) const { return data.data() + b * batchBytes(); }
 };
 
-/// Reads the .npy / .pb `file` for plan input `name` of type `info` and cuts
-/// it into batches. False with a message naming the input, the file, the
-/// file's type and shape and what the plan expects.
-bool loadBatchedInput(const std::string &name, const std::string &file, const TensorInfo &info,
-                      BatchedInput *out, std::string *error);
+/// Cuts `array` into batches for plan input `name` of type `info`. False
+/// with a message naming the input, the array's source, its type and shape
+/// and what the plan expects.
+bool cutBatches(const std::string &name, Array array, const TensorInfo &info, BatchedInput *out,
+                std::string *error);
 
 /// Fills `out` (resized to info.bytes()) with the synthetic data of 0-based
 /// step `step` for input `name`. Integer inputs draw from [0, intRange).
@@ -55,7 +71,7 @@ bool syntheticBatch(const std::string &name, const TensorInfo &info, uint64_t se
 std::string describeType(mptrt_dtype dtype, const std::vector<int64_t> &shape);
 std::string shapeText(const std::vector<int64_t> &shape);
 
-} // namespace tools
+} // namespace train
 } // namespace mptrt
 
-#endif // MPTRT_TOOLS_MPTTRAIN_BATCHES_H
+#endif // MPTRT_TRAIN_BATCHES_H

@@ -1,14 +1,13 @@
 //===- Batches.cpp - cut data arrays into batches; synthetic data --------===//
-#include "Batches.h"
+#include "mptrt/train/Batches.h"
 
-#include "TensorFile.h"
 #include "mptrt/Numerics.h"
 
 #include <cmath>
 #include <cstring>
 
 namespace mptrt {
-namespace tools {
+namespace train {
 
 std::string shapeText(const std::vector<int64_t> &shape) {
   std::string s = "[";
@@ -21,13 +20,21 @@ std::string describeType(mptrt_dtype dtype, const std::vector<int64_t> &shape) {
   return std::string(mptrt_dtype_name(dtype)) + " " + shapeText(shape);
 }
 
-bool loadBatchedInput(const std::string &name, const std::string &file, const TensorInfo &info,
-                      BatchedInput *out, std::string *error) {
-  FileTensor tensor;
-  if (!readTensorFile(file, &tensor, error)) {
-    *error = "input '" + name + "': " + *error;
-    return false;
-  }
+Array Array::of(mptrt_dtype dtype, std::vector<int64_t> shape, const void *data, size_t bytes,
+                std::string source) {
+  Array a;
+  a.source = std::move(source);
+  a.typeName = mptrt_dtype_name(dtype);
+  a.dtypes = {dtype};
+  a.shape = std::move(shape);
+  const uint8_t *p = static_cast<const uint8_t *>(data);
+  a.bytes.assign(p, p + bytes);
+  return a;
+}
+
+bool cutBatches(const std::string &name, Array tensor, const TensorInfo &info, BatchedInput *out,
+                std::string *error) {
+  const std::string &file = tensor.source;
   auto mismatch = [&](const std::string &why) {
     std::string expected = describeType(info.dtype, info.shape);
     if (!info.shape.empty()) {
@@ -43,7 +50,7 @@ bool loadBatchedInput(const std::string &name, const std::string &file, const Te
     return false;
   };
   bool dtypeOk = false;
-  for (mptrt_dtype d : tensor.compatible)
+  for (mptrt_dtype d : tensor.dtypes)
     dtypeOk = dtypeOk || d == info.dtype;
   if (!dtypeOk)
     return mismatch("the element types differ");
@@ -68,6 +75,8 @@ bool loadBatchedInput(const std::string &name, const std::string &file, const Te
     out->batches = n / b;
     out->unusedRows = n % b;
   }
+  if (tensor.bytes.size() < static_cast<size_t>(out->batches) * out->batchBytes())
+    return mismatch("it holds only " + std::to_string(tensor.bytes.size()) + " bytes");
   out->data = std::move(tensor.bytes);
   out->data.resize(static_cast<size_t>(out->batches) * out->batchBytes());
   if (info.dtype == MPTRT_I1)
@@ -171,5 +180,5 @@ bool syntheticBatch(const std::string &name, const TensorInfo &info, uint64_t se
   return true;
 }
 
-} // namespace tools
+} // namespace train
 } // namespace mptrt

@@ -1,4 +1,4 @@
-//===- Metrics.h - mpt-train's metrics file and progress line -----*- C++ -*-===//
+//===- Metrics.h - what a training step reports, as a JSON line --*- C++ -*-===//
 //
 // The metrics file (JSON Lines) has one object per step, written and flushed
 // as the step ends:
@@ -25,22 +25,17 @@
 // "check_ms" is the time of that check: the rerun of a skipped step
 // (on-skip), or the checked run's overhead is inside time_ms (every-kernel).
 //
-// The progress line (stderr) shows the step, loss, the last validation loss,
-// loss scale, skipped steps, samples/s (tokens/s when the first input is an
-// integer tensor of rank >= 2) and the ETA.
-//
 //===----------------------------------------------------------------------===//
-#ifndef MPTRT_TOOLS_MPTTRAIN_METRICS_H
-#define MPTRT_TOOLS_MPTTRAIN_METRICS_H
+#ifndef MPTRT_TRAIN_METRICS_H
+#define MPTRT_TRAIN_METRICS_H
 
-#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <optional>
 #include <string>
 
 namespace mptrt {
-namespace tools {
+namespace train {
 
 /// The first kernel of a checked run whose result was not finite.
 struct NonFiniteOrigin {
@@ -94,43 +89,7 @@ private:
   FILE *file_ = nullptr;
 };
 
-/// The progress line. Printed every `logEvery` steps when that is > 0, else
-/// when 1 s (0.1 s on a terminal) has passed since the last one, and always
-/// at the last step. On a terminal it is rewritten in place.
-class Progress {
-public:
-  struct Options {
-    FILE *stream = stderr;
-    bool terminal = false;
-    bool quiet = false;
-    int64_t logEvery = 0;
-    int64_t firstStep = 0; // steps already run (resume)
-    int64_t totalSteps = 0;
-    double samplesPerStep = 0; // the first input's batch size
-    double tokensPerStep = 0;  // 0: no tokens/s
-  };
-  explicit Progress(const Options &options);
-
-  /// Records a finished step; `skipped` counts this run's skipped steps.
-  void update(const StepMetrics &m, int64_t skipped);
-  /// Ends a line rewritten in place.
-  void finish();
-
-  /// The line for a step, without '\r' or newline (for tests).
-  std::string line(const StepMetrics &m, int64_t skipped, double elapsedSeconds) const;
-
-private:
-  Options options_;
-  std::chrono::steady_clock::time_point start_, lastPrint_;
-  std::optional<double> lastValLoss_;
-  std::string lastNonFinite_; // "... at step N", the latest one seen
-  bool open_ = false;         // a terminal line is waiting for its newline
-};
-
-/// "1:02:03" (h:mm:ss), or "m:ss" under an hour.
-std::string formatDuration(double seconds);
-
-} // namespace tools
+} // namespace train
 } // namespace mptrt
 
-#endif // MPTRT_TOOLS_MPTTRAIN_METRICS_H
+#endif // MPTRT_TRAIN_METRICS_H

@@ -1,8 +1,7 @@
 //===- Checkpoint.cpp - write, read and check checkpoints ----------------===//
-#include "Checkpoint.h"
+#include "mptrt/train/Checkpoint.h"
 
-#include "Batches.h"
-#include "TensorFile.h"
+#include "mptrt/train/Batches.h"
 
 #include <array>
 #include <atomic>
@@ -20,7 +19,7 @@
 #include <unistd.h>
 
 namespace mptrt {
-namespace tools {
+namespace train {
 
 namespace {
 
@@ -52,6 +51,27 @@ std::string parentDir(const std::string &path) {
   if (slash == std::string::npos)
     return ".";
   return slash == 0 ? "/" : path.substr(0, slash);
+}
+
+/// The whole file at `path`.
+bool readFileBytes(const std::string &path, std::vector<uint8_t> *bytes, std::string *error) {
+  FILE *f = std::fopen(path.c_str(), "rb");
+  if (!f) {
+    *error = "cannot open '" + path + "': " + systemError();
+    return false;
+  }
+  bytes->clear();
+  uint8_t chunk[1 << 16];
+  size_t n;
+  while ((n = std::fread(chunk, 1, sizeof(chunk), f)) > 0)
+    bytes->insert(bytes->end(), chunk, chunk + n);
+  const bool bad = std::ferror(f);
+  std::fclose(f);
+  if (bad) {
+    *error = "error reading '" + path + "'";
+    return false;
+  }
+  return true;
 }
 
 bool knownDtype(uint32_t code) { return code >= MPTRT_F32 && code <= MPTRT_I1; }
@@ -510,5 +530,60 @@ bool matchCheckpoint(const std::string &path, const Checkpoint &checkpoint,
   return true;
 }
 
-} // namespace tools
+//===----------------------------------------------------------------------===//
+// A model's parameters
+//===----------------------------------------------------------------------===//
+
+bool entryParameters(const Model &model, const std::string &entry, std::vector<ParameterSpec> *out,
+                     std::string *error) {
+  std::vector<std::string> names;
+  if (!model.entryBindings(entry, MPTRT_PARAMETER, &names)) {
+    *error = mptrt::lastError();
+    return false;
+  }
+  out->clear();
+  for (const std::string &name : names) {
+    ParameterSpec p{name, {}};
+    if (!model.info(MPTRT_PARAMETER, name, &p.info)) {
+      *error = mptrt::lastError();
+      return false;
+    }
+    out->push_back(std::move(p));
+  }
+  return true;
+}
+
+bool saveCheckpoint(const Model &model, const std::vector<ParameterSpec> &params,
+                    const std::string &path, uint64_t steps, std::string *error) {
+  CheckpointWriter writer;
+  if (!writer.open(path, steps, static_cast<uint32_t>(params.size()), error))
+    return false;
+  std::vector<uint8_t> bytes;
+  for (const ParameterSpec &p : params) {
+    if (!model.readParameter(p.name, &bytes)) {
+      *error = "saving checkpoint '" + path + "': " + mptrt::lastError();
+      return false;
+    }
+    if (!writer.add(p.name, p.info, bytes.data(), bytes.size(), error))
+      return false;
+  }
+  return writer.commit(error);
+}
+
+bool readCheckpointFor(const std::string &path, const std::vector<ParameterSpec> &params,
+                       const std::string &entry, Checkpoint *out, std::string *error) {
+  return readCheckpoint(path, out, error) && matchCheckpoint(path, *out, params, entry, error);
+}
+
+bool restoreCheckpoint(Model &model, const Checkpoint &checkpoint, const std::string &path,
+                       std::string *error) {
+  for (const CheckpointTensor &t : checkpoint.tensors)
+    if (!model.bindParameter(t.name, t.info.dtype, t.info.shape, t.bytes.data(), t.bytes.size())) {
+      *error = "resuming from '" + path + "': " + mptrt::lastError();
+      return false;
+    }
+  return true;
+}
+
+} // namespace train
 } // namespace mptrt

@@ -1,7 +1,7 @@
-//===- Ranges.cpp - mpt-train --collect-ranges: range headroom ------------===//
-#include "Ranges.h"
+//===- Ranges.cpp - range headroom (mpt-train --collect-ranges) ----------===//
+#include "mptrt/train/Ranges.h"
 
-#include "Metrics.h"
+#include "mptrt/train/Metrics.h"
 
 #include "mptrt/Numerics.h"
 
@@ -13,7 +13,7 @@
 #include <limits>
 
 namespace mptrt {
-namespace tools {
+namespace train {
 namespace {
 
 /// x rounded into format `f` (to nearest even, no saturation) and back.
@@ -238,5 +238,5 @@ void RangeCollector::report(FILE *out, size_t n) const {
   }
 }
 
-} // namespace tools
+} // namespace train
 } // namespace mptrt

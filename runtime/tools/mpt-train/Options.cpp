@@ -1,0 +1,195 @@
+//===- Options.cpp - mpt-train's command line ----------------------------===//
+#include "Options.h"
+
+#include "ToolArgs.h"
+
+#include <cstdio>
+#include <cstring>
+
+namespace mptrt {
+namespace tools {
+namespace {
+
+const char kUsage[] =
+    "usage: mpt-train PLAN.mptp (--input NAME=FILE... | --synthetic) --steps N [options]\n"
+    "Runs the plan's train_step entry point N times, one batch per step.\n"
+    "\n"
+    "Data:\n"
+    "  --input NAME=FILE        data for input NAME: a .npy or ONNX TensorProto .pb whose\n"
+    "                           dtype is the input's and whose shape is [N, ...] for an\n"
+    "                           input of shape [B, ...] (same trailing dims, N >= B): it is\n"
+    "                           cut into floor(N/B) batches along the first axis, and step s\n"
+    "                           (0-based) uses batch s mod floor(N/B). Every input must give\n"
+    "                           the same number of batches. Every input needs one.\n"
+    "  --synthetic              random data instead of files (for benchmarks): float inputs\n"
+    "                           N(0,1), integer inputs uniform in [0, R), i1 inputs 0 or 1,\n"
+    "                           determined by --seed, the step and the input's name\n"
+    "  --synthetic-int-range R  R for integer inputs (default 2)\n"
+    "  --seed S                 seed of --synthetic data (default 0) and of training\n"
+    "                           dropout: a plan with a train.seed parameter gets S there\n"
+    "                           before the first step (not on --resume, where the\n"
+    "                           checkpoint's train.seed is kept)\n"
+    "  --param NAME=FILE        initial value of a parameter (instead of the plan's)\n"
+    "\n"
+    "Evaluation (the plan's eval_step entry: forward and loss in inference mode, sharing\n"
+    "train_step's parameters and writing none):\n"
+    "  --eval-input NAME=FILE   validation data for input NAME, cut into batches as --input\n"
+    "                           is; the validation loss is eval_step's mean loss over all\n"
+    "                           of them. Every eval_step input needs one. The loss is\n"
+    "                           computed after the last step, and every --eval-every steps\n"
+    "  --eval-every N           also after every N-th step (needs --eval-input)\n"
+    "  --eval-entry NAME        the evaluation entry point (default eval_step)\n"
+    "\n"
+    "Run:\n"
+    "  --steps N                total number of steps, counting those a --resume'd\n"
+    "                           checkpoint has run (required)\n"
+    "  --entry NAME             the entry point to run (default train_step)\n"
+    "  --device auto|NAME       the runtime backend (default auto: the best one this host\n"
+    "                           can run; `mpt-run --list-devices` lists them); CPU\n"
+    "                           threads: set MPTRT_NUM_THREADS\n"
+    "\n"
+    "Output:\n"
+    "  --metrics FILE           one JSON object per step: step (1-based), loss, loss_scale,\n"
+    "                           skipped, grad_norm, lr, time_ms, and val_loss and eval_ms\n"
+    "                           after a step that evaluated, fp8_scale_min and _max with\n"
+    "                           FP8 scale state; non-finite values are the\n"
+    "                           strings \"inf\", \"-inf\", \"nan\"; a key whose output the plan\n"
+    "                           lacks is left out. Truncated, or appended to with --resume\n"
+    "  --log-every K            print the progress line every K steps (default: about\n"
+    "                           every second; on a terminal it is rewritten in place)\n"
+    "  --quiet                  no progress line (nor --collect-ranges's report)\n"
+    "  --check-finite=MODE      where the first inf or NaN of a step came from, in the\n"
+    "                           metrics (first_nonfinite) and the progress line: on-skip\n"
+    "                           (default) reruns a skipped step with a check after every\n"
+    "                           kernel; every-kernel checks every step; off\n"
+    "  --collect-ranges=FILE    record, per floating-point kernel result over the steps\n"
+    "                           run, max |x|, the smallest nonzero |x| and the fractions\n"
+    "                           that would overflow or flush to zero in fp16, E4M3 and\n"
+    "                           E5M2 (JSON; docs/numerics-observability.md), and print the\n"
+    "                           results with the least fp16 headroom. Slower: every\n"
+    "                           result is read back. Not with --check-finite=every-kernel\n"
+    "\n"
+    "Checkpoints (every parameter of the entry point and the step count):\n"
+    "  --save FILE              write a checkpoint at the end, or when interrupted\n"
+    "                           (atomically: a temporary file in FILE's directory, fsync,\n"
+    "                           rename)\n"
+    "  --save-every K           also write it after every K-th step (needs --save)\n"
+    "  --resume FILE            start from a checkpoint and run up to --steps steps in all;\n"
+    "                           the result is bit-identical to an uninterrupted run\n"
+    "\n"
+    "Interrupting: SIGINT (Ctrl-C) or SIGTERM lets the current step finish, writes the\n"
+    "checkpoint to --save's FILE (none without --save) and exits with status 130\n"
+    "(SIGINT) or 143 (SIGTERM); a second signal aborts at once.\n"
+    "\n"
+    "Exit status: 0 success, 1 data or runtime error, 2 usage error, 130 / 143\n"
+    "interrupted. See docs/mpt-train.md.\n";
+
+} // namespace
+
+int trainUsage(const std::string &message) {
+  std::fprintf(stderr, "mpt-train: %s\n%s", message.c_str(), kUsage);
+  return 2;
+}
+
+int parseTrainArgs(int argc, char **argv, TrainOptions *o) {
+  constexpr uint64_t kMaxCount = 1000000000000ull; // 1e12
+  mptrt::tools::ArgWalker args(argc, argv);
+  while (args.next()) {
+    const std::string &arg = args.arg();
+    auto number = [&](uint64_t min, uint64_t max, uint64_t *out) -> int {
+      std::string error;
+      return args.number(min, max, out, &error) ? -1 : trainUsage(error);
+    };
+    bool ok = true;
+    int rc = -1;
+    if (arg == "--input")
+      ok = args.binding(&o->inputs);
+    else if (arg == "--param")
+      ok = args.binding(&o->params);
+    else if (arg == "--eval-input")
+      ok = args.binding(&o->evalInputs);
+    else if (arg == "--eval-entry")
+      ok = args.value(&o->evalEntry);
+    else if (arg == "--eval-every")
+      rc = number(1, kMaxCount, &o->evalEvery);
+    else if (arg == "--entry")
+      ok = args.value(&o->entry);
+    else if (arg == "--device")
+      ok = args.value(&o->device);
+    else if (arg == "--metrics") // a file name: not empty
+      ok = args.value(&o->metricsPath) && !o->metricsPath.empty();
+    else if (arg == "--save") // "" (an unset "$VAR") must not mean "no checkpoint"
+      ok = args.value(&o->savePath) && !o->savePath.empty();
+    else if (arg == "--resume")
+      ok = args.value(&o->resumePath) && !o->resumePath.empty();
+    else if (arg == "--steps") {
+      rc = number(0, kMaxCount, &o->steps);
+      o->haveSteps = true;
+    } else if (arg == "--save-every")
+      rc = number(1, kMaxCount, &o->saveEvery);
+    else if (arg == "--log-every")
+      rc = number(1, kMaxCount, &o->logEvery);
+    else if (arg == "--seed") {
+      rc = number(0, UINT64_MAX / 10, &o->seed);
+      o->haveSeed = true;
+    } else if (arg == "--synthetic-int-range")
+      rc = number(1, uint64_t(1) << 62, &o->intRange);
+    else if (arg == "--synthetic")
+      o->synthetic = true;
+    else if (arg == "--quiet" || arg == "-q")
+      o->quiet = true;
+    else if (arg.rfind("--check-finite=", 0) == 0) {
+      const std::string mode = arg.substr(std::strlen("--check-finite="));
+      if (mode == "off")
+        o->checkFinite = train::CheckFinite::Off;
+      else if (mode == "on-skip")
+        o->checkFinite = train::CheckFinite::OnSkip;
+      else if (mode == "every-kernel")
+        o->checkFinite = train::CheckFinite::EveryKernel;
+      else
+        return trainUsage("--check-finite takes off, on-skip or every-kernel, not '" + mode + "'");
+    } else if (arg.rfind("--collect-ranges=", 0) == 0) {
+      o->rangesPath = arg.substr(std::strlen("--collect-ranges="));
+      if (o->rangesPath.empty())
+        return trainUsage("--collect-ranges needs a file name");
+    } else if (arg == "-h" || arg == "--help") {
+      std::fputs(kUsage, stdout);
+      return 0;
+    } else if (arg.rfind("-", 0) == 0 && arg.size() > 1)
+      return trainUsage("unknown option '" + arg + "'");
+    else if (o->planPath.empty())
+      o->planPath = arg;
+    else
+      return trainUsage("more than one plan given ('" + o->planPath + "', '" + arg + "')");
+    if (rc >= 0)
+      return rc;
+    if (!ok)
+      return trainUsage("option '" + arg + "' needs " +
+                        (arg == "--input" || arg == "--param" || arg == "--eval-input"
+                             ? "NAME=FILE"
+                             : "a value"));
+  }
+  if (o->planPath.empty())
+    return trainUsage("no plan given");
+  if (!o->haveSteps)
+    return trainUsage("--steps N is required");
+  if (o->synthetic && !o->inputs.empty())
+    return trainUsage("--synthetic and --input exclude each other");
+  if (o->saveEvery && o->savePath.empty())
+    return trainUsage("--save-every needs --save FILE");
+  if (o->evalEvery && o->evalInputs.empty())
+    return trainUsage("--eval-every needs --eval-input NAME=FILE");
+  if (!o->rangesPath.empty() && o->checkFinite == train::CheckFinite::EveryKernel)
+    return trainUsage("--collect-ranges and --check-finite=every-kernel exclude each other (a "
+                      "result that is not finite is counted in the ranges file's nonfinite)");
+  if (!o->resumePath.empty() && !o->params.empty())
+    return trainUsage("--param and --resume exclude each other (the checkpoint sets every "
+                      "parameter)");
+  if (o->device.empty())
+    return trainUsage("option '--device' needs a backend name (auto, or one that "
+                      "`mpt-run --list-devices` lists)");
+  return -1;
+}
+
+} // namespace tools
+} // namespace mptrt
