@@ -236,6 +236,15 @@ def test_trainer_matches_mpt_train(args, x, y, plan_path):
     t = mpt.Trainer(early, {"x": xs, "labels": ys})
     for _ in range(3):
         t.step()
+    # A checkpoint is never replaced by one of fewer steps: the 7-step one
+    # stays, and the error says so.
+    try:
+        early.save_checkpoint(python_ckpt)
+        raise AssertionError("a 3-step checkpoint replaced a 7-step one")
+    except mpt.CheckpointError as e:
+        assert "holds a checkpoint of 7 steps" in str(e), e
+    os.remove(python_ckpt)
+    os.remove(cli_ckpt)
     early.save_checkpoint(python_ckpt)
     resumed = mpt_train_lines(args, plan_path, steps, "--resume", python_ckpt,
                               x_file=x_file, y_file=y_file)

@@ -712,9 +712,9 @@ TEST_F(MptTrainTest, SaveEveryAndFailedRun) {
 }
 
 // Tests the atomic write: saving into a directory leaves exactly the target
-// there; a save that cannot complete (the target is a directory, or its
-// directory does not exist) fails with exit 1, leaves no temporary file
-// and does not touch what is there.
+// there; a save that cannot complete fails, leaves no temporary file and
+// does not touch what is there: a target that is a directory is refused
+// before training (exit 2), a missing directory fails the save (exit 1).
 TEST_F(MptTrainTest, AtomicSave) {
   writeToy();
   fs::create_directories(dir / "ckpts");
@@ -756,9 +756,12 @@ TEST_F(MptTrainTest, AtomicSave) {
 
   fs::create_directories(dir / "ckpts/isdir");
   writeFile("ckpts/isdir/keep", {1, 2, 3});
-  EXPECT_EQ(run(toyArgs() + " --steps 2 --quiet --save " + path("ckpts/isdir")), 1) << log;
-  EXPECT_NE(err.find("cannot rename '"), std::string::npos) << err;
-  EXPECT_NE(err.find("' to '" + path("ckpts/isdir") + "'"), std::string::npos) << err;
+  EXPECT_EQ(run(toyArgs() + " --steps 2 --quiet --save " + path("ckpts/isdir")), 2) << log;
+  EXPECT_NE(err.find("mpt-train: --save: checkpoint path '" + path("ckpts/isdir") +
+                     "' is a directory: a checkpoint is written only to a regular file or a "
+                     "new path"),
+            std::string::npos)
+      << err;
   EXPECT_EQ(readBytes("ckpts/isdir/keep"), (std::vector<uint8_t>{1, 2, 3}));
   EXPECT_EQ(run(toyArgs() + " --steps 2 --quiet --save " + path("nodir/a.ck")), 1) << log;
   EXPECT_NE(err.find("cannot create a temporary file in '" + path("nodir") + "' for checkpoint '" +
@@ -767,6 +770,185 @@ TEST_F(MptTrainTest, AtomicSave) {
       << err;
   EXPECT_EQ(tempFiles(), std::vector<std::string>{});
   EXPECT_FALSE(fs::exists(dir / "nodir"));
+}
+
+// Tests that --save writes through a symbolic link to its target (the link
+// stays a link, and the target, not a copy, holds the new checkpoint; a
+// dangling link creates its target), and that a device, a FIFO or a file
+// that is no checkpoint is refused before training, untouched (issue 29,
+// finding 2: --save /dev/null replaced the device node as root, and a
+// symlinked checkpoint became a plain file while its target stayed stale).
+TEST_F(MptTrainTest, SaveThroughSymlinksOnlyToCheckpoints) {
+  writeToy();
+  fs::create_directories(dir / "real");
+  fs::create_symlink(dir / "real" / "a.ck", dir / "link.ck"); // dangling
+  ASSERT_EQ(run(toyArgs() + " --steps 2 --quiet --save " + path("link.ck")), 0) << log;
+  EXPECT_TRUE(fs::is_symlink(dir / "link.ck"));
+  train::Checkpoint ck;
+  std::string error;
+  ASSERT_TRUE(train::readCheckpoint(path("real/a.ck"), &ck, &error)) << error;
+  EXPECT_EQ(ck.steps, 2u);
+  ASSERT_EQ(run(toyArgs() + " --steps 3 --quiet --resume " + path("link.ck") + " --save " +
+                path("link.ck")),
+            0)
+      << log;
+  EXPECT_TRUE(fs::is_symlink(dir / "link.ck"));
+  ASSERT_TRUE(train::readCheckpoint(path("real/a.ck"), &ck, &error)) << error;
+  EXPECT_EQ(ck.steps, 3u);
+  EXPECT_EQ(tempFiles(), std::vector<std::string>{});
+  EXPECT_TRUE(fs::is_empty(dir / "real") == false);
+
+  ASSERT_EQ(run(toyArgs() + " --steps 1 --quiet --save /dev/null"), 2) << log;
+  EXPECT_NE(err.find("mpt-train: --save: checkpoint path '/dev/null' is a device: a checkpoint "
+                     "is written only to a regular file or a new path"),
+            std::string::npos)
+      << err;
+  EXPECT_TRUE(fs::is_character_file("/dev/null"));
+  ASSERT_EQ(::mkfifo(path("fifo").c_str(), 0600), 0);
+  ASSERT_EQ(run(toyArgs() + " --steps 1 --quiet --save " + path("fifo")), 2) << log;
+  EXPECT_NE(err.find("' is a FIFO: a checkpoint is written only"), std::string::npos) << err;
+  EXPECT_TRUE(fs::is_fifo(dir / "fifo"));
+  writeFile("notes.txt", {'h', 'i'});
+  ASSERT_EQ(run(toyArgs() + " --steps 1 --quiet --save " + path("notes.txt")), 2) << log;
+  EXPECT_NE(err.find("checkpoint path '" + path("notes.txt") +
+                     "' exists and is not a checkpoint: refusing to replace it"),
+            std::string::npos)
+      << err;
+  EXPECT_EQ(readBytes("notes.txt"), (std::vector<uint8_t>{'h', 'i'}));
+}
+
+// Tests that no output names a file the run reads (issue 29, finding 3:
+// --save or --metrics naming the plan, a data file or the --resume
+// checkpoint destroyed it with exit status 0), through a symbolic link or
+// a hard link too, and that two outputs may not share a file; --save may
+// name the --resume checkpoint, which it continues.
+TEST_F(MptTrainTest, OutputsNeverDestroyInputs) {
+  writeToy();
+  ASSERT_EQ(run(toyArgs() + " --steps 2 --quiet --save " + path("ck")), 0) << log;
+  const std::vector<uint8_t> plan = readBytes("toy.mptp"), ck = readBytes("ck");
+  fs::create_symlink(dir / "toy.mptp", dir / "plan-link");
+  fs::create_hard_link(dir / "ck", dir / "ck-hard");
+  struct Case {
+    std::string args, message;
+  };
+  const std::vector<Case> cases = {
+      {" --metrics " + path("toy.mptp"),
+       "--metrics '" + path("toy.mptp") + "' names the same file as the plan"},
+      {" --save " + path("plan-link"),
+       "--save '" + path("plan-link") + "' names the same file as the plan"},
+      {" --collect-ranges=" + path("./toy.mptp"),
+       "--collect-ranges '" + path("./toy.mptp") + "' names the same file as the plan"},
+      {" --resume " + path("ck") + " --metrics " + path("ck-hard"),
+       "--metrics '" + path("ck-hard") + "' names the same file as --resume '" + path("ck") +
+           "', which this run reads: refusing to overwrite it"},
+      {" --metrics " + path("m.jsonl") + " --collect-ranges=" + path("m.jsonl"),
+       "--collect-ranges '" + path("m.jsonl") + "' and --metrics '" + path("m.jsonl") +
+           "' name the same file"},
+  };
+  for (const Case &c : cases) {
+    SCOPED_TRACE(c.args);
+    EXPECT_EQ(run(toyArgs() + " --steps 3 --quiet" + c.args), 2) << log;
+    EXPECT_NE(err.find("mpt-train: " + c.message), std::string::npos) << err;
+  }
+  EXPECT_EQ(readBytes("toy.mptp"), plan);
+  EXPECT_EQ(readBytes("ck"), ck);
+  EXPECT_FALSE(fs::exists(dir / "m.jsonl"));
+}
+
+// Tests that a checkpoint is never replaced by one of fewer steps (issue
+// 29, finding 9: Ctrl-C before step 1 wrote a step-0 checkpoint over a
+// 500-step one and suggested resuming from it): refused before training
+// when --steps ends below it, and kept, with the reason, when a stop comes
+// before the run has caught up.
+TEST_F(MptTrainTest, FewerStepsNeverReplaceACheckpoint) {
+  writeToy();
+  ASSERT_EQ(run(toyArgs() + " --steps 20000 --quiet --save " + path("ck")), 0) << log;
+  const std::vector<uint8_t> old = readBytes("ck");
+  EXPECT_EQ(run(toyArgs() + " --steps 3 --quiet --save " + path("ck")), 2) << log;
+  EXPECT_NE(err.find("mpt-train: --save: checkpoint path '" + path("ck") +
+                     "' holds a checkpoint of 20000 steps: refusing to replace it with one of 3 "
+                     "steps (the old one is kept)"),
+            std::string::npos)
+      << err;
+  EXPECT_EQ(readBytes("ck"), old);
+
+  // A run from scratch towards 10^9 steps, interrupted after its first
+  // steps: the save of the steps it ran (far fewer than 20000) keeps the
+  // old checkpoint.
+  const pid_t pid = start(toyArgs() + " --quiet --steps 1000000000 --save " + path("ck") +
+                          " --metrics " + path("m.jsonl"));
+  ASSERT_TRUE(waitUntil([&] { return !lines(readText("m.jsonl")).empty(); }));
+  ::kill(pid, SIGINT);
+  const int st = finish(pid);
+  ASSERT_TRUE(WIFEXITED(st)) << st << "\n" << log;
+  EXPECT_EQ(WEXITSTATUS(st), 1) << log;
+  EXPECT_NE(err.find("holds a checkpoint of 20000 steps: refusing to replace it with one of "),
+            std::string::npos)
+      << err;
+  EXPECT_EQ(readBytes("ck"), old);
+  EXPECT_EQ(tempFiles(), std::vector<std::string>{});
+}
+
+// Tests the other signals (issue 29, finding 8): SIGHUP and SIGQUIT stop
+// the run with a checkpoint like SIGINT (exit 129 and 131); SIGUSR1 writes a
+// checkpoint after the current step and training goes on; a closed pipe on
+// stderr (`mpt-train ... 2>&1 | head`) does not end the training.
+TEST_F(MptTrainTest, HangupQuitUsr1AndBrokenPipe) {
+  writeToy();
+  const std::string endless = toyArgs() + " --quiet --steps 1000000000";
+  for (int sig : {SIGHUP, SIGQUIT}) {
+    const std::string name = sig == SIGHUP ? "SIGHUP" : "SIGQUIT";
+    SCOPED_TRACE(name);
+    fs::remove(dir / "ck");
+    fs::remove(dir / "m.jsonl");
+    const pid_t pid = start(endless + " --save " + path("ck") + " --metrics " + path("m.jsonl"));
+    ASSERT_TRUE(waitUntil([&] { return lines(readText("m.jsonl")).size() >= 2; }));
+    ::kill(pid, sig);
+    const int st = finish(pid);
+    ASSERT_TRUE(WIFEXITED(st)) << st << "\n" << log;
+    EXPECT_EQ(WEXITSTATUS(st), 128 + sig) << log;
+    train::Checkpoint ck;
+    std::string error;
+    ASSERT_TRUE(train::readCheckpoint(path("ck"), &ck, &error)) << error;
+    EXPECT_EQ(lines(readText("m.jsonl")).size(), ck.steps);
+    EXPECT_NE(err.find("mpt-train: interrupted by " + name + " after step " +
+                       std::to_string(ck.steps) + " of 1000000000: checkpoint written"),
+              std::string::npos)
+        << err;
+  }
+
+  fs::remove(dir / "ck");
+  fs::remove(dir / "m.jsonl");
+  const pid_t pid = start(endless + " --save " + path("ck") + " --metrics " + path("m.jsonl"));
+  ASSERT_TRUE(waitUntil([&] { return lines(readText("m.jsonl")).size() >= 2; }));
+  ::kill(pid, SIGUSR1);
+  ASSERT_TRUE(waitUntil([&] { return fs::exists(dir / "ck"); }));
+  train::Checkpoint saved;
+  std::string error;
+  ASSERT_TRUE(train::readCheckpoint(path("ck"), &saved, &error)) << error;
+  const size_t at = lines(readText("m.jsonl")).size();
+  ASSERT_TRUE(waitUntil([&] { return lines(readText("m.jsonl")).size() >= at + 3; }))
+      << "training did not go on after SIGUSR1";
+  ::kill(pid, SIGTERM);
+  const int st = finish(pid);
+  ASSERT_TRUE(WIFEXITED(st)) << st << "\n" << log;
+  EXPECT_EQ(WEXITSTATUS(st), 143) << log;
+  EXPECT_NE(err.find("mpt-train: note: SIGUSR1: checkpoint written to '" + path("ck") +
+                     "' after step " + std::to_string(saved.steps) + "; training goes on"),
+            std::string::npos)
+      << err;
+
+  // Progress on a pipe whose reader has gone: 50 steps still run.
+  writeFile("pipe.sh", {});
+  {
+    std::ofstream script(path("pipe.sh"));
+    script << "'" << MPT_TRAIN_PATH << "' " << toyArgs() << " --steps 50 --log-every 1 --metrics "
+           << path("p.jsonl") << " 2>&1 | head -c 1 >/dev/null\nexit ${PIPESTATUS[0]}\n";
+  }
+  const int rc = std::system(("bash " + path("pipe.sh")).c_str());
+  ASSERT_TRUE(WIFEXITED(rc)) << rc;
+  EXPECT_EQ(WEXITSTATUS(rc), 0); // 141 when SIGPIPE killed it
+  EXPECT_EQ(lines(readText("p.jsonl")).size(), 50u);
 }
 
 /// The metrics lines of `name` without their time_ms.
@@ -850,6 +1032,7 @@ TEST_F(MptTrainTest, KillAtVariedMomentsKeepsACheckpoint) {
   for (int i = 0; i < 12; ++i) {
     SCOPED_TRACE("kill " + std::to_string(i));
     fs::remove(dir / "ck");
+    fs::remove(dir / "ref.ck"); // a checkpoint of more steps is never replaced
     const pid_t pid =
         start(toyArgs() + " --quiet --steps 1000000000 --save-every 1 --save " + path("ck"));
     ASSERT_TRUE(waitUntil([&] { return fs::exists(dir / "ck"); }));
@@ -884,6 +1067,7 @@ TEST_F(MptTrainTest, InterruptSavesAndExits) {
     const std::string name = sig == SIGINT ? "SIGINT" : "SIGTERM";
     SCOPED_TRACE(name);
     fs::remove(dir / "ck");
+    fs::remove(dir / "ref.ck"); // a checkpoint of more steps is never replaced
     fs::remove(dir / "m.jsonl");
     const pid_t pid = start(endless + " --save " + path("ck") + " --metrics " + path("m.jsonl"));
     ASSERT_TRUE(waitUntil([&] { return lines(readText("m.jsonl")).size() >= 3; }));
@@ -1243,11 +1427,12 @@ TEST_F(MptTrainTest, UsageErrors) {
                            "--resume FILE",
                            "Exit status: 0 success, 1",
                            "2 usage error",
-                           "SIGINT (Ctrl-C) or SIGTERM",
-                           "exits with status 130",
+                           "SIGINT (Ctrl-C), SIGTERM, SIGHUP or SIGQUIT",
+                           "130 (SIGINT)",
                            "143 (SIGTERM)",
+                           "SIGUSR1 writes the checkpoint",
                            "a second signal aborts at once",
-                           "130 / 143"})
+                           "128 + signal"})
     EXPECT_NE(out.find(flag), std::string::npos) << flag;
   // An unwritable metrics file is a data error.
   EXPECT_EQ(run(plan + " --steps 1 --metrics " + path("no/such/dir/m.jsonl")), 1) << log;

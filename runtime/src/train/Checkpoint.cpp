@@ -184,6 +184,86 @@ void setSaveFaultWakeup(const std::atomic<int> *flag) { saveFaultWakeup = flag; 
 // Writing
 //===----------------------------------------------------------------------===//
 
+namespace {
+
+/// What a non-regular file is, for messages.
+const char *fileKind(mode_t mode) {
+  if (S_ISDIR(mode))
+    return "a directory";
+  if (S_ISCHR(mode) || S_ISBLK(mode))
+    return "a device";
+  if (S_ISFIFO(mode))
+    return "a FIFO";
+  if (S_ISSOCK(mode))
+    return "a socket";
+  return "not a regular file";
+}
+
+} // namespace
+
+bool checkpointTarget(const std::string &path, uint64_t steps, std::string *target,
+                      std::string *error) {
+  std::string p = path;
+  const std::string named = "checkpoint path '" + path + "'";
+  struct stat st = {};
+  for (int hops = 0;; ++hops) {
+    if (::lstat(p.c_str(), &st) != 0) {
+      if (errno != ENOENT) {
+        *error =
+            "cannot inspect " + named + (p == path ? "" : " ('" + p + "')") + ": " + systemError();
+        return false;
+      }
+      *target = p; // a new file
+      return true;
+    }
+    if (!S_ISLNK(st.st_mode))
+      break;
+    if (hops == 40) {
+      *error = "cannot resolve " + named + ": too many levels of symbolic links";
+      return false;
+    }
+    std::vector<char> link(4096);
+    const ssize_t n = ::readlink(p.c_str(), link.data(), link.size());
+    if (n < 0 || static_cast<size_t>(n) >= link.size()) {
+      *error = "cannot read the symbolic link '" + p + "' (" + named + ")";
+      return false;
+    }
+    const std::string to(link.data(), static_cast<size_t>(n));
+    const size_t slash = p.rfind('/');
+    p = to.front() == '/' || slash == std::string::npos ? to : p.substr(0, slash + 1) + to;
+  }
+  const std::string where = named + (p == path ? "" : " (the symbolic link's target '" + p + "')");
+  if (!S_ISREG(st.st_mode)) {
+    *error = where + " is " + fileKind(st.st_mode) +
+             ": a checkpoint is written only to a regular file or a new path";
+    return false;
+  }
+  if (st.st_size > 0) {
+    uint8_t header[kHeaderBytes] = {};
+    FILE *f = std::fopen(p.c_str(), "rb");
+    const size_t got = f ? std::fread(header, 1, sizeof header, f) : 0;
+    if (f)
+      std::fclose(f);
+    if (!f) {
+      *error = "cannot read " + where + " to check what it holds: " + systemError();
+      return false;
+    }
+    if (got < kHeaderBytes || std::memcmp(header, kMagic, 8) != 0) {
+      *error = where + " exists and is not a checkpoint: refusing to replace it";
+      return false;
+    }
+    const uint64_t held = getLE(header + 16, 8);
+    if (held > steps) {
+      *error = where + " holds a checkpoint of " + std::to_string(held) +
+               " steps: refusing to replace it with one of " + std::to_string(steps) +
+               " steps (the old one is kept)";
+      return false;
+    }
+  }
+  *target = p;
+  return true;
+}
+
 CheckpointWriter::~CheckpointWriter() { discard(); }
 
 void CheckpointWriter::discard() {
@@ -223,14 +303,15 @@ bool CheckpointWriter::nameTemporary(std::string *error) {
 bool CheckpointWriter::open(const std::string &path, uint64_t steps, uint32_t count,
                             std::string *error) {
   discard();
-  path_ = path;
+  if (!checkpointTarget(path, steps, &path_, error))
+    return false;
   // A hidden temporary beside the target, so the rename stays in one file
   // system. Where the kernel, the file system and /proc allow it, it has
   // no name until it is complete (O_TMPFILE; nameTemporary links it), so a
   // crash mid-write leaves nothing; otherwise mkstemp names it at once.
-  const std::string dir = parentDir(path);
-  const size_t slash = path.rfind('/');
-  const std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
+  const std::string dir = parentDir(path_);
+  const size_t slash = path_.rfind('/');
+  const std::string base = slash == std::string::npos ? path_ : path_.substr(slash + 1);
   tempPrefix_ = (dir == "/" ? "" : dir) + "/." + base + ".tmp.";
   static std::set<std::string> cleaned; // once per target and process
   if (cleaned.insert(tempPrefix_).second)
@@ -246,7 +327,7 @@ bool CheckpointWriter::open(const std::string &path, uint64_t steps, uint32_t co
     buffer.push_back('\0');
     fd = ::mkstemp(buffer.data());
     if (fd < 0) {
-      *error = "cannot create a temporary file in '" + dir + "' for checkpoint '" + path +
+      *error = "cannot create a temporary file in '" + dir + "' for checkpoint '" + path_ +
                "': " + systemError();
       return false;
     }

@@ -12,17 +12,18 @@
 // the data files (InputFiles.h), appends the metrics lines, updates the
 // progress line (Progress.h), prints the summary and handles signals. See
 // docs/mpt-train.md. Exit status: 0 on success, 1 if something fails, 2 for
-// a usage error (Options.h), 128 + the signal's number after SIGINT or
-// SIGTERM (which stop the run at the next step boundary, with a checkpoint
-// if --save).
+// a usage error (Options.h), 128 + the signal's number after SIGINT,
+// SIGTERM, SIGHUP or SIGQUIT (which stop the run at the next step boundary,
+// with a checkpoint if --save; Signals.h).
 //
 //===----------------------------------------------------------------------===//
 #include "InputFiles.h"
 #include "Options.h"
+#include "OutputPaths.h"
 #include "Progress.h"
+#include "Signals.h"
 #include "mptrt/train.hpp"
 
-#include <atomic>
 #include <csignal>
 #include <cstdio>
 #include <optional>
@@ -35,47 +36,6 @@ using namespace mptrt::tools;
 namespace train = mptrt::train;
 
 namespace {
-
-/// The signal (SIGINT or SIGTERM) that asked the run to stop, or 0. The
-/// handler sets it; the step loop reads it between steps. A lock-free atomic
-/// is async-signal-safe, like a volatile sig_atomic_t, and also well defined
-/// when the signal lands on one of the runtime's worker threads.
-std::atomic<int> stopSignal{0};
-static_assert(std::atomic<int>::is_always_lock_free);
-
-extern "C" void onStopSignal(int sig) {
-  // Only async-signal-safe calls here: write, sigaction, raise.
-  if (stopSignal.exchange(sig) != 0) {
-    const char text[] = "\nmpt-train: interrupted again: aborting now\n";
-    (void)!::write(STDERR_FILENO, text, sizeof(text) - 1);
-    struct sigaction fallback = {};
-    fallback.sa_handler = SIG_DFL;
-    ::sigaction(sig, &fallback, nullptr);
-    ::raise(sig); // delivered, by the default action, when the handler returns
-    return;
-  }
-  const char text[] = "\nmpt-train: interrupted: stopping after the current step "
-                      "(interrupt again to abort now)\n";
-  (void)!::write(STDERR_FILENO, text, sizeof(text) - 1);
-}
-
-/// Routes SIGINT and SIGTERM to onStopSignal, except a SIGINT the parent
-/// ignores (a background job of a non-interactive shell), which stays
-/// ignored.
-void installStopHandlers() {
-  struct sigaction action = {};
-  action.sa_handler = onStopSignal;
-  sigemptyset(&action.sa_mask);
-  sigaddset(&action.sa_mask, SIGINT);
-  sigaddset(&action.sa_mask, SIGTERM);
-  action.sa_flags = SA_RESTART;
-  for (int sig : {SIGINT, SIGTERM}) {
-    struct sigaction old = {};
-    if (::sigaction(sig, nullptr, &old) == 0 && old.sa_handler == SIG_IGN)
-      continue;
-    ::sigaction(sig, &action, nullptr);
-  }
-}
 
 int fail(const std::string &message) {
   std::fprintf(stderr, "mpt-train: error: %s\n", message.c_str());
@@ -159,8 +119,10 @@ int main(int argc, char **argv) {
   TrainOptions opt;
   if (int rc = parseTrainArgs(argc, argv, &opt); rc >= 0)
     return rc;
-  installStopHandlers();
-  train::setSaveFaultWakeup(&stopSignal);
+  if (const std::string bad = checkOutputPaths(opt); !bad.empty())
+    return trainUsage(bad);
+  installSignalHandlers();
+  train::setSaveFaultWakeup(&stopSignal());
 
   train::TrainerOptions options;
   options.entry = opt.entry;
@@ -209,7 +171,7 @@ int main(int argc, char **argv) {
   std::optional<double> firstLoss, lastLoss, lastValLoss;
   uint64_t s = firstStep, savedAt = UINT64_MAX;
   for (; s < opt.steps; ++s) {
-    if (stopSignal.load() != 0)
+    if (stopSignal().load() != 0)
       break; // interrupted: `s` steps have run
     train::StepMetrics m;
     if (!trainer.step(&m, &error))
@@ -227,16 +189,24 @@ int main(int argc, char **argv) {
     if (metrics.isOpen() && !metrics.write(m, &error))
       return stop(error);
     progress.update(m, skipped);
-    if (opt.saveEvery && (s + 1) % opt.saveEvery == 0 && s + 1 < opt.steps) {
+    const bool asked = takeSaveRequest();
+    if (asked && opt.savePath.empty())
+      note("SIGUSR1 after step " + std::to_string(s + 1) +
+           ": no checkpoint written (no --save given)");
+    if (((asked && !opt.savePath.empty()) || (opt.saveEvery && (s + 1) % opt.saveEvery == 0)) &&
+        s + 1 < opt.steps) {
       if (!trainer.save(opt.savePath, &error))
         return stop(error);
       savedAt = s + 1;
+      if (asked)
+        note("SIGUSR1: checkpoint written to '" + opt.savePath + "' after step " +
+             std::to_string(s + 1) + "; training goes on");
     }
   }
   progress.finish();
   // Stopped by a signal: `s` < --steps steps have run (docs/mpt-train.md,
   // "Interrupting a run"). The checkpoint is written as at the end.
-  const int stoppedBy = s < opt.steps ? stopSignal.load() : 0;
+  const int stoppedBy = s < opt.steps ? stopSignal().load() : 0;
   if (!opt.savePath.empty() && s != savedAt && !trainer.save(opt.savePath, &error))
     return fail(error);
   if (const train::RangeCollector *ranges = trainer.ranges()) {
@@ -281,7 +251,7 @@ int main(int argc, char **argv) {
                                     : "checkpoint written to '" + opt.savePath +
                                           "'; continue with --resume " + opt.savePath;
     std::fprintf(stderr, "mpt-train: interrupted by %s after step %s of %s: %s\n",
-                 stoppedBy == SIGINT ? "SIGINT" : "SIGTERM", std::to_string(s).c_str(),
+                 signalName(stoppedBy), std::to_string(s).c_str(),
                  std::to_string(opt.steps).c_str(), outcome.c_str());
     return 128 + stoppedBy;
   }

@@ -65,9 +65,21 @@ struct Checkpoint {
   std::vector<CheckpointTensor> tensors;
 };
 
+/// Where a checkpoint of `steps` steps given the path `path` is written:
+/// sets `*target` to the file `path` names, through any symlinks (the link
+/// stays, and the file it points to gets the checkpoint; a dangling link
+/// creates its target). Fails, with a message naming `path`, when that file
+/// exists and is not a regular file (a device, a FIFO, a directory), is a
+/// non-empty file that is not a checkpoint (a plan, a data file: a
+/// checkpoint never replaces one), or is a checkpoint of more than `steps`
+/// steps (the old one is kept: a run never replaces later training with
+/// earlier). CheckpointWriter::open checks this before it writes.
+bool checkpointTarget(const std::string &path, uint64_t steps, std::string *target,
+                      std::string *error);
+
 /// Writes a checkpoint one tensor at a time into a temporary file next to
-/// `path`; commit() moves it over `path`. A writer destroyed before a
-/// successful commit() removes its temporary file.
+/// `path` (the file checkpointTarget names); commit() moves it over that. A writer destroyed before
+/// a successful commit() removes its temporary file.
 class CheckpointWriter {
 public:
   CheckpointWriter() = default;
