@@ -87,4 +87,12 @@ def encode(dtype, value, shape, name):
     if dtype in (I64, I32) and array.dtype.kind == "f":
         raise ValueError("'%s': the plan expects integers (%s), got %s"
                          % (name, NAMES[dtype], array.dtype))
+    if dtype in (I64, I32) and array.dtype.kind in "iu" and array.size:
+        # A value the plan's type cannot hold would wrap (2^32 + 3 -> 3).
+        info = np.iinfo(STORAGE[dtype])
+        low, high = int(array.min()), int(array.max())
+        if low < info.min or high > info.max:
+            bad = low if low < info.min else high
+            raise ValueError("'%s': %d does not fit the plan's %s (%d to %d)"
+                             % (name, bad, NAMES[dtype], info.min, info.max))
     return np.ascontiguousarray(array, dtype=STORAGE[dtype])

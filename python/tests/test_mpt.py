@@ -297,6 +297,12 @@ def test_errors(args, x, y):
     expect_error(ValueError, ["needs input 'labels'"], plan.train_step, x=x)
     expect_error(ValueError, ["no input 'z'"], plan.train_step, x=x, labels=y, z=x)
     expect_error(ValueError, ["integers"], plan.train_step, x=x, labels=y.astype(np.float32))
+    # An integer the plan's type cannot hold is refused, not wrapped: 2^63
+    # for an i64 input, 2^32 + 3 (which would train as 3) for an i32 one.
+    expect_error(ValueError, ["'labels'", "9223372036854775808 does not fit the plan's i64"],
+                 plan.train_step, x=x, labels=np.full(y.shape, 2**63, dtype=np.uint64))
+    expect_error(ValueError, ["'t'", "4294967299 does not fit the plan's i32"],
+                 mpt._dtypes.encode, mpt._dtypes.I32, np.array([2**32 + 3]), [1], "t")
     expect_error(ValueError, ["no entry point 'nope'"], plan.call, "nope", x=x)
     expect_error(RuntimeError, ["cannot load the plan"], mpt.Plan, b"not a plan")
 

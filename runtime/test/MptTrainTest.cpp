@@ -840,7 +840,7 @@ TEST_F(MptTrainTest, OutputsNeverDestroyInputs) {
        "--collect-ranges '" + path("./toy.mptp") + "' names the same file as the plan"},
       {" --resume " + path("ck") + " --metrics " + path("ck-hard"),
        "--metrics '" + path("ck-hard") + "' names the same file as --resume '" + path("ck") +
-           "', which this run reads: refusing to overwrite it"},
+           "', which is read: refusing to overwrite it"},
       {" --metrics " + path("m.jsonl") + " --collect-ranges=" + path("m.jsonl"),
        "--collect-ranges '" + path("m.jsonl") + "' and --metrics '" + path("m.jsonl") +
            "' name the same file"},

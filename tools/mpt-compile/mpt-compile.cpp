@@ -24,9 +24,11 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Support/Timing.h"
+#include "mptrt/OutputPaths.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/InitLLVM.h"
+
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
@@ -133,6 +135,22 @@ int main(int argc, char **argv) {
     llvm::errs() << "mpt-compile: invalid options: " << bad << "\n";
     return kBroken;
   }
+  // No output may overwrite the model, the profile, or another output.
+  std::string output =
+      outputPath.empty() ? defaultOutput(inputPath) : outputPath.getValue();
+  std::vector<mptrt::PathUse> reads = {{"the model", inputPath}};
+  if (!pipeline.precisionProfile.empty())
+    reads.push_back({"--precision-profile", pipeline.precisionProfile});
+  std::vector<mptrt::PathUse> writes = {{"-o", output}};
+  if (!memoryReport.empty())
+    writes.push_back({"--memory-report", memoryReport});
+  if (!pipeline.precisionReport.empty())
+    writes.push_back({"--precision-report", pipeline.precisionReport});
+  if (std::string conflict = mptrt::findOutputConflict(reads, writes);
+      !conflict.empty()) {
+    llvm::errs() << "mpt-compile: " << conflict << "\n";
+    return kBroken;
+  }
 
   std::unique_ptr<MLIRContext> context = driver::createContext();
   llvm::SourceMgr sourceMgr;
@@ -151,8 +169,6 @@ int main(int argc, char **argv) {
   }
   ModuleOp module = *compiled.module;
 
-  std::string output =
-      outputPath.empty() ? defaultOutput(inputPath) : outputPath.getValue();
   std::string error;
   auto file = openOutputFile(output, &error);
   if (!file) {
