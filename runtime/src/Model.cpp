@@ -1,5 +1,7 @@
 //===- Model.cpp - loading, binding and running a plan -------------------===//
 #include "Model.h"
+
+#include "HostMemory.h"
 #include "mptrt/Numerics.h"
 #include "mptrt/plan/Reader.h"
 
@@ -104,7 +106,8 @@ Status Model::copyConstants(uint64_t offset, uint64_t bytes, void *device) {
   if (const uint8_t *p = plan_.constants.find(offset, bytes))
     return backend_->copyToDevice(device, p, bytes);
   // Bytes across pieces of a blob built in memory: gather them first.
-  std::vector<uint8_t> gathered(bytes);
+  std::vector<uint8_t> gathered;
+  MPTRT_TRY(resizeHostBuffer(&gathered, bytes, "gathering constants"));
   plan_.constants.copyOut(offset, bytes, gathered.data());
   return backend_->copyToDevice(device, gathered.data(), bytes);
 }
@@ -388,8 +391,10 @@ Status Model::runObserved(std::string_view entryName, ResultObserver observer, v
       largest = std::max(largest, d.bytes);
       most = std::max<uint64_t>(most, static_cast<uint64_t>(d.numel));
     }
-    checkBuffer_.resize(std::max<uint64_t>(checkBuffer_.size(), largest));
-    observeBuffer_.resize(most);
+    MPTRT_TRY(resizeHostBuffer(&checkBuffer_, std::max<uint64_t>(checkBuffer_.size(), largest),
+                               "a copy of the largest result (an observed run)"));
+    MPTRT_TRY(
+        resizeHostBuffer(&observeBuffer_, most, "the largest result in float32 (an observed run)"));
   }
   return runImpl(entryName, nullptr, observer, user);
 }
@@ -443,7 +448,8 @@ Status Model::runChecked(std::string_view entryName, NonFinite *first) {
     uint64_t largest = 1;
     for (const TensorDesc &d : descs_)
       largest = std::max(largest, d.bytes);
-    checkBuffer_.resize(largest);
+    MPTRT_TRY(resizeHostBuffer(&checkBuffer_, largest,
+                               "a copy of the largest result (a run checked after every kernel)"));
     constantNonFinite_.assign(descs_.size(), 0);
     nonFinite_.assign(descs_.size(), 0);
     // A constant that is not finite (the -inf of an attention mask) is

@@ -1,9 +1,11 @@
 //===- TensorFileTest.cpp - .npy and TensorProto readers -----------------===//
 #include "TensorFile.h"
 #include "TensorFileTest.h"
+#include "mptrt/ReadFile.h"
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <cstring>
 
 using namespace mptrt::tools;
@@ -267,3 +269,30 @@ TEST(TensorProto, TruncatedAtEveryLength) {
 }
 
 } // namespace
+
+// Tests the bounded reader of data and checkpoint files (issue 29, finding
+// 4: `/dev/zero` as data was read until std::bad_alloc or the OOM killer,
+// and a file was read into a doubling buffer): only regular files, no
+// larger than the limit (the machine's memory), read to their exact size.
+TEST(ReadRegularFile, RefusesDevicesAndOversizedFiles) {
+  std::vector<uint8_t> bytes;
+  std::string error;
+  EXPECT_FALSE(mptrt::readRegularFile("/dev/zero", &bytes, &error));
+  EXPECT_EQ(error, "'/dev/zero' is not a regular file");
+  const std::string path = ::testing::TempDir() + "/eleven.bin";
+  {
+    FILE *f = std::fopen(path.c_str(), "wb");
+    ASSERT_NE(f, nullptr);
+    std::fwrite("hello world", 1, 11, f);
+    std::fclose(f);
+  }
+  EXPECT_FALSE(mptrt::readRegularFile(path, &bytes, &error, /*limit=*/10));
+  EXPECT_EQ(error,
+            "'" + path + "' has 11 bytes, more than the 10 bytes of memory this machine has");
+  ASSERT_TRUE(mptrt::readRegularFile(path, &bytes, &error, /*limit=*/11)) << error;
+  EXPECT_EQ(std::string(bytes.begin(), bytes.end()), "hello world");
+  EXPECT_EQ(bytes.capacity(), 11u);
+  FileTensor t;
+  EXPECT_FALSE(readTensorFile("/dev/zero", &t, &error));
+  EXPECT_EQ(error, "'/dev/zero' is not a regular file");
+}

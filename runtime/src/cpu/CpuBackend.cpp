@@ -1,5 +1,6 @@
 //===- CpuBackend.cpp - the CPU backend: host memory and kernel table ----===//
 #include "Backend.h"
+#include "HostMemory.h"
 #include "KindTable.h"
 #include "cpu/CpuKernels.h"
 #include "cpu/ThreadPool.h"
@@ -23,15 +24,6 @@ const KindEntry<PrepareFn> kKinds[] = {
 #define MPTRT_ATTR(kind, name, type, required)
 #include "mptrt/KernelSchema.def"
 };
-
-/// Physical memory in bytes, or 0 if unknown.
-uint64_t physicalMemoryBytes() {
-  static const uint64_t bytes = [] {
-    const long pages = sysconf(_SC_PHYS_PAGES), pageSize = sysconf(_SC_PAGE_SIZE);
-    return pages > 0 && pageSize > 0 ? static_cast<uint64_t>(pages) * pageSize : 0;
-  }();
-  return bytes;
-}
 
 class CpuBackend final : public Backend {
 public:

@@ -1,6 +1,7 @@
 //===- Checkpoint.cpp - write, read and check checkpoints ----------------===//
 #include "mptrt/train/Checkpoint.h"
 
+#include "mptrt/ReadFile.h"
 #include "mptrt/train/Batches.h"
 
 #include <array>
@@ -51,27 +52,6 @@ std::string parentDir(const std::string &path) {
   if (slash == std::string::npos)
     return ".";
   return slash == 0 ? "/" : path.substr(0, slash);
-}
-
-/// The whole file at `path`.
-bool readFileBytes(const std::string &path, std::vector<uint8_t> *bytes, std::string *error) {
-  FILE *f = std::fopen(path.c_str(), "rb");
-  if (!f) {
-    *error = "cannot open '" + path + "': " + systemError();
-    return false;
-  }
-  bytes->clear();
-  uint8_t chunk[1 << 16];
-  size_t n;
-  while ((n = std::fread(chunk, 1, sizeof(chunk), f)) > 0)
-    bytes->insert(bytes->end(), chunk, chunk + n);
-  const bool bad = std::ferror(f);
-  std::fclose(f);
-  if (bad) {
-    *error = "error reading '" + path + "'";
-    return false;
-  }
-  return true;
 }
 
 bool knownDtype(uint32_t code) { return code >= MPTRT_F32 && code <= MPTRT_I1; }
@@ -479,7 +459,7 @@ bool CheckpointWriter::commit(std::string *error) {
 
 bool readCheckpoint(const std::string &path, Checkpoint *out, std::string *error) {
   std::vector<uint8_t> bytes;
-  if (!readFileBytes(path, &bytes, error)) {
+  if (!readRegularFile(path, &bytes, error)) {
     *error = "checkpoint: " + *error;
     return false;
   }

@@ -12,6 +12,7 @@
 #include <cctype>
 #include <cstring>
 #include <map>
+#include <utility>
 
 namespace mptrt {
 namespace tools {
@@ -194,7 +195,7 @@ bool descrTypes(const std::string &descr, std::vector<mptrt_dtype> *types, size_
 
 } // namespace
 
-bool parseNpy(const std::vector<uint8_t> &file, FileTensor *out, std::string *error) {
+bool parseNpy(std::vector<uint8_t> file, FileTensor *out, std::string *error) {
   if (file.size() < 10 || std::memcmp(file.data(), kMagic, 6) != 0) {
     *error = "not a .npy file (bad magic)";
     return false;
@@ -261,7 +262,8 @@ bool parseNpy(const std::vector<uint8_t> &file, FileTensor *out, std::string *er
              std::to_string(dataBytes);
     return false;
   }
-  out->bytes.assign(file.begin() + headerStart + headerLen, file.end());
+  file.erase(file.begin(), file.begin() + static_cast<std::ptrdiff_t>(headerStart + headerLen));
+  out->bytes = std::move(file);
   return true;
 }
 

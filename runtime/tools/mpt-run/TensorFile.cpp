@@ -1,6 +1,8 @@
 //===- TensorFile.cpp - pick the reader for a tensor file ----------------===//
 #include "TensorFile.h"
 
+#include "mptrt/ReadFile.h"
+
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -16,29 +18,9 @@ bool splitBinding(const std::string &text, std::pair<std::string, std::string> *
   return true;
 }
 
-bool readFileBytes(const std::string &path, std::vector<uint8_t> *bytes, std::string *error) {
-  FILE *f = std::fopen(path.c_str(), "rb");
-  if (!f) {
-    *error = "cannot open '" + path + "': " + std::strerror(errno);
-    return false;
-  }
-  bytes->clear();
-  uint8_t chunk[1 << 16];
-  size_t n;
-  while ((n = std::fread(chunk, 1, sizeof(chunk), f)) > 0)
-    bytes->insert(bytes->end(), chunk, chunk + n);
-  const bool bad = std::ferror(f);
-  std::fclose(f);
-  if (bad) {
-    *error = "error reading '" + path + "'";
-    return false;
-  }
-  return true;
-}
-
 bool readTensorFile(const std::string &path, FileTensor *out, std::string *error) {
   std::vector<uint8_t> bytes;
-  if (!readFileBytes(path, &bytes, error))
+  if (!readRegularFile(path, &bytes, error))
     return false;
   auto endsWith = [&](const char *ext) {
     const size_t n = std::strlen(ext);
@@ -50,7 +32,7 @@ bool readTensorFile(const std::string &path, FileTensor *out, std::string *error
   std::string message;
   bool ok;
   if (isNpy)
-    ok = parseNpy(bytes, out, &message);
+    ok = parseNpy(std::move(bytes), out, &message);
   else if (isPb)
     ok = parseTensorProto(bytes, out, &message);
   else {

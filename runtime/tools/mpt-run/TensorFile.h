@@ -47,7 +47,9 @@ struct FileTensor {
 };
 
 /// Parses a .npy file's bytes. False with a message on any malformation.
-bool parseNpy(const std::vector<uint8_t> &file, FileTensor *out, std::string *error);
+/// Takes `file` by value: readTensorFile moves the file's bytes in, and the
+/// data are moved, not copied, into `out->bytes` (the file is read once).
+bool parseNpy(std::vector<uint8_t> file, FileTensor *out, std::string *error);
 
 /// Parses a serialized onnx.TensorProto.
 bool parseTensorProto(const std::vector<uint8_t> &file, FileTensor *out, std::string *error);
