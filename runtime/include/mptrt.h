@@ -155,6 +155,15 @@ typedef void (*mptrt_result_observer)(const mptrt_result_view *view, void *user)
  * result. */
 int mptrt_run_observed(mptrt_model *model, const char *entry, mptrt_result_observer observer,
                        void *user);
+/* Runs an entry point like mptrt_run, timing each kernel (docs/runtime.md,
+ * "Profiling a run"): ms[i] gets the milliseconds of the kernel at position
+ * i of the entry point's kernel list (mptrt_entry_kernel), measured by the
+ * backend between kernels (the host's wall clock on the CPU, CUDA events on
+ * the stream on a GPU). `count` must be mptrt_entry_kernel_count. A
+ * profiled run is never recorded into a CUDA graph nor replayed from one,
+ * so it measures each kernel as launched alone; it allocates only on the
+ * first profiled run of a larger entry point. */
+int mptrt_run_profiled(mptrt_model *model, const char *entry, double *ms, size_t count);
 /* Copies an output computed by the last successful run that produced it,
  * or a parameter's current value; `bytes` must equal its byte size. */
 int mptrt_read_output(const mptrt_model *model, const char *name, void *dst, size_t bytes);
@@ -172,6 +181,17 @@ int mptrt_entry_binding_count(const mptrt_model *model, const char *entry, mptrt
                               size_t *count);
 int mptrt_entry_binding_name(const mptrt_model *model, const char *entry, mptrt_binding_kind kind,
                              size_t index, const char **name);
+/* The kernels an entry point runs, in order. The strings are owned by the
+ * model. */
+typedef struct mptrt_kernel_info {
+  uint32_t kernel;    /* the plan's kernel id */
+  const char *kind;   /* kernel kind ("matmul") */
+  const char *origin; /* ONNX node (or compiler-given name); "" if unknown */
+  const char *phase;  /* "forward", "backward" or "unknown" */
+} mptrt_kernel_info;
+int mptrt_entry_kernel_count(const mptrt_model *model, const char *entry, size_t *count);
+int mptrt_entry_kernel(const mptrt_model *model, const char *entry, size_t position,
+                       mptrt_kernel_info *info);
 /* The arena size the plan gives an entry point. */
 int mptrt_entry_arena_bytes(const mptrt_model *model, const char *entry, uint64_t *bytes);
 

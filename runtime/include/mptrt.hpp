@@ -111,6 +111,11 @@ public:
                                  void *user) {
     return mptrt_run_observed(handle_, entry.c_str(), observer, user) == MPTRT_OK;
   }
+  /// mptrt_run_profiled: a run (never a replayed graph) that writes each
+  /// kernel's milliseconds to *ms, one per entryKernels() element.
+  [[nodiscard]] bool runProfiled(const std::string &entry, std::vector<double> *ms) {
+    return mptrt_run_profiled(handle_, entry.c_str(), ms->data(), ms->size()) == MPTRT_OK;
+  }
 
   [[nodiscard]] bool info(mptrt_binding_kind kind, const std::string &name,
                           TensorInfo *out) const {
@@ -159,6 +164,19 @@ public:
         return false;
       names->push_back(name);
     }
+    return true;
+  }
+
+  /// The kernels an entry point runs, in order; false if no such entry.
+  [[nodiscard]] bool entryKernels(const std::string &entry,
+                                  std::vector<mptrt_kernel_info> *kernels) const {
+    size_t n;
+    if (mptrt_entry_kernel_count(handle_, entry.c_str(), &n) != MPTRT_OK)
+      return false;
+    kernels->assign(n, mptrt_kernel_info());
+    for (size_t i = 0; i < n; ++i)
+      if (mptrt_entry_kernel(handle_, entry.c_str(), i, &(*kernels)[i]) != MPTRT_OK)
+        return false;
     return true;
   }
 

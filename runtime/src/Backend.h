@@ -17,6 +17,7 @@
 #include "TensorDesc.h"
 #include "ops/KernelView.h"
 
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <string>
@@ -82,6 +83,36 @@ public:
     return Status::error("this backend cannot record runs");
   }
 
+  /// Per-kernel timing (docs/runtime.md, "Profiling a run"), for a run that
+  /// is never recorded: beginTiming(n) before the first of its n kernels,
+  /// markKernel(i) after kernel i (0 <= i < n), and endTiming after the
+  /// run's synchronize, which writes the n kernels' milliseconds to ms[0..n).
+  /// The default, for backends whose kernels finish before `run` returns
+  /// (the CPU), reads the host's steady clock; the CUDA backend records
+  /// events on its stream. Allocates only when n grows past earlier runs.
+  virtual Status beginTiming(size_t kernels) {
+    if (marks_.size() < kernels + 1)
+      marks_.resize(kernels + 1);
+    timedKernels_ = kernels;
+    marks_[0] = std::chrono::steady_clock::now();
+    return Status::ok();
+  }
+  virtual Status markKernel(size_t position) {
+    if (position >= timedKernels_)
+      return Status::error("markKernel: kernel " + std::to_string(position) + " of " +
+                           std::to_string(timedKernels_) + " timed");
+    marks_[position + 1] = std::chrono::steady_clock::now();
+    return Status::ok();
+  }
+  virtual Status endTiming(double *ms, size_t kernels) {
+    if (kernels != timedKernels_)
+      return Status::error("endTiming: " + std::to_string(kernels) + " kernels, " +
+                           std::to_string(timedKernels_) + " timed");
+    for (size_t i = 0; i < kernels; ++i)
+      ms[i] = std::chrono::duration<double, std::milli>(marks_[i + 1] - marks_[i]).count();
+    return Status::ok();
+  }
+
   /// Whether this backend has a kernel of this kind.
   virtual bool hasKernel(const std::string &kind) const = 0;
   /// Every kernel kind this backend has, in its own order.
@@ -90,6 +121,12 @@ public:
   /// Decodes and checks one kernel; fails for an unknown kind or operands,
   /// results or attributes that the kind does not accept.
   virtual Status prepareKernel(const KernelView &kernel, std::unique_ptr<PreparedKernel> *out) = 0;
+
+private:
+  // The default timing: the host clock before the first kernel and after
+  // each (marks_[i + 1] - marks_[i] is kernel i).
+  std::vector<std::chrono::steady_clock::time_point> marks_;
+  size_t timedKernels_ = 0;
 };
 
 /// How the registry knows a backend: its name, whether this host can run

@@ -278,6 +278,12 @@ int mptrt_run_observed(mptrt_model *model, const char *entry, mptrt_result_obser
   return report(model->impl->runObserved(entry, adaptObserved, &adapter));
 }
 
+int mptrt_run_profiled(mptrt_model *model, const char *entry, double *ms, size_t count) {
+  MPTRT_CHECK_MODEL(mptrt_run_profiled);
+  MPTRT_CHECK_NAME(mptrt_run_profiled, entry);
+  return report(model->impl->runProfiled(entry, ms, count));
+}
+
 int mptrt_read_output(const mptrt_model *model, const char *name, void *dst, size_t bytes) {
   MPTRT_CHECK_MODEL(mptrt_read_output);
   MPTRT_CHECK_NAME(mptrt_read_output, name);
@@ -375,6 +381,37 @@ int mptrt_entry_arena_bytes(const mptrt_model *model, const char *entry, uint64_
   if (int rc = report(model->impl->findEntry(entry, &index)))
     return rc;
   *bytes = model->impl->entry(index).arenaBytes;
+  return MPTRT_OK;
+}
+
+int mptrt_entry_kernel_count(const mptrt_model *model, const char *entry, size_t *count) {
+  MPTRT_CHECK_MODEL(mptrt_entry_kernel_count);
+  MPTRT_CHECK_NAME(mptrt_entry_kernel_count, entry);
+  MPTRT_CHECK_NAME(mptrt_entry_kernel_count, count);
+  size_t index;
+  if (int rc = report(model->impl->findEntry(entry, &index)))
+    return rc;
+  *count = model->impl->entry(index).kernels.size();
+  return MPTRT_OK;
+}
+
+int mptrt_entry_kernel(const mptrt_model *model, const char *entry, size_t position,
+                       mptrt_kernel_info *info) {
+  MPTRT_CHECK_MODEL(mptrt_entry_kernel);
+  MPTRT_CHECK_NAME(mptrt_entry_kernel, entry);
+  MPTRT_CHECK_NAME(mptrt_entry_kernel, info);
+  size_t index;
+  if (int rc = report(model->impl->findEntry(entry, &index)))
+    return rc;
+  const std::vector<uint32_t> &kernels = model->impl->entry(index).kernels;
+  if (position >= kernels.size())
+    return fail("mptrt_entry_kernel: position " + std::to_string(position) + " of entry point '" +
+                entry + "', which has " + std::to_string(kernels.size()) + " kernels");
+  const plan::Kernel &k = model->impl->kernel(kernels[position]);
+  info->kernel = kernels[position];
+  info->kind = k.kind.c_str();
+  info->origin = k.origin.c_str();
+  info->phase = plan::phaseName(k.phase);
   return MPTRT_OK;
 }
 

@@ -442,6 +442,19 @@ Status Model::observe(const TensorArg &result, ObservedResult *view, ResultObser
   return Status::ok();
 }
 
+Status Model::runProfiled(std::string_view entryName, double *ms, size_t count) {
+  size_t index;
+  MPTRT_TRY(findEntry(entryName, &index));
+  const size_t kernels = plan_.entries[index].kernels.size();
+  if (count != kernels)
+    return Status::error("entry point '" + std::string(entryName) + "' has " +
+                         std::to_string(kernels) + " kernels, room for " + std::to_string(count) +
+                         " times was given");
+  if (!ms && count)
+    return Status::error("runProfiled: null times");
+  return runImpl(entryName, nullptr, nullptr, nullptr, ms);
+}
+
 Status Model::runChecked(std::string_view entryName, NonFinite *first) {
   *first = NonFinite();
   if (checkBuffer_.empty()) {
@@ -523,7 +536,7 @@ Status Model::hasNonFinite(const TensorArg &result, bool *found, uint64_t *eleme
 }
 
 Status Model::runImpl(std::string_view entryName, NonFinite *first, ResultObserver observer,
-                      void *user) {
+                      void *user, double *profile) {
   size_t index;
   MPTRT_TRY(findEntry(entryName, &index));
   const plan::EntryPoint &entry = plan_.entries[index];
@@ -551,7 +564,8 @@ Status Model::runImpl(std::string_view entryName, NonFinite *first, ResultObserv
   // first warms up what initialises lazily) and replays it from then on:
   // every pointer a kernel was given is fixed at load, and every value
   // that changes between runs is read on the device.
-  const bool plain = !first && !observer;
+  // A profiled run times each kernel, so it is never recorded or replayed.
+  const bool plain = !first && !observer && !profile;
   if (plain && state.recorded) {
     if (Status s = backend_->replay(*state.recorded); !s)
       return s.withContext(where());
@@ -560,7 +574,11 @@ Status Model::runImpl(std::string_view entryName, NonFinite *first, ResultObserv
   const bool record = plain && backend_->canRecord() && state.plainRuns++ >= 1;
   if (record)
     MPTRT_TRY(backend_->beginRecording().withContext(where()));
-  if (Status s = runKernels(entry, entryName, state.arena, first, observer, user); !s) {
+  if (profile)
+    MPTRT_TRY(backend_->beginTiming(entry.kernels.size()).withContext(where()));
+  if (Status s =
+          runKernels(entry, entryName, state.arena, first, observer, user, profile != nullptr);
+      !s) {
     if (record)
       (void)backend_->endRecording(nullptr);
     return s;
@@ -570,7 +588,10 @@ Status Model::runImpl(std::string_view entryName, NonFinite *first, ResultObserv
     if (Status s = backend_->replay(*state.recorded); !s)
       return s.withContext(where());
   }
-  return finishRun(entry, entryName);
+  MPTRT_TRY(finishRun(entry, entryName));
+  if (profile)
+    MPTRT_TRY(backend_->endTiming(profile, entry.kernels.size()).withContext(where()));
+  return Status::ok();
 }
 
 Status Model::finishRun(const plan::EntryPoint &entry, std::string_view entryName) {
@@ -582,7 +603,7 @@ Status Model::finishRun(const plan::EntryPoint &entry, std::string_view entryNam
 }
 
 Status Model::runKernels(const plan::EntryPoint &entry, std::string_view entryName, void *arena,
-                         NonFinite *first, ResultObserver observer, void *user) {
+                         NonFinite *first, ResultObserver observer, void *user, bool timed) {
   auto where = [&] { return "entry point '" + std::string(entryName) + "'"; };
   KernelArgs &args = args_; // capacity reserved at prepare
   for (size_t position = 0; position < entry.kernels.size(); ++position) {
@@ -596,6 +617,9 @@ Status Model::runKernels(const plan::EntryPoint &entry, std::string_view entryNa
       args.results[i] = {&descs_[kernel.results[i]], address(kernel.results[i], arena)};
     if (Status s = kernels_[k]->run(args); !s)
       return s.withContext(where() + ", kernel " + std::to_string(k) + " (" + kernel.kind + ")");
+    if (timed)
+      if (Status s = backend_->markKernel(position); !s)
+        return s.withContext(where() + ", timing kernel " + std::to_string(k));
     for (size_t i = 0; observer && i < args.results.size(); ++i) {
       ObservedResult view;
       view.kernel = k;

@@ -84,6 +84,12 @@ public:
   /// one device-to-host copy per result; the host buffers are allocated on
   /// the first observed run and kept.
   Status runObserved(std::string_view entry, ResultObserver observer, void *user);
+  /// Runs an entry point as `run` does, never recorded nor replayed, and
+  /// writes each kernel's time in milliseconds to ms[position] (docs/
+  /// runtime.md, "Profiling a run"): the backend's clock between kernels,
+  /// the host's wall clock on the CPU and CUDA events on the GPU. `count`
+  /// must be the entry point's number of kernels.
+  Status runProfiled(std::string_view entry, double *ms, size_t count);
   const plan::Kernel &kernel(uint32_t id) const { return plan_.kernels[id]; }
 
   size_t numEntries() const { return plan_.entries.size(); }
@@ -104,13 +110,15 @@ private:
   /// Copies `bytes` constants-blob bytes at `offset` into a device buffer.
   Status copyConstants(uint64_t offset, uint64_t bytes, void *device);
   Status checkAliasing(uint32_t kernelId) const;
-  /// The run loop; `first` and `observer` (with `user`) are optional.
+  /// The run loop; `first`, `observer` (with `user`) and `profile` (one
+  /// double per kernel) are optional.
   Status runImpl(std::string_view entry, NonFinite *first, ResultObserver observer = nullptr,
-                 void *user = nullptr);
+                 void *user = nullptr, double *profile = nullptr);
   /// Enqueues every kernel of `entry` (checking or observing results when
-  /// `first` or `observer` is given).
+  /// `first` or `observer` is given, marking each kernel's end for the
+  /// backend's timing when `timed`).
   Status runKernels(const plan::EntryPoint &entry, std::string_view entryName, void *arena,
-                    NonFinite *first, ResultObserver observer, void *user);
+                    NonFinite *first, ResultObserver observer, void *user, bool timed = false);
   /// Waits for the run and marks the entry point's outputs computed.
   Status finishRun(const plan::EntryPoint &entry, std::string_view entryName);
   /// Reads `result` back and hands it to `observer` as float32 values.

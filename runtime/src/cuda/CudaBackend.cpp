@@ -24,6 +24,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <vector>
 
 namespace mptrt {
 namespace rt {
@@ -92,6 +93,8 @@ class CudaBackend final : public Backend {
 public:
   CudaBackend() { init_ = init(); }
   ~CudaBackend() override {
+    for (cudaEvent_t e : events_)
+      cudaEventDestroy(e);
     if (ctx_.errorWord)
       cudaFree(ctx_.errorWord);
     if (ctx_.ltWorkspace)
@@ -170,6 +173,41 @@ public:
     return Status::ok();
   }
 
+  /// Timing (Backend::beginTiming): event 0 before the first kernel and
+  /// event i + 1 after kernel i, all on the stream; endTiming waits for the
+  /// last and reads the elapsed time between neighbours. The events are
+  /// created when a run first needs them and reused by every later one.
+  Status beginTiming(size_t kernels) override {
+    MPTRT_TRY(init_);
+    while (events_.size() < kernels + 1) {
+      cudaEvent_t e = nullptr;
+      MPTRT_CUDA_TRY(cudaEventCreateWithFlags(&e, cudaEventDefault));
+      events_.push_back(e);
+    }
+    timedKernels_ = kernels;
+    MPTRT_CUDA_TRY(cudaEventRecord(events_[0], stream()));
+    return Status::ok();
+  }
+  Status markKernel(size_t position) override {
+    if (position >= timedKernels_)
+      return Status::error("markKernel: kernel " + std::to_string(position) + " of " +
+                           std::to_string(timedKernels_) + " timed");
+    MPTRT_CUDA_TRY(cudaEventRecord(events_[position + 1], stream()));
+    return Status::ok();
+  }
+  Status endTiming(double *ms, size_t kernels) override {
+    if (kernels != timedKernels_)
+      return Status::error("endTiming: " + std::to_string(kernels) + " kernels, " +
+                           std::to_string(timedKernels_) + " timed");
+    MPTRT_CUDA_TRY(cudaEventSynchronize(events_[kernels]));
+    for (size_t i = 0; i < kernels; ++i) {
+      float elapsed = 0;
+      MPTRT_CUDA_TRY(cudaEventElapsedTime(&elapsed, events_[i], events_[i + 1]));
+      ms[i] = elapsed;
+    }
+    return Status::ok();
+  }
+
   Status synchronize() override {
     MPTRT_TRY(init_);
     MPTRT_CUDA_TRY(cudaStreamSynchronize(stream()));
@@ -221,6 +259,8 @@ private:
 
   Context ctx_;
   Status init_;
+  std::vector<cudaEvent_t> events_; // timing: kernels + 1 of the largest timed run
+  size_t timedKernels_ = 0;
   bool graphs_ = graphsEnabled();
 };
 
