@@ -154,6 +154,57 @@ else
   record training-parity FAIL "$parity_bad of $((parity_ok + parity_bad)) plans differ or fail on CUDA"
 fi
 
+echo "== per-kernel profile (mpt-train --profile) of one parity plan on CUDA"
+# CUDA events between kernels of non-captured steps (docs/mpt-train.md,
+# "Profiling"): the top 20 kinds and nodes go to profile.txt, the JSON to
+# profile.json. Guarded by a 120 s deadline; the test checks a profiled run
+# between replayed graphs first.
+"$TESTS/mptrt-profile-test" >"$LOGS/profile-test.log" 2>&1
+if grep -q "SKIPPED" "$LOGS/profile-test.log"; then
+  record profile-test FAIL "skipped on a GPU host"
+elif grep -qE "\[  PASSED  \] [0-9]+ tests?" "$LOGS/profile-test.log" &&
+     ! grep -q "\[  FAILED  \]" "$LOGS/profile-test.log"; then
+  record profile-test PASS "$(grep -E '\[  PASSED  \]' "$LOGS/profile-test.log")"
+else
+  record profile-test FAIL "see profile-test.log"
+fi
+profile_plan=$(ls .gpu/plans/*-bf16.mptp 2>/dev/null | head -1)
+[ -n "$profile_plan" ] || profile_plan=$(ls .gpu/plans/*.mptp 2>/dev/null | head -1)
+if [ -z "$profile_plan" ]; then
+  record profile SKIP "no plan in .gpu/plans"
+else
+  name=$(basename "$profile_plan" .mptp)
+  model=${name%-*}
+  inputs=()
+  for f in test/fixtures/parity/$model/input_*.npy; do
+    n=$(basename "$f" .npy)
+    inputs+=(--input "${n#input_}=$f")
+  done
+  inputs+=(--input "labels=test/fixtures/parity/$model/labels.npy")
+  timeout 120 "$BIN/mpt-train" "$profile_plan" "${inputs[@]}" --steps 6 --device cuda \
+    --log-every 6 --profile "$LOGS/profile.json" >"$LOGS/profile.txt" 2>&1
+  profile_rc=$?
+  cat "$LOGS/profile.txt"
+  if [ "$profile_rc" = 0 ] && python3 - "$LOGS/profile.json" >"$LOGS/profile-check.txt" 2>&1 <<'PY'
+import json, sys
+p = json.load(open(sys.argv[1]))
+kernels = sum(k["ms"] for k in p["kernels"]) / p["steps"]
+ok = (p["device"] == "cuda" and p["steps"] == 5 and p["warmup_steps"] == 1
+      and len(p["kernels"]) == p["kernels_per_step"]
+      and all(k["ms"] >= 0 for k in p["kernels"])
+      and 0 < kernels <= p["wall_ms_per_step"] * 1.001)
+top = p["by_kind"][0]
+print(f"{p['kernels_per_step']} kernels, {kernels:.3f} ms of kernels per step "
+      f"({p['wall_ms_per_step']:.3f} ms wall), top kind {top['kind']} {100 * top['share']:.0f}%")
+sys.exit(0 if ok else 1)
+PY
+  then
+    record profile PASS "$name: $(cat "$LOGS/profile-check.txt")"
+  else
+    record profile FAIL "rc $profile_rc: $(tail -1 "$LOGS/profile-check.txt" 2>/dev/null), see profile.txt"
+  fi
+fi
+
 if [ -z "${GPU_CHECK_QUICK:-}" ] && command -v compute-sanitizer >/dev/null; then
   echo "== compute-sanitizer"
   for tool in memcheck racecheck; do

@@ -1402,6 +1402,13 @@ TEST_F(MptTrainTest, UsageErrors) {
       {plan + " --steps 1 --collect-ranges=", "--collect-ranges needs a file name"},
       {plan + " --steps 1 --collect-ranges=" + path("r.json") + " --check-finite=every-kernel",
        "--collect-ranges and --check-finite=every-kernel exclude each other"},
+      {plan + " --steps 1 --profile", "option '--profile' needs a value"},
+      {plan + " --steps 1 --profile " + path("p.json") + " --collect-ranges=" + path("r.json"),
+       "--profile and --collect-ranges exclude each other"},
+      {plan + " --steps 1 --profile " + path("p.json") + " --check-finite=every-kernel",
+       "--profile and --check-finite=every-kernel exclude each other"},
+      {plan + " --steps 1 --profile " + path("toy.mptp"),
+       "--profile '" + path("toy.mptp") + "' names the same file as the plan"},
   };
   for (auto &c : cases) {
     EXPECT_EQ(run(c.args), 2) << c.args << "\n" << log;
@@ -1421,6 +1428,8 @@ TEST_F(MptTrainTest, UsageErrors) {
                            "MPTRT_NUM_THREADS",
                            "--metrics FILE",
                            "--log-every K",
+                           "--profile FILE",
+                           "MPTRT_PROFILE=FILE",
                            "--quiet",
                            "--save FILE",
                            "--save-every K",
@@ -1438,6 +1447,94 @@ TEST_F(MptTrainTest, UsageErrors) {
   EXPECT_EQ(run(plan + " --steps 1 --metrics " + path("no/such/dir/m.jsonl")), 1) << log;
   EXPECT_NE(err.find("cannot open metrics file '" + path("no/such/dir/m.jsonl") + "'"),
             std::string::npos)
+      << err;
+}
+
+// Tests --profile: the steps run profiled compute what plain steps compute
+// (same metrics), the JSON names every kernel kind of the toy plan and its
+// two nodes, counts the steps after the warm-up, and its per-kernel times
+// add up to its totals; stderr has both top-20 tables. --quiet keeps the
+// file and drops the tables; MPTRT_PROFILE does what --profile does, and
+// one step is profiled without a warm-up.
+TEST_F(MptTrainTest, ProfileWritesKindsAndNodes) {
+  writeToy();
+  ASSERT_EQ(run(toyArgs() + " --steps 4 --metrics " + path("plain.jsonl")), 0) << log;
+  ASSERT_EQ(
+      run(toyArgs() + " --steps 4 --metrics " + path("m.jsonl") + " --profile " + path("p.json")),
+      0)
+      << log;
+  const std::vector<std::string> plain = lines(readText("plain.jsonl")),
+                                 profiled = lines(readText("m.jsonl"));
+  ASSERT_EQ(profiled.size(), 4u);
+  for (size_t i = 0; i < 4; ++i)
+    EXPECT_EQ(withoutTime(profiled[i]), withoutTime(plain[i]));
+
+  const std::string p = readText("p.json");
+  EXPECT_NE(p.find("\"entry\": \"train_step\", \"device\": \"cpu\", \"steps\": 3, "
+                   "\"warmup_steps\": 1"),
+            std::string::npos)
+      << p;
+  EXPECT_NE(p.find("\"kernels_per_step\": 13"), std::string::npos) << p;
+  const size_t byKind = p.find("\"by_kind\": ["), byNode = p.find("\"by_node\": ["),
+               perKernel = p.find("\"kernels\": [");
+  ASSERT_TRUE(byKind < byNode && byNode < perKernel) << p;
+  const std::string kinds = p.substr(byKind, byNode - byKind);
+  for (const char *kind : {"mul", "reduce_sum", "add", "reduce_l2", "greater", "copy", "sub"})
+    EXPECT_NE(kinds.find(std::string("{\"kind\": \"") + kind + "\", \"kernels\": "),
+              std::string::npos)
+        << kind << "\n"
+        << p;
+  EXPECT_NE(kinds.find("{\"kind\": \"mul\", \"kernels\": 3, "), std::string::npos) << p;
+  const std::string nodes = p.substr(byNode, perKernel - byNode);
+  EXPECT_NE(nodes.find("{\"node\": \"sum_xw\", \"phase\": \"forward\", \"kernels\": 1, "),
+            std::string::npos)
+      << p;
+  EXPECT_NE(nodes.find("{\"node\": \"grad_w\", \"phase\": \"backward\", \"kernels\": 1, "),
+            std::string::npos)
+      << p;
+  EXPECT_NE(nodes.find("{\"node\": \"\", \"phase\": \"unknown\", \"kernels\": 11, "),
+            std::string::npos)
+      << p;
+  // The per-kernel sums add up to kernel_ms_per_step (times 3 steps).
+  double sum = 0;
+  size_t count = 0;
+  for (size_t at = p.find("\"position\": ", perKernel); at != std::string::npos;
+       at = p.find("\"position\": ", at + 1)) {
+    const double ms = field(p.substr(at), "ms");
+    EXPECT_GE(ms, 0.0);
+    sum += ms;
+    ++count;
+  }
+  EXPECT_EQ(count, 13u);
+  EXPECT_NEAR(sum / 3, field(p, "kernel_ms_per_step"), 1e-6 + 1e-6 * sum);
+  EXPECT_LE(field(p, "kernel_ms_per_step"), field(p, "wall_ms_per_step"));
+
+  EXPECT_NE(err.find("profile of 'train_step' on cpu: 3 steps profiled after 1 warm-up step "
+                     "left out, 13 kernels"),
+            std::string::npos)
+      << err;
+  EXPECT_NE(err.find("top 7 of 7 kinds:"), std::string::npos) << err;
+  EXPECT_NE(err.find("top 3 of 3 nodes:"), std::string::npos) << err;
+  EXPECT_NE(err.find("sum_xw (forward: reduce_sum)"), std::string::npos) << err;
+  EXPECT_NE(err.find("(no node) (unknown: add copy greater mul reduce_l2 reduce_sum sub)"),
+            std::string::npos)
+      << err;
+
+  ASSERT_EQ(run(toyArgs() + " --steps 2 --quiet --profile " + path("q.json")), 0) << log;
+  EXPECT_EQ(err.find("kinds:"), std::string::npos) << err;
+  EXPECT_NE(readText("q.json").find("\"steps\": 1, \"warmup_steps\": 1"), std::string::npos);
+
+  const pid_t pid = start(toyArgs() + " --steps 1 --quiet", "MPTRT_PROFILE=" + path("e.json"));
+  const int st = finish(pid);
+  ASSERT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) << log;
+  EXPECT_NE(readText("e.json").find("\"steps\": 1, \"warmup_steps\": 0"), std::string::npos)
+      << readText("e.json");
+  // The variable's name in its usage error.
+  const pid_t bad = start(toyArgs() + " --steps 1 --collect-ranges=" + path("r.json"),
+                          "MPTRT_PROFILE=" + path("e2.json"));
+  const int badSt = finish(bad);
+  EXPECT_TRUE(WIFEXITED(badSt) && WEXITSTATUS(badSt) == 2) << log;
+  EXPECT_NE(err.find("MPTRT_PROFILE and --collect-ranges exclude each other"), std::string::npos)
       << err;
 }
 

@@ -25,7 +25,8 @@
 // in with a finite check after every kernel, which says where the first inf
 // or NaN came from; EveryKernel checks every step. Checkpoints (Checkpoint.h)
 // hold every parameter of the entry point and the step count, so a run
-// resumed from one is bit-identical to one never interrupted. With an
+// resumed from one is bit-identical to one never interrupted. With
+// TrainerOptions::profile every step runs profiled (Profile.h). With an
 // evaluation entry (Evaluation.h), evaluate() computes the validation loss.
 //
 // Like the rest of the runtime it reports failure by return value and a
@@ -41,6 +42,7 @@
 #include "mptrt/train/Checkpoint.h"
 #include "mptrt/train/Evaluation.h"
 #include "mptrt/train/Metrics.h"
+#include "mptrt/train/Profile.h"
 #include "mptrt/train/Ranges.h"
 
 #include <cstdint>
@@ -65,6 +67,10 @@ struct TrainerOptions {
   /// Record every floating-point kernel result's range (Ranges.h); not
   /// with CheckFinite::EveryKernel.
   bool collectRanges = false;
+  /// Run every step profiled (Profile.h: per-kernel times, never a
+  /// replayed CUDA graph; profile()->setWarmupSteps leaves the first ones
+  /// out). Not with collectRanges or CheckFinite::EveryKernel.
+  bool profile = false;
 };
 
 class Trainer {
@@ -135,6 +141,9 @@ public:
 
   /// The ranges collected (with TrainerOptions::collectRanges), or null.
   const RangeCollector *ranges() const { return ranges_.get(); }
+  /// The kernel profile (with TrainerOptions::profile), or null.
+  const KernelProfile *profile() const { return profile_.get(); }
+  KernelProfile *profile() { return profile_.get(); }
 
 private:
   bool setUp(const std::string &planLabel, const TrainerOptions &options, std::string *error);
@@ -165,6 +174,7 @@ private:
   Evaluator evaluator_;
   bool evaluating_ = false;
   std::unique_ptr<RangeCollector> ranges_;
+  std::unique_ptr<KernelProfile> profile_;
   uint64_t steps_ = 0;
 };
 

@@ -165,8 +165,8 @@ void KernelProfile::report(FILE *out, const std::string &device, size_t n) const
                            : "",
                kernels_.size(), summary.kernelMs / steps, wallMs_ / steps);
   auto table = [&](const char *what, const std::vector<ProfileRow> &rows, bool byNode) {
-    std::fprintf(out, "top %zu %s of %zu:\n  %10s %6s %7s  %s\n", std::min(n, rows.size()), what,
-                 rows.size(), "ms/step", "share", "kernels",
+    std::fprintf(out, "top %zu of %zu %s:\n  %10s %6s %7s  %s\n", std::min(n, rows.size()),
+                 rows.size(), what, "ms/step", "share", "kernels",
                  byNode ? "node (phase: kinds)" : "kind");
     for (size_t i = 0; i < rows.size() && i < n; ++i) {
       const ProfileRow &r = rows[i];
@@ -181,7 +181,7 @@ void KernelProfile::report(FILE *out, const std::string &device, size_t n) const
                    static_cast<unsigned long long>(r.kernels), name.c_str());
     }
   };
-  table("kernel kinds", summary.byKind, false);
+  table("kinds", summary.byKind, false);
   table("nodes", summary.byNode, true);
 }
 

@@ -111,6 +111,14 @@ bool Trainer::setUp(const std::string &planLabel, const TrainerOptions &options,
     *error = "collecting ranges and checking every kernel for inf and NaN exclude each other";
     return false;
   }
+  if (options_.profile &&
+      (options_.collectRanges || options_.checkFinite == CheckFinite::EveryKernel)) {
+    *error =
+        std::string("profiling excludes ") +
+        (options_.collectRanges ? "collecting ranges" : "checking every kernel for inf and NaN") +
+        " (each would time its reads of every result)";
+    return false;
+  }
   std::vector<std::string> outputNames;
   if (!model_.entryBindings(entry, MPTRT_INPUT, &inputNames_) ||
       !model_.entryBindings(entry, MPTRT_OUTPUT, &outputNames)) {
@@ -182,6 +190,12 @@ bool Trainer::setUp(const std::string &planLabel, const TrainerOptions &options,
   ranges_.reset();
   if (options_.collectRanges)
     ranges_ = std::make_unique<RangeCollector>();
+  profile_.reset();
+  if (options_.profile) {
+    profile_ = std::make_unique<KernelProfile>();
+    if (!profile_->setUp(model_, entry, error))
+      return false;
+  }
   evaluating_ = false;
   steps_ = 0;
   return true;
@@ -366,6 +380,10 @@ bool Trainer::step(StepMetrics *m, std::string *error) {
     if (!model_.runObserved(entry, RangeCollector::observe, ranges_.get()))
       return failed(mptrt::lastError());
     ranges_->countStep();
+  } else if (profile_) {
+    std::string why;
+    if (!profile_->run(model_, &why))
+      return failed(why);
   } else if (options_.checkFinite == CheckFinite::EveryKernel) {
     mptrt_nonfinite first;
     if (!model_.runChecked(entry, &first))

@@ -4,6 +4,7 @@
 #include "ToolArgs.h"
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 namespace mptrt {
@@ -57,7 +58,8 @@ const char kUsage[] =
     "                           lacks is left out. Truncated, or appended to with --resume\n"
     "  --log-every K            print the progress line every K steps (default: about\n"
     "                           every second; on a terminal it is rewritten in place)\n"
-    "  --quiet                  no progress line (nor --collect-ranges's report)\n"
+    "  --quiet                  no progress line (nor the --collect-ranges and --profile\n"
+    "                           reports)\n"
     "  --check-finite=MODE      where the first inf or NaN of a step came from, in the\n"
     "                           metrics (first_nonfinite) and the progress line: on-skip\n"
     "                           (default) reruns a skipped step with a check after every\n"
@@ -68,6 +70,15 @@ const char kUsage[] =
     "                           E5M2 (JSON; docs/numerics-observability.md), and print the\n"
     "                           results with the least fp16 headroom. Slower: every\n"
     "                           result is read back. Not with --check-finite=every-kernel\n"
+    "  --profile FILE           time every kernel of every step (the host's clock on the\n"
+    "                           CPU, CUDA events on a GPU; steps run without CUDA graphs)\n"
+    "                           and write the times per kernel kind and per ONNX node and\n"
+    "                           phase to FILE (JSON; docs/mpt-train.md, \"Profiling\"), and\n"
+    "                           print the top 20 of each unless --quiet. With more than\n"
+    "                           one step to run, the first is a warm-up left out of the\n"
+    "                           sums. MPTRT_PROFILE=FILE in the environment does the same\n"
+    "                           when --profile is not given. Not with --collect-ranges or\n"
+    "                           --check-finite=every-kernel\n"
     "\n"
     "Checkpoints (every parameter of the entry point and the step count):\n"
     "  --save FILE              write a checkpoint at the end, or when interrupted\n"
@@ -79,7 +90,7 @@ const char kUsage[] =
     "  --resume FILE            start from a checkpoint and run up to --steps steps in all;\n"
     "                           the result is bit-identical to an uninterrupted run\n"
     "\n"
-    "No output (--save, --metrics, --collect-ranges) may name a file the run reads, or\n"
+    "No output (--save, --metrics, --collect-ranges, --profile) may name a file the run reads, or\n"
     "another output; --save may name the --resume checkpoint.\n"
     "\n"
     "Interrupting: SIGINT (Ctrl-C), SIGTERM, SIGHUP or SIGQUIT lets the current step\n"
@@ -128,6 +139,8 @@ int parseTrainArgs(int argc, char **argv, TrainOptions *o) {
       ok = args.value(&o->metricsPath) && !o->metricsPath.empty();
     else if (arg == "--save") // "" (an unset "$VAR") must not mean "no checkpoint"
       ok = args.value(&o->savePath) && !o->savePath.empty();
+    else if (arg == "--profile")
+      ok = args.value(&o->profilePath) && !o->profilePath.empty();
     else if (arg == "--resume")
       ok = args.value(&o->resumePath) && !o->resumePath.empty();
     else if (arg == "--steps") {
@@ -190,6 +203,17 @@ int parseTrainArgs(int argc, char **argv, TrainOptions *o) {
   if (!o->rangesPath.empty() && o->checkFinite == train::CheckFinite::EveryKernel)
     return trainUsage("--collect-ranges and --check-finite=every-kernel exclude each other (a "
                       "result that is not finite is counted in the ranges file's nonfinite)");
+  if (const char *env = std::getenv("MPTRT_PROFILE"); env && *env && o->profilePath.empty()) {
+    o->profilePath = env;
+    o->profileFromEnv = true;
+  }
+  const std::string profile = o->profileFromEnv ? "MPTRT_PROFILE" : "--profile";
+  if (!o->profilePath.empty() && !o->rangesPath.empty())
+    return trainUsage(profile + " and --collect-ranges exclude each other (the profile would "
+                                "time the ranges' reads of every result)");
+  if (!o->profilePath.empty() && o->checkFinite == train::CheckFinite::EveryKernel)
+    return trainUsage(profile + " and --check-finite=every-kernel exclude each other (the "
+                                "profile would time the check's reads of every result)");
   if (!o->resumePath.empty() && !o->params.empty())
     return trainUsage("--param and --resume exclude each other (the checkpoint sets every "
                       "parameter)");

@@ -24,6 +24,8 @@ std::string checkOutputPaths(const TrainOptions &opt) {
     writes.push_back({"--metrics", opt.metricsPath});
   if (!opt.rangesPath.empty())
     writes.push_back({"--collect-ranges", opt.rangesPath});
+  if (!opt.profilePath.empty())
+    writes.push_back({opt.profileFromEnv ? "MPTRT_PROFILE" : "--profile", opt.profilePath});
 
   // --save may name the --resume checkpoint: the run continues it.
   auto continues = [](const PathUse &write, const PathUse &read) {

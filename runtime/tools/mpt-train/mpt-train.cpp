@@ -128,6 +128,7 @@ int main(int argc, char **argv) {
   options.entry = opt.entry;
   options.checkFinite = opt.checkFinite;
   options.collectRanges = !opt.rangesPath.empty();
+  options.profile = !opt.profilePath.empty();
   train::Trainer trainer;
   std::string error;
   const bool opened = trainer.open(opt.planPath, opt.device, options, &error);
@@ -143,6 +144,8 @@ int main(int argc, char **argv) {
       return rc;
   if (int rc = setStartingState(opt, trainer))
     return rc;
+  if (train::KernelProfile *profile = trainer.profile()) // a warm-up first, if steps follow it
+    profile->setWarmupSteps(opt.steps > trainer.steps() + 1 ? 1 : 0);
 
   train::MetricsFile metrics;
   if (!opt.metricsPath.empty() && !metrics.open(opt.metricsPath, !opt.resumePath.empty(), &error))
@@ -214,6 +217,12 @@ int main(int argc, char **argv) {
       return fail(error);
     if (!opt.quiet)
       ranges->report(stderr, 10);
+  }
+  if (const train::KernelProfile *profile = trainer.profile()) {
+    if (!profile->write(opt.profilePath, opt.planPath, trainer.model().backend(), &error))
+      return fail(error);
+    if (!opt.quiet)
+      profile->report(stderr, trainer.model().backend(), 20);
   }
   if (evaluate && !lastValLoss) { // no step ran: evaluate the parameters as they are
     train::StepMetrics m;
