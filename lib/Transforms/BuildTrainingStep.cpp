@@ -338,7 +338,9 @@ struct BuildTrainingStepPass
       trainStep = *t;
     }
     SmallVector<NamedAttribute> lrAttrs = {
-        b.getNamedAttr("schedule", b.getStringAttr(schedule)),
+        b.getNamedAttr("schedule",
+                       LrScheduleAttr::get(b.getContext(),
+                                           *symbolizeLrSchedule(schedule))),
         b.getNamedAttr("lr", b.getF64FloatAttr(lr))};
     if (schedule == "warmup_cosine") {
       lrAttrs.push_back(

@@ -41,7 +41,7 @@ std::string FP8Scaling::check(StringRef mode, int64_t historyLength,
   if (mode != "delayed" && mode != "current" && mode != "none")
     return "fp8-scaling must be delayed, current or none; got '" + mode.str() +
            "'";
-  if (amaxAlgo != "max" && amaxAlgo != "most_recent")
+  if (!symbolizeAmaxComputeAlgo(amaxAlgo))
     return "fp8-amax-algo must be max or most_recent; got '" + amaxAlgo.str() +
            "'";
   if (historyLength < 1)
@@ -61,7 +61,7 @@ FP8ScalingOptions FP8Scaling::parse(StringRef mode, int64_t historyLength,
            : mode == "none"  ? FP8ScalingMode::None
                              : FP8ScalingMode::Delayed;
   o.historyLength = o.mode == FP8ScalingMode::Current ? 1 : historyLength;
-  o.amaxAlgo = amaxAlgo.str();
+  o.amaxAlgo = *symbolizeAmaxComputeAlgo(amaxAlgo);
   o.margin = margin;
   return o;
 }
@@ -180,7 +180,8 @@ Value FP8Scaling::emitUpdate(OpBuilder &b, const Pending &u) {
       ValueRange{u.history, u.scale, u.amax},
       {b.getNamedAttr("fp8_max", b.getF64FloatAttr(u.fp8Max)),
        b.getNamedAttr("margin", b.getI64IntegerAttr(options.margin)),
-       b.getNamedAttr("amax_compute_algo", b.getStringAttr(options.amaxAlgo))});
+       b.getNamedAttr("amax_compute_algo",
+                      AmaxComputeAlgoAttr::get(ctx, options.amaxAlgo))});
   sink.update(u.name + mptrt::abi::kAmaxHistorySuffix, upd.getNewAmaxHistory());
   sink.update(u.name + mptrt::abi::kFP8ScaleSuffix, upd.getNewScale());
   return upd.getNewScale();

@@ -10,6 +10,7 @@
 #ifndef MPT_LIB_TRANSFORMS_FP8SCALING_H
 #define MPT_LIB_TRANSFORMS_FP8SCALING_H
 
+#include "mpt/IR/MPTEnums.h"
 #include "mpt/Transforms/Autodiff.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -31,7 +32,7 @@ enum class FP8ScalingMode {
 struct FP8ScalingOptions {
   FP8ScalingMode mode = FP8ScalingMode::Delayed;
   int64_t historyLength = 1024; // delayed; current keeps one entry
-  std::string amaxAlgo = "max"; // or most_recent
+  AmaxComputeAlgo amaxAlgo = AmaxComputeAlgo::max;
   int64_t margin = 0;
 };
 

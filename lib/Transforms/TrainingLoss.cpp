@@ -149,12 +149,15 @@ FailureOr<Value> prepareLoss(func::FuncOp func, const LossOptions &options) {
     return NegativeLogLikelihoodLossOp::create(
                b, loc, TypeRange{RankedTensorType::get({}, f32)},
                ValueRange{y, labels},
-               {b.getNamedAttr("reduction", b.getStringAttr("mean"))})
+               {b.getNamedAttr(
+                   "reduction",
+                   ReductionAttr::get(b.getContext(), Reduction::mean))})
         .getResult();
   auto sce = SoftmaxCrossEntropyLossOp::create(
       b, loc, TypeRange{RankedTensorType::get({}, f32), grad::tensorType(y)},
       ValueRange{y, labels},
-      {b.getNamedAttr("reduction", b.getStringAttr("mean"))});
+      {b.getNamedAttr("reduction",
+                      ReductionAttr::get(b.getContext(), Reduction::mean))});
   return sce.getLoss();
 }
 

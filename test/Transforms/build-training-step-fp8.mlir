@@ -77,8 +77,8 @@
 // The history length, the amax algorithm and the margin reach every update.
 // OPTS-LABEL: func.func @train_step
 // OPTS-SAME: tensor<16xf32> {{{.*}}mpt.param = "x.amax_history"}
-// OPTS: mpt.update_fp8_scale {{.*}} {amax_compute_algo = "most_recent", margin = 1 : i64}
-// OPTS: mpt.update_fp8_scale {{.*}} {amax_compute_algo = "most_recent", fp8_max = 5.734400e+04 : f64, margin = 1 : i64}
+// OPTS: mpt.update_fp8_scale {{.*}} {amax_compute_algo = #mpt.amax_compute_algo<most_recent>, margin = 1 : i64}
+// OPTS: mpt.update_fp8_scale {{.*}} {amax_compute_algo = #mpt.amax_compute_algo<most_recent>, fp8_max = 5.734400e+04 : f64, margin = 1 : i64}
 
 // BAD: error: fp8-scaling must be delayed, current or none; got 'sometimes'
 // BADALGO: error: fp8-amax-algo must be max or most_recent; got 'mean'

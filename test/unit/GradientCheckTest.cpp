@@ -146,8 +146,8 @@ std::vector<GradientCase> gradientCases() {
   unary("mpt.neg", "mpt.neg", "", {});
   unary("mpt.leaky_relu", "mpt.leaky_relu", " {alpha = 0.2 : f32}", {});
   unary("mpt.gelu", "mpt.gelu", "", uniform(-3, 3));
-  unary("mpt.gelu", "mpt.gelu/tanh", " {approximate = \"tanh\"}",
-        uniform(-3, 3));
+  unary("mpt.gelu", "mpt.gelu/tanh",
+        " {approximate = #mpt.gelu_approximate<tanh>}", uniform(-3, 3));
   unary("mpt.clip", "mpt.clip", " {min = -1.0 : f64, max = 0.5 : f64}",
         uniform(-2, 2, {-1, 0.5}));
   unary("mpt.clip", "mpt.clip/min-only", " {min = -0.5 : f64}",
@@ -363,9 +363,9 @@ std::vector<GradientCase> gradientCases() {
           {"%t", "tensor<3x2xi64>", fixed({0, 3, 2, -1, 1, 3})},
           constantArg("%cw", "tensor<4xf32>")},
          "  %l, %lp = mpt.softmax_cross_entropy_loss %x, %t, %cw {reduction "
-         "= \"" +
+         "= #mpt.reduction<" +
              reduction +
-             "\", ignore_index = -1 : i64} : (tensor<3x4x2xf32>, "
+             ">, ignore_index = -1 : i64} : (tensor<3x4x2xf32>, "
              "tensor<3x2xi64>, tensor<4xf32>) -> (" +
              lossType + ", tensor<3x4x2xf32>)",
          {{"%l", lossType}, {"%lp", "tensor<3x4x2xf32>"}}});
@@ -375,8 +375,9 @@ std::vector<GradientCase> gradientCases() {
          {{"%x", "tensor<4x3xf32>"},
           {"%t", "tensor<4xi64>", fixed({2, 0, 1, 2})},
           constantArg("%cw", "tensor<3xf32>")},
-         "  %y = mpt.nll_loss %x, %t, %cw {reduction = \"" + reduction +
-             "\"} : (tensor<4x3xf32>, tensor<4xi64>, tensor<3xf32>) -> " +
+         "  %y = mpt.nll_loss %x, %t, %cw {reduction = #mpt.reduction<" +
+             reduction +
+             ">} : (tensor<4x3xf32>, tensor<4xi64>, tensor<3xf32>) -> " +
              (reduction == "none" ? "tensor<4xf32>" : "tensor<f32>"),
          {{"%y", reduction == "none" ? "tensor<4xf32>" : "tensor<f32>"}}});
     cases.back().args[2].input = uniform(0.5, 2);
@@ -615,7 +616,7 @@ func.func @f(%x: tensor<4xf32>) -> tensor<f32> {
 TEST_F(GradientCheckErrorTest, FusedGemmEpilogueIsRefused) {
   EXPECT_TRUE(failed(differentiate(R"mlir(
 func.func @f(%a: tensor<2x2xf32>, %b: tensor<2x2xf32>) -> tensor<f32> {
-  %y = mpt.gemm %a, %b {activation = "relu"} : (tensor<2x2xf32>, tensor<2x2xf32>) -> tensor<2x2xf32>
+  %y = mpt.gemm %a, %b {activation = #mpt.activation<relu>} : (tensor<2x2xf32>, tensor<2x2xf32>) -> tensor<2x2xf32>
   %s = mpt.reduce_sum %y {keepdims = false} : (tensor<2x2xf32>) -> tensor<f32>
   return %s : tensor<f32>
 }

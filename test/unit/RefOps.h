@@ -64,6 +64,7 @@ std::optional<double> optionalFloatAttr(mlir::Operation *op,
                                         llvm::StringRef name);
 double floatAttr(mlir::Operation *op, llvm::StringRef name, double fallback);
 bool boolAttr(mlir::Operation *op, llvm::StringRef name, bool fallback);
+/// A string attribute, or the case name of an enum attribute.
 std::string stringAttr(mlir::Operation *op, llvm::StringRef name,
                        llvm::StringRef fallback);
 /// A DenseI64ArrayAttr or an ArrayAttr of integers.

@@ -6,6 +6,8 @@
 //===----------------------------------------------------------------------===//
 #include "RefOps.h"
 
+#include "mpt/IR/MPTEnums.h"
+
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Diagnostics.h"
@@ -77,6 +79,8 @@ bool boolAttr(Operation *op, StringRef name, bool fallback) {
 std::string stringAttr(Operation *op, StringRef name, StringRef fallback) {
   if (auto s = dyn_cast_or_null<StringAttr>(op->getAttr(name)))
     return s.getValue().str();
+  if (auto e = dyn_cast_or_null<mpt::EnumAttrInterface>(op->getAttr(name)))
+    return e.getEnumString().str();
   return fallback.str();
 }
 

@@ -72,8 +72,9 @@ TEST_F(ReferenceBackwardOpTest, UnaryGradMatchesEveryKind) {
   cases.push_back({"leaky_relu", "mpt.leaky_relu %x {alpha = 0.25 : f32}",
                    ", alpha = 0.25 : f32", -2, 2});
   cases.push_back({"gelu", "mpt.gelu %x", "", -3, 3});
-  cases.push_back(
-      {"gelu_tanh", "mpt.gelu %x {approximate = \"tanh\"}", "", -3, 3});
+  cases.push_back({"gelu_tanh",
+                   "mpt.gelu %x {approximate = #mpt.gelu_approximate<tanh>}",
+                   "", -3, 3});
   cases.push_back({"clip", "mpt.clip %x {min = -0.5 : f64, max = 1.05 : f64}",
                    ", min = -0.5 : f64, max = 1.05 : f64", -2, 2});
   for (const Case &c : cases) {
@@ -83,7 +84,7 @@ TEST_F(ReferenceBackwardOpTest, UnaryGradMatchesEveryKind) {
         "tensor<8xf32>");
     std::string backward = substitute(R"mlir(
 func.func @g(%x: tensor<8xf32>, %w: tensor<8xf32>) -> tensor<8xf32> {
-  %dx = "mpt.unary_grad"(%x, %w) {kind = "$KIND"$ATTRS} : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+  %dx = "mpt.unary_grad"(%x, %w) {kind = #mpt.unary_grad_kind<$KIND>$ATTRS} : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
   return %dx : tensor<8xf32>
 }
 )mlir",
@@ -170,16 +171,17 @@ TEST_F(ReferenceBackwardOpTest, SoftmaxCrossEntropyLossGrad) {
     std::string lossType = none ? "tensor<3x2xf32>" : "tensor<f32>";
     std::string forward = projectedFunction(
         "%x: tensor<3x4x2xf32>, %t: tensor<3x2xi64>, %c: tensor<4xf32>",
-        substitute("  %y, %lp = mpt.softmax_cross_entropy_loss %x, %t, %c "
-                   "{reduction = \"$RED\", ignore_index = -1 : i64} : "
-                   "(tensor<3x4x2xf32>, tensor<3x2xi64>, tensor<4xf32>) -> "
-                   "($LT, tensor<3x4x2xf32>)",
-                   {{"RED", reduction}, {"LT", lossType}}),
+        substitute(
+            "  %y, %lp = mpt.softmax_cross_entropy_loss %x, %t, %c "
+            "{reduction = #mpt.reduction<$RED>, ignore_index = -1 : i64} : "
+            "(tensor<3x4x2xf32>, tensor<3x2xi64>, tensor<4xf32>) -> "
+            "($LT, tensor<3x4x2xf32>)",
+            {{"RED", reduction}, {"LT", lossType}}),
         lossType);
     std::string backward = substitute(R"mlir(
 func.func @g(%x: tensor<3x4x2xf32>, %t: tensor<3x2xi64>, %c: tensor<4xf32>, %w: $LT) -> tensor<3x4x2xf32> {
-  %l, %lp = mpt.softmax_cross_entropy_loss %x, %t, %c {reduction = "$RED", ignore_index = -1 : i64} : (tensor<3x4x2xf32>, tensor<3x2xi64>, tensor<4xf32>) -> ($LT, tensor<3x4x2xf32>)
-  %dx = "mpt.softmax_cross_entropy_loss_grad"(%lp, %t, %c, %w) {reduction = "$RED", ignore_index = -1 : i64} : (tensor<3x4x2xf32>, tensor<3x2xi64>, tensor<4xf32>, $LT) -> tensor<3x4x2xf32>
+  %l, %lp = mpt.softmax_cross_entropy_loss %x, %t, %c {reduction = #mpt.reduction<$RED>, ignore_index = -1 : i64} : (tensor<3x4x2xf32>, tensor<3x2xi64>, tensor<4xf32>) -> ($LT, tensor<3x4x2xf32>)
+  %dx = "mpt.softmax_cross_entropy_loss_grad"(%lp, %t, %c, %w) {reduction = #mpt.reduction<$RED>, ignore_index = -1 : i64} : (tensor<3x4x2xf32>, tensor<3x2xi64>, tensor<4xf32>, $LT) -> tensor<3x4x2xf32>
   return %dx : tensor<3x4x2xf32>
 }
 )mlir",

@@ -94,7 +94,7 @@ func.func @f(%x: tensor<3xf32>, %p: tensor<3xf32>)
   %8 = mpt.log %p : tensor<3xf32>
   %9 = mpt.leaky_relu %x {alpha = 0.5 : f32} : tensor<3xf32>
   %10 = mpt.gelu %x : tensor<3xf32>
-  %11 = mpt.gelu %x {approximate = "tanh"} : tensor<3xf32>
+  %11 = mpt.gelu %x {approximate = #mpt.gelu_approximate<tanh>} : tensor<3xf32>
   return %0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11 : tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>
 }
 )mlir",
@@ -211,7 +211,7 @@ TEST_F(ReferenceInterpreterTest, GemmTransposesScalesAndAppliesItsEpilogue) {
   auto results = run(R"mlir(
 func.func @f(%a: tensor<3x2xf32>, %b: tensor<2x3xf32>, %c: tensor<2xf32>) -> (tensor<2x2xf32>, tensor<2x2xf32>) {
   %0 = mpt.gemm %a, %b, %c {alpha = 2.0 : f32, beta = 0.5 : f32, trans_a = true, trans_b = true} : (tensor<3x2xf32>, tensor<2x3xf32>, tensor<2xf32>) -> tensor<2x2xf32>
-  %1 = mpt.gemm %a, %b, %c {trans_a = true, trans_b = true, activation = "relu", beta = -10.0 : f32} : (tensor<3x2xf32>, tensor<2x3xf32>, tensor<2xf32>) -> tensor<2x2xf32>
+  %1 = mpt.gemm %a, %b, %c {trans_a = true, trans_b = true, activation = #mpt.activation<relu>, beta = -10.0 : f32} : (tensor<3x2xf32>, tensor<2x3xf32>, tensor<2xf32>) -> tensor<2x2xf32>
   return %0, %1 : tensor<2x2xf32>, tensor<2x2xf32>
 }
 )mlir",
@@ -357,8 +357,8 @@ TEST_F(ReferenceInterpreterTest,
 func.func @f(%x: tensor<3x2xf32>, %t: tensor<3xi64>, %w: tensor<2xf32>)
     -> (tensor<f32>, tensor<3x2xf32>, tensor<f32>, tensor<3xf32>, tensor<f32>) {
   %0, %1 = mpt.softmax_cross_entropy_loss %x, %t, %w {ignore_index = 1 : i64} : (tensor<3x2xf32>, tensor<3xi64>, tensor<2xf32>) -> (tensor<f32>, tensor<3x2xf32>)
-  %2, %3 = mpt.softmax_cross_entropy_loss %x, %t {reduction = "sum"} : (tensor<3x2xf32>, tensor<3xi64>) -> (tensor<f32>, tensor<3x2xf32>)
-  %4, %5 = mpt.softmax_cross_entropy_loss %x, %t {reduction = "none"} : (tensor<3x2xf32>, tensor<3xi64>) -> (tensor<3xf32>, tensor<3x2xf32>)
+  %2, %3 = mpt.softmax_cross_entropy_loss %x, %t {reduction = #mpt.reduction<sum>} : (tensor<3x2xf32>, tensor<3xi64>) -> (tensor<f32>, tensor<3x2xf32>)
+  %4, %5 = mpt.softmax_cross_entropy_loss %x, %t {reduction = #mpt.reduction<none>} : (tensor<3x2xf32>, tensor<3xi64>) -> (tensor<3xf32>, tensor<3x2xf32>)
   %6 = mpt.nll_loss %1, %t, %w : (tensor<3x2xf32>, tensor<3xi64>, tensor<2xf32>) -> tensor<f32>
   return %0, %1, %2, %4, %6 : tensor<f32>, tensor<3x2xf32>, tensor<f32>, tensor<3xf32>, tensor<f32>
 }

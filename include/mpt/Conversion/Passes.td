@@ -39,14 +39,15 @@ def MPTConvertToMPTRT : Pass<"mpt-convert-to-mptrt", "mlir::ModuleOp"> {
   let summary = "Dialect conversion of mpt ops into mptrt kernels";
   let description = [{
     Every `mpt` op becomes the `mptrt` kernel of the same name with the same
-    operands and result types; string-valued attributes become enums
-    (`activation = "relu"` -> `#mptrt.activation<relu>`), casts into FP8 get
+    operands, result types and attributes; an enum attribute becomes the
+    `mptrt` one over the same enum of mpt/IR/MPTEnums.td
+    (`#mpt.activation<relu>` -> `#mptrt.activation<relu>`), casts into FP8 get
     `saturate = true`, and `mpt.constant` becomes `mptrt.constant`. The
     `mpt` dialect is illegal afterwards; the patterns live one file per op
     family (`*Patterns.cpp`).
 
     ```mlir
-    %y = mpt.gemm %x, %w {activation = "relu", trans_b = true} : ...
+    %y = mpt.gemm %x, %w {activation = #mpt.activation<relu>, trans_b = true} : ...
     // becomes
     %y = mptrt.gemm %x, %w {activation = #mptrt.activation<relu>, trans_b = true} : ...
     ```

@@ -8,26 +8,6 @@
 using namespace mlir;
 using namespace mpt;
 
-namespace {
-
-struct UnaryGradPattern : public OpConversionPattern<UnaryGradOp> {
-  using OpConversionPattern::OpConversionPattern;
-  LogicalResult
-  matchAndRewrite(UnaryGradOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    auto attrs = kernelAttrsOf<rt::UnaryGradOp>(op);
-    if (failed(convertEnumAttr<rt::UnaryGradKindAttr>(op, attrs, "kind")))
-      return rewriter.notifyMatchFailure(op, "unknown unary_grad kind");
-    replaceByKernel(rewriter, op,
-                    rt::UnaryGradOp::create(rewriter, op.getLoc(),
-                                            op->getResultTypes(),
-                                            adaptor.getOperands(), attrs));
-    return success();
-  }
-};
-
-} // namespace
-
 void mpt::populateBackwardKernelPatterns(RewritePatternSet &patterns) {
   addKernelPatterns<std::pair<SoftmaxGradOp, rt::SoftmaxGradOp>,
                     std::pair<LayerNormGradOp, rt::LayerNormGradOp>,
@@ -37,6 +17,6 @@ void mpt::populateBackwardKernelPatterns(RewritePatternSet &patterns) {
                     std::pair<AveragePoolGradOp, rt::AveragePoolGradOp>,
                     std::pair<ConvGradInputOp, rt::ConvGradInputOp>,
                     std::pair<ConvGradWeightOp, rt::ConvGradWeightOp>,
-                    std::pair<BatchNormGradOp, rt::BatchNormGradOp>>(patterns);
-  patterns.add<UnaryGradPattern>(patterns.getContext());
+                    std::pair<BatchNormGradOp, rt::BatchNormGradOp>,
+                    std::pair<UnaryGradOp, rt::UnaryGradOp>>(patterns);
 }

@@ -45,7 +45,7 @@ struct GemmPattern : public OpConversionPattern<GemmOp> {
   matchAndRewrite(GemmOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     if (hasScales(op)) {
-      if (op.getActivation() != "none")
+      if (op.getActivation() != Activation::none)
         return rewriter.notifyMatchFailure(op, "FP8 scales with an epilogue");
       SmallVector<Value> operands{adaptor.getA(), adaptor.getB()};
       if (adaptor.getC())
@@ -57,15 +57,13 @@ struct GemmPattern : public OpConversionPattern<GemmOp> {
                           kernelAttrsOf<rt::ScaledGemmOp>(op)));
       return success();
     }
-    auto attrs = kernelAttrsOf<rt::GemmOp>(op);
-    if (failed(convertEnumAttr<rt::ActivationAttr>(op, attrs, "activation")))
-      return rewriter.notifyMatchFailure(op, "unknown activation");
     SmallVector<Value> operands{adaptor.getA(), adaptor.getB()};
     if (adaptor.getC())
       operands.push_back(adaptor.getC());
     replaceByKernel(rewriter, op,
                     rt::GemmOp::create(rewriter, op.getLoc(),
-                                       op->getResultTypes(), operands, attrs));
+                                       op->getResultTypes(), operands,
+                                       kernelAttrsOf<rt::GemmOp>(op)));
     return success();
   }
 };

@@ -11,23 +11,6 @@ using namespace mpt;
 
 namespace {
 
-struct GeluPattern : public OpConversionPattern<GeluOp> {
-  using OpConversionPattern::OpConversionPattern;
-  LogicalResult
-  matchAndRewrite(GeluOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    auto attrs = kernelAttrsOf<rt::GeluOp>(op);
-    if (failed(
-            convertEnumAttr<rt::GeluApproximateAttr>(op, attrs, "approximate")))
-      return rewriter.notifyMatchFailure(op, "unknown gelu approximation");
-    replaceByKernel(rewriter, op,
-                    rt::GeluOp::create(rewriter, op.getLoc(),
-                                       op->getResultTypes(),
-                                       adaptor.getOperands(), attrs));
-    return success();
-  }
-};
-
 /// Conversions into FP8 saturate (mpt.cast's semantics); the kernel is told.
 struct CastPattern : public OpConversionPattern<CastOp> {
   using OpConversionPattern::OpConversionPattern;
@@ -76,7 +59,7 @@ void mpt::populateElementwiseKernelPatterns(RewritePatternSet &patterns) {
       std::pair<PowOp, rt::PowOp>, std::pair<MaxOp, rt::MaxOp>,
       std::pair<MinOp, rt::MinOp>, std::pair<EqualOp, rt::EqualOp>,
       std::pair<LessOp, rt::LessOp>, std::pair<GreaterOp, rt::GreaterOp>,
-      std::pair<WhereOp, rt::WhereOp>, std::pair<QuantizeOp, rt::QuantizeOp>>(
-      patterns);
-  patterns.add<GeluPattern, CastPattern, DropoutPattern>(patterns.getContext());
+      std::pair<WhereOp, rt::WhereOp>, std::pair<QuantizeOp, rt::QuantizeOp>,
+      std::pair<GeluOp, rt::GeluOp>>(patterns);
+  patterns.add<CastPattern, DropoutPattern>(patterns.getContext());
 }

@@ -29,7 +29,7 @@ struct GemmConfig {
   Value a, b, c;
   float alpha = 1.0f, beta = 1.0f;
   bool transA = false, transB = false;
-  std::string activation = "none";
+  Activation activation = Activation::none;
 
   static GemmConfig of(GemmOp op) {
     GemmConfig g;
@@ -40,7 +40,7 @@ struct GemmConfig {
     g.beta = op.getBeta().convertToFloat();
     g.transA = op.getTransA();
     g.transB = op.getTransB();
-    g.activation = op.getActivation().str();
+    g.activation = op.getActivation();
     return g;
   }
 
@@ -64,8 +64,8 @@ struct PlainGemm {
       v = m.reshape.getInput();
     }
     m.gemm = v.getDefiningOp<GemmOp>();
-    if (!m.gemm || !v.hasOneUse() || m.gemm.getActivation() != "none" ||
-        m.gemm.getAScale())
+    if (!m.gemm || !v.hasOneUse() ||
+        m.gemm.getActivation() != Activation::none || m.gemm.getAScale())
       return std::nullopt;
     if (!allowBias && m.gemm.getC())
       return std::nullopt;
@@ -208,23 +208,24 @@ struct BiasIntoGemm : OpRewritePattern<AddOp> {
 /// relu/gelu(gemm) -> gemm with that activation, also through a reshape.
 template <typename ActOp> struct ActivationIntoGemm : OpRewritePattern<ActOp> {
   using OpRewritePattern<ActOp>::OpRewritePattern;
-  static StringRef activationOf(ActOp op);
+  static Activation activationOf(ActOp op);
   LogicalResult matchAndRewrite(ActOp op,
                                 PatternRewriter &rewriter) const override {
     auto m = PlainGemm::match(op.getInput(), /*allowBias=*/true);
     if (!m || op.getInput().getType() != op.getType())
       return rewriter.notifyMatchFailure(op, "operand is not a plain gemm");
     GemmConfig config = GemmConfig::of(m->gemm);
-    config.activation = activationOf(op).str();
+    config.activation = activationOf(op);
     m->replace(rewriter, op, config);
     return success();
   }
 };
-template <> StringRef ActivationIntoGemm<ReluOp>::activationOf(ReluOp) {
-  return "relu";
+template <> Activation ActivationIntoGemm<ReluOp>::activationOf(ReluOp) {
+  return Activation::relu;
 }
-template <> StringRef ActivationIntoGemm<GeluOp>::activationOf(GeluOp op) {
-  return op.getApproximate() == "tanh" ? "gelu_tanh" : "gelu";
+template <> Activation ActivationIntoGemm<GeluOp>::activationOf(GeluOp op) {
+  return op.getApproximate() == GeluApproximate::tanh ? Activation::gelu_tanh
+                                                      : Activation::gelu;
 }
 
 struct FuseEpiloguesPass

@@ -26,7 +26,9 @@ void populateTrainingKernelPatterns(mlir::RewritePatternSet &patterns);
 /// The attributes of `src` that the kernel op `Dst` declares in ODS, by the
 /// destination's names (without `offsets`, which the memory planner sets).
 /// An attribute the source leaves unset stays unset: the kernel's default
-/// applies. The destination's verifier checks each attribute's type.
+/// applies. An `mpt` enum attribute becomes the `mptrt` one over the same
+/// enum (Dst::kernelAttrFrom). The destination's verifier checks each
+/// attribute's type.
 template <typename Dst>
 llvm::SmallVector<mlir::NamedAttribute> kernelAttrsOf(mlir::Operation *src) {
   llvm::SmallVector<mlir::NamedAttribute> attrs;
@@ -34,9 +36,11 @@ llvm::SmallVector<mlir::NamedAttribute> kernelAttrsOf(mlir::Operation *src) {
     if (name == "offsets" || name.ends_with("SegmentSizes"))
       continue;
     if (std::optional<mlir::Attribute> value = src->getInherentAttr(name))
-      if (*value)
+      if (*value) {
+        mlir::Attribute kernelValue = Dst::kernelAttrFrom(name, *value);
         attrs.emplace_back(mlir::StringAttr::get(src->getContext(), name),
-                           *value);
+                           kernelValue ? kernelValue : *value);
+      }
   }
   return attrs;
 }
@@ -71,29 +75,6 @@ void addKernelPatterns(mlir::RewritePatternSet &patterns) {
        KernelPattern<typename Pairs::first_type, typename Pairs::second_type>>(
        patterns.getContext()),
    ...);
-}
-
-/// Replaces `name` in `attrs` by the enum form of the source's string
-/// attribute of the same name, if it is set. Fails when the string is not
-/// one of the enum's cases.
-template <typename EnumAttr>
-mlir::LogicalResult
-convertEnumAttr(mlir::Operation *src,
-                llvm::SmallVectorImpl<mlir::NamedAttribute> &attrs,
-                llvm::StringRef name) {
-  using Enum = decltype(std::declval<EnumAttr>().getValue());
-  auto *it = llvm::find_if(attrs, [&](const mlir::NamedAttribute &a) {
-    return a.getName() == name;
-  });
-  if (it == attrs.end())
-    return mlir::success();
-  auto string = llvm::dyn_cast<mlir::StringAttr>(it->getValue());
-  std::optional<Enum> e =
-      string ? rt::symbolizeEnum<Enum>(string.getValue()) : std::nullopt;
-  if (!e)
-    return mlir::failure();
-  it->setValue(EnumAttr::get(src->getContext(), *e));
-  return mlir::success();
 }
 
 } // namespace mpt

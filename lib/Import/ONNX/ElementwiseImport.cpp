@@ -227,11 +227,13 @@ LogicalResult importLeakyRelu(NodeContext &c) {
 
 LogicalResult importGelu(NodeContext &c) {
   std::string approximate = c.getString("approximate", "none");
-  if (approximate != "none" && approximate != "tanh")
+  std::optional<GeluApproximate> a = symbolizeGeluApproximate(approximate);
+  if (!a)
     return c.emitError() << "approximate must be 'none' or 'tanh', got '"
                          << approximate << "'";
   return c.produce<GeluOp>(
-      {c.input(0)}, {c.named("approximate", c.b.getStringAttr(approximate))});
+      {c.input(0)},
+      {c.named("approximate", GeluApproximateAttr::get(c.b.getContext(), *a))});
 }
 
 LogicalResult buildClip(NodeContext &c, std::optional<double> lo,

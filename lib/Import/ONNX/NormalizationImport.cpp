@@ -178,20 +178,21 @@ template <typename OpTy> LogicalResult importSoftmax(NodeContext &c) {
                          {c.named("axis", c.b.getI64IntegerAttr(*axis))});
 }
 
-SmallVector<NamedAttribute> lossAttrs(NodeContext &c) {
-  SmallVector<NamedAttribute> attrs = {c.named(
-      "reduction", c.b.getStringAttr(c.getString("reduction", "mean")))};
+template <typename OpTy> LogicalResult importLoss(NodeContext &c) {
+  std::string reduction = c.getString("reduction", "mean");
+  std::optional<Reduction> r = symbolizeReduction(reduction);
+  if (!r)
+    return c.emitError() << "reduction must be 'mean', 'sum' or 'none', got '"
+                         << reduction << "'";
+  SmallVector<NamedAttribute> attrs = {
+      c.named("reduction", ReductionAttr::get(c.b.getContext(), *r))};
   if (c.hasAttr("ignore_index"))
     attrs.push_back(c.named(
         "ignore_index", c.b.getI64IntegerAttr(c.getInt("ignore_index", 0))));
-  return attrs;
-}
-
-template <typename OpTy> LogicalResult importLoss(NodeContext &c) {
   SmallVector<Value> operands = {c.input(0), c.input(1)};
   if (c.hasInput(2))
     operands.push_back(c.input(2));
-  return c.produce<OpTy>(operands, lossAttrs(c));
+  return c.produce<OpTy>(operands, attrs);
 }
 
 } // namespace

@@ -118,7 +118,7 @@ func.func @leaky_relu(%a0: tensor<2x3xf32>) -> tensor<2x3xf32> {
 // CHECK-LABEL: func.func @gelu(
 // CHECK-NEXT: %{{.*}} = mptrt.gelu %arg0 {approximate = #mptrt.gelu_approximate<tanh>} : (tensor<2x3xf32>) -> tensor<2x3xf32>
 func.func @gelu(%a0: tensor<2x3xf32>) -> tensor<2x3xf32> {
-  %r = "mpt.gelu"(%a0) {approximate = "tanh"} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %r = "mpt.gelu"(%a0) {approximate = #mpt.gelu_approximate<tanh>} : (tensor<2x3xf32>) -> tensor<2x3xf32>
   return %r : tensor<2x3xf32>
 }
 
@@ -258,7 +258,7 @@ func.func @matmul(%a0: tensor<2x4xf32>, %a1: tensor<4x3xf32>) -> tensor<2x3xf32>
 // CHECK-LABEL: func.func @gemm(
 // CHECK-NEXT: %{{.*}} = mptrt.gemm %arg0, %arg1, %arg2 {activation = #mptrt.activation<gelu_tanh>, alpha = 1.000000e+00 : f32, beta = 1.000000e+00 : f32, trans_a = true, trans_b = true} : (tensor<4x2xf32>, tensor<3x4xf32>, tensor<3xf32>) -> tensor<2x3xf32>
 func.func @gemm(%a0: tensor<4x2xf32>, %a1: tensor<3x4xf32>, %a2: tensor<3xf32>) -> tensor<2x3xf32> {
-  %r = "mpt.gemm"(%a0, %a1, %a2) {activation = "gelu_tanh", alpha = 1.000000e+00 : f32, beta = 1.000000e+00 : f32, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0>, trans_a = true, trans_b = true} : (tensor<4x2xf32>, tensor<3x4xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+  %r = "mpt.gemm"(%a0, %a1, %a2) {activation = #mpt.activation<gelu_tanh>, alpha = 1.000000e+00 : f32, beta = 1.000000e+00 : f32, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0>, trans_a = true, trans_b = true} : (tensor<4x2xf32>, tensor<3x4xf32>, tensor<3xf32>) -> tensor<2x3xf32>
   return %r : tensor<2x3xf32>
 }
 
@@ -398,7 +398,7 @@ func.func @reduce_l2(%a0: tensor<2x3xf32>) -> tensor<2x1xf32> {
 // CHECK-LABEL: func.func @softmax_cross_entropy_loss(
 // CHECK-NEXT: %{{.*}}, %{{.*}} = mptrt.softmax_cross_entropy_loss %arg0, %arg1 {ignore_index = -100 : i64, reduction = #mptrt.reduction<mean>} : (tensor<2x5xf32>, tensor<2xi64>) -> (tensor<f32>, tensor<2x5xf32>)
 func.func @softmax_cross_entropy_loss(%a0: tensor<2x5xf32>, %a1: tensor<2xi64>) -> (tensor<f32>, tensor<2x5xf32>) {
-  %r:2 = "mpt.softmax_cross_entropy_loss"(%a0, %a1) {ignore_index = -100 : i64, reduction = "mean"} : (tensor<2x5xf32>, tensor<2xi64>) -> (tensor<f32>, tensor<2x5xf32>)
+  %r:2 = "mpt.softmax_cross_entropy_loss"(%a0, %a1) {ignore_index = -100 : i64, reduction = #mpt.reduction<mean>} : (tensor<2x5xf32>, tensor<2xi64>) -> (tensor<f32>, tensor<2x5xf32>)
   return %r#0, %r#1 : tensor<f32>, tensor<2x5xf32>
 }
 
@@ -408,7 +408,7 @@ func.func @softmax_cross_entropy_loss(%a0: tensor<2x5xf32>, %a1: tensor<2xi64>) 
 // CHECK-LABEL: func.func @nll_loss(
 // CHECK-NEXT: %{{.*}} = mptrt.nll_loss %arg0, %arg1, %arg2 {reduction = #mptrt.reduction<sum>} : (tensor<2x5xf32>, tensor<2xi64>, tensor<5xf32>) -> tensor<f32>
 func.func @nll_loss(%a0: tensor<2x5xf32>, %a1: tensor<2xi64>, %a2: tensor<5xf32>) -> tensor<f32> {
-  %r = "mpt.nll_loss"(%a0, %a1, %a2) {reduction = "sum"} : (tensor<2x5xf32>, tensor<2xi64>, tensor<5xf32>) -> tensor<f32>
+  %r = "mpt.nll_loss"(%a0, %a1, %a2) {reduction = #mpt.reduction<sum>} : (tensor<2x5xf32>, tensor<2xi64>, tensor<5xf32>) -> tensor<f32>
   return %r : tensor<f32>
 }
 
@@ -577,7 +577,7 @@ func.func @constant_of_shape() -> tensor<2x3xf32> {
 // CHECK-LABEL: func.func @unary_grad(
 // CHECK-NEXT: %{{.*}} = mptrt.unary_grad %arg0, %arg1 {alpha = 0.00999999977 : f32, kind = #mptrt.unary_grad_kind<leaky_relu>} : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
 func.func @unary_grad(%a0: tensor<2x3xf32>, %a1: tensor<2x3xf32>) -> tensor<2x3xf32> {
-  %r = "mpt.unary_grad"(%a0, %a1) {kind = "leaky_relu", alpha = 0.00999999977 : f32} : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+  %r = "mpt.unary_grad"(%a0, %a1) {kind = #mpt.unary_grad_kind<leaky_relu>, alpha = 0.00999999977 : f32} : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
   return %r : tensor<2x3xf32>
 }
 
@@ -607,7 +607,7 @@ func.func @layer_norm_grad(%a0: tensor<2x3xf32>, %a1: tensor<3xf32>, %a2: tensor
 // CHECK-LABEL: func.func @softmax_cross_entropy_loss_grad(
 // CHECK-NEXT: %{{.*}} = mptrt.softmax_cross_entropy_loss_grad %arg0, %arg1, %arg2 {reduction = #mptrt.reduction<none>} : (tensor<2x5xf32>, tensor<2xi64>, tensor<f32>) -> tensor<2x5xf32>
 func.func @softmax_cross_entropy_loss_grad(%a0: tensor<2x5xf32>, %a1: tensor<2xi64>, %a2: tensor<f32>) -> tensor<2x5xf32> {
-  %r = "mpt.softmax_cross_entropy_loss_grad"(%a0, %a1, %a2) {reduction = "none"} : (tensor<2x5xf32>, tensor<2xi64>, tensor<f32>) -> tensor<2x5xf32>
+  %r = "mpt.softmax_cross_entropy_loss_grad"(%a0, %a1, %a2) {reduction = #mpt.reduction<none>} : (tensor<2x5xf32>, tensor<2xi64>, tensor<f32>) -> tensor<2x5xf32>
   return %r : tensor<2x5xf32>
 }
 
@@ -777,7 +777,7 @@ func.func @update_loss_scale(%a0: tensor<f32>, %a1: tensor<i64>, %a2: tensor<i1>
 // CHECK-LABEL: func.func @lr_schedule(
 // CHECK-NEXT: %{{.*}} = mptrt.lr_schedule %arg0 {lr = 1.000000e-01 : f64, min_lr = 0.000000e+00 : f64, schedule = #mptrt.lr_schedule<warmup_cosine>, total_steps = 100 : i64, warmup_steps = 10 : i64} : (tensor<i64>) -> tensor<f32>
 func.func @lr_schedule(%a0: tensor<i64>) -> tensor<f32> {
-  %r = "mpt.lr_schedule"(%a0) {lr = 1.000000e-01 : f64, min_lr = 0.000000e+00 : f64, schedule = "warmup_cosine", total_steps = 100 : i64, warmup_steps = 10 : i64} : (tensor<i64>) -> tensor<f32>
+  %r = "mpt.lr_schedule"(%a0) {lr = 1.000000e-01 : f64, min_lr = 0.000000e+00 : f64, schedule = #mpt.lr_schedule<warmup_cosine>, total_steps = 100 : i64, warmup_steps = 10 : i64} : (tensor<i64>) -> tensor<f32>
   return %r : tensor<f32>
 }
 

@@ -6,7 +6,7 @@
 // CHECK-LABEL: func.func @linear_relu
 // CHECK-SAME: (%[[X:.*]]: tensor<2x16x32xf32>, %[[W:.*]]: tensor<96x32xf32>, %[[B:.*]]: tensor<96xf32>)
 // CHECK-NEXT: %[[X2:.*]] = mpt.reshape %[[X]] : (tensor<2x16x32xf32>) -> tensor<32x32xf32>
-// CHECK-NEXT: %[[G:.*]] = mpt.gemm %[[X2]], %[[W]], %[[B]] {activation = "relu", trans_b = true} : (tensor<32x32xf32>, tensor<96x32xf32>, tensor<96xf32>) -> tensor<32x96xf32>
+// CHECK-NEXT: %[[G:.*]] = mpt.gemm %[[X2]], %[[W]], %[[B]] {activation = #mpt.activation<relu>, trans_b = true} : (tensor<32x32xf32>, tensor<96x32xf32>, tensor<96xf32>) -> tensor<32x96xf32>
 // CHECK-NEXT: %[[Y:.*]] = mpt.reshape %[[G]] : (tensor<32x96xf32>) -> tensor<2x16x96xf32>
 // CHECK-NEXT: return %[[Y]]
 func.func @linear_relu(%x: tensor<2x16x32xf32>, %w: tensor<96x32xf32>, %b: tensor<96xf32>) -> tensor<2x16x96xf32> {
@@ -22,8 +22,8 @@ func.func @linear_relu(%x: tensor<2x16x32xf32>, %w: tensor<96x32xf32>, %b: tenso
 // Tests the 2-D forms: a transposed left operand, a [1, N] bias, and both
 // GELU forms.
 // CHECK-LABEL: func.func @gemm_gelu
-// CHECK: mpt.gemm %arg0, %arg1, %arg2 {activation = "gelu", trans_a = true}
-// CHECK: mpt.gemm %arg0, %arg1 {activation = "gelu_tanh", trans_a = true}
+// CHECK: mpt.gemm %arg0, %arg1, %arg2 {activation = #mpt.activation<gelu>, trans_a = true}
+// CHECK: mpt.gemm %arg0, %arg1 {activation = #mpt.activation<gelu_tanh>, trans_a = true}
 // CHECK-NOT: mpt.gelu
 // CHECK-NOT: mpt.transpose
 func.func @gemm_gelu(%x: tensor<8x4xbf16>, %w: tensor<8x16xbf16>, %b: tensor<1x16xbf16>) -> (tensor<4x16xbf16>, tensor<4x16xbf16>) {
@@ -32,7 +32,7 @@ func.func @gemm_gelu(%x: tensor<8x4xbf16>, %w: tensor<8x16xbf16>, %b: tensor<1x1
   %a = mpt.add %g, %b : (tensor<4x16xbf16>, tensor<1x16xbf16>) -> tensor<4x16xbf16>
   %y = mpt.gelu %a : tensor<4x16xbf16>
   %g2 = mpt.matmul %xt, %w : (tensor<4x8xbf16>, tensor<8x16xbf16>) -> tensor<4x16xbf16>
-  %y2 = mpt.gelu %g2 {approximate = "tanh"} : tensor<4x16xbf16>
+  %y2 = mpt.gelu %g2 {approximate = #mpt.gelu_approximate<tanh>} : tensor<4x16xbf16>
   return %y, %y2 : tensor<4x16xbf16>, tensor<4x16xbf16>
 }
 
@@ -69,7 +69,7 @@ func.func @no_fusion(%x: tensor<4x8xf32>, %w: tensor<8x16xf32>, %rowbias: tensor
 // that then fuses into the gemm in front of it (through the reshapes), and
 // that a near miss (0.6 instead of 0.5) is left alone.
 // CHECK-LABEL: func.func @erf_gelu
-// CHECK: %[[G:.*]] = mpt.gemm %{{.*}}, %arg1, %arg2 {activation = "gelu", trans_b = true} : (tensor<4x8xf32>, tensor<16x8xf32>, tensor<16xf32>) -> tensor<4x16xf32>
+// CHECK: %[[G:.*]] = mpt.gemm %{{.*}}, %arg1, %arg2 {activation = #mpt.activation<gelu>, trans_b = true} : (tensor<4x8xf32>, tensor<16x8xf32>, tensor<16xf32>) -> tensor<4x16xf32>
 // CHECK-NEXT: %[[R:.*]] = mpt.reshape %[[G]] : (tensor<4x16xf32>) -> tensor<2x2x16xf32>
 // CHECK-NOT: mpt.erf
 // CHECK: return %[[R]]

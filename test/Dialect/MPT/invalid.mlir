@@ -22,9 +22,9 @@ func.func @bad_result(%a: tensor<2x3xf32>, %b: tensor<3x4xf32>) -> tensor<2x5xf3
 
 // Tests that a gemm epilogue must be one the runtime has.
 func.func @bad_gemm_activation(%a: tensor<2x3xf32>, %b: tensor<3x4xf32>) -> tensor<2x4xf32> {
-  // expected-error @+2 {{unknown gemm activation 'swish'}}
-  // expected-error @+1 {{failed to infer returned types}}
-  %0 = mpt.gemm %a, %b {activation = "swish"} : (tensor<2x3xf32>, tensor<3x4xf32>) -> tensor<2x4xf32>
+  // expected-error @+2 {{expected ::mpt::Activation to be one of: none, relu, gelu, gelu_tanh}}
+  // expected-error @+1 {{failed to parse MPT_ActivationAttr parameter 'value'}}
+  %0 = mpt.gemm %a, %b {activation = #mpt.activation<swish>} : (tensor<2x3xf32>, tensor<3x4xf32>) -> tensor<2x4xf32>
   return %0 : tensor<2x4xf32>
 }
 
@@ -216,10 +216,20 @@ func.func @int_result(%a: tensor<2x3xbf16>, %b: tensor<3x4xbf16>) -> tensor<2x4x
 
 // -----
 
+// Tests that a closed set's value is its enum attribute, not a string.
+func.func @string_activation(%a: tensor<2x3xf32>, %b: tensor<3x4xf32>) -> tensor<2x4xf32> {
+  // expected-error @+1 {{attribute 'activation' failed to satisfy constraint: gemm's fused epilogue}}
+  %0 = mpt.gemm %a, %b {activation = "relu"} : (tensor<2x3xf32>, tensor<3x4xf32>) -> tensor<2x4xf32>
+  return %0 : tensor<2x4xf32>
+}
+
+// -----
+
 // Tests that unary_grad names a known elementwise function.
 func.func @unary_grad_kind(%x: tensor<4xf32>, %dy: tensor<4xf32>) -> tensor<4xf32> {
-  // expected-error @+1 {{unknown kind 'no_such_kind'}}
-  %0 = mpt.unary_grad %x, %dy {kind = "no_such_kind"} : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  // expected-error @+2 {{expected ::mpt::UnaryGradKind to be one of: }}
+  // expected-error @+1 {{failed to parse MPT_UnaryGradKindAttr parameter 'value'}}
+  %0 = mpt.unary_grad %x, %dy {kind = #mpt.unary_grad_kind<no_such_kind>} : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
   return %0 : tensor<4xf32>
 }
 
@@ -228,7 +238,7 @@ func.func @unary_grad_kind(%x: tensor<4xf32>, %dy: tensor<4xf32>) -> tensor<4xf3
 // Tests that only clip's gradient takes bounds.
 func.func @unary_grad_bounds(%x: tensor<4xf32>, %dy: tensor<4xf32>) -> tensor<4xf32> {
   // expected-error @+1 {{only kind 'clip' takes 'min' and 'max'}}
-  %0 = mpt.unary_grad %x, %dy {kind = "relu", min = 0.0 : f64} : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %0 = mpt.unary_grad %x, %dy {kind = #mpt.unary_grad_kind<relu>, min = 0.0 : f64} : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
   return %0 : tensor<4xf32>
 }
 
@@ -245,8 +255,9 @@ func.func @sgd_buffer(%p: tensor<4xf32>, %g: tensor<4xf32>, %s: tensor<i64>, %lr
 
 // Tests that lr_schedule knows its schedules.
 func.func @lr_schedule_kind(%s: tensor<i64>) -> tensor<f32> {
-  // expected-error @+1 {{unknown schedule 'linear'; expected 'constant' or 'warmup_cosine'}}
-  %0 = mpt.lr_schedule %s {schedule = "linear", lr = 0.1 : f64} : (tensor<i64>) -> tensor<f32>
+  // expected-error @+2 {{expected ::mpt::LrSchedule to be one of: constant, warmup_cosine}}
+  // expected-error @+1 {{failed to parse MPT_LrScheduleAttr parameter 'value'}}
+  %0 = mpt.lr_schedule %s {schedule = #mpt.lr_schedule<linear>, lr = 0.1 : f64} : (tensor<i64>) -> tensor<f32>
   return %0 : tensor<f32>
 }
 
@@ -255,7 +266,7 @@ func.func @lr_schedule_kind(%s: tensor<i64>) -> tensor<f32> {
 // Tests that lr_schedule's step counts are not negative.
 func.func @lr_schedule_steps(%s: tensor<i64>) -> tensor<f32> {
   // expected-error @+1 {{step counts must not be negative}}
-  %0 = mpt.lr_schedule %s {schedule = "warmup_cosine", lr = 0.1 : f64, warmup_steps = -1 : i64} : (tensor<i64>) -> tensor<f32>
+  %0 = mpt.lr_schedule %s {schedule = #mpt.lr_schedule<warmup_cosine>, lr = 0.1 : f64, warmup_steps = -1 : i64} : (tensor<i64>) -> tensor<f32>
   return %0 : tensor<f32>
 }
 

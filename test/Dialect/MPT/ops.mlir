@@ -6,8 +6,8 @@ func.func @contractions(%x: tensor<2x3xf32>, %w: tensor<4x3xf32>, %b: tensor<4xf
                         %img: tensor<1x3x8x8xbf16>, %k: tensor<6x1x3x3xbf16>) -> (tensor<2x4xf32>, tensor<1x6x4x4xbf16>) {
   // CHECK: mpt.gemm %{{.*}} {trans_b = true}
   %0 = mpt.gemm %x, %w, %b {trans_b = true} : (tensor<2x3xf32>, tensor<4x3xf32>, tensor<4xf32>) -> tensor<2x4xf32>
-  // CHECK: mpt.gemm %{{.*}} {activation = "gelu_tanh", trans_b = true}
-  %g = mpt.gemm %x, %w, %b {activation = "gelu_tanh", trans_b = true} : (tensor<2x3xf32>, tensor<4x3xf32>, tensor<4xf32>) -> tensor<2x4xf32>
+  // CHECK: mpt.gemm %{{.*}} {activation = #mpt.activation<gelu_tanh>, trans_b = true}
+  %g = mpt.gemm %x, %w, %b {activation = #mpt.activation<gelu_tanh>, trans_b = true} : (tensor<2x3xf32>, tensor<4x3xf32>, tensor<4xf32>) -> tensor<2x4xf32>
   // CHECK: mpt.conv
   %1 = mpt.conv %img, %k {strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, group = 3 : i64} : (tensor<1x3x8x8xbf16>, tensor<6x1x3x3xbf16>) -> tensor<1x6x4x4xbf16>
   return %0, %1 : tensor<2x4xf32>, tensor<1x6x4x4xbf16>
@@ -133,8 +133,8 @@ func.func @backward_ops(%x: tensor<2x3x8x8xf32>, %w: tensor<4x3x3x3xf32>, %dy: t
   %6 = mpt.gather_grad %idx, %demb {axis = 0 : i64} : (tensor<5xi64>, tensor<5x6xf32>) -> tensor<9x6xf32>
   // CHECK: mpt.softmax_cross_entropy_loss_grad %{{.*}}, %{{.*}}, %{{.*}} {operandSegmentSizes = array<i32: 1, 1, 0, 1>} : (tensor<5x7xf32>, tensor<5xi64>, tensor<f32>) -> tensor<5x7xf32>
   %7 = mpt.softmax_cross_entropy_loss_grad %lp, %labels, %dl {operandSegmentSizes = array<i32: 1, 1, 0, 1>} : (tensor<5x7xf32>, tensor<5xi64>, tensor<f32>) -> tensor<5x7xf32>
-  // CHECK: mpt.nll_loss_grad %{{.*}}, %{{.*}} {operandSegmentSizes = array<i32: 1, 0, 1>, reduction = "sum"} : (tensor<5xi64>, tensor<f32>) -> tensor<5x7xf32>
-  %8 = mpt.nll_loss_grad %labels, %dl {operandSegmentSizes = array<i32: 1, 0, 1>, reduction = "sum"} : (tensor<5xi64>, tensor<f32>) -> tensor<5x7xf32>
+  // CHECK: mpt.nll_loss_grad %{{.*}}, %{{.*}} {operandSegmentSizes = array<i32: 1, 0, 1>, reduction = #mpt.reduction<sum>} : (tensor<5xi64>, tensor<f32>) -> tensor<5x7xf32>
+  %8 = mpt.nll_loss_grad %labels, %dl {operandSegmentSizes = array<i32: 1, 0, 1>, reduction = #mpt.reduction<sum>} : (tensor<5xi64>, tensor<f32>) -> tensor<5x7xf32>
   return %0, %1, %2, %3, %4#0, %4#1, %4#2, %sl, %6, %7, %8 : tensor<2x3x8x8xf32>, tensor<4x3x3x3xf32>, tensor<2x3x8x8xf32>, tensor<2x3x8x8xf32>, tensor<2x3x8x8xf32>, tensor<3xf32>, tensor<3xf32>, tensor<1x3x8x8xf32>, tensor<9x6xf32>, tensor<5x7xf32>, tensor<5x7xf32>
 }
 

@@ -67,7 +67,7 @@ func.func @all_finite_empty() -> tensor<i1> {
 
 // Tests that an enum attribute takes only its cases.
 func.func @activation_case(%a: tensor<2x2xf32>) -> tensor<2x2xf32> {
-  // expected-error @+2 {{expected ::mpt::rt::Activation to be one of: none, relu, gelu, gelu_tanh}}
+  // expected-error @+2 {{expected ::mpt::Activation to be one of: none, relu, gelu, gelu_tanh}}
   // expected-error @+1 {{failed to parse MPTRT_ActivationAttr parameter 'value'}}
   %0 = mptrt.gemm %a, %a {activation = #mptrt.activation<silu>} : (tensor<2x2xf32>, tensor<2x2xf32>) -> tensor<2x2xf32>
   return %0 : tensor<2x2xf32>

@@ -112,9 +112,9 @@ LogicalResult MatMulOp::buildGradient(GradientBuilder &gb) {
 }
 
 LogicalResult GemmOp::buildGradient(GradientBuilder &gb) {
-  if (getActivation() != "none")
+  if (getActivation() != Activation::none)
     return emitOpError("has a fused '")
-           << getActivation()
+           << stringifyActivation(getActivation())
            << "' epilogue; build the training step before the runtime lowering "
               "fuses epilogues";
   OpBuilder &b = gb.builder();
@@ -135,10 +135,10 @@ LogicalResult GemmOp::buildGradient(GradientBuilder &gb) {
                   Value sx, Value sy) -> Value {
     if (!fp8)
       return GemmOp::create(b, loc, type, x, y, Value(), alpha, one, tx, ty,
-                            "none")
+                            Activation::none)
           .getResult();
     return GemmOp::create(b, loc, type.clone(b.getF32Type()), x, y, Value(),
-                          alpha, one, tx, ty, "none", sx, sy)
+                          alpha, one, tx, ty, Activation::none, sx, sy)
         .getResult();
   };
   // Y = alpha op(A) op(B) + beta C.

@@ -124,7 +124,7 @@ LogicalResult DropoutOp::buildGradient(GradientBuilder &gb) {
 // unaryGradRule with their kind; those with attributes pass them on.
 //===----------------------------------------------------------------------===//
 
-LogicalResult mpt::grad::unaryGradRule(GradientBuilder &gb, StringRef kind,
+LogicalResult mpt::grad::unaryGradRule(GradientBuilder &gb, UnaryGradKind kind,
                                        ArrayRef<NamedAttribute> extra) {
   if (!gb.needsGrad(0))
     return success();
@@ -132,7 +132,7 @@ LogicalResult mpt::grad::unaryGradRule(GradientBuilder &gb, StringRef kind,
   Value x = gb.op()->getOperand(0);
   Value dy = gb.resultGrad(0);
   SmallVector<NamedAttribute> attrs = {
-      b.getNamedAttr("kind", b.getStringAttr(kind))};
+      b.getNamedAttr("kind", UnaryGradKindAttr::get(b.getContext(), kind))};
   attrs.append(extra.begin(), extra.end());
   gb.addOperandGrad(0, UnaryGradOp::create(b, gb.loc(), TypeRange{x.getType()},
                                            ValueRange{x, dy}, attrs)
@@ -142,12 +142,14 @@ LogicalResult mpt::grad::unaryGradRule(GradientBuilder &gb, StringRef kind,
 
 LogicalResult LeakyReluOp::buildGradient(GradientBuilder &gb) {
   OpBuilder &b = gb.builder();
-  return unaryGradRule(gb, "leaky_relu",
+  return unaryGradRule(gb, UnaryGradKind::leaky_relu,
                        {b.getNamedAttr("alpha", getAlphaAttr())});
 }
 
 LogicalResult GeluOp::buildGradient(GradientBuilder &gb) {
-  return unaryGradRule(gb, getApproximate() == "tanh" ? "gelu_tanh" : "gelu");
+  return unaryGradRule(gb, getApproximate() == GeluApproximate::tanh
+                               ? UnaryGradKind::gelu_tanh
+                               : UnaryGradKind::gelu);
 }
 
 LogicalResult ClipOp::buildGradient(GradientBuilder &gb) {
@@ -157,7 +159,7 @@ LogicalResult ClipOp::buildGradient(GradientBuilder &gb) {
     bounds.push_back(floatAttr(b, "min", min.getValueAsDouble()));
   if (auto max = getMaxAttr())
     bounds.push_back(floatAttr(b, "max", max.getValueAsDouble()));
-  return unaryGradRule(gb, "clip", bounds);
+  return unaryGradRule(gb, UnaryGradKind::clip, bounds);
 }
 
 LogicalResult NegOp::buildGradient(GradientBuilder &gb) {

@@ -14,8 +14,8 @@ using namespace mpt::grad;
 
 namespace {
 
-SmallVector<NamedAttribute> reductionAttrs(OpBuilder &b, StringAttr reduction,
-                                           IntegerAttr ignoreIndex) {
+SmallVector<NamedAttribute>
+reductionAttrs(OpBuilder &b, ReductionAttr reduction, IntegerAttr ignoreIndex) {
   SmallVector<NamedAttribute> attrs = {b.getNamedAttr("reduction", reduction)};
   if (ignoreIndex)
     attrs.push_back(b.getNamedAttr("ignore_index", ignoreIndex));

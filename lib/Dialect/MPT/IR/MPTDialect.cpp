@@ -5,9 +5,19 @@
 using namespace mlir;
 using namespace mpt;
 
+#include "mlir/IR/DialectImplementation.h"
+#include "llvm/ADT/TypeSwitch.h"
+
 #include "mpt/Dialect/MPT/IR/MPTOpsDialect.cpp.inc"
 
+#define GET_ATTRDEF_CLASSES
+#include "mpt/Dialect/MPT/IR/MPTAttrs.cpp.inc"
+
 void MPTDialect::initialize() {
+  addAttributes<
+#define GET_ATTRDEF_LIST
+#include "mpt/Dialect/MPT/IR/MPTAttrs.cpp.inc"
+      >();
   addOperations<
 #define GET_OP_LIST
 #include "mpt/Dialect/MPT/IR/MPTOps.cpp.inc"

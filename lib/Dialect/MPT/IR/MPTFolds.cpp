@@ -327,8 +327,8 @@ struct RecognizeErfGelu : OpRewritePattern<MulOp> {
       for (auto [term, x] : {std::pair(a, b), std::pair(b, a)}) {
         if (erfTermInput(term) != x || x.getType() != op.getType())
           continue;
-        inheritPhase(op, rewriter.replaceOpWithNewOp<GeluOp>(op, op.getType(),
-                                                             x, "none"));
+        inheritPhase(op, rewriter.replaceOpWithNewOp<GeluOp>(
+                             op, op.getType(), x, GeluApproximate::none));
         return success();
       }
     }

@@ -145,10 +145,10 @@ PrecisionRole contractionOperandRole(OpTy op, unsigned index,
   return index >= firstScale ? PrecisionRole::F32 : PrecisionRole::Compute;
 }
 
-/// A loss's result: 0-d unless reduction is "none", then the labels' shape.
+/// A loss's result: 0-d unless reduction is none, then the labels' shape.
 LogicalResult inferLoss(std::optional<Location> loc, RankedTensorType scores,
                         RankedTensorType labels, Value weights,
-                        StringRef reduction, SmallVectorImpl<Type> &types) {
+                        Reduction reduction, SmallVectorImpl<Type> &types) {
   if (scores.getRank() < 2 || labels.getRank() != scores.getRank() - 1)
     return emitOptionalError(loc,
                              "expects scores (N, C, d...) and labels "
@@ -162,12 +162,10 @@ LogicalResult inferLoss(std::optional<Location> loc, RankedTensorType scores,
       tensorType(weights).getShape() != ArrayRef<int64_t>{scores.getDimSize(1)})
     return emitOptionalError(loc, "weights must have shape (C)");
   Type element = scores.getElementType();
-  if (reduction == "none")
+  if (reduction == Reduction::none)
     types.push_back(RankedTensorType::get(labels.getShape(), element));
-  else if (reduction == "mean" || reduction == "sum")
-    types.push_back(RankedTensorType::get({}, element));
   else
-    return emitOptionalError(loc, "unknown reduction '", reduction, "'");
+    types.push_back(RankedTensorType::get({}, element));
   return success();
 }
 } // namespace
@@ -184,12 +182,6 @@ LogicalResult WhereOp::inferReturnTypes(MLIRContext *,
       tensorType(adaptor.getY()).getElementType())
     return emitOptionalError(loc, "x and y must have the same element type");
   return inferBroadcastResult(loc, adaptor.getOperands(), nullptr, types);
-}
-
-LogicalResult GeluOp::verify() {
-  if (getApproximate() != "none" && getApproximate() != "tanh")
-    return emitOpError("approximate must be \"none\" or \"tanh\"");
-  return success();
 }
 
 LogicalResult DropoutOp::verify() {
@@ -281,12 +273,6 @@ LogicalResult GemmOp::inferReturnTypes(MLIRContext *,
   auto a = tensorType(adaptor.getA()), b = tensorType(adaptor.getB());
   if (a.getRank() != 2 || b.getRank() != 2)
     return emitOptionalError(loc, "gemm operands must be 2-D");
-  // Properties built from an attribute dictionary leave defaults unset.
-  StringAttr actAttr = adaptor.getActivationAttr();
-  StringRef act = actAttr ? actAttr.getValue() : StringRef("none");
-  if (act != "none" && act != "relu" && act != "gelu" && act != "gelu_tanh")
-    return emitOptionalError(loc, "unknown gemm activation '", act,
-                             "'; expected none, relu, gelu or gelu_tanh");
   int64_t m = a.getDimSize(adaptor.getTransA() ? 1 : 0);
   int64_t k = a.getDimSize(adaptor.getTransA() ? 0 : 1);
   int64_t kb = b.getDimSize(adaptor.getTransB() ? 1 : 0);

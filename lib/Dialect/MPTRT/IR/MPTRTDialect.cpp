@@ -9,7 +9,6 @@ using namespace mlir;
 using namespace mpt::rt;
 
 #include "mpt/Dialect/MPTRT/IR/MPTRTAttrInterfaces.cpp.inc"
-#include "mpt/Dialect/MPTRT/IR/MPTRTEnums.cpp.inc"
 #include "mpt/Dialect/MPTRT/IR/MPTRTOpInterfaces.cpp.inc"
 #include "mpt/Dialect/MPTRT/IR/MPTRTOpsDialect.cpp.inc"
 

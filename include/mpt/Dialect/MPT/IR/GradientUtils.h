@@ -10,6 +10,7 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
+#include "mpt/IR/MPTEnums.h"
 
 namespace mpt {
 class GradientBuilder;
@@ -66,7 +67,7 @@ mlir::Value transposeLastTwo(mlir::OpBuilder &b, mlir::Location loc,
 /// forward input in FP32. The ops generated from the records use it as
 /// their whole rule.
 llvm::LogicalResult
-unaryGradRule(GradientBuilder &gb, llvm::StringRef kind,
+unaryGradRule(GradientBuilder &gb, UnaryGradKind kind,
               llvm::ArrayRef<mlir::NamedAttribute> extra = {});
 
 } // namespace grad

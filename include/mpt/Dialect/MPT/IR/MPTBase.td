@@ -36,7 +36,7 @@ def MPT_Dialect : Dialect {
   let hasOperationAttrVerify = 1;
   let hasRegionArgAttrVerify = 1;
   let hasRegionResultAttrVerify = 1;
-  let useDefaultAttributePrinterParser = 0;
+  let useDefaultAttributePrinterParser = 1;
   // The mptrt dialect is not a dependent one: the passes that create its
   // ops declare it, and every tool registers both (mpt/InitAll.h).
 }

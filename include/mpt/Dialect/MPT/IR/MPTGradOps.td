@@ -28,10 +28,11 @@ def MPT_UnaryGradOp : MPT_GradOp<"unary_grad",
     leaky_relu's default, and an absent `beta` or `gamma` the record's). The derivative is
     taken at the forward input, in FP32.
     ```mlir
-    %dx = mpt.unary_grad %x, %dy {kind = "relu"} : (tensor<4xbf16>, tensor<4xbf16>) -> tensor<4xbf16>
+    %dx = mpt.unary_grad %x, %dy {kind = #mpt.unary_grad_kind<relu>} : (tensor<4xbf16>, tensor<4xbf16>) -> tensor<4xbf16>
     ```
   }];
-  let arguments = (ins MPT_FloatTensor:$input, MPT_FloatTensor:$grad, StrAttr:$kind,
+  let arguments = (ins MPT_FloatTensor:$input, MPT_FloatTensor:$grad,
+                   MPT_UnaryGradKindAttr:$kind,
                    DefaultValuedAttr<F32Attr, "0.01">:$alpha,
                    OptionalAttr<F32Attr>:$beta, OptionalAttr<F32Attr>:$gamma,
                    OptionalAttr<F64Attr>:$min, OptionalAttr<F64Attr>:$max);
@@ -63,7 +64,7 @@ def MPT_SoftmaxCrossEntropyLossGradOp : MPT_GradOp<"softmax_cross_entropy_loss_g
   let summary = "Backward of softmax_cross_entropy_loss from its log-probabilities";
   let arguments = (ins MPT_FloatTensor:$log_prob, MPT_IndexTensor:$labels,
                    Optional<MPT_FloatTensor>:$weights, MPT_FloatTensor:$loss_grad,
-                   DefaultValuedStrAttr<StrAttr, "mean">:$reduction,
+                   DefaultValuedAttr<MPT_ReductionAttr, "::mpt::Reduction::mean">:$reduction,
                    OptionalAttr<I64Attr>:$ignore_index);
   let results = (outs MPT_FloatTensor:$scores_grad);
 }
@@ -72,7 +73,7 @@ def MPT_NegativeLogLikelihoodLossGradOp : MPT_GradOp<"nll_loss_grad"> {
   let summary = "Backward of nll_loss; the result type is the input's";
   let arguments = (ins MPT_IndexTensor:$target, Optional<MPT_FloatTensor>:$weight,
                    MPT_FloatTensor:$loss_grad,
-                   DefaultValuedStrAttr<StrAttr, "mean">:$reduction,
+                   DefaultValuedAttr<MPT_ReductionAttr, "::mpt::Reduction::mean">:$reduction,
                    OptionalAttr<I64Attr>:$ignore_index);
   let results = (outs MPT_FloatTensor:$input_grad);
 }

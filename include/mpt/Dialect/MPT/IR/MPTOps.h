@@ -11,8 +11,12 @@
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mpt/Dialect/MPT/IR/MPTDialect.h"
 #include "mpt/Dialect/MPT/IR/ShapeRules.h"
+#include "mpt/IR/MPTEnums.h"
 #include "mpt/Interfaces/GradientOpInterface.h"
 #include "mpt/Interfaces/PrecisionPolicyOpInterface.h"
+
+#define GET_ATTRDEF_CLASSES
+#include "mpt/Dialect/MPT/IR/MPTAttrs.h.inc"
 
 #define GET_OP_CLASSES
 #include "mpt/Dialect/MPT/IR/MPTOps.h.inc"

@@ -8,6 +8,7 @@
 #ifndef MPT_DIALECT_MPT_IR_MPTOPS_TD
 #define MPT_DIALECT_MPT_IR_MPTOPS_TD
 
+include "mpt/Dialect/MPT/IR/MPTAttrs.td"
 include "mpt/Dialect/MPT/IR/MPTBase.td"
 include "mlir/IR/BuiltinAttributeInterfaces.td"
 include "mlir/IR/CommonAttrConstraints.td"
@@ -240,7 +241,7 @@ def MPT_ # f.name # Op : MPT_FunctionOp<f, [Differentiable]> {
       "::llvm::LogicalResult $cppClass::buildGradient(::mpt::GradientBuilder &) {\n" #
       "  return ::llvm::success(); // piecewise constant: no contribution\n}\n",
       "::llvm::LogicalResult $cppClass::buildGradient(::mpt::GradientBuilder &gb) {\n" #
-      "  return ::mpt::grad::unaryGradRule(gb, \"" # f.kind # "\", {" #
+      "  return ::mpt::grad::unaryGradRule(gb, ::mpt::UnaryGradKind::" # f.kind # ", {" #
       MPT_ParamsToGrad<f>.text # "});\n}\n");
 }
 
@@ -260,13 +261,13 @@ def MPT_LeakyReluOp : MPT_FunctionOp<MPT_UF_LeakyRelu, [Differentiable]> {
 
 def MPT_GeluOp : MPT_FunctionOp<MPT_UF_Gelu, [Differentiable]> {
   let description = [{
-    `approximate` is `"none"` (the erf form) or `"tanh"`. The importer also
+    `approximate` is `none` (the erf form) or `tanh`. The importer also
     recognises nothing implicitly: an exporter's erf decomposition stays as
     the ops it wrote.
   }];
   let arguments = (ins MPT_FloatTensor:$input,
-                   DefaultValuedStrAttr<StrAttr, "none">:$approximate);
-  let hasVerifier = 1;
+                   DefaultValuedAttr<MPT_GeluApproximateAttr,
+                                     "::mpt::GeluApproximate::none">:$approximate);
 }
 
 def MPT_ClipOp : MPT_FunctionOp<MPT_UF_Clip, [Differentiable]> {
@@ -374,7 +375,7 @@ def MPT_GemmOp : MPT_Op<"gemm", [Differentiable, Pure, AttrSizedOperandSegments,
                    DefaultValuedAttr<F32Attr, "1.0">:$beta,
                    DefaultValuedAttr<BoolAttr, "false">:$trans_a,
                    DefaultValuedAttr<BoolAttr, "false">:$trans_b,
-                   DefaultValuedStrAttr<StrAttr, "none">:$activation,
+                   DefaultValuedAttr<MPT_ActivationAttr, "::mpt::Activation::none">:$activation,
                    Optional<MPT_ScaleTensor>:$a_scale,
                    Optional<MPT_ScaleTensor>:$b_scale);
   let results = (outs MPT_FloatTensor:$output);
@@ -388,7 +389,7 @@ def MPT_GemmOp : MPT_Op<"gemm", [Differentiable, Pure, AttrSizedOperandSegments,
                    "::mlir::Value":$b, "::mlir::Value":$c,
                    "::llvm::APFloat":$alpha, "::llvm::APFloat":$beta,
                    "bool":$trans_a, "bool":$trans_b,
-                   "::llvm::StringRef":$activation), [{
+                   "::mpt::Activation":$activation), [{
       build($_builder, $_state, output, a, b, c, alpha, beta, trans_a,
             trans_b, activation, ::mlir::Value(), ::mlir::Value());
     }]>
@@ -530,12 +531,12 @@ def MPT_SoftmaxCrossEntropyLossOp : MPT_Op<"softmax_cross_entropy_loss",
   let summary = "Cross-entropy of softmax(scores) against class labels";
   let description = [{
     `scores` is (N, C, d1, ...), `labels` (N, d1, ...). `reduction` is
-    `"mean"`, `"sum"` or `"none"`; labels equal to `ignore_index` contribute
+    `mean`, `sum` or `none`; labels equal to `ignore_index` contribute
     nothing. The second result is log_softmax(scores) along axis 1.
   }];
   let arguments = (ins MPT_FloatTensor:$scores, MPT_IndexTensor:$labels,
                    Optional<MPT_FloatTensor>:$weights,
-                   DefaultValuedStrAttr<StrAttr, "mean">:$reduction,
+                   DefaultValuedAttr<MPT_ReductionAttr, "::mpt::Reduction::mean">:$reduction,
                    OptionalAttr<I64Attr>:$ignore_index);
   let results = (outs MPT_FloatTensor:$loss, MPT_FloatTensor:$log_prob);
   let assemblyFormat = "$scores `,` $labels (`,` $weights^)? attr-dict `:` functional-type(operands, results)";
@@ -546,7 +547,7 @@ def MPT_NegativeLogLikelihoodLossOp : MPT_Op<"nll_loss",
   let summary = "Negative log-likelihood of log-probabilities at the targets";
   let arguments = (ins MPT_FloatTensor:$input, MPT_IndexTensor:$target,
                    Optional<MPT_FloatTensor>:$weight,
-                   DefaultValuedStrAttr<StrAttr, "mean">:$reduction,
+                   DefaultValuedAttr<MPT_ReductionAttr, "::mpt::Reduction::mean">:$reduction,
                    OptionalAttr<I64Attr>:$ignore_index);
   let results = (outs MPT_FloatTensor:$loss);
   let assemblyFormat = "$input `,` $target (`,` $weight^)? attr-dict `:` functional-type(operands, results)";

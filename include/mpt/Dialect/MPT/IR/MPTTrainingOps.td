@@ -117,7 +117,8 @@ def MPT_UpdateLossScaleOp : MPT_TrainingOp<"update_loss_scale"> {
 def MPT_LRScheduleOp : MPT_TrainingOp<"lr_schedule"> {
   let summary = "The learning rate at a step: constant, or linear warmup then cosine";
   let arguments = (ins MPT_I64Scalar:$step,
-                   DefaultValuedStrAttr<StrAttr, "constant">:$schedule, F64Attr:$lr,
+                   DefaultValuedAttr<MPT_LrScheduleAttr, "::mpt::LrSchedule::constant">:$schedule,
+                   F64Attr:$lr,
                    DefaultValuedAttr<I64Attr, "0">:$warmup_steps,
                    DefaultValuedAttr<I64Attr, "0">:$total_steps,
                    DefaultValuedAttr<F64Attr, "0.0">:$min_lr);
@@ -142,7 +143,7 @@ def MPT_UpdateFP8ScaleOp : MPT_TrainingOp<"update_fp8_scale",
   let summary = "Delayed FP8 scaling (Transformer Engine): roll the amax history, rescale";
   let description = [{
     `history' = [amax, history[0 .. H-2]]`; `a = max(history')`
-    (`amax_compute_algo = "max"`) or `history'[0]` (`"most_recent"`);
+    (`amax_compute_algo` `max`) or `history'[0]` (`most_recent`);
     `scale' = fp8_max / a / 2^margin`, or `scale` when `a` is 0 or not
     finite (a NaN anywhere in the history counts as not finite for `max`).
   }];
@@ -150,7 +151,8 @@ def MPT_UpdateFP8ScaleOp : MPT_TrainingOp<"update_fp8_scale",
                    MPT_F32Scalar:$amax,
                    DefaultValuedAttr<F64Attr, "448.0">:$fp8_max,
                    DefaultValuedAttr<I64Attr, "0">:$margin,
-                   DefaultValuedStrAttr<StrAttr, "max">:$amax_compute_algo);
+                   DefaultValuedAttr<MPT_AmaxComputeAlgoAttr,
+                                     "::mpt::AmaxComputeAlgo::max">:$amax_compute_algo);
   let results = (outs 1DTensorOf<[F32]>:$new_amax_history, MPT_F32Scalar:$new_scale);
   let hasVerifier = 1;
 }

@@ -267,7 +267,7 @@ def MPT_UF_Gelu : MPT_UnaryFunction<"gelu", "Gelu"> {
   let attrs = 1;
   let transcendental = 1;
 }
-// gelu with approximate = "tanh".
+// gelu with approximate = tanh.
 def MPT_UF_GeluTanh : MPT_UnaryFunction<"gelu_tanh", "GeluTanh"> {
   let summary = "GELU's tanh approximation (gelu with approximate = tanh)";
   let kernel = 0;

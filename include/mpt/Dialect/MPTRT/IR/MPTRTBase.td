@@ -12,7 +12,7 @@
 include "mlir/IR/OpBase.td"
 include "mlir/IR/AttrTypeBase.td"
 include "mlir/IR/EnumAttr.td"
-include "mpt/Dialect/MPT/IR/MPTUnaryFunctions.td"
+include "mpt/IR/MPTEnums.td"
 
 def MPTRT_Dialect : Dialect {
   let name = "mptrt";
@@ -36,8 +36,9 @@ def MPTRT_Tensor : StaticShapeTensorOf<[AnyType]>;
 def MPTRT_ScaleTensor : 0DTensorOf<[F32]>;
 
 //===----------------------------------------------------------------------===//
-// String-valued kernel attributes, as enums. Each case's string is what the
-// plan holds and the runtime decodes.
+// String-valued kernel attributes, as attributes over the shared enums
+// (mpt/IR/MPTEnums.td). Each case's string is what the plan holds and the
+// runtime decodes.
 //===----------------------------------------------------------------------===//
 
 def MPTRT_KernelStringAttrInterface : AttrInterface<"KernelStringAttrInterface"> {
@@ -54,40 +55,23 @@ def MPTRT_KernelStringAttrInterface : AttrInterface<"KernelStringAttrInterface">
 
 class MPTRT_EnumAttr<EnumAttrInfo info, string mnemonic>
     : EnumAttr<MPTRT_Dialect, info, mnemonic, [MPTRT_KernelStringAttrInterface]> {
+  // The dialect's namespace, not the shared enum's.
+  let cppNamespace = "::mpt::rt";
   let assemblyFormat = "`<` $value `>`";
   // A macro the kernel schema writes for the allowed strings instead of
   // listing the cases, when another generated file lists them already.
   string schemaValues = "";
 }
 
-class MPTRT_Enum<string name, string summary, list<string> cases>
-    : I32EnumAttr<name, summary,
-        !foreach(i, !range(!size(cases)), I32EnumAttrCase<cases[i], i>)> {
-  let genSpecializedAttr = 0;
-  let cppNamespace = "::mpt::rt";
-}
-
-def MPTRT_GeluApproximate : MPTRT_Enum<"GeluApproximate", "gelu's form", ["none", "tanh"]>;
-def MPTRT_Activation : MPTRT_Enum<"Activation", "gemm's fused epilogue",
-    ["none", "relu", "gelu", "gelu_tanh"]>;
-def MPTRT_Reduction : MPTRT_Enum<"Reduction", "a loss's reduction", ["mean", "sum", "none"]>;
-// The functions with a gradient (MPTUnaryFunctions.td).
-def MPTRT_UnaryGradKind : MPTRT_Enum<"UnaryGradKind", "unary_grad's forward function",
-    !foreach(f, !filter(f, MPTUnaryFunctions, f.grad), f.kind)>;
-def MPTRT_LrSchedule : MPTRT_Enum<"LrSchedule", "the learning-rate schedule",
-    ["constant", "warmup_cosine"]>;
-def MPTRT_AmaxComputeAlgo : MPTRT_Enum<"AmaxComputeAlgo",
-    "the amax a delayed FP8 scale comes from", ["max", "most_recent"]>;
-
-def MPTRT_GeluApproximateAttr : MPTRT_EnumAttr<MPTRT_GeluApproximate, "gelu_approximate">;
-def MPTRT_ActivationAttr : MPTRT_EnumAttr<MPTRT_Activation, "activation">;
-def MPTRT_ReductionAttr : MPTRT_EnumAttr<MPTRT_Reduction, "reduction">;
-def MPTRT_UnaryGradKindAttr : MPTRT_EnumAttr<MPTRT_UnaryGradKind, "unary_grad_kind"> {
+def MPTRT_GeluApproximateAttr : MPTRT_EnumAttr<MPT_GeluApproximate, "gelu_approximate">;
+def MPTRT_ActivationAttr : MPTRT_EnumAttr<MPT_Activation, "activation">;
+def MPTRT_ReductionAttr : MPTRT_EnumAttr<MPT_Reduction, "reduction">;
+def MPTRT_UnaryGradKindAttr : MPTRT_EnumAttr<MPT_UnaryGradKind, "unary_grad_kind"> {
   // UnaryKinds.def's list of the same cases.
   let schemaValues = "MPTRT_UNARY_GRAD_KINDS";
 }
-def MPTRT_LrScheduleAttr : MPTRT_EnumAttr<MPTRT_LrSchedule, "lr_schedule">;
-def MPTRT_AmaxComputeAlgoAttr : MPTRT_EnumAttr<MPTRT_AmaxComputeAlgo, "amax_compute_algo">;
+def MPTRT_LrScheduleAttr : MPTRT_EnumAttr<MPT_LrSchedule, "lr_schedule">;
+def MPTRT_AmaxComputeAlgoAttr : MPTRT_EnumAttr<MPT_AmaxComputeAlgo, "amax_compute_algo">;
 
 //===----------------------------------------------------------------------===//
 // The kernel op interface.

@@ -9,9 +9,9 @@
 #include "mlir/IR/OpImplementation.h"
 #include "mpt/Dialect/MPTRT/IR/KernelAttrInfo.h"
 #include "mpt/Dialect/MPTRT/IR/MPTRTDialect.h"
+#include "mpt/IR/MPTEnums.h"
 
 #include "mpt/Dialect/MPTRT/IR/MPTRTAttrInterfaces.h.inc"
-#include "mpt/Dialect/MPTRT/IR/MPTRTEnums.h.inc"
 
 #define GET_ATTRDEF_CLASSES
 #include "mpt/Dialect/MPTRT/IR/MPTRTAttrs.h.inc"

@@ -89,6 +89,12 @@ class MPTRT_KernelAttrs<dag d> {
       !if(!isa<MPTRT_EnumAttr>(a), !cast<MPTRT_EnumAttr>(a).schemaValues, ""));
   list<string> defaults = !foreach(i, idx, !if(!initialized(!getdagarg<MPTRT_Default>(d, i)),
       MPTRT_DefaultOf<!getdagarg<MPTRT_Default>(d, i)>.value, ""));
+  // The body of kernelAttrFrom(): each enum attribute from another
+  // dialect's attribute over the same enum.
+  string fromOtherDialect = !foldl("", !range(!size(names)), acc, i,
+      acc # !if(!isa<MPTRT_EnumAttr>(base[i]),
+        "if (name == \"" # names[i] # "\")\n  return ::mpt::enumAttrFrom<" #
+          base[i].storageType # ">(value);\n", ""));
   // The rows of kernelAttrInfo() (C++ initializers).
   string rows = !foldl("", !range(!size(names)), acc, i,
       acc # "{\"" # names[i] # "\", ::mpt::rt::KernelAttrType::" # kinds[i] # ", " #
@@ -128,6 +134,16 @@ class MPTRT_KernelOp<string mnemonic, dag kernelIns, dag kernelOuts, list<Trait>
         }] # kernelAttrs.rows # [{
         {"", ::mpt::rt::KernelAttrType::Int, false, ""}};
       return ::llvm::ArrayRef(rows).drop_back();
+    }
+    /// `value`, another dialect's form of the kernel attribute `name`, as
+    /// this op takes it: an enum attribute becomes this dialect's attribute
+    /// over the same enum (null if `value` holds another enum); any other
+    /// attribute is taken as it is.
+    static ::mlir::Attribute kernelAttrFrom(::llvm::StringRef name,
+                                            ::mlir::Attribute value) {
+      (void)name;
+      }] # kernelAttrs.fromOtherDialect # [{
+      return value;
     }
   }];
 }
