@@ -20,6 +20,13 @@ std::string describeType(mptrt_dtype dtype, const std::vector<int64_t> &shape) {
   return std::string(mptrt_dtype_name(dtype)) + " " + shapeText(shape);
 }
 
+std::string joinNames(const std::vector<std::string> &names) {
+  std::string s;
+  for (const std::string &n : names)
+    s += (s.empty() ? "'" : ", '") + n + "'";
+  return s.empty() ? "none" : s;
+}
+
 Array Array::of(mptrt_dtype dtype, std::vector<int64_t> shape, const void *data, size_t bytes,
                 std::string source) {
   Array a;

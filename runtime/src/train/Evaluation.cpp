@@ -9,13 +9,6 @@ namespace {
 
 const char *const kLoss = abi::outputName(abi::OutputRole::Loss);
 
-std::string quoted(const std::vector<std::string> &names) {
-  std::string s;
-  for (const std::string &n : names)
-    s += (s.empty() ? "'" : ", '") + n + "'";
-  return s.empty() ? "none" : s;
-}
-
 } // namespace
 
 bool Evaluator::setUp(const Model &model, const std::string &planLabel, const std::string &entry,
@@ -27,7 +20,7 @@ bool Evaluator::setUp(const Model &model, const std::string &planLabel, const st
     found = found || e == entry;
   if (!found) {
     *error = "plan '" + planLabel + "' has no entry point '" + entry + "' to evaluate with (its " +
-             "entry points: " + quoted(entries) + "); `mpt-compile --train` adds eval_step " +
+             "entry points: " + joinNames(entries) + "); `mpt-compile --train` adds eval_step " +
              "unless --eval-entry= is given";
     return false;
   }
@@ -44,7 +37,7 @@ bool Evaluator::setUp(const Model &model, const std::string &planLabel, const st
   if (!hasLoss || !model.info(MPTRT_OUTPUT, kLoss, &lossInfo) || lossInfo.dtype != MPTRT_F32 ||
       lossInfo.numel() != 1) {
     *error = "entry point '" + entry + "' of '" + planLabel + "' has no f32 output '" + kLoss +
-             "' of one value (its outputs: " + quoted(outputs) + ")";
+             "' of one value (its outputs: " + joinNames(outputs) + ")";
     return false;
   }
   info_.assign(names_.size(), TensorInfo());
@@ -64,7 +57,7 @@ bool Evaluator::setData(const std::string &name, Array array, std::string *error
     ++i;
   if (i == names_.size()) {
     *error = "entry point '" + entry_ + "' has no input named '" + name +
-             "' (its inputs: " + quoted(names_) + ")";
+             "' (its inputs: " + joinNames(names_) + ")";
     return false;
   }
   BatchedInput in;

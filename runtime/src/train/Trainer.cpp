@@ -14,13 +14,6 @@ namespace {
 /// Parameters up to this size are copied before each step for a rerun.
 constexpr size_t kSmallStateBytes = 16384;
 
-std::string joinNames(const std::vector<std::string> &names) {
-  std::string s;
-  for (const std::string &n : names)
-    s += (s.empty() ? "'" : ", '") + n + "'";
-  return s.empty() ? "none" : s;
-}
-
 /// The value of a one-element tensor of any dtype, as a double.
 double toDouble(mptrt_dtype dtype, const uint8_t *p) {
   namespace num = mptrt::numerics;

@@ -19,6 +19,7 @@
 #include "ToolArgs.h"
 #include "mptrt.hpp"
 #include "mptrt/Numerics.h"
+#include "mptrt/train/Batches.h"
 
 #include <algorithm>
 #include <cctype>
@@ -35,6 +36,9 @@
 using mptrt::Model;
 using mptrt::TensorInfo;
 using mptrt::tools::FileTensor;
+using mptrt::train::describeType;
+using mptrt::train::joinNames;
+using mptrt::train::shapeText;
 
 namespace {
 
@@ -64,24 +68,6 @@ int usage(const std::string &message) {
 int fail(const std::string &message) {
   std::fprintf(stderr, "mpt-run: error: %s\n", message.c_str());
   return 1;
-}
-
-std::string shapeText(const std::vector<int64_t> &shape) {
-  std::string s = "[";
-  for (size_t i = 0; i < shape.size(); ++i)
-    s += (i ? ", " : "") + std::to_string(shape[i]);
-  return s + "]";
-}
-
-std::string describe(mptrt_dtype dtype, const std::vector<int64_t> &shape) {
-  return std::string(mptrt_dtype_name(dtype)) + " " + shapeText(shape);
-}
-
-std::string joinNames(const std::vector<std::string> &names) {
-  std::string s;
-  for (const std::string &n : names)
-    s += (s.empty() ? "'" : ", '") + n + "'";
-  return s.empty() ? "none" : s;
 }
 
 /// A file name for an output: unsafe characters become '_'.
@@ -125,7 +111,8 @@ int bindFile(Model &model, const std::string &entry, mptrt_binding_kind kind,
     dtypeOk = dtypeOk || d == info.dtype;
   if (!dtypeOk || tensor.shape != info.shape)
     return fail(std::string(what) + " '" + name + "': " + file + " holds " + tensor.typeName + " " +
-                shapeText(tensor.shape) + ", the plan expects " + describe(info.dtype, info.shape));
+                shapeText(tensor.shape) + ", the plan expects " +
+                describeType(info.dtype, info.shape));
   if (info.dtype == MPTRT_I1)
     for (uint8_t &b : tensor.bytes)
       b = b != 0;
@@ -211,7 +198,7 @@ int listPlan(const Model &model, const std::vector<std::string> &entries) {
         if (!model.info(kind, name, &info))
           return fail(mptrt::lastError());
         std::printf("  %-6s %s: %s\n", label, name.c_str(),
-                    describe(info.dtype, info.shape).c_str());
+                    describeType(info.dtype, info.shape).c_str());
       }
     }
   }
@@ -324,7 +311,7 @@ int main(int argc, char **argv) {
       TensorInfo info;
       (void)model.info(MPTRT_INPUT, name, &info);
       return fail("entry point '" + entry + "' needs --input " + name + "=FILE (" +
-                  describe(info.dtype, info.shape) + ")");
+                  describeType(info.dtype, info.shape) + ")");
     }
 
   for (int i = 0; i < warmup; ++i)
@@ -360,7 +347,7 @@ int main(int argc, char **argv) {
     out.write(reinterpret_cast<const char *>(npy.data()), npy.size());
     if (!out)
       return fail("cannot write '" + path + "'");
-    std::printf("output %s: %s -> %s\n", name.c_str(), describe(info.dtype, info.shape).c_str(),
+    std::printf("output %s: %s -> %s\n", name.c_str(), describeType(info.dtype, info.shape).c_str(),
                 path.c_str());
     if (print)
       printValues(info, bytes);

@@ -7,17 +7,6 @@
 
 namespace mptrt {
 namespace tools {
-namespace {
-
-std::string joinNames(const std::vector<std::string> &names) {
-  std::string s;
-  for (const std::string &n : names)
-    s += (s.empty() ? "'" : ", '") + n + "'";
-  return s.empty() ? "none" : s;
-}
-
-} // namespace
-
 bool readArrayFile(const std::string &file, train::Array *out, std::string *error) {
   FileTensor tensor;
   if (!readTensorFile(file, &tensor, error))
@@ -42,7 +31,7 @@ loadInputFiles(const InputFileSet &set,
       listed = listed || n == name;
     if (!listed) {
       *message = "entry point '" + set.entry + "' has no input named '" + name +
-                 "' (its inputs: " + joinNames(set.names) + ")";
+                 "' (its inputs: " + train::joinNames(set.names) + ")";
       return LoadOutcome::Error;
     }
     if (!byName.emplace(name, file).second) {

@@ -70,6 +70,8 @@ bool syntheticBatch(const std::string &name, const TensorInfo &info, uint64_t se
 /// "f32 [2, 3]".
 std::string describeType(mptrt_dtype dtype, const std::vector<int64_t> &shape);
 std::string shapeText(const std::vector<int64_t> &shape);
+/// "'a', 'b'", or "none": names in a message.
+std::string joinNames(const std::vector<std::string> &names);
 
 } // namespace train
 } // namespace mptrt
