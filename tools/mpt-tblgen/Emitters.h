@@ -22,6 +22,12 @@ bool emitUnaryDocs(const llvm::RecordKeeper &records, llvm::raw_ostream &os);
 /// (include/mpt/Dialect/MPTRT/IR/MPTRTOps.td).
 bool emitKernelSchema(const llvm::RecordKeeper &records, llvm::raw_ostream &os);
 
+/// The mpt -> mptrt conversions that only rename (RuntimeKernels.h.inc),
+/// from the MPT_RuntimeKernel records (include/mpt/Conversion/
+/// RuntimeKernels.td), each checked against its kernel op.
+bool emitKernelPatterns(const llvm::RecordKeeper &records,
+                        llvm::raw_ostream &os);
+
 /// The section GEN_PIPELINE_OPTIONS_<record> of the build's
 /// mpt/Pipelines/PipelineOptions.h.inc for each MPT_PipelineOptions record
 /// (include/mpt/Pipelines/PipelineOptions.td): a pass's options as members

@@ -14,6 +14,12 @@
 //     scripts/regen-generated.sh runs these backends; the ctest
 //     `generated-current` fails when a checked-in file differs from their
 //     output;
+//   - the mpt -> mptrt conversions that only rename, which the build
+//     writes itself (never checked in):
+//
+//       mpt-tblgen -gen-kernel-patterns -I include -I <mlir include> \
+//           include/mpt/Conversion/RuntimeKernels.td -o RuntimeKernels.h.inc
+//
 //   - the pipelines' options, which the build writes itself (mpt_tablegen in
 //     cmake/MPTTableGen.cmake; never checked in):
 //
@@ -43,6 +49,7 @@ enum class Action {
   UnaryKinds,
   UnaryDocs,
   KernelSchema,
+  KernelPatterns,
   PipelineOptions,
   PassOptionValues
 };
@@ -58,6 +65,9 @@ cl::opt<Action> action(
                clEnumValN(Action::KernelSchema, "gen-kernel-schema",
                           "The runtime's KernelKinds.def (the kernel schema's "
                           "rows, from the mptrt kernel ops)"),
+               clEnumValN(Action::KernelPatterns, "gen-kernel-patterns",
+                          "The mpt -> mptrt conversions that only rename "
+                          "(RuntimeKernels.h.inc, from MPT_RuntimeKernel)"),
                clEnumValN(Action::PipelineOptions, "gen-pipeline-options",
                           "The pass options the pipelines' options structs "
                           "take (PipelineOptions.h.inc)"),
@@ -73,6 +83,8 @@ bool run(raw_ostream &os, const RecordKeeper &records) {
     return mpt::tblgen::emitUnaryDocs(records, os);
   case Action::KernelSchema:
     return mpt::tblgen::emitKernelSchema(records, os);
+  case Action::KernelPatterns:
+    return mpt::tblgen::emitKernelPatterns(records, os);
   case Action::PipelineOptions:
     return mpt::tblgen::emitPipelineOptions(records, os);
   case Action::PassOptionValues:

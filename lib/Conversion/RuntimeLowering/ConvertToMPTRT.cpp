@@ -39,13 +39,11 @@ struct ConvertToMPTRTPass
     : public mpt::impl::MPTConvertToMPTRTBase<ConvertToMPTRTPass> {
   LogicalResult initialize(MLIRContext *ctx) override {
     RewritePatternSet set(ctx);
+    populateRenamedKernelPatterns(set);
     populateElementwiseKernelPatterns(set);
     populateContractionKernelPatterns(set);
     populateNormalizationKernelPatterns(set);
-    populateReductionKernelPatterns(set);
     populateDataMovementKernelPatterns(set);
-    populateBackwardKernelPatterns(set);
-    populateTrainingKernelPatterns(set);
     patterns = FrozenRewritePatternSet(std::move(set));
     return success();
   }

@@ -1,6 +1,8 @@
 //===- DataMovementPatterns.cpp - constants, shapes and copies ------------===//
 //
-// mpt.range and mpt.shape have no kernel: canonicalization folds them when
+// mpt.constant becomes mptrt.constant; the other data-movement ops declare
+// their kernel in their records (RenamedKernelPatterns.cpp). mpt.range and
+// mpt.shape have no kernel: canonicalization folds them when
 // their operands are known, and the conversion reports any that remain.
 //
 //===----------------------------------------------------------------------===//
@@ -26,15 +28,5 @@ struct ConstantPattern : public OpConversionPattern<ConstantOp> {
 } // namespace
 
 void mpt::populateDataMovementKernelPatterns(RewritePatternSet &patterns) {
-  addKernelPatterns<
-      std::pair<IdentityOp, rt::IdentityOp>,
-      std::pair<ReshapeOp, rt::ReshapeOp>, std::pair<ExpandOp, rt::ExpandOp>,
-      std::pair<TransposeOp, rt::TransposeOp>,
-      std::pair<FlattenOp, rt::FlattenOp>, std::pair<SqueezeOp, rt::SqueezeOp>,
-      std::pair<UnsqueezeOp, rt::UnsqueezeOp>,
-      std::pair<ConcatOp, rt::ConcatOp>, std::pair<SplitOp, rt::SplitOp>,
-      std::pair<SliceOp, rt::SliceOp>, std::pair<GatherOp, rt::GatherOp>,
-      std::pair<TriluOp, rt::TriluOp>,
-      std::pair<ConstantOfShapeOp, rt::ConstantOfShapeOp>>(patterns);
   patterns.add<ConstantPattern>(patterns.getContext());
 }

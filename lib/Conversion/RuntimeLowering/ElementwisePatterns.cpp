@@ -1,7 +1,8 @@
 //===- ElementwisePatterns.cpp - elementwise mpt ops to mptrt kernels -----===//
 //
-// Unary and binary arithmetic, comparisons, select, casts, quantization and
-// dropout.
+// The elementwise ops whose conversion is more than a rename: casts (FP8
+// saturation) and dropout (its rng operands). The others declare their
+// kernel in their records (RenamedKernelPatterns.cpp).
 //
 //===----------------------------------------------------------------------===//
 #include "KernelPatterns.h"
@@ -48,18 +49,5 @@ struct DropoutPattern : public OpConversionPattern<DropoutOp> {
 } // namespace
 
 void mpt::populateElementwiseKernelPatterns(RewritePatternSet &patterns) {
-  // The unary kernels without attributes (MPTUnaryFunctions.td).
-#define MPTRT_UNARY_PLAIN_KERNEL(Name, kind)                                   \
-  patterns.add<KernelPattern<Name##Op, rt::Name##Op>>(patterns.getContext());
-#include "mptrt/generated/UnaryKinds.def"
-  addKernelPatterns<
-      std::pair<LeakyReluOp, rt::LeakyReluOp>, std::pair<ClipOp, rt::ClipOp>,
-      std::pair<AddOp, rt::AddOp>, std::pair<SubOp, rt::SubOp>,
-      std::pair<MulOp, rt::MulOp>, std::pair<DivOp, rt::DivOp>,
-      std::pair<PowOp, rt::PowOp>, std::pair<MaxOp, rt::MaxOp>,
-      std::pair<MinOp, rt::MinOp>, std::pair<EqualOp, rt::EqualOp>,
-      std::pair<LessOp, rt::LessOp>, std::pair<GreaterOp, rt::GreaterOp>,
-      std::pair<WhereOp, rt::WhereOp>, std::pair<QuantizeOp, rt::QuantizeOp>,
-      std::pair<GeluOp, rt::GeluOp>>(patterns);
   patterns.add<CastPattern, DropoutPattern>(patterns.getContext());
 }

@@ -15,13 +15,14 @@
 
 namespace mpt {
 
+/// The ops whose record names their kernel (MPT_RuntimeKernel) and the
+/// unary functions without attributes: generated rows.
+void populateRenamedKernelPatterns(mlir::RewritePatternSet &patterns);
+/// The ops whose conversion is more than a rename, by family.
 void populateElementwiseKernelPatterns(mlir::RewritePatternSet &patterns);
 void populateContractionKernelPatterns(mlir::RewritePatternSet &patterns);
 void populateNormalizationKernelPatterns(mlir::RewritePatternSet &patterns);
-void populateReductionKernelPatterns(mlir::RewritePatternSet &patterns);
 void populateDataMovementKernelPatterns(mlir::RewritePatternSet &patterns);
-void populateBackwardKernelPatterns(mlir::RewritePatternSet &patterns);
-void populateTrainingKernelPatterns(mlir::RewritePatternSet &patterns);
 
 /// The attributes of `src` that the kernel op `Dst` declares in ODS, by the
 /// destination's names (without `offsets`, which the memory planner sets).
@@ -67,15 +68,6 @@ struct KernelPattern : public mlir::OpConversionPattern<Src> {
     return mlir::success();
   }
 };
-
-/// Adds KernelPattern<Src, Dst> for each pair.
-template <typename... Pairs>
-void addKernelPatterns(mlir::RewritePatternSet &patterns) {
-  (patterns.add<
-       KernelPattern<typename Pairs::first_type, typename Pairs::second_type>>(
-       patterns.getContext()),
-   ...);
-}
 
 } // namespace mpt
 

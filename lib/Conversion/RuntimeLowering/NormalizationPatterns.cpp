@@ -26,12 +26,6 @@ struct StatisticsKernelPattern : public OpConversionPattern<Src> {
 } // namespace
 
 void mpt::populateNormalizationKernelPatterns(RewritePatternSet &patterns) {
-  addKernelPatterns<std::pair<MaxPoolOp, rt::MaxPoolOp>,
-                    std::pair<AveragePoolOp, rt::AveragePoolOp>,
-                    std::pair<GlobalAveragePoolOp, rt::GlobalAveragePoolOp>,
-                    std::pair<BatchNormOp, rt::BatchNormOp>,
-                    std::pair<SoftmaxOp, rt::SoftmaxOp>,
-                    std::pair<LogSoftmaxOp, rt::LogSoftmaxOp>>(patterns);
   patterns.add<StatisticsKernelPattern<BatchNormTrainOp, rt::BatchNormTrainOp>,
                StatisticsKernelPattern<LayerNormOp, rt::LayerNormOp>>(
       patterns.getContext());

@@ -63,4 +63,18 @@ def MPT_ScaleTensor : 0DTensorOf<[F32]>;
 class MPT_Op<string mnemonic, list<Trait> traits = []>
     : Op<MPT_Dialect, mnemonic, traits>;
 
+// The runtime kernel of an op that lowers by renaming: `kernel` names the
+// mptrt kernel op's def (MPTRT_...Op), which takes the op's operands, result
+// types and attributes, by the same names. mpt-convert-to-mptrt's pattern
+// for the op is generated from this record (mpt-tblgen
+// -gen-kernel-patterns), which also checks that the two ops declare the
+// same attributes but for `compilerOnly`, the op's attributes that only
+// the compiler reads. An op whose kernel needs more than a rename (a choice
+// of kernel, operands to reorder) has its pattern written in
+// lib/Conversion/RuntimeLowering/ instead.
+class MPT_RuntimeKernel<string kernel, list<string> compilerOnly = []> {
+  string runtimeKernel = kernel;
+  list<string> compilerOnlyAttrs = compilerOnly;
+}
+
 #endif // MPT_DIALECT_MPT_IR_MPTBASE_TD

@@ -17,7 +17,8 @@ class MPT_GradOp<string mnemonic, list<Trait> traits = []>
 }
 
 def MPT_UnaryGradOp : MPT_GradOp<"unary_grad",
-    [AllShapesMatch<["input", "grad", "output"]>, AllTypesMatch<["input", "output"]>]> {
+    [AllShapesMatch<["input", "grad", "output"]>, AllTypesMatch<["input", "output"]>]>,
+    MPT_RuntimeKernel<"MPTRT_UnaryGradOp"> {
   let summary = "f'(input) * grad for an elementwise function f";
   let description = [{
     `kind` names f: an elementwise unary function of MPTUnaryFunctions.td
@@ -41,7 +42,8 @@ def MPT_UnaryGradOp : MPT_GradOp<"unary_grad",
 }
 
 def MPT_SoftmaxGradOp : MPT_GradOp<"softmax_grad",
-    [AllShapesMatch<["output", "grad", "input_grad"]>]> {
+    [AllShapesMatch<["output", "grad", "input_grad"]>]>,
+    MPT_RuntimeKernel<"MPTRT_SoftmaxGradOp"> {
   let summary = "Backward of softmax (or log_softmax with `log`) from its output";
   let arguments = (ins MPT_FloatTensor:$output, MPT_FloatTensor:$grad, I64Attr:$axis,
                    DefaultValuedAttr<BoolAttr, "false">:$log);
@@ -50,7 +52,8 @@ def MPT_SoftmaxGradOp : MPT_GradOp<"softmax_grad",
 
 def MPT_LayerNormGradOp : MPT_GradOp<"layer_norm_grad",
     [AllShapesMatch<["input", "grad", "input_grad"]>,
-     AllTypesMatch<["scale", "scale_grad", "bias_grad"]>]> {
+     AllTypesMatch<["scale", "scale_grad", "bias_grad"]>]>,
+    MPT_RuntimeKernel<"MPTRT_LayerNormGradOp"> {
   let summary = "Backward of layer_norm from the forward statistics";
   let arguments = (ins MPT_FloatTensor:$input, MPT_FloatTensor:$scale,
                    F32Tensor:$mean, F32Tensor:$inv_std_dev,
@@ -60,7 +63,8 @@ def MPT_LayerNormGradOp : MPT_GradOp<"layer_norm_grad",
 }
 
 def MPT_SoftmaxCrossEntropyLossGradOp : MPT_GradOp<"softmax_cross_entropy_loss_grad",
-    [AllShapesMatch<["log_prob", "scores_grad"]>]> {
+    [AllShapesMatch<["log_prob", "scores_grad"]>]>,
+    MPT_RuntimeKernel<"MPTRT_SoftmaxCrossEntropyLossGradOp"> {
   let summary = "Backward of softmax_cross_entropy_loss from its log-probabilities";
   let arguments = (ins MPT_FloatTensor:$log_prob, MPT_IndexTensor:$labels,
                    Optional<MPT_FloatTensor>:$weights, MPT_FloatTensor:$loss_grad,
@@ -69,7 +73,8 @@ def MPT_SoftmaxCrossEntropyLossGradOp : MPT_GradOp<"softmax_cross_entropy_loss_g
   let results = (outs MPT_FloatTensor:$scores_grad);
 }
 
-def MPT_NegativeLogLikelihoodLossGradOp : MPT_GradOp<"nll_loss_grad"> {
+def MPT_NegativeLogLikelihoodLossGradOp : MPT_GradOp<"nll_loss_grad">,
+    MPT_RuntimeKernel<"MPTRT_NegativeLogLikelihoodLossGradOp"> {
   let summary = "Backward of nll_loss; the result type is the input's";
   let arguments = (ins MPT_IndexTensor:$target, Optional<MPT_FloatTensor>:$weight,
                    MPT_FloatTensor:$loss_grad,
@@ -78,13 +83,15 @@ def MPT_NegativeLogLikelihoodLossGradOp : MPT_GradOp<"nll_loss_grad"> {
   let results = (outs MPT_FloatTensor:$input_grad);
 }
 
-def MPT_GatherGradOp : MPT_GradOp<"gather_grad"> {
+def MPT_GatherGradOp : MPT_GradOp<"gather_grad">,
+    MPT_RuntimeKernel<"MPTRT_GatherGradOp"> {
   let summary = "Scatter-add of the gradient of gather into zeros of the data's type";
   let arguments = (ins MPT_IndexTensor:$indices, MPT_FloatTensor:$grad, I64Attr:$axis);
   let results = (outs MPT_FloatTensor:$data_grad);
 }
 
-def MPT_SliceGradOp : MPT_GradOp<"slice_grad"> {
+def MPT_SliceGradOp : MPT_GradOp<"slice_grad">,
+    MPT_RuntimeKernel<"MPTRT_SliceGradOp"> {
   let summary = "Zeros of the input's type with the gradient at the sliced positions";
   let arguments = (ins MPT_FloatTensor:$grad, DenseI64ArrayAttr:$starts,
                    DenseI64ArrayAttr:$ends, DenseI64ArrayAttr:$steps);
@@ -92,7 +99,8 @@ def MPT_SliceGradOp : MPT_GradOp<"slice_grad"> {
 }
 
 def MPT_MaxPoolGradOp : MPT_GradOp<"max_pool_grad",
-    [AllTypesMatch<["input", "input_grad"]>]> {
+    [AllTypesMatch<["input", "input_grad"]>]>,
+    MPT_RuntimeKernel<"MPTRT_MaxPoolGradOp"> {
   let summary = "Backward of max_pool: each gradient to its window's first maximum";
   let arguments = (ins MPT_FloatTensor:$input, MPT_FloatTensor:$grad,
                    DenseI64ArrayAttr:$kernel_shape, DenseI64ArrayAttr:$strides,
@@ -101,7 +109,8 @@ def MPT_MaxPoolGradOp : MPT_GradOp<"max_pool_grad",
   let results = (outs MPT_FloatTensor:$input_grad);
 }
 
-def MPT_AveragePoolGradOp : MPT_GradOp<"average_pool_grad"> {
+def MPT_AveragePoolGradOp : MPT_GradOp<"average_pool_grad">,
+    MPT_RuntimeKernel<"MPTRT_AveragePoolGradOp"> {
   let summary = "Backward of average_pool; the result type is the input's";
   let arguments = (ins MPT_FloatTensor:$grad, DenseI64ArrayAttr:$kernel_shape,
                    DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$pads,
@@ -110,7 +119,8 @@ def MPT_AveragePoolGradOp : MPT_GradOp<"average_pool_grad"> {
   let results = (outs MPT_FloatTensor:$input_grad);
 }
 
-def MPT_ConvGradInputOp : MPT_GradOp<"conv_grad_input"> {
+def MPT_ConvGradInputOp : MPT_GradOp<"conv_grad_input">,
+    MPT_RuntimeKernel<"MPTRT_ConvGradInputOp"> {
   let summary = "Gradient of conv with respect to its input (a transposed conv)";
   let arguments = (ins MPT_FloatTensor:$grad, MPT_FloatTensor:$weight,
                    DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$pads,
@@ -118,7 +128,8 @@ def MPT_ConvGradInputOp : MPT_GradOp<"conv_grad_input"> {
   let results = (outs MPT_FloatTensor:$input_grad);
 }
 
-def MPT_ConvGradWeightOp : MPT_GradOp<"conv_grad_weight"> {
+def MPT_ConvGradWeightOp : MPT_GradOp<"conv_grad_weight">,
+    MPT_RuntimeKernel<"MPTRT_ConvGradWeightOp"> {
   let summary = "Gradient of conv with respect to its weight";
   let arguments = (ins MPT_FloatTensor:$input, MPT_FloatTensor:$grad,
                    DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$pads,
@@ -127,7 +138,8 @@ def MPT_ConvGradWeightOp : MPT_GradOp<"conv_grad_weight"> {
 }
 
 def MPT_BatchNormGradOp : MPT_GradOp<"batch_norm_grad",
-    [AllShapesMatch<["input", "grad", "input_grad"]>]> {
+    [AllShapesMatch<["input", "grad", "input_grad"]>]>,
+    MPT_RuntimeKernel<"MPTRT_BatchNormGradOp"> {
   let summary = "Backward of training-mode batch_norm (batch statistics)";
   let arguments = (ins MPT_FloatTensor:$input, MPT_FloatTensor:$scale,
                    MPT_FloatTensor:$grad, DefaultValuedAttr<F32Attr, "1e-5">:$epsilon);

@@ -108,7 +108,8 @@ def MPT_ConstantOp : MPT_Op<"constant",
 }
 
 def MPT_IdentityOp : MPT_UnaryOp<"identity", MPT_Tensor,
-    [Differentiable, PrecisionPolicy<"Clear">]> {
+    [Differentiable, PrecisionPolicy<"Clear">]>,
+    MPT_RuntimeKernel<"MPTRT_IdentityOp"> {
   let summary = "ONNX Identity; folds away";
   let hasFolder = 1;
 }
@@ -139,7 +140,8 @@ def MPT_CastOp : MPT_Op<"cast", [Differentiable, Pure, SameOperandsAndResultShap
 }
 
 def MPT_QuantizeOp : MPT_Op<"quantize", [DifferentiableWithConstants, Pure,
-    AllShapesMatch<["input", "output"]>, PrecisionPolicy<"Fixed">]> {
+    AllShapesMatch<["input", "output"]>, PrecisionPolicy<"Fixed">]>,
+    MPT_RuntimeKernel<"MPTRT_QuantizeOp", ["inserted"]> {
   let summary = "Scale by a per-tensor factor into an FP8 type, saturating";
   let description = [{
     `output = saturate(round(input * scale))`: the product is formed in FP32,
@@ -254,12 +256,14 @@ def MPT_NotOp : MPT_FunctionOp<MPT_UF_Not> {
   let hasFolder = 1;
 }
 
-def MPT_LeakyReluOp : MPT_FunctionOp<MPT_UF_LeakyRelu, [Differentiable]> {
+def MPT_LeakyReluOp : MPT_FunctionOp<MPT_UF_LeakyRelu, [Differentiable]>,
+    MPT_RuntimeKernel<"MPTRT_LeakyReluOp"> {
   let arguments = (ins MPT_FloatTensor:$input,
                    DefaultValuedAttr<F32Attr, "0.01">:$alpha);
 }
 
-def MPT_GeluOp : MPT_FunctionOp<MPT_UF_Gelu, [Differentiable]> {
+def MPT_GeluOp : MPT_FunctionOp<MPT_UF_Gelu, [Differentiable]>,
+    MPT_RuntimeKernel<"MPTRT_GeluOp"> {
   let description = [{
     `approximate` is `none` (the erf form) or `tanh`. The importer also
     recognises nothing implicitly: an exporter's erf decomposition stays as
@@ -270,7 +274,8 @@ def MPT_GeluOp : MPT_FunctionOp<MPT_UF_Gelu, [Differentiable]> {
                                      "::mpt::GeluApproximate::none">:$approximate);
 }
 
-def MPT_ClipOp : MPT_FunctionOp<MPT_UF_Clip, [Differentiable]> {
+def MPT_ClipOp : MPT_FunctionOp<MPT_UF_Clip, [Differentiable]>,
+    MPT_RuntimeKernel<"MPTRT_ClipOp"> {
   let arguments = (ins MPT_NumericTensor:$input, OptionalAttr<F64Attr>:$min,
                    OptionalAttr<F64Attr>:$max);
 }
@@ -279,9 +284,12 @@ def MPT_ClipOp : MPT_FunctionOp<MPT_UF_Clip, [Differentiable]> {
 // Elementwise binary and ternary (numpy broadcasting).
 //===----------------------------------------------------------------------===//
 
-def MPT_AddOp : MPT_BinaryOp<"add", [Differentiable, PrecisionPolicy<"Follow">, Commutative, SameOperandsElementType]> { let summary = "Elementwise sum"; }
-def MPT_SubOp : MPT_BinaryOp<"sub", [Differentiable, PrecisionPolicy<"Follow">, SameOperandsElementType]> { let summary = "Elementwise difference"; }
-def MPT_MulOp : MPT_BinaryOp<"mul", [Differentiable, PrecisionPolicy<"Follow">, Commutative, SameOperandsElementType]> {
+def MPT_AddOp : MPT_BinaryOp<"add", [Differentiable, PrecisionPolicy<"Follow">, Commutative, SameOperandsElementType]>,
+    MPT_RuntimeKernel<"MPTRT_AddOp"> { let summary = "Elementwise sum"; }
+def MPT_SubOp : MPT_BinaryOp<"sub", [Differentiable, PrecisionPolicy<"Follow">, SameOperandsElementType]>,
+    MPT_RuntimeKernel<"MPTRT_SubOp"> { let summary = "Elementwise difference"; }
+def MPT_MulOp : MPT_BinaryOp<"mul", [Differentiable, PrecisionPolicy<"Follow">, Commutative, SameOperandsElementType]>,
+    MPT_RuntimeKernel<"MPTRT_MulOp"> {
   let summary = "Elementwise product";
   let description = [{
     Canonicalization recognizes the erf form of GELU that exporters write,
@@ -289,20 +297,28 @@ def MPT_MulOp : MPT_BinaryOp<"mul", [Differentiable, PrecisionPolicy<"Follow">, 
   }];
   let hasCanonicalizer = 1;
 }
-def MPT_DivOp : MPT_BinaryOp<"div", [Differentiable, PrecisionPolicy<"Follow">, SameOperandsElementType]> {
+def MPT_DivOp : MPT_BinaryOp<"div", [Differentiable, PrecisionPolicy<"Follow">, SameOperandsElementType]>,
+    MPT_RuntimeKernel<"MPTRT_DivOp"> {
   let summary = "Elementwise quotient (integer division truncates)";
 }
-def MPT_MaxOp : MPT_BinaryOp<"max", [Differentiable, PrecisionPolicy<"Clear">, Commutative, SameOperandsElementType]> { let summary = "Elementwise maximum"; }
-def MPT_MinOp : MPT_BinaryOp<"min", [Differentiable, PrecisionPolicy<"Clear">, Commutative, SameOperandsElementType]> { let summary = "Elementwise minimum"; }
-def MPT_PowOp : MPT_BinaryOp<"pow", [Differentiable, PrecisionPolicy<"RequireF32">]> {
+def MPT_MaxOp : MPT_BinaryOp<"max", [Differentiable, PrecisionPolicy<"Clear">, Commutative, SameOperandsElementType]>,
+    MPT_RuntimeKernel<"MPTRT_MaxOp"> { let summary = "Elementwise maximum"; }
+def MPT_MinOp : MPT_BinaryOp<"min", [Differentiable, PrecisionPolicy<"Clear">, Commutative, SameOperandsElementType]>,
+    MPT_RuntimeKernel<"MPTRT_MinOp"> { let summary = "Elementwise minimum"; }
+def MPT_PowOp : MPT_BinaryOp<"pow", [Differentiable, PrecisionPolicy<"RequireF32">]>,
+    MPT_RuntimeKernel<"MPTRT_PowOp"> {
   let summary = "lhs ** rhs; the exponent may have another element type";
 }
 
-def MPT_EqualOp : MPT_CompareOp<"equal", [Commutative]> { let summary = "Elementwise =="; }
-def MPT_LessOp : MPT_CompareOp<"less"> { let summary = "Elementwise <"; }
-def MPT_GreaterOp : MPT_CompareOp<"greater"> { let summary = "Elementwise >"; }
+def MPT_EqualOp : MPT_CompareOp<"equal", [Commutative]>,
+    MPT_RuntimeKernel<"MPTRT_EqualOp"> { let summary = "Elementwise =="; }
+def MPT_LessOp : MPT_CompareOp<"less">,
+    MPT_RuntimeKernel<"MPTRT_LessOp"> { let summary = "Elementwise <"; }
+def MPT_GreaterOp : MPT_CompareOp<"greater">,
+    MPT_RuntimeKernel<"MPTRT_GreaterOp"> { let summary = "Elementwise >"; }
 
-def MPT_WhereOp : MPT_BroadcastOp<"where", [Differentiable, PrecisionPolicy<"Clear">]> {
+def MPT_WhereOp : MPT_BroadcastOp<"where", [Differentiable, PrecisionPolicy<"Clear">]>,
+    MPT_RuntimeKernel<"MPTRT_WhereOp"> {
   let summary = "Select x where condition holds, else y";
   let arguments = (ins MPT_BoolTensor:$condition, MPT_Tensor:$x, MPT_Tensor:$y);
   let results = (outs MPT_Tensor:$output);
@@ -437,7 +453,8 @@ def MPT_ConvOp : MPT_Op<"conv", [Differentiable, Pure, AttrSizedOperandSegments,
   let hasVerifier = 1;
 }
 
-def MPT_MaxPoolOp : MPT_Op<"max_pool", [Differentiable, PrecisionPolicy<"Clear">, Pure, InferTypeOpAdaptor]> {
+def MPT_MaxPoolOp : MPT_Op<"max_pool", [Differentiable, PrecisionPolicy<"Clear">, Pure, InferTypeOpAdaptor]>,
+    MPT_RuntimeKernel<"MPTRT_MaxPoolOp"> {
   let summary = "N-d max pooling, NCHW, explicit pads";
   let arguments = (ins MPT_NumericTensor:$input, DenseI64ArrayAttr:$kernel_shape,
                    DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$pads,
@@ -447,7 +464,8 @@ def MPT_MaxPoolOp : MPT_Op<"max_pool", [Differentiable, PrecisionPolicy<"Clear">
   let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
 }
 
-def MPT_AveragePoolOp : MPT_Op<"average_pool", [Differentiable, PrecisionPolicy<"Follow", "F32">, Pure, InferTypeOpAdaptor]> {
+def MPT_AveragePoolOp : MPT_Op<"average_pool", [Differentiable, PrecisionPolicy<"Follow", "F32">, Pure, InferTypeOpAdaptor]>,
+    MPT_RuntimeKernel<"MPTRT_AveragePoolOp"> {
   let summary = "N-d average pooling, NCHW, explicit pads";
   let arguments = (ins MPT_FloatTensor:$input, DenseI64ArrayAttr:$kernel_shape,
                    DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$pads,
@@ -457,7 +475,8 @@ def MPT_AveragePoolOp : MPT_Op<"average_pool", [Differentiable, PrecisionPolicy<
   let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
 }
 
-def MPT_GlobalAveragePoolOp : MPT_Op<"global_average_pool", [Differentiable, PrecisionPolicy<"Follow", "F32">, Pure, InferTypeOpAdaptor]> {
+def MPT_GlobalAveragePoolOp : MPT_Op<"global_average_pool", [Differentiable, PrecisionPolicy<"Follow", "F32">, Pure, InferTypeOpAdaptor]>,
+    MPT_RuntimeKernel<"MPTRT_GlobalAveragePoolOp"> {
   let summary = "Mean over every spatial axis, keeping them as size 1";
   let arguments = (ins MPT_FloatTensor:$input);
   let results = (outs MPT_FloatTensor:$output);
@@ -468,7 +487,8 @@ def MPT_GlobalAveragePoolOp : MPT_Op<"global_average_pool", [Differentiable, Pre
 // Normalisation, softmax and losses.
 //===----------------------------------------------------------------------===//
 
-def MPT_BatchNormOp : MPT_Op<"batch_norm", [DifferentiableWithConstants, PrecisionPolicy<"Follow", "None", ["getOperandPrecisionRole"]>, Pure, InferTypeOpAdaptor]> {
+def MPT_BatchNormOp : MPT_Op<"batch_norm", [DifferentiableWithConstants, PrecisionPolicy<"Follow", "None", ["getOperandPrecisionRole"]>, Pure, InferTypeOpAdaptor]>,
+    MPT_RuntimeKernel<"MPTRT_BatchNormOp"> {
   let summary = "Batch normalisation with running statistics (inference mode)";
   let arguments = (ins MPT_FloatTensor:$input, MPT_FloatTensor:$scale,
                    MPT_FloatTensor:$bias, MPT_FloatTensor:$mean,
@@ -513,21 +533,24 @@ def MPT_LayerNormOp : MPT_Op<"layer_norm", [Differentiable, PrecisionPolicy<"Req
 }
 
 def MPT_SoftmaxOp : MPT_UnaryOp<"softmax", MPT_FloatTensor,
-    [Differentiable, PrecisionPolicy<"RequireF32", "F32">]> {
+    [Differentiable, PrecisionPolicy<"RequireF32", "F32">]>,
+    MPT_RuntimeKernel<"MPTRT_SoftmaxOp"> {
   let summary = "Softmax along one axis";
   let arguments = (ins MPT_FloatTensor:$input, I64Attr:$axis);
   let hasVerifier = 1;
 }
 
 def MPT_LogSoftmaxOp : MPT_UnaryOp<"log_softmax", MPT_FloatTensor,
-    [Differentiable, PrecisionPolicy<"RequireF32", "F32">]> {
+    [Differentiable, PrecisionPolicy<"RequireF32", "F32">]>,
+    MPT_RuntimeKernel<"MPTRT_LogSoftmaxOp"> {
   let summary = "Log of softmax along one axis";
   let arguments = (ins MPT_FloatTensor:$input, I64Attr:$axis);
   let hasVerifier = 1;
 }
 
 def MPT_SoftmaxCrossEntropyLossOp : MPT_Op<"softmax_cross_entropy_loss",
-    [DifferentiableWithConstants, PrecisionPolicy<"RequireF32", "Result">, Pure, InferTypeOpAdaptor]> {
+    [DifferentiableWithConstants, PrecisionPolicy<"RequireF32", "Result">, Pure, InferTypeOpAdaptor]>,
+    MPT_RuntimeKernel<"MPTRT_SoftmaxCrossEntropyLossOp"> {
   let summary = "Cross-entropy of softmax(scores) against class labels";
   let description = [{
     `scores` is (N, C, d1, ...), `labels` (N, d1, ...). `reduction` is
@@ -543,7 +566,8 @@ def MPT_SoftmaxCrossEntropyLossOp : MPT_Op<"softmax_cross_entropy_loss",
 }
 
 def MPT_NegativeLogLikelihoodLossOp : MPT_Op<"nll_loss",
-    [DifferentiableWithConstants, PrecisionPolicy<"RequireF32", "Result">, Pure, InferTypeOpAdaptor]> {
+    [DifferentiableWithConstants, PrecisionPolicy<"RequireF32", "Result">, Pure, InferTypeOpAdaptor]>,
+    MPT_RuntimeKernel<"MPTRT_NegativeLogLikelihoodLossOp"> {
   let summary = "Negative log-likelihood of log-probabilities at the targets";
   let arguments = (ins MPT_FloatTensor:$input, MPT_IndexTensor:$target,
                    Optional<MPT_FloatTensor>:$weight,
@@ -558,19 +582,23 @@ def MPT_NegativeLogLikelihoodLossOp : MPT_Op<"nll_loss",
 //===----------------------------------------------------------------------===//
 
 def MPT_ReduceSumOp : MPT_ReduceOp<"reduce_sum", MPT_NumericTensor,
-    [Differentiable, PrecisionPolicy<"RequireF32", "Result">]> {
+    [Differentiable, PrecisionPolicy<"RequireF32", "Result">]>,
+    MPT_RuntimeKernel<"MPTRT_ReduceSumOp"> {
   let summary = "Sum over `axes` (all axes when empty)";
 }
 def MPT_ReduceMeanOp : MPT_ReduceOp<"reduce_mean", MPT_FloatTensor,
-    [Differentiable, PrecisionPolicy<"RequireF32", "Result">]> {
+    [Differentiable, PrecisionPolicy<"RequireF32", "Result">]>,
+    MPT_RuntimeKernel<"MPTRT_ReduceMeanOp"> {
   let summary = "Mean over `axes` (all axes when empty)";
 }
 def MPT_ReduceMaxOp : MPT_ReduceOp<"reduce_max", MPT_NumericTensor,
-    [Differentiable, PrecisionPolicy<"Clear">]> {
+    [Differentiable, PrecisionPolicy<"Clear">]>,
+    MPT_RuntimeKernel<"MPTRT_ReduceMaxOp"> {
   let summary = "Maximum over `axes` (all axes when empty)";
 }
 def MPT_ReduceL2Op : MPT_ReduceOp<"reduce_l2", MPT_FloatTensor,
-    [Differentiable, PrecisionPolicy<"RequireF32", "Result">]> {
+    [Differentiable, PrecisionPolicy<"RequireF32", "Result">]>,
+    MPT_RuntimeKernel<"MPTRT_ReduceL2Op"> {
   let summary = "sqrt(sum(x^2)) over `axes` (all axes when empty)";
 }
 
@@ -578,7 +606,8 @@ def MPT_ReduceL2Op : MPT_ReduceOp<"reduce_l2", MPT_FloatTensor,
 // Shape and data movement.
 //===----------------------------------------------------------------------===//
 
-def MPT_ReshapeOp : MPT_Op<"reshape", [Differentiable, PrecisionPolicy<"Clear">, Pure]> {
+def MPT_ReshapeOp : MPT_Op<"reshape", [Differentiable, PrecisionPolicy<"Clear">, Pure]>,
+    MPT_RuntimeKernel<"MPTRT_ReshapeOp"> {
   let summary = "Reshape to the result type's shape";
   let description = [{
     The result type holds the new shape. The optional `shape` operand is the
@@ -601,7 +630,8 @@ def MPT_ReshapeOp : MPT_Op<"reshape", [Differentiable, PrecisionPolicy<"Clear">,
   let hasCanonicalizer = 1;
 }
 
-def MPT_ExpandOp : MPT_Op<"expand", [Differentiable, PrecisionPolicy<"Clear">, Pure]> {
+def MPT_ExpandOp : MPT_Op<"expand", [Differentiable, PrecisionPolicy<"Clear">, Pure]>,
+    MPT_RuntimeKernel<"MPTRT_ExpandOp"> {
   let summary = "Broadcast to the result type's shape";
   let arguments = (ins MPT_Tensor:$input, Optional<MPT_ShapeTensor>:$shape);
   let results = (outs MPT_Tensor:$output);
@@ -611,7 +641,8 @@ def MPT_ExpandOp : MPT_Op<"expand", [Differentiable, PrecisionPolicy<"Clear">, P
   let hasCanonicalizer = 1;
 }
 
-def MPT_TransposeOp : MPT_Op<"transpose", [Differentiable, PrecisionPolicy<"Clear">, Pure, InferTypeOpAdaptor]> {
+def MPT_TransposeOp : MPT_Op<"transpose", [Differentiable, PrecisionPolicy<"Clear">, Pure, InferTypeOpAdaptor]>,
+    MPT_RuntimeKernel<"MPTRT_TransposeOp"> {
   let summary = "Permute axes: output dim i is input dim perm[i]";
   let arguments = (ins MPT_Tensor:$input, DenseI64ArrayAttr:$perm);
   let results = (outs MPT_Tensor:$output);
@@ -619,7 +650,8 @@ def MPT_TransposeOp : MPT_Op<"transpose", [Differentiable, PrecisionPolicy<"Clea
   let hasFolder = 1;
 }
 
-def MPT_FlattenOp : MPT_Op<"flatten", [Differentiable, PrecisionPolicy<"Clear">, Pure, InferTypeOpAdaptor]> {
+def MPT_FlattenOp : MPT_Op<"flatten", [Differentiable, PrecisionPolicy<"Clear">, Pure, InferTypeOpAdaptor]>,
+    MPT_RuntimeKernel<"MPTRT_FlattenOp"> {
   let summary = "Reshape to 2-D at `axis`";
   let arguments = (ins MPT_Tensor:$input, DefaultValuedAttr<I64Attr, "1">:$axis);
   let results = (outs MPT_Tensor:$output);
@@ -627,7 +659,8 @@ def MPT_FlattenOp : MPT_Op<"flatten", [Differentiable, PrecisionPolicy<"Clear">,
   let hasFolder = 1;
 }
 
-def MPT_SqueezeOp : MPT_Op<"squeeze", [Differentiable, PrecisionPolicy<"Clear">, Pure, InferTypeOpAdaptor]> {
+def MPT_SqueezeOp : MPT_Op<"squeeze", [Differentiable, PrecisionPolicy<"Clear">, Pure, InferTypeOpAdaptor]>,
+    MPT_RuntimeKernel<"MPTRT_SqueezeOp"> {
   let summary = "Remove the size-1 axes listed in `axes`";
   let arguments = (ins MPT_Tensor:$input, DenseI64ArrayAttr:$axes);
   let results = (outs MPT_Tensor:$output);
@@ -635,7 +668,8 @@ def MPT_SqueezeOp : MPT_Op<"squeeze", [Differentiable, PrecisionPolicy<"Clear">,
   let hasFolder = 1;
 }
 
-def MPT_UnsqueezeOp : MPT_Op<"unsqueeze", [Differentiable, PrecisionPolicy<"Clear">, Pure, InferTypeOpAdaptor]> {
+def MPT_UnsqueezeOp : MPT_Op<"unsqueeze", [Differentiable, PrecisionPolicy<"Clear">, Pure, InferTypeOpAdaptor]>,
+    MPT_RuntimeKernel<"MPTRT_UnsqueezeOp"> {
   let summary = "Insert size-1 axes at `axes` (positions in the result)";
   let arguments = (ins MPT_Tensor:$input, DenseI64ArrayAttr:$axes);
   let results = (outs MPT_Tensor:$output);
@@ -643,7 +677,8 @@ def MPT_UnsqueezeOp : MPT_Op<"unsqueeze", [Differentiable, PrecisionPolicy<"Clea
   let hasFolder = 1;
 }
 
-def MPT_ConcatOp : MPT_Op<"concat", [Differentiable, PrecisionPolicy<"Clear">, Pure, InferTypeOpAdaptor, SameOperandsElementType]> {
+def MPT_ConcatOp : MPT_Op<"concat", [Differentiable, PrecisionPolicy<"Clear">, Pure, InferTypeOpAdaptor, SameOperandsElementType]>,
+    MPT_RuntimeKernel<"MPTRT_ConcatOp"> {
   let summary = "Concatenate along `axis`";
   let arguments = (ins Variadic<MPT_Tensor>:$inputs, I64Attr:$axis);
   let results = (outs MPT_Tensor:$output);
@@ -651,14 +686,16 @@ def MPT_ConcatOp : MPT_Op<"concat", [Differentiable, PrecisionPolicy<"Clear">, P
   let hasFolder = 1;
 }
 
-def MPT_SplitOp : MPT_Op<"split", [Differentiable, PrecisionPolicy<"Clear">, Pure, InferTypeOpAdaptor]> {
+def MPT_SplitOp : MPT_Op<"split", [Differentiable, PrecisionPolicy<"Clear">, Pure, InferTypeOpAdaptor]>,
+    MPT_RuntimeKernel<"MPTRT_SplitOp"> {
   let summary = "Split along `axis` into pieces of the given sizes";
   let arguments = (ins MPT_Tensor:$input, I64Attr:$axis, DenseI64ArrayAttr:$sizes);
   let results = (outs Variadic<MPT_Tensor>:$outputs);
   let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
 }
 
-def MPT_SliceOp : MPT_Op<"slice", [Differentiable, PrecisionPolicy<"Clear">, Pure, InferTypeOpAdaptor]> {
+def MPT_SliceOp : MPT_Op<"slice", [Differentiable, PrecisionPolicy<"Clear">, Pure, InferTypeOpAdaptor]>,
+    MPT_RuntimeKernel<"MPTRT_SliceOp"> {
   let summary = "Strided slice with one normalised start, end and step per axis";
   let description = [{
     Every axis has an entry. For a positive step, `0 <= start <= end <= dim`;
@@ -672,7 +709,8 @@ def MPT_SliceOp : MPT_Op<"slice", [Differentiable, PrecisionPolicy<"Clear">, Pur
   let hasFolder = 1;
 }
 
-def MPT_GatherOp : MPT_Op<"gather", [Differentiable, PrecisionPolicy<"Clear">, Pure, InferTypeOpAdaptor]> {
+def MPT_GatherOp : MPT_Op<"gather", [Differentiable, PrecisionPolicy<"Clear">, Pure, InferTypeOpAdaptor]>,
+    MPT_RuntimeKernel<"MPTRT_GatherOp"> {
   let summary = "Take slices of `data` along `axis` at `indices`";
   let arguments = (ins MPT_Tensor:$data, MPT_IndexTensor:$indices, I64Attr:$axis);
   let results = (outs MPT_Tensor:$output);
@@ -681,7 +719,8 @@ def MPT_GatherOp : MPT_Op<"gather", [Differentiable, PrecisionPolicy<"Clear">, P
 }
 
 def MPT_TriluOp : MPT_UnaryOp<"trilu", MPT_Tensor,
-    [Differentiable, PrecisionPolicy<"Clear">]> {
+    [Differentiable, PrecisionPolicy<"Clear">]>,
+    MPT_RuntimeKernel<"MPTRT_TriluOp"> {
   let summary = "Keep the upper or lower triangle of the last two axes";
   let arguments = (ins MPT_Tensor:$input, DefaultValuedAttr<BoolAttr, "true">:$upper,
                    DefaultValuedAttr<I64Attr, "0">:$k);
@@ -707,7 +746,8 @@ def MPT_ShapeOp : MPT_Op<"shape", [PrecisionPolicy<"Clear">, Pure, InferTypeOpAd
   let hasFolder = 1;
 }
 
-def MPT_ConstantOfShapeOp : MPT_Op<"constant_of_shape", [PrecisionPolicy<"Clear">, Pure]> {
+def MPT_ConstantOfShapeOp : MPT_Op<"constant_of_shape", [PrecisionPolicy<"Clear">, Pure]>,
+    MPT_RuntimeKernel<"MPTRT_ConstantOfShapeOp"> {
   let summary = "A tensor of the result's shape filled with `value`";
   let arguments = (ins Optional<MPT_ShapeTensor>:$shape, TypedAttrInterface:$value);
   let results = (outs MPT_Tensor:$output);

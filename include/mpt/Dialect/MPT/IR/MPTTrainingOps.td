@@ -21,37 +21,43 @@ class MPT_TrainingOp<string mnemonic, list<Trait> traits = []>
   let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
 }
 
-def MPT_ScaleLossOp : MPT_TrainingOp<"scale_loss", [DifferentiableWithConstants]> {
+def MPT_ScaleLossOp : MPT_TrainingOp<"scale_loss", [DifferentiableWithConstants]>,
+    MPT_RuntimeKernel<"MPTRT_ScaleLossOp"> {
   let summary = "loss * scale, the start of the scaled backward pass";
   let arguments = (ins MPT_F32Scalar:$loss, MPT_F32Scalar:$scale);
   let results = (outs MPT_F32Scalar:$output);
 }
 
-def MPT_UnscaleOp : MPT_TrainingOp<"unscale", [AllShapesMatch<["grad", "output"]>]> {
+def MPT_UnscaleOp : MPT_TrainingOp<"unscale", [AllShapesMatch<["grad", "output"]>]>,
+    MPT_RuntimeKernel<"MPTRT_UnscaleOp"> {
   let summary = "An FP32 gradient divided by the loss scale (times its reciprocal)";
   let arguments = (ins MPT_FloatTensor:$grad, MPT_F32Scalar:$scale);
   let results = (outs F32Tensor:$output);
 }
 
-def MPT_AllFiniteOp : MPT_TrainingOp<"all_finite"> {
+def MPT_AllFiniteOp : MPT_TrainingOp<"all_finite">,
+    MPT_RuntimeKernel<"MPTRT_AllFiniteOp"> {
   let summary = "Whether every element of every operand is finite";
   let arguments = (ins Variadic<MPT_FloatTensor>:$inputs);
   let results = (outs MPT_BoolScalar:$output);
 }
 
-def MPT_GlobalNormOp : MPT_TrainingOp<"global_norm"> {
+def MPT_GlobalNormOp : MPT_TrainingOp<"global_norm">,
+    MPT_RuntimeKernel<"MPTRT_GlobalNormOp"> {
   let summary = "The L2 norm of all operands together, accumulated in f64";
   let arguments = (ins Variadic<MPT_FloatTensor>:$inputs);
   let results = (outs MPT_F32Scalar:$output);
 }
 
-def MPT_ClipByNormOp : MPT_TrainingOp<"clip_by_norm", [AllTypesMatch<["grad", "output"]>]> {
+def MPT_ClipByNormOp : MPT_TrainingOp<"clip_by_norm", [AllTypesMatch<["grad", "output"]>]>,
+    MPT_RuntimeKernel<"MPTRT_ClipByNormOp"> {
   let summary = "grad * min(1, max_norm / (norm + 1e-6)) (PyTorch clip_grad_norm_)";
   let arguments = (ins F32Tensor:$grad, MPT_F32Scalar:$norm, F64Attr:$max_norm);
   let results = (outs F32Tensor:$output);
 }
 
-def MPT_SGDUpdateOp : MPT_TrainingOp<"sgd_update"> {
+def MPT_SGDUpdateOp : MPT_TrainingOp<"sgd_update">,
+    MPT_RuntimeKernel<"MPTRT_SGDUpdateOp"> {
   let summary = "One torch.optim.SGD step, skipped when `finite` is false";
   let description = [{
     Returns the new parameter and, with momentum, the new momentum buffer.
@@ -73,7 +79,8 @@ def MPT_SGDUpdateOp : MPT_TrainingOp<"sgd_update"> {
 def MPT_MasterTensor : TensorOf<[F32, BF16]>;
 
 def MPT_AdamWUpdateOp : MPT_TrainingOp<"adamw_update",
-    [AllTypesMatch<["param", "new_param"]>]> {
+    [AllTypesMatch<["param", "new_param"]>]>,
+    MPT_RuntimeKernel<"MPTRT_AdamWUpdateOp"> {
   let summary = "One torch.optim.AdamW step, skipped when `finite` is false";
   let description = [{
     The moments are FP32; the parameter (the master weight) is FP32 or, with
@@ -104,7 +111,8 @@ def MPT_AdamWUpdateOp : MPT_TrainingOp<"adamw_update",
   let hasVerifier = 1;
 }
 
-def MPT_UpdateLossScaleOp : MPT_TrainingOp<"update_loss_scale"> {
+def MPT_UpdateLossScaleOp : MPT_TrainingOp<"update_loss_scale">,
+    MPT_RuntimeKernel<"MPTRT_UpdateLossScaleOp"> {
   let summary = "The dynamic loss scale's update (PyTorch GradScaler.update)";
   let arguments = (ins MPT_F32Scalar:$scale, MPT_I64Scalar:$growth_tracker,
                    MPT_BoolScalar:$finite,
@@ -114,7 +122,8 @@ def MPT_UpdateLossScaleOp : MPT_TrainingOp<"update_loss_scale"> {
   let results = (outs MPT_F32Scalar:$new_scale, MPT_I64Scalar:$new_growth_tracker);
 }
 
-def MPT_LRScheduleOp : MPT_TrainingOp<"lr_schedule"> {
+def MPT_LRScheduleOp : MPT_TrainingOp<"lr_schedule">,
+    MPT_RuntimeKernel<"MPTRT_LRScheduleOp"> {
   let summary = "The learning rate at a step: constant, or linear warmup then cosine";
   let arguments = (ins MPT_I64Scalar:$step,
                    DefaultValuedAttr<MPT_LrScheduleAttr, "::mpt::LrSchedule::constant">:$schedule,
@@ -126,20 +135,22 @@ def MPT_LRScheduleOp : MPT_TrainingOp<"lr_schedule"> {
   let hasVerifier = 1;
 }
 
-def MPT_AdvanceStepOp : MPT_TrainingOp<"advance_step"> {
+def MPT_AdvanceStepOp : MPT_TrainingOp<"advance_step">,
+    MPT_RuntimeKernel<"MPTRT_AdvanceStepOp"> {
   let summary = "count + 1, or count when `finite` is given and false";
   let arguments = (ins MPT_I64Scalar:$count, Optional<MPT_BoolScalar>:$finite);
   let results = (outs MPT_I64Scalar:$output);
 }
 
-def MPT_AmaxOp : MPT_TrainingOp<"amax"> {
+def MPT_AmaxOp : MPT_TrainingOp<"amax">, MPT_RuntimeKernel<"MPTRT_AmaxOp"> {
   let summary = "max |x| (NaN if any element is NaN)";
   let arguments = (ins MPT_FloatTensor:$input);
   let results = (outs MPT_F32Scalar:$output);
 }
 
 def MPT_UpdateFP8ScaleOp : MPT_TrainingOp<"update_fp8_scale",
-    [AllTypesMatch<["amax_history", "new_amax_history"]>]> {
+    [AllTypesMatch<["amax_history", "new_amax_history"]>]>,
+    MPT_RuntimeKernel<"MPTRT_UpdateFP8ScaleOp"> {
   let summary = "Delayed FP8 scaling (Transformer Engine): roll the amax history, rescale";
   let description = [{
     `history' = [amax, history[0 .. H-2]]`; `a = max(history')`
