@@ -28,6 +28,10 @@ bool emitKernelSchema(const llvm::RecordKeeper &records, llvm::raw_ostream &os);
 bool emitKernelPatterns(const llvm::RecordKeeper &records,
                         llvm::raw_ostream &os);
 
+/// The ONNX importer's rows that the mpt ops declare (MPTOnnxImports.h.inc),
+/// from the MPT_OnnxImport records (include/mpt/Dialect/MPT/IR/MPTOps.td).
+bool emitOnnxImports(const llvm::RecordKeeper &records, llvm::raw_ostream &os);
+
 /// The section GEN_PIPELINE_OPTIONS_<record> of the build's
 /// mpt/Pipelines/PipelineOptions.h.inc for each MPT_PipelineOptions record
 /// (include/mpt/Pipelines/PipelineOptions.td): a pass's options as members

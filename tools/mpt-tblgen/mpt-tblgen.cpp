@@ -20,6 +20,11 @@
 //       mpt-tblgen -gen-kernel-patterns -I include -I <mlir include> \
 //           include/mpt/Conversion/RuntimeKernels.td -o RuntimeKernels.h.inc
 //
+//   - the ONNX importer's rows that the mpt ops declare (never checked in):
+//
+//       mpt-tblgen -gen-onnx-imports -I include -I <mlir include> \
+//           include/mpt/Dialect/MPT/IR/MPTOps.td -o MPTOnnxImports.h.inc
+//
 //   - the pipelines' options, which the build writes itself (mpt_tablegen in
 //     cmake/MPTTableGen.cmake; never checked in):
 //
@@ -50,6 +55,7 @@ enum class Action {
   UnaryDocs,
   KernelSchema,
   KernelPatterns,
+  OnnxImports,
   PipelineOptions,
   PassOptionValues
 };
@@ -68,6 +74,9 @@ cl::opt<Action> action(
                clEnumValN(Action::KernelPatterns, "gen-kernel-patterns",
                           "The mpt -> mptrt conversions that only rename "
                           "(RuntimeKernels.h.inc, from MPT_RuntimeKernel)"),
+               clEnumValN(Action::OnnxImports, "gen-onnx-imports",
+                          "The ONNX importer's rows that the mpt ops declare "
+                          "(MPTOnnxImports.h.inc, from MPT_OnnxImport)"),
                clEnumValN(Action::PipelineOptions, "gen-pipeline-options",
                           "The pass options the pipelines' options structs "
                           "take (PipelineOptions.h.inc)"),
@@ -85,6 +94,8 @@ bool run(raw_ostream &os, const RecordKeeper &records) {
     return mpt::tblgen::emitKernelSchema(records, os);
   case Action::KernelPatterns:
     return mpt::tblgen::emitKernelPatterns(records, os);
+  case Action::OnnxImports:
+    return mpt::tblgen::emitOnnxImports(records, os);
   case Action::PipelineOptions:
     return mpt::tblgen::emitPipelineOptions(records, os);
   case Action::PassOptionValues:

@@ -1,48 +1,11 @@
 //===- ElementwiseImport.cpp - elementwise ONNX ops -----------------------===//
-#include "NodeImporter.h"
+#include "GenericImporters.h"
 #include "mpt/Dialect/MPT/IR/GradientUtils.h"
 
 using namespace mlir;
 
 namespace mpt::onnx_import {
 namespace {
-
-/// A unary function of MPTUnaryFunctions.td; the node's attributes that
-/// are the op's float parameters (alpha, beta, gamma) are read, the others
-/// take the record's defaults.
-template <typename OpTy> LogicalResult importUnary(NodeContext &c) {
-  SmallVector<NamedAttribute> params;
-  for (StringRef name : OpTy::getAttributeNames())
-    if (c.hasAttr(name))
-      params.push_back(
-          c.named(name, c.b.getF32FloatAttr(c.getFloat(name, 0.0f))));
-  return c.produce<OpTy>({c.input(0)}, params);
-}
-
-template <typename OpTy> LogicalResult importBinary(NodeContext &c) {
-  return c.produce<OpTy>({c.input(0), c.input(1)});
-}
-
-/// The inputs combined left to right with OpTy (broadcasting).
-template <typename OpTy> FailureOr<Value> foldInputs(NodeContext &c) {
-  Value acc = c.input(0);
-  for (unsigned i = 1; i < c.numInputs(); ++i) {
-    auto v = c.create1<OpTy>({acc, c.input(i)});
-    if (failed(v))
-      return failure();
-    acc = *v;
-  }
-  return acc;
-}
-
-/// ONNX Max, Min and Sum take any number of inputs.
-template <typename OpTy> LogicalResult importVariadic(NodeContext &c) {
-  auto acc = foldInputs<OpTy>(c);
-  if (failed(acc))
-    return failure();
-  c.setResults(*acc);
-  return success();
-}
 
 /// Mean: the sum of the inputs, divided by their count (as ONNX's
 /// reference computes it).
@@ -277,24 +240,12 @@ LogicalResult importClip11(NodeContext &c) {
 } // namespace
 
 void registerElementwiseImporters(OpImporterTable &t) {
-  // The unary functions of MPTUnaryFunctions.td with an ONNX row.
-#define MPTRT_UNARY_IMPORT(Name, OnnxName, sinceOpset)                         \
-  t.add(#OnnxName, {sinceOpset, importUnary<Name##Op>});
-#include "mptrt/generated/UnaryKinds.def"
   t.add("LeakyRelu", {6, importLeakyRelu});
   t.add("PRelu", {9, importPRelu});
   t.add("Gelu", {20, importGelu});
   t.add("Clip", {6, importClip6});
   t.add("Clip", {11, importClip11, /*constantInputs=*/0b110});
 
-  t.add("Add", {7, importBinary<AddOp>});
-  t.add("Sub", {7, importBinary<SubOp>});
-  t.add("Mul", {7, importBinary<MulOp>});
-  t.add("Div", {7, importBinary<DivOp>});
-  t.add("Pow", {7, importBinary<PowOp>});
-  t.add("Max", {8, importVariadic<MaxOp>});
-  t.add("Min", {8, importVariadic<MinOp>});
-  t.add("Sum", {8, importVariadic<AddOp>});
   t.add("Mean", {8, importMean});
   t.add("And", {7, importAnd});
   t.add("Or", {7, importOr});
@@ -304,9 +255,6 @@ void registerElementwiseImporters(OpImporterTable &t) {
   t.add("Mod", {10, importMod});
   t.add("IsNaN", {9, importIsNaN});
   t.add("IsInf", {10, importIsInf});
-  t.add("Equal", {7, importBinary<EqualOp>});
-  t.add("Less", {7, importBinary<LessOp>});
-  t.add("Greater", {7, importBinary<GreaterOp>});
   t.add("LessOrEqual", {12, importOrEqual<LessOp>});
   t.add("GreaterOrEqual", {12, importOrEqual<GreaterOp>});
   t.add("Where",

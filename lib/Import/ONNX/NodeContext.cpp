@@ -30,6 +30,7 @@ const OpImporter *OpImporterTable::lookup(StringRef opType,
 const OpImporterTable &OpImporterTable::get() {
   static const OpImporterTable instance = [] {
     OpImporterTable t;
+    registerRecordImporters(t);
     registerElementwiseImporters(t);
     registerContractionImporters(t);
     registerNormalizationImporters(t);

@@ -51,6 +51,8 @@ private:
   llvm::StringMap<llvm::SmallVector<OpImporter, 2>> table;
 };
 
+/// The rows the mpt ops' records declare (RecordImporters.cpp).
+void registerRecordImporters(OpImporterTable &table);
 void registerElementwiseImporters(OpImporterTable &table);
 void registerContractionImporters(OpImporterTable &table);
 void registerNormalizationImporters(OpImporterTable &table);

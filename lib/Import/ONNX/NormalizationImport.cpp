@@ -170,31 +170,6 @@ LogicalResult importMeanVarianceNorm(NodeContext &c) {
   return c.produce<DivOp>({*centred, *guarded});
 }
 
-template <typename OpTy> LogicalResult importSoftmax(NodeContext &c) {
-  auto axis = c.axis(c.getInt("axis", -1), c.inputType(0).getRank());
-  if (failed(axis))
-    return failure();
-  return c.produce<OpTy>({c.input(0)},
-                         {c.named("axis", c.b.getI64IntegerAttr(*axis))});
-}
-
-template <typename OpTy> LogicalResult importLoss(NodeContext &c) {
-  std::string reduction = c.getString("reduction", "mean");
-  std::optional<Reduction> r = symbolizeReduction(reduction);
-  if (!r)
-    return c.emitError() << "reduction must be 'mean', 'sum' or 'none', got '"
-                         << reduction << "'";
-  SmallVector<NamedAttribute> attrs = {
-      c.named("reduction", ReductionAttr::get(c.b.getContext(), *r))};
-  if (c.hasAttr("ignore_index"))
-    attrs.push_back(c.named(
-        "ignore_index", c.b.getI64IntegerAttr(c.getInt("ignore_index", 0))));
-  SmallVector<Value> operands = {c.input(0), c.input(1)};
-  if (c.hasInput(2))
-    operands.push_back(c.input(2));
-  return c.produce<OpTy>(operands, attrs);
-}
-
 } // namespace
 
 void registerNormalizationImporters(OpImporterTable &t) {
@@ -204,11 +179,6 @@ void registerNormalizationImporters(OpImporterTable &t) {
   t.add("GroupNormalization", {18, importGroupNorm18});
   t.add("MeanVarianceNormalization", {9, importMeanVarianceNorm});
   t.add("GroupNormalization", {21, importGroupNorm21});
-  t.add("Softmax", {13, importSoftmax<SoftmaxOp>});
-  t.add("LogSoftmax", {13, importSoftmax<LogSoftmaxOp>});
-  t.add("SoftmaxCrossEntropyLoss", {12, importLoss<SoftmaxCrossEntropyLossOp>});
-  t.add("NegativeLogLikelihoodLoss",
-        {12, importLoss<NegativeLogLikelihoodLossOp>});
 }
 
 } // namespace mpt::onnx_import

@@ -77,4 +77,22 @@ class MPT_RuntimeKernel<string kernel, list<string> compilerOnly = []> {
   list<string> compilerOnlyAttrs = compilerOnly;
 }
 
+// An ONNX operator, from opset `since`, that the importer maps to the op
+// through a generic importer: `importer` names a function template of
+// lib/Import/ONNX/GenericImporters.h (importBinary, importVariadic,
+// importSoftmax, importLoss), instantiated on the op.
+class MPT_OnnxRow<string onnxName, int since, string importerName> {
+  string onnx = onnxName;
+  int sinceOpset = since;
+  string importer = importerName;
+}
+
+// The ONNX operators an op imports: the importer's table rows for them are
+// generated from this record (mpt-tblgen -gen-onnx-imports). An op whose
+// import needs more than a generic importer (attributes to translate,
+// inputs to rearrange) has its row in its family's *Import.cpp instead.
+class MPT_OnnxImport<list<MPT_OnnxRow> rowsArg> {
+  list<MPT_OnnxRow> onnxRows = rowsArg;
+}
+
 #endif // MPT_DIALECT_MPT_IR_MPTBASE_TD

@@ -285,11 +285,19 @@ def MPT_ClipOp : MPT_FunctionOp<MPT_UF_Clip, [Differentiable]>,
 //===----------------------------------------------------------------------===//
 
 def MPT_AddOp : MPT_BinaryOp<"add", [Differentiable, PrecisionPolicy<"Follow">, Commutative, SameOperandsElementType]>,
-    MPT_RuntimeKernel<"MPTRT_AddOp"> { let summary = "Elementwise sum"; }
+    MPT_RuntimeKernel<"MPTRT_AddOp">,
+    MPT_OnnxImport<[MPT_OnnxRow<"Add", 7, "importBinary">,
+                    MPT_OnnxRow<"Sum", 8, "importVariadic">]> {
+  let summary = "Elementwise sum";
+}
 def MPT_SubOp : MPT_BinaryOp<"sub", [Differentiable, PrecisionPolicy<"Follow">, SameOperandsElementType]>,
-    MPT_RuntimeKernel<"MPTRT_SubOp"> { let summary = "Elementwise difference"; }
+    MPT_RuntimeKernel<"MPTRT_SubOp">,
+    MPT_OnnxImport<[MPT_OnnxRow<"Sub", 7, "importBinary">]> {
+  let summary = "Elementwise difference";
+}
 def MPT_MulOp : MPT_BinaryOp<"mul", [Differentiable, PrecisionPolicy<"Follow">, Commutative, SameOperandsElementType]>,
-    MPT_RuntimeKernel<"MPTRT_MulOp"> {
+    MPT_RuntimeKernel<"MPTRT_MulOp">,
+    MPT_OnnxImport<[MPT_OnnxRow<"Mul", 7, "importBinary">]> {
   let summary = "Elementwise product";
   let description = [{
     Canonicalization recognizes the erf form of GELU that exporters write,
@@ -298,24 +306,41 @@ def MPT_MulOp : MPT_BinaryOp<"mul", [Differentiable, PrecisionPolicy<"Follow">, 
   let hasCanonicalizer = 1;
 }
 def MPT_DivOp : MPT_BinaryOp<"div", [Differentiable, PrecisionPolicy<"Follow">, SameOperandsElementType]>,
-    MPT_RuntimeKernel<"MPTRT_DivOp"> {
+    MPT_RuntimeKernel<"MPTRT_DivOp">,
+    MPT_OnnxImport<[MPT_OnnxRow<"Div", 7, "importBinary">]> {
   let summary = "Elementwise quotient (integer division truncates)";
 }
 def MPT_MaxOp : MPT_BinaryOp<"max", [Differentiable, PrecisionPolicy<"Clear">, Commutative, SameOperandsElementType]>,
-    MPT_RuntimeKernel<"MPTRT_MaxOp"> { let summary = "Elementwise maximum"; }
+    MPT_RuntimeKernel<"MPTRT_MaxOp">,
+    MPT_OnnxImport<[MPT_OnnxRow<"Max", 8, "importVariadic">]> {
+  let summary = "Elementwise maximum";
+}
 def MPT_MinOp : MPT_BinaryOp<"min", [Differentiable, PrecisionPolicy<"Clear">, Commutative, SameOperandsElementType]>,
-    MPT_RuntimeKernel<"MPTRT_MinOp"> { let summary = "Elementwise minimum"; }
+    MPT_RuntimeKernel<"MPTRT_MinOp">,
+    MPT_OnnxImport<[MPT_OnnxRow<"Min", 8, "importVariadic">]> {
+  let summary = "Elementwise minimum";
+}
 def MPT_PowOp : MPT_BinaryOp<"pow", [Differentiable, PrecisionPolicy<"RequireF32">]>,
-    MPT_RuntimeKernel<"MPTRT_PowOp"> {
+    MPT_RuntimeKernel<"MPTRT_PowOp">,
+    MPT_OnnxImport<[MPT_OnnxRow<"Pow", 7, "importBinary">]> {
   let summary = "lhs ** rhs; the exponent may have another element type";
 }
 
 def MPT_EqualOp : MPT_CompareOp<"equal", [Commutative]>,
-    MPT_RuntimeKernel<"MPTRT_EqualOp"> { let summary = "Elementwise =="; }
+    MPT_RuntimeKernel<"MPTRT_EqualOp">,
+    MPT_OnnxImport<[MPT_OnnxRow<"Equal", 7, "importBinary">]> {
+  let summary = "Elementwise ==";
+}
 def MPT_LessOp : MPT_CompareOp<"less">,
-    MPT_RuntimeKernel<"MPTRT_LessOp"> { let summary = "Elementwise <"; }
+    MPT_RuntimeKernel<"MPTRT_LessOp">,
+    MPT_OnnxImport<[MPT_OnnxRow<"Less", 7, "importBinary">]> {
+  let summary = "Elementwise <";
+}
 def MPT_GreaterOp : MPT_CompareOp<"greater">,
-    MPT_RuntimeKernel<"MPTRT_GreaterOp"> { let summary = "Elementwise >"; }
+    MPT_RuntimeKernel<"MPTRT_GreaterOp">,
+    MPT_OnnxImport<[MPT_OnnxRow<"Greater", 7, "importBinary">]> {
+  let summary = "Elementwise >";
+}
 
 def MPT_WhereOp : MPT_BroadcastOp<"where", [Differentiable, PrecisionPolicy<"Clear">]>,
     MPT_RuntimeKernel<"MPTRT_WhereOp"> {
@@ -534,7 +559,8 @@ def MPT_LayerNormOp : MPT_Op<"layer_norm", [Differentiable, PrecisionPolicy<"Req
 
 def MPT_SoftmaxOp : MPT_UnaryOp<"softmax", MPT_FloatTensor,
     [Differentiable, PrecisionPolicy<"RequireF32", "F32">]>,
-    MPT_RuntimeKernel<"MPTRT_SoftmaxOp"> {
+    MPT_RuntimeKernel<"MPTRT_SoftmaxOp">,
+    MPT_OnnxImport<[MPT_OnnxRow<"Softmax", 13, "importSoftmax">]> {
   let summary = "Softmax along one axis";
   let arguments = (ins MPT_FloatTensor:$input, I64Attr:$axis);
   let hasVerifier = 1;
@@ -542,7 +568,8 @@ def MPT_SoftmaxOp : MPT_UnaryOp<"softmax", MPT_FloatTensor,
 
 def MPT_LogSoftmaxOp : MPT_UnaryOp<"log_softmax", MPT_FloatTensor,
     [Differentiable, PrecisionPolicy<"RequireF32", "F32">]>,
-    MPT_RuntimeKernel<"MPTRT_LogSoftmaxOp"> {
+    MPT_RuntimeKernel<"MPTRT_LogSoftmaxOp">,
+    MPT_OnnxImport<[MPT_OnnxRow<"LogSoftmax", 13, "importSoftmax">]> {
   let summary = "Log of softmax along one axis";
   let arguments = (ins MPT_FloatTensor:$input, I64Attr:$axis);
   let hasVerifier = 1;
@@ -550,7 +577,8 @@ def MPT_LogSoftmaxOp : MPT_UnaryOp<"log_softmax", MPT_FloatTensor,
 
 def MPT_SoftmaxCrossEntropyLossOp : MPT_Op<"softmax_cross_entropy_loss",
     [DifferentiableWithConstants, PrecisionPolicy<"RequireF32", "Result">, Pure, InferTypeOpAdaptor]>,
-    MPT_RuntimeKernel<"MPTRT_SoftmaxCrossEntropyLossOp"> {
+    MPT_RuntimeKernel<"MPTRT_SoftmaxCrossEntropyLossOp">,
+    MPT_OnnxImport<[MPT_OnnxRow<"SoftmaxCrossEntropyLoss", 12, "importLoss">]> {
   let summary = "Cross-entropy of softmax(scores) against class labels";
   let description = [{
     `scores` is (N, C, d1, ...), `labels` (N, d1, ...). `reduction` is
@@ -567,7 +595,8 @@ def MPT_SoftmaxCrossEntropyLossOp : MPT_Op<"softmax_cross_entropy_loss",
 
 def MPT_NegativeLogLikelihoodLossOp : MPT_Op<"nll_loss",
     [DifferentiableWithConstants, PrecisionPolicy<"RequireF32", "Result">, Pure, InferTypeOpAdaptor]>,
-    MPT_RuntimeKernel<"MPTRT_NegativeLogLikelihoodLossOp"> {
+    MPT_RuntimeKernel<"MPTRT_NegativeLogLikelihoodLossOp">,
+    MPT_OnnxImport<[MPT_OnnxRow<"NegativeLogLikelihoodLoss", 12, "importLoss">]> {
   let summary = "Negative log-likelihood of log-probabilities at the targets";
   let arguments = (ins MPT_FloatTensor:$input, MPT_IndexTensor:$target,
                    Optional<MPT_FloatTensor>:$weight,
