@@ -39,6 +39,7 @@ const OpImporterTable &OpImporterTable::get() {
     registerIndexImporters(t);
     registerResizeImporters(t);
     registerEinsumImporters(t);
+    registerRecurrentImporters(t);
     return t;
   }();
   return instance;

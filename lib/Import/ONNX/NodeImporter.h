@@ -61,6 +61,7 @@ void registerShapeImporters(OpImporterTable &table);
 void registerIndexImporters(OpImporterTable &table);
 void registerResizeImporters(OpImporterTable &table);
 void registerEinsumImporters(OpImporterTable &table);
+void registerRecurrentImporters(OpImporterTable &table);
 
 /// Converts an ONNX element type code; null if unsupported.
 mlir::Type convertElementType(int32_t onnxType, mlir::MLIRContext *ctx);
