@@ -16,6 +16,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "NodeImporter.h"
+#include "mpt/Dialect/MPT/IR/GradientUtils.h"
 
 #include <functional>
 
@@ -73,8 +74,7 @@ private:
                          c.b.getDenseI32ArrayAttr({1, 1, 0, 0}))});
   }
   Value zeros(ArrayRef<int64_t> shape) {
-    auto zero = cast<DenseElementsAttr>(c.b.getZeroAttr(type(shape)));
-    return ConstantOp::create(c.b, c.loc, zero).getResult();
+    return grad::zeros(c.b, c.loc, type(shape));
   }
 
   LogicalResult readAttributes();

@@ -27,6 +27,9 @@
 #include "NodeImporter.h"
 #include "mpt/Dialect/MPT/IR/GradientUtils.h"
 
+#include <cmath>
+#include <limits>
+
 using namespace mlir;
 
 namespace mpt::onnx_import {
@@ -247,11 +250,10 @@ Value indexAlong(NodeContext &c, int64_t axis, int64_t rank, int64_t length,
 
 /// The first (or with `last` the last) index along `axis` where x equals
 /// its maximum (with `isMax`) or minimum.
-FailureOr<Value> buildArg(NodeContext &c, bool isMax, int64_t axis,
+FailureOr<Value> buildArg(NodeContext &c, Value x, bool isMax, int64_t axis,
                           bool keepdims, bool last) {
-  auto type = c.inputType(0);
+  auto type = cast<RankedTensorType>(x.getType());
   const int64_t length = type.getDimSize(axis);
-  Value x = c.input(0);
   if (!isMax) {
     auto negated = c.create1<NegOp>({x});
     if (failed(negated))
@@ -287,7 +289,7 @@ template <bool IsMax> LogicalResult importArg(NodeContext &c) {
   auto axis = c.axis(c.getInt("axis", 0), type.getRank());
   if (failed(axis))
     return failure();
-  auto arg = buildArg(c, IsMax, *axis, c.getInt("keepdims", 1) != 0,
+  auto arg = buildArg(c, c.input(0), IsMax, *axis, c.getInt("keepdims", 1) != 0,
                       c.getInt("select_last_index", 0) != 0);
   if (failed(arg))
     return failure();
@@ -301,8 +303,8 @@ LogicalResult importHardmax(NodeContext &c) {
   auto axis = c.axis(c.getInt("axis", -1), type.getRank());
   if (failed(axis))
     return failure();
-  auto arg = buildArg(c, /*isMax=*/true, *axis, /*keepdims=*/true,
-                      /*last=*/false);
+  auto arg = buildArg(c, c.input(0), /*isMax=*/true, *axis,
+                      /*keepdims=*/true, /*last=*/false);
   if (failed(arg))
     return failure();
   Value index =
@@ -313,6 +315,116 @@ LogicalResult importHardmax(NodeContext &c) {
   Type element = type.getElementType();
   return c.produce<WhereOp>({*hot, grad::scalar(c.b, c.loc, 1.0, element),
                              grad::scalar(c.b, c.loc, 0.0, element)});
+}
+
+/// The largest k TopK unrolls into.
+constexpr int64_t kMaxTopK = 256;
+
+/// TopK(x, k): k rounds of argmax along `axis` over the elements not yet
+/// taken (the first index among equal ones, as ONNX orders ties), each
+/// value read back with a one-hot max, so that its gradient reaches exactly
+/// the element taken. `largest = 0` ranks the negated input. The output is
+/// sorted whatever `sorted` says (any order is allowed when it is 0).
+LogicalResult importTopK(NodeContext &c) {
+  auto type = c.inputType(0);
+  auto axis = c.axis(c.getInt("axis", -1), type.getRank());
+  if (failed(axis))
+    return failure();
+  auto kValues = c.constantInts(1, "k");
+  if (failed(kValues))
+    return failure();
+  if (kValues->size() != 1)
+    return c.emitError() << "k must hold one value, got " << kValues->size();
+  const int64_t k = kValues->front(), length = type.getDimSize(*axis);
+  if (k < 1 || k > length)
+    return c.emitError() << "k must be in [1, " << length << "], got " << k;
+  if (k > kMaxTopK)
+    return c.unsupported("k = " + Twine(k) + " (TopK unrolls at most " +
+                         Twine(kMaxTopK) + " rounds)");
+
+  Value x = c.input(0);
+  Value ranked = x;
+  if (c.getInt("largest", 1) == 0) {
+    auto negated = c.create1<NegOp>({x});
+    if (failed(negated))
+      return failure();
+    ranked = *negated;
+  }
+  Type element = type.getElementType();
+  double lowest = isa<FloatType>(element)
+                      ? -std::numeric_limits<double>::infinity()
+                      : -std::ldexp(1.0, element.getIntOrFloatBitWidth() - 1);
+  Value floor = grad::scalar(c.b, c.loc, lowest, element);
+  Value index = indexAlong(c, *axis, type.getRank(), length, false);
+  SmallVector<Value> values, indices;
+  Value taken;
+  for (int64_t round = 0; round < k; ++round) {
+    // The elements taken rank lowest; among equal ones, an untaken one
+    // wins (a taken element equal to the floor can still tie).
+    Value candidates = ranked;
+    if (taken) {
+      auto masked = c.create1<WhereOp>({taken, floor, ranked});
+      if (failed(masked))
+        return failure();
+      candidates = *masked;
+    }
+    auto extreme = reduce<ReduceMaxOp>(c, candidates, {*axis}, true);
+    if (failed(extreme))
+      return failure();
+    auto hit = c.create1<EqualOp>({candidates, *extreme});
+    if (failed(hit))
+      return failure();
+    if (taken) {
+      auto untaken = c.create1<WhereOp>(
+          {taken, grad::scalar(c.b, c.loc, 0.0, c.b.getI1Type()), *hit});
+      if (failed(untaken))
+        return failure();
+      hit = untaken;
+    }
+    // The first index among the hits: the max of -index, sentinel -length.
+    Value negIndex = indexAlong(c, *axis, type.getRank(), length, true);
+    auto picked = c.create1<WhereOp>(
+        {*hit, negIndex,
+         grad::scalar(c.b, c.loc, -(double)length, c.b.getI64Type())});
+    if (failed(picked))
+      return failure();
+    auto best = reduce<ReduceMaxOp>(c, *picked, {*axis}, true);
+    if (failed(best))
+      return failure();
+    auto at = c.create1<NegOp>({*best});
+    if (failed(at))
+      return failure();
+    auto hot = c.create1<EqualOp>({index, *at});
+    if (failed(hot))
+      return failure();
+    auto only = c.create1<WhereOp>({*hot, x, floor});
+    if (failed(only))
+      return failure();
+    auto value = reduce<ReduceMaxOp>(c, *only, {*axis}, true);
+    if (failed(value))
+      return failure();
+    values.push_back(*value);
+    indices.push_back(*at);
+    if (!taken) {
+      taken = *hot;
+    } else {
+      auto either = c.create1<WhereOp>({taken, taken, *hot});
+      if (failed(either))
+        return failure();
+      taken = *either;
+    }
+  }
+  auto concat = [&](ArrayRef<Value> parts) -> FailureOr<Value> {
+    if (parts.size() == 1)
+      return parts.front();
+    return c.create1<ConcatOp>(parts,
+                               {c.named("axis", c.b.getI64IntegerAttr(*axis))});
+  };
+  auto v = concat(values), i = concat(indices);
+  if (failed(v) || failed(i))
+    return failure();
+  c.setResults({*v, *i});
+  return success();
 }
 
 /// The largest axis CumSum expands into its L x L products.
@@ -404,6 +516,7 @@ void registerReductionImporters(OpImporterTable &t) {
   t.add("GlobalMaxPool", {1, importGlobalMaxPool});
   t.add("Hardmax", {13, importHardmax});
   t.add("CumSum", {11, importCumSum, /*constantInputs=*/0b10});
+  t.add("TopK", {10, importTopK, /*constantInputs=*/0b10});
 }
 
 } // namespace mpt::onnx_import

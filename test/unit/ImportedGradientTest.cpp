@@ -1,13 +1,15 @@
-//===- RecurrentGradientTest.cpp - RNN, GRU and LSTM train ----------------===//
+//===- ImportedGradientTest.cpp - ONNX ops imported as other ops train ----===//
 //
-// The importer unrolls ONNX's recurrent nodes into mpt ops
-// (lib/Import/ONNX/RecurrentImport.cpp); their forward values are checked
-// against ONNX's own node tests (onnx-numerics-conformance). This checks
-// their backward pass, back-propagation through time as autodiff derives it
-// from the unrolled ops: the gradient of a random projection of every
-// output with respect to every input (X, the weights, the biases, the
-// initial states, the peepholes) matches central finite differences of the
-// imported function, in the float64 reference interpreter.
+// Some ONNX nodes become several mpt ops: the recurrent ones unrolled over
+// the sequence (lib/Import/ONNX/RecurrentImport.cpp), TopK as rounds of
+// argmax (ReductionImport.cpp). Their forward values are checked against
+// ONNX's own node tests (onnx-numerics-conformance). This checks their
+// backward pass as autodiff derives it from those ops (for the recurrent
+// nodes, back-propagation through time): the gradient of a random
+// projection of every float output with respect to every input (X, the
+// weights, the biases, the initial states, the peepholes) matches central
+// finite differences of the imported function, in the float64 reference
+// interpreter.
 //
 //===----------------------------------------------------------------------===//
 #include "FiniteDifferences.h"
@@ -30,7 +32,7 @@ using namespace mpt::ref;
 
 namespace {
 
-struct RecurrentCase {
+struct ImportedCase {
   const char *name;
   /// An opset-17 ONNX text model whose first output is a scalar loss.
   const char *model;
@@ -38,7 +40,7 @@ struct RecurrentCase {
 
 // Each model projects the node's outputs on the inputs named proj_*, so that
 // the loss depends on every output element.
-const RecurrentCase kCases[] = {
+const ImportedCase kCases[] = {
     {"RnnBidirectional", R"(<ir_version: 8, opset_import: ["" : 17]>
 g (float[3,2,4] x, float[2,5,4] w, float[2,5,5] r, float[2,10] b,
    float[2,2,5] h0, float[3,2,2,5] proj_y, float[2,2,5] proj_h)
@@ -83,19 +85,33 @@ g (float[3,2,4] x, float[2,12,4] w, float[2,12,3] r, float[2,24] b,
   s = Add(sy, sh)
   loss = Add(s, sc)
 })"},
+    {"TopKLargest", R"(<ir_version: 8, opset_import: ["" : 17]>
+g (float[3,5] x, float[3,2] proj_v) => (float loss) {
+  k = Constant <value = int64[1] {2}> ()
+  v, i = TopK <axis = 1> (x, k)
+  pv = Mul(v, proj_v)
+  loss = ReduceSum <keepdims = 0> (pv)
+})"},
+    {"TopKSmallestAxis0", R"(<ir_version: 8, opset_import: ["" : 17]>
+g (float[4,3] x, float[3,3] proj_v) => (float loss) {
+  k = Constant <value = int64[1] {3}> ()
+  v, i = TopK <axis = 0, largest = 0> (x, k)
+  pv = Mul(v, proj_v)
+  loss = ReduceSum <keepdims = 0> (pv)
+})"},
 };
 
-class RecurrentGradientTest
+class ImportedGradientTest
     : public InterpreterTest,
-      public ::testing::WithParamInterface<RecurrentCase> {};
+      public ::testing::WithParamInterface<ImportedCase> {};
 
-TEST_P(RecurrentGradientTest, MatchesCentralDifferences) {
-  const RecurrentCase &rc = GetParam();
+TEST_P(ImportedGradientTest, MatchesCentralDifferences) {
+  const ImportedCase &rc = GetParam();
   diagnostics.clear();
   ScopedDiagnosticHandler handler(
       &context, [&](Diagnostic &d) { diagnostics += d.str() + "\n"; });
   OnnxImportResult imported = importOnnxBuffer(
-      rc.model, /*isText=*/true, "recurrent.onnxtext", ".", context);
+      rc.model, /*isText=*/true, "imported.onnxtext", ".", context);
   ASSERT_TRUE(imported.module) << diagnostics;
   module = std::move(imported.module);
   auto funcs = module->getOps<func::FuncOp>();
@@ -146,8 +162,8 @@ TEST_P(RecurrentGradientTest, MatchesCentralDifferences) {
 }
 
 INSTANTIATE_TEST_SUITE_P(
-    Cells, RecurrentGradientTest, ::testing::ValuesIn(kCases),
-    [](const ::testing::TestParamInfo<RecurrentCase> &info) {
+    Nodes, ImportedGradientTest, ::testing::ValuesIn(kCases),
+    [](const ::testing::TestParamInfo<ImportedCase> &info) {
       return std::string(info.param.name);
     });
 
