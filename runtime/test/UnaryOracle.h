@@ -75,6 +75,24 @@ struct Cos {
   static double f(double x, const UnaryArgs &) { return std::cos(x); }
   static double df(double x, const UnaryArgs &) { return -std::sin(x); }
 };
+struct Softsign {
+  static double f(double x, const UnaryArgs &) { return x / (1.0 + std::fabs(x)); }
+  static double df(double x, const UnaryArgs &) {
+    return 1.0 / ((1.0 + std::fabs(x)) * (1.0 + std::fabs(x)));
+  }
+};
+struct Sinh {
+  static double f(double x, const UnaryArgs &) { return std::sinh(x); }
+  static double df(double x, const UnaryArgs &) { return std::cosh(x); }
+};
+struct Cosh {
+  static double f(double x, const UnaryArgs &) { return std::cosh(x); }
+  static double df(double x, const UnaryArgs &) { return std::sinh(x); }
+};
+struct Asinh {
+  static double f(double x, const UnaryArgs &) { return std::asinh(x); }
+  static double df(double x, const UnaryArgs &) { return 1.0 / std::sqrt(1.0 + x * x); }
+};
 // x relu6(x + 3) / 6; at the kinks, the derivative of the middle piece.
 struct HardSwish {
   static constexpr double reach = 4.5;

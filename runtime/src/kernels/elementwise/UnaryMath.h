@@ -338,6 +338,82 @@ template <class L> struct GeluTanh : UnaryBase {
   }
 };
 
+// x / (1 + |x|); the derivative 1 / (1 + |x|)^2.
+template <class L> struct Softsign : UnaryBase {
+  MPTRT_HOST_DEVICE static float f(float x, const UnaryConsts &) {
+    return x / (1.0f + (x < 0.0f ? -x : x));
+  }
+  MPTRT_HOST_DEVICE static float grad(float x, float dy, const UnaryConsts &) {
+    const float d = 1.0f + (x < 0.0f ? -x : x);
+    return dy / (d * d);
+  }
+};
+
+// e^a / 2 for a = |x| past 88, where exp(a) overflows before sinh and cosh
+// do (at 89.4): (e^(a/2) / 2) e^(a/2).
+template <class L> MPTRT_HOST_DEVICE inline float halfExpLarge(float a) {
+  const float h = L::exp(0.5f * a);
+  return 0.5f * h * h;
+}
+
+// sinh x = (e^x - e^-x) / 2 = (m + m / (m + 1)) / 2 with m = expm1(|x|),
+// without the cancellation near 0; the sign of x. The derivative is cosh.
+template <class L> struct Cosh;
+template <class L> struct Sinh : UnaryBase {
+  MPTRT_HOST_DEVICE static float f(float x, const UnaryConsts &) {
+    const float a = x < 0.0f ? -x : x;
+    float r;
+    if (a > 88.0f) {
+      r = halfExpLarge<L>(a);
+    } else {
+      const float m = L::expm1(a);
+      r = 0.5f * (m + m / (m + 1.0f));
+    }
+    return x < 0.0f ? -r : r;
+  }
+  MPTRT_HOST_DEVICE static float grad(float x, float dy, const UnaryConsts &c) {
+    return dy * Cosh<L>::f(x, c);
+  }
+};
+
+// cosh x = (e^|x| + e^-|x|) / 2; the derivative is sinh.
+template <class L> struct Cosh : UnaryBase {
+  MPTRT_HOST_DEVICE static float f(float x, const UnaryConsts &) {
+    const float a = x < 0.0f ? -x : x;
+    if (a > 88.0f)
+      return halfExpLarge<L>(a);
+    const float e = L::exp(a);
+    return 0.5f * (e + 1.0f / e);
+  }
+  MPTRT_HOST_DEVICE static float grad(float x, float dy, const UnaryConsts &c) {
+    return dy * Sinh<L>::f(x, c);
+  }
+};
+
+// asinh x = log1p(|x| + x^2 / (1 + sqrt(1 + x^2))), the sign of x (accurate
+// near 0, where log(x + sqrt(1 + x^2)) cancels); past 2^12, where x^2 + 1
+// rounds to x^2, log(2|x|) = log(|x|) + log 2. The derivative is
+// 1 / sqrt(1 + x^2).
+template <class L> struct Asinh : UnaryBase {
+  MPTRT_HOST_DEVICE static float f(float x, const UnaryConsts &) {
+    const float a = x < 0.0f ? -x : x;
+    float r;
+    if (a > 4096.0f) {
+      r = L::log(a) + 0.69314718055994531f;
+    } else {
+      const float s = a * a;
+      r = L::log1p(a + s / (1.0f + L::sqrt(1.0f + s)));
+    }
+    return x < 0.0f ? -r : r;
+  }
+  MPTRT_HOST_DEVICE static float grad(float x, float dy, const UnaryConsts &) {
+    const float a = x < 0.0f ? -x : x;
+    if (a > 4096.0f)
+      return dy / a;
+    return dy / L::sqrt(1.0f + x * x);
+  }
+};
+
 // Clamps into [lo, hi]; the gradient passes inside the bounds, included.
 template <class L> struct Clip {
   MPTRT_HOST_DEVICE static float f(float x, const UnaryConsts &c) {

@@ -281,6 +281,33 @@ def MPT_UF_Clip : MPT_UnaryFunction<"clip", "Clip"> {
   let integer = 1;
 }
 
+def MPT_UF_Softsign : MPT_UnaryFunction<"softsign", "Softsign"> {
+  let summary = "x / (1 + |x|)";
+  let onnx = "Softsign";
+  let onnxSince = 1;
+}
+def MPT_UF_Sinh : MPT_UnaryFunction<"sinh", "Sinh"> {
+  let summary = "Hyperbolic sine";
+  // Exponential growth (PyTorch's autocast runs sinh in FP32 too).
+  let policy = "RequireF32";
+  let transcendental = 1;
+  let onnx = "Sinh";
+  let onnxSince = 9;
+}
+def MPT_UF_Cosh : MPT_UnaryFunction<"cosh", "Cosh"> {
+  let summary = "Hyperbolic cosine";
+  let policy = "RequireF32";
+  let transcendental = 1;
+  let onnx = "Cosh";
+  let onnxSince = 9;
+}
+def MPT_UF_Asinh : MPT_UnaryFunction<"asinh", "Asinh"> {
+  let summary = "Inverse hyperbolic sine";
+  let transcendental = 1;
+  let onnx = "Asinh";
+  let onnxSince = 9;
+}
+
 } // MPTUnaryFunctions
 
 #endif // MPT_DIALECT_MPT_IR_MPTUNARYFUNCTIONS_TD
