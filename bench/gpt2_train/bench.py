@@ -80,8 +80,14 @@ class Bench:
         self.save()
 
     def save(self):
+        """results.json and summary.md as they stand: after every phase, so
+        a run cut off at the device's limit still reports what it measured."""
         with open(os.path.join(self.args.out, "results.json"), "w") as f:
             json.dump(self.results, f, indent=1)
+        try:
+            self.summary(quiet=True)
+        except Exception as e:  # the summary must not stop the phases
+            self.say(f"   (summary.md not written: {type(e).__name__}: {e})")
 
     def sync(self):
         if self.dev.type == "cuda":
@@ -260,7 +266,7 @@ class Bench:
         if self.dev.type == "cuda":
             self.mpt_run("mpt_bf16_no_graphs", self.args.batch, graphs=False)
 
-    def summary(self):
+    def summary(self, quiet=False):
         r = self.results
         rows = ["| run | B | ms/step | tokens/s | MFU | peak memory (GiB) | step-1 loss |",
                 "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
@@ -297,7 +303,8 @@ class Bench:
                   "", "phases:"] + [f"- {k}: {v}" for k, v in r["phases"].items()]
         with open(os.path.join(self.args.out, "summary.md"), "w") as f:
             f.write("\n".join(lines) + "\n")
-        self.say("\n".join(lines))
+        if not quiet:
+            self.say("\n".join(lines))
 
 
 class MemorySampler:
@@ -350,6 +357,7 @@ def main():
     b = Bench(args)
     b.phase("1 device, weights, step-1 references", 10, b.setup)
     if "torch_fp32" not in b.results["parity"]:
+        b.save()
         b.summary()
         return 1
     b.phase("2 PyTorch eager AMP, manual attention", 10,
@@ -362,8 +370,8 @@ def main():
     b.phase("4 torch.compile", 60, b.compiled,
             None if hasattr(torch, "compile") else f"torch {torch.__version__} has no torch.compile")
     b.phase(f"5 B={args.small_batch} and graphs off", 20, b.small_and_no_graphs)
-    b.summary()
     b.save()
+    b.summary()
     return 0
 
 

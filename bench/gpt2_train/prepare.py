@@ -38,7 +38,11 @@ def export(cfg: gm.Config, batch: int, path: str) -> None:
                   training=torch.onnx.TrainingMode.PRESERVE)
     if int(torch.__version__.split(".")[0]) >= 2:
         kwargs["dynamo"] = False
-    torch.onnx.export(net, (idx, idx.clone()), path, **kwargs)
+    # The tracer runs the model once: without autograd's saved tensors (the
+    # B x H x T x T attention scores of every layer) the 124M export at
+    # B = 16 fits in a few GB.
+    with torch.no_grad():
+        torch.onnx.export(net, (idx, idx.clone()), path, **kwargs)
 
 
 def main() -> int:
