@@ -64,6 +64,13 @@ TEST(Params, SafetensorsGood) {
       "p", &file, &error))
       << error;
   EXPECT_EQ(file.tensors[0].name, "a\xc3\xa9\"b");
+  ASSERT_TRUE(train::parseSafetensors(
+      safetensorsWithHeader(
+          "{\"x\\ty\\ud83d\\ude00\":{\"dtype\":\"BOOL\",\"shape\":[],\"data_offsets\":[0,1]}}",
+          {1}),
+      "p", &file, &error))
+      << error;
+  EXPECT_EQ(file.tensors[0].name, "x\ty\xf0\x9f\x98\x80");
   ASSERT_TRUE(train::parseSafetensors(safetensorsWithHeader("{}", {}), "p", &file, &error))
       << error;
   EXPECT_TRUE(file.tensors.empty());
@@ -142,6 +149,8 @@ TEST(Params, SafetensorsBad) {
       {"{\"w\":{\"dtype\":\"F32\",\"shape\":[6.0],\"data_offsets\":[0,24]}}", data,
        "not a whole number"},
       {"{\"__metadata__\":{\"a\":1}}", {}, "__metadata__ is not an object of strings"},
+      {"{\"a\\q\":{}}", {}, "a bad escape '\\q'"},
+      {"{\"a\\udc00\":{}}", {}, "an unpaired surrogate"},
   };
   for (const Case &c : cases) {
     const std::string error = parseError(safetensorsWithHeader(c.header, c.data));

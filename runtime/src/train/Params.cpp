@@ -222,50 +222,32 @@ private:
       if (pos_ >= text_.size())
         break;
       const char e = text_[pos_++];
-      switch (e) {
-      case '"':
-      case '\\':
-      case '/':
-        out->push_back(e);
-        break;
-      case 'b':
-        out->push_back('\b');
-        break;
-      case 'f':
-        out->push_back('\f');
-        break;
-      case 'n':
-        out->push_back('\n');
-        break;
-      case 'r':
-        out->push_back('\r');
-        break;
-      case 't':
-        out->push_back('\t');
-        break;
-      case 'u': {
-        uint32_t cp;
-        if (!hex4(&cp))
-          return false;
-        if (cp >= 0xD800 && cp < 0xDC00) { // a surrogate pair
-          uint32_t low;
-          if (text_.compare(pos_, 2, "\\u") != 0 || (pos_ += 2, !hex4(&low)) || low < 0xDC00 ||
-              low >= 0xE000) {
-            why_ = "an unpaired surrogate";
-            return false;
-          }
-          cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
-        } else if (cp >= 0xDC00 && cp < 0xE000) {
-          why_ = "an unpaired surrogate";
-          return false;
-        }
-        appendUtf8(cp, out);
-        break;
+      // The one-character escapes, and what each stands for.
+      static const char kEscapes[] = "\"\\/bfnrt", kMeanings[] = "\"\\/\b\f\n\r\t";
+      if (const char *at = e ? std::strchr(kEscapes, e) : nullptr) {
+        out->push_back(kMeanings[at - kEscapes]);
+        continue;
       }
-      default:
+      if (e != 'u') {
         why_ = std::string("a bad escape '\\") + e + "'";
         return false;
       }
+      uint32_t cp;
+      if (!hex4(&cp))
+        return false;
+      if (cp >= 0xD800 && cp < 0xDC00) { // a surrogate pair
+        uint32_t low;
+        if (text_.compare(pos_, 2, "\\u") != 0 || (pos_ += 2, !hex4(&low)) || low < 0xDC00 ||
+            low >= 0xE000) {
+          why_ = "an unpaired surrogate";
+          return false;
+        }
+        cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
+      } else if (cp >= 0xDC00 && cp < 0xE000) {
+        why_ = "an unpaired surrogate";
+        return false;
+      }
+      appendUtf8(cp, out);
     }
     why_ = "a string does not end";
     return false;
