@@ -60,6 +60,11 @@ public:
   }
 
 private:
+  /// Records why the header is bad; false.
+  bool bad(const std::string &why) {
+    why_ = why;
+    return false;
+  }
   bool fail(std::string *error) {
     *error = "bad header at byte " + std::to_string(pos_) + ": " + why_;
     return false;
@@ -78,15 +83,11 @@ private:
     return false;
   }
   bool value(Json *out, int depth) {
-    if (depth > 8) {
-      why_ = "nested too deeply";
-      return false;
-    }
+    if (depth > 8)
+      return bad("nested too deeply");
     skipSpace();
-    if (pos_ >= text_.size()) {
-      why_ = "the header ends early";
-      return false;
-    }
+    if (pos_ >= text_.size())
+      return bad("the header ends early");
     const char c = text_[pos_];
     if (c == '{') {
       ++pos_;
@@ -99,23 +100,17 @@ private:
         if (!string(&key))
           return false;
         for (const auto &member : out->members)
-          if (member.first == key) {
-            why_ = "the name '" + key + "' appears twice";
-            return false;
-          }
-        if (!eat(':')) {
-          why_ = "expected ':' after \"" + key + "\"";
-          return false;
-        }
+          if (member.first == key)
+            return bad("the name '" + key + "' appears twice");
+        if (!eat(':'))
+          return bad("expected ':' after \"" + key + "\"");
         Json member;
         if (!value(&member, depth + 1))
           return false;
         out->members.emplace_back(std::move(key), std::move(member));
       } while (eat(','));
-      if (!eat('}')) {
-        why_ = "expected ',' or '}'";
-        return false;
-      }
+      if (!eat('}'))
+        return bad("expected ',' or '}'");
       return true;
     }
     if (c == '[') {
@@ -129,10 +124,8 @@ private:
           return false;
         out->items.push_back(std::move(item));
       } while (eat(','));
-      if (!eat(']')) {
-        why_ = "expected ',' or ']'";
-        return false;
-      }
+      if (!eat(']'))
+        return bad("expected ',' or ']'");
       return true;
     }
     if (c == '"') {
@@ -142,27 +135,20 @@ private:
     if (c >= '0' && c <= '9') {
       out->kind = Json::Number;
       if (c == '0' && pos_ + 1 < text_.size() &&
-          std::isdigit(static_cast<unsigned char>(text_[pos_ + 1]))) {
-        why_ = "a number with a leading zero";
-        return false;
-      }
+          std::isdigit(static_cast<unsigned char>(text_[pos_ + 1])))
+        return bad("a number with a leading zero");
       while (pos_ < text_.size() && text_[pos_] >= '0' && text_[pos_] <= '9') {
         const uint64_t digit = uint64_t(text_[pos_] - '0');
-        if (out->number > (UINT64_MAX - digit) / 10) {
-          why_ = "a number too large";
-          return false;
-        }
+        if (out->number > (UINT64_MAX - digit) / 10)
+          return bad("a number too large");
         out->number = out->number * 10 + digit;
         ++pos_;
       }
-      if (pos_ < text_.size() && (text_[pos_] == '.' || text_[pos_] == 'e' || text_[pos_] == 'E')) {
-        why_ = "a number that is not a whole number";
-        return false;
-      }
+      if (pos_ < text_.size() && (text_[pos_] == '.' || text_[pos_] == 'e' || text_[pos_] == 'E'))
+        return bad("a number that is not a whole number");
       return true;
     }
-    why_ = "unexpected character (only objects, arrays, strings and whole numbers are read)";
-    return false;
+    return bad("unexpected character (only objects, arrays, strings and whole numbers are read)");
   }
   void appendUtf8(uint32_t cp, std::string *out) {
     if (cp < 0x80) {
@@ -182,10 +168,8 @@ private:
     }
   }
   bool hex4(uint32_t *out) {
-    if (text_.size() - pos_ < 4) {
-      why_ = "a \\u escape ends early";
-      return false;
-    }
+    if (text_.size() - pos_ < 4)
+      return bad("a \\u escape ends early");
     *out = 0;
     for (int i = 0; i < 4; ++i) {
       const char h = text_[pos_++];
@@ -193,28 +177,22 @@ private:
                     : h >= 'a' && h <= 'f' ? h - 'a' + 10
                     : h >= 'A' && h <= 'F' ? h - 'A' + 10
                                            : -1;
-      if (v < 0) {
-        why_ = "a bad \\u escape";
-        return false;
-      }
+      if (v < 0)
+        return bad("a bad \\u escape");
       *out = *out * 16 + uint32_t(v);
     }
     return true;
   }
   bool string(std::string *out) {
-    if (pos_ >= text_.size() || text_[pos_] != '"') {
-      why_ = "expected a string";
-      return false;
-    }
+    if (pos_ >= text_.size() || text_[pos_] != '"')
+      return bad("expected a string");
     ++pos_;
     while (pos_ < text_.size()) {
       const char c = text_[pos_++];
       if (c == '"')
         return true;
-      if (static_cast<unsigned char>(c) < 0x20) {
-        why_ = "a control character in a string";
-        return false;
-      }
+      if (static_cast<unsigned char>(c) < 0x20)
+        return bad("a control character in a string");
       if (c != '\\') {
         out->push_back(c);
         continue;
@@ -228,29 +206,22 @@ private:
         out->push_back(kMeanings[at - kEscapes]);
         continue;
       }
-      if (e != 'u') {
-        why_ = std::string("a bad escape '\\") + e + "'";
-        return false;
-      }
+      if (e != 'u')
+        return bad(std::string("a bad escape '\\") + e + "'");
       uint32_t cp;
       if (!hex4(&cp))
         return false;
       if (cp >= 0xD800 && cp < 0xDC00) { // a surrogate pair
         uint32_t low;
         if (text_.compare(pos_, 2, "\\u") != 0 || (pos_ += 2, !hex4(&low)) || low < 0xDC00 ||
-            low >= 0xE000) {
-          why_ = "an unpaired surrogate";
-          return false;
-        }
+            low >= 0xE000)
+          return bad("an unpaired surrogate");
         cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
-      } else if (cp >= 0xDC00 && cp < 0xE000) {
-        why_ = "an unpaired surrogate";
-        return false;
-      }
+      } else if (cp >= 0xDC00 && cp < 0xE000)
+        return bad("an unpaired surrogate");
       appendUtf8(cp, out);
     }
-    why_ = "a string does not end";
-    return false;
+    return bad("a string does not end");
   }
 
   const std::string &text_;
