@@ -3,12 +3,13 @@
 # this file): exports GPT-2 124M (T 1024, vocabulary 50304, tied
 # embeddings, attention written out) with its weights zeroed, compiles bf16
 # AdamW plans for B = 8 and 16 (a few MB: no weight bytes; run_gpu.sh
-# writes the weights there and passes them with mpt-train --params), and,
-# with --build-here, builds mpt-train for sm_90. Everything goes to
+# writes the weights there and passes them with mpt-train --params), and
+# builds mpt-train for sm_90 when the CUDA toolkit is here (--no-build: not;
+# run_gpu.sh then builds it there, in the GPU host's time). Everything goes to
 # .gpu/gpt2_train (ignored; at most 60 MiB); carry .gpu to the GPU host and
 # run bench/gpt2_train/run_gpu.sh there.
 #
-#   bench/gpt2_train/prepare.sh [--build-here]
+#   bench/gpt2_train/prepare.sh [--no-build]
 #   bench/gpt2_train/prepare.sh --smoke
 #
 # --smoke runs the whole driver here instead, on a 2-layer T=128 model:
@@ -20,12 +21,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 HERE=bench/gpt2_train
-MODE=gpu BUILD_HERE=0
+MODE=gpu BUILD_HERE=1
+[ -x /usr/local/cuda/bin/nvcc ] || command -v nvcc >/dev/null || BUILD_HERE=0
 for arg in "$@"; do
   case "$arg" in
     --smoke) MODE=smoke ;;
-    --build-here) BUILD_HERE=1 ;;
-    *) echo "usage: $0 [--smoke | --build-here]" >&2; exit 2 ;;
+    --no-build) BUILD_HERE=0 ;;
+    *) echo "usage: $0 [--smoke | --no-build]" >&2; exit 2 ;;
   esac
 done
 
@@ -88,7 +90,9 @@ if [ "$BUILD_HERE" = 1 ]; then
   ninja -C build-gpu-bench mpt-train
   mkdir -p "$OUT/bin"
   cp build-gpu-bench/bin/mpt-train "$OUT/bin/"
-  echo "prepare: built mpt-train for sm_90 in $(( $(date +%s) - start )) s"
+  echo "built here by prepare.sh in $(( $(date +%s) - start )) s (ninja mpt-train, sm_90, $(nproc) cores; incremental when build-gpu-bench/ existed)" \
+    > "$OUT/bin/build.txt"
+  echo "prepare: mpt-train $(cat "$OUT/bin/build.txt")"
 fi
 du -sh "$OUT" | sed 's/^/prepare: /'
 size=$(du -sm "$OUT" | cut -f1)

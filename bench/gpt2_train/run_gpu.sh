@@ -8,7 +8,7 @@
 #   bench/gpt2_train/run_gpu.sh        GPT2_BENCH_BUDGET=seconds (default 330)
 #
 # Phases under one deadline: the device and versions, building mpt-train
-# (unless prepare.sh --build-here carried one that starts), then bench.py:
+# (unless prepare.sh carried one that starts), then bench.py:
 # weights from the seed and step-1 parity, PyTorch eager AMP (manual
 # attention, SDPA), MPT bf16 with a profile and a bit-identical rerun,
 # torch.compile, B=8 and CUDA graphs off.
@@ -37,7 +37,7 @@ fi
 echo "== mpt-train for sm_90"
 BIN=$PREP/bin/mpt-train
 if [ -x "$BIN" ] && "$BIN" --help >/dev/null 2>&1; then
-  NOTE="carried from prepare.sh --build-here"
+  NOTE="carried: $(cat "$PREP/bin/build.txt" 2>/dev/null)"
 else
   BIN=build-gpu-bench/bin/mpt-train
   b0=$(date +%s)
