@@ -296,6 +296,13 @@ int mptrt_trainer_evaluate(mptrt_trainer *trainer, double *loss);
 int mptrt_trainer_save(const mptrt_trainer *trainer, const char *path);
 int mptrt_trainer_resume(mptrt_trainer *trainer, const char *path);
 
+/* Starting parameters from a .safetensors or .npz file (mpt-train --params;
+ * mptrt/train/Params.h): every tensor names a parameter of the trainer's
+ * entry, every model parameter (not training state) has one, shapes equal,
+ * float tensors converted to a float parameter's type. Nothing is bound
+ * unless every tensor fits. */
+int mptrt_trainer_load_params(mptrt_trainer *trainer, const char *path);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

@@ -8,6 +8,7 @@
 // directly.
 //
 //===----------------------------------------------------------------------===//
+#include "ParamsFiles.h"
 #include "PlanBuilder.h"
 #include "Progress.h"
 #include "TensorFile.h"
@@ -634,6 +635,93 @@ TEST_F(MptTrainTest, ParamFile) {
       << log;
   const std::vector<int64_t> y = toyY(4);
   EXPECT_EQ(field(readText("m.jsonl"), "loss"), double(y[0] + y[1] + y[2] + y[3] + y[4] + y[5]));
+}
+
+// Tests --params: the model parameter w from a .safetensors (f64, rounded
+// to the plan's f32) or an .npz file, training state optional, --param
+// winning over the file; and each error, naming the file and the tensor.
+TEST_F(MptTrainTest, ParamsFile) {
+  writeToy();
+  const std::vector<int64_t> y = toyY(4);
+  const double sumY = double(y[0] + y[1] + y[2] + y[3] + y[4] + y[5]);
+  const std::vector<uint8_t> zeros64 = bytesOf(std::vector<double>(4, 0.0)),
+                             ones = bytesOf(std::vector<float>(4, 1.0f)),
+                             step = bytesOf(std::vector<int64_t>{0});
+  writeFile("w.safetensors", safetensorsFile({{"w", "F64", {4}, zeros64}}));
+  const float zeros[4] = {0, 0, 0, 0};
+  writeFile("w.npz",
+            zipFile({{"w.npy", tools::encodeNpy(MPTRT_F32, {4}, zeros, 16)},
+                     {"train.step.npy", tools::encodeNpy(MPTRT_I64, {}, step.data(), 8)}}));
+  writeFile("w.npy", tools::encodeNpy(MPTRT_F32, {4}, zeros, 16));
+  writeFile("ones.safetensors", safetensorsFile({{"w", "F32", {4}, ones}}));
+  const std::string metrics = " --steps 1 --quiet --metrics " + path("m.jsonl");
+  for (const std::string &args : std::vector<std::string>{
+           " --params " + path("w.safetensors"), " --params " + path("w.npz"),
+           " --params " + path("ones.safetensors") + " --param w=" + path("w.npy")}) {
+    ASSERT_EQ(run(toyArgs() + metrics + args), 0) << args << "\n" << log;
+    EXPECT_EQ(field(readText("m.jsonl"), "loss"), sumY) << args;
+  }
+  // With ones, the loss is sum(x[0:2]) + sum(y).
+  ASSERT_EQ(run(toyArgs() + metrics + " --params " + path("ones.safetensors")), 0) << log;
+  const std::vector<float> x = toyX(5);
+  double sumX = 0;
+  for (int i = 0; i < 8; ++i)
+    sumX += x[i];
+  EXPECT_FLOAT_EQ(field(readText("m.jsonl"), "loss"), float(sumX + sumY));
+
+  struct Case {
+    std::string file;
+    std::vector<uint8_t> bytes;
+    std::string message;
+  } cases[] = {
+      {"missing.safetensors", safetensorsFile({{"train.step", "I64", {}, step}}),
+       "parameters file '" + path("missing.safetensors") +
+           "': no tensor 'w' for the plan's parameter (f32 [4]) (every model parameter needs one; "
+           "the file has 1 tensors)"},
+      {"extra.safetensors",
+       safetensorsFile(
+           {{"w", "F32", {4}, ones}, {"v", "F32", {1}, bytesOf(std::vector<float>{1})}}),
+       "parameters file '" + path("extra.safetensors") +
+           "': tensor 'v' (F32 [1]) names no parameter of entry point 'train_step'"},
+      {"shape.safetensors",
+       safetensorsFile({{"w", "F32", {5}, bytesOf(std::vector<float>(5, 1.0f))}}),
+       "tensor 'w' is F32 [5], the plan's parameter is f32 [4]: the shapes differ"},
+      {"dtype.safetensors", safetensorsFile({{"w", "I32", {4}, bytesOf(std::vector<int32_t>(4))}}),
+       "tensor 'w' is I32 [4], the plan's parameter is f32 [4]: only f64, f32, f16 and bf16 "
+       "tensors are converted to a float parameter"},
+      {"step.safetensors",
+       safetensorsFile(
+           {{"w", "F32", {4}, ones}, {"train.step", "F32", {}, bytesOf(std::vector<float>{0})}}),
+       "tensor 'train.step' is F32 [], the plan's parameter is i64 []: an integer or boolean "
+       "parameter takes only its own element type"},
+      {"trunc.safetensors",
+       {16, 0, 0, 0, 0, 0, 0, 0, '{', '}'},
+       "parameters file '" + path("trunc.safetensors") +
+           "' (safetensors): truncated or not a safetensors file"},
+      {"shape.npz", zipFile({{"w.npy", tools::encodeNpy(MPTRT_F32, {2, 2}, zeros, 16)}}),
+       "parameters file '" + path("shape.npz") +
+           "': tensor 'w' is '<f4' [2, 2], the plan's parameter is f32 [4]: the shapes differ"},
+  };
+  for (const Case &c : cases) {
+    writeFile(c.file, c.bytes);
+    EXPECT_EQ(run(toyArgs() + metrics + " --params " + path(c.file)), 1) << c.file << "\n" << log;
+    EXPECT_NE(err.find("mpt-train: error: parameters file '" + path(c.file) + "'"),
+              std::string::npos)
+        << c.file << "\n"
+        << log;
+    EXPECT_NE(err.find(c.message), std::string::npos) << c.file << "\n" << log;
+  }
+  EXPECT_EQ(run(toyArgs() + metrics + " --params " + path("none.npz")), 1);
+  EXPECT_NE(err.find("parameters file: cannot open '" + path("none.npz") + "'"), std::string::npos)
+      << log;
+  // --params and --resume exclude each other; --params is an input no
+  // output may name.
+  EXPECT_EQ(run(toyArgs() + metrics + " --params " + path("w.npz") + " --resume " + path("c.ck")),
+            2);
+  EXPECT_NE(err.find("--params and --resume exclude each other"), std::string::npos) << log;
+  EXPECT_EQ(run(toyArgs() + " --steps 1 --params " + path("w.npz") + " --metrics " + path("w.npz")),
+            2);
+  EXPECT_NE(err.find("--params"), std::string::npos) << log;
 }
 
 // Tests that resuming from a checkpoint continues bit-identically: 7 steps

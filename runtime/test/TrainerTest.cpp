@@ -7,9 +7,11 @@
 // same bytes, and a resumed run continues exactly).
 //
 //===----------------------------------------------------------------------===//
+#include "ParamsFiles.h"
 #include "PlanBuilder.h"
 #include "mptrt.h"
 #include "mptrt/train.hpp"
+#include "mptrt/train/Params.h"
 
 #include <gtest/gtest.h>
 
@@ -146,6 +148,47 @@ protected:
   fs::path dir_;
   std::vector<uint8_t> plan_;
 };
+
+// Tests the library's and the C API's --params: a .safetensors file's w is
+// bound (the losses are those of w = 0), a file missing w binds nothing.
+TEST_F(TrainerTest, LoadParams) {
+  train::Trainer t;
+  open(&t, 4);
+  const std::vector<float> zeros(4, 0.0f);
+  const std::vector<uint8_t> good = safetensorsFile({{"w", "F32", {4}, bytesOf(zeros)}}),
+                             none = safetensorsFile({});
+  std::ofstream(path("w.safetensors"), std::ios::binary)
+      .write(reinterpret_cast<const char *>(good.data()), good.size());
+  std::ofstream(path("none.safetensors"), std::ios::binary)
+      .write(reinterpret_cast<const char *>(none.data()), none.size());
+  train::ParamsFile file;
+  std::string error;
+  ASSERT_TRUE(train::readParamsFile(path("none.safetensors"), &file, &error)) << error;
+  EXPECT_FALSE(train::loadParams(t, file, {}, &error));
+  EXPECT_NE(error.find("no tensor 'w' for the plan's parameter (f32 [4])"), std::string::npos)
+      << error;
+  EXPECT_TRUE(train::loadParams(t, file, {"w"}, &error)) << error; // w set elsewhere
+  ASSERT_TRUE(train::readParamsFile(path("w.safetensors"), &file, &error)) << error;
+  ASSERT_TRUE(train::loadParams(t, file, {}, &error)) << error;
+  train::StepMetrics m;
+  ASSERT_TRUE(t.step(&m, &error)) << error;
+  EXPECT_EQ(*m.loss, 0.0);
+
+  mptrt_model *model = nullptr;
+  ASSERT_EQ(mptrt_model_load_memory(plan_.data(), plan_.size(), "cpu", &model), MPTRT_OK);
+  mptrt_trainer *c = nullptr;
+  ASSERT_EQ(mptrt_trainer_create(model, nullptr, MPTRT_CHECK_FINITE_OFF, &c), MPTRT_OK);
+  EXPECT_EQ(mptrt_trainer_load_params(c, path("none.safetensors").c_str()), MPTRT_ERROR);
+  EXPECT_NE(std::string(mptrt_last_error()).find("no tensor 'w'"), std::string::npos);
+  ASSERT_EQ(mptrt_trainer_load_params(c, path("w.safetensors").c_str()), MPTRT_OK)
+      << mptrt_last_error();
+  std::vector<float> w(4, 1.0f);
+  ASSERT_EQ(mptrt_read_parameter(model, "w", w.data(), 16), MPTRT_OK);
+  EXPECT_EQ(w, zeros);
+  EXPECT_EQ(mptrt_trainer_load_params(nullptr, "x"), MPTRT_ERROR);
+  mptrt_trainer_free(c);
+  mptrt_model_free(model);
+}
 
 // Tests that each step gets batch s mod batches and reports every output by
 // role, and that the metrics line is the one mpt-train writes.

@@ -1,6 +1,7 @@
 //===- CApi.cpp - the C API of the training library ----------------------===//
 #include "mptrt.h"
 #include "mptrt/train.hpp"
+#include "mptrt/train/Params.h"
 
 #include "LastError.h"
 
@@ -251,6 +252,17 @@ int mptrt_trainer_resume(mptrt_trainer *trainer, const char *path) {
     return rc;
   std::string error;
   return check(trainer->trainer.resume(path, &error), error);
+}
+
+int mptrt_trainer_load_params(mptrt_trainer *trainer, const char *path) {
+  int rc;
+  if (badArgument(trainer, "trainer", &rc) || badArgument(path, "path", &rc))
+    return rc;
+  std::string error;
+  mptrt::train::ParamsFile file;
+  return check(mptrt::train::readParamsFile(path, &file, &error) &&
+                   mptrt::train::loadParams(trainer->trainer, file, {}, &error),
+               error);
 }
 
 } // extern "C"

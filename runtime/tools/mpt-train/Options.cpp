@@ -30,7 +30,16 @@ const char kUsage[] =
     "                           dropout: a plan with a train.seed parameter gets S there\n"
     "                           before the first step (not on --resume, where the\n"
     "                           checkpoint's train.seed is kept)\n"
-    "  --param NAME=FILE        initial value of a parameter (instead of the plan's)\n"
+    "  --params FILE            initial values of the model's parameters, by name, from a\n"
+    "                           .safetensors or an .npz (numpy.savez) file: every tensor\n"
+    "                           must name a parameter, every parameter that is not\n"
+    "                           training state (optimizer moments, loss scale, step\n"
+    "                           counters, FP8 scales) needs one unless --param gives it,\n"
+    "                           shapes equal; f64/f32/f16/bf16 tensors are converted to a\n"
+    "                           float parameter's type (round to nearest even), other\n"
+    "                           types must be the parameter's\n"
+    "  --param NAME=FILE        initial value of a parameter (instead of the plan's, or\n"
+    "                           --params'); a .npy or .pb of exactly its dtype and shape\n"
     "\n"
     "Evaluation (the plan's eval_step entry: forward and loss in inference mode, sharing\n"
     "train_step's parameters and writing none):\n"
@@ -88,7 +97,8 @@ const char kUsage[] =
     "                           device, a plan, a data file or later training\n"
     "  --save-every K           also write it after every K-th step (needs --save)\n"
     "  --resume FILE            start from a checkpoint and run up to --steps steps in all;\n"
-    "                           the result is bit-identical to an uninterrupted run\n"
+    "                           the result is bit-identical to an uninterrupted run;\n"
+    "                           not with --param or --params\n"
     "\n"
     "No output (--save, --metrics, --collect-ranges, --profile) may name a file the run reads, or\n"
     "another output; --save may name the --resume checkpoint.\n"
@@ -141,6 +151,8 @@ int parseTrainArgs(int argc, char **argv, TrainOptions *o) {
       ok = args.value(&o->savePath) && !o->savePath.empty();
     else if (arg == "--profile")
       ok = args.value(&o->profilePath) && !o->profilePath.empty();
+    else if (arg == "--params")
+      ok = args.value(&o->paramsPath) && !o->paramsPath.empty();
     else if (arg == "--resume")
       ok = args.value(&o->resumePath) && !o->resumePath.empty();
     else if (arg == "--steps") {
@@ -216,6 +228,9 @@ int parseTrainArgs(int argc, char **argv, TrainOptions *o) {
                                 "profile would time the check's reads of every result)");
   if (!o->resumePath.empty() && !o->params.empty())
     return trainUsage("--param and --resume exclude each other (the checkpoint sets every "
+                      "parameter)");
+  if (!o->resumePath.empty() && !o->paramsPath.empty())
+    return trainUsage("--params and --resume exclude each other (the checkpoint sets every "
                       "parameter)");
   if (o->device.empty())
     return trainUsage("option '--device' needs a backend name (auto, or one that "

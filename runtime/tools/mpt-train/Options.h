@@ -25,6 +25,7 @@ struct TrainOptions {
   uint64_t seed = 0, intRange = 2, steps = 0, logEvery = 0, saveEvery = 0, evalEvery = 0;
   bool haveSteps = false, haveSeed = false;
   std::string metricsPath, savePath, resumePath, rangesPath;
+  std::string paramsPath;  // --params: every model parameter from a .safetensors or .npz
   std::string profilePath; // --profile, or MPTRT_PROFILE when it is not given
   bool profileFromEnv = false;
 };

@@ -14,6 +14,8 @@ std::string checkOutputPaths(const TrainOptions &opt) {
     reads.push_back({"--eval-input " + name, file});
   for (const auto &[name, file] : opt.params)
     reads.push_back({"--param " + name, file});
+  if (!opt.paramsPath.empty())
+    reads.push_back({"--params", opt.paramsPath});
   if (!opt.resumePath.empty())
     reads.push_back({"--resume", opt.resumePath});
 

@@ -23,6 +23,7 @@
 #include "Progress.h"
 #include "Signals.h"
 #include "mptrt/train.hpp"
+#include "mptrt/train/Params.h"
 
 #include <csignal>
 #include <cstdio>
@@ -85,9 +86,19 @@ int loadValidationData(const TrainOptions &opt, train::Trainer &trainer) {
   return loadInputFiles(set, opt.evalInputs, give, &message) == LoadOutcome::Ok ? 0 : fail(message);
 }
 
-/// The starting parameters: --param files, --seed, or a --resume checkpoint.
+/// The starting parameters: a --params file, --param files (which win over
+/// it), --seed, or a --resume checkpoint.
 int setStartingState(const TrainOptions &opt, train::Trainer &trainer) {
   std::string error;
+  if (!opt.paramsPath.empty()) {
+    std::vector<std::string> givenByParam;
+    for (const auto &binding : opt.params)
+      givenByParam.push_back(binding.first);
+    train::ParamsFile file;
+    if (!train::readParamsFile(opt.paramsPath, &file, &error) ||
+        !train::loadParams(trainer, file, givenByParam, &error))
+      return fail(error);
+  }
   for (const auto &[name, file] : opt.params) {
     train::Array array;
     if (!trainer.parameter(name, &error))
