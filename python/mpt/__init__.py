@@ -324,11 +324,13 @@ class Trainer:
     after every kernel), "every-kernel" or "off". seed: seeds training
     dropout (the plan's train.seed), like mpt-train --seed. eval_data:
     {input name: array} for eval_entry, the validation set of evaluate().
-    The plan's parameters and step count are the trainer's: Plan.steps,
-    save_checkpoint and load_checkpoint go on from where it is."""
+    params: a .safetensors or .npz file of starting parameters, as
+    mpt-train --params reads it (load_params). The plan's parameters and
+    step count are the trainer's: Plan.steps, save_checkpoint and
+    load_checkpoint go on from where it is."""
 
     def __init__(self, plan, data, check_finite="on-skip", seed=None, eval_data=None,
-                 eval_entry=EVAL_ENTRY):
+                 eval_entry=EVAL_ENTRY, params=None):
         if TRAIN_ENTRY not in plan.entries:
             raise ValueError("this plan has no train_step: compile with train=True")
         if check_finite not in CHECK_FINITE:
@@ -342,6 +344,20 @@ class Trainer:
         if eval_data is not None:
             self._trainer.set_eval_entry(eval_entry)
             self._set(eval_entry, eval_data, eval=True)
+        if params is not None:
+            self.load_params(params)
+
+    def load_params(self, path):
+        """Binds the plan's parameters from a .safetensors or .npz file, by
+        name, as mpt-train --params does: every tensor must name a parameter
+        of train_step and every model parameter (not optimizer or scaler
+        state) must have one, with the same shape; floats are converted to
+        the parameter's dtype. Nothing is bound unless all fit; a ValueError
+        names the file and tensor otherwise."""
+        try:
+            self._trainer.load_params(os.fspath(path))
+        except RuntimeError as e:
+            raise ValueError(str(e)) from None
 
     def _set(self, entry, data, eval):
         names = self.plan._model.names(entry, INPUT)

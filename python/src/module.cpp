@@ -205,6 +205,11 @@ public:
     check(mptrt_trainer_set_eval_entry(trainer_, entry.c_str()));
   }
   void setSeed(uint64_t seed) { check(mptrt_trainer_set_seed(trainer_, seed)); }
+  /// Starting parameters from a .safetensors or .npz file (mpt-train
+  /// --params).
+  void loadParams(const std::string &path) {
+    check(mptrt_trainer_load_params(trainer_, path.c_str()));
+  }
   uint64_t steps() const { return mptrt_trainer_steps(trainer_); }
   void setSteps(uint64_t steps) { mptrt_trainer_set_steps(trainer_, steps); }
 
@@ -311,6 +316,7 @@ NB_MODULE(_mpt, m) {
       .def("set_data", &Trainer::setData)
       .def("set_eval_entry", &Trainer::setEvalEntry)
       .def("set_seed", &Trainer::setSeed)
+      .def("load_params", &Trainer::loadParams)
       .def("steps", &Trainer::steps)
       .def("set_steps", &Trainer::setSteps)
       .def("step", &Trainer::step)

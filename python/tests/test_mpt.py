@@ -277,6 +277,38 @@ def expect_error(kind, words, fn, *a, **kw):
     raise AssertionError("no %s from %s" % (kind.__name__, fn))
 
 
+def test_trainer_params(args, x, y, plan_path):
+    """mpt.Trainer(params=...) and mpt-train --params load the same .npz
+    the same way: the same metrics lines, which differ from the plan's own
+    initial weights'; a file without a model parameter is a ValueError
+    naming it."""
+    plan = compile_plan(args)
+    # Every parameter, the float ones halved (the optimizer's moments are
+    # zeros and stay so): both loaders read the same file.
+    weights = {name: value * 0.5 if np.issubdtype(value.dtype, np.floating) else value
+               for name, value in plan.parameters().items()}
+    params_file = os.path.join(args.work, "params.npz")
+    np.savez(params_file, **weights)
+    t = mpt.Trainer(plan, {"x": x, "labels": y}, params=params_file)
+    ours = [untimed(t.step().json) for _ in range(3)]
+    theirs = [untimed(line) for line in
+              mpt_train_lines(args, plan_path, 3, "--params", params_file)]
+    assert ours == theirs, (ours, theirs)
+    default = [untimed(line) for line in mpt_train_lines(args, plan_path, 1)]
+    assert default[0]["loss"] != ours[0]["loss"], (default, ours)
+
+    missing = dict(weights)
+    gone = "fc1.weight"
+    del missing[gone]
+    np.savez(params_file, **missing)
+    try:
+        mpt.Trainer(compile_plan(args), {"x": x, "labels": y}, params=params_file)
+    except ValueError as e:
+        assert "params.npz" in str(e) and gone in str(e), str(e)
+    else:
+        raise AssertionError("a file without %r loaded" % gone)
+
+
 def test_errors(args, x, y):
     model = os.path.join(args.fixture, "model.onnx")
     e = expect_error(mpt.CompileError, ["missing.onnx", "cannot read"], mpt.compile,
@@ -353,6 +385,7 @@ def main():
     test_run(args, x, y)
     test_checkpoints(args, x, y, plan_path)
     test_trainer_matches_mpt_train(args, x, y, plan_path)
+    test_trainer_params(args, x, y, plan_path)
     test_errors(args, x, y)
     test_example(args)
     test_torch_is_optional()
