@@ -23,6 +23,14 @@ number in docs/*.md and README.md must equal it:
   - SWEEP finds "N kernel kinds" anywhere else in those files, so a new
     statement in the usual words is checked too.
 
+And the values of the typed training options. docs/training.md's options
+table lists the values each option takes; for every option of
+--build-training-step whose type is an option enum of
+include/mpt/IR/MPTEnums.td (or mpt::LossScale, over LossScaleMode), the
+table must have the option's row, and the row must name every case of the
+enum in backquotes (`static:S` names `static`). A case added to the enum
+thus fails here until the doc lists it.
+
 The ctest `doc-counts` runs it (test/CMakeLists.txt).
 
   scripts/check-doc-counts.py [--root DIR] [--cxx COMPILER] [-v]
@@ -142,6 +150,51 @@ def kernel_kinds(root, cxx):
     return kinds
 
 
+# The typed options' values: the enums, the options and the doc's table.
+ENUMS_TD = "include/mpt/IR/MPTEnums.td"
+PASSES_TD = "include/mpt/Transforms/Passes.td"
+OPTIONS_DOC = "docs/training.md"
+# Option types that are not an enum but read one.
+ENUM_OF_TYPE = {"LossScale": "LossScaleMode"}
+
+
+def option_enums(root):
+    """{enum name: [case names]} of MPTEnums.td's MPT_OptionEnum records."""
+    with open(os.path.join(root, ENUMS_TD), encoding="utf-8") as f:
+        text = f.read()
+    enums = {}
+    for match in re.finditer(r'def\s+\w+\s*:\s*MPT_OptionEnum<"(\w+)"(.*?)\]>;', text, re.S):
+        enums[match.group(1)] = re.findall(r'MPT_OptionCase<"([^"]+)"', match.group(2))
+    if not enums:
+        sys.exit(f"doc-counts: {ENUMS_TD} has no MPT_OptionEnum record")
+    return enums
+
+
+def check_option_values(root, texts, failures, verbose):
+    enums = option_enums(root)
+    with open(os.path.join(root, PASSES_TD), encoding="utf-8") as f:
+        passes = f.read()
+    start = passes.index("def BuildTrainingStepPass")
+    options = re.findall(r'Option<"\w+",\s*"([\w-]+)",\s*"::mpt::(\w+)"', passes[start:])
+    doc = texts.get(OPTIONS_DOC, "")
+    for argument, type_name in options:
+        enum = ENUM_OF_TYPE.get(type_name, type_name)
+        if enum not in enums:
+            continue
+        row = re.search(r"^\| `" + re.escape(argument) + r"` \|.*$", doc, re.M)
+        if not row:
+            failures.append(f"{OPTIONS_DOC}: no row for the typed option `{argument}`")
+            continue
+        line = line_of(doc, row.start())
+        missing = [c for c in enums[enum]
+                   if not re.search(r"`" + re.escape(c) + r"(?::[^`]*)?`", row.group(0))]
+        if verbose:
+            print(f"{OPTIONS_DOC}:{line}: {argument}: {', '.join(enums[enum])}")
+        if missing:
+            failures.append(f"{OPTIONS_DOC}:{line}: the row of `{argument}` does not name "
+                            f"{', '.join(missing)} ({enum}'s cases in {ENUMS_TD})")
+
+
 def line_of(text, offset):
     return text.count("\n", 0, offset) + 1
 
@@ -173,6 +226,8 @@ def main():
         for path in sorted(glob.glob(os.path.join(root, pattern))):
             with open(path, encoding="utf-8") as f:
                 texts[os.path.relpath(path, root)] = f.read()
+
+    check_option_values(root, texts, failures, args.verbose)
 
     checked = {}  # (file, offset of the number) -> (line, number, the words)
 

@@ -118,39 +118,18 @@ int fail(char **error, int code, const std::string &message) {
   return code;
 }
 
-/// An error for a `precision=` in `text` that names no precision, or "".
-/// llvm::cl reports a bad enum value on stderr only, so it is checked here,
-/// against the option's own list of values.
-std::string checkPrecision(mpt::InferencePipelineOptions &options,
-                           llvm::StringRef text) {
-  llvm::SmallVector<llvm::StringRef> tokens;
-  text.split(tokens, ' ', -1, false);
-  for (llvm::StringRef token : tokens) {
-    if (!token.consume_front("precision="))
-      continue;
-    auto &parser = options.precision.getParser();
-    std::string names;
-    for (unsigned i = 0, e = parser.getNumOptions(); i < e; ++i) {
-      if (parser.getOption(i) == token)
-        return "";
-      names += (i ? ", " : "") + parser.getOption(i).str();
-    }
-    return "invalid pipeline options: precision=" + token.str() +
-           ": the precision is one of " + names;
-  }
-  return "";
-}
-
 /// Parses the pipeline options into `options`; returns an error message or
 /// "". Which options go together is the driver's to check.
 std::string parseOptions(mpt::TrainingPipelineOptions &options,
                          const char *text) {
-  if (std::string bad = checkPrecision(options, text ? text : ""); !bad.empty())
-    return bad;
   std::string message;
   llvm::raw_string_ostream os(message);
+  // A typed option's bad value ("for the --optimizer option: must be sgd,
+  // ...") is reported here, not on stderr.
+  mpt::OptionErrorCapture typedErrors;
   if (succeeded(options.parseFromString(text ? text : "", os)))
     return "";
+  message += typedErrors.text();
   // llvm::cl names the parser; the reader needs the option alone.
   llvm::StringRef parserName = "<Pass-Options-Parser>: ";
   if (llvm::StringRef(message).starts_with(parserName))
@@ -160,7 +139,8 @@ std::string parseOptions(mpt::TrainingPipelineOptions &options,
   while (!result.empty() && (result.back() == '\n' || result.back() == ' ' ||
                              result.back() == ':'))
     result.pop_back();
-  // A bad value is reported by llvm::cl on stderr, not in `message`.
+  // An untyped option's bad value (lr=fast) is reported by llvm::cl on
+  // stderr, not in `message`.
   if (message.empty())
     result += ": an option has a value it does not take (stderr says "
               "which; docs/pipelines.md lists the values)";

@@ -175,23 +175,22 @@ struct BuildTrainingStepPass
       signalPassFailure();
   }
 
-  /// The loss scaling, once verifyTrainingStepOptions passed loss-scale.
+  /// The loss scaling `loss-scale` asks for.
   void scaleMode(func::FuncOp func, ScaleMode &mode, double &init) {
-    LossScaleSpec spec = *parseLossScale(lossScale);
     init = initScale;
-    switch (spec.kind) {
-    case LossScaleSpec::Kind::Auto:
+    switch (lossScale.mode) {
+    case LossScaleMode::Auto:
       mode = hasF16(func) ? ScaleMode::Dynamic : ScaleMode::None;
       break;
-    case LossScaleSpec::Kind::None:
+    case LossScaleMode::None:
       mode = ScaleMode::None;
       break;
-    case LossScaleSpec::Kind::Dynamic:
+    case LossScaleMode::Dynamic:
       mode = ScaleMode::Dynamic;
       break;
-    case LossScaleSpec::Kind::Static:
+    case LossScaleMode::Static:
       mode = ScaleMode::Static;
-      init = spec.staticScale;
+      init = lossScale.scale;
       break;
     }
   }
@@ -202,7 +201,7 @@ struct BuildTrainingStepPass
     if (std::string bad = verifyTrainingStepOptions(optionValues());
         !bad.empty())
       return func.emitError(bad), failure();
-    MasterWeights masters = *parseMasterWeights(masterWeights);
+    MasterWeights masters = masterWeights;
     ScaleMode mode = ScaleMode::None;
     double init = initScale;
     scaleMode(func, mode, init);
@@ -339,10 +338,9 @@ struct BuildTrainingStepPass
     }
     SmallVector<NamedAttribute> lrAttrs = {
         b.getNamedAttr("schedule",
-                       LrScheduleAttr::get(b.getContext(),
-                                           *symbolizeLrSchedule(schedule))),
+                       LrScheduleAttr::get(b.getContext(), schedule)),
         b.getNamedAttr("lr", b.getF64FloatAttr(lr))};
-    if (schedule == "warmup_cosine") {
+    if (schedule == LrSchedule::warmup_cosine) {
       lrAttrs.push_back(
           b.getNamedAttr("warmup_steps", b.getI64IntegerAttr(warmupSteps)));
       lrAttrs.push_back(
@@ -482,7 +480,7 @@ struct BuildTrainingStepPass
                              Value lrValue, Value finite, MasterWeights masters,
                              func::FuncOp evalFunc) {
     OpBuilder &b = step.b;
-    bool adamw = optimizer == "adamw";
+    bool adamw = optimizer == Optimizer::AdamW;
     double decay = weightDecay >= 0 ? weightDecay : (adamw ? 0.01 : 0.0);
     // Stochastic rounding's Philox streams: one per parameter, from 2^31
     // (mptrt/Philox.h kRoundingStreamBase), apart from dropout's 0, 1, ...
@@ -527,7 +525,7 @@ struct BuildTrainingStepPass
       SmallVector<Type> types = {type};
       SmallVector<NamedAttribute> attrs = {
           b.getNamedAttr("weight_decay", b.getF64FloatAttr(decay))};
-      if (optimizer == "momentum") {
+      if (optimizer == Optimizer::Momentum) {
         auto buf = step.addState(t.name + abi::kMomentumBufferSuffix, type, 0);
         if (failed(buf))
           return failure();
@@ -542,7 +540,7 @@ struct BuildTrainingStepPass
       operands.append({optStep, lrValue, finite});
       auto upd = SGDUpdateOp::create(b, loc, types, operands, attrs);
       step.update(t.name, upd.getNewParam());
-      if (optimizer == "momentum")
+      if (optimizer == Optimizer::Momentum)
         step.update(t.name + abi::kMomentumBufferSuffix,
                     upd.getNewMomentumBuffer());
     }

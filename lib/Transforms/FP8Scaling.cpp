@@ -36,14 +36,7 @@ RankedTensorType scalarF32(MLIRContext *ctx) {
 
 } // namespace
 
-std::string FP8Scaling::check(StringRef mode, int64_t historyLength,
-                              StringRef amaxAlgo, int64_t margin) {
-  if (mode != "delayed" && mode != "current" && mode != "none")
-    return "fp8-scaling must be delayed, current or none; got '" + mode.str() +
-           "'";
-  if (!symbolizeAmaxComputeAlgo(amaxAlgo))
-    return "fp8-amax-algo must be max or most_recent; got '" + amaxAlgo.str() +
-           "'";
+std::string FP8Scaling::check(int64_t historyLength, int64_t margin) {
   if (historyLength < 1)
     return "fp8-amax-history must be at least 1; got " +
            std::to_string(historyLength);
@@ -52,16 +45,13 @@ std::string FP8Scaling::check(StringRef mode, int64_t historyLength,
   return "";
 }
 
-FP8ScalingOptions FP8Scaling::parse(StringRef mode, int64_t historyLength,
-                                    StringRef amaxAlgo, int64_t margin) {
-  assert(check(mode, historyLength, amaxAlgo, margin).empty() &&
-         "FP8 options not verified");
+FP8ScalingOptions FP8Scaling::parse(FP8ScalingMode mode, int64_t historyLength,
+                                    AmaxComputeAlgo amaxAlgo, int64_t margin) {
+  assert(check(historyLength, margin).empty() && "FP8 options not verified");
   FP8ScalingOptions o;
-  o.mode = mode == "current" ? FP8ScalingMode::Current
-           : mode == "none"  ? FP8ScalingMode::None
-                             : FP8ScalingMode::Delayed;
-  o.historyLength = o.mode == FP8ScalingMode::Current ? 1 : historyLength;
-  o.amaxAlgo = *symbolizeAmaxComputeAlgo(amaxAlgo);
+  o.mode = mode;
+  o.historyLength = mode == FP8ScalingMode::Current ? 1 : historyLength;
+  o.amaxAlgo = amaxAlgo;
   o.margin = margin;
   return o;
 }

@@ -23,12 +23,6 @@
 
 namespace mpt {
 
-enum class FP8ScalingMode {
-  Delayed, // the amax of steps < k sets step k's scale
-  Current, // step k's own amax sets step k's scale
-  None,    // every scale stays 1 (a comparison point, not a recipe)
-};
-
 struct FP8ScalingOptions {
   FP8ScalingMode mode = FP8ScalingMode::Delayed;
   int64_t historyLength = 1024; // delayed; current keeps one entry
@@ -51,13 +45,13 @@ public:
              FP8StateSink sink)
       : func(func), options(std::move(options)), sink(std::move(sink)) {}
 
-  /// Why the options `fp8-scaling`, `fp8-amax-history`, `fp8-amax-algo`
-  /// and `fp8-margin` are invalid, or "" (verifyTrainingStepOptions).
-  static std::string check(llvm::StringRef mode, int64_t historyLength,
-                           llvm::StringRef amaxAlgo, int64_t margin);
+  /// Why the options `fp8-amax-history` and `fp8-margin` are invalid, or
+  /// "" (verifyTrainingStepOptions). `fp8-scaling` and `fp8-amax-algo` are
+  /// typed: their parsers check them.
+  static std::string check(int64_t historyLength, int64_t margin);
   /// The options, once check() has passed them.
-  static FP8ScalingOptions parse(llvm::StringRef mode, int64_t historyLength,
-                                 llvm::StringRef amaxAlgo, int64_t margin);
+  static FP8ScalingOptions parse(FP8ScalingMode mode, int64_t historyLength,
+                                 AmaxComputeAlgo amaxAlgo, int64_t margin);
 
   /// Turns every `mpt.fp8_scale` argument into the parameter
   /// `<t>.fp8_scale` (initially 1), keeping the attribute. Run before

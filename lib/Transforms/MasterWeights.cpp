@@ -53,16 +53,6 @@ FailureOr<Attribute> toBf16(ElementsAttr value, RankedTensorType type) {
 
 } // namespace
 
-std::optional<MasterWeights> mpt::parseMasterWeights(StringRef spec) {
-  if (spec == "fp32")
-    return MasterWeights::FP32;
-  if (spec == "bf16")
-    return MasterWeights::BF16;
-  if (spec == "bf16-sr")
-    return MasterWeights::BF16SR;
-  return std::nullopt;
-}
-
 BlockArgument mpt::findParam(func::FuncOp func, StringRef name) {
   for (BlockArgument arg : func.getArguments())
     if (auto attr = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(),

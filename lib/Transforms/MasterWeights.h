@@ -1,15 +1,15 @@
 //===- MasterWeights.h - bf16 master weights of the training step -*- C++
 //-*-===//
 //
-// `--build-training-step="master-weights=fp32|bf16|bf16-sr"`
-// (docs/training.md, "Master weights"): the persistent copy of each
-// trainable parameter that the optimizer updates is FP32 (the default), or
-// bf16. A bf16 master is the parameter argument itself, retyped to bf16
-// with its initial value rounded to nearest even; the forward and backward
-// graphs read it through one inserted `cast` to f32 at the top of the
-// function (which canonicalization folds into the bf16 copies that
-// --assign-precision made), so gradients stay FP32 and the optimizer update
-// takes the bf16 weight and an FP32 gradient and moments.
+// `--build-training-step="master-weights=..."` (mpt::MasterWeights,
+// MPTEnums.td; docs/training.md, "Master weights"): the persistent copy of
+// each trainable parameter that the optimizer updates is FP32 (the
+// default), or bf16. A bf16 master is the parameter argument itself,
+// retyped to bf16 with its initial value rounded to nearest even; the
+// forward and backward graphs read it through one inserted `cast` to f32 at
+// the top of the function (which canonicalization folds into the bf16
+// copies that --assign-precision made), so gradients stay FP32 and the
+// optimizer update takes the bf16 weight and an FP32 gradient and moments.
 //
 //===----------------------------------------------------------------------===//
 #ifndef MPT_LIB_TRANSFORMS_MASTERWEIGHTS_H
@@ -17,18 +17,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
-#include <optional>
-
 namespace mpt {
-
-enum class MasterWeights {
-  FP32,   // FP32 masters (as PyTorch AMP keeps them)
-  BF16,   // bf16 masters, each update rounded to nearest even
-  BF16SR, // bf16 masters, each update rounded stochastically
-};
-
-/// The `master-weights` option's value, or none when it names none.
-std::optional<MasterWeights> parseMasterWeights(llvm::StringRef spec);
 
 /// Makes the parameter argument `param` (an f32 `mpt.param` of `func`'s
 /// entry block) a bf16 master: its type becomes bf16, its initial value (if

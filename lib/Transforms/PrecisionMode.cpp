@@ -7,43 +7,6 @@ using namespace mlir;
 
 namespace mpt {
 
-// The modes of --assign-precision, as option values.
-#define MPT_ASSIGN_PRECISION_MODES                                             \
-  clEnumValN(PrecisionMode::BF16, "bf16", "BF16 mixed precision"),             \
-      clEnumValN(PrecisionMode::FP16, "fp16", "FP16 mixed precision"),         \
-      clEnumValN(PrecisionMode::FP8, "fp8",                                    \
-                 "FP8 (E4M3) contraction inputs, otherwise BF16"),             \
-      clEnumValN(PrecisionMode::FP32, "fp32", "Everything FP32"),              \
-      clEnumValN(PrecisionMode::Auto, "auto", "Chosen from `target`")
-
-llvm::cl::ValuesClass precisionModeValues(bool withNone) {
-  if (!withNone)
-    return llvm::cl::values(MPT_ASSIGN_PRECISION_MODES);
-  return llvm::cl::values(
-      clEnumValN(PrecisionMode::None, "none",
-                 "The model's own types (no --assign-precision)"),
-      MPT_ASSIGN_PRECISION_MODES);
-}
-#undef MPT_ASSIGN_PRECISION_MODES
-
-StringRef stringifyPrecisionMode(PrecisionMode mode) {
-  switch (mode) {
-  case PrecisionMode::None:
-    return "none";
-  case PrecisionMode::BF16:
-    return "bf16";
-  case PrecisionMode::FP16:
-    return "fp16";
-  case PrecisionMode::FP8:
-    return "fp8";
-  case PrecisionMode::FP32:
-    return "fp32";
-  case PrecisionMode::Auto:
-    return "auto";
-  }
-  return "unknown";
-}
-
 FailureOr<PrecisionMode> resolveAutoMode(StringRef target, std::string &error) {
   if (target == "cpu")
     return PrecisionMode::FP32;

@@ -316,7 +316,8 @@ def test_errors(args, x, y):
     assert e.status == 1
     expect_error(mpt.CompileError, ["no such option", "bogus-option"], mpt.compile, model,
                  bogus_option=1)
-    expect_error(mpt.CompileError, ["optimizer must be sgd, momentum or adamw", "'rmsprop'"],
+    expect_error(mpt.CompileError, ["for the --optimizer option: must be sgd, momentum or adamw",
+                                    "got 'rmsprop'"],
                  mpt.compile, model, optimizer="rmsprop")
     expect_error(mpt.CompileError, ["model.onnx", "node 'main_graph'", "'nope'"], mpt.compile,
                  model, loss_kind="cross_entropy", loss_output="nope", label_input="labels")

@@ -133,8 +133,8 @@ TEST(CompileCAPI, BadOptions) {
 
   r = compile(kMlp, 1, "precision=bf17");
   EXPECT_EQ(r.status, MPT_COMPILE_ERROR);
-  EXPECT_NE(r.error.find("precision=bf17: the precision is one of none, bf16, "
-                         "fp16, fp8, fp32, auto"),
+  EXPECT_NE(r.error.find("for the --precision option: must be none, bf16, "
+                         "fp16, fp8, fp32 or auto; got 'bf17'"),
             std::string::npos)
       << r.error;
 

@@ -36,7 +36,24 @@
 // RUN: not mpt-compile %fixtures/mlp/model.onnx --train --loss-scale=static:0 -o %t.7.mptp 2>&1 | FileCheck %s --check-prefix=SCALE
 // RUN: not mpt-capi-compile %fixtures/mlp/model.onnx 1 "loss-scale=static:0" 2>&1 | FileCheck %s --check-prefix=SCALE
 // RUN: not mpt-opt %s --mpt-training-pipeline="loss-scale=static:0" 2>&1 | FileCheck %s --check-prefix=SCALE
-// SCALE: invalid options: loss-scale must be none, dynamic, static:S (S > 0) or auto; got 'static:0'
+// SCALE: for the --loss-scale option: must be none, dynamic, static:S (S > 0) or auto; got 'static:0'
+//
+// A typed option's value outside its enum (MPTEnums.td): the option's
+// parser names the values it takes.
+// RUN: not mpt-compile %fixtures/mlp/model.onnx --train --optimizer=lion -o %t.10.mptp 2>&1 | FileCheck %s --check-prefix=OPTIMIZER
+// RUN: not mpt-capi-compile %fixtures/mlp/model.onnx 1 "optimizer=lion" 2>&1 | FileCheck %s --check-prefix=OPTIMIZER
+// RUN: not mpt-opt %s --mpt-training-pipeline="optimizer=lion" 2>&1 | FileCheck %s --check-prefix=OPTIMIZER
+// OPTIMIZER: for the --optimizer option: must be sgd, momentum or adamw; got 'lion'
+//
+// RUN: not mpt-compile %fixtures/mlp/model.onnx --precision=bf32 -o %t.11.mptp 2>&1 | FileCheck %s --check-prefix=PRECISION
+// RUN: not mpt-capi-compile %fixtures/mlp/model.onnx 0 "precision=bf32" 2>&1 | FileCheck %s --check-prefix=PRECISION
+// RUN: not mpt-opt %s --mpt-inference-pipeline="precision=bf32" 2>&1 | FileCheck %s --check-prefix=PRECISION
+// PRECISION: for the --precision option: must be none, bf16, fp16, fp8, fp32 or auto; got 'bf32'
+//
+// RUN: not mpt-compile %fixtures/mlp/model.onnx --train --lr-schedule=cosine -o %t.12.mptp 2>&1 | FileCheck %s --check-prefix=SCHEDULE
+// RUN: not mpt-capi-compile %fixtures/mlp/model.onnx 1 "lr-schedule=cosine" 2>&1 | FileCheck %s --check-prefix=SCHEDULE
+// RUN: not mpt-opt %s --mpt-training-pipeline="lr-schedule=cosine" 2>&1 | FileCheck %s --check-prefix=SCHEDULE
+// SCHEDULE: for the --lr-schedule option: must be constant or warmup_cosine; got 'cosine'
 //
 // RUN: not mpt-compile %fixtures/mlp/model.onnx --train --fp8-margin=200 -o %t.8.mptp 2>&1 | FileCheck %s --check-prefix=MARGIN
 // RUN: not mpt-capi-compile %fixtures/mlp/model.onnx 1 "fp8-margin=200" 2>&1 | FileCheck %s --check-prefix=MARGIN

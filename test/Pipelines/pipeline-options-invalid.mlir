@@ -11,7 +11,7 @@
 // TRAINONLY: error: mpt-inference-pipeline: no such option lr
 // BADVALUE: for the --lr option: 'fast' value invalid for floating point argument
 // BADVALUE: error: mpt-training-pipeline: invalid options 'lr=fast'
-// BADMODE: for the --precision option: Cannot find option named 'bf32'
+// BADMODE: for the --precision option: must be none, bf16, fp16, fp8, fp32 or auto; got 'bf32'
 func.func @forward(%x: tensor<8x16xf32> {mpt.input = "x"}) -> (tensor<8x16xf32> {mpt.output = "y"}) {
   %y = mpt.relu %x : tensor<8x16xf32>
   return %y : tensor<8x16xf32>

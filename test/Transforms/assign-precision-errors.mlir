@@ -15,7 +15,7 @@
 
 // NOTARGET: error: assign-precision: mode=auto needs target=<sm_XY|cpu>; the compiler does not detect hardware
 // BADTARGET: error: assign-precision: unknown target 'gfx90a'; expected sm_XY (e.g. sm_80, sm_90) or cpu
-// BADMODE: Cannot find option named 'bf17'
+// BADMODE: for the --mode option: must be bf16, fp16, fp8, fp32 or auto; got 'bf17'
 // BADTYPE: error: assign-precision: 'softmaxx' in keep-fp32 names no mpt op
 // SLOW: warning: assign-precision: mode fp8 is forced on sm_80, which has no fast fp8 arithmetic
 // NOPROFILE: error: assign-precision: cannot read the precision profile '{{.*}}.missing.json': No such file or directory

@@ -1,8 +1,12 @@
 // RUN: mpt-opt %s -split-input-file --build-training-step -verify-diagnostics -o /dev/null
 // RUN: not mpt-opt %s -split-input-file --build-training-step="optimizer=lion" -o /dev/null 2>&1 | FileCheck %s --check-prefix=OPT
+// RUN: not mpt-opt %s -split-input-file --build-training-step="loss-scale=static" -o /dev/null 2>&1 | FileCheck %s --check-prefix=SCALE
 // RUN: echo "module {}" | not mpt-opt --build-training-step 2>&1 | FileCheck %s --check-prefix=NOFUNC
 
-// OPT: optimizer must be sgd, momentum or adamw; got 'lion'
+// Tests that a typed option's value outside its set is rejected as the
+// options are parsed, naming the values it takes (MPTEnums.td).
+// OPT: for the --optimizer option: must be sgd, momentum or adamw; got 'lion'
+// SCALE: for the --loss-scale option: must be none, dynamic, static:S (S > 0) or auto; got 'static'
 // NOFUNC: --build-training-step expects one public function, found 0
 
 // Tests that an op without a gradient rule on the path from a parameter to

@@ -80,8 +80,8 @@
 // OPTS: mpt.update_fp8_scale {{.*}} {amax_compute_algo = #mpt.amax_compute_algo<most_recent>, margin = 1 : i64}
 // OPTS: mpt.update_fp8_scale {{.*}} {amax_compute_algo = #mpt.amax_compute_algo<most_recent>, fp8_max = 5.734400e+04 : f64, margin = 1 : i64}
 
-// BAD: error: fp8-scaling must be delayed, current or none; got 'sometimes'
-// BADALGO: error: fp8-amax-algo must be max or most_recent; got 'mean'
+// BAD: for the --fp8-scaling option: must be delayed, current or none; got 'sometimes'
+// BADALGO: for the --fp8-amax-algo option: must be max or most_recent; got 'mean'
 // BADLEN: error: fp8-amax-history must be at least 1; got 0
 func.func @forward(%x: tensor<4x8xf32> {mpt.input = "x"},
                    %w1: tensor<8x8xf32> {mpt.param = "fc1.weight"},

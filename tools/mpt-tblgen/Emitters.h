@@ -45,6 +45,11 @@ bool emitPipelineOptions(const llvm::RecordKeeper &records,
 bool emitPassOptionValues(const llvm::RecordKeeper &records,
                           llvm::raw_ostream &os);
 
+/// mpt/IR/MPTEnumOptions.h.inc from the MPT_OptionEnum records
+/// (include/mpt/IR/MPTEnums.td): each enum's cases as an option's values,
+/// and the llvm::cl parser of options of its type.
+bool emitEnumOptions(const llvm::RecordKeeper &records, llvm::raw_ostream &os);
+
 } // namespace mpt::tblgen
 
 #endif // MPT_TOOLS_MPT_TBLGEN_EMITTERS_H

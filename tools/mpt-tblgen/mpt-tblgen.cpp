@@ -36,6 +36,11 @@
 //       mpt-tblgen -gen-pass-option-values -I <mlir include> \
 //           include/mpt/Transforms/Passes.td -o PassOptionValues.h.inc
 //
+//     and the option enums' cases and parsers:
+//
+//       mpt-tblgen -gen-enum-options -I include -I <mlir include> \
+//           include/mpt/IR/MPTEnums.td -o MPTEnumOptions.h.inc
+//
 //===----------------------------------------------------------------------===//
 #include "Emitters.h"
 
@@ -57,7 +62,8 @@ enum class Action {
   KernelPatterns,
   OnnxImports,
   PipelineOptions,
-  PassOptionValues
+  PassOptionValues,
+  EnumOptions
 };
 
 cl::opt<Action> action(
@@ -82,7 +88,10 @@ cl::opt<Action> action(
                           "take (PipelineOptions.h.inc)"),
                clEnumValN(Action::PassOptionValues, "gen-pass-option-values",
                           "Each pass's option values as its options struct "
-                          "(PassOptionValues.h.inc)")));
+                          "(PassOptionValues.h.inc)"),
+               clEnumValN(Action::EnumOptions, "gen-enum-options",
+                          "The option enums' cases and llvm::cl parsers "
+                          "(MPTEnumOptions.h.inc)")));
 
 bool run(raw_ostream &os, const RecordKeeper &records) {
   switch (action) {
@@ -100,12 +109,15 @@ bool run(raw_ostream &os, const RecordKeeper &records) {
     return mpt::tblgen::emitPipelineOptions(records, os);
   case Action::PassOptionValues:
     return mpt::tblgen::emitPassOptionValues(records, os);
+  case Action::EnumOptions:
+    return mpt::tblgen::emitEnumOptions(records, os);
   case Action::None:
     break;
   }
   PrintFatalError(
       "mpt-tblgen: name a backend (-gen-unary-kinds, -gen-unary-docs, "
-      "-gen-kernel-schema, -gen-pipeline-options, -gen-pass-option-values)");
+      "-gen-kernel-schema, -gen-pipeline-options, -gen-pass-option-values, "
+      "-gen-enum-options)");
 }
 
 } // namespace

@@ -10,6 +10,8 @@
 
 #include "mlir/IR/Attributes.h"
 #include "mlir/Support/TypeID.h"
+// The generated printers stream quoted names (`"bf16-sr"`).
+#include "llvm/Support/raw_ostream.h"
 
 #include "mpt/IR/MPTEnums.h.inc"
 

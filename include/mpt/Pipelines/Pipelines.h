@@ -42,12 +42,10 @@ llvm::cl::OptionCategory &getTrainingOptionsCategory();
 struct InferencePipelineOptions
     : public mlir::PassPipelineOptions<InferencePipelineOptions> {
   Option<PrecisionMode> precision{
-      *this,
-      "precision",
+      *this, "precision",
       llvm::cl::desc("Run --assign-precision (then --verify-precision) in "
                      "this mode before the lowering"),
       llvm::cl::init(PrecisionMode::None),
-      precisionModeValues(/*withNone=*/true),
       llvm::cl::cat(getPipelineOptionsCategory())};
   // --assign-precision's target, report (`precision-report`), profile
   // (`precision-profile`), profile-margin and profile-flush-limit, with the

@@ -5,6 +5,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
+#include "mpt/Transforms/LossScale.h"
 #include "mpt/Transforms/PrecisionMode.h"
 
 #include <memory>

@@ -10,6 +10,11 @@
 
 include "mlir/Pass/PassBase.td"
 
+// An option whose type is one of MPTEnums.td's option enums (or
+// mpt::LossScale) takes the enum's cases, with their help texts, through
+// the type's llvm::cl parser (mpt/IR/MPTEnumOptions.h): no option lists its
+// values here, and a value outside them is an error that lists them.
+
 def AssignPrecisionPass : Pass<"assign-precision", "::mlir::ModuleOp"> {
   let summary = "Assign a precision to every op of the model";
   let description = [{
@@ -49,8 +54,8 @@ def AssignPrecisionPass : Pass<"assign-precision", "::mlir::ModuleOp"> {
   }];
   let options = [
     Option<"mode", "mode", "::mpt::PrecisionMode", "::mpt::PrecisionMode::BF16",
-           "Precision mode: bf16, fp16, fp8, fp32, or auto (from `target`)",
-           [{::mpt::precisionModeValues(/*withNone=*/false)}]>,
+           "Precision mode (auto: from `target`)",
+           [{::mpt::withoutValue(::mpt::PrecisionMode::None)}]>,
     Option<"target", "target", "std::string", /*default=*/"",
            "The target the auto mode picks for: cpu or sm_XY (a CUDA compute "
            "capability: sm_70, sm_80, ...)",
@@ -182,8 +187,8 @@ def BuildTrainingStepPass : Pass<"build-training-step", "::mlir::ModuleOp"> {
            "Name of the label input an added loss takes (the model's own input of that name, if it has one)">,
     Option<"lossName", "loss", "std::string", /*default=*/"",
            "The scalar output to use as the loss when the model has several">,
-    Option<"optimizer", "optimizer", "std::string", /*default=*/"\"adamw\"",
-           "sgd, momentum or adamw">,
+    Option<"optimizer", "optimizer", "::mpt::Optimizer",
+           /*default=*/"::mpt::Optimizer::AdamW", "The optimizer">,
     Option<"lr", "lr", "double", /*default=*/"1e-3", "Learning rate">,
     Option<"momentum", "momentum", "double", /*default=*/"0.9",
            "Momentum of --optimizer=momentum">,
@@ -196,8 +201,10 @@ def BuildTrainingStepPass : Pass<"build-training-step", "::mlir::ModuleOp"> {
     Option<"beta1", "beta1", "double", /*default=*/"0.9", "AdamW beta1">,
     Option<"beta2", "beta2", "double", /*default=*/"0.999", "AdamW beta2">,
     Option<"eps", "eps", "double", /*default=*/"1e-8", "AdamW epsilon">,
-    Option<"lossScale", "loss-scale", "std::string", /*default=*/"\"auto\"",
-           "none, dynamic, static:S, or auto (dynamic when the graph has f16, else none)">,
+    Option<"lossScale", "loss-scale", "::mpt::LossScale",
+           /*default=*/"::mpt::LossScale{}",
+           "Loss scaling: none, dynamic, static:S (S > 0), or auto (dynamic "
+           "when the graph has f16, else none)">,
     Option<"initScale", "init-scale", "double", /*default=*/"65536.0",
            "Initial dynamic loss scale">,
     Option<"growthFactor", "growth-factor", "double", /*default=*/"2.0",
@@ -208,8 +215,9 @@ def BuildTrainingStepPass : Pass<"build-training-step", "::mlir::ModuleOp"> {
            "Finite steps before the dynamic scale grows">,
     Option<"clipNorm", "clip-norm", "double", /*default=*/"0.0",
            "Clip gradients to this global L2 norm (0: off)">,
-    Option<"schedule", "lr-schedule", "std::string", /*default=*/"\"constant\"",
-           "constant or warmup_cosine">,
+    Option<"schedule", "lr-schedule", "::mpt::LrSchedule",
+           /*default=*/"::mpt::LrSchedule::constant",
+           "The learning-rate schedule">,
     Option<"warmupSteps", "warmup-steps", "int64_t", /*default=*/"0",
            "Linear warmup steps of warmup_cosine">,
     Option<"totalSteps", "total-steps", "int64_t", /*default=*/"0",
@@ -225,21 +233,20 @@ def BuildTrainingStepPass : Pass<"build-training-step", "::mlir::ModuleOp"> {
     Option<"evalEntry", "eval-entry", "std::string", /*default=*/"\"eval_step\"",
            "Name of the evaluation entry point added beside the training one "
            "(forward and loss in inference mode, writing nothing; empty: none)">,
-    Option<"fp8Scaling", "fp8-scaling", "std::string", /*default=*/"\"delayed\"",
-           "FP8 scales (after --assign-precision=fp8): delayed (the amax history "
-           "of earlier steps sets this step's scale), current (this step's amax), "
-           "or none (every scale stays 1; for comparison only)">,
+    Option<"fp8Scaling", "fp8-scaling", "::mpt::FP8ScalingMode",
+           /*default=*/"::mpt::FP8ScalingMode::Delayed",
+           "Where the FP8 scales (after --assign-precision=fp8) come from">,
     Option<"fp8AmaxHistory", "fp8-amax-history", "int64_t", /*default=*/"1024",
            "Length of each FP8 tensor's amax history (delayed scaling)">,
-    Option<"fp8AmaxAlgo", "fp8-amax-algo", "std::string", /*default=*/"\"max\"",
-           "The amax a delayed scale comes from: max (of the history) or most_recent">,
+    Option<"fp8AmaxAlgo", "fp8-amax-algo", "::mpt::AmaxComputeAlgo",
+           /*default=*/"::mpt::AmaxComputeAlgo::max",
+           "The amax a delayed scale comes from">,
     Option<"fp8Margin", "fp8-margin", "int64_t", /*default=*/"0",
            "scale = fp8_max / amax / 2^margin">,
-    Option<"masterWeights", "master-weights", "std::string", /*default=*/"\"fp32\"",
-           "The trainable parameters' master weights: fp32, bf16 (updates "
-           "rounded to nearest even; small ones stall) or bf16-sr (stochastic "
-           "rounding, keyed by train.seed, the step and the element); AdamW "
-           "only, the moments stay fp32">,
+    Option<"masterWeights", "master-weights", "::mpt::MasterWeights",
+           /*default=*/"::mpt::MasterWeights::FP32",
+           "The trainable parameters' master weights (bf16 ones: AdamW only; "
+           "the moments stay fp32)">,
   ];
   let dependentDialects = ["::mpt::MPTDialect", "::mlir::func::FuncDialect"];
 }

@@ -2,28 +2,21 @@
 #ifndef MPT_TRANSFORMS_PRECISIONMODE_H
 #define MPT_TRANSFORMS_PRECISIONMODE_H
 
+#include "mpt/IR/MPTEnumOptions.h"
+
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/Types.h"
 #include "llvm/ADT/StringRef.h"
-#include "llvm/Support/CommandLine.h"
 #include "llvm/Support/LogicalResult.h"
 #include <string>
 
 namespace mpt {
 
-/// The precision a model is compiled in: the modes of `--assign-precision`,
-/// and `None` (the model's own types, no `--assign-precision`), which only
-/// the pipelines' `precision` takes.
-enum class PrecisionMode { None, BF16, FP16, FP8, FP32, Auto };
-
-/// The modes as the values of a command-line option, with their names and
-/// help texts: every option that takes a mode uses these
-/// (`--assign-precision`'s `mode` without `none`, the pipelines' `precision`
-/// with it).
-llvm::cl::ValuesClass precisionModeValues(bool withNone);
-
-/// The mode's name as the option spells it ("bf16", ...).
-llvm::StringRef stringifyPrecisionMode(PrecisionMode mode);
+// mpt::PrecisionMode, the precision a model is compiled in, is MPTEnums.td's:
+// the modes of `--assign-precision` (whose `mode` takes every case but
+// `none`), and `none` (the model's own types, no `--assign-precision`),
+// which only the pipelines' `precision` takes. stringifyPrecisionMode gives
+// a mode's name as the options spell it ("bf16", ...).
 
 /// The mode `auto` picks for `target`: bf16 for sm_80 and newer, fp16 for
 /// sm_70 to sm_79, fp32 for older GPUs and for `cpu`. Fails, with a message
