@@ -157,7 +157,7 @@ TEST(Pipelines, OptionsSetInCxxReachThePasses) {
 
   mpt::TrainingPipelineOptions options;
   options.precision = mpt::PrecisionMode::BF16;
-  options.optimizer = "sgd";
+  options.optimizer = mpt::Optimizer::SGD;
   options.lr = 0.25;
   options.lossKind = "mse";
   options.evalEntry = "";

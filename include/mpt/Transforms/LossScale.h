@@ -32,6 +32,11 @@ struct LossScale {
   static std::optional<LossScale> parse(llvm::StringRef text);
   /// The forms a value takes, as an error lists them ("static:S (S > 0)").
   static std::vector<std::string> forms();
+
+  bool operator==(const LossScale &other) const {
+    return mode == other.mode && scale == other.scale;
+  }
+  bool operator!=(const LossScale &other) const { return !(*this == other); }
 };
 
 /// The value as the option spells it (`static:1024`).
