@@ -23,6 +23,8 @@
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/bit.h"
 
+#include <unistd.h>
+
 using namespace mlir;
 using namespace mpt;
 namespace plan = mptrt::plan;
@@ -96,9 +98,40 @@ unsigned storageBits(Type element) {
   return element.isInteger(1) ? 8 : element.getIntOrFloatBitWidth();
 }
 
+/// The machine's physical memory in bytes (UINT64_MAX when unknown).
+uint64_t physicalMemoryBytes() {
+  const long pages = sysconf(_SC_PHYS_PAGES), pageSize = sysconf(_SC_PAGE_SIZE);
+  return pages > 0 && pageSize > 0 ? static_cast<uint64_t>(pages) * pageSize
+                                   : UINT64_MAX;
+}
+
+/// Fails, at `loc`, when the constant's bytes cannot be written: more than
+/// a plan holds, or than this machine's memory, which the emitter would
+/// fill before writing. A splat (ConstantOfShape's fill, sized by the
+/// model) is checked before it is expanded.
+LogicalResult checkConstantSize(ElementsAttr attr, unsigned width,
+                                Location loc) {
+  uint64_t bytes = 0;
+  const bool overflows =
+      __builtin_mul_overflow(static_cast<uint64_t>(attr.getNumElements()),
+                             uint64_t(width / 8), &bytes);
+  const uint64_t memory = physicalMemoryBytes();
+  if (!overflows && bytes < plan::kMaxBytes && bytes <= memory)
+    return success();
+  InFlightDiagnostic diag = emitError(loc) << "constant " << attr.getType();
+  if (StringRef node = originName(loc); !node.empty())
+    diag << " (ONNX node '" << node << "')";
+  if (overflows || bytes >= plan::kMaxBytes)
+    return diag << " is larger than a plan can hold (2^48 bytes)";
+  return diag << " takes " << bytes << " bytes, more than this machine's "
+              << memory << " bytes of memory";
+}
+
 FailureOr<ElementBytes> elementBytes(ElementsAttr attr, Location loc) {
   Type element = attr.getElementType();
   unsigned width = storageBits(element);
+  if (failed(checkConstantSize(attr, width, loc)))
+    return failure();
   ElementBytes out;
   if (auto blob = dyn_cast<DenseResourceElementsAttr>(attr)) {
     ArrayRef<char> data = blob.getData();
