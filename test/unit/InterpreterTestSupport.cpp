@@ -1,5 +1,6 @@
 //===- InterpreterTestSupport.cpp - interpreter test fixtures -------------===//
 #include "InterpreterTestSupport.h"
+#include "FiniteDifferences.h"
 
 #include "mpt/Dialect/MPT/IR/MPTDialect.h"
 
@@ -152,6 +153,34 @@ substitute(std::string text,
       text.replace(at, key.size(), value);
   }
   return text;
+}
+
+std::vector<double> expectGradientsMatchCentralDifferences(
+    func::FuncOp reference, ArrayRef<RefTensor> args, ArrayRef<unsigned> wrt,
+    ArrayRef<RefTensor> results, double atol) {
+  std::vector<double> largest(wrt.size(), 0.0);
+  EXPECT_EQ(results.size(), 1 + wrt.size());
+  if (results.size() != 1 + wrt.size())
+    return largest;
+  for (auto [k, argIndex] : llvm::enumerate(wrt)) {
+    SCOPED_TRACE("gradient of argument #" + std::to_string(argIndex));
+    FailureOr<RefTensor> numeric =
+        centralDifference(reference, args, argIndex, 1e-6);
+    EXPECT_TRUE(succeeded(numeric));
+    if (failed(numeric))
+      continue;
+    const RefTensor &analytic = results[1 + k];
+    EXPECT_EQ(analytic.shape, numeric->shape);
+    if (analytic.shape != numeric->shape)
+      continue;
+    for (int64_t i = 0; i < numeric->numElements(); ++i) {
+      largest[k] = std::max(largest[k], std::fabs(numeric->data[i]));
+      EXPECT_NEAR(analytic.data[i], numeric->data[i],
+                  1e-6 * std::fabs(numeric->data[i]) + atol)
+          << "element " << i;
+    }
+  }
+  return largest;
 }
 
 } // namespace mpt::ref

@@ -12,6 +12,7 @@
 
 #include "ReferenceInterpreter.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/OwningOpRef.h"
@@ -76,6 +77,16 @@ std::string projectedFunction(llvm::StringRef args, llvm::StringRef body,
 std::string substitute(
     std::string text,
     std::initializer_list<std::pair<llvm::StringRef, std::string>> values);
+
+/// Expects each gradient autodiff appended to a function, `results[1 + k]`
+/// for argument `wrt[k]`, to match central differences of `reference` (the
+/// function before autodiff) at `args`: every element within 1e-6 of the
+/// numeric value plus `atol`. Returns, per gradient, its largest numeric
+/// magnitude (a test can require that it is not zero everywhere).
+std::vector<double> expectGradientsMatchCentralDifferences(
+    mlir::func::FuncOp reference, llvm::ArrayRef<RefTensor> args,
+    llvm::ArrayRef<unsigned> wrt, llvm::ArrayRef<RefTensor> results,
+    double atol);
 
 } // namespace mpt::ref
 

@@ -67,6 +67,23 @@ private:
     ends[axis] = hi;
     return c.slice(v, starts, ends, steps);
   }
+  /// Direction `d`'s row of `packed` ([dirs, count * size]: B's [Wb, Rb],
+  /// P's [Pi, Po, Pf]) cut into its `count` vectors of `size`.
+  FailureOr<SmallVector<Value>> directionParts(Value packed, int64_t d,
+                                               int64_t count, int64_t size) {
+    auto row = sliceAxis(packed, 0, d, d + 1);
+    if (failed(row))
+      return failure();
+    Value flat = reshape(*row, {count * size});
+    SmallVector<Value> parts;
+    for (int64_t i = 0; i < count; ++i) {
+      auto part = sliceAxis(flat, 0, i * size, (i + 1) * size);
+      if (failed(part))
+        return failure();
+      parts.push_back(*part);
+    }
+    return parts;
+  }
   /// a x b, 2-d, without FP8 scales.
   FailureOr<Value> matmul(Value a, Value b) {
     return c.create1<MatMulOp>(
@@ -196,19 +213,15 @@ Recurrence::direction(int64_t d, bool reverse, Value x) {
   // the candidate gate.
   Value rbCandidate;
   if (c.hasInput(3)) {
-    auto b = sliceAxis(c.input(3), 0, d, d + 1);
-    if (failed(b))
+    auto parts = directionParts(c.input(3), d, 2, width);
+    if (failed(parts))
       return failure();
-    Value flat = reshape(*b, {2 * width});
-    auto wb = sliceAxis(flat, 0, 0, width);
-    auto rb = sliceAxis(flat, 0, width, 2 * width);
-    if (failed(wb) || failed(rb))
-      return failure();
-    Value bias = *wb;
+    Value wb = (*parts)[0], rb = (*parts)[1];
+    Value bias = wb;
     if (cell == Cell::GRU && linearBeforeReset) {
       // z and r take both biases; the candidate's Rb goes inside r * (...).
-      auto rbGates = sliceAxis(*rb, 0, 0, 2 * hidden);
-      auto rbH = sliceAxis(*rb, 0, 2 * hidden, width);
+      auto rbGates = sliceAxis(rb, 0, 0, 2 * hidden);
+      auto rbH = sliceAxis(rb, 0, 2 * hidden, width);
       if (failed(rbGates) || failed(rbH))
         return failure();
       auto padded =
@@ -216,13 +229,13 @@ Recurrence::direction(int64_t d, bool reverse, Value x) {
                               {c.named("axis", c.b.getI64IntegerAttr(0))});
       if (failed(padded))
         return failure();
-      auto sum = c.create1<AddOp>({*wb, *padded});
+      auto sum = c.create1<AddOp>({wb, *padded});
       if (failed(sum))
         return failure();
       bias = *sum;
       rbCandidate = *rbH;
     } else {
-      auto sum = c.create1<AddOp>({*wb, *rb});
+      auto sum = c.create1<AddOp>({wb, rb});
       if (failed(sum))
         return failure();
       bias = *sum;
@@ -236,16 +249,10 @@ Recurrence::direction(int64_t d, bool reverse, Value x) {
   // Peepholes (LSTM): P = [Pi, Po, Pf].
   Value pi, po, pf;
   if (cell == Cell::LSTM && c.hasInput(7)) {
-    auto p = sliceAxis(c.input(7), 0, d, d + 1);
-    if (failed(p))
+    auto parts = directionParts(c.input(7), d, 3, hidden);
+    if (failed(parts))
       return failure();
-    Value flat = reshape(*p, {3 * hidden});
-    auto a = sliceAxis(flat, 0, 0, hidden);
-    auto b = sliceAxis(flat, 0, hidden, 2 * hidden);
-    auto e = sliceAxis(flat, 0, 2 * hidden, 3 * hidden);
-    if (failed(a) || failed(b) || failed(e))
-      return failure();
-    pi = *a, po = *b, pf = *e;
+    pi = (*parts)[0], po = (*parts)[1], pf = (*parts)[2];
   }
 
   // Initial states, [num_directions, B, H] (batch-major: [B, dirs, H]).
