@@ -16,6 +16,7 @@
 
 #include "mpt/Dialect/MPT/IR/GradientUtils.h"
 #include "mpt/Dialect/MPT/IR/MPTOps.h"
+#include "mpt/Dialect/MPT/IR/OutputRole.h"
 #include "mpt/Transforms/Autodiff.h"
 #include "mpt/Transforms/Passes.h"
 #include "mpt/Transforms/TrainingStepOptions.h"
@@ -391,21 +392,26 @@ struct BuildTrainingStepPass
     // The signature: outputs, then the new state.
     Value skipped = NotOp::create(b, loc, finite).getResult();
     Value scaleOut = scale ? scale : grad::scalar(b, loc, 1.0, f32);
-    auto output = [](abi::OutputRole role, Value value) {
-      return std::pair<std::string, Value>(abi::outputName(role), value);
+    struct Output {
+      std::string name;
+      abi::OutputRole role;
+      Value value;
     };
-    SmallVector<std::pair<std::string, Value>> outputs = {
-        output(abi::OutputRole::Loss, lossValue),
-        output(abi::OutputRole::Skipped, skipped),
-        output(abi::OutputRole::GradNorm, norm),
-        output(abi::OutputRole::LossScale, scaleOut),
-        output(abi::OutputRole::Lr, lrValue)};
+    auto output = [](abi::OutputRole role, Value value) {
+      return Output{abi::outputName(role), role, value};
+    };
+    SmallVector<Output> outputs = {output(abi::OutputRole::Loss, lossValue),
+                                   output(abi::OutputRole::Skipped, skipped),
+                                   output(abi::OutputRole::GradNorm, norm),
+                                   output(abi::OutputRole::LossScale, scaleOut),
+                                   output(abi::OutputRole::Lr, lrValue)};
     if (emitGradients)
       for (auto [t, g] : llvm::zip(live, unclipped))
-        outputs.push_back({abi::kGradientOutputPrefix + t.name, g});
+        outputs.push_back({abi::kGradientOutputPrefix + t.name,
+                           abi::OutputRole::Gradient, g});
     SmallVector<Value> results;
     for (auto &o : outputs)
-      results.push_back(o.second);
+      results.push_back(o.value);
     for (auto &u : step.updates)
       results.push_back(u.second);
     func::ReturnOp::create(b, terminator->getLoc(), results);
@@ -415,9 +421,7 @@ struct BuildTrainingStepPass
     MLIRContext *ctx = &getContext();
     SmallVector<DictionaryAttr> resultAttrs;
     for (auto &o : outputs)
-      resultAttrs.push_back(DictionaryAttr::get(
-          ctx, {NamedAttribute(StringAttr::get(ctx, kOutputAttrName),
-                               StringAttr::get(ctx, o.first))}));
+      resultAttrs.push_back(outputAttrs(ctx, o.name, o.role));
     for (auto &u : step.updates)
       resultAttrs.push_back(DictionaryAttr::get(
           ctx, {NamedAttribute(StringAttr::get(ctx, kUpdatesAttrName),

@@ -16,6 +16,7 @@
 
 #include "mpt/Dialect/MPT/IR/GradientUtils.h"
 #include "mpt/Dialect/MPT/IR/MPTOps.h"
+#include "mpt/Dialect/MPT/IR/OutputRole.h"
 #include "mptrt/TrainStepAbi.h"
 
 #include "mlir/IR/IRMapping.h"
@@ -92,19 +93,16 @@ FailureOr<func::FuncOp> buildEvalEntry(func::FuncOp func, Value loss,
   SmallVector<Value> results = {grad::castTo(
       b, NameLoc::get(b.getStringAttr(name)), evalLoss, b.getF32Type())};
   MLIRContext *ctx = func.getContext();
-  auto outputAttr = [&](StringRef output) {
-    return DictionaryAttr::get(
-        ctx, {NamedAttribute(StringAttr::get(ctx, kOutputAttrName),
-                             StringAttr::get(ctx, output))});
-  };
   const char *lossName = mptrt::abi::outputName(mptrt::abi::OutputRole::Loss);
-  SmallVector<DictionaryAttr> resultAttrs = {outputAttr(lossName)};
+  SmallVector<DictionaryAttr> resultAttrs = {
+      outputAttrs(ctx, lossName, mptrt::abi::OutputRole::Loss)};
   for (auto [i, value] : llvm::enumerate(terminator->getOperands())) {
     auto output = eval.getResultAttrOfType<StringAttr>(i, kOutputAttrName);
     if (value == evalLoss || !output || output.getValue() == lossName)
       continue;
     results.push_back(value);
-    resultAttrs.push_back(outputAttr(output.getValue()));
+    resultAttrs.push_back(
+        outputAttrs(ctx, output.getValue(), mptrt::abi::OutputRole::None));
   }
   func::ReturnOp::create(b, terminator->getLoc(), results);
   terminator->erase();

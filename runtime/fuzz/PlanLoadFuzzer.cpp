@@ -63,6 +63,9 @@ void exercise(mptrt_model *model, bool run) {
         const char *name = nullptr;
         if (mptrt_entry_binding_name(model, entry, kind, i, &name) != MPTRT_OK)
           continue;
+        mptrt_output_role role;
+        if (kind == MPTRT_OUTPUT)
+          mptrt_entry_output_role(model, entry, i, &role);
         mptrt_dtype dtype;
         size_t rank = 0;
         int64_t shape[MPTRT_MAX_RANK];
@@ -76,6 +79,10 @@ void exercise(mptrt_model *model, bool run) {
         std::vector<uint8_t> zeros(bytes, 0);
         mptrt_bind_input(model, name, dtype, shape, rank, zeros.data(), bytes);
       }
+    }
+    for (int role = MPTRT_ROLE_LOSS; role <= MPTRT_ROLE_LR; ++role) {
+      const char *name = nullptr;
+      mptrt_entry_output_with_role(model, entry, static_cast<mptrt_output_role>(role), &name);
     }
   }
   if (!run)

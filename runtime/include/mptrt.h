@@ -181,6 +181,28 @@ int mptrt_entry_binding_count(const mptrt_model *model, const char *entry, mptrt
                               size_t *count);
 int mptrt_entry_binding_name(const mptrt_model *model, const char *entry, mptrt_binding_kind kind,
                              size_t index, const char **name);
+/* What an entry point's output is in the train-step ABI (docs/training.md);
+ * the values are the plan's role codes (docs/plan-format.md). A consumer
+ * finds train_step's loss, skipped flag, gradient norm, loss scale and
+ * learning rate by these roles, not by their names. */
+typedef enum mptrt_output_role {
+  MPTRT_ROLE_NONE = 0,       /* no role: any other output */
+  MPTRT_ROLE_LOSS = 1,       /* f32, one value: the loss, unscaled */
+  MPTRT_ROLE_SKIPPED = 2,    /* i1, one value: the update was skipped */
+  MPTRT_ROLE_GRAD_NORM = 3,  /* f32, one value: the gradients' global L2 norm */
+  MPTRT_ROLE_LOSS_SCALE = 4, /* f32, one value: the loss scale the step used */
+  MPTRT_ROLE_LR = 5,         /* f32, one value: the learning rate the step used */
+  MPTRT_ROLE_GRADIENT = 6    /* a parameter's gradient (emit-gradients) */
+} mptrt_output_role;
+/* The role of output `index` of an entry point (the order of
+ * mptrt_entry_binding_name with MPTRT_OUTPUT). */
+int mptrt_entry_output_role(const mptrt_model *model, const char *entry, size_t index,
+                            mptrt_output_role *role);
+/* The name of the entry point's output with role `role`, one of
+ * MPTRT_ROLE_LOSS to MPTRT_ROLE_LR (an entry point has each at most once);
+ * NULL when it has none. The name is owned by the model. */
+int mptrt_entry_output_with_role(const mptrt_model *model, const char *entry,
+                                 mptrt_output_role role, const char **name);
 /* The kernels an entry point runs, in order. The strings are owned by the
  * model. */
 typedef struct mptrt_kernel_info {

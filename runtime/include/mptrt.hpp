@@ -14,6 +14,7 @@
 #define MPTRT_HPP
 
 #include "mptrt.h"
+#include "mptrt/TrainStepAbi.h"
 
 #include <cstdint>
 #include <string>
@@ -164,6 +165,35 @@ public:
         return false;
       names->push_back(name);
     }
+    return true;
+  }
+
+  /// The roles of an entry point's outputs, in entryBindings(MPTRT_OUTPUT)
+  /// order; false if no such entry.
+  [[nodiscard]] bool entryOutputRoles(const std::string &entry,
+                                      std::vector<abi::OutputRole> *roles) const {
+    size_t n;
+    if (mptrt_entry_binding_count(handle_, entry.c_str(), MPTRT_OUTPUT, &n) != MPTRT_OK)
+      return false;
+    roles->assign(n, abi::OutputRole::None);
+    for (size_t i = 0; i < n; ++i) {
+      mptrt_output_role role;
+      if (mptrt_entry_output_role(handle_, entry.c_str(), i, &role) != MPTRT_OK)
+        return false;
+      (*roles)[i] = static_cast<abi::OutputRole>(role);
+    }
+    return true;
+  }
+  /// The name of the entry point's output with `role` (one of
+  /// abi::kOutputRoles) into *name, "" when it has none; false if no such
+  /// entry.
+  [[nodiscard]] bool outputWithRole(const std::string &entry, abi::OutputRole role,
+                                    std::string *name) const {
+    const char *found = nullptr;
+    if (mptrt_entry_output_with_role(handle_, entry.c_str(), static_cast<mptrt_output_role>(role),
+                                     &found) != MPTRT_OK)
+      return false;
+    *name = found ? found : "";
     return true;
   }
 

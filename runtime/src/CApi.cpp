@@ -373,6 +373,54 @@ int mptrt_entry_binding_name(const mptrt_model *model, const char *entry, mptrt_
   return MPTRT_OK;
 }
 
+namespace {
+using mptrt::abi::OutputRole;
+static_assert(MPTRT_ROLE_NONE == static_cast<int>(OutputRole::None) &&
+                  MPTRT_ROLE_LOSS == static_cast<int>(OutputRole::Loss) &&
+                  MPTRT_ROLE_SKIPPED == static_cast<int>(OutputRole::Skipped) &&
+                  MPTRT_ROLE_GRAD_NORM == static_cast<int>(OutputRole::GradNorm) &&
+                  MPTRT_ROLE_LOSS_SCALE == static_cast<int>(OutputRole::LossScale) &&
+                  MPTRT_ROLE_LR == static_cast<int>(OutputRole::Lr) &&
+                  MPTRT_ROLE_GRADIENT == static_cast<int>(OutputRole::Gradient) &&
+                  MPTRT_ROLE_GRADIENT == mptrt::abi::kMaxOutputRole,
+              "mptrt_output_role's values are the plan's role codes");
+} // namespace
+
+int mptrt_entry_output_role(const mptrt_model *model, const char *entry, size_t i,
+                            mptrt_output_role *role) {
+  MPTRT_CHECK_MODEL(mptrt_entry_output_role);
+  MPTRT_CHECK_NAME(mptrt_entry_output_role, entry);
+  MPTRT_CHECK_NAME(mptrt_entry_output_role, role);
+  size_t index;
+  if (int rc = report(model->impl->findEntry(entry, &index)))
+    return rc;
+  const plan::EntryPoint &e = model->impl->entry(index);
+  if (i >= e.outputs.size())
+    return fail("mptrt_entry_output_role: index " + std::to_string(i) + " out of range (" +
+                std::to_string(e.outputs.size()) + ")");
+  *role = static_cast<mptrt_output_role>(e.outputRole(i));
+  return MPTRT_OK;
+}
+
+int mptrt_entry_output_with_role(const mptrt_model *model, const char *entry,
+                                 mptrt_output_role role, const char **name) {
+  MPTRT_CHECK_MODEL(mptrt_entry_output_with_role);
+  MPTRT_CHECK_NAME(mptrt_entry_output_with_role, entry);
+  MPTRT_CHECK_NAME(mptrt_entry_output_with_role, name);
+  if (role < MPTRT_ROLE_LOSS || role > MPTRT_ROLE_LR)
+    return fail("mptrt_entry_output_with_role: role " + std::to_string(static_cast<int>(role)) +
+                " is not one of MPTRT_ROLE_LOSS to MPTRT_ROLE_LR");
+  size_t index;
+  if (int rc = report(model->impl->findEntry(entry, &index)))
+    return rc;
+  const plan::EntryPoint &e = model->impl->entry(index);
+  *name = nullptr;
+  for (size_t i = 0; i < e.outputs.size(); ++i)
+    if (static_cast<mptrt_output_role>(e.outputRole(i)) == role)
+      *name = model->impl->tensorName(e.outputs[i]).c_str();
+  return MPTRT_OK;
+}
+
 int mptrt_entry_arena_bytes(const mptrt_model *model, const char *entry, uint64_t *bytes) {
   MPTRT_CHECK_MODEL(mptrt_entry_arena_bytes);
   MPTRT_CHECK_NAME(mptrt_entry_arena_bytes, entry);

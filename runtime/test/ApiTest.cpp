@@ -277,6 +277,46 @@ TEST(CppApi, InPlaceParameterUpdate) {
     EXPECT_FLOAT_EQ(after[i], w0[i] - 2 * lr * grad[i]);
 }
 
+// Tests that the C API and the C++ wrapper give each output the role the
+// plan records, whatever its name, and find a one-value role's output.
+TEST(CppApi, OutputRoles) {
+  PlanBuilder b;
+  uint32_t x = b.input("x", DType::F32, {});
+  uint32_t cost = b.output("cost", DType::F32, {});
+  uint32_t loss = b.output("loss", DType::F32, {});
+  uint32_t g = b.output("dx", DType::F32, {});
+  b.kernel("relu", {x}, {cost});
+  b.kernel("relu", {x}, {loss});
+  b.kernel("relu", {x}, {g});
+  b.entry("step");
+  b.plan.entries[0].outputRoles = {mptrt::abi::OutputRole::Loss, mptrt::abi::OutputRole::None,
+                                   mptrt::abi::OutputRole::Gradient};
+  std::vector<uint8_t> bytes = b.bytes();
+  Model model;
+  ASSERT_TRUE(model.loadMemory(bytes.data(), bytes.size(), "cpu")) << lastError();
+  mptrt_output_role role;
+  ASSERT_EQ(mptrt_entry_output_role(model.handle(), "step", 0, &role), MPTRT_OK);
+  EXPECT_EQ(role, MPTRT_ROLE_LOSS);
+  ASSERT_EQ(mptrt_entry_output_role(model.handle(), "step", 2, &role), MPTRT_OK);
+  EXPECT_EQ(role, MPTRT_ROLE_GRADIENT);
+  EXPECT_EQ(mptrt_entry_output_role(model.handle(), "step", 3, &role), MPTRT_ERROR);
+  EXPECT_NE(lastError().find("index 3 out of range (3)"), std::string::npos) << lastError();
+  std::vector<mptrt::abi::OutputRole> roles;
+  ASSERT_TRUE(model.entryOutputRoles("step", &roles));
+  EXPECT_EQ(roles, b.plan.entries[0].outputRoles);
+  std::string name;
+  ASSERT_TRUE(model.outputWithRole("step", mptrt::abi::OutputRole::Loss, &name));
+  EXPECT_EQ(name, "cost");
+  ASSERT_TRUE(model.outputWithRole("step", mptrt::abi::OutputRole::Lr, &name));
+  EXPECT_EQ(name, "");
+  const char *found = "x";
+  EXPECT_EQ(mptrt_entry_output_with_role(model.handle(), "step", MPTRT_ROLE_GRADIENT, &found),
+            MPTRT_ERROR);
+  EXPECT_NE(lastError().find("is not one of MPTRT_ROLE_LOSS to MPTRT_ROLE_LR"), std::string::npos)
+      << lastError();
+  EXPECT_FALSE(model.outputWithRole("nope", mptrt::abi::OutputRole::Loss, &name));
+}
+
 /// Loads `plan` and expects failure mentioning `text`.
 void expectLoadError(const plan::Plan &plan, const std::string &text) {
   std::vector<uint8_t> bytes = plan::serializePlan(plan);

@@ -29,8 +29,13 @@ public:
   uint32_t input(const std::string &name, DType dtype, Shape shape) {
     return add(name, dtype, std::move(shape), Storage::Input, 0);
   }
-  uint32_t output(const std::string &name, DType dtype, Shape shape) {
-    return add(name, dtype, std::move(shape), Storage::Output, 0);
+  /// An output; every entry point that lists it gives it `role`.
+  uint32_t output(const std::string &name, DType dtype, Shape shape,
+                  plan::OutputRole role = plan::OutputRole::None) {
+    uint32_t id = add(name, dtype, std::move(shape), Storage::Output, 0);
+    roles.resize(plan.tensors.size(), plan::OutputRole::None);
+    roles[id] = role;
+    return id;
   }
   /// A parameter, with an initial value in the constants blob if `init`.
   uint32_t param(const std::string &name, DType dtype, Shape shape, const void *init = nullptr,
@@ -95,6 +100,8 @@ public:
     }
     for (auto *list : {&e.inputs, &e.params, &e.outputs})
       std::sort(list->begin(), list->end());
+    for (uint32_t id : e.outputs)
+      e.outputRoles.push_back(id < roles.size() ? roles[id] : plan::OutputRole::None);
     plan.entries.push_back(std::move(e));
     firstKernel = static_cast<uint32_t>(plan.kernels.size());
   }
@@ -122,6 +129,7 @@ private:
 
   uint64_t arenaTop = 0;
   uint32_t firstKernel = 0;
+  std::vector<plan::OutputRole> roles; // per tensor id (outputs only)
 };
 
 } // namespace test

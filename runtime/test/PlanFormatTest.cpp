@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <iterator>
 
 using namespace mptrt;
 using namespace mptrt::plan;
@@ -54,6 +55,8 @@ void expectSamePlan(const Plan &a, const Plan &b) {
     EXPECT_EQ(x.inputs, y.inputs);
     EXPECT_EQ(x.params, y.params);
     EXPECT_EQ(x.outputs, y.outputs);
+    for (size_t o = 0; o < x.outputs.size(); ++o)
+      EXPECT_EQ(x.outputRole(o), y.outputRole(o)) << x.name << " output " << o;
   }
   EXPECT_EQ(a.constants.bytes(), b.constants.bytes());
 }
@@ -111,9 +114,11 @@ TEST(PlanFormat, RoundTrip) {
 }
 
 // Tests the exact bytes of a small plan, as docs/plan-format.md lays out.
-/// The plan of the golden-bytes tests: one relu, a 4-byte constants blob;
-/// with `origin`, the relu came from the forward ONNX node "r1" (version 3).
-Plan goldenPlan(bool origin) {
+/// The plan of the golden-bytes tests, as a version-`version` file holds
+/// it: one relu, a 4-byte constants blob; from version 3 the relu came from
+/// the forward ONNX node "r1"; from version 4 its output is a gradient.
+Plan goldenPlan(uint32_t version) {
+  const bool origin = version >= 3;
   Plan plan;
   Tensor x;
   x.name = "x";
@@ -139,13 +144,16 @@ Plan goldenPlan(bool origin) {
   e.kernels = {0};
   e.inputs = {0};
   e.outputs = {1};
+  if (version >= 4)
+    e.outputRoles = {OutputRole::Gradient};
   plan.entries = {e};
   plan.constants = {0xAA, 0xBB, 0xCC, 0xDD};
   return plan;
 }
 
-/// The golden plan's tables section: version 3 (155 bytes) gives the kernel
-/// its origin and phase, version 2 (148 bytes) has neither.
+/// The golden plan's tables section: version 4 (156 bytes) gives the output
+/// its role, version 3 (155 bytes) the kernel its origin and phase, version
+/// 2 (148 bytes) has neither.
 std::vector<uint8_t> goldenTables(uint32_t version) {
   std::vector<uint8_t> t = {
       // Tensor table: count, then name, dtype, storage, rank, flags, dims, offset.
@@ -162,6 +170,8 @@ std::vector<uint8_t> goldenTables(uint32_t version) {
       1, 0, 0, 0, 4, 0, 0, 0, 'm', 'a', 'i', 'n', 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 1,
       0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0};
   t.insert(t.end(), rest.begin(), rest.end());
+  if (version >= 4)
+    t.push_back(6); // (version 4:) the output's role, gradient
   return t;
 }
 
@@ -176,25 +186,25 @@ std::vector<uint8_t> goldenFile(std::vector<uint8_t> header, uint64_t constantsO
   return bytes;
 }
 
-// Tests the writer's bytes against a file written out by hand (version 3:
+// Tests the writer's bytes against a file written out by hand (version 4:
 // the constants section starts at byte 4096, a page), and that it reads
 // back. The CRCs were computed independently with Python's zlib.crc32.
 TEST(PlanFormat, GoldenBytes) {
   const std::vector<uint8_t> golden = goldenFile(
       {
           'M', 'P', 'T', 'P', 'L', 'A', 'N', 0, // magic
-          3,   0,   0,   0,                     // version 3
-          8,   142, 50,  13,                    // header CRC-32
+          4,   0,   0,   0,                     // version 4
+          182, 62,  190, 129,                   // header CRC-32
           4,   16,  0,   0,   0,   0,   0,   0, // file size 4100
           64,  0,   0,   0,   0,   0,   0,   0, // tables offset 64
-          155, 0,   0,   0,   0,   0,   0,   0, // tables size 155
+          156, 0,   0,   0,   0,   0,   0,   0, // tables size 156
           0,   16,  0,   0,   0,   0,   0,   0, // constants offset 4096
           4,   0,   0,   0,   0,   0,   0,   0, // constants size 4
-          216, 184, 176, 214,                   // tables CRC-32
+          230, 160, 191, 179,                   // tables CRC-32
           167, 1,   180, 85,                    // constants CRC-32
       },
       4096);
-  const Plan plan = goldenPlan(/*origin=*/true);
+  const Plan plan = goldenPlan(4);
   std::vector<uint8_t> bytes = serializePlan(plan);
   ASSERT_EQ(bytes.size(), 4100u);
   EXPECT_EQ(bytes, golden);
@@ -209,6 +219,127 @@ TEST(PlanFormat, GoldenBytes) {
   EXPECT_FALSE(parsePlan(badPhase.data(), badPhase.size(), &back, &error,
                          /*checkChecksums=*/false));
   EXPECT_NE(error.find("kernel 0: invalid phase code 3"), std::string::npos) << error;
+  // The output's role byte (0xDB, the last of the tables) takes only the
+  // codes 0 to 6; a changed one fails the tables' checksum.
+  std::vector<uint8_t> badRole = golden;
+  ASSERT_EQ(badRole[0xDB], 6);
+  badRole[0xDB] = 7;
+  EXPECT_FALSE(parsePlan(badRole.data(), badRole.size(), &back, &error,
+                         /*checkChecksums=*/false));
+  EXPECT_NE(error.find("entry point 0 'main': output 0: invalid role code 7"), std::string::npos)
+      << error;
+  badRole[0xDB] = 1;
+  EXPECT_FALSE(parsePlan(badRole.data(), badRole.size(), &back, &error));
+  EXPECT_NE(error.find("tables section checksum mismatch"), std::string::npos) << error;
+}
+
+/// `bytes` (a version-4 file of a plan whose last entry point has
+/// `roleBytes` outputs) as version 3 writes it: without that entry point's
+/// role bytes. The constants keep their offset.
+std::vector<uint8_t> asVersion3(std::vector<uint8_t> bytes, size_t roleBytes) {
+  uint64_t tablesSize;
+  std::memcpy(&tablesSize, bytes.data() + 32, 8);
+  const size_t tablesEnd = kHeaderSize + tablesSize;
+  bytes.erase(bytes.begin() + (tablesEnd - roleBytes), bytes.begin() + tablesEnd);
+  bytes.insert(bytes.begin() + (tablesEnd - roleBytes), roleBytes, 0);
+  tablesSize -= roleBytes;
+  auto put32 = [&](size_t at, uint32_t v) { std::memcpy(bytes.data() + at, &v, 4); };
+  put32(8, 3);
+  std::memcpy(bytes.data() + 32, &tablesSize, 8);
+  put32(56, crc32(0, bytes.data() + kHeaderSize, tablesSize));
+  put32(12, 0);
+  put32(12, crc32(0, bytes.data(), kHeaderSize));
+  return bytes;
+}
+
+// Tests that a version-3 file, which records no roles, still reads, each
+// output's role derived from its name (the names train_step gave them), and
+// that the golden version-3 bytes read with the output "y" of no role.
+TEST(PlanFormat, ReadsVersion3) {
+  const std::vector<uint8_t> golden3 = goldenFile(
+      {
+          'M', 'P', 'T', 'P', 'L', 'A', 'N', 0, // magic
+          3,   0,   0,   0,                     // version 3
+          8,   142, 50,  13,                    // header CRC-32
+          4,   16,  0,   0,   0,   0,   0,   0, // file size 4100
+          64,  0,   0,   0,   0,   0,   0,   0, // tables offset 64
+          155, 0,   0,   0,   0,   0,   0,   0, // tables size 155
+          0,   16,  0,   0,   0,   0,   0,   0, // constants offset 4096
+          4,   0,   0,   0,   0,   0,   0,   0, // constants size 4
+          216, 184, 176, 214,                   // tables CRC-32
+          167, 1,   180, 85,                    // constants CRC-32
+      },
+      4096);
+  Plan back;
+  std::string error;
+  ASSERT_TRUE(parsePlan(golden3.data(), golden3.size(), &back, &error)) << error;
+  expectSamePlan(goldenPlan(3), back);
+  ASSERT_EQ(back.entries[0].outputRoles.size(), 1u);
+  EXPECT_EQ(back.entries[0].outputRoles[0], OutputRole::None);
+
+  // A train_step as version 3 wrote it: its roles are its names'.
+  PlanBuilder b;
+  uint32_t x = b.input("x", DType::F32, {2});
+  const char *names[] = {"loss",   "skipped", "grad_norm", "loss_scale", "lr",
+                         "grad.w", "grad.",   "logits",    "lossy"};
+  const OutputRole roles[] = {OutputRole::Loss,      OutputRole::Skipped, OutputRole::GradNorm,
+                              OutputRole::LossScale, OutputRole::Lr,      OutputRole::Gradient,
+                              OutputRole::None,      OutputRole::None,    OutputRole::None};
+  for (const char *name : names)
+    b.kernel("relu", {x}, {b.output(name, DType::F32, {2})});
+  b.entry("train_step");
+  const std::vector<uint8_t> v4 = serializePlan(b.plan);
+  const std::vector<uint8_t> v3 = asVersion3(v4, std::size(names));
+  ASSERT_TRUE(parsePlan(v3.data(), v3.size(), &back, &error)) << error;
+  ASSERT_EQ(back.entries[0].outputRoles.size(), std::size(names));
+  for (size_t i = 0; i < std::size(names); ++i)
+    EXPECT_EQ(back.entries[0].outputRoles[i], roles[i]) << names[i];
+  // The same plan as version 4 says no roles: the names mean nothing.
+  ASSERT_TRUE(parsePlan(v4.data(), v4.size(), &back, &error)) << error;
+  for (size_t i = 0; i < std::size(names); ++i)
+    EXPECT_EQ(back.entries[0].outputRoles[i], OutputRole::None) << names[i];
+}
+
+// Tests that roles are the plan's, not the names': any output may have any
+// role, they survive a round trip, and the verifier rejects a role list of
+// the wrong length, an unknown code, and a one-value role given twice in
+// one entry point (gradients may repeat).
+TEST(PlanFormat, OutputRoles) {
+  PlanBuilder b;
+  uint32_t x = b.input("x", DType::F32, {2});
+  uint32_t a = b.output("a", DType::F32, {2});
+  uint32_t c = b.output("c", DType::F32, {2});
+  uint32_t d = b.output("d", DType::F32, {2});
+  b.kernel("relu", {x}, {a});
+  b.kernel("relu", {x}, {c});
+  b.kernel("relu", {x}, {d});
+  b.entry("train_step");
+  Plan plan = b.plan;
+  plan.entries[0].outputRoles = {OutputRole::Loss, OutputRole::Gradient, OutputRole::Gradient};
+  std::string error;
+  ASSERT_TRUE(verifyPlan(plan, &error)) << error;
+  std::vector<uint8_t> bytes = serializePlan(plan);
+  Plan back;
+  ASSERT_TRUE(parsePlan(bytes.data(), bytes.size(), &back, &error)) << error;
+  expectSamePlan(plan, back);
+
+  Plan bad = plan;
+  bad.entries[0].outputRoles.pop_back();
+  EXPECT_FALSE(verifyPlan(bad, &error));
+  EXPECT_NE(error.find("2 output roles for 3 outputs"), std::string::npos) << error;
+  bad = plan;
+  bad.entries[0].outputRoles[1] = static_cast<OutputRole>(9);
+  EXPECT_FALSE(verifyPlan(bad, &error));
+  EXPECT_NE(error.find("output tensor 2 'c': invalid role code 9"), std::string::npos) << error;
+  bad = plan;
+  bad.entries[0].outputRoles[2] = OutputRole::Loss;
+  EXPECT_FALSE(verifyPlan(bad, &error));
+  EXPECT_NE(error.find("outputs tensor 1 'a' and tensor 3 'd' both have the role loss"),
+            std::string::npos)
+      << error;
+  bytes = serializePlan(bad);
+  EXPECT_FALSE(parsePlan(bytes.data(), bytes.size(), &back, &error));
+  EXPECT_NE(error.find("both have the role loss"), std::string::npos) << error;
 }
 
 // Tests that a version-2 file (constants only 64-byte aligned) still reads,
@@ -231,7 +362,7 @@ TEST(PlanFormat, ReadsVersion2) {
   Plan back;
   std::string error;
   ASSERT_TRUE(parsePlan(v2.data(), v2.size(), &back, &error)) << error;
-  expectSamePlan(goldenPlan(/*origin=*/false), back);
+  expectSamePlan(goldenPlan(2), back);
   v2[8] = 3;
   EXPECT_FALSE(parsePlan(v2.data(), v2.size(), &back, &error, /*checkChecksums=*/false));
   EXPECT_NE(error.find("constants offset 256 is not the first multiple of 4096"), std::string::npos)
@@ -448,8 +579,12 @@ TEST(PlanFormatRules, EntryPoints) {
                  "not among the entry point's inputs");
   expectRejected([](Plan &p) { p.entries[1].params.clear(); },
                  "not among the entry point's parameters");
-  expectRejected([](Plan &p) { p.entries[0].outputs.clear(); },
-                 "not among the entry point's outputs");
+  expectRejected(
+      [](Plan &p) {
+        p.entries[0].outputs.clear();
+        p.entries[0].outputRoles.clear();
+      },
+      "not among the entry point's outputs");
   expectRejected([](Plan &p) { p.entries[0].outputs.push_back(0); }, "has storage input");
   expectRejected([](Plan &p) { p.entries[1].inputs.push_back(p.entries[1].inputs[0]); },
                  "lists the same input twice");

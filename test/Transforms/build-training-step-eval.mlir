@@ -12,7 +12,7 @@
 // CHECK: mpt.batch_norm_train
 // CHECK-LABEL: func.func @eval_step
 // CHECK-SAME: (%[[X:arg[0-9]+]]: tensor<4x2x3xf32> {mpt.input = "x"}, %[[S:arg[0-9]+]]: tensor<2xf32> {mpt.param = "bn.weight"}, %[[B:arg[0-9]+]]: tensor<2xf32> {mpt.param = "bn.bias"}, %[[M:arg[0-9]+]]: tensor<2xf32> {mpt.param = "bn.running_mean"}, %[[V:arg[0-9]+]]: tensor<2xf32> {mpt.param = "bn.running_var"}, %[[W:arg[0-9]+]]: tensor<6x5xf32> {mpt.param = "fc.weight"}, %{{.*}}: tensor<4xi64> {mpt.input = "labels"})
-// CHECK-SAME: -> (tensor<f32> {mpt.output = "loss"}, tensor<4x5xf32> {mpt.output = "logits"})
+// CHECK-SAME: -> (tensor<f32> {mpt.output = "loss", mpt.output_role = #mpt.output_role<Loss>}, tensor<4x5xf32> {mpt.output = "logits"})
 // CHECK-NOT: mpt.updates
 // CHECK-NOT: batch_norm_train
 // CHECK-NOT: mpt.dropout

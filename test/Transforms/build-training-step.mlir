@@ -11,7 +11,7 @@
 // SGD-SAME: {mpt.param = "b"}
 // SGD-SAME: {mpt.initial_value = dense<0> : tensor<i64>, mpt.param = "optimizer.step"}
 // SGD-SAME: {mpt.initial_value = dense<0> : tensor<i64>, mpt.param = "train.step"}
-// SGD-SAME: -> (tensor<f32> {mpt.output = "loss"}, tensor<i1> {mpt.output = "skipped"}, tensor<f32> {mpt.output = "grad_norm"}, tensor<f32> {mpt.output = "loss_scale"}, tensor<f32> {mpt.output = "lr"}, tensor<4x3xf32> {mpt.updates = "w"}, tensor<3xf32> {mpt.updates = "b"}, tensor<i64> {mpt.updates = "optimizer.step"}, tensor<i64> {mpt.updates = "train.step"})
+// SGD-SAME: -> (tensor<f32> {mpt.output = "loss", mpt.output_role = #mpt.output_role<Loss>}, tensor<i1> {mpt.output = "skipped", mpt.output_role = #mpt.output_role<Skipped>}, tensor<f32> {mpt.output = "grad_norm", mpt.output_role = #mpt.output_role<GradNorm>}, tensor<f32> {mpt.output = "loss_scale", mpt.output_role = #mpt.output_role<LossScale>}, tensor<f32> {mpt.output = "lr", mpt.output_role = #mpt.output_role<Lr>}, tensor<4x3xf32> {mpt.updates = "w"}, tensor<3xf32> {mpt.updates = "b"}, tensor<i64> {mpt.updates = "optimizer.step"}, tensor<i64> {mpt.updates = "train.step"})
 // SGD: mpt.matmul %arg0, %arg1
 // SGD: %[[LOSS:.*]] = mpt.reduce_mean
 // SGD-NOT: mpt.scale_loss
@@ -51,7 +51,7 @@
 // MOM-LABEL: func.func @train_step
 // MOM-SAME: mpt.param = "w.momentum_buffer"
 // MOM-NOT: b.momentum_buffer
-// MOM-SAME: tensor<4x3xf32> {mpt.output = "grad.w"}, tensor<4x3xf32> {mpt.updates = "w"}, tensor<4x3xf32> {mpt.updates = "w.momentum_buffer"}
+// MOM-SAME: tensor<4x3xf32> {mpt.output = "grad.w", mpt.output_role = #mpt.output_role<Gradient>}, tensor<4x3xf32> {mpt.updates = "w"}, tensor<4x3xf32> {mpt.updates = "w.momentum_buffer"}
 // MOM: mpt.sgd_update %arg1, %{{.*}}, %arg5, %arg3, %{{.*}}, %{{.*}} {momentum = 9.000000e-01 : f64}
 func.func @forward(%x: tensor<8x4xf32> {mpt.input = "x"},
                    %w: tensor<4x3xf32> {mpt.param = "w"},

@@ -15,8 +15,8 @@
 
 #include "LoweringUtils.h"
 #include "mpt/Dialect/MPT/IR/MPTDialect.h"
+#include "mpt/Dialect/MPT/IR/MPTOps.h"
 #include "mpt/Dialect/MPTRT/IR/MPTRTOps.h"
-#include "mptrt/TrainStepAbi.h"
 
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SmallPtrSet.h"
@@ -103,17 +103,17 @@ struct Buffer {
   ArenaRole role = ArenaRole::Temporaries;
 };
 
-/// The ops the function's `loss` output depends on (the forward part of a
-/// training step); every op when there is no such output.
+/// The ops the function's loss output (role Loss) depends on (the forward
+/// part of a training step); every op when there is no such output.
 llvm::DenseSet<Operation *> forwardOps(Block &block) {
   llvm::DenseSet<Operation *> forward;
   Operation *terminator = block.getTerminator();
   auto func = cast<func::FuncOp>(block.getParentOp());
   Value loss;
   for (unsigned i = 0, e = terminator->getNumOperands(); i < e; ++i)
-    if (auto name = func.getResultAttrOfType<StringAttr>(i, kOutputAttrName);
-        name &&
-        name.getValue() == mptrt::abi::outputName(mptrt::abi::OutputRole::Loss))
+    if (auto role =
+            func.getResultAttrOfType<OutputRoleAttr>(i, kOutputRoleAttrName);
+        role && role.getValue() == OutputRole::Loss)
       loss = terminator->getOperand(i);
   if (!loss) {
     for (Operation &op : block)

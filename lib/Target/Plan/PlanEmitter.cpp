@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 #include "mpt/Target/Plan/PlanEmitter.h"
 #include "mpt/Dialect/MPT/IR/MPTDialect.h"
+#include "mpt/Dialect/MPT/IR/OutputRole.h"
 #include "mpt/Dialect/MPTRT/IR/MPTRTDialect.h"
 #include "mpt/Dialect/MPTRT/IR/MPTRTOps.h"
 
@@ -564,9 +565,15 @@ LogicalResult PlanBuilder::addFunction(func::FuncOp func) {
     if (failed(addKernel(kernel, entry)))
       return failure();
   }
-  for (Value value : terminator->getOperands())
-    if (!updateTarget.count(value))
-      entry.outputs.push_back(tensorOf[value]);
+  for (auto [i, value] : llvm::enumerate(terminator->getOperands())) {
+    if (updateTarget.count(value))
+      continue;
+    entry.outputs.push_back(tensorOf[value]);
+    auto role =
+        func.getResultAttrOfType<OutputRoleAttr>(i, mpt::kOutputRoleAttrName);
+    entry.outputRoles.push_back(role ? toAbiRole(role.getValue())
+                                     : plan::OutputRole::None);
+  }
   built.entries.push_back(std::move(entry));
   return success();
 }

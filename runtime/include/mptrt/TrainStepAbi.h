@@ -1,8 +1,9 @@
 //===- TrainStepAbi.h - the names of the train_step ABI ----------*- C++ -*-===//
 //
-// The names through which a training plan's entry points, outputs and
-// state are found: the compiler (--build-training-step) creates them, and
-// mpt-train, the Python package and the checkpoints look them up. Each name
+// The names through which a training plan's entry points and state are
+// found, and the roles by which its outputs are: the compiler
+// (--build-training-step) creates them, and mpt-train, the Python package
+// and the checkpoints look them up. Each name
 // is said here once; docs/training.md describes the ABI. Header-only, C++17
 // standard library alone (the compiler includes it without the runtime).
 //
@@ -14,7 +15,7 @@
 
 #include <array>
 #include <cstddef>
-#include <optional>
+#include <cstdint>
 #include <string_view>
 
 namespace mptrt::abi {
@@ -30,29 +31,53 @@ inline constexpr const char *kEvalEntry = "eval_step";
 
 //===--- Outputs ----------------------------------------------------------===//
 
-/// train_step's outputs, in the order the compiler returns them (before
-/// the gradients of emit-gradients and the new state).
-enum class OutputRole {
+/// What an entry point's output is. The plan records each output's role
+/// (docs/plan-format.md: the values are the role bytes of format version 4,
+/// and the C API's mptrt_output_role), so that a consumer finds an output by
+/// its role, never by its name. Loss to Lr are train_step's outputs, in the
+/// order the compiler returns them, before the gradients of emit-gradients
+/// and the new state.
+enum class OutputRole : uint8_t {
+  /// No role in the ABI: any other output (a forward function's outputs).
+  None = 0,
   /// f32 0-d: the loss, unscaled (eval_step's first output too).
-  Loss,
+  Loss = 1,
   /// i1 0-d: true when the gradient was not finite and the update skipped.
-  Skipped,
+  Skipped = 2,
   /// f32 0-d: the global L2 norm of the unscaled gradients, before clipping.
-  GradNorm,
+  GradNorm = 3,
   /// f32 0-d: the loss scale this step used (1 without loss scaling).
-  LossScale,
+  LossScale = 4,
   /// f32 0-d: the learning rate this step used (after the schedule).
-  Lr,
+  Lr = 5,
+  /// emit-gradients: a parameter's unscaled, unclipped gradient (f32, the
+  /// parameter's shape), named `grad.<p>` (kGradientOutputPrefix); any
+  /// number of an entry point's outputs may have it.
+  Gradient = 6,
 };
 
+/// The largest role value; a role byte above it is invalid.
+inline constexpr uint8_t kMaxOutputRole = 6;
+
+/// Whether `v` is a role's value.
+constexpr bool isValidOutputRole(uint8_t v) { return v <= kMaxOutputRole; }
+
+/// The roles of train_step's one-value outputs (each at most once per
+/// entry point).
 inline constexpr std::size_t kOutputRoleCount = 5;
 
-/// Every role, in output order.
+/// Those roles, in output order.
 inline constexpr std::array<OutputRole, kOutputRoleCount> kOutputRoles = {
     OutputRole::Loss, OutputRole::Skipped, OutputRole::GradNorm, OutputRole::LossScale,
     OutputRole::Lr};
 
-/// The output name of `role`.
+/// The index of one of kOutputRoles in it (for arrays of one per role).
+constexpr std::size_t outputRoleIndex(OutputRole role) {
+  return static_cast<std::size_t>(role) - static_cast<std::size_t>(OutputRole::Loss);
+}
+
+/// The output name the compiler gives `role`: one of kOutputRoles' names,
+/// or "" for None and Gradient, which have none of their own.
 constexpr const char *outputName(OutputRole role) {
   switch (role) {
   case OutputRole::Loss:
@@ -65,31 +90,59 @@ constexpr const char *outputName(OutputRole role) {
     return "loss_scale";
   case OutputRole::Lr:
     return "lr";
+  case OutputRole::None:
+  case OutputRole::Gradient:
+    break;
   }
   return "";
 }
 
-/// The role of output `name`, if it is one of the names above.
-constexpr std::optional<OutputRole> outputRole(std::string_view name) {
+/// emit-gradients: output `grad.<p>` is parameter p's gradient (role
+/// Gradient), after the outputs above.
+inline constexpr const char *kGradientOutputPrefix = "grad.";
+
+/// The role's name, for messages and the Python package: its output name
+/// ("loss", "grad_norm", ...), "gradient" or "none".
+constexpr const char *roleName(OutputRole role) {
+  switch (role) {
+  case OutputRole::None:
+    return "none";
+  case OutputRole::Gradient:
+    return "gradient";
+  default:
+    return outputName(role);
+  }
+}
+
+/// The role an output named `name` has by name alone: how plans of format
+/// version 3 and older, which record no roles, are read (their outputs were
+/// found by these names). Nothing else should look roles up by name.
+constexpr OutputRole legacyOutputRole(std::string_view name) {
   for (OutputRole role : kOutputRoles)
     if (name == outputName(role))
       return role;
-  return std::nullopt;
+  const std::string_view prefix = kGradientOutputPrefix;
+  if (name.size() > prefix.size() && name.substr(0, prefix.size()) == prefix)
+    return OutputRole::Gradient;
+  return OutputRole::None;
 }
 
 namespace detail {
+constexpr bool outputRolesAreInOrder() {
+  for (std::size_t i = 0; i < kOutputRoleCount; ++i)
+    if (outputRoleIndex(kOutputRoles[i]) != i)
+      return false;
+  return true;
+}
 constexpr bool outputNamesRoundTrip() {
   for (OutputRole role : kOutputRoles)
-    if (outputRole(outputName(role)) != role)
+    if (legacyOutputRole(outputName(role)) != role)
       return false;
   return true;
 }
 } // namespace detail
+static_assert(detail::outputRolesAreInOrder(), "kOutputRoles follow the role values");
 static_assert(detail::outputNamesRoundTrip(), "every output role has its own name");
-
-/// emit-gradients: output `grad.<p>` is parameter p's unscaled, unclipped
-/// gradient (f32, p's shape), after the outputs above.
-inline constexpr const char *kGradientOutputPrefix = "grad.";
 
 //===--- State parameters -------------------------------------------------===//
 

@@ -47,9 +47,6 @@ double toDouble(mptrt_dtype dtype, const uint8_t *p) {
   return 0;
 }
 
-/// The index of a train_step output in the arrays that hold one per role.
-constexpr size_t roleIndex(abi::OutputRole role) { return static_cast<size_t>(role); }
-
 NonFiniteOrigin toOrigin(const mptrt_nonfinite &first) {
   NonFiniteOrigin o;
   o.found = first.found != 0;
@@ -136,7 +133,7 @@ bool Trainer::setUp(const std::string &planLabel, const TrainerOptions &options,
   notes_.clear();
   for (abi::OutputRole role : abi::kOutputRoles) {
     const char *name = abi::outputName(role);
-    metricInfo_[roleIndex(role)].reset();
+    metricInfo_[abi::outputRoleIndex(role)].reset();
     if (std::find(outputNames.begin(), outputNames.end(), name) == outputNames.end()) {
       notes_.push_back("entry point '" + entry + "' has no output '" + name +
                        "'; the metrics leave it out");
@@ -152,7 +149,7 @@ bool Trainer::setUp(const std::string &planLabel, const TrainerOptions &options,
                "' must hold one value, the plan gives " + describeType(info.dtype, info.shape);
       return false;
     }
-    metricInfo_[roleIndex(role)] = info;
+    metricInfo_[abi::outputRoleIndex(role)] = info;
   }
 
   inputInfo_.assign(inputNames_.size(), TensorInfo());
@@ -173,7 +170,7 @@ bool Trainer::setUp(const std::string &planLabel, const TrainerOptions &options,
   smallState_.clear();
   smallBefore_.clear();
   checkOnSkip_ = options_.checkFinite == CheckFinite::OnSkip &&
-                 metricInfo_[roleIndex(abi::OutputRole::Skipped)].has_value();
+                 metricInfo_[abi::outputRoleIndex(abi::OutputRole::Skipped)].has_value();
   if (checkOnSkip_)
     for (const ParameterSpec &p : params_)
       if (p.info.bytes() <= kSmallStateBytes) {
@@ -391,17 +388,17 @@ bool Trainer::step(StepMetrics *m, std::string *error) {
   std::optional<double> values[abi::kOutputRoleCount];
   uint8_t value[8];
   for (abi::OutputRole role : abi::kOutputRoles) {
-    const std::optional<TensorInfo> &info = metricInfo_[roleIndex(role)];
+    const std::optional<TensorInfo> &info = metricInfo_[abi::outputRoleIndex(role)];
     if (!info)
       continue;
     if (mptrt_read_output(model_.handle(), abi::outputName(role), value, info->bytes()) != MPTRT_OK)
       return failed(mptrt::lastError());
-    values[roleIndex(role)] = toDouble(info->dtype, value);
+    values[abi::outputRoleIndex(role)] = toDouble(info->dtype, value);
   }
-  m->loss = values[roleIndex(abi::OutputRole::Loss)];
-  m->lossScale = values[roleIndex(abi::OutputRole::LossScale)];
-  m->gradNorm = values[roleIndex(abi::OutputRole::GradNorm)];
-  m->lr = values[roleIndex(abi::OutputRole::Lr)];
+  m->loss = values[abi::outputRoleIndex(abi::OutputRole::Loss)];
+  m->lossScale = values[abi::outputRoleIndex(abi::OutputRole::LossScale)];
+  m->gradNorm = values[abi::outputRoleIndex(abi::OutputRole::GradNorm)];
+  m->lr = values[abi::outputRoleIndex(abi::OutputRole::Lr)];
   for (const std::string &name : fp8Scales_) {
     float scale;
     if (mptrt_read_parameter(model_.handle(), name.c_str(), &scale, sizeof(scale)) != MPTRT_OK)
@@ -409,7 +406,7 @@ bool Trainer::step(StepMetrics *m, std::string *error) {
     m->fp8ScaleMin = std::min<double>(m->fp8ScaleMin.value_or(scale), scale);
     m->fp8ScaleMax = std::max<double>(m->fp8ScaleMax.value_or(scale), scale);
   }
-  if (const std::optional<double> &s = values[roleIndex(abi::OutputRole::Skipped)])
+  if (const std::optional<double> &s = values[abi::outputRoleIndex(abi::OutputRole::Skipped)])
     m->skipped = *s != 0;
   steps_ = static_cast<uint64_t>(step) + 1;
   if (checkOnSkip_ && m->skipped.value_or(false)) {

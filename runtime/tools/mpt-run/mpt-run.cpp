@@ -191,14 +191,19 @@ int listPlan(const Model &model, const std::vector<std::string> &entries) {
                 static_cast<unsigned long long>(arena));
     for (const auto &[kind, label] : kinds) {
       std::vector<std::string> names;
-      if (!model.entryBindings(entry, kind, &names))
+      std::vector<mptrt::abi::OutputRole> roles;
+      if (!model.entryBindings(entry, kind, &names) ||
+          (kind == MPTRT_OUTPUT && !model.entryOutputRoles(entry, &roles)))
         return fail(mptrt::lastError());
-      for (const std::string &name : names) {
+      for (size_t i = 0; i < names.size(); ++i) {
         TensorInfo info;
-        if (!model.info(kind, name, &info))
+        if (!model.info(kind, names[i], &info))
           return fail(mptrt::lastError());
-        std::printf("  %-6s %s: %s\n", label, name.c_str(),
-                    describeType(info.dtype, info.shape).c_str());
+        std::string role;
+        if (i < roles.size() && roles[i] != mptrt::abi::OutputRole::None)
+          role = std::string(" (role ") + mptrt::abi::roleName(roles[i]) + ")";
+        std::printf("  %-6s %s: %s%s\n", label, names[i].c_str(),
+                    describeType(info.dtype, info.shape).c_str(), role.c_str());
       }
     }
   }

@@ -65,6 +65,31 @@ func.func @output_not_a_string(%x: tensor<4xf32> {mpt.input = "x"}) -> (tensor<4
 
 // -----
 
+// Tests that mpt.output_role must be an output role.
+// expected-error @+1 {{result 0: 'mpt.output_role' must be an #mpt.output_role, got "loss"}}
+func.func @output_role_not_a_role(%x: tensor<f32> {mpt.input = "x"}) -> (tensor<f32> {mpt.output = "loss", mpt.output_role = "loss"}) {
+  return %x : tensor<f32>
+}
+
+// -----
+
+// Tests that an output role needs the output's name beside it.
+// expected-error @+1 {{result 0: 'mpt.output_role' needs 'mpt.output' on the same result}}
+func.func @output_role_without_output(%x: tensor<f32> {mpt.input = "x"}) -> (tensor<f32> {mpt.output_role = #mpt.output_role<Loss>}) {
+  return %x : tensor<f32>
+}
+
+// -----
+
+// Tests that mpt.output_role belongs on a function result.
+func.func @output_role_on_op(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'mpt.output_role' belongs on a function argument or result, not on an op}}
+  %0 = mpt.relu %x {mpt.output_role = #mpt.output_role<Lr>} : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
 // Tests that mpt.updates must name a parameter of the function.
 // expected-error @+1 {{result 0: 'mpt.updates' names 'v', which is no parameter of this function}}
 func.func @updates_unknown(%w: tensor<4xf32> {mpt.param = "w"}) -> (tensor<4xf32> {mpt.updates = "v"}) {

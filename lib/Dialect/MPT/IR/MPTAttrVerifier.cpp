@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "mpt/Dialect/MPT/IR/MPTDialect.h"
+#include "mpt/Dialect/MPT/IR/MPTOps.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -59,7 +60,8 @@ LogicalResult MPTDialect::verifyOperationAttribute(Operation *op,
   }
   if (name == kParamAttrName || name == kInputAttrName ||
       name == kInitialValueAttrName || name == kFP8ScaleAttrName ||
-      name == kOutputAttrName || name == kUpdatesAttrName)
+      name == kOutputAttrName || name == kOutputRoleAttrName ||
+      name == kUpdatesAttrName)
     return op->emitOpError() << "'" << name
                              << "' belongs on a function argument or result, "
                                 "not on an op";
@@ -123,6 +125,16 @@ LogicalResult MPTDialect::verifyRegionResultAttribute(Operation *op,
                    << "' is only meaningful on a function's results";
   if (name == kOutputAttrName)
     return verifyName(op, attr, "the graph output");
+  if (name == kOutputRoleAttrName) {
+    if (!isa<OutputRoleAttr>(attr.getValue()))
+      return where() << "'" << name << "' must be an #mpt.output_role, got "
+                     << attr.getValue();
+    DictionaryAttr attrs = func.getResultAttrDict(resultIndex);
+    if (!attrs || !attrs.get(kOutputAttrName))
+      return where() << "'" << name << "' needs '" << kOutputAttrName
+                     << "' on the same result";
+    return success();
+  }
   if (name == kUpdatesAttrName) {
     if (failed(verifyName(op, attr, "the parameter it updates")))
       return failure();

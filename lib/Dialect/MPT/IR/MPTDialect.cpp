@@ -10,6 +10,8 @@ using namespace mpt;
 
 #include "mpt/Dialect/MPT/IR/MPTOpsDialect.cpp.inc"
 
+#include "mpt/Dialect/MPT/IR/MPTOutputRole.cpp.inc"
+
 #define GET_ATTRDEF_CLASSES
 #include "mpt/Dialect/MPT/IR/MPTAttrs.cpp.inc"
 

@@ -1,6 +1,6 @@
 //===- Layout.h - MPT plan: constants, codes and structs -*- C++ -*-===//
 //
-// The in-memory form of an MPT execution plan (`.mptp`), version 1: the
+// The in-memory form of an MPT execution plan (`.mptp`), version 4: the
 // format's constants and numeric codes, and the plain structs a plan is made
 // of, with the size helpers every other part uses. docs/plan-format.md
 // specifies the bytes. Header-only, C++17 standard library alone, no
@@ -10,6 +10,7 @@
 #ifndef MPTRT_PLAN_LAYOUT_H
 #define MPTRT_PLAN_LAYOUT_H
 
+#include "mptrt/TrainStepAbi.h"
 #include "mptrt/plan/ConstantBlob.h"
 
 #include <algorithm>
@@ -32,12 +33,13 @@ inline constexpr uint8_t kMagic[8] = {'M', 'P', 'T', 'P', 'L', 'A', 'N', 0};
 /// The version this header writes. Version 2 added the CRC-32 checksums of
 /// the header and both sections, and zero-initialized parameters; version 3
 /// starts the constants section at a page boundary (kSectionAlignment) and
-/// gives each kernel its origin (Kernel::origin, Kernel::phase).
-inline constexpr uint32_t kVersion = 3;
+/// gives each kernel its origin (Kernel::origin, Kernel::phase); version 4
+/// gives each entry point's output its role (EntryPoint::outputRoles).
+inline constexpr uint32_t kVersion = 4;
 /// The oldest version this header reads (its constants section is only
 /// 64-byte aligned).
 inline constexpr uint32_t kOldestReadVersion = 2;
-/// Alignment of the constants section within a version-3 file: a page, so
+/// Alignment of the constants section from version 3 on: a page, so
 /// that the section can be mapped on its own and its bytes used in place.
 inline constexpr uint64_t kSectionAlignment = 4096;
 /// Size of the fixed header; the tables section starts right after it.
@@ -106,6 +108,12 @@ inline const char *phaseName(Phase p) {
   }
   return "unknown";
 }
+
+/// What an entry point's output is in the train-step ABI (loss, skipped,
+/// grad_norm, loss_scale, lr, a gradient, or none). The numeric codes are
+/// part of the format: mptrt/TrainStepAbi.h defines them.
+using OutputRole = abi::OutputRole;
+using abi::isValidOutputRole;
 
 inline bool isValidDType(uint8_t v) { return v >= 1 && v <= 8; }
 inline bool isValidStorage(uint8_t v) { return v <= 4; }
@@ -258,6 +266,14 @@ struct EntryPoint {
   std::vector<uint32_t> inputs;  // tensor ids of Input storage
   std::vector<uint32_t> params;  // tensor ids of Parameter storage
   std::vector<uint32_t> outputs; // tensor ids of Output storage
+  /// Each output's role, in the order of `outputs`; empty: every output
+  /// has none (a writer that does not say). The reader always fills it.
+  std::vector<OutputRole> outputRoles;
+
+  /// The role of outputs[i].
+  OutputRole outputRole(size_t i) const {
+    return i < outputRoles.size() ? outputRoles[i] : OutputRole::None;
+  }
 };
 
 struct Plan {

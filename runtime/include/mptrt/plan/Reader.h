@@ -144,9 +144,22 @@ inline uint32_t readLE32(const uint8_t *p) {
   return r;
 }
 
+/// Plans of version 3 and older record no output roles: their outputs were
+/// found by name, so each output's role is the one its name gives
+/// (abi::legacyOutputRole). The one place that derives a role from a name.
+inline void deriveOutputRoles(Plan *plan) {
+  for (EntryPoint &e : plan->entries) {
+    e.outputRoles.resize(e.outputs.size());
+    for (size_t o = 0; o < e.outputs.size(); ++o)
+      e.outputRoles[o] = abi::legacyOutputRole(plan->tensors[e.outputs[o]].name);
+  }
+}
+
 } // namespace detail
 
-/// Decodes and verifies a plan held in `data[0, size)`. On failure returns
+/// Decodes and verifies a plan held in `data[0, size)`. Versions 2 to 4 are
+/// read; in a version 2 or 3 plan each output's role is derived from its
+/// name (detail::deriveOutputRoles). On failure returns
 /// false and sets `*error` (if given) to a message that starts with "plan:".
 /// Never reads outside the given bytes. The header's, the tables' and the
 /// constants' CRC-32 are checked unless `checkChecksums` is false (a large
@@ -316,6 +329,21 @@ inline bool parsePlan(const uint8_t *data, size_t size, Plan *out, std::string *
       r.ids(&e.inputs, "entry point inputs");
       r.ids(&e.params, "entry point parameters");
       r.ids(&e.outputs, "entry point outputs");
+      if (version < 4 || r.failed())
+        continue;
+      // One role byte per output (the count was checked against the bytes
+      // left as the ids were read).
+      e.outputRoles.resize(e.outputs.size());
+      for (size_t o = 0; o < e.outputs.size(); ++o) {
+        uint8_t role = 0;
+        if (!r.u8(&role, "entry point output role"))
+          break;
+        if (!isValidOutputRole(role))
+          return fail(error, "plan: entry point " + std::to_string(i) + " '" + e.name +
+                                 "': output " + std::to_string(o) + ": invalid role code " +
+                                 std::to_string(role));
+        e.outputRoles[o] = static_cast<OutputRole>(role);
+      }
     }
   }
   if (r.failed())
@@ -327,6 +355,8 @@ inline bool parsePlan(const uint8_t *data, size_t size, Plan *out, std::string *
   std::string verifyError;
   if (!verifyPlan(plan, &verifyError))
     return fail(error, "plan: " + verifyError);
+  if (version < 4)
+    detail::deriveOutputRoles(&plan);
   *out = std::move(plan);
   return true;
 }

@@ -177,6 +177,23 @@ inline bool verifyPlan(const Plan &plan, std::string *error) {
       if (detail::hasDuplicate(*b.ids))
         return fail(error, label + ": lists the same " + std::string(b.what) + " twice");
     }
+    if (!entry.outputRoles.empty() && entry.outputRoles.size() != entry.outputs.size())
+      return fail(error, label + ": " + std::to_string(entry.outputRoles.size()) +
+                             " output roles for " + std::to_string(entry.outputs.size()) +
+                             " outputs");
+    for (size_t o = 0; o < entry.outputRoles.size(); ++o) {
+      const OutputRole role = entry.outputRoles[o];
+      if (!isValidOutputRole(static_cast<uint8_t>(role)))
+        return fail(error, label + ": output " + tensorLabel(plan, entry.outputs[o]) +
+                               ": invalid role code " + std::to_string(static_cast<int>(role)));
+      if (role == OutputRole::None || role == OutputRole::Gradient)
+        continue;
+      for (size_t p = 0; p < o; ++p)
+        if (entry.outputRoles[p] == role)
+          return fail(error, label + ": outputs " + tensorLabel(plan, entry.outputs[p]) + " and " +
+                                 tensorLabel(plan, entry.outputs[o]) + " both have the role " +
+                                 abi::roleName(role));
+    }
     auto listed = [](const std::vector<uint32_t> &ids, uint32_t id) {
       for (uint32_t x : ids)
         if (x == id)

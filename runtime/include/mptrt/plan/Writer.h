@@ -126,6 +126,8 @@ template <typename Sink> void writePlan(const Plan &plan, Sink &&sink) {
     w.ids(e.inputs);
     w.ids(e.params);
     w.ids(e.outputs);
+    for (size_t i = 0; i < e.outputs.size(); ++i)
+      w.u8(static_cast<uint8_t>(e.outputRole(i)));
   }
   const uint64_t tablesSize = w.out.size() - kHeaderSize;
   const uint64_t constantsOffset = alignUp(w.out.size(), kSectionAlignment);

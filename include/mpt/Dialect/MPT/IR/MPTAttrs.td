@@ -11,6 +11,7 @@
 
 include "mpt/Dialect/MPT/IR/MPTBase.td"
 include "mpt/IR/MPTEnums.td"
+include "mpt/Dialect/MPT/IR/MPTOutputRole.td"
 
 class MPT_EnumAttr<EnumAttrInfo info, string mnemonic>
     : EnumAttr<MPT_Dialect, info, mnemonic, [MPT_EnumAttrInterface]> {

@@ -17,6 +17,11 @@ inline constexpr llvm::StringLiteral kInputAttrName = "mpt.input";
 inline constexpr llvm::StringLiteral kParamAttrName = "mpt.param";
 /// Result attribute naming an ONNX graph output.
 inline constexpr llvm::StringLiteral kOutputAttrName = "mpt.output";
+/// Result attribute of an output (beside kOutputAttrName): its role in the
+/// train-step ABI, an OutputRoleAttr (`#mpt.output_role<Loss>`;
+/// MPTOutputRole.td). --build-training-step sets it; the plan records it.
+/// An output without one has none.
+inline constexpr llvm::StringLiteral kOutputRoleAttrName = "mpt.output_role";
 /// Argument attribute holding a parameter's initial value: an FP32 elements
 /// attribute (the importer writes a `dense_resource` blob) of the argument's
 /// type. The runtime lowering stores it in the plan.

@@ -15,6 +15,8 @@
 #include "mpt/Interfaces/GradientOpInterface.h"
 #include "mpt/Interfaces/PrecisionPolicyOpInterface.h"
 
+#include "mpt/Dialect/MPT/IR/MPTOutputRole.h.inc"
+
 #define GET_ATTRDEF_CLASSES
 #include "mpt/Dialect/MPT/IR/MPTAttrs.h.inc"
 
