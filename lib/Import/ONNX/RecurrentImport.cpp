@@ -9,7 +9,8 @@
 //
 // Supported: every direction (forward, reverse, bidirectional), both
 // layouts, the bias, initial states, LSTM peepholes, `clip`, GRU's
-// `linear_before_reset`, and the activations Sigmoid, Tanh and Relu.
+// `linear_before_reset`, and as activations the unary functions imported
+// from ONNX operators.
 // `sequence_lens` must be a constant equal to the sequence length for every
 // batch entry (shorter sequences would make the unrolled graph depend on
 // data). Anything else is reported as unsupported, naming the attribute.
@@ -114,16 +115,17 @@ private:
   SmallVector<Activation> activations;
 };
 
+/// An activation is named as the ONNX operator of that function: any unary
+/// function whose record imports an ONNX operator (UnaryKinds.def's import
+/// rows), with its parameters' defaults, which are the ONNX operator's and
+/// the recurrent ops' (activation_alpha and _beta are refused).
 FailureOr<Recurrence::Activation> Recurrence::activation(StringRef name) {
-  std::string lower = name.lower();
-  if (lower == "sigmoid")
-    return Activation([this](Value v) { return c.create1<SigmoidOp>({v}); });
-  if (lower == "tanh")
-    return Activation([this](Value v) { return c.create1<TanhOp>({v}); });
-  if (lower == "relu")
-    return Activation([this](Value v) { return c.create1<ReluOp>({v}); });
+#define MPTRT_UNARY_IMPORT(Name, OnnxName, sinceOpset)                         \
+  if (name.equals_insensitive(#OnnxName))                                      \
+    return Activation([this](Value v) { return c.create1<Name##Op>({v}); });
+#include "mptrt/generated/UnaryKinds.def"
   (void)c.unsupported("activation '" + name +
-                      "' (supported: Sigmoid, Tanh, Relu)");
+                      "' (an ONNX unary function MPT imports is expected)");
   return failure();
 }
 
