@@ -13,7 +13,7 @@ func.func @step(%w: tensor<2xf32> {mpt.param = "w", mpt.initial_value = dense<[1
     -> (tensor<f32> {mpt.output = "cost", mpt.output_role = #mpt.output_role<Loss>},
         tensor<2xf32> {mpt.output = "dw", mpt.output_role = #mpt.output_role<Gradient>},
         tensor<f32> {mpt.output = "loss"}) {
-  %s = mpt.reduce_sum %w {axes = array<i64: 0>} : (tensor<2xf32>) -> tensor<f32>
+  %s = mpt.reduce_sum %w {axes = array<i64: 0>, keepdims = false} : (tensor<2xf32>) -> tensor<f32>
   %d = mpt.relu %w : tensor<2xf32>
   %n = mpt.neg %s : tensor<f32>
   return %s, %d, %n : tensor<f32>, tensor<2xf32>, tensor<f32>
