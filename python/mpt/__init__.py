@@ -36,7 +36,8 @@ def __getattr__(name):
 __all__ = ["compile", "Plan", "StepResult", "Trainer", "TrainerStep", "CompileError",
            "CheckpointError", "backends"]
 
-# train_step's outputs, in mptrt/TrainStepAbi.h's OutputRole order.
+# The roles of train_step's one-value outputs, in mptrt/TrainStepAbi.h's
+# OutputRole order; the plan gives each output its role.
 _LOSS, _SKIPPED, _GRAD_NORM, _LOSS_SCALE, _LR = ABI_OUTPUTS
 PRECISIONS = ("none", "fp32", "bf16", "fp16", "fp8", "auto")
 
@@ -116,13 +117,14 @@ class StepResult:
     """What one train_step returned: loss, skipped (the step was skipped
     for a non-finite gradient), grad_norm, scale (the loss scale), lr
     (None where the plan has no such output), and every output by name in
-    `outputs`."""
+    `outputs`. `roles` maps a role ("loss", ...) to the output that has it,
+    as the plan records."""
 
     __slots__ = ("loss", "skipped", "grad_norm", "scale", "lr", "outputs")
 
-    def __init__(self, outputs):
-        def scalar(name):
-            value = outputs.get(name)
+    def __init__(self, outputs, roles):
+        def scalar(role):
+            value = outputs.get(roles.get(role))
             return None if value is None or value.size != 1 else value.reshape(()).item()
 
         self.outputs = outputs
@@ -178,6 +180,13 @@ class Plan:
 
     def outputs(self, entry=None):
         return self._model.names(self._entry(entry), OUTPUT)
+
+    def output_roles(self, entry=None):
+        """{output name: its role}, as the plan records it: one of
+        ABI_OUTPUTS (train_step's one-value outputs), "gradient" or
+        "none"."""
+        entry = self._entry(entry)
+        return dict(zip(self._model.names(entry, OUTPUT), self._model.roles(entry)))
 
     def parameter_names(self, entry=None):
         """The parameters of `entry` (default: train_step's, which are all
@@ -247,7 +256,9 @@ class Plan:
             raise ValueError("this plan has no train_step: compile with train=True")
         outputs = self.call(TRAIN_ENTRY, **batch)
         self.steps += 1
-        return StepResult(outputs)
+        roles = {role: name for name, role in self.output_roles(TRAIN_ENTRY).items()
+                 if role in ABI_OUTPUTS}
+        return StepResult(outputs, roles)
 
     def parameter(self, name):
         """A parameter's current value (NumPy; bf16 and fp8 as float32)."""

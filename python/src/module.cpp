@@ -97,6 +97,24 @@ public:
     return names;
   }
 
+  /// The roles of an entry point's outputs, in names(entry, OUTPUT) order,
+  /// by name (mptrt::abi::roleName: "loss", ..., "gradient", "none").
+  std::vector<std::string> roles(const std::string &entry) const {
+    size_t count = 0;
+    if (mptrt_entry_binding_count(model_, entry.c_str(), MPTRT_OUTPUT,
+                                  &count) != MPTRT_OK)
+      raiseLastError("entry point '" + entry + "'");
+    std::vector<std::string> roles;
+    for (size_t i = 0; i < count; ++i) {
+      mptrt_output_role role;
+      if (mptrt_entry_output_role(model_, entry.c_str(), i, &role) != MPTRT_OK)
+        raiseLastError("entry point '" + entry + "'");
+      roles.emplace_back(
+          mptrt::abi::roleName(static_cast<mptrt::abi::OutputRole>(role)));
+    }
+    return roles;
+  }
+
   /// (dtype code, shape) of a named tensor.
   std::tuple<int, std::vector<int64_t>> info(int kind,
                                              const std::string &name) const {
@@ -279,14 +297,15 @@ NB_MODULE(_mpt, m) {
   m.attr("PARAMETER") = static_cast<int>(MPTRT_PARAMETER);
   m.attr("OUTPUT") = static_cast<int>(MPTRT_OUTPUT);
   // The train_step ABI (mptrt/TrainStepAbi.h): the entry points, and the
-  // output names in mptrt::abi::OutputRole order (loss, skipped, grad_norm,
-  // loss scale, lr).
+  // names of train_step's one-value output roles in mptrt::abi::OutputRole
+  // order (loss, skipped, grad_norm, loss scale, lr), as Model.roles gives
+  // them.
   namespace abi = mptrt::abi;
   m.attr("TRAIN_ENTRY") = abi::kTrainEntry;
   m.attr("EVAL_ENTRY") = abi::kEvalEntry;
   nb::list outputs;
   for (abi::OutputRole role : abi::kOutputRoles)
-    outputs.append(abi::outputName(role));
+    outputs.append(abi::roleName(role));
   m.attr("ABI_OUTPUTS") = nb::tuple(outputs);
   m.def("compile_onnx", &compileOnnx, nb::arg("path"), nb::arg("train"),
         nb::arg("options"), nb::arg("input_shapes"));
@@ -302,6 +321,7 @@ NB_MODULE(_mpt, m) {
       .def("backend", &Model::backend)
       .def("entries", &Model::entries)
       .def("names", &Model::names)
+      .def("roles", &Model::roles)
       .def("info", &Model::info)
       .def("bind", &Model::bind)
       .def("run", &Model::run)

@@ -61,6 +61,12 @@ def test_train_matches_mpt_train(args, x, y):
     assert plan.backend == "cpu"
     names = plan.parameter_names()
     assert "fc1.weight" in names and "fc1.weight.exp_avg" in names, names
+    # The plan gives each output its role; StepResult reads them by role.
+    assert plan.output_roles("train_step") == {
+        "loss": "loss", "skipped": "skipped", "grad_norm": "grad_norm",
+        "loss_scale": "loss_scale", "lr": "lr"}, plan.output_roles("train_step")
+    assert plan.output_roles("eval_step") == {"loss": "loss", "logits": "none"}, \
+        plan.output_roles("eval_step")
     steps = [plan.train_step(x=x, labels=y) for _ in range(STEPS)]
     losses = [s.loss for s in steps]
     print("python losses:", losses)

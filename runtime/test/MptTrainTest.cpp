@@ -91,7 +91,8 @@ std::vector<uint8_t> toyPlan(const std::string &outputs = "", int64_t wSize = 4,
   b.plan.kernels[sumXw].phase = plan::Phase::Forward;
   uint32_t sy = b.temp(DType::I64, {});
   b.kernel("reduce_sum", {y}, {sy}, all());
-  uint32_t loss = want("loss") ? b.output("loss", DType::F32, {}) : b.temp(DType::F32, {});
+  uint32_t loss = want("loss") ? b.output("loss", DType::F32, {}, plan::OutputRole::Loss)
+                               : b.temp(DType::F32, {});
   b.kernel("add", {sxw, sy}, {loss});
   uint32_t g = b.temp(DType::F32, {wSize});
   uint32_t gradW = b.kernel("reduce_sum", {x}, {g},
@@ -99,14 +100,17 @@ std::vector<uint8_t> toyPlan(const std::string &outputs = "", int64_t wSize = 4,
   b.plan.kernels[gradW].origin = "grad_w";
   b.plan.kernels[gradW].phase = plan::Phase::Backward;
   if (want("grad_norm"))
-    b.kernel("reduce_l2", {g}, {b.output("grad_norm", DType::F32, {})}, all());
+    b.kernel("reduce_l2", {g}, {b.output("grad_norm", DType::F32, {}, plan::OutputRole::GradNorm)},
+             all());
   if (want("skipped"))
-    b.kernel("greater", {loss, limitF}, {b.output("skipped", DType::I1, {})});
+    b.kernel("greater", {loss, limitF},
+             {b.output("skipped", DType::I1, {}, plan::OutputRole::Skipped)});
   if (want("loss_scale"))
-    b.kernel("copy", {scale}, {b.output("loss_scale", DType::F32, {})});
+    b.kernel("copy", {scale},
+             {b.output("loss_scale", DType::F32, {}, plan::OutputRole::LossScale)});
   b.kernel("mul", {scale, twoF}, {scale});
   if (want("lr"))
-    b.kernel("copy", {lr}, {b.output("lr", DType::F32, {})});
+    b.kernel("copy", {lr}, {b.output("lr", DType::F32, {}, plan::OutputRole::Lr)});
   uint32_t delta = b.temp(DType::F32, {wSize});
   b.kernel("mul", {g, lr}, {delta});
   b.kernel("sub", {w, delta}, {w});
@@ -127,7 +131,7 @@ std::vector<uint8_t> gatherPlan() {
   uint32_t oneI = b.constant(DType::I64, {}, &one, 8);
   uint32_t got = b.temp(DType::F32, {1});
   b.kernel("gather", {t, idx}, {got}, {Attribute::makeInt("axis", 0)});
-  b.kernel("reduce_sum", {got}, {b.output("loss", DType::F32, {})},
+  b.kernel("reduce_sum", {got}, {b.output("loss", DType::F32, {}, plan::OutputRole::Loss)},
            {Attribute::makeInts("axes", {}), Attribute::makeInt("keepdims", 0)});
   b.kernel("add", {count, oneI}, {count});
   b.entry("train_step");
@@ -550,8 +554,9 @@ TEST_F(MptTrainTest, MissingOptionalOutputs) {
   writeFile("toy.mptp", toyPlan("loss lr"));
   ASSERT_EQ(run(toyArgs() + " --steps 3 --metrics " + path("m.jsonl")), 0) << log;
   for (const char *name : {"skipped", "grad_norm", "loss_scale"}) {
-    const std::string note = std::string("note: entry point 'train_step' has no output '") + name +
-                             "'; the metrics leave it out";
+    const std::string note = std::string("note: entry point 'train_step' has no output with the "
+                                         "role ") +
+                             name + "; the metrics leave it out";
     const size_t at = err.find(note);
     EXPECT_NE(at, std::string::npos) << err;
     EXPECT_EQ(err.find(note, at + 1), std::string::npos) << err; // once

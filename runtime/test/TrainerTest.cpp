@@ -58,16 +58,18 @@ std::vector<uint8_t> toyPlan() {
   };
   uint32_t xw = b.temp(DType::F32, {2, 4});
   b.kernel("mul", {x, w}, {xw});
-  uint32_t loss = b.output("loss", DType::F32, {});
+  uint32_t loss = b.output("loss", DType::F32, {}, plan::OutputRole::Loss);
   b.kernel("reduce_sum", {xw}, {loss}, all());
   uint32_t g = b.temp(DType::F32, {4});
   b.kernel("reduce_sum", {x}, {g},
            {plan::Attribute::makeInts("axes", {0}), plan::Attribute::makeInt("keepdims", 0)});
-  b.kernel("reduce_l2", {g}, {b.output("grad_norm", DType::F32, {})}, all());
-  b.kernel("greater", {loss, limitF}, {b.output("skipped", DType::I1, {})});
-  b.kernel("copy", {scale}, {b.output("loss_scale", DType::F32, {})});
+  b.kernel("reduce_l2", {g}, {b.output("grad_norm", DType::F32, {}, plan::OutputRole::GradNorm)},
+           all());
+  b.kernel("greater", {loss, limitF},
+           {b.output("skipped", DType::I1, {}, plan::OutputRole::Skipped)});
+  b.kernel("copy", {scale}, {b.output("loss_scale", DType::F32, {}, plan::OutputRole::LossScale)});
   b.kernel("mul", {scale, twoF}, {scale});
-  b.kernel("copy", {lr}, {b.output("lr", DType::F32, {})});
+  b.kernel("copy", {lr}, {b.output("lr", DType::F32, {}, plan::OutputRole::Lr)});
   uint32_t delta = b.temp(DType::F32, {4});
   b.kernel("mul", {g, lr}, {delta});
   b.kernel("sub", {w, delta}, {w});

@@ -158,6 +158,8 @@ private:
   std::vector<TensorInfo> inputInfo_;
   std::vector<ParameterSpec> params_;
   std::vector<std::string> fp8Scales_;
+  // Per abi::kOutputRoles: the output with that role, and its type.
+  std::string metricName_[abi::kOutputRoleCount];
   std::optional<TensorInfo> metricInfo_[abi::kOutputRoleCount];
   std::vector<BatchedInput> data_; // per input; batches == 0: none yet
   int firstData_ = -1;

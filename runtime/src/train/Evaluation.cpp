@@ -5,12 +5,6 @@
 
 namespace mptrt {
 namespace train {
-namespace {
-
-const char *const kLoss = abi::outputName(abi::OutputRole::Loss);
-
-} // namespace
-
 bool Evaluator::setUp(const Model &model, const std::string &planLabel, const std::string &entry,
                       std::string *error) {
   entry_ = entry;
@@ -30,14 +24,16 @@ bool Evaluator::setUp(const Model &model, const std::string &planLabel, const st
     *error = mptrt::lastError();
     return false;
   }
-  bool hasLoss = false;
-  for (const std::string &o : outputs)
-    hasLoss = hasLoss || o == kLoss;
+  if (!model.outputWithRole(entry, abi::OutputRole::Loss, &loss_)) {
+    *error = mptrt::lastError();
+    return false;
+  }
   TensorInfo lossInfo;
-  if (!hasLoss || !model.info(MPTRT_OUTPUT, kLoss, &lossInfo) || lossInfo.dtype != MPTRT_F32 ||
+  if (loss_.empty() || !model.info(MPTRT_OUTPUT, loss_, &lossInfo) || lossInfo.dtype != MPTRT_F32 ||
       lossInfo.numel() != 1) {
-    *error = "entry point '" + entry + "' of '" + planLabel + "' has no f32 output '" + kLoss +
-             "' of one value (its outputs: " + joinNames(outputs) + ")";
+    *error = "entry point '" + entry + "' of '" + planLabel + "' has no f32 output of one " +
+             "value with the role " + abi::roleName(abi::OutputRole::Loss) +
+             " (its outputs: " + joinNames(outputs) + ")";
     return false;
   }
   info_.assign(names_.size(), TensorInfo());
@@ -102,7 +98,7 @@ bool Evaluator::run(Model &model, double *loss, std::string *error) const {
       }
     float value = 0;
     if (!model.run(entry_) ||
-        mptrt_read_output(model.handle(), kLoss, &value, sizeof value) != MPTRT_OK) {
+        mptrt_read_output(model.handle(), loss_.c_str(), &value, sizeof value) != MPTRT_OK) {
       *error = "evaluating (" + entry_ + ", batch " + std::to_string(b + 1) + " of " +
                std::to_string(batches) + "): " + mptrt::lastError();
       return false;

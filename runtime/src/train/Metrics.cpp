@@ -58,15 +58,15 @@ std::string metricsJson(const StepMetrics &m) {
     if (v)
       s += std::string(", \"") + key + "\": " + jsonNumber(*v);
   };
-  // The plan's outputs, each under its output name.
+  // The plan's outputs, each under its role's name.
   using abi::OutputRole;
-  add(abi::outputName(OutputRole::Loss), m.loss);
-  add(abi::outputName(OutputRole::LossScale), m.lossScale);
+  add(abi::roleName(OutputRole::Loss), m.loss);
+  add(abi::roleName(OutputRole::LossScale), m.lossScale);
   if (m.skipped)
-    s += std::string(", \"") + abi::outputName(OutputRole::Skipped) +
+    s += std::string(", \"") + abi::roleName(OutputRole::Skipped) +
          "\": " + (*m.skipped ? "true" : "false");
-  add(abi::outputName(OutputRole::GradNorm), m.gradNorm);
-  add(abi::outputName(OutputRole::Lr), m.lr);
+  add(abi::roleName(OutputRole::GradNorm), m.gradNorm);
+  add(abi::roleName(OutputRole::Lr), m.lr);
   add("fp8_scale_min", m.fp8ScaleMin);
   add("fp8_scale_max", m.fp8ScaleMax);
   add("val_loss", m.valLoss);

@@ -109,9 +109,7 @@ bool Trainer::setUp(const std::string &planLabel, const TrainerOptions &options,
         " (each would time its reads of every result)";
     return false;
   }
-  std::vector<std::string> outputNames;
-  if (!model_.entryBindings(entry, MPTRT_INPUT, &inputNames_) ||
-      !model_.entryBindings(entry, MPTRT_OUTPUT, &outputNames)) {
+  if (!model_.entryBindings(entry, MPTRT_INPUT, &inputNames_)) {
     *error = mptrt::lastError();
     return false;
   }
@@ -129,14 +127,19 @@ bool Trainer::setUp(const std::string &planLabel, const TrainerOptions &options,
       fp8Scales_.push_back(p.name);
   }
 
-  // The reported outputs: each must hold one value.
+  // The reported outputs, found by their roles in the plan: each must hold
+  // one value.
   notes_.clear();
   for (abi::OutputRole role : abi::kOutputRoles) {
-    const char *name = abi::outputName(role);
+    std::string &name = metricName_[abi::outputRoleIndex(role)];
     metricInfo_[abi::outputRoleIndex(role)].reset();
-    if (std::find(outputNames.begin(), outputNames.end(), name) == outputNames.end()) {
-      notes_.push_back("entry point '" + entry + "' has no output '" + name +
-                       "'; the metrics leave it out");
+    if (!model_.outputWithRole(entry, role, &name)) {
+      *error = mptrt::lastError();
+      return false;
+    }
+    if (name.empty()) {
+      notes_.push_back("entry point '" + entry + "' has no output with the role " +
+                       abi::roleName(role) + "; the metrics leave it out");
       continue;
     }
     TensorInfo info;
@@ -391,7 +394,8 @@ bool Trainer::step(StepMetrics *m, std::string *error) {
     const std::optional<TensorInfo> &info = metricInfo_[abi::outputRoleIndex(role)];
     if (!info)
       continue;
-    if (mptrt_read_output(model_.handle(), abi::outputName(role), value, info->bytes()) != MPTRT_OK)
+    const std::string &name = metricName_[abi::outputRoleIndex(role)];
+    if (mptrt_read_output(model_.handle(), name.c_str(), value, info->bytes()) != MPTRT_OK)
       return failed(mptrt::lastError());
     values[abi::outputRoleIndex(role)] = toDouble(info->dtype, value);
   }

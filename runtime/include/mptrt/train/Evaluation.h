@@ -51,6 +51,7 @@ public:
 
 private:
   std::string entry_;
+  std::string loss_; // the entry point's output with the role loss
   std::vector<std::string> names_;
   std::vector<TensorInfo> info_;
   std::vector<BatchedInput> inputs_; // one per name; batches == 0: not set
