@@ -13,6 +13,7 @@
 
 #include "mpt/Dialect/MPT/IR/GradientUtils.h"
 #include "mpt/Dialect/MPT/IR/MPTOps.h"
+#include "mpt/IR/MPTEnumOptions.h"
 
 #include <numeric>
 
@@ -25,6 +26,15 @@ StringRef outputName(func::FuncOp func, unsigned i) {
   if (auto name = func.getResultAttrOfType<StringAttr>(i, kOutputAttrName))
     return name.getValue();
   return "";
+}
+
+/// "cross_entropy|mse|nll": the loss kinds that add a loss.
+std::string addedLossKinds() {
+  std::string kinds;
+  for (const EnumOptionCase<LossKind> &c : EnumOptionCases<LossKind>::cases)
+    if (c.value != LossKind::Model)
+      kinds += (kinds.empty() ? "" : "|") + std::string(c.name);
+  return kinds;
 }
 
 bool isScalarFloat(Type type) {
@@ -58,9 +68,8 @@ FailureOr<Value> pickOutput(func::FuncOp func, StringRef name, bool scalar,
   if (candidates.empty())
     return func.emitError("the model has no ")
                << what << " output (its outputs are " << names
-               << "); add a loss with loss-kind=cross_entropy|mse|nll, "
-                  "loss-output and "
-                  "label-input",
+               << "); add a loss with loss-kind=" << addedLossKinds()
+               << ", loss-output and label-input",
            failure();
   return func.emitError("several ")
              << what << " outputs (" << names << "); choose one with "
@@ -98,21 +107,22 @@ FailureOr<Value> labelInput(func::FuncOp func, RankedTensorType type,
 } // namespace
 
 FailureOr<Value> prepareLoss(func::FuncOp func, const LossOptions &options) {
-  if (options.kind.empty())
+  if (options.kind == LossKind::Model)
     return pickOutput(func, options.lossName, /*scalar=*/true, "scalar float");
   auto output = pickOutput(func, options.output, /*scalar=*/false, "float");
   if (failed(output))
     return failure();
 
   OpBuilder b(func.getBody().front().getTerminator());
-  Location loc = NameLoc::get(b.getStringAttr("loss." + options.kind));
+  StringRef kind = stringifyLossKind(options.kind);
+  Location loc = NameLoc::get(b.getStringAttr("loss." + kind));
   Type f32 = b.getF32Type();
   Value y = grad::castTo(b, loc, *output, f32);
   RankedTensorType yType = grad::tensorType(y);
   int64_t rank = yType.getRank();
   auto i64 = b.getI64Type();
 
-  if (options.kind == "mse") {
+  if (options.kind == LossKind::MSE) {
     auto t = labelInput(func, yType, options.labelInput);
     if (failed(t))
       return failure();
@@ -122,11 +132,8 @@ FailureOr<Value> prepareLoss(func::FuncOp func, const LossOptions &options) {
                                 /*keepdims=*/false)
         .getResult();
   }
-  // verifyTrainingStepOptions has passed the kind.
-  assert((options.kind == "cross_entropy" || options.kind == "nll") &&
-         "loss-kind not verified");
   if (rank < 2)
-    return func.emitError("loss-kind=") << options.kind
+    return func.emitError("loss-kind=") << kind
                                         << " needs class scores of rank >= 2 "
                                            "(classes on the last axis); '"
                                         << options.output << "' is " << yType,
@@ -145,7 +152,7 @@ FailureOr<Value> prepareLoss(func::FuncOp func, const LossOptions &options) {
   if (failed(labelValue))
     return failure();
   Value labels = *labelValue;
-  if (options.kind == "nll")
+  if (options.kind == LossKind::NLL)
     return NegativeLogLikelihoodLossOp::create(
                b, loc, TypeRange{RankedTensorType::get({}, f32)},
                ValueRange{y, labels},

@@ -2,6 +2,8 @@
 #ifndef MPT_LIB_TRANSFORMS_TRAININGLOSS_H
 #define MPT_LIB_TRANSFORMS_TRAININGLOSS_H
 
+#include "mpt/IR/MPTEnums.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
 #include <string>
@@ -9,7 +11,7 @@
 namespace mpt {
 
 struct LossOptions {
-  std::string kind;       // "" (use the model's), cross_entropy, mse, nll
+  LossKind kind;          // the model's, or one to add
   std::string output;     // the output an added loss applies to
   std::string labelInput; // the name of the label input it takes
   std::string lossName;   // which scalar output is the loss

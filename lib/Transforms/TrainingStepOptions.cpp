@@ -19,11 +19,6 @@ mpt::verifyTrainingStepOptions(const BuildTrainingStepPassOptions &o) {
   if (std::string bad = FP8Scaling::check(o.fp8AmaxHistory, o.fp8Margin);
       !bad.empty())
     return bad;
-  const std::string &kind = o.lossKind;
-  if (!kind.empty() && kind != "cross_entropy" && kind != "mse" &&
-      kind != "nll")
-    return "unknown loss-kind '" + kind +
-           "'; expected cross_entropy, mse or nll";
   for (const std::string &pattern : o.freeze)
     if (auto glob = llvm::GlobPattern::create(pattern); !glob)
       return "bad freeze pattern '" + pattern +

@@ -55,6 +55,11 @@
 // RUN: not mpt-opt %s --mpt-training-pipeline="lr-schedule=cosine" 2>&1 | FileCheck %s --check-prefix=SCHEDULE
 // SCHEDULE: for the --lr-schedule option: must be constant or warmup_cosine; got 'cosine'
 //
+// RUN: not mpt-compile %fixtures/mlp/model.onnx --train --loss-kind=hinge -o %t.13.mptp 2>&1 | FileCheck %s --check-prefix=LOSSKIND
+// RUN: not mpt-capi-compile %fixtures/mlp/model.onnx 1 "loss-kind=hinge" 2>&1 | FileCheck %s --check-prefix=LOSSKIND
+// RUN: not mpt-opt %s --mpt-training-pipeline="loss-kind=hinge" 2>&1 | FileCheck %s --check-prefix=LOSSKIND
+// LOSSKIND: for the --loss-kind option: must be model, cross_entropy, mse or nll; got 'hinge'
+//
 // RUN: not mpt-compile %fixtures/mlp/model.onnx --train --fp8-margin=200 -o %t.8.mptp 2>&1 | FileCheck %s --check-prefix=MARGIN
 // RUN: not mpt-capi-compile %fixtures/mlp/model.onnx 1 "fp8-margin=200" 2>&1 | FileCheck %s --check-prefix=MARGIN
 // RUN: not mpt-opt %s --mpt-training-pipeline="fp8-margin=200" 2>&1 | FileCheck %s --check-prefix=MARGIN

@@ -159,7 +159,7 @@ TEST(Pipelines, OptionsSetInCxxReachThePasses) {
   options.precision = mpt::PrecisionMode::BF16;
   options.optimizer = mpt::Optimizer::SGD;
   options.lr = 0.25;
-  options.lossKind = "mse";
+  options.lossKind = mpt::LossKind::MSE;
   options.evalEntry = "";
   PassManager pm(context.get());
   mpt::buildTrainingPipeline(pm, options);

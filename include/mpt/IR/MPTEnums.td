@@ -105,6 +105,21 @@ def MPT_MasterWeights : MPT_OptionEnum<"MasterWeights",
                    "stochastically (keyed by train.seed, the step and the "
                    "element)", "BF16SR">]>;
 
+// `loss-kind`: the loss the training step minimises, the model's own
+// scalar output or one --build-training-step adds (lib/Transforms/
+// TrainingLoss.cpp); a case's name is also the added loss's location
+// (`loss.mse`).
+def MPT_LossKind : MPT_OptionEnum<"LossKind", "the training step's loss", [
+    MPT_OptionCase<"model", "The model's own scalar float output (loss= "
+                   "chooses one of several)", "Model">,
+    MPT_OptionCase<"cross_entropy", "Softmax cross-entropy of loss-output's "
+                   "class scores (last axis) against the labels",
+                   "CrossEntropy">,
+    MPT_OptionCase<"mse", "Mean squared error of loss-output against the "
+                   "labels", "MSE">,
+    MPT_OptionCase<"nll", "Negative log-likelihood of loss-output's "
+                   "log-probabilities (last axis) at the labels", "NLL">]>;
+
 def MPT_FP8ScalingMode : MPT_OptionEnum<"FP8ScalingMode",
     "where an FP8 tensor's scale comes from", [
     MPT_OptionCase<"delayed", "The amax history of earlier steps sets this "

@@ -179,8 +179,9 @@ def BuildTrainingStepPass : Pass<"build-training-step", "::mlir::ModuleOp"> {
     ```
   }];
   let options = [
-    Option<"lossKind", "loss-kind", "std::string", /*default=*/"",
-           "Add a loss: cross_entropy, mse or nll (default: the model's scalar output)">,
+    Option<"lossKind", "loss-kind", "::mpt::LossKind",
+           /*default=*/"::mpt::LossKind::Model",
+           "The loss: the model's scalar output, or one added on loss-output">,
     Option<"lossOutput", "loss-output", "std::string", /*default=*/"",
            "The output an added loss applies to (default: the only float output)">,
     Option<"labelInput", "label-input", "std::string", /*default=*/"\"labels\"",

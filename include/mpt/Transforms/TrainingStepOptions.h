@@ -2,11 +2,11 @@
 //-*-===//
 //
 // The check of --build-training-step's options that needs no model: the
-// loss kind, the FP8 history and margin, the options that need another
-// (master-weights=bf16 needs optimizer=adamw, warmup_cosine needs
-// total-steps > warmup-steps), the freeze globs and the entry names. (A
-// typed option's value, an optimizer or a loss scale, is checked by its
-// parser: mpt/IR/MPTEnumOptions.h.) The pass runs it before it reads the
+// FP8 history and margin, the options that need another (master-weights=bf16
+// needs optimizer=adamw, warmup_cosine needs total-steps > warmup-steps),
+// the freeze globs and the entry names. (A typed option's value, an
+// optimizer, a loss kind or a loss scale, is checked by its parser:
+// mpt/IR/MPTEnumOptions.h.) The pass runs it before it reads the
 // model, and mpt::verifyOptions runs it for every front end before the
 // model is imported, so that mpt-compile, the C API, Python and the
 // registered pipelines reject the same options with the same message.
