@@ -21,6 +21,7 @@
 
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/SymbolTable.h"
+#include "llvm/ADT/StringSet.h"
 
 using namespace mlir;
 
@@ -86,7 +87,12 @@ FailureOr<func::FuncOp> buildEvalEntry(func::FuncOp func, Value loss,
   for (DropoutOp op : drops)
     toInference(op);
 
-  // Outputs: "loss", then the forward function's other outputs.
+  // Outputs: the loss, with its role, then the forward function's other
+  // outputs. The loss is known by its value, not by an output's name: the
+  // model's own output when it is the loss, else the one prepareLoss added.
+  // An entry's outputs have distinct names, so a model output that the loss
+  // output's name shadows (the model's own loss, when loss-kind added
+  // another) is left out.
   Operation *terminator = eval.getBody().front().getTerminator();
   OpBuilder b(terminator);
   Value evalLoss = mapping.lookup(loss);
@@ -96,9 +102,10 @@ FailureOr<func::FuncOp> buildEvalEntry(func::FuncOp func, Value loss,
   const char *lossName = mptrt::abi::outputName(mptrt::abi::OutputRole::Loss);
   SmallVector<DictionaryAttr> resultAttrs = {
       outputAttrs(ctx, lossName, mptrt::abi::OutputRole::Loss)};
+  llvm::StringSet<> names = {lossName};
   for (auto [i, value] : llvm::enumerate(terminator->getOperands())) {
     auto output = eval.getResultAttrOfType<StringAttr>(i, kOutputAttrName);
-    if (value == evalLoss || !output || output.getValue() == lossName)
+    if (value == evalLoss || !output || !names.insert(output.getValue()).second)
       continue;
     results.push_back(value);
     resultAttrs.push_back(

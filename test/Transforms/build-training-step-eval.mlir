@@ -40,3 +40,23 @@ func.func @forward(%x: tensor<4x2x3xf32> {mpt.input = "x"},
   return %logits : tensor<4x5xf32>
 }
 
+
+// -----
+
+// Tests that the loss is known by its value, not by an output's name: the
+// model's own output named "loss" is not the added loss, and eval_step
+// leaves it out (its name is the loss output's).
+// CHECK-LABEL: func.func @eval_step
+// CHECK-SAME: -> (tensor<f32> {mpt.output = "loss", mpt.output_role = #mpt.output_role<Loss>}, tensor<4x5xf32> {mpt.output = "logits"})
+// CHECK: %[[LOGITS:.*]] = mpt.matmul
+// CHECK: %[[LOSS:.*]], %{{.*}} = mpt.softmax_cross_entropy_loss %[[LOGITS]]
+// CHECK: return %[[LOSS]], %[[LOGITS]] : tensor<f32>, tensor<4x5xf32>
+// NONE-LABEL: func.func @train_step
+// NONE-NOT: eval_step
+func.func @forward(%x: tensor<4x6xf32> {mpt.input = "x"},
+                   %w: tensor<6x5xf32> {mpt.param = "fc.weight"})
+    -> (tensor<4x5xf32> {mpt.output = "logits"}, tensor<f32> {mpt.output = "loss"}) {
+  %h = mpt.matmul %x, %w : (tensor<4x6xf32>, tensor<6x5xf32>) -> tensor<4x5xf32>
+  %l = mpt.reduce_mean %h {keepdims = false} : (tensor<4x5xf32>) -> tensor<f32>
+  return %h, %l : tensor<4x5xf32>, tensor<f32>
+}
