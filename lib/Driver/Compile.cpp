@@ -6,6 +6,7 @@
 #include "mlir/IR/AsmState.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
 
 using namespace mlir;
 using namespace mpt;
@@ -19,9 +20,10 @@ bool isOnnx(const CompileRequest &request) {
          path.ends_with(".onnxtext");
 }
 
-CompileResult stop(Status status, std::string error) {
+CompileResult stop(Status status, std::string error, bool imported = false) {
   CompileResult result;
   result.status = status;
+  result.imported = imported;
   result.error = std::move(error);
   return result;
 }
@@ -58,6 +60,14 @@ CompileResult driver::compile(const CompileRequest &request, PassManager &pm,
     return stop(Status::Broken, "invalid options: " + bad);
   MLIRContext *context = pm.getContext();
   const std::string &path = request.inputPath;
+  if (!request.extraPasses.empty()) {
+    std::string message;
+    llvm::raw_string_ostream os(message);
+    if (mlir::failed(parsePassPipeline(request.extraPasses, pm, os)))
+      return stop(Status::Broken, "invalid pass pipeline '" +
+                                      request.extraPasses +
+                                      "': " + StringRef(message).trim().str());
+  }
 
   CompileResult result;
   if (isOnnx(request)) {
@@ -86,14 +96,17 @@ CompileResult driver::compile(const CompileRequest &request, PassManager &pm,
   else
     buildInferencePipeline(pm, *request.options);
   if (mlir::failed(pm.run(*result.module)))
-    return stop(Status::Broken, "lowering " + path + " failed");
+    return stop(Status::Broken, "lowering " + path + " failed",
+                /*imported=*/true);
 
   if (request.analyzeMemory) {
     FailureOr<MemoryReport> memory = analyzeMemory(*result.module);
     if (mlir::failed(memory))
-      return stop(Status::Broken, "cannot report the memory of " + path);
+      return stop(Status::Broken, "cannot report the memory of " + path,
+                  /*imported=*/true);
     result.memory = std::move(*memory);
   }
   result.status = Status::Ok;
+  result.imported = true;
   return result;
 }

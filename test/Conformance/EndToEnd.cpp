@@ -1,7 +1,7 @@
 //===- EndToEnd.cpp - compile an ONNX model and run it on the CPU runtime -===//
 #include "EndToEnd.h"
 
-#include "mpt/Conversion/Passes.h"
+#include "mpt/Driver/Compile.h"
 #include "mpt/Target/Plan/PlanEmitter.h"
 
 #include "mptrt.hpp"
@@ -10,7 +10,6 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Pass/PassManager.h"
-#include "mlir/Pass/PassRegistry.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cmath>
@@ -42,24 +41,29 @@ const char *stageName(Stage stage) {
 Stage compile(const std::string &path, const OnnxImportOptions &options,
               std::vector<uint8_t> &plan, std::string &log,
               const std::string &pipeline) {
-  MLIRContext context;
+  std::unique_ptr<MLIRContext> context = driver::createContext();
   llvm::raw_string_ostream os(log);
-  ScopedDiagnosticHandler handler(&context, [&](Diagnostic &d) {
+  ScopedDiagnosticHandler handler(context.get(), [&](Diagnostic &d) {
     os << d.getLocation() << ": " << d << "\n";
     return success();
   });
-  OnnxImportResult imported = importOnnxFile(path, context, options);
-  if (!imported.module)
-    return imported.status == OnnxImportStatus::Unsupported
-               ? Stage::Unsupported
-               : Stage::ImportFailed;
-  PassManager pm(&context);
-  if (!pipeline.empty() && failed(parsePassPipeline(pipeline, pm, os)))
-    return Stage::LoweringFailed;
-  buildLowerToRuntimePipeline(pm, LowerToRuntimeOptions());
-  if (failed(pm.run(*imported.module)))
-    return Stage::LoweringFailed;
-  auto bytes = emitPlan(*imported.module);
+  TrainingPipelineOptions pipelineOptions;
+  driver::CompileRequest request;
+  request.inputPath = path;
+  request.alwaysOnnx = true;
+  request.options = &pipelineOptions;
+  request.import = options;
+  request.extraPasses = pipeline;
+  PassManager pm(context.get());
+  llvm::SourceMgr sourceMgr;
+  driver::CompileResult compiled = driver::compile(request, pm, sourceMgr);
+  if (compiled.status == driver::Status::Unsupported)
+    return Stage::Unsupported;
+  if (compiled.status != driver::Status::Ok) {
+    os << compiled.error << "\n";
+    return compiled.imported ? Stage::LoweringFailed : Stage::ImportFailed;
+  }
+  auto bytes = emitPlan(*compiled.module);
   if (failed(bytes))
     return Stage::LoweringFailed;
   plan = std::move(*bytes);

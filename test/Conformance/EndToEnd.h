@@ -1,6 +1,7 @@
 //===- EndToEnd.h - compile an ONNX model and run it on the CPU runtime ---===//
 //
-// Shared by the end-to-end checks: import, `--lower-to-runtime`, plan
+// Shared by the end-to-end checks: the compile driver's compile (import,
+// extra passes, the inference pipeline; mpt/Driver/Compile.h), plan
 // emission, then load, bind, run and read back through the runtime's C++
 // API, and compare with reference tensors.
 //
@@ -20,9 +21,10 @@ namespace mpt::e2e {
 enum class Stage { Ok, Unsupported, ImportFailed, LoweringFailed, RunFailed };
 const char *stageName(Stage stage);
 
-/// Compiles an ONNX file to plan bytes. `pipeline` (textual, e.g.
+/// Compiles an ONNX file to plan bytes with the inference pipeline at its
+/// defaults (no precision: the lowering). `pipeline` (textual, e.g.
 /// "assign-precision{mode=bf16}"; empty for none) runs between the import
-/// and the lowering. Diagnostics go to `log`.
+/// and the lowering (the driver's extra passes). Diagnostics go to `log`.
 Stage compile(const std::string &path, const OnnxImportOptions &options,
               std::vector<uint8_t> &plan, std::string &log,
               const std::string &pipeline = "");

@@ -3,7 +3,8 @@
 // The steps between a model file and a lowered module, written once:
 //
 //   verify the options -> import (.onnx, .onnxtext) or parse (.mlir)
-//     -> the inference or training pipeline -> the memory analysis
+//     -> [extra passes] -> the inference or training pipeline
+//     -> the memory analysis
 //
 // mpt-compile (its flags), the C API (an option string, which the Python
 // package passes) and any embedder fill a CompileRequest and call
@@ -60,6 +61,12 @@ struct CompileRequest {
   bool importBindings = false;
   /// Analyse the lowered module's memory (mpt-compile --memory-report).
   bool analyzeMemory = false;
+  /// Passes to run on the imported module before the pipeline, as a textual
+  /// pass pipeline of registered passes
+  /// (`assign-precision{mode=fp16 force-low=softmax}`; empty: none): what
+  /// the pipelines' options do not expose, for the conformance tests that
+  /// compile with it (test/Conformance/EndToEnd.cpp).
+  std::string extraPasses;
 };
 
 /// "" when the request's options hold together, else why not, naming the
@@ -74,6 +81,9 @@ std::unique_ptr<mlir::MLIRContext> createContext();
 
 struct CompileResult {
   Status status = Status::Broken;
+  /// Whether the input was imported or parsed: a failure after that is the
+  /// pipeline's (or the memory analysis').
+  bool imported = false;
   /// Why the compile failed, in one line ("cannot import model.onnx",
   /// "invalid options: ..."); the details went to the context's diagnostic
   /// handlers.
@@ -84,7 +94,8 @@ struct CompileResult {
   std::optional<MemoryReport> memory;
 };
 
-/// Verifies, imports or parses, runs the pipeline on `pm`'s context (with
+/// Verifies, imports or parses, runs the extra passes and the pipeline on
+/// `pm`'s context (with
 /// `pm`'s instrumentation: timing, IR printing, crash reproducers) and
 /// analyses the memory. `sourceMgr` holds a parsed `.mlir` input, for the
 /// diagnostics that point into it.
