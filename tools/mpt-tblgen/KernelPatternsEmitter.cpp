@@ -13,7 +13,9 @@
 //     kernel is one of the op's (the pattern copies them by name: one
 //     missing on either side would be dropped silently). An optional kernel
 //     attribute the op lacks takes the kernel's default (average_pool's
-//     dilations, which mpt.average_pool does not have).
+//     dilations, which mpt.average_pool does not have). A kernel that
+//     takes the op's attributes from its record (MPTRT_AttrsOf) holds by
+//     construction; the check guards the kernels written out.
 //
 //===----------------------------------------------------------------------===//
 #include "Emitters.h"

@@ -65,11 +65,12 @@ class MPT_Op<string mnemonic, list<Trait> traits = []>
 
 // The runtime kernel of an op that lowers by renaming: `kernel` names the
 // mptrt kernel op's def (MPTRT_...Op), which takes the op's operands, result
-// types and attributes, by the same names. mpt-convert-to-mptrt's pattern
-// for the op is generated from this record (mpt-tblgen
-// -gen-kernel-patterns), which also checks that the two ops declare the
-// same attributes but for `compilerOnly`, the op's attributes that only
-// the compiler reads. An op whose kernel needs more than a rename (a choice
+// types and attributes, by the same names; the kernel declares the
+// attributes as MPTRT_AttrsOf<this op> (MPTRTOps.td), from this record.
+// mpt-convert-to-mptrt's pattern for the op is generated from this record
+// (mpt-tblgen -gen-kernel-patterns), which also checks that the two ops
+// declare the same attributes but for `compilerOnly`, the op's attributes
+// that only the compiler reads (for the kernels written out). An op whose kernel needs more than a rename (a choice
 // of kernel, operands to reorder) has its pattern written in
 // lib/Conversion/RuntimeLowering/ instead.
 class MPT_RuntimeKernel<string kernel, list<string> compilerOnly = []> {

@@ -7,6 +7,9 @@
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/OpDefinition.h"
 #include "mlir/IR/OpImplementation.h"
+// ODS infers mptrt.constant's result type from its value (the records
+// include InferTypeOpInterface.td with the mpt ops'; MPTRTOps.td).
+#include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "mpt/Dialect/MPTRT/IR/KernelAttrInfo.h"
 #include "mpt/Dialect/MPTRT/IR/MPTRTDialect.h"
 #include "mpt/IR/MPTEnums.h"

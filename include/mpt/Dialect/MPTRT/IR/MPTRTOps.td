@@ -12,6 +12,10 @@
 include "mpt/Dialect/MPTRT/IR/MPTRTBase.td"
 include "mlir/IR/CommonAttrConstraints.td"
 include "mlir/IR/BuiltinAttributeInterfaces.td"
+// The mpt ops' records, whose attributes the kernels they are renamed to
+// take (MPTRT_AttrsOf). Only the `mptrt` ops are generated from this file
+// (include/mpt/Dialect/MPTRT/IR/CMakeLists.txt: -op-include-regex).
+include "mpt/Dialect/MPT/IR/MPTOps.td"
 
 class MPTRT_Op<string mnemonic, list<Trait> traits = []>
     : Op<MPTRT_Dialect, mnemonic, traits>;
@@ -149,6 +153,80 @@ class MPTRT_KernelOp<string mnemonic, dag kernelIns, dag kernelOuts, list<Trait>
 }
 
 //===----------------------------------------------------------------------===//
+// Kernel attributes from the mpt ops' records. A kernel that an mpt op is
+// renamed to (MPT_RuntimeKernel) takes the op's attributes: it declares
+// them as MPTRT_AttrsOf<MPT_XOp>.attrs, not again. Each keeps its name, its
+// storage and its default; an enum becomes this dialect's attribute over
+// the same enum, and its default the case's string (the plan's). What only
+// the kernel says stays in the kernel's record: an attribute of the op's
+// that the runtime also takes absent (MPTRT_Absent: the op always has it,
+// a plan from elsewhere need not), and the kernel's own attributes, added
+// to the dag.
+//===----------------------------------------------------------------------===//
+
+// An attribute of the op's that the kernel takes absent: `value` is the
+// kernel's default then ("": none; the kernel works it out, or absence
+// means something of its own).
+class MPTRT_Absent<string nameArg, string valueArg = ""> {
+  string name = nameArg;
+  string value = valueArg;
+}
+
+// `base` (an mpt op's attribute, less its default or optionality) as a
+// kernel attribute: an mpt enum attribute becomes the mptrt one
+// (MPT_ReductionAttr -> MPTRT_ReductionAttr); any other stays itself.
+class MPTRT_KernelAttrBase<Attr base> {
+  Attr attr = !if(!isa<MPT_EnumAttr>(base),
+      !cast<Attr>("MPTRT_" # !substr(!cast<string>(base), !size("MPT_"))),
+      base);
+}
+
+// The kernel default of an mpt op attribute's C++ default `cpp`: the
+// literal itself, or for an enum case (`::mpt::Reduction::mean`) its
+// string (`mean`).
+class MPTRT_KernelDefault<Attr base, string cpp> {
+  string value = !if(!isa<MPT_EnumAttr>(base),
+      !foldl("", !cast<MPT_EnumAttr>(base).enum.enumerants, acc, c,
+             !if(!eq(!cast<MPT_EnumAttr>(base).enum.cppNamespace # "::" #
+                     !cast<MPT_EnumAttr>(base).enum.className # "::" #
+                     c.symbol, cpp), c.str, acc)),
+      cpp);
+}
+
+// The mpt op attribute `a`, named `name`, as its kernel declares it.
+class MPTRT_KernelAttr<Attr a, string name, list<MPTRT_Absent> absent> {
+  Attr base = !if(!initialized(a.baseAttr), a.baseAttr, a);
+  Attr kernelBase = MPTRT_KernelAttrBase<base>.attr;
+  list<MPTRT_Absent> given = !filter(x, absent, !eq(x.name, name));
+  string givenValue = !foldl("", given, acc, x, x.value);
+  Attr attr = !cond(
+      !and(!not(!empty(given)), !empty(givenValue)): OptionalAttr<kernelBase>,
+      !not(!empty(given)): MPTRT_Default<kernelBase, givenValue>,
+      !initialized(a.defaultValue):
+        MPTRT_Default<kernelBase, MPTRT_KernelDefault<base, a.defaultValue>.value>,
+      a.isOptional: OptionalAttr<kernelBase>,
+      true: kernelBase);
+}
+
+// The attributes of the mpt op `op` (in its order, less those its
+// MPT_RuntimeKernel record says only the compiler reads) as the `ins` of
+// its kernel; `absent` names those the kernel also takes absent.
+class MPTRT_AttrsOf<MPT_RuntimeKernel op, list<MPTRT_Absent> absent = []> {
+  dag args = !cast<Op>(op).arguments;
+  list<int> idx = !filter(i, !range(!size(args)),
+      !and(!initialized(!getdagarg<Attr>(args, i)),
+           !empty(!filter(n, op.compilerOnlyAttrs, !eq(n, !getdagname(args, i))))));
+  list<string> names = !foreach(i, idx, !getdagname(args, i));
+  list<Attr> opAttrs = !foreach(i, idx, !getdagarg<Attr>(args, i));
+  dag attrs = !dag(ins, !foreach(i, !range(!size(idx)),
+                                 MPTRT_KernelAttr<opAttrs[i], names[i], absent>.attr),
+                   names);
+  // Every name in `absent` is one of the op's attributes.
+  assert !empty(!filter(x, absent, !empty(!filter(n, names, !eq(n, x.name))))),
+         "MPTRT_Absent names an attribute " # !cast<string>(op) # " does not have";
+}
+
+//===----------------------------------------------------------------------===//
 // Shared shapes of kernels.
 //===----------------------------------------------------------------------===//
 
@@ -164,7 +242,14 @@ class MPTRT_BinaryKernel<string mnemonic>
   let summary = "Elementwise " # mnemonic # " with numpy broadcasting";
 }
 
-// Window attributes of conv and pooling, and of their gradients.
+// The window attributes that the runtime takes absent (its defaults: unit
+// strides and dilations, no padding).
+defvar AbsentWindow = [MPTRT_Absent<"strides">, MPTRT_Absent<"pads">,
+                       MPTRT_Absent<"dilations">];
+
+// Window attributes of conv and average pooling (whose mpt ops have no
+// dilations: the kernels' own attribute, between the op's), and of their
+// gradients.
 defvar ConvWindow = (ins OptionalAttr<DenseI64ArrayAttr>:$strides,
                      OptionalAttr<DenseI64ArrayAttr>:$pads,
                      OptionalAttr<DenseI64ArrayAttr>:$dilations,
@@ -175,12 +260,6 @@ defvar PoolWindow = (ins DenseI64ArrayAttr:$kernel_shape,
                      OptionalAttr<DenseI64ArrayAttr>:$pads,
                      OptionalAttr<DenseI64ArrayAttr>:$dilations,
                      MPTRT_Default<BoolAttr, "false">:$ceil_mode);
-defvar Reduce = (ins OptionalAttr<DenseI64ArrayAttr>:$axes,
-                 MPTRT_Default<BoolAttr, "true">:$keepdims);
-defvar LossAttrs = (ins MPTRT_Default<MPTRT_ReductionAttr, "mean">:$reduction,
-                    OptionalAttr<I64Attr>:$ignore_index);
-defvar SliceAttrs = (ins DenseI64ArrayAttr:$starts, DenseI64ArrayAttr:$ends,
-                     OptionalAttr<DenseI64ArrayAttr>:$steps);
 
 //===----------------------------------------------------------------------===//
 // Elementwise unary.
@@ -194,11 +273,9 @@ foreach f = !filter(f, MPTUnaryFunctions, !and(f.kernel, !not(f.attrs))) in
       !dag(ins, !foreach(i, !range(!size(f.params)),
                          MPTRT_Default<F32Attr, f.paramDefaults[i]>), f.params)>;
 
-def MPTRT_LeakyReluOp : MPTRT_UnaryKernel<"leaky_relu", (ins MPTRT_Default<F32Attr, "0.01">:$alpha)>;
-def MPTRT_GeluOp : MPTRT_UnaryKernel<"gelu",
-    (ins MPTRT_Default<MPTRT_GeluApproximateAttr, "none">:$approximate)>;
-def MPTRT_ClipOp : MPTRT_UnaryKernel<"clip",
-    (ins OptionalAttr<F64Attr>:$min, OptionalAttr<F64Attr>:$max)>;
+def MPTRT_LeakyReluOp : MPTRT_UnaryKernel<"leaky_relu", MPTRT_AttrsOf<MPT_LeakyReluOp>.attrs>;
+def MPTRT_GeluOp : MPTRT_UnaryKernel<"gelu", MPTRT_AttrsOf<MPT_GeluOp>.attrs>;
+def MPTRT_ClipOp : MPTRT_UnaryKernel<"clip", MPTRT_AttrsOf<MPT_ClipOp>.attrs>;
 } // family Unary
 
 //===----------------------------------------------------------------------===//
@@ -263,7 +340,8 @@ def MPTRT_ConvOp : MPTRT_KernelOp<"conv",
 //===----------------------------------------------------------------------===//
 
 def MPTRT_MaxPoolOp : MPTRT_KernelOp<"max_pool",
-    !con((ins MPTRT_Tensor:$input), PoolWindow), (outs MPTRT_Tensor:$output)> {
+    !con((ins MPTRT_Tensor:$input), MPTRT_AttrsOf<MPT_MaxPoolOp, AbsentWindow>.attrs),
+    (outs MPTRT_Tensor:$output)> {
   let family = "Pool";
   let summary = "N-d max pooling";
 }
@@ -285,9 +363,12 @@ def MPTRT_GlobalAveragePoolOp : MPTRT_KernelOp<"global_average_pool",
 //===----------------------------------------------------------------------===//
 
 def MPTRT_BatchNormOp : MPTRT_KernelOp<"batch_norm",
-    (ins MPTRT_Tensor:$input, MPTRT_Tensor:$scale, MPTRT_Tensor:$bias,
-         MPTRT_Tensor:$mean, MPTRT_Tensor:$var,
-         MPTRT_Default<F32Attr, "1e-5">:$epsilon, MPTRT_Default<F32Attr, "0.9">:$momentum),
+    !con((ins MPTRT_Tensor:$input, MPTRT_Tensor:$scale, MPTRT_Tensor:$bias,
+              MPTRT_Tensor:$mean, MPTRT_Tensor:$var),
+         MPTRT_AttrsOf<MPT_BatchNormOp>.attrs,
+         // The kernel's own: the training kernel's momentum, which an
+         // inference batch_norm does not read.
+         (ins MPTRT_Default<F32Attr, "0.9">:$momentum)),
     (outs MPTRT_Tensor:$output)> {
   let summary = "Batch normalisation with running statistics";
 }
@@ -311,9 +392,11 @@ def MPTRT_LayerNormOp : MPTRT_KernelOp<"layer_norm",
   // Its optional results are statistics; the sizes are explicit.
   let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
 }
-def MPTRT_SoftmaxOp : MPTRT_UnaryKernel<"softmax", (ins MPTRT_Default<I64Attr, "-1">:$axis)>;
+def MPTRT_SoftmaxOp : MPTRT_UnaryKernel<"softmax",
+    MPTRT_AttrsOf<MPT_SoftmaxOp, [MPTRT_Absent<"axis", "-1">]>.attrs>;
 let family = "Softmax" in
-def MPTRT_LogSoftmaxOp : MPTRT_UnaryKernel<"log_softmax", (ins MPTRT_Default<I64Attr, "-1">:$axis)>;
+def MPTRT_LogSoftmaxOp : MPTRT_UnaryKernel<"log_softmax",
+    MPTRT_AttrsOf<MPT_LogSoftmaxOp, [MPTRT_Absent<"axis", "-1">]>.attrs>;
 
 //===----------------------------------------------------------------------===//
 // Reductions and losses.
@@ -322,18 +405,20 @@ def MPTRT_LogSoftmaxOp : MPTRT_UnaryKernel<"log_softmax", (ins MPTRT_Default<I64
 let family = "Reduce" in
 foreach k = [["ReduceSum", "reduce_sum"], ["ReduceMean", "reduce_mean"],
              ["ReduceMax", "reduce_max"], ["ReduceL2", "reduce_l2"]] in
-  def MPTRT_ # k[0] # Op : MPTRT_UnaryKernel<k[1], Reduce>;
+  def MPTRT_ # k[0] # Op : MPTRT_UnaryKernel<k[1],
+      MPTRT_AttrsOf<!cast<MPT_RuntimeKernel>("MPT_" # k[0] # "Op"),
+                    [MPTRT_Absent<"axes">]>.attrs>;
 
 def MPTRT_SoftmaxCrossEntropyLossOp : MPTRT_KernelOp<"softmax_cross_entropy_loss",
     !con((ins MPTRT_Tensor:$scores, MPTRT_Tensor:$labels, Optional<MPTRT_Tensor>:$weights),
-         LossAttrs),
+         MPTRT_AttrsOf<MPT_SoftmaxCrossEntropyLossOp>.attrs),
     (outs MPTRT_Tensor:$loss, Optional<MPTRT_Tensor>:$log_prob)> {
   let family = "Loss";
   let summary = "Cross-entropy of softmax(scores) against class labels";
 }
 def MPTRT_NegativeLogLikelihoodLossOp : MPTRT_KernelOp<"nll_loss",
     !con((ins MPTRT_Tensor:$input, MPTRT_Tensor:$target, Optional<MPTRT_Tensor>:$weight),
-         LossAttrs),
+         MPTRT_AttrsOf<MPT_NegativeLogLikelihoodLossOp>.attrs),
     (outs MPTRT_Tensor:$loss)> {
   let family = "Loss";
   let summary = "Negative log-likelihood at the targets";
@@ -351,9 +436,12 @@ def MPTRT_ReshapeOp : MPTRT_KernelOp<"reshape",
     (ins MPTRT_Tensor:$input, Optional<MPTRT_Tensor>:$shape), (outs MPTRT_Tensor:$output)> {
   let summary = "Reshape (copies; the memory planner makes arena reshapes views)";
 }
-def MPTRT_FlattenOp : MPTRT_UnaryKernel<"flatten", (ins OptionalAttr<I64Attr>:$axis)>;
-def MPTRT_SqueezeOp : MPTRT_UnaryKernel<"squeeze", (ins OptionalAttr<DenseI64ArrayAttr>:$axes)>;
-def MPTRT_UnsqueezeOp : MPTRT_UnaryKernel<"unsqueeze", (ins OptionalAttr<DenseI64ArrayAttr>:$axes)>;
+def MPTRT_FlattenOp : MPTRT_UnaryKernel<"flatten",
+    MPTRT_AttrsOf<MPT_FlattenOp, [MPTRT_Absent<"axis">]>.attrs>;
+def MPTRT_SqueezeOp : MPTRT_UnaryKernel<"squeeze",
+    MPTRT_AttrsOf<MPT_SqueezeOp, [MPTRT_Absent<"axes">]>.attrs>;
+def MPTRT_UnsqueezeOp : MPTRT_UnaryKernel<"unsqueeze",
+    MPTRT_AttrsOf<MPT_UnsqueezeOp, [MPTRT_Absent<"axes">]>.attrs>;
 } // family Copy
 def MPTRT_CastOp : MPTRT_UnaryKernel<"cast", (ins MPTRT_Default<BoolAttr, "false">:$saturate)>;
 def MPTRT_QuantizeOp : MPTRT_KernelOp<"quantize",
@@ -368,23 +456,29 @@ def MPTRT_DropoutOp : MPTRT_KernelOp<"dropout",
   let summary = "Dropout with a Philox mask of (seed, step, stream, index)";
   let hasVerifier = 1;
 }
-def MPTRT_TransposeOp : MPTRT_UnaryKernel<"transpose", (ins OptionalAttr<DenseI64ArrayAttr>:$perm)>;
+def MPTRT_TransposeOp : MPTRT_UnaryKernel<"transpose",
+    MPTRT_AttrsOf<MPT_TransposeOp, [MPTRT_Absent<"perm">]>.attrs>;
 def MPTRT_ConcatOp : MPTRT_KernelOp<"concat",
-    (ins MPTRT_OneOrMore<MPTRT_Tensor>:$inputs, I64Attr:$axis), (outs MPTRT_Tensor:$output)> {
+    !con((ins MPTRT_OneOrMore<MPTRT_Tensor>:$inputs), MPTRT_AttrsOf<MPT_ConcatOp>.attrs),
+    (outs MPTRT_Tensor:$output)> {
   let summary = "Concatenate along `axis`";
 }
 def MPTRT_SplitOp : MPTRT_KernelOp<"split",
-    (ins MPTRT_Tensor:$input, MPTRT_Default<I64Attr, "0">:$axis,
-         OptionalAttr<DenseI64ArrayAttr>:$sizes),
+    !con((ins MPTRT_Tensor:$input),
+         MPTRT_AttrsOf<MPT_SplitOp, [MPTRT_Absent<"axis", "0">,
+                                     MPTRT_Absent<"sizes">]>.attrs),
     (outs MPTRT_OneOrMore<MPTRT_Tensor>:$outputs)> {
   let summary = "Split along `axis` into pieces of the given sizes";
 }
 def MPTRT_SliceOp : MPTRT_KernelOp<"slice",
-    !con((ins MPTRT_Tensor:$input), SliceAttrs), (outs MPTRT_Tensor:$output)> {
+    !con((ins MPTRT_Tensor:$input),
+         MPTRT_AttrsOf<MPT_SliceOp, [MPTRT_Absent<"steps">]>.attrs),
+    (outs MPTRT_Tensor:$output)> {
   let summary = "Strided slice";
 }
 def MPTRT_GatherOp : MPTRT_KernelOp<"gather",
-    (ins MPTRT_Tensor:$data, MPTRT_Tensor:$indices, MPTRT_Default<I64Attr, "0">:$axis),
+    !con((ins MPTRT_Tensor:$data, MPTRT_Tensor:$indices),
+         MPTRT_AttrsOf<MPT_GatherOp, [MPTRT_Absent<"axis", "0">]>.attrs),
     (outs MPTRT_Tensor:$output)> {
   let summary = "Take slices of `data` along `axis` at `indices`";
 }
@@ -392,10 +486,10 @@ def MPTRT_ExpandOp : MPTRT_KernelOp<"expand",
     (ins MPTRT_Tensor:$input, Optional<MPTRT_Tensor>:$shape), (outs MPTRT_Tensor:$output)> {
   let summary = "Broadcast to the result's shape";
 }
-def MPTRT_TriluOp : MPTRT_UnaryKernel<"trilu",
-    (ins MPTRT_Default<BoolAttr, "true">:$upper, MPTRT_Default<I64Attr, "0">:$k)>;
+def MPTRT_TriluOp : MPTRT_UnaryKernel<"trilu", MPTRT_AttrsOf<MPT_TriluOp>.attrs>;
 def MPTRT_ConstantOfShapeOp : MPTRT_KernelOp<"constant_of_shape",
-    (ins Optional<MPTRT_Tensor>:$shape, MPTRT_Default<TypedAttrInterface, "0.0">:$value),
+    !con((ins Optional<MPTRT_Tensor>:$shape),
+         MPTRT_AttrsOf<MPT_ConstantOfShapeOp, [MPTRT_Absent<"value", "0.0">]>.attrs),
     (outs MPTRT_Tensor:$output)> {
   let family = "Fill";
   let summary = "A tensor of the result's shape filled with `value`";
@@ -406,50 +500,57 @@ def MPTRT_ConstantOfShapeOp : MPTRT_KernelOp<"constant_of_shape",
 //===----------------------------------------------------------------------===//
 
 def MPTRT_UnaryGradOp : MPTRT_KernelOp<"unary_grad",
-    (ins MPTRT_Tensor:$input, MPTRT_Tensor:$grad, MPTRT_UnaryGradKindAttr:$kind,
-         OptionalAttr<F32Attr>:$alpha, OptionalAttr<F32Attr>:$beta,
-         OptionalAttr<F32Attr>:$gamma, OptionalAttr<F64Attr>:$min,
-         OptionalAttr<F64Attr>:$max),
+    // alpha's default is the op's for leaky_relu; the kernel reads it for
+    // other kinds too, each with its own default.
+    !con((ins MPTRT_Tensor:$input, MPTRT_Tensor:$grad),
+         MPTRT_AttrsOf<MPT_UnaryGradOp, [MPTRT_Absent<"alpha">]>.attrs),
     (outs MPTRT_Tensor:$output)> {
   let summary = "f'(input) * grad";
 }
 def MPTRT_SoftmaxGradOp : MPTRT_KernelOp<"softmax_grad",
-    (ins MPTRT_Tensor:$output, MPTRT_Tensor:$grad, I64Attr:$axis,
-         MPTRT_Default<BoolAttr, "false">:$log),
+    !con((ins MPTRT_Tensor:$output, MPTRT_Tensor:$grad),
+         MPTRT_AttrsOf<MPT_SoftmaxGradOp>.attrs),
     (outs MPTRT_Tensor:$input_grad)> {
   let summary = "Backward of softmax or log_softmax";
 }
 def MPTRT_LayerNormGradOp : MPTRT_KernelOp<"layer_norm_grad",
-    (ins MPTRT_Tensor:$input, MPTRT_Tensor:$scale, MPTRT_Tensor:$mean,
-         MPTRT_Tensor:$inv_std_dev, MPTRT_Tensor:$grad, I64Attr:$axis),
+    !con((ins MPTRT_Tensor:$input, MPTRT_Tensor:$scale, MPTRT_Tensor:$mean,
+              MPTRT_Tensor:$inv_std_dev, MPTRT_Tensor:$grad),
+         MPTRT_AttrsOf<MPT_LayerNormGradOp>.attrs),
     (outs MPTRT_Tensor:$input_grad, MPTRT_Tensor:$scale_grad, MPTRT_Tensor:$bias_grad)> {
   let summary = "Backward of layer_norm";
 }
 def MPTRT_SoftmaxCrossEntropyLossGradOp : MPTRT_KernelOp<"softmax_cross_entropy_loss_grad",
     !con((ins MPTRT_Tensor:$log_prob, MPTRT_Tensor:$labels, Optional<MPTRT_Tensor>:$weights,
-              MPTRT_Tensor:$loss_grad), LossAttrs),
+              MPTRT_Tensor:$loss_grad),
+         MPTRT_AttrsOf<MPT_SoftmaxCrossEntropyLossGradOp>.attrs),
     (outs MPTRT_Tensor:$scores_grad)> {
   let family = "LossGrad";
   let summary = "Backward of softmax_cross_entropy_loss";
 }
 def MPTRT_NegativeLogLikelihoodLossGradOp : MPTRT_KernelOp<"nll_loss_grad",
     !con((ins MPTRT_Tensor:$target, Optional<MPTRT_Tensor>:$weight,
-              MPTRT_Tensor:$loss_grad), LossAttrs),
+              MPTRT_Tensor:$loss_grad),
+         MPTRT_AttrsOf<MPT_NegativeLogLikelihoodLossGradOp>.attrs),
     (outs MPTRT_Tensor:$input_grad)> {
   let family = "LossGrad";
   let summary = "Backward of nll_loss";
 }
 def MPTRT_GatherGradOp : MPTRT_KernelOp<"gather_grad",
-    (ins MPTRT_Tensor:$indices, MPTRT_Tensor:$grad, I64Attr:$axis),
+    !con((ins MPTRT_Tensor:$indices, MPTRT_Tensor:$grad),
+         MPTRT_AttrsOf<MPT_GatherGradOp>.attrs),
     (outs MPTRT_Tensor:$data_grad)> {
   let summary = "Scatter-add of gather's gradient";
 }
 def MPTRT_SliceGradOp : MPTRT_KernelOp<"slice_grad",
-    !con((ins MPTRT_Tensor:$grad), SliceAttrs), (outs MPTRT_Tensor:$input_grad)> {
+    !con((ins MPTRT_Tensor:$grad),
+         MPTRT_AttrsOf<MPT_SliceGradOp, [MPTRT_Absent<"steps">]>.attrs),
+    (outs MPTRT_Tensor:$input_grad)> {
   let summary = "Backward of slice";
 }
 def MPTRT_MaxPoolGradOp : MPTRT_KernelOp<"max_pool_grad",
-    !con((ins MPTRT_Tensor:$input, MPTRT_Tensor:$grad), PoolWindow),
+    !con((ins MPTRT_Tensor:$input, MPTRT_Tensor:$grad),
+         MPTRT_AttrsOf<MPT_MaxPoolGradOp, AbsentWindow>.attrs),
     (outs MPTRT_Tensor:$input_grad)> {
   let family = "PoolGrad";
   let summary = "Backward of max_pool";
@@ -461,21 +562,26 @@ def MPTRT_AveragePoolGradOp : MPTRT_KernelOp<"average_pool_grad",
   let family = "PoolGrad";
   let summary = "Backward of average_pool";
 }
+// The conv gradients' own attribute: conv's kernel_shape, which the runtime
+// reads from the weight when it is absent.
+defvar ConvGradKernelShape = (ins OptionalAttr<DenseI64ArrayAttr>:$kernel_shape);
 def MPTRT_ConvGradInputOp : MPTRT_KernelOp<"conv_grad_input",
-    !con((ins MPTRT_Tensor:$grad, MPTRT_Tensor:$weight), ConvWindow),
+    !con((ins MPTRT_Tensor:$grad, MPTRT_Tensor:$weight),
+         MPTRT_AttrsOf<MPT_ConvGradInputOp, AbsentWindow>.attrs, ConvGradKernelShape),
     (outs MPTRT_Tensor:$input_grad)> {
   let family = "ConvGrad";
   let summary = "Gradient of conv with respect to its input";
 }
 def MPTRT_ConvGradWeightOp : MPTRT_KernelOp<"conv_grad_weight",
-    !con((ins MPTRT_Tensor:$input, MPTRT_Tensor:$grad), ConvWindow),
+    !con((ins MPTRT_Tensor:$input, MPTRT_Tensor:$grad),
+         MPTRT_AttrsOf<MPT_ConvGradWeightOp, AbsentWindow>.attrs, ConvGradKernelShape),
     (outs MPTRT_Tensor:$weight_grad)> {
   let family = "ConvGrad";
   let summary = "Gradient of conv with respect to its weight";
 }
 def MPTRT_BatchNormGradOp : MPTRT_KernelOp<"batch_norm_grad",
-    (ins MPTRT_Tensor:$input, MPTRT_Tensor:$scale, MPTRT_Tensor:$grad,
-         MPTRT_Default<F32Attr, "1e-5">:$epsilon),
+    !con((ins MPTRT_Tensor:$input, MPTRT_Tensor:$scale, MPTRT_Tensor:$grad),
+         MPTRT_AttrsOf<MPT_BatchNormGradOp>.attrs),
     (outs MPTRT_Tensor:$input_grad, MPTRT_Tensor:$scale_grad, MPTRT_Tensor:$bias_grad)> {
   let summary = "Backward of training-mode batch_norm";
 }
@@ -501,41 +607,35 @@ def MPTRT_GlobalNormOp : MPTRT_KernelOp<"global_norm",
   let summary = "The L2 norm of all operands together";
 }
 def MPTRT_ClipByNormOp : MPTRT_KernelOp<"clip_by_norm",
-    (ins MPTRT_Tensor:$grad, MPTRT_Tensor:$norm, F64Attr:$max_norm),
+    !con((ins MPTRT_Tensor:$grad, MPTRT_Tensor:$norm), MPTRT_AttrsOf<MPT_ClipByNormOp>.attrs),
     (outs MPTRT_Tensor:$output)> {
   let summary = "grad * min(1, max_norm / (norm + 1e-6))";
 }
 def MPTRT_SGDUpdateOp : MPTRT_KernelOp<"sgd_update",
-    (ins MPTRT_Tensor:$param, MPTRT_Tensor:$grad, Optional<MPTRT_Tensor>:$momentum_buffer,
-         MPTRT_Tensor:$step, MPTRT_Tensor:$lr, MPTRT_Tensor:$finite,
-         MPTRT_Default<F64Attr, "0.0">:$momentum, MPTRT_Default<F64Attr, "0.0">:$dampening,
-         MPTRT_Default<BoolAttr, "false">:$nesterov, MPTRT_Default<F64Attr, "0.0">:$weight_decay),
+    !con((ins MPTRT_Tensor:$param, MPTRT_Tensor:$grad, Optional<MPTRT_Tensor>:$momentum_buffer,
+              MPTRT_Tensor:$step, MPTRT_Tensor:$lr, MPTRT_Tensor:$finite),
+         MPTRT_AttrsOf<MPT_SGDUpdateOp>.attrs),
     (outs MPTRT_Tensor:$new_param, Optional<MPTRT_Tensor>:$new_momentum_buffer)> {
   let family = "SgdUpdate";
   let summary = "One torch.optim.SGD step";
 }
 def MPTRT_AdamWUpdateOp : MPTRT_KernelOp<"adamw_update",
-    (ins MPTRT_Tensor:$param, MPTRT_Tensor:$grad, MPTRT_Tensor:$exp_avg,
-         MPTRT_Tensor:$exp_avg_sq, MPTRT_Tensor:$step, MPTRT_Tensor:$lr,
-         MPTRT_Tensor:$finite, Optional<MPTRT_Tensor>:$seed,
-         MPTRT_Default<F64Attr, "0.9">:$beta1, MPTRT_Default<F64Attr, "0.999">:$beta2,
-         MPTRT_Default<F64Attr, "1e-8">:$eps, MPTRT_Default<F64Attr, "0.01">:$weight_decay,
-         MPTRT_Default<BoolAttr, "false">:$stochastic_rounding, OptionalAttr<I64Attr>:$stream),
+    !con((ins MPTRT_Tensor:$param, MPTRT_Tensor:$grad, MPTRT_Tensor:$exp_avg,
+              MPTRT_Tensor:$exp_avg_sq, MPTRT_Tensor:$step, MPTRT_Tensor:$lr,
+              MPTRT_Tensor:$finite, Optional<MPTRT_Tensor>:$seed),
+         MPTRT_AttrsOf<MPT_AdamWUpdateOp>.attrs),
     (outs MPTRT_Tensor:$new_param, MPTRT_Tensor:$new_exp_avg, MPTRT_Tensor:$new_exp_avg_sq)> {
   let summary = "One torch.optim.AdamW step (f32 or bf16 master, bf16 rounded "
                 "to nearest even or stochastically)";
 }
 def MPTRT_UpdateLossScaleOp : MPTRT_KernelOp<"update_loss_scale",
-    (ins MPTRT_Tensor:$scale, MPTRT_Tensor:$growth_tracker, MPTRT_Tensor:$finite,
-         MPTRT_Default<F64Attr, "2.0">:$growth_factor, MPTRT_Default<F64Attr, "0.5">:$backoff_factor,
-         MPTRT_Default<I64Attr, "2000">:$growth_interval),
+    !con((ins MPTRT_Tensor:$scale, MPTRT_Tensor:$growth_tracker, MPTRT_Tensor:$finite),
+         MPTRT_AttrsOf<MPT_UpdateLossScaleOp>.attrs),
     (outs MPTRT_Tensor:$new_scale, MPTRT_Tensor:$new_growth_tracker)> {
   let summary = "The dynamic loss scale's update";
 }
 def MPTRT_LRScheduleOp : MPTRT_KernelOp<"lr_schedule",
-    (ins MPTRT_Tensor:$step, MPTRT_Default<MPTRT_LrScheduleAttr, "constant">:$schedule, F64Attr:$lr,
-         MPTRT_Default<I64Attr, "0">:$warmup_steps, MPTRT_Default<I64Attr, "0">:$total_steps,
-         MPTRT_Default<F64Attr, "0.0">:$min_lr),
+    !con((ins MPTRT_Tensor:$step), MPTRT_AttrsOf<MPT_LRScheduleOp>.attrs),
     (outs MPTRT_Tensor:$output)> {
   let family = "LrSchedule";
   let summary = "The learning rate at a step";
@@ -548,9 +648,8 @@ def MPTRT_AmaxOp : MPTRT_KernelOp<"amax", (ins MPTRT_Tensor:$input), (outs MPTRT
   let summary = "max |x|";
 }
 def MPTRT_UpdateFP8ScaleOp : MPTRT_KernelOp<"update_fp8_scale",
-    (ins MPTRT_Tensor:$amax_history, MPTRT_ScaleTensor:$scale, MPTRT_Tensor:$amax,
-         MPTRT_Default<F64Attr, "448.0">:$fp8_max, MPTRT_Default<I64Attr, "0">:$margin,
-         MPTRT_Default<MPTRT_AmaxComputeAlgoAttr, "max">:$amax_compute_algo),
+    !con((ins MPTRT_Tensor:$amax_history, MPTRT_ScaleTensor:$scale, MPTRT_Tensor:$amax),
+         MPTRT_AttrsOf<MPT_UpdateFP8ScaleOp>.attrs),
     (outs MPTRT_Tensor:$new_amax_history, MPTRT_ScaleTensor:$new_scale)> {
   let family = "UpdateFp8Scale";
   let summary = "Delayed FP8 scaling: roll the amax history, rescale";
