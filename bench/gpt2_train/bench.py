@@ -14,6 +14,8 @@ deadline; one that cannot start or fails is reported, the rest go on):
      bit-identical
   4. torch.compile of both attentions (torch 2 only)
   5. B=8 (PyTorch AMP manual, MPT), and MPT without CUDA graphs
+  6. MPT bf16 with --fuse-attention (mpt.attention's reference kernels;
+     the cuDNN path is still to come): speed, memory and step-1 parity
 It writes DIR/summary.md and DIR/results.json (and the profile, the logs).
 """
 import argparse
@@ -194,8 +196,8 @@ class Bench:
         return run
 
     # --- MPT ------------------------------------------------------------------
-    def mpt_run(self, label, batch, profile=False, graphs=True):
-        plan = os.path.join(self.args.folder, "plans", f"gpt2-bf16-b{batch}.mptp")
+    def mpt_run(self, label, batch, profile=False, graphs=True, variant=""):
+        plan = os.path.join(self.args.folder, "plans", f"gpt2-bf16-b{batch}{variant}.mptp")
         metrics = os.path.join(self.args.work, f"{label}.jsonl")
         steps = self.args.warmup + self.args.steps
         cmd = [self.args.mpt_train, plan, "--params", self.params_path,
@@ -265,6 +267,15 @@ class Bench:
         self.mpt_run(f"mpt_bf16_b{b}", b)
         if self.dev.type == "cuda":
             self.mpt_run("mpt_bf16_no_graphs", self.args.batch, graphs=False)
+
+    def fused_attention(self):
+        run = self.mpt_run("mpt_bf16_fused_attention", self.args.batch,
+                           variant="-fused-attention")
+        want = self.results["parity"]["torch_fp32"]
+        self.results["parity"]["mpt_bf16_fused_attention"] = {
+            "loss": run["losses"][0], "grad_norm": run["grad_norms"][0],
+            "loss_err": abs(run["losses"][0] - want["loss"]),
+            "grad_norm_err": abs(run["grad_norms"][0] - want["grad_norm"])}
 
     def summary(self, quiet=False):
         r = self.results
@@ -370,6 +381,9 @@ def main():
     b.phase("4 torch.compile", 60, b.compiled,
             None if hasattr(torch, "compile") else f"torch {torch.__version__} has no torch.compile")
     b.phase(f"5 B={args.small_batch} and graphs off", 20, b.small_and_no_graphs)
+    fused_plan = os.path.join(args.folder, "plans", f"gpt2-bf16-b{args.batch}-fused-attention.mptp")
+    b.phase("6 MPT bf16, --fuse-attention", 20, b.fused_attention,
+            None if os.path.exists(fused_plan) else "no fused-attention plan (prepare.sh before it)")
     b.save()
     b.summary()
     return 0

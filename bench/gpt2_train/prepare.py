@@ -66,6 +66,10 @@ def main() -> int:
             plan = os.path.join(args.out, "plans", f"gpt2-bf16-b{b}.mptp")
             subprocess.run([args.mpt_compile, onnx_path, *COMPILE_FLAGS, "-o", plan], check=True)
             t2 = time.time()
+            # The same step with mpt.attention (docs/attention.md): phase 6.
+            fused = os.path.join(args.out, "plans", f"gpt2-bf16-b{b}-fused-attention.mptp")
+            subprocess.run([args.mpt_compile, onnx_path, *COMPILE_FLAGS, "--fuse-attention",
+                            "-o", fused], check=True)
             info["plans"][str(b)] = {"plan": os.path.relpath(plan, args.out),
                                      "onnx_bytes": os.path.getsize(onnx_path),
                                      "plan_bytes": os.path.getsize(plan),

@@ -69,6 +69,8 @@ void addLoweringPasses(OpPassManager &pm,
 
 void mpt::buildInferencePipeline(OpPassManager &pm,
                                  const InferencePipelineOptions &options) {
+  if (options.fuseAttention)
+    pm.addPass(mpt::createFuseAttentionPass());
   addPrecisionPasses(pm, options);
   addLoweringPasses(pm, options);
 }
@@ -91,6 +93,8 @@ std::string mpt::verifyOptions(const TrainingPipelineOptions &options) {
 
 void mpt::buildTrainingPipeline(OpPassManager &pm,
                                 const TrainingPipelineOptions &options) {
+  if (options.fuseAttention)
+    pm.addPass(mpt::createFuseAttentionPass());
   addPrecisionPasses(pm, options);
   pm.addPass(
       createBuildTrainingStepPass(options.buildTrainingStepPassOptions()));

@@ -107,6 +107,14 @@ std::vector<Case> allCases() {
                     {aInts("starts", {0, 10}), aInts("ends", {64, 1010}), aInts("steps", {2, 2})}));
   cs.push_back(
       make("gather", {{F32, {1000, 256}}, {I64, {64, 8}, -1000, 999}}, {{F32, {64, 8, 256}}}));
+  // Attention: a GPT-2-like head split in bf16 with a causal-sized mask,
+  // and an f32 one with Tq != Tk and no mask.
+  const T heads = {2, 4, 128, 64};
+  cs.push_back(make("attention",
+                    {{BF16, heads}, {BF16, heads}, {BF16, heads}, {F32, {1, 1, 128, 128}}},
+                    {{BF16, heads}, {F32, {2, 4, 128}}}, {aFloat("scale", 0.125)}));
+  cs.push_back(make("attention", {{F32, {6, 40, 32}}, {F32, {6, 70, 32}}, {F32, {6, 70, 24}}},
+                    {{F32, {6, 40, 24}}, {F32, {6, 40}}}, {aFloat("scale", 0.2)}));
   cs.push_back(make("expand", {{F32, {1, 1024}}}, {{F32, act}}));
   cs.push_back(make("trilu", {{F32, {8, 128, 128}}}, {{F32, {8, 128, 128}}}, {aInt("upper", 0)}));
   cs.push_back(make("constant_of_shape", {}, {{F32, act}}, {aFloat("value", 1.5)}));
@@ -121,6 +129,15 @@ std::vector<Case> allCases() {
       make("layer_norm_grad",
            {{F32, act}, {F32, {1024}}, {F32, {64, 1}}, {F32, {64, 1}, 0.5, 2.0}, {F32, act}},
            {{F32, act}, {F32, {1024}}, {F32, {1024}}}, {aInt("axis", -1)}));
+  cs.push_back(make("attention_grad",
+                    {{BF16, heads},
+                     {BF16, heads},
+                     {BF16, heads},
+                     {BF16, heads},
+                     {F32, {2, 4, 128}, 1.0, 3.0},
+                     {BF16, heads},
+                     {F32, {1, 1, 128, 128}}},
+                    {{BF16, heads}, {BF16, heads}, {BF16, heads}}, {aFloat("scale", 0.125)}));
   cs.push_back(make("softmax_cross_entropy_loss_grad",
                     {{F32, {256, 100}}, {I64, {256}, 0, 99}, {F32, {100}}, {F32, {}}},
                     {{F32, {256, 100}}}));

@@ -43,6 +43,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <fstream>
 #include <functional>
@@ -153,13 +154,32 @@ std::vector<double> widen(const std::vector<float> &v) {
   return std::vector<double>(v.begin(), v.end());
 }
 
-/// Compiles `model` with the cross-entropy loss and `flags`, loads the plan
-/// and binds the fixture's batch and labels.
-void setUp(const TempDir &dir, const std::string &model,
+/// A test parameter is a fixture model, or a model and a variant of the
+/// compile: "gpt2+fuse-attention" runs every check of gpt2 on plans
+/// compiled with --fuse-attention (mpt.attention in place of the exported
+/// matmul-softmax-matmul), against the same float64 references and
+/// tolerances.
+const char *const kFusedAttention = "+fuse-attention";
+
+std::string modelOf(const std::string &param) {
+  return param.substr(0, param.find('+'));
+}
+
+bool fusesAttention(const std::string &param) {
+  return param.find(kFusedAttention) != std::string::npos;
+}
+
+/// Compiles the model of `param` with the cross-entropy loss, `flags` and
+/// the variant's flags, loads the plan and binds the fixture's batch and
+/// labels.
+void setUp(const TempDir &dir, const std::string &param,
            const std::vector<std::string> &flags, Trainer *t) {
+  const std::string model = modelOf(param);
   std::vector<std::string> all = {"--loss-kind=cross_entropy",
                                   "--loss-output=logits",
                                   "--label-input=labels"};
+  if (fusesAttention(param))
+    all.push_back("--fuse-attention");
   Tolerances tol;
   std::string error;
   ASSERT_TRUE(readTolerances(model, &tol, &error)) << error;
@@ -170,6 +190,18 @@ void setUp(const TempDir &dir, const std::string &model,
                                   plan, &msg))
       << msg;
   ASSERT_TRUE(t->load(plan, &msg)) << msg;
+  if (fusesAttention(param)) {
+    // The variant is only a test of the fused op if the pass fused.
+    std::vector<mptrt_kernel_info> kernels;
+    ASSERT_TRUE(t->model().entryKernels("train_step", &kernels));
+    int forward = 0, backward = 0;
+    for (const mptrt_kernel_info &k : kernels) {
+      forward += std::string(k.kind) == "attention";
+      backward += std::string(k.kind) == "attention_grad";
+    }
+    ASSERT_GT(forward, 0) << model << ": --fuse-attention fused nothing";
+    ASSERT_EQ(forward, backward) << model;
+  }
   // The dynamo exporter's scalar constants (GELU's 0.5 and sqrt(2), the
   // attention scale) must be constants, not trained parameters.
   for (const std::string &c : tol.constants)
@@ -261,7 +293,7 @@ class ZooParity : public ::testing::TestWithParam<std::string> {
 protected:
   void SetUp() override {
     std::string msg;
-    ASSERT_TRUE(readTolerances(GetParam(), &tol_, &msg)) << msg;
+    ASSERT_TRUE(readTolerances(modelOf(GetParam()), &tol_, &msg)) << msg;
   }
   double hyper(const std::string &name) {
     auto it = tol_.hyper.find(name);
@@ -278,11 +310,11 @@ protected:
 // One SGD step with emitted gradients: the loss, every gradient and every
 // updated parameter against float64.
 TEST_P(ZooParity, SgdOneStepFp32) {
-  const std::string model = GetParam();
+  const std::string model = modelOf(GetParam());
   TempDir dir;
   Trainer t;
   ASSERT_NO_FATAL_FAILURE(setUp(
-      dir, model,
+      dir, GetParam(),
       {"--optimizer=sgd", flag("lr", hyper("sgd.lr")), "--emit-gradients=true"},
       &t));
   std::string msg;
@@ -353,10 +385,10 @@ TEST_P(ZooParity, SgdOneStepFp32) {
 
 void ZooParity::checkTrajectory(const std::string &kind,
                                 const std::vector<std::string> &flags) {
-  const std::string model = GetParam();
+  const std::string model = modelOf(GetParam());
   TempDir dir;
   Trainer t;
-  ASSERT_NO_FATAL_FAILURE(setUp(dir, model, flags, &t));
+  ASSERT_NO_FATAL_FAILURE(setUp(dir, GetParam(), flags, &t));
   const std::vector<double> ref = loadRef(model, kind + "_loss.npy");
   int skipped = 0;
   // The momentum run of the float64 reference also recorded the BN running
@@ -411,15 +443,16 @@ TEST_P(ZooParity, AdamWTrajectoryFp32) {
 // The same 5 AdamW steps trained in BF16 and in FP16 (mpt-compile
 // --precision; FP16 gets dynamic loss scaling by default): the loss
 // trajectory against float64's, relative, worst step.
-void lowPrecisionTrajectory(const std::string &model,
+void lowPrecisionTrajectory(const std::string &param,
                             const std::string &precision, double lr, double wd,
                             double autocastError) {
+  const std::string model = modelOf(param);
   const double bound =
       std::max(kAutocastFactor * autocastError, kLowPrecisionFloor);
   TempDir dir;
   Trainer t;
   ASSERT_NO_FATAL_FAILURE(
-      setUp(dir, model,
+      setUp(dir, param,
             {"--precision=" + precision, "--optimizer=adamw", flag("lr", lr),
              flag("weight-decay", wd)},
             &t));
@@ -466,7 +499,11 @@ TEST_P(ZooParity, AdamWTrajectoryFp16) {
 }
 
 std::string modelName(const ::testing::TestParamInfo<std::string> &info) {
-  return info.param;
+  std::string name = info.param;
+  for (char &c : name)
+    if (!std::isalnum(static_cast<unsigned char>(c)))
+      c = '_';
+  return name;
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -475,6 +512,17 @@ INSTANTIATE_TEST_SUITE_P(
                       "vit_dynamo", "mlp_dynamo", "llama", "qwen2", "vit_hf",
                       "mobilenetv3", "t5", "bert", "distilbert", "mistral",
                       "efficientnet", "convnext", "squeezenet"),
+    modelName);
+
+// The transformers again, compiled with --fuse-attention: the fused op and
+// its gradient are held to the tolerances of the exported graph.
+INSTANTIATE_TEST_SUITE_P(
+    FusedAttention, ZooParity,
+    ::testing::Values("gpt2+fuse-attention", "vit+fuse-attention",
+                      "llama+fuse-attention", "qwen2+fuse-attention",
+                      "vit_hf+fuse-attention", "bert+fuse-attention",
+                      "distilbert+fuse-attention", "mistral+fuse-attention",
+                      "t5+fuse-attention"),
     modelName);
 
 } // namespace

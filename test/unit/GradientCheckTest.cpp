@@ -353,6 +353,28 @@ std::vector<GradientCase> gradientCases() {
        "  %y = mpt.log_softmax %x {axis = 2 : i64} : tensor<2x3x4xf32>",
        {{"%y", "tensor<2x3x4xf32>"}}});
 
+  // Fused attention: query, key and value carry gradients; the additive
+  // mask is a constant of the step.
+  add({"mpt.attention",
+       "mpt.attention",
+       {{"%q", "tensor<2x3x4xf32>"},
+        {"%k", "tensor<2x5x4xf32>"},
+        {"%v", "tensor<2x5x3xf32>"}},
+       "  %y, %lse = mpt.attention %q, %k, %v {scale = 0.5 : f32} : "
+       "(tensor<2x3x4xf32>, tensor<2x5x4xf32>, tensor<2x5x3xf32>) -> "
+       "(tensor<2x3x3xf32>, tensor<2x3xf32>)",
+       {{"%y", "tensor<2x3x3xf32>"}}});
+  add({"mpt.attention/mask",
+       "mpt.attention",
+       {{"%q", "tensor<2x2x3x4xf32>"},
+        {"%k", "tensor<2x2x3x4xf32>"},
+        {"%v", "tensor<2x2x3x2xf32>"},
+        constantArg("%m", "tensor<1x3x3xf32>")},
+       "  %y, %lse = mpt.attention %q, %k, %v, %m {scale = 0.35 : f32} : "
+       "(tensor<2x2x3x4xf32>, tensor<2x2x3x4xf32>, tensor<2x2x3x2xf32>, "
+       "tensor<1x3x3xf32>) -> (tensor<2x2x3x2xf32>, tensor<2x2x3xf32>)",
+       {{"%y", "tensor<2x2x3x2xf32>"}}});
+
   // Losses: class weights are constants; labels are integers.
   for (std::string reduction : {"mean", "sum", "none"}) {
     std::string lossType =

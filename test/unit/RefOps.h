@@ -37,6 +37,7 @@ void addConstantOps(RefOpTable &table);
 void addElementwiseOps(RefOpTable &table);
 void addContractionOps(RefOpTable &table);
 void addPoolingOps(RefOpTable &table);
+void addAttentionOps(RefOpTable &table);
 void addNormalizationOps(RefOpTable &table);
 void addLossOps(RefOpTable &table);
 void addReductionOps(RefOpTable &table);

@@ -23,6 +23,7 @@ const RefOpTable &opTable() {
     addElementwiseOps(t);
     addContractionOps(t);
     addPoolingOps(t);
+    addAttentionOps(t);
     addNormalizationOps(t);
     addLossOps(t);
     addReductionOps(t);

@@ -53,6 +53,11 @@ struct InferencePipelineOptions
   // assignPrecisionPassOptions().
 #define GEN_PIPELINE_OPTIONS_PrecisionOptions
 #include "mpt/Pipelines/PipelineOptions.h.inc"
+  Option<bool> fuseAttention{
+      *this, "fuse-attention",
+      llvm::cl::desc("Run --fuse-attention before precision assignment: "
+                     "exported attention subgraphs become mpt.attention"),
+      llvm::cl::init(false), llvm::cl::cat(getPipelineOptionsCategory())};
   Option<bool> fuseEpilogues{
       *this, "fuse-epilogues",
       llvm::cl::desc("Fold bias adds and activations into gemm kernels"),

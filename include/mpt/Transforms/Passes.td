@@ -94,6 +94,43 @@ def AssignPrecisionPass : Pass<"assign-precision", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mpt::MPTDialect"];
 }
 
+def FuseAttentionPass : Pass<"fuse-attention", "::mlir::ModuleOp"> {
+  let summary = "Replace exported attention subgraphs with mpt.attention";
+  let description = [{
+    Finds `matmul(softmax(mask(scale * matmul(Q, K^T))), V)` on the last
+    axis, as torch.onnx and Hugging Face models export scaled dot-product
+    attention, and replaces it with one `mpt.attention`, so that the
+    [..., Tq, Tk] scores are never materialised and the gradient is one
+    `attention_grad`. Recognised:
+    - the scale as a multiplication or division by a scalar constant, on
+      the scores or on Q and K^T (torch.onnx's `sqrt(scale)` on each);
+    - the mask as an additive float tensor that does not depend on a
+      parameter, or as `where(condition, -inf, scores)` (also with the
+      fill value in the other branch, and any fill at or below -1e30),
+      which becomes the additive mask `where(condition, -inf, 0)`;
+    - K^T as a transpose, whose permutation absorbs the swap;
+    - a dropout on the probabilities that drops nothing (ratio 0, as the
+      training-mode exports of `p = 0` models have it), dropped.
+    The intermediate values (scores, probabilities) must have no other
+    use: a model that returns its attention weights keeps the unfused
+    graph. Run before `--assign-precision`; the pipelines run it with
+    `fuse-attention`.
+
+    ```mlir
+    %s = mpt.matmul %q, %kt : ... -> tensor<2x4x16x16xf32>
+    %t = mpt.mul %s, %c : (tensor<2x4x16x16xf32>, tensor<f32>) -> ...
+    %p = mpt.softmax %t {axis = 3 : i64} : tensor<2x4x16x16xf32>
+    %o = mpt.matmul %p, %v : ... -> tensor<2x4x16x8xf32>
+    // becomes
+    %o, %lse = mpt.attention %q, %k, %v {scale = ...} : ...
+    ```
+  }];
+  let dependentDialects = ["::mpt::MPTDialect"];
+  let statistics = [
+    Statistic<"numFused", "num-fused", "Attention subgraphs replaced">,
+  ];
+}
+
 def VerifyPrecisionPass : Pass<"verify-precision", "::mlir::ModuleOp"> {
   let summary = "Check the precision invariants of a model";
   let description = [{

@@ -118,6 +118,9 @@ Status prepareConv(const KernelView &v, std::unique_ptr<PreparedKernel> *out);
 // PoolingKernels.cpp (and the pooling gradients)
 Status preparePool(const KernelView &v, std::unique_ptr<PreparedKernel> *out);
 Status preparePoolGrad(const KernelView &v, std::unique_ptr<PreparedKernel> *out);
+// AttentionKernels.cpp
+Status prepareAttention(const KernelView &v, std::unique_ptr<PreparedKernel> *out);
+Status prepareAttentionGrad(const KernelView &v, std::unique_ptr<PreparedKernel> *out);
 // NormalizationKernels.cpp
 Status prepareBatchNorm(const KernelView &v, std::unique_ptr<PreparedKernel> *out);
 Status prepareLayerNorm(const KernelView &v, std::unique_ptr<PreparedKernel> *out);

@@ -51,6 +51,9 @@ Status prepareWith(const Context &c, const KernelView &v, std::unique_ptr<Prepar
   return Status::ok();
 }
 
+// Attention and its gradient (AttentionKernels.cu).
+Status prepareAttention(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *);
+Status prepareAttentionGrad(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *);
 // Elementwise and unary_grad (ElementwiseKernels.cu).
 Status prepareUnary(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *);
 Status prepareBinary(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *);

@@ -12,6 +12,7 @@
 
 #include "Status.h"
 #include "TensorDesc.h"
+#include "mptrt/Numerics.h"
 #include "ops/KernelView.h"
 
 #include <cstdint>
@@ -225,6 +226,43 @@ struct SoftmaxParams {
   int64_t outer = 1, dim = 1, inner = 1;
 };
 Status decodeSoftmax(const KernelView &v, SoftmaxParams *p);
+
+//===----------------------------------------------------------------------===//
+// Attention.
+//===----------------------------------------------------------------------===//
+
+/// attention and attention_grad over `batch` independent problems (the
+/// leading axes, `batchShape`): query [Tq, D], key [Tk, D], value [Tk, Dv],
+/// the output [Tq, Dv] and the log-sum-exp [Tq]. The optional additive mask
+/// (maskNumel elements) broadcasts to [batch..., Tq, Tk]: element (b, i, j)
+/// is at maskOffset(b) + i * maskRowStride + j * maskColStride, with stride
+/// 0 along a broadcast axis.
+struct AttentionParams {
+  int64_t batch = 1, tq = 0, tk = 0, d = 0, dv = 0;
+  float scale = 1.0f;
+  bool hasMask = false;
+  int64_t maskNumel = 0;
+  int batchRank = 0;
+  int64_t batchShape[kMaxRank] = {};
+  int64_t maskBatchStrides[kMaxRank] = {};
+  int64_t maskRowStride = 0, maskColStride = 0;
+
+  /// The offset of problem b's [Tq, Tk] mask window.
+  MPTRT_HOST_DEVICE int64_t maskOffset(int64_t b) const {
+    int64_t offset = 0;
+    for (int a = batchRank - 1; a >= 0; --a) {
+      offset += (b % batchShape[a]) * maskBatchStrides[a];
+      b /= batchShape[a];
+    }
+    return offset;
+  }
+};
+/// attention: operands (query, key, value[, mask]), results (output,
+/// logsumexp).
+Status decodeAttention(const KernelView &v, AttentionParams *p);
+/// attention_grad: operands (query, key, value, output, logsumexp, grad[,
+/// mask]), results (query_grad, key_grad, value_grad).
+Status decodeAttentionGrad(const KernelView &v, AttentionParams *p);
 
 //===----------------------------------------------------------------------===//
 // Reductions and losses.

@@ -296,3 +296,25 @@ func.func @adamw_master_type(%p: tensor<4xbf16>, %g: tensor<4xf32>, %s: tensor<i
   %0:3 = mpt.adamw_update %p, %g, %g, %g, %s, %lr, %ok : (tensor<4xbf16>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<i64>, tensor<f32>, tensor<i1>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>)
   return %0#0 : tensor<4xf32>
 }
+
+// -----
+
+// Tests that attention rejects a key whose last axis differs from the
+// query's.
+func.func @attention_key_width(%q: tensor<2x4x8xf32>, %k: tensor<2x5x6xf32>, %v: tensor<2x5x8xf32>) -> tensor<2x4x8xf32> {
+  // expected-error @+2 {{key must have the query's last axis (8)}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %o, %lse = mpt.attention %q, %k, %v {scale = 1.0 : f32} : (tensor<2x4x8xf32>, tensor<2x5x6xf32>, tensor<2x5x8xf32>) -> (tensor<2x4x8xf32>, tensor<2x4xf32>)
+  return %o : tensor<2x4x8xf32>
+}
+
+// -----
+
+// Tests that attention rejects a mask that does not broadcast to the
+// scores.
+func.func @attention_mask(%q: tensor<2x4x8xf32>, %k: tensor<2x5x8xf32>, %v: tensor<2x5x8xf32>, %m: tensor<4x4xf32>) -> tensor<2x4x8xf32> {
+  // expected-error @+2 {{mask must broadcast to the scores' shape [..., Tq, Tk]}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %o, %lse = mpt.attention %q, %k, %v, %m {scale = 1.0 : f32} : (tensor<2x4x8xf32>, tensor<2x5x8xf32>, tensor<2x5x8xf32>, tensor<4x4xf32>) -> (tensor<2x4x8xf32>, tensor<2x4xf32>)
+  return %o : tensor<2x4x8xf32>
+}

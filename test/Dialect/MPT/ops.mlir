@@ -162,3 +162,18 @@ func.func @dropouts(%x: tensor<2x3xbf16>, %seed: tensor<i64>, %step: tensor<i64>
   %1, %m1 = mpt.dropout %x, %seed, %step {ratio = 0.1 : f32, training = true, stream = 7 : i64} : tensor<2x3xbf16>, tensor<i64>, tensor<i64> -> tensor<2x3xbf16>, tensor<2x3xi1>
   return %0, %1 : tensor<2x3xbf16>, tensor<2x3xbf16>
 }
+
+// -----
+
+// Tests that attention and attention_grad round-trip, with and without a
+// mask, and that attention infers its FP32 log-sum-exp.
+// CHECK-LABEL: func.func @attention
+func.func @attention(%q: tensor<2x4x8x16xbf16>, %k: tensor<2x4x6x16xbf16>, %v: tensor<2x4x6x32xbf16>, %m: tensor<1x1x8x6xf32>, %g: tensor<2x4x8x32xbf16>) -> (tensor<2x4x8x32xbf16>, tensor<2x4x8x16xbf16>) {
+  // CHECK: mpt.attention %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} {scale = 2.500000e-01 : f32} : {{.*}} -> (tensor<2x4x8x32xbf16>, tensor<2x4x8xf32>)
+  %o, %lse = mpt.attention %q, %k, %v, %m {scale = 0.25 : f32} : (tensor<2x4x8x16xbf16>, tensor<2x4x6x16xbf16>, tensor<2x4x6x32xbf16>, tensor<1x1x8x6xf32>) -> (tensor<2x4x8x32xbf16>, tensor<2x4x8xf32>)
+  // CHECK: mpt.attention %{{.*}}, %{{.*}}, %{{.*}} {scale = 1.000000e+00 : f32}
+  %o2, %lse2 = mpt.attention %q, %k, %v {scale = 1.0 : f32} : (tensor<2x4x8x16xbf16>, tensor<2x4x6x16xbf16>, tensor<2x4x6x32xbf16>) -> (tensor<2x4x8x32xbf16>, tensor<2x4x8xf32>)
+  // CHECK: mpt.attention_grad
+  %dq, %dk, %dv = mpt.attention_grad %q, %k, %v, %o, %lse, %g, %m {scale = 0.25 : f32} : (tensor<2x4x8x16xbf16>, tensor<2x4x6x16xbf16>, tensor<2x4x6x32xbf16>, tensor<2x4x8x32xbf16>, tensor<2x4x8xf32>, tensor<2x4x8x32xbf16>, tensor<1x1x8x6xf32>) -> (tensor<2x4x8x16xbf16>, tensor<2x4x6x16xbf16>, tensor<2x4x6x32xbf16>)
+  return %o2, %dq : tensor<2x4x8x32xbf16>, tensor<2x4x8x16xbf16>
+}

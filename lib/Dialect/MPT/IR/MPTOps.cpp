@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 #include "mpt/Dialect/MPT/IR/MPTOps.h"
 #include "mpt/Dialect/MPT/IR/GradientUtils.h"
+#include "mpt/Dialect/MPT/IR/ShapeRules.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Diagnostics.h"
@@ -481,6 +482,57 @@ LogicalResult LayerNormOp::inferReturnTypes(MLIRContext *ctx,
 }
 
 // The mean and inverse standard deviation are always FP32.
+LogicalResult AttentionOp::inferReturnTypes(MLIRContext *ctx,
+                                            std::optional<Location> loc,
+                                            Adaptor adaptor,
+                                            SmallVectorImpl<Type> &types) {
+  auto q = tensorType(adaptor.getQuery());
+  auto k = tensorType(adaptor.getKey());
+  auto v = tensorType(adaptor.getValue());
+  if (q.getElementType() != k.getElementType() ||
+      q.getElementType() != v.getElementType())
+    return emitOptionalError(loc, "query, key and value must have one element "
+                                  "type");
+  int64_t rank = q.getRank();
+  if (rank < 2 || k.getRank() != rank || v.getRank() != rank)
+    return emitOptionalError(loc, "query, key and value must have one rank, "
+                                  "at least 2");
+  ArrayRef<int64_t> batch = q.getShape().drop_back(2);
+  if (k.getShape().drop_back(2) != batch || v.getShape().drop_back(2) != batch)
+    return emitOptionalError(loc, "query, key and value must have the same "
+                                  "leading axes");
+  int64_t tq = q.getDimSize(rank - 2), tk = k.getDimSize(rank - 2);
+  if (k.getDimSize(rank - 1) != q.getDimSize(rank - 1))
+    return emitOptionalError(loc, "key must have the query's last axis (",
+                             q.getDimSize(rank - 1), ")");
+  if (v.getDimSize(rank - 2) != tk)
+    return emitOptionalError(loc, "value must have as many rows as key (", tk,
+                             ")");
+  SmallVector<int64_t> scores(batch);
+  scores.append({tq, tk});
+  if (Value mask = adaptor.getMask()) {
+    auto bc = broadcastShapes(scores, tensorType(mask).getShape());
+    if (!bc || ArrayRef<int64_t>(*bc) != ArrayRef<int64_t>(scores))
+      return emitOptionalError(loc, "mask must broadcast to the scores' shape "
+                                    "[..., Tq, Tk]");
+  }
+  SmallVector<int64_t> out(batch);
+  out.append({tq, v.getDimSize(rank - 1)});
+  SmallVector<int64_t> rows(batch);
+  rows.push_back(tq);
+  types.push_back(RankedTensorType::get(out, q.getElementType()));
+  types.push_back(RankedTensorType::get(rows, Float32Type::get(ctx)));
+  return success();
+}
+
+PrecisionRole AttentionOp::getOperandPrecisionRole(unsigned index) {
+  return index < 3 ? PrecisionRole::Compute : PrecisionRole::F32; // the mask
+}
+
+PrecisionRole AttentionOp::getResultPrecisionRole(unsigned index) {
+  return index == 0 ? PrecisionRole::Compute : PrecisionRole::F32;
+}
+
 PrecisionRole LayerNormOp::getResultPrecisionRole(unsigned index) {
   return index == 0 ? PrecisionRole::Compute : PrecisionRole::F32;
 }

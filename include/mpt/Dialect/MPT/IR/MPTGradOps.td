@@ -62,6 +62,25 @@ def MPT_LayerNormGradOp : MPT_GradOp<"layer_norm_grad",
                  MPT_FloatTensor:$bias_grad);
 }
 
+def MPT_AttentionGradOp : MPT_GradOp<"attention_grad",
+    [AllTypesMatch<["query", "query_grad"]>, AllTypesMatch<["key", "key_grad"]>,
+     AllTypesMatch<["value", "value_grad"]>]>,
+    MPT_RuntimeKernel<"MPTRT_AttentionGradOp"> {
+  let summary = "Backward of attention from its output and log-sum-exp";
+  let description = [{
+    With P = exp(scale * Q K^T + mask - logsumexp) recomputed row by row,
+    dP = grad V^T and dS = P * (dP - rowsum(grad * output)):
+    query_grad = scale * dS K, key_grad = scale * dS^T Q and
+    value_grad = P^T grad, accumulated in FP32 in a fixed order.
+  }];
+  let arguments = (ins MPT_FloatTensor:$query, MPT_FloatTensor:$key,
+                   MPT_FloatTensor:$value, MPT_FloatTensor:$output,
+                   F32Tensor:$logsumexp, MPT_FloatTensor:$grad,
+                   Optional<MPT_FloatTensor>:$mask, F32Attr:$scale);
+  let results = (outs MPT_FloatTensor:$query_grad, MPT_FloatTensor:$key_grad,
+                 MPT_FloatTensor:$value_grad);
+}
+
 def MPT_SoftmaxCrossEntropyLossGradOp : MPT_GradOp<"softmax_cross_entropy_loss_grad",
     [AllShapesMatch<["log_prob", "scores_grad"]>]>,
     MPT_RuntimeKernel<"MPTRT_SoftmaxCrossEntropyLossGradOp"> {

@@ -438,6 +438,37 @@ def MPT_GemmOp : MPT_Op<"gemm", [Differentiable, Pure, AttrSizedOperandSegments,
   let hasVerifier = 1;
 }
 
+def MPT_AttentionOp : MPT_Op<"attention", [DifferentiableWithConstants, Pure,
+    InferTypeOpAdaptor, PrecisionPolicy<"AlwaysLow", "F32",
+    ["getOperandPrecisionRole", "getResultPrecisionRole"]>]>,
+    MPT_RuntimeKernel<"MPTRT_AttentionOp"> {
+  let summary = "Scaled dot-product attention, softmax(scale * Q K^T + mask) V";
+  let description = [{
+    `query` is [..., Tq, D], `key` [..., Tk, D] and `value` [..., Tk, Dv],
+    with the same leading (batch and head) axes; `output` is [..., Tq, Dv].
+    The optional additive `mask` broadcasts to [..., Tq, Tk] (numpy rules);
+    -inf removes a key. `logsumexp` ([..., Tq], FP32) is each row's
+    log(sum(exp(scores))), which the gradient rule reuses.
+
+    The precision policy is a contraction's: `query`, `key` and `value` are
+    in the compute type, the scores, the softmax statistics and the mask are
+    FP32 (`AlwaysLow` with FP32 accumulation), and the output is rounded
+    once. `--fuse-attention` builds the op from the matmul, scale, mask and
+    softmax pattern that exporters write; the mask is a constant of the step
+    (no gradient).
+    ```mlir
+    %o, %lse = mpt.attention %q, %k, %v, %mask {scale = 0.125 : f32}
+      : (tensor<2x4x16x64xbf16>, tensor<2x4x16x64xbf16>, tensor<2x4x16x64xbf16>,
+         tensor<1x1x16x16xf32>) -> (tensor<2x4x16x64xbf16>, tensor<2x4x16xf32>)
+    ```
+  }];
+  let arguments = (ins MPT_FloatTensor:$query, MPT_FloatTensor:$key,
+                   MPT_FloatTensor:$value, Optional<MPT_FloatTensor>:$mask,
+                   F32Attr:$scale);
+  let results = (outs MPT_FloatTensor:$output, F32Tensor:$logsumexp);
+  let assemblyFormat = "$query `,` $key `,` $value (`,` $mask^)? attr-dict `:` functional-type(operands, results)";
+}
+
 def MPT_ConvOp : MPT_Op<"conv", [Differentiable, Pure, AttrSizedOperandSegments,
     InferTypeOpAdaptorWithIsCompatible, MPT_ContractionPolicy]> {
   let summary = "N-d grouped convolution, NCHW, explicit pads";

@@ -328,6 +328,12 @@ def MPTRT_ScaledGemmOp : MPTRT_KernelOp<"scaled_gemm",
   let summary = "FP8 gemm: alpha * (1/a_scale) * (1/b_scale) * op(A) op(B) + beta * C";
 }
 
+def MPTRT_AttentionOp : MPTRT_KernelOp<"attention",
+    (ins MPTRT_Tensor:$query, MPTRT_Tensor:$key, MPTRT_Tensor:$value,
+         Optional<MPTRT_Tensor>:$mask, F32Attr:$scale),
+    (outs MPTRT_Tensor:$output, MPTRT_Tensor:$logsumexp)> {
+  let summary = "Scaled dot-product attention";
+}
 def MPTRT_ConvOp : MPTRT_KernelOp<"conv",
     !con((ins MPTRT_Tensor:$input, MPTRT_Tensor:$weight, Optional<MPTRT_Tensor>:$bias),
          ConvWindow),
@@ -519,6 +525,13 @@ def MPTRT_LayerNormGradOp : MPTRT_KernelOp<"layer_norm_grad",
          MPTRT_AttrsOf<MPT_LayerNormGradOp>.attrs),
     (outs MPTRT_Tensor:$input_grad, MPTRT_Tensor:$scale_grad, MPTRT_Tensor:$bias_grad)> {
   let summary = "Backward of layer_norm";
+}
+def MPTRT_AttentionGradOp : MPTRT_KernelOp<"attention_grad",
+    (ins MPTRT_Tensor:$query, MPTRT_Tensor:$key, MPTRT_Tensor:$value,
+         MPTRT_Tensor:$output, MPTRT_Tensor:$logsumexp, MPTRT_Tensor:$grad,
+         Optional<MPTRT_Tensor>:$mask, F32Attr:$scale),
+    (outs MPTRT_Tensor:$query_grad, MPTRT_Tensor:$key_grad, MPTRT_Tensor:$value_grad)> {
+  let summary = "Backward of attention";
 }
 def MPTRT_SoftmaxCrossEntropyLossGradOp : MPTRT_KernelOp<"softmax_cross_entropy_loss_grad",
     !con((ins MPTRT_Tensor:$log_prob, MPTRT_Tensor:$labels, Optional<MPTRT_Tensor>:$weights,
