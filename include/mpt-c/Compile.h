@@ -60,6 +60,16 @@ MPT_CAPI_EXPORT int mpt_compile_onnx_file(const char *onnx_path, int train,
                                           const char *input_shapes, void **plan,
                                           size_t *plan_size, char **error);
 
+/* Checks `pipeline_options` as mpt_compile_onnx_file would, without a
+ * model: each value is parsed (an enum option names its allowed values in
+ * the message) and the driver's checks of which options go together run.
+ * MPT_COMPILE_OK, or MPT_COMPILE_ERROR with *error the message (free with
+ * mpt_compile_free; `error` may be NULL). Front ends that take options long
+ * before they compile (Python's mpt.torch) ask here instead of keeping
+ * lists of values. */
+MPT_CAPI_EXPORT int mpt_check_pipeline_options(int train, const char *pipeline_options,
+                                               char **error);
+
 /* Frees a plan or a message from mpt_compile_onnx_file; NULL is allowed. */
 MPT_CAPI_EXPORT void mpt_compile_free(void *p);
 

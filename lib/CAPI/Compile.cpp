@@ -217,4 +217,20 @@ extern "C" int mpt_compile_onnx_file(const char *onnxPath, int train,
   return MPT_COMPILE_OK;
 }
 
+extern "C" int mpt_check_pipeline_options(int train,
+                                          const char *pipelineOptions,
+                                          char **error) {
+  if (error)
+    *error = nullptr;
+  mpt::TrainingPipelineOptions options;
+  if (std::string bad = parseOptions(options, pipelineOptions); !bad.empty())
+    return fail(error, MPT_COMPILE_ERROR, bad);
+  mpt::driver::CompileRequest request;
+  request.train = train != 0;
+  request.options = &options;
+  if (std::string bad = mpt::driver::verify(request); !bad.empty())
+    return fail(error, MPT_COMPILE_ERROR, "invalid options: " + bad);
+  return MPT_COMPILE_OK;
+}
+
 extern "C" void mpt_compile_free(void *p) { std::free(p); }

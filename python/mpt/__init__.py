@@ -21,7 +21,8 @@ import numpy as np
 
 from . import _dtypes
 from ._mpt import (ABI_OUTPUTS, CHECK_FINITE, EVAL_ENTRY, INPUT, OUTPUT, PARAMETER,
-                   TRAIN_ENTRY, Model as _Model, Trainer as _Trainer, backends, compile_onnx)
+                   TRAIN_ENTRY, Model as _Model, Trainer as _Trainer, backends, check_options as _check,
+                   compile_onnx)
 
 
 def __getattr__(name):
@@ -39,7 +40,6 @@ __all__ = ["compile", "Plan", "StepResult", "Trainer", "TrainerStep", "CompileEr
 # The roles of train_step's one-value outputs, in mptrt/TrainStepAbi.h's
 # OutputRole order; the plan gives each output its role.
 _LOSS, _SKIPPED, _GRAD_NORM, _LOSS_SCALE, _LR = ABI_OUTPUTS
-PRECISIONS = ("none", "fp32", "bf16", "fp16", "fp8", "auto")
 
 
 class CompileError(Exception):
@@ -82,6 +82,17 @@ def pipeline_options(**options):
     return " ".join(parts)
 
 
+def check_options(train=True, **options):
+    """Raises CompileError, with the compiler's message, if
+    compile(..., train=train, **options) would refuse the options: a value
+    an option does not take (the message lists those it does), an unknown
+    option, or options that do not go together. The compiler is the only
+    place the allowed values are written down."""
+    message = _check(bool(train), pipeline_options(**options))
+    if message:
+        raise CompileError(message.rstrip("\n"), 1)
+
+
 def compile(onnx_path, precision="bf16", train=True, input_shapes=None,
             backend=None, **options):
     """Compiles the ONNX model at `onnx_path` and loads it; returns a Plan.
@@ -95,13 +106,11 @@ def compile(onnx_path, precision="bf16", train=True, input_shapes=None,
     optimizer ("sgd", "momentum", "adamw"), lr, weight_decay, beta1, beta2,
     eps, momentum, loss_scale ("none", "dynamic", "static:S", "auto"),
     clip_norm, lr_schedule, warmup_steps, total_steps, min_lr,
-    loss_kind ("cross_entropy", "mse", "nll"), loss_output, label_input,
+    loss_kind ("model", "cross_entropy", "mse", "nll"), loss_output, label_input,
     loss (the output that is the loss), freeze (list of globs), ...
 
     Raises CompileError (with the compiler's diagnostics) when the file,
     an option or the model is bad, ValueError for a malformed argument."""
-    if precision not in PRECISIONS:
-        raise ValueError("precision=%r: it is one of %s" % (precision, ", ".join(PRECISIONS)))
     text = pipeline_options(precision=precision, **options)
     shapes = ""
     if input_shapes:

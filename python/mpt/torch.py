@@ -13,8 +13,6 @@ no constant folding (it would fold parameters into constants).
 import os
 import tempfile
 
-LOSS_KINDS = ("cross_entropy", "mse", "nll")
-
 
 def _torch():
     try:
@@ -101,9 +99,15 @@ def export_for_training(model, example_inputs, loss_fn=None, targets=None, path=
         args = tuple(inputs.values())
         input_names = list(inputs)
     elif isinstance(loss_fn, str):
-        if loss_fn not in LOSS_KINDS:
-            raise ValueError("loss_fn=%r: it is a callable, None or one of %s"
-                             % (loss_fn, ", ".join(LOSS_KINDS)))
+        from . import CompileError, check_options
+
+        if loss_fn == "model":
+            raise ValueError("loss_fn='model': pass None for a model that returns its loss")
+        try:
+            check_options(loss_kind=loss_fn)
+        except CompileError as e:
+            raise ValueError("loss_fn=%r: it is a callable, None or a loss kind: %s"
+                             % (loss_fn, e.message)) from None
         if len(labels) != 1:
             raise ValueError("loss_fn=%r needs one target (targets={'labels': y})" % loss_fn)
         names = list(output_names or ["output"])

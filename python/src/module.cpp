@@ -58,6 +58,17 @@ nb::tuple compileOnnx(const std::string &path, bool train,
   return nb::make_tuple(status, bytes);
 }
 
+/// "" when the compiler accepts the options, else its message.
+std::string checkOptions(bool train, const std::string &options) {
+  char *error = nullptr;
+  if (mpt_check_pipeline_options(train ? 1 : 0, options.c_str(), &error) ==
+      MPT_COMPILE_OK)
+    return "";
+  std::string message = error ? error : "invalid options";
+  mpt_compile_free(error);
+  return message;
+}
+
 /// One loaded plan (mptrt_model).
 class Model {
 public:
@@ -307,6 +318,7 @@ NB_MODULE(_mpt, m) {
   for (abi::OutputRole role : abi::kOutputRoles)
     outputs.append(abi::roleName(role));
   m.attr("ABI_OUTPUTS") = nb::tuple(outputs);
+  m.def("check_options", &checkOptions, nb::arg("train"), nb::arg("options"));
   m.def("compile_onnx", &compileOnnx, nb::arg("path"), nb::arg("train"),
         nb::arg("options"), nb::arg("input_shapes"));
   m.def("backends", []() {

@@ -329,7 +329,12 @@ def test_errors(args, x, y):
                  model, loss_kind="cross_entropy", loss_output="nope", label_input="labels")
     expect_error(mpt.CompileError, ["node 'x'", "rank 2"], mpt.compile, model,
                  input_shapes={"x": [8]})
-    expect_error(ValueError, ["precision", "bf17"], mpt.compile, model, precision="bf17")
+    expect_error(mpt.CompileError, ["for the --precision option: must be", "got 'bf17'"],
+                 mpt.compile, model, precision="bf17")
+    expect_error(mpt.CompileError, ["for the --loss-kind option: must be model, cross_entropy",
+                                    "got 'hinge'"], mpt.check_options, loss_kind="hinge")
+    expect_error(mpt.CompileError, ["needs train"], mpt.check_options, train=False, lr=0.1)
+    mpt.check_options(precision="fp16", loss_kind="mse")
     expect_error(ValueError, ["spaces"], mpt.compile, model, loss_kind="cross entropy")
     plan = compile_plan(args)
     expect_error(ValueError, ["'x'", "[8, 16]", "[4, 16]"], plan.train_step, x=x[:4], labels=y)

@@ -19,19 +19,12 @@
 #include <string>
 #include <vector>
 
-#include <unistd.h>
+#include "mptrt/PhysicalMemory.h"
 
 namespace mptrt {
 namespace rt {
 
-/// Physical memory in bytes, or 0 if unknown.
-inline uint64_t physicalMemoryBytes() {
-  static const uint64_t bytes = [] {
-    const long pages = sysconf(_SC_PHYS_PAGES), pageSize = sysconf(_SC_PAGE_SIZE);
-    return pages > 0 && pageSize > 0 ? static_cast<uint64_t>(pages) * pageSize : 0;
-  }();
-  return bytes;
-}
+using mptrt::physicalMemoryBytes;
 
 /// Resizes `*buffer` to `count` elements, for `what` (said in the message);
 /// fails, naming the bytes, when they exceed the machine's memory or the

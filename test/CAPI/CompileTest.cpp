@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -141,6 +142,29 @@ TEST(CompileCAPI, BadOptions) {
   r = compile(kMlp, 1, "target=sm_80");
   EXPECT_EQ(r.status, MPT_COMPILE_ERROR);
   EXPECT_NE(r.error.find("need precision"), std::string::npos) << r.error;
+}
+
+// Tests that mpt_check_pipeline_options refuses what a compile refuses,
+// with the same message, and accepts what it accepts, without a model.
+TEST(CompileCAPI, CheckOptionsWithoutAModel) {
+  for (const auto &[train, options] :
+       std::vector<std::pair<int, const char *>>{{1, "precision=bf16 bogus=1"},
+                                                 {0, "lr=0.1"},
+                                                 {1, "precision=bf17"},
+                                                 {1, "loss-kind=hinge"},
+                                                 {1, "target=sm_80"}}) {
+    char *error = nullptr;
+    EXPECT_EQ(mpt_check_pipeline_options(train, options, &error), MPT_COMPILE_ERROR) << options;
+    Result r = compile(kMlp, train, options);
+    EXPECT_EQ(r.status, MPT_COMPILE_ERROR) << options;
+    EXPECT_EQ(error ? std::string(error) : "", r.error) << options;
+    mpt_compile_free(error);
+  }
+  char *error = nullptr;
+  EXPECT_EQ(mpt_check_pipeline_options(1, "precision=bf16 loss-kind=mse lr=0.1", &error),
+            MPT_COMPILE_OK);
+  EXPECT_EQ(error, nullptr);
+  EXPECT_EQ(mpt_check_pipeline_options(0, nullptr, nullptr), MPT_COMPILE_OK);
 }
 
 // Tests that errors of the pipeline and of input shapes name the file and node.

@@ -4,6 +4,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Location.h"
+#include "mpt/Dialect/MPT/IR/MPTDialect.h"
 
 namespace mpt {
 
@@ -19,20 +20,6 @@ inline mlir::Block *loweringBody(mlir::func::FuncOp func, bool &failed) {
     return nullptr;
   }
   return &func.getBody().front();
-}
-
-/// The ONNX node name the importer put in `loc` (`loc("node"(...))`), also
-/// through the fused locations rewrites leave; empty when there is none.
-inline llvm::StringRef onnxNodeName(mlir::Location loc) {
-  if (auto name = mlir::dyn_cast<mlir::NameLoc>(loc))
-    return name.getName().getValue();
-  if (auto fused = mlir::dyn_cast<mlir::FusedLoc>(loc))
-    for (mlir::Location inner : fused.getLocations())
-      if (llvm::StringRef name = onnxNodeName(inner); !name.empty())
-        return name;
-  if (auto callSite = mlir::dyn_cast<mlir::CallSiteLoc>(loc))
-    return onnxNodeName(callSite.getCallee());
-  return {};
 }
 
 } // namespace mpt

@@ -13,6 +13,7 @@
 #include "mpt/Dialect/MPTRT/IR/MPTRTDialect.h"
 #include "mpt/Dialect/MPTRT/IR/MPTRTOps.h"
 
+#include "mptrt/PhysicalMemory.h"
 #include "mptrt/plan/Layout.h"
 #include "mptrt/plan/Validation.h"
 #include "mptrt/plan/Writer.h"
@@ -24,29 +25,12 @@
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/bit.h"
 
-#include <unistd.h>
 
 using namespace mlir;
 using namespace mpt;
 namespace plan = mptrt::plan;
 
 namespace {
-
-/// The name of the first NameLoc in `loc` (the ONNX node the importer named,
-/// or a name the compiler gave, like "train_step"), through fused and
-/// call-site locations; empty when there is none. It becomes the kernel's
-/// origin in the plan.
-StringRef originName(Location loc) {
-  if (auto name = dyn_cast<NameLoc>(loc))
-    return name.getName().getValue();
-  if (auto fused = dyn_cast<FusedLoc>(loc))
-    for (Location inner : fused.getLocations())
-      if (StringRef name = originName(inner); !name.empty())
-        return name;
-  if (auto callSite = dyn_cast<CallSiteLoc>(loc))
-    return originName(callSite.getCallee());
-  return {};
-}
 
 FailureOr<plan::DType> dtypeOf(Type element, Location loc) {
   if (element.isF32())
@@ -99,13 +83,6 @@ unsigned storageBits(Type element) {
   return element.isInteger(1) ? 8 : element.getIntOrFloatBitWidth();
 }
 
-/// The machine's physical memory in bytes (UINT64_MAX when unknown).
-uint64_t physicalMemoryBytes() {
-  const long pages = sysconf(_SC_PHYS_PAGES), pageSize = sysconf(_SC_PAGE_SIZE);
-  return pages > 0 && pageSize > 0 ? static_cast<uint64_t>(pages) * pageSize
-                                   : UINT64_MAX;
-}
-
 /// Fails, at `loc`, when the constant's bytes cannot be written: more than
 /// a plan holds, or than this machine's memory, which the emitter would
 /// fill before writing. A splat (ConstantOfShape's fill, sized by the
@@ -116,11 +93,13 @@ LogicalResult checkConstantSize(ElementsAttr attr, unsigned width,
   const bool overflows =
       __builtin_mul_overflow(static_cast<uint64_t>(attr.getNumElements()),
                              uint64_t(width / 8), &bytes);
-  const uint64_t memory = physicalMemoryBytes();
+  const uint64_t memory = mptrt::physicalMemoryBytes()
+                              ? mptrt::physicalMemoryBytes()
+                              : UINT64_MAX;
   if (!overflows && bytes < plan::kMaxBytes && bytes <= memory)
     return success();
   InFlightDiagnostic diag = emitError(loc) << "constant " << attr.getType();
-  if (StringRef node = originName(loc); !node.empty())
+  if (StringRef node = onnxNodeName(loc); !node.empty())
     diag << " (ONNX node '" << node << "')";
   if (overflows || bytes >= plan::kMaxBytes)
     return diag << " is larger than a plan can hold (2^48 bytes)";
@@ -417,7 +396,7 @@ LogicalResult PlanBuilder::addKernel(rt::KernelOpInterface kernelOp,
 
   plan::Kernel kernel;
   kernel.kind = kernelOp.getKernelKind().str();
-  kernel.origin = originName(op->getLoc()).str();
+  kernel.origin = onnxNodeName(op->getLoc()).str();
   kernel.phase = isBackward(op) ? plan::Phase::Backward : plan::Phase::Forward;
   for (Value operand : op->getOperands()) {
     auto it = tensorOf.find(operand);

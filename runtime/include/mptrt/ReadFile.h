@@ -20,6 +20,8 @@
 #include <string>
 #include <vector>
 
+#include "mptrt/PhysicalMemory.h"
+
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -29,10 +31,8 @@ namespace mptrt {
 /// size accepted (0: the machine's physical memory).
 inline bool readRegularFile(const std::string &path, std::vector<uint8_t> *bytes,
                             std::string *error, uint64_t limit = 0) {
-  if (limit == 0) {
-    const long pages = sysconf(_SC_PHYS_PAGES), pageSize = sysconf(_SC_PAGE_SIZE);
-    limit = pages > 0 && pageSize > 0 ? static_cast<uint64_t>(pages) * pageSize : UINT64_MAX;
-  }
+  if (limit == 0)
+    limit = physicalMemoryBytes() ? physicalMemoryBytes() : UINT64_MAX;
   FILE *f = std::fopen(path.c_str(), "rb");
   if (!f) {
     *error = "cannot open '" + path + "': " + std::strerror(errno);

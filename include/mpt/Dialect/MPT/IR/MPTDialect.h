@@ -4,6 +4,7 @@
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Dialect.h"
+#include "mlir/IR/Location.h"
 #include "mlir/IR/Operation.h"
 
 #include <type_traits>
@@ -65,6 +66,23 @@ template <typename OpT> OpT inheritPhase(mlir::Operation *from, OpT to) {
     markBackward(built);
   return to;
 }
+/// The name of the first NameLoc in `loc`: the ONNX node the importer named
+/// (`loc("node"(...))`), or a name the compiler gave (like "train_step"),
+/// through the fused and call-site locations rewrites leave; empty when
+/// there is none. Diagnostics, the memory report and the plan's kernel
+/// origins name ops by it.
+inline llvm::StringRef onnxNodeName(mlir::Location loc) {
+  if (auto name = mlir::dyn_cast<mlir::NameLoc>(loc))
+    return name.getName().getValue();
+  if (auto fused = mlir::dyn_cast<mlir::FusedLoc>(loc))
+    for (mlir::Location inner : fused.getLocations())
+      if (llvm::StringRef name = onnxNodeName(inner); !name.empty())
+        return name;
+  if (auto callSite = mlir::dyn_cast<mlir::CallSiteLoc>(loc))
+    return onnxNodeName(callSite.getCallee());
+  return {};
+}
+
 } // namespace mpt
 
 #endif // MPT_DIALECT_MPT_IR_MPTDIALECT_H

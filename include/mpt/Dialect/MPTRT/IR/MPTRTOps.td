@@ -329,8 +329,9 @@ def MPTRT_ScaledGemmOp : MPTRT_KernelOp<"scaled_gemm",
 }
 
 def MPTRT_AttentionOp : MPTRT_KernelOp<"attention",
-    (ins MPTRT_Tensor:$query, MPTRT_Tensor:$key, MPTRT_Tensor:$value,
-         Optional<MPTRT_Tensor>:$mask, F32Attr:$scale),
+    !con((ins MPTRT_Tensor:$query, MPTRT_Tensor:$key, MPTRT_Tensor:$value,
+              Optional<MPTRT_Tensor>:$mask),
+         MPTRT_AttrsOf<MPT_AttentionOp>.attrs),
     (outs MPTRT_Tensor:$output, MPTRT_Tensor:$logsumexp)> {
   let summary = "Scaled dot-product attention";
 }
@@ -527,9 +528,10 @@ def MPTRT_LayerNormGradOp : MPTRT_KernelOp<"layer_norm_grad",
   let summary = "Backward of layer_norm";
 }
 def MPTRT_AttentionGradOp : MPTRT_KernelOp<"attention_grad",
-    (ins MPTRT_Tensor:$query, MPTRT_Tensor:$key, MPTRT_Tensor:$value,
-         MPTRT_Tensor:$output, MPTRT_Tensor:$logsumexp, MPTRT_Tensor:$grad,
-         Optional<MPTRT_Tensor>:$mask, F32Attr:$scale),
+    !con((ins MPTRT_Tensor:$query, MPTRT_Tensor:$key, MPTRT_Tensor:$value,
+              MPTRT_Tensor:$output, MPTRT_Tensor:$logsumexp, MPTRT_Tensor:$grad,
+              Optional<MPTRT_Tensor>:$mask),
+         MPTRT_AttrsOf<MPT_AttentionGradOp>.attrs),
     (outs MPTRT_Tensor:$query_grad, MPTRT_Tensor:$key_grad, MPTRT_Tensor:$value_grad)> {
   let summary = "Backward of attention";
 }
