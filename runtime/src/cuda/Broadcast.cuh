@@ -184,7 +184,7 @@ __global__ void rowKernel(F f, uint32_t n, O *out, const I *full, const I *part,
 template <class F, class O, class I>
 Status launchRow(const Context &c, const char *what, const F &f, int64_t n, O *out, const I *full,
                  const I *part, bool partFirst, int64_t R) {
-  constexpr int V = vectorWidth<O, I>();
+  constexpr int V = vectorWidth<F, O, I>();
   const bool aligned = packAligned(out, V) && packAligned(full, V);
   const uint32_t count = static_cast<uint32_t>(n);
   cudaStream_t s = streamOf(c);

@@ -10,7 +10,10 @@
 //     than 2^31 elements; larger tensors keep the generic 64-bit kernels);
 //   - V elements per thread per step, loaded and stored as one aligned
 //     Pack: V = 16 bytes / the widest element, so the widest operand moves
-//     16 bytes per access and the narrower ones 8, 4 or 2;
+//     16 bytes per access and the narrower ones 8, 4 or 2; functors with
+//     large bodies cap V at 4 (MaxPack: each element of a pack is an
+//     inlined copy of the body), so their 2-byte operands move 8 bytes and
+//     1-byte ones 4;
 //   - V = 1 when any pointer is not aligned to its Pack (a tensor at an
 //     odd offset), decided on the host at each run;
 //   - the n % V last elements one per thread after the packs.
@@ -29,6 +32,8 @@
 #include "cuda/CudaKernels.h"
 #include "cuda/Device.cuh"
 
+#include <type_traits>
+
 namespace mptrt {
 namespace rt {
 namespace cuda {
@@ -44,12 +49,23 @@ template <class T, int V> struct alignas(sizeof(T) * V) Pack {
   T v[V];
 };
 
-/// The elements per vector access for these element types: 16 bytes of
-/// the widest.
-template <class... T> constexpr int vectorWidth() {
+/// The most elements a functor F computes per pack: F::kMaxPack when it
+/// declares one (the unary, binary and gradient functors, whose bodies are
+/// large: each pack element is an inlined copy), else 16.
+template <class F, class = void> struct MaxPack {
+  static constexpr int value = 16;
+};
+template <class F> struct MaxPack<F, std::void_t<decltype(F::kMaxPack)>> {
+  static constexpr int value = F::kMaxPack;
+};
+
+/// The elements per vector access of F over these element types: 16 bytes
+/// of the widest, at most MaxPack<F>.
+template <class F, class... T> constexpr int vectorWidth() {
   size_t widest = 1;
   ((widest = sizeof(T) > widest ? sizeof(T) : widest), ...);
-  return static_cast<int>(kVectorBytes / widest);
+  const int v = static_cast<int>(kVectorBytes / widest);
+  return v < MaxPack<F>::value ? v : MaxPack<F>::value;
 }
 
 /// Whether `p` may be accessed as Packs of V elements of T.
@@ -90,7 +106,7 @@ inline unsigned blocksForPacks(const Context &c, int64_t n, int V) {
 template <class F, class O, class... I>
 Status launchContiguous(const Context &c, const char *what, const F &f, int64_t n, O *out,
                         const I *...in) {
-  constexpr int V = vectorWidth<O, I...>();
+  constexpr int V = vectorWidth<F, O, I...>();
   const bool aligned = packAligned(out, V) && (packAligned(in, V) && ...);
   const uint32_t count = static_cast<uint32_t>(n);
   if (aligned)

@@ -88,6 +88,7 @@ Status runUnary(const Context &c, const UnaryParams &p, const KernelArgs &args) 
 /// float32 (int64 for integer kernels), rounded once into D.
 template <DType D> struct UnaryFn {
   using S = typename Element<D>::Storage;
+  static constexpr int kMaxPack = 4; // a large body (Vectorized.cuh)
   UnaryOp op;
   math::UnaryConsts c;
   __device__ S operator()(S x) const {
@@ -145,6 +146,7 @@ Status runBinary(const Context &c, const BinaryParams &p, const KernelArgs &args
 /// operands, else in float32, rounded once into O.
 template <DType A, DType O> struct BinaryFn {
   using S = typename Element<A>::Storage;
+  static constexpr int kMaxPack = 4; // a large body (Vectorized.cuh)
   BinaryOp op;
   __device__ typename Element<O>::Storage operator()(S a, S b) const {
     if constexpr (Element<A>::isFloat)
@@ -368,6 +370,7 @@ Status runUnaryGrad(const Context &c, const UnaryGradParams &p, const KernelArgs
 /// prepare.
 template <DType D> struct UnaryGradFn {
   using S = typename Element<D>::Storage;
+  static constexpr int kMaxPack = 4; // a large body (Vectorized.cuh)
   UnaryOp op;
   math::UnaryConsts c;
   __device__ S operator()(S x, S dy) const {
