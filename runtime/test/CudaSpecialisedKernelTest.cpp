@@ -547,6 +547,40 @@ TEST_F(CudaSpecialised, Pieces) {
     }
 }
 
+// Tests dropout, drawing or not, with and without its mask, on every float
+// dtype (and a dtype change, generic), at an odd offset too.
+TEST_F(CudaSpecialised, Dropout) {
+  const std::vector<int64_t> shape = {3, 1031};
+  const auto seed = bytesOf<int64_t>({42});
+  for (DType d : kFloats)
+    for (int64_t offset : {0, 1}) {
+      check({"dropout",
+             prepareDropout,
+             {t(d, shape, offset), t(DType::I64, {}), t(DType::I64, {})},
+             {t(d, shape), t(DType::I1, shape, offset)},
+             {Attribute::makeFloat("ratio", 0.3), Attribute::makeInt("training", 1),
+              Attribute::makeInt("stream", 5)},
+             {{1, seed}, {2, bytesOf<int64_t>({7})}}});
+      check({"dropout",
+             prepareDropout,
+             {t(d, shape), t(DType::I64, {}), t(DType::I64, {})},
+             {t(d, shape, offset)},
+             {Attribute::makeFloat("ratio", 0.5), Attribute::makeInt("training", 1)},
+             {{1, seed}, {2, bytesOf<int64_t>({-1})}}});
+      check({"dropout",
+             prepareDropout,
+             {t(d, shape, offset)},
+             {t(d, shape), t(DType::I1, shape)},
+             {}});
+    }
+  check({"dropout",
+         prepareDropout,
+         {t(DType::BF16, shape), t(DType::I64, {}), t(DType::I64, {})},
+         {t(DType::F32, shape)},
+         {Attribute::makeFloat("ratio", 0.3), Attribute::makeInt("training", 1)},
+         {{1, seed}, {2, bytesOf<int64_t>({3})}}});
+}
+
 // Tests unscale, clip_by_norm, sgd_update and adamw_update for every float
 // gradient dtype (the f32 master or bf16 param, rounded to nearest or
 // stochastically), a taken and a skipped step.

@@ -35,6 +35,7 @@
 #include <cub/device/device_radix_sort.cuh>
 
 #include <cstring>
+#include <type_traits>
 
 namespace mptrt {
 namespace rt {
@@ -590,26 +591,55 @@ Status runFill(const Context &c, const FillParams &p, const KernelArgs &args) {
 // NegativeStep, and y and the mask are then zeros.
 //===----------------------------------------------------------------------===//
 
-__global__ void dropoutCopyKernel(DType xt, const void *x, DType yt, void *y, uint8_t *mask,
-                                  int64_t n) {
-  MPTRT_FOR_EACH(i, n) {
-    storeF32(yt, y, i, loadF32(xt, x, i));
+/// dropout's x and y: their dtypes read per element (AnyX / AnyY, the
+/// generic kernels, 64-bit indices) or fixed at prepare (X<D> / Y<D>, one
+/// float dtype in and out, 32-bit indices); the same conversions either
+/// way (Element<D>).
+struct AnyX {
+  using Index = int64_t;
+  DType dtype;
+  const void *data;
+  __device__ float operator[](int64_t i) const { return loadF32(dtype, data, i); }
+};
+struct AnyY {
+  DType dtype;
+  void *data;
+  __device__ void store(int64_t i, float v) const { storeF32(dtype, data, i, v); }
+};
+template <DType D> struct X {
+  using Index = uint32_t;
+  const typename Element<D>::Storage *data;
+  __device__ float operator[](uint32_t i) const { return Element<D>::toF32(data[i]); }
+};
+template <DType D> struct Y {
+  typename Element<D>::Storage *data;
+  __device__ void store(uint32_t i, float v) const { data[i] = Element<D>::fromF32(v, false); }
+};
+
+#define MPTRT_FOR_EACH_AS(Index, i, n)                                                             \
+  for (Index i = blockIdx.x * Index(blockDim.x) + threadIdx.x; i < Index(n);                       \
+       i += Index(gridDim.x) * blockDim.x)
+
+template <class XT, class YT>
+__global__ void dropoutCopyKernel(XT x, YT y, uint8_t *mask, int64_t n) {
+  MPTRT_FOR_EACH_AS(typename XT::Index, i, n) {
+    y.store(i, x[i]);
     if (mask)
       mask[i] = 1;
   }
 }
 
-__global__ void dropoutDrawKernel(DType xt, const void *x, DType yt, void *y, uint8_t *mask,
-                                  const int64_t *seedPtr, const int64_t *stepPtr, uint32_t stream,
-                                  uint64_t threshold, float scale, int64_t n,
-                                  DeviceErrorRecord *errorWord) {
+template <class XT, class YT>
+__global__ void dropoutDrawKernel(XT x, YT y, uint8_t *mask, const int64_t *seedPtr,
+                                  const int64_t *stepPtr, uint32_t stream, uint64_t threshold,
+                                  float scale, int64_t n, DeviceErrorRecord *errorWord) {
   const uint64_t seed = static_cast<uint64_t>(*seedPtr);
   const int64_t step = *stepPtr;
-  MPTRT_FOR_EACH(i, n) {
+  MPTRT_FOR_EACH_AS(typename XT::Index, i, n) {
     if (step < 0) {
       if (i == 0)
         raise(errorWord, DeviceError::NegativeStep, step, 0, 0);
-      storeF32(yt, y, i, 0.0f);
+      y.store(i, 0.0f);
       if (mask)
         mask[i] = 0;
       continue;
@@ -619,26 +649,34 @@ __global__ void dropoutDrawKernel(DType xt, const void *x, DType yt, void *y, ui
     const philox::Block bits = philox::dropoutBlock(seed, static_cast<uint64_t>(step), stream,
                                                     static_cast<uint32_t>(i >> 2));
     const bool keep = uint64_t(bits.v[i & 3]) >= threshold;
-    storeF32(yt, y, i, loadF32(xt, x, i) * (keep ? scale : 0.0f));
+    y.store(i, x[i] * (keep ? scale : 0.0f));
     if (mask)
       mask[i] = keep ? 1 : 0;
   }
 }
 
-Status runDropout(const Context &c, const DropoutParams &p, const KernelArgs &args) {
+template <class XT, class YT>
+Status runDropoutAs(const Context &c, const DropoutParams &p, const KernelArgs &args) {
   if (p.numel == 0)
     return Status::ok();
   const TensorArg &x = args.operands[0], &y = args.results[0];
+  XT xs;
+  YT ys;
+  if constexpr (std::is_same_v<XT, AnyX>) {
+    xs = AnyX{x.desc->dtype, x.data};
+    ys = AnyY{y.desc->dtype, y.data};
+  } else {
+    xs = XT{static_cast<decltype(XT::data)>(x.data)};
+    ys = YT{static_cast<decltype(YT::data)>(y.data)};
+  }
   uint8_t *mask = p.hasMask ? static_cast<uint8_t *>(args.results[1].data) : nullptr;
   const unsigned blocks = blocksFor(c, p.numel);
   if (!p.draw) {
-    dropoutCopyKernel<<<blocks, kThreads, 0, streamOf(c)>>>(x.desc->dtype, x.data, y.desc->dtype,
-                                                            y.data, mask, p.numel);
+    dropoutCopyKernel<<<blocks, kThreads, 0, streamOf(c)>>>(xs, ys, mask, p.numel);
     return launched("dropout kernel");
   }
   dropoutDrawKernel<<<blocks, kThreads, 0, streamOf(c)>>>(
-      x.desc->dtype, x.data, y.desc->dtype, y.data, mask,
-      static_cast<const int64_t *>(args.operands[1].data),
+      xs, ys, mask, static_cast<const int64_t *>(args.operands[1].data),
       static_cast<const int64_t *>(args.operands[2].data), p.stream, p.threshold, p.scale, p.numel,
       c.errorWord);
   return launched("dropout kernel");
@@ -845,7 +883,20 @@ Status prepareFill(const Context &c, const KernelView &v, std::unique_ptr<Prepar
   return prepareWith<FillParams>(c, v, out, decodeFill, runFill);
 }
 Status prepareDropout(const Context &c, const KernelView &v, std::unique_ptr<PreparedKernel> *out) {
-  return prepareWith<DropoutParams>(c, v, out, decodeDropout, runDropout);
+  DropoutParams p;
+  MPTRT_TRY(decodeDropout(v, &p));
+  using RunFn = Status (*)(const Context &, const DropoutParams &, const KernelArgs &);
+  RunFn run = runDropoutAs<AnyX, AnyY>;
+  const DType dtype = v.operand(0).dtype;
+  if (!genericKernelsForced() && p.numel <= kMaxIndex32 && v.result(0).dtype == dtype)
+    run = withDType(dtype, [](auto d) -> RunFn {
+      constexpr DType D = decltype(d)::value;
+      if constexpr (Element<D>::isFloat)
+        return runDropoutAs<X<D>, Y<D>>;
+      return runDropoutAs<AnyX, AnyY>;
+    });
+  *out = std::make_unique<ParamsKernel<DropoutParams>>(c, std::move(p), run);
+  return Status::ok();
 }
 Status prepareSliceGrad(const Context &c, const KernelView &v,
                         std::unique_ptr<PreparedKernel> *out) {
