@@ -82,6 +82,18 @@ else
   record cuda-graph-replay FAIL "see cuda-replay.log"
 fi
 
+# The kernels specialised at prepare against the generic ones, bit for bit
+# (docs/runtime.md, "CUDA kernels specialised at prepare").
+"$TESTS/mptrt-cuda-specialised-test" >"$LOGS/cuda-specialised.log" 2>&1
+if grep -q "SKIPPED" "$LOGS/cuda-specialised.log"; then
+  record cuda-specialised FAIL "skipped on a GPU host: $(grep -m1 -A1 Skipped "$LOGS/cuda-specialised.log" | tail -1)"
+elif grep -qE "\[  PASSED  \] [0-9]+ tests?" "$LOGS/cuda-specialised.log" &&
+     ! grep -q "\[  FAILED  \]" "$LOGS/cuda-specialised.log"; then
+  record cuda-specialised PASS "$(grep -E '\[  PASSED  \]' "$LOGS/cuda-specialised.log")"
+else
+  record cuda-specialised FAIL "$(grep -c 'Failure' "$LOGS/cuda-specialised.log") failures, see cuda-specialised.log"
+fi
+
 echo "== training parity: 10 AdamW steps on CPU and on CUDA"
 parity_ok=0
 parity_bad=0
@@ -216,6 +228,14 @@ if [ -z "${GPU_CHECK_QUICK:-}" ] && command -v compute-sanitizer >/dev/null; the
       record "sanitizer-$tool" FAIL "$(grep -m1 'ERROR SUMMARY' "$LOGS/sanitizer-$tool.log")"
     fi
   done
+  # The 16-byte and widened accesses of the specialised kernels: no read
+  # or write outside a tensor.
+  if compute-sanitizer --tool memcheck --error-exitcode 1 \
+       "$TESTS/mptrt-cuda-specialised-test" >"$LOGS/sanitizer-specialised.log" 2>&1; then
+    record sanitizer-specialised PASS "$(grep -m1 'ERROR SUMMARY' "$LOGS/sanitizer-specialised.log")"
+  else
+    record sanitizer-specialised FAIL "$(grep -m1 'ERROR SUMMARY' "$LOGS/sanitizer-specialised.log")"
+  fi
 else
   record sanitizers SKIP "GPU_CHECK_QUICK set, or no compute-sanitizer"
 fi

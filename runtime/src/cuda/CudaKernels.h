@@ -14,6 +14,8 @@
 #include "cuda/CudaContext.h"
 #include "ops/OpParams.h"
 
+#include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <utility>
 
@@ -48,6 +50,37 @@ Status prepareWith(const Context &c, const KernelView &v, std::unique_ptr<Prepar
   Params p;
   MPTRT_TRY(decode(v, &p));
   *out = std::make_unique<ParamsKernel<Params>>(c, std::move(p), run);
+  return Status::ok();
+}
+
+/// Whether MPTRT_CUDA_GENERIC_KERNELS is set (to anything but "0") when a
+/// kernel is prepared: the prepare functions then choose the generic
+/// kernels (dtypes read per element, 64-bit indices, one element per
+/// access), the reference the kernels specialised at prepare are tested
+/// against (CudaSpecialisedKernelTest.cpp; docs/runtime.md, "CUDA kernels
+/// specialised at prepare").
+inline bool genericKernelsForced() {
+  const char *env = std::getenv("MPTRT_CUDA_GENERIC_KERNELS");
+  return env && *env && std::strcmp(env, "0") != 0;
+}
+
+/// Decoded parameters and whether prepare chose the fast kernels (false
+/// under MPTRT_CUDA_GENERIC_KERNELS), for the families whose fast paths
+/// depend on sizes and addresses checked when run() launches.
+template <typename Params> struct Chosen {
+  Params p;
+  bool fast = true;
+};
+
+/// prepareWith for a run function of Chosen<Params>.
+template <typename Params>
+Status prepareChosen(const Context &c, const KernelView &v, std::unique_ptr<PreparedKernel> *out,
+                     Status (*decode)(const KernelView &, Params *),
+                     Status (*run)(const Context &, const Chosen<Params> &, const KernelArgs &)) {
+  Chosen<Params> chosen;
+  MPTRT_TRY(decode(v, &chosen.p));
+  chosen.fast = !genericKernelsForced();
+  *out = std::make_unique<ParamsKernel<Chosen<Params>>>(c, std::move(chosen), run);
   return Status::ok();
 }
 

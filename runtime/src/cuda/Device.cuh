@@ -21,6 +21,7 @@
 
 #include "TensorDesc.h"
 #include "cuda/CudaContext.h"
+#include "cuda/Elements.cuh"
 #include "mptrt/Numerics.h"
 
 #include <cuda_runtime.h>
@@ -31,113 +32,37 @@ namespace mptrt {
 namespace rt {
 namespace cuda {
 
+/// The element at `i` of a `dtype` tensor, into float32 (Element<D>::toF32).
 __device__ inline float loadF32(DType dtype, const void *base, int64_t i) {
-  namespace n = mptrt::numerics;
-  switch (dtype) {
-  case DType::F32:
-    return static_cast<const float *>(base)[i];
-  case DType::F16:
-    return n::f16ToF32(static_cast<const uint16_t *>(base)[i]);
-  case DType::BF16:
-    return n::bf16ToF32(static_cast<const uint16_t *>(base)[i]);
-  case DType::F8E4M3FN:
-    return n::f8E4M3FNToF32(static_cast<const uint8_t *>(base)[i]);
-  case DType::F8E5M2:
-    return n::f8E5M2ToF32(static_cast<const uint8_t *>(base)[i]);
-  case DType::I64:
-    return static_cast<float>(static_cast<const int64_t *>(base)[i]);
-  case DType::I32:
-    return static_cast<float>(static_cast<const int32_t *>(base)[i]);
-  case DType::I1:
-    return static_cast<const uint8_t *>(base)[i] ? 1.0f : 0.0f;
-  }
-  return 0.0f;
+  return withDType(dtype, [&](auto d) {
+    constexpr DType D = decltype(d)::value;
+    return Element<D>::toF32(static_cast<const typename Element<D>::Storage *>(base)[i]);
+  });
 }
 
-__device__ inline int64_t f32ToI64(float x) {
-  if (x != x)
-    return 0;
-  if (x >= 9223372036854775808.0f)
-    return INT64_MAX;
-  if (x < -9223372036854775808.0f)
-    return INT64_MIN;
-  return static_cast<int64_t>(x);
-}
-
-__device__ inline int32_t f32ToI32(float x) {
-  if (x != x)
-    return 0;
-  if (x >= 2147483648.0f)
-    return INT32_MAX;
-  if (x < -2147483648.0f)
-    return INT32_MIN;
-  return static_cast<int32_t>(x);
-}
-
+/// The element at `i`, into int64 (exact for integers and i1).
 __device__ inline int64_t loadI64(DType dtype, const void *base, int64_t i) {
-  switch (dtype) {
-  case DType::I64:
-    return static_cast<const int64_t *>(base)[i];
-  case DType::I32:
-    return static_cast<const int32_t *>(base)[i];
-  case DType::I1:
-    return static_cast<const uint8_t *>(base)[i] != 0;
-  default:
-    return f32ToI64(loadF32(dtype, base, i));
-  }
+  return withDType(dtype, [&](auto d) {
+    constexpr DType D = decltype(d)::value;
+    return toI64<D>(static_cast<const typename Element<D>::Storage *>(base)[i]);
+  });
 }
 
+/// v rounded once into element `i` of a `dtype` tensor.
 __device__ inline void storeF32(DType dtype, void *base, int64_t i, float v,
                                 bool saturate = false) {
-  namespace n = mptrt::numerics;
-  switch (dtype) {
-  case DType::F32:
-    static_cast<float *>(base)[i] = v;
-    return;
-  case DType::F16:
-    static_cast<uint16_t *>(base)[i] = n::f32ToF16(v);
-    return;
-  case DType::BF16:
-    static_cast<uint16_t *>(base)[i] = n::f32ToBf16(v);
-    return;
-  case DType::F8E4M3FN:
-    static_cast<uint8_t *>(base)[i] =
-        saturate ? n::f32ToF8E4M3FNSaturating(v) : n::f32ToF8E4M3FN(v);
-    return;
-  case DType::F8E5M2:
-    static_cast<uint8_t *>(base)[i] = saturate ? n::f32ToF8E5M2Saturating(v) : n::f32ToF8E5M2(v);
-    return;
-  case DType::I64:
-    static_cast<int64_t *>(base)[i] = f32ToI64(v);
-    return;
-  case DType::I32:
-    static_cast<int32_t *>(base)[i] = f32ToI32(v);
-    return;
-  case DType::I1:
-    static_cast<uint8_t *>(base)[i] = v != 0.0f;
-    return;
-  }
+  withDType(dtype, [&](auto d) {
+    constexpr DType D = decltype(d)::value;
+    static_cast<typename Element<D>::Storage *>(base)[i] = Element<D>::fromF32(v, saturate);
+  });
 }
 
+/// v rounded once into element `i` (integers wrap, floats as fromI64).
 __device__ inline void storeI64(DType dtype, void *base, int64_t i, int64_t v) {
-  switch (dtype) {
-  case DType::I64:
-    static_cast<int64_t *>(base)[i] = v;
-    return;
-  case DType::I32:
-    static_cast<int32_t *>(base)[i] =
-        static_cast<int32_t>(static_cast<uint32_t>(static_cast<uint64_t>(v)));
-    return;
-  case DType::I1:
-    static_cast<uint8_t *>(base)[i] = v != 0;
-    return;
-  case DType::F32:
-    static_cast<float *>(base)[i] = static_cast<float>(v);
-    return;
-  default:
-    storeF32(dtype, base, i, mptrt::numerics::int64ToF32RoundToOdd(v));
-    return;
-  }
+  withDType(dtype, [&](auto d) {
+    constexpr DType D = decltype(d)::value;
+    static_cast<typename Element<D>::Storage *>(base)[i] = fromI64<D>(v);
+  });
 }
 
 /// Raises a device error about `value` at `position` breaking `bound`; the

@@ -20,6 +20,10 @@
 //     within 1), rounded to f32: the same f32 but for the same rare case,
 //     then 1 ulp.
 //
+// unscale, clip_by_norm, sgd_update and adamw_update read their gradient
+// through AnyGrad (its dtype per element) or Grad<G> (the dtype fixed at
+// prepare, 32-bit indices): the same conversion either way.
+//
 // all_finite, global_norm and amax cut their operands into the decoder's
 // fixed blocks (MultiTensorParams) and reduce over them in block order, as
 // the CPU does. global_norm sums each block's squares in element order in
@@ -29,6 +33,7 @@
 //===----------------------------------------------------------------------===//
 #include "cuda/CudaKernels.h"
 #include "cuda/Device.cuh"
+#include "cuda/Vectorized.cuh"
 #include "kernels/training/OptimizerMath.h"
 #include "kernels/training/TrainingMath.h"
 #include "ops/Training.h"
@@ -36,6 +41,7 @@
 #include "mptrt/Philox.h"
 
 #include <cmath>
+#include <type_traits>
 #include <vector>
 
 namespace mptrt {
@@ -46,6 +52,59 @@ namespace {
 #define MPTRT_FOR_EACH(i, n)                                                                       \
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < (n);                        \
        i += int64_t(gridDim.x) * blockDim.x)
+
+/// The grid-stride loop with an index of type Index: int64_t in the
+/// generic kernels, uint32_t where prepare knew n < 2^31.
+#define MPTRT_FOR_EACH_AS(Index, i, n)                                                             \
+  for (Index i = blockIdx.x * Index(blockDim.x) + threadIdx.x; i < Index(n);                       \
+       i += Index(gridDim.x) * blockDim.x)
+
+//===----------------------------------------------------------------------===//
+// The gradient operand of the elementwise training kernels (unscale,
+// clip_by_norm, sgd_update, adamw_update), any float dtype, read into f32:
+// AnyGrad reads its dtype per element (the generic kernels, 64-bit
+// indices); Grad<G> is specialised at prepare (32-bit indices, fewer than
+// 2^31 elements). Both convert with Element<G>::toF32, so a kernel
+// computes the same bits with either.
+//===----------------------------------------------------------------------===//
+
+struct AnyGrad {
+  using Index = int64_t;
+  DType dtype;
+  const void *data;
+  __device__ float operator[](int64_t k) const { return loadF32(dtype, data, k); }
+};
+
+template <DType G> struct Grad {
+  using Index = uint32_t;
+  const typename Element<G>::Storage *data;
+  __device__ float operator[](uint32_t k) const { return Element<G>::toF32(data[k]); }
+};
+
+template <typename Params>
+using RunFn = Status (*)(const Context &, const Params &, const KernelArgs &);
+
+/// `run<AnyGrad>` (generic), or `run<Grad<G>>` for a float gradient dtype G
+/// and fewer than 2^31 elements.
+template <typename Params, template <class> class Run>
+RunFn<Params> runForGrad(DType grad, int64_t numel) {
+  if (genericKernelsForced() || numel > kMaxIndex32 || !plan::isFloatDType(grad))
+    return Run<AnyGrad>::run;
+  return withDType(grad, [](auto d) -> RunFn<Params> {
+    constexpr DType G = decltype(d)::value;
+    if constexpr (Element<G>::isFloat)
+      return Run<Grad<G>>::run;
+    return Run<AnyGrad>::run;
+  });
+}
+
+/// The gradient operand `arg` as a GradT.
+template <class GradT> GradT gradOf(const TensorArg &arg) {
+  if constexpr (std::is_same_v<GradT, AnyGrad>)
+    return AnyGrad{arg.desc->dtype, arg.data};
+  else
+    return GradT{static_cast<decltype(GradT::data)>(arg.data)};
+}
 
 __device__ inline bool isFiniteF32(float x) {
   return (__float_as_uint(x) & 0x7F800000u) != 0x7F800000u;
@@ -74,46 +133,49 @@ Status runScaleLoss(const Context &c, const ScaleLossParams &, const KernelArgs 
 // element is read before it is written, so out may be grad's bytes.
 //===----------------------------------------------------------------------===//
 
-__global__ void unscaleKernel(DType gt, const void *grad, const float *scale, float *out,
-                              int64_t n) {
+template <class GradT>
+__global__ void unscaleKernel(GradT grad, const float *scale, float *out, int64_t n) {
   const float inv = static_cast<float>(1.0 / static_cast<double>(*scale));
-  MPTRT_FOR_EACH(i, n)
-  out[i] = loadF32(gt, grad, i) * inv;
+  MPTRT_FOR_EACH_AS(typename GradT::Index, i, n)
+  out[i] = grad[i] * inv;
 }
 
-Status runUnscale(const Context &c, const UnscaleParams &p, const KernelArgs &args) {
-  if (p.numel == 0)
-    return Status::ok();
-  const TensorArg &grad = args.operands[0];
-  unscaleKernel<<<blocksFor(c, p.numel), kThreads, 0, streamOf(c)>>>(
-      grad.desc->dtype, grad.data, static_cast<const float *>(args.operands[1].data),
-      static_cast<float *>(args.results[0].data), p.numel);
-  return launched("unscale kernel");
-}
+template <class GradT> struct RunUnscale {
+  static Status run(const Context &c, const UnscaleParams &p, const KernelArgs &args) {
+    if (p.numel == 0)
+      return Status::ok();
+    unscaleKernel<<<blocksFor(c, p.numel), kThreads, 0, streamOf(c)>>>(
+        gradOf<GradT>(args.operands[0]), static_cast<const float *>(args.operands[1].data),
+        static_cast<float *>(args.results[0].data), p.numel);
+    return launched("unscale kernel");
+  }
+};
 
 //===----------------------------------------------------------------------===//
 // clip_by_norm: out = grad * c, c = min(f32(1 / (norm + 1e-6f)) *
 // f32(max_norm), 1) (NaN stays NaN).
 //===----------------------------------------------------------------------===//
 
-__global__ void clipByNormKernel(DType gt, const void *grad, const float *norm, float maxNorm,
-                                 float *out, int64_t n) {
+template <class GradT>
+__global__ void clipByNormKernel(GradT grad, const float *norm, float maxNorm, float *out,
+                                 int64_t n) {
   const float denom = *norm + 1e-6f;
   const float coef = (1.0f / denom) * maxNorm;
   const float c = coef > 1.0f ? 1.0f : coef;
-  MPTRT_FOR_EACH(i, n)
-  out[i] = loadF32(gt, grad, i) * c;
+  MPTRT_FOR_EACH_AS(typename GradT::Index, i, n)
+  out[i] = grad[i] * c;
 }
 
-Status runClipByNorm(const Context &c, const ClipByNormParams &p, const KernelArgs &args) {
-  if (p.numel == 0)
-    return Status::ok();
-  const TensorArg &grad = args.operands[0];
-  clipByNormKernel<<<blocksFor(c, p.numel), kThreads, 0, streamOf(c)>>>(
-      grad.desc->dtype, grad.data, static_cast<const float *>(args.operands[1].data),
-      static_cast<float>(p.maxNorm), static_cast<float *>(args.results[0].data), p.numel);
-  return launched("clip_by_norm kernel");
-}
+template <class GradT> struct RunClipByNorm {
+  static Status run(const Context &c, const ClipByNormParams &p, const KernelArgs &args) {
+    if (p.numel == 0)
+      return Status::ok();
+    clipByNormKernel<<<blocksFor(c, p.numel), kThreads, 0, streamOf(c)>>>(
+        gradOf<GradT>(args.operands[0]), static_cast<const float *>(args.operands[1].data),
+        static_cast<float>(p.maxNorm), static_cast<float *>(args.results[0].data), p.numel);
+    return launched("clip_by_norm kernel");
+  }
+};
 
 //===----------------------------------------------------------------------===//
 // all_finite, global_norm, amax over the decoder's fixed blocks.
@@ -361,13 +423,14 @@ Status prepareMultiTensor(const Context &c, Reduce what, const MultiTensorParams
 // operand's bits.
 //===----------------------------------------------------------------------===//
 
-__global__ void sgdKernel(math::SgdStep a, const float *param, DType gt, const void *grad,
-                          const float *buf, const int64_t *stepPtr, const float *lrPtr,
-                          const uint8_t *finitePtr, float *paramOut, float *bufOut, int64_t n) {
+template <class GradT>
+__global__ void sgdKernel(math::SgdStep a, const float *param, GradT grad, const float *buf,
+                          const int64_t *stepPtr, const float *lrPtr, const uint8_t *finitePtr,
+                          float *paramOut, float *bufOut, int64_t n) {
   const bool finite = *finitePtr != 0;
   a.first = *stepPtr == 0;
   a.negLr = static_cast<float>(-static_cast<double>(*lrPtr));
-  MPTRT_FOR_EACH(k, n) {
+  MPTRT_FOR_EACH_AS(typename GradT::Index, k, n) {
     if (!finite) { // a skipped step: the bits, unless the result is the operand
       if (paramOut != param)
         reinterpret_cast<uint32_t *>(paramOut)[k] = reinterpret_cast<const uint32_t *>(param)[k];
@@ -375,11 +438,12 @@ __global__ void sgdKernel(math::SgdStep a, const float *param, DType gt, const v
         reinterpret_cast<uint32_t *>(bufOut)[k] = reinterpret_cast<const uint32_t *>(buf)[k];
       continue;
     }
-    paramOut[k] = math::sgdElement(a, param[k], loadF32(gt, grad, k), a.hasBuffer ? buf[k] : 0.0f,
+    paramOut[k] = math::sgdElement(a, param[k], grad[k], a.hasBuffer ? buf[k] : 0.0f,
                                    a.hasBuffer ? &bufOut[k] : nullptr);
   }
 }
 
+template <class GradT>
 Status runSgdUpdate(const Context &c, const SgdParams &p, const KernelArgs &args) {
   if (p.numel == 0)
     return Status::ok();
@@ -391,9 +455,8 @@ Status runSgdUpdate(const Context &c, const SgdParams &p, const KernelArgs &args
   a.wd = static_cast<float>(p.weightDecay);
   a.momentum = static_cast<float>(p.momentum);
   a.bufKeep = static_cast<float>(1.0 - p.dampening);
-  const TensorArg &grad = args.operands[1];
   sgdKernel<<<blocksFor(c, p.numel), kThreads, 0, streamOf(c)>>>(
-      a, static_cast<const float *>(args.operands[0].data), grad.desc->dtype, grad.data,
+      a, static_cast<const float *>(args.operands[0].data), gradOf<GradT>(args.operands[1]),
       p.hasBuffer ? static_cast<const float *>(args.operands[2].data) : nullptr,
       static_cast<const int64_t *>(args.operands[s].data),
       static_cast<const float *>(args.operands[s + 1].data),
@@ -402,6 +465,11 @@ Status runSgdUpdate(const Context &c, const SgdParams &p, const KernelArgs &args
       p.hasBuffer ? static_cast<float *>(args.results[1].data) : nullptr, p.numel);
   return launched("sgd_update kernel");
 }
+template <class GradT> struct RunSgdUpdate {
+  static Status run(const Context &c, const SgdParams &p, const KernelArgs &args) {
+    return runSgdUpdate<GradT>(c, p, args);
+  }
+};
 
 //===----------------------------------------------------------------------===//
 // adamw_update (cpu runAdamWUpdate), t = step + 1: the scalars in double
@@ -423,11 +491,11 @@ struct AdamWArgs {
 /// with philox::roundingBits, the same header code, so the same bits).
 enum class Master { F32, Bf16Nearest, Bf16Stochastic };
 
-template <Master M>
-__global__ void adamwKernel(AdamWArgs a, const void *param, DType gt, const void *grad,
-                            const float *expAvg, const float *expAvgSq, const int64_t *stepPtr,
-                            const float *lrPtr, const uint8_t *finitePtr, const int64_t *seedPtr,
-                            void *paramOut, float *expAvgOut, float *expAvgSqOut, int64_t n) {
+template <Master M, class GradT>
+__global__ void adamwKernel(AdamWArgs a, const void *param, GradT grad, const float *expAvg,
+                            const float *expAvgSq, const int64_t *stepPtr, const float *lrPtr,
+                            const uint8_t *finitePtr, const int64_t *seedPtr, void *paramOut,
+                            float *expAvgOut, float *expAvgSqOut, int64_t n) {
   const bool finite = *finitePtr != 0;
   const double lr = *lrPtr;
   const int64_t step = *stepPtr;
@@ -440,7 +508,7 @@ __global__ void adamwKernel(AdamWArgs a, const void *param, DType gt, const void
   st.bc2Sqrt = static_cast<float>(sqrt(biasCorrection2));
   st.negStepSize = static_cast<float>(-stepSize);
   const uint64_t seed = M == Master::Bf16Stochastic ? uint64_t(*seedPtr) : 0;
-  MPTRT_FOR_EACH(k, n) {
+  MPTRT_FOR_EACH_AS(typename GradT::Index, k, n) {
     if (!finite) { // a skipped step: the bits, unless the result is the operand
       if (paramOut != param) {
         if (M == Master::F32)
@@ -458,7 +526,7 @@ __global__ void adamwKernel(AdamWArgs a, const void *param, DType gt, const void
     float w = M == Master::F32 ? static_cast<const float *>(param)[k]
                                : numerics::bf16ToF32(static_cast<const uint16_t *>(param)[k]);
     float m = expAvg[k], v = expAvgSq[k];
-    math::adamwElement(st, loadF32(gt, grad, k), &w, &m, &v);
+    math::adamwElement(st, grad[k], &w, &m, &v);
     if (M == Master::F32)
       static_cast<float *>(paramOut)[k] = w;
     else if (M == Master::Bf16Nearest)
@@ -471,6 +539,7 @@ __global__ void adamwKernel(AdamWArgs a, const void *param, DType gt, const void
   }
 }
 
+template <class GradT>
 Status runAdamWUpdate(const Context &c, const AdamWParams &p, const KernelArgs &args) {
   if (p.numel == 0)
     return Status::ok();
@@ -487,13 +556,12 @@ Status runAdamWUpdate(const Context &c, const AdamWParams &p, const KernelArgs &
   a.step.oneMinusBeta2 = static_cast<float>(1 - p.beta2);
   a.step.eps = static_cast<float>(p.eps);
   a.stream = p.stream;
-  const TensorArg &grad = args.operands[1];
+  const GradT grad = gradOf<GradT>(args.operands[1]);
   const int64_t *seed =
       p.stochasticRounding ? static_cast<const int64_t *>(args.operands[7].data) : nullptr;
   auto launch = [&](auto kernel) {
     kernel<<<blocksFor(c, p.numel), kThreads, 0, streamOf(c)>>>(
-        a, args.operands[0].data, grad.desc->dtype, grad.data,
-        static_cast<const float *>(args.operands[2].data),
+        a, args.operands[0].data, grad, static_cast<const float *>(args.operands[2].data),
         static_cast<const float *>(args.operands[3].data),
         static_cast<const int64_t *>(args.operands[4].data),
         static_cast<const float *>(args.operands[5].data),
@@ -502,13 +570,18 @@ Status runAdamWUpdate(const Context &c, const AdamWParams &p, const KernelArgs &
         p.numel);
   };
   if (!p.bf16Param)
-    launch(adamwKernel<Master::F32>);
+    launch(adamwKernel<Master::F32, GradT>);
   else if (p.stochasticRounding)
-    launch(adamwKernel<Master::Bf16Stochastic>);
+    launch(adamwKernel<Master::Bf16Stochastic, GradT>);
   else
-    launch(adamwKernel<Master::Bf16Nearest>);
+    launch(adamwKernel<Master::Bf16Nearest, GradT>);
   return launched("adamw_update kernel");
 }
+template <class GradT> struct RunAdamWUpdate {
+  static Status run(const Context &c, const AdamWParams &p, const KernelArgs &args) {
+    return runAdamWUpdate<GradT>(c, p, args);
+  }
+};
 
 //===----------------------------------------------------------------------===//
 // The 0-d kernels: one thread each, every operand read before any result is
@@ -602,12 +675,28 @@ Status runUpdateFp8Scale(const Context &c, const Fp8ScaleParams &p, const Kernel
 
 } // namespace
 
+namespace {
+
+/// Decodes, then chooses `Run`'s kernel for the gradient operand
+/// `gradOperand`'s dtype (runForGrad).
+template <typename Params, template <class> class Run>
+Status prepareForGrad(const Context &c, const KernelView &v, std::unique_ptr<PreparedKernel> *out,
+                      Status (*decode)(const KernelView &, Params *), size_t gradOperand) {
+  Params p;
+  MPTRT_TRY(decode(v, &p));
+  const RunFn<Params> run = runForGrad<Params, Run>(v.operand(gradOperand).dtype, p.numel);
+  *out = std::make_unique<ParamsKernel<Params>>(c, std::move(p), run);
+  return Status::ok();
+}
+
+} // namespace
+
 Status prepareScaleLoss(const Context &c, const KernelView &v,
                         std::unique_ptr<PreparedKernel> *out) {
   return prepareWith<ScaleLossParams>(c, v, out, decodeScaleLoss, runScaleLoss);
 }
 Status prepareUnscale(const Context &c, const KernelView &v, std::unique_ptr<PreparedKernel> *out) {
-  return prepareWith<UnscaleParams>(c, v, out, decodeUnscale, runUnscale);
+  return prepareForGrad<UnscaleParams, RunUnscale>(c, v, out, decodeUnscale, 0);
 }
 Status prepareAllFinite(const Context &c, const KernelView &v,
                         std::unique_ptr<PreparedKernel> *out) {
@@ -623,15 +712,15 @@ Status prepareGlobalNorm(const Context &c, const KernelView &v,
 }
 Status prepareClipByNorm(const Context &c, const KernelView &v,
                          std::unique_ptr<PreparedKernel> *out) {
-  return prepareWith<ClipByNormParams>(c, v, out, decodeClipByNorm, runClipByNorm);
+  return prepareForGrad<ClipByNormParams, RunClipByNorm>(c, v, out, decodeClipByNorm, 0);
 }
 Status prepareSgdUpdate(const Context &c, const KernelView &v,
                         std::unique_ptr<PreparedKernel> *out) {
-  return prepareWith<SgdParams>(c, v, out, decodeSgdUpdate, runSgdUpdate);
+  return prepareForGrad<SgdParams, RunSgdUpdate>(c, v, out, decodeSgdUpdate, 1);
 }
 Status prepareAdamWUpdate(const Context &c, const KernelView &v,
                           std::unique_ptr<PreparedKernel> *out) {
-  return prepareWith<AdamWParams>(c, v, out, decodeAdamWUpdate, runAdamWUpdate);
+  return prepareForGrad<AdamWParams, RunAdamWUpdate>(c, v, out, decodeAdamWUpdate, 1);
 }
 Status prepareUpdateLossScale(const Context &c, const KernelView &v,
                               std::unique_ptr<PreparedKernel> *out) {
