@@ -67,7 +67,8 @@ MPT_CAPI_EXPORT int mpt_compile_onnx_file(const char *onnx_path, int train,
  * mpt_compile_free; `error` may be NULL). Front ends that take options long
  * before they compile (Python's mpt.torch) ask here instead of keeping
  * lists of values. */
-MPT_CAPI_EXPORT int mpt_check_pipeline_options(int train, const char *pipeline_options,
+MPT_CAPI_EXPORT int mpt_check_pipeline_options(int train,
+                                               const char *pipeline_options,
                                                char **error);
 
 /* Frees a plan or a message from mpt_compile_onnx_file; NULL is allowed. */

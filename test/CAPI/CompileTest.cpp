@@ -154,14 +154,17 @@ TEST(CompileCAPI, CheckOptionsWithoutAModel) {
                                                  {1, "loss-kind=hinge"},
                                                  {1, "target=sm_80"}}) {
     char *error = nullptr;
-    EXPECT_EQ(mpt_check_pipeline_options(train, options, &error), MPT_COMPILE_ERROR) << options;
+    EXPECT_EQ(mpt_check_pipeline_options(train, options, &error),
+              MPT_COMPILE_ERROR)
+        << options;
     Result r = compile(kMlp, train, options);
     EXPECT_EQ(r.status, MPT_COMPILE_ERROR) << options;
     EXPECT_EQ(error ? std::string(error) : "", r.error) << options;
     mpt_compile_free(error);
   }
   char *error = nullptr;
-  EXPECT_EQ(mpt_check_pipeline_options(1, "precision=bf16 loss-kind=mse lr=0.1", &error),
+  EXPECT_EQ(mpt_check_pipeline_options(1, "precision=bf16 loss-kind=mse lr=0.1",
+                                       &error),
             MPT_COMPILE_OK);
   EXPECT_EQ(error, nullptr);
   EXPECT_EQ(mpt_check_pipeline_options(0, nullptr, nullptr), MPT_COMPILE_OK);

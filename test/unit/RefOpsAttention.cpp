@@ -46,30 +46,45 @@ FailureOr<Problem> problemOf(Operation *op, const RefTensor &q,
   return p;
 }
 
-/// The probabilities softmax(scale * q k^T + mask), [batch, tq, tk].
-std::vector<double> probabilities(const Problem &p, const RefTensor &q,
-                                  const RefTensor &k, double scale) {
-  std::vector<double> probs(p.batch * p.tq * p.tk);
-  std::vector<double> s(p.tk);
+/// The scores scale * q k^T + mask, [batch, tq, tk].
+std::vector<double> scoresOf(const Problem &p, const RefTensor &q,
+                             const RefTensor &k, double scale) {
+  std::vector<double> s(p.batch * p.tq * p.tk);
   for (int64_t b = 0; b < p.batch; ++b)
-    for (int64_t i = 0; i < p.tq; ++i) {
-      double max = -INFINITY;
+    for (int64_t i = 0; i < p.tq; ++i)
       for (int64_t j = 0; j < p.tk; ++j) {
         double dot = 0;
         for (int64_t t = 0; t < p.d; ++t)
           dot += q.data[(b * p.tq + i) * p.d + t] *
                  k.data[(b * p.tk + j) * p.d + t];
-        s[j] = scale * dot +
-               (p.mask.empty() ? 0.0 : p.mask[(b * p.tq + i) * p.tk + j]);
-        max = std::max(max, s[j]);
+        const int64_t at = (b * p.tq + i) * p.tk + j;
+        s[at] = scale * dot + (p.mask.empty() ? 0.0 : p.mask[at]);
       }
-      double sum = 0;
-      for (int64_t j = 0; j < p.tk; ++j)
-        sum += std::exp(s[j] - max);
-      for (int64_t j = 0; j < p.tk; ++j)
-        probs[(b * p.tq + i) * p.tk + j] = std::exp(s[j] - max) / sum;
-    }
-  return probs;
+  return s;
+}
+
+/// Each row's maximum score and log(sum(exp(s - max))), [batch * tq].
+void rowStatistics(const Problem &p, const std::vector<double> &s,
+                   std::vector<double> &max, std::vector<double> &logSum) {
+  max.assign(p.batch * p.tq, -INFINITY);
+  logSum.assign(p.batch * p.tq, 0);
+  for (int64_t row = 0; row < p.batch * p.tq; ++row) {
+    for (int64_t j = 0; j < p.tk; ++j)
+      max[row] = std::max(max[row], s[row * p.tk + j]);
+    double sum = 0;
+    for (int64_t j = 0; j < p.tk; ++j)
+      sum += std::exp(s[row * p.tk + j] - max[row]);
+    logSum[row] = std::log(sum);
+  }
+}
+
+/// The probabilities softmax(scores) along the last axis, in place.
+void softmaxRows(const Problem &p, std::vector<double> &s) {
+  std::vector<double> max, logSum;
+  rowStatistics(p, s, max, logSum);
+  for (int64_t row = 0; row < p.batch * p.tq; ++row)
+    for (int64_t j = 0; j < p.tk; ++j)
+      s[row * p.tk + j] = std::exp(s[row * p.tk + j] - max[row] - logSum[row]);
 }
 
 LogicalResult attention(Operation *op, ArrayRef<RefTensor> operands,
@@ -79,8 +94,10 @@ LogicalResult attention(Operation *op, ArrayRef<RefTensor> operands,
   FailureOr<Problem> p = problemOf(op, q, k, v, mask);
   if (failed(p))
     return failure();
-  const double scale = floatAttr(op, "scale", 1.0);
-  std::vector<double> probs = probabilities(*p, q, k, scale);
+  std::vector<double> probs = scoresOf(*p, q, k, floatAttr(op, "scale", 1.0));
+  std::vector<double> max, logSum;
+  rowStatistics(*p, probs, max, logSum);
+  softmaxRows(*p, probs);
   RefTensor out(resultShape(op, 0)), lse(resultShape(op, 1));
   for (int64_t b = 0; b < p->batch; ++b)
     for (int64_t i = 0; i < p->tq; ++i) {
@@ -89,20 +106,7 @@ LogicalResult attention(Operation *op, ArrayRef<RefTensor> operands,
         for (int64_t j = 0; j < p->tk; ++j)
           out.data[row * p->dv + t] +=
               probs[row * p->tk + j] * v.data[(b * p->tk + j) * p->dv + t];
-      // log(sum(exp(s))) from one probability: s_j - log(p_j) for any j;
-      // recomputed directly for accuracy.
-      double max = -INFINITY, sum = 0;
-      std::vector<double> s(p->tk);
-      for (int64_t j = 0; j < p->tk; ++j) {
-        double dot = 0;
-        for (int64_t t = 0; t < p->d; ++t)
-          dot += q.data[row * p->d + t] * k.data[(b * p->tk + j) * p->d + t];
-        s[j] = scale * dot + (p->mask.empty() ? 0.0 : p->mask[row * p->tk + j]);
-        max = std::max(max, s[j]);
-      }
-      for (int64_t j = 0; j < p->tk; ++j)
-        sum += std::exp(s[j] - max);
-      lse.data[row] = max + std::log(sum);
+      lse.data[row] = max[row] + logSum[row];
     }
   results.push_back(std::move(out));
   results.push_back(std::move(lse));
@@ -121,7 +125,8 @@ LogicalResult attentionGrad(Operation *op, ArrayRef<RefTensor> operands,
   if (failed(p))
     return failure();
   const double scale = floatAttr(op, "scale", 1.0);
-  std::vector<double> probs = probabilities(*p, q, k, scale);
+  std::vector<double> probs = scoresOf(*p, q, k, scale);
+  softmaxRows(*p, probs);
   RefTensor dq(q.shape), dk(k.shape), dv(v.shape);
   std::vector<double> dP(p->tk);
   for (int64_t b = 0; b < p->batch; ++b)

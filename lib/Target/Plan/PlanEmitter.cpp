@@ -25,7 +25,6 @@
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/bit.h"
 
-
 using namespace mlir;
 using namespace mpt;
 namespace plan = mptrt::plan;
@@ -93,9 +92,8 @@ LogicalResult checkConstantSize(ElementsAttr attr, unsigned width,
   const bool overflows =
       __builtin_mul_overflow(static_cast<uint64_t>(attr.getNumElements()),
                              uint64_t(width / 8), &bytes);
-  const uint64_t memory = mptrt::physicalMemoryBytes()
-                              ? mptrt::physicalMemoryBytes()
-                              : UINT64_MAX;
+  const uint64_t memory =
+      mptrt::physicalMemoryBytes() ? mptrt::physicalMemoryBytes() : UINT64_MAX;
   if (!overflows && bytes < plan::kMaxBytes && bytes <= memory)
     return success();
   InFlightDiagnostic diag = emitError(loc) << "constant " << attr.getType();

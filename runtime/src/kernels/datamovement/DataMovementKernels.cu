@@ -380,6 +380,20 @@ Status runSplit(const Context &c, const Chosen<SplitParams> &k, const KernelArgs
 // its output elements are zero bytes.
 //===----------------------------------------------------------------------===//
 
+/// Index `*a` into an axis of `axisDim` made non-negative (-1 is the last);
+/// false, raising IndexOutOfRange at `position`, when it is outside
+/// [-axisDim, axisDim).
+__device__ inline bool checkedIndex(int64_t *a, int64_t axisDim, int64_t position,
+                                    DeviceErrorRecord *errorWord) {
+  if (*a < -axisDim || *a >= axisDim) {
+    raise(errorWord, DeviceError::IndexOutOfRange, *a, position, axisDim);
+    return false;
+  }
+  if (*a < 0)
+    *a += axisDim;
+  return true;
+}
+
 template <typename T>
 __global__ void gatherKernel(const T *data, DType indexType, const void *indices, T *out,
                              int64_t axisDim, int64_t inner, int64_t numIndices, int64_t n,
@@ -388,13 +402,10 @@ __global__ void gatherKernel(const T *data, DType indexType, const void *indices
     const int64_t m = e % inner, row = e / inner; // row = o * numIndices + i
     const int64_t i = row % numIndices, o = row / numIndices;
     int64_t a = loadI64(indexType, indices, i);
-    if (a < -axisDim || a >= axisDim) {
-      raise(errorWord, DeviceError::IndexOutOfRange, a, i, axisDim);
+    if (!checkedIndex(&a, axisDim, i, errorWord)) {
       out[e] = T{};
       continue;
     }
-    if (a < 0)
-      a += axisDim;
     out[e] = data[(o * axisDim + a) * inner + m];
   }
 }
@@ -422,13 +433,10 @@ __global__ void gatherKernel32(const T *__restrict__ data, const I *__restrict__
     const uint32_t row = inner.divmod(e, &m); // row = o * numIndices + i
     const uint32_t o = numIndices.divmod(row, &i);
     int64_t a = indices[i];
-    if (a < -axisDim || a >= axisDim) {
-      raise(errorWord, DeviceError::IndexOutOfRange, a, i, axisDim);
+    if (!checkedIndex(&a, axisDim, i, errorWord)) {
       out[e] = T{};
       continue;
     }
-    if (a < 0)
-      a += axisDim;
     out[e] = data[(o * uint32_t(axisDim) + uint32_t(a)) * inner.divisor + m];
   }
 }
