@@ -868,3 +868,16 @@ func.func @dropout(%x: tensor<4xf32>) -> tensor<4xf32> {
   %y, %m = mpt.dropout %x {ratio = 5.000000e-01 : f32, training = true} : tensor<4xf32> -> tensor<4xf32>, tensor<4xi1> loc("Dropout_0")
   return %y : tensor<4xf32>
 }
+
+// -----
+
+// Tests that mpt.attention and mpt.attention_grad become the mptrt kernels
+// of the same names, the mask and the scale kept.
+// CHECK-LABEL: func.func @attention(
+// CHECK: mptrt.attention %arg0, %arg1, %arg2, %arg3 {scale = 2.500000e-01 : f32} : (tensor<2x4x8xbf16>, tensor<2x5x8xbf16>, tensor<2x5x6xbf16>, tensor<1x5xf32>) -> (tensor<2x4x6xbf16>, tensor<2x4xf32>)
+// CHECK: mptrt.attention_grad %arg0, %arg1, %arg2, %{{.*}}, %{{.*}}, %arg4, %arg3 {scale = 2.500000e-01 : f32}
+func.func @attention(%q: tensor<2x4x8xbf16>, %k: tensor<2x5x8xbf16>, %v: tensor<2x5x6xbf16>, %m: tensor<1x5xf32>, %g: tensor<2x4x6xbf16>) -> (tensor<2x4x6xbf16>, tensor<2x4x8xbf16>) {
+  %o, %lse = mpt.attention %q, %k, %v, %m {scale = 0.25 : f32} : (tensor<2x4x8xbf16>, tensor<2x5x8xbf16>, tensor<2x5x6xbf16>, tensor<1x5xf32>) -> (tensor<2x4x6xbf16>, tensor<2x4xf32>)
+  %dq, %dk, %dv = mpt.attention_grad %q, %k, %v, %o, %lse, %g, %m {scale = 0.25 : f32} : (tensor<2x4x8xbf16>, tensor<2x5x8xbf16>, tensor<2x5x6xbf16>, tensor<2x4x6xbf16>, tensor<2x4xf32>, tensor<2x4x6xbf16>, tensor<1x5xf32>) -> (tensor<2x4x8xbf16>, tensor<2x5x8xbf16>, tensor<2x5x6xbf16>)
+  return %o, %dq : tensor<2x4x6xbf16>, tensor<2x4x8xbf16>
+}

@@ -755,3 +755,15 @@ func.func @constant_and_view() -> tensor<6xf32> {
   %r = mptrt.relu %v {offsets = array<i64: -1>} : (tensor<6xf32>) -> tensor<6xf32>
   return %r : tensor<6xf32>
 }
+// -----
+
+// Tests that mptrt.attention and mptrt.attention_grad round-trip, with and
+// without a mask.
+// CHECK-LABEL: func.func @attention
+func.func @attention(%q: tensor<2x4x8xbf16>, %k: tensor<2x5x8xbf16>, %v: tensor<2x5x6xbf16>, %m: tensor<4x5xf32>, %o: tensor<2x4x6xbf16>, %lse: tensor<2x4xf32>, %g: tensor<2x4x6xbf16>) -> (tensor<2x4x6xbf16>, tensor<2x4x8xbf16>) {
+  %r:2 = mptrt.attention %q, %k, %v, %m {scale = 5.000000e-01 : f32} : (tensor<2x4x8xbf16>, tensor<2x5x8xbf16>, tensor<2x5x6xbf16>, tensor<4x5xf32>) -> (tensor<2x4x6xbf16>, tensor<2x4xf32>)
+// CHECK-NEXT: mptrt.attention %arg0, %arg1, %arg2, %arg3 {scale = 5.000000e-01 : f32}
+  %g3:3 = mptrt.attention_grad %q, %k, %v, %o, %lse, %g {scale = 5.000000e-01 : f32} : (tensor<2x4x8xbf16>, tensor<2x5x8xbf16>, tensor<2x5x6xbf16>, tensor<2x4x6xbf16>, tensor<2x4xf32>, tensor<2x4x6xbf16>) -> (tensor<2x4x8xbf16>, tensor<2x5x8xbf16>, tensor<2x5x6xbf16>)
+// CHECK-NEXT: mptrt.attention_grad %arg0, %arg1, %arg2, %arg4, %arg5, %arg6 {scale = 5.000000e-01 : f32}
+  return %r#0, %g3#0 : tensor<2x4x6xbf16>, tensor<2x4x8xbf16>
+}
