@@ -5,7 +5,8 @@
 //   s_j = scale * (q_i . k_j) + mask_ij,  m = max_j s_j,
 //   l = sum_j exp(s_j - m)  (in double, as softmax sums),
 //   o_i = sum_j (exp(s_j - m) / l) v_j,  logsumexp_i = m + log(l).
-// Dot products and the output accumulate in float32 in index order, and
+// Dot products over D accumulate in float32 in index order; the sums over
+// the keys (the output) and over the rows (the gradients) in double, and
 // every result is rounded once into its type. The scores are one row at a
 // time: nothing of size [Tq, Tk] is kept.
 //
@@ -14,7 +15,8 @@
 //   ds_ij = p_ij ((grad_i . v_j) - D_i),
 //   query_grad_i = scale sum_j ds_ij k_j,  key_grad_j = scale sum_i ds_ij q_i,
 //   value_grad_j = sum_i p_ij grad_i,
-// one problem per task, rows in order, so the sums have a fixed order.
+// one problem per task, rows in order, in double, so the sums have a fixed
+// order.
 //
 //===----------------------------------------------------------------------===//
 #include "cpu/Convert.h"
@@ -42,10 +44,11 @@ float dot(const float *a, const float *b, int64_t n) {
 // attention
 //===----------------------------------------------------------------------===//
 
-/// The operands widened to float32, and a row of scores and of output per
-/// chunk.
+/// The operands widened to float32, and per chunk a row of scores, of
+/// output sums (double) and of output (float32).
 struct AttentionScratch {
-  float *q, *k, *v, *mask, *scores, *acc;
+  float *q, *k, *v, *mask, *scores, *outRow;
+  double *acc;
 };
 AttentionScratch attentionScratch(const AttentionParams &p, Scratch &s) {
   AttentionScratch w;
@@ -54,7 +57,8 @@ AttentionScratch attentionScratch(const AttentionParams &p, Scratch &s) {
   w.v = s.take<float>(p.batch * p.tk * p.dv);
   w.mask = s.take<float>(p.hasMask ? p.maskNumel : 0);
   w.scores = s.take<float>(maxChunks() * p.tk);
-  w.acc = s.take<float>(maxChunks() * p.dv);
+  w.acc = s.take<double>(maxChunks() * p.dv);
+  w.outRow = s.take<float>(maxChunks() * p.dv);
   return w;
 }
 
@@ -70,7 +74,8 @@ Status runAttention(const AttentionParams &p, const KernelArgs &args) {
   parallelForChunks(p.batch * p.tq, grainForCost(p.tk * (2 * p.d + 2 * p.dv + 12)),
                     [&](int64_t chunk, int64_t begin, int64_t end) {
                       float *scores = ws.scores + chunk * p.tk;
-                      float *acc = ws.acc + chunk * p.dv;
+                      double *acc = ws.acc + chunk * p.dv;
+                      float *outRow = ws.outRow + chunk * p.dv;
                       for (int64_t r = begin; r < end; ++r) {
                         const int64_t b = r / p.tq, i = r % p.tq;
                         const float *qi = q + r * p.d;
@@ -89,14 +94,16 @@ Status runAttention(const AttentionParams &p, const KernelArgs &args) {
                         for (int64_t j = 0; j < p.tk; ++j)
                           sum += std::exp(scores[j] - max);
                         const float inv = static_cast<float>(1.0 / sum);
-                        std::fill(acc, acc + p.dv, 0.0f);
+                        std::fill(acc, acc + p.dv, 0.0);
                         for (int64_t j = 0; j < p.tk; ++j) {
                           const float prob = std::exp(scores[j] - max) * inv;
                           const float *vj = vb + j * p.dv;
                           for (int64_t t = 0; t < p.dv; ++t)
-                            acc[t] += prob * vj[t];
+                            acc[t] += static_cast<double>(prob) * vj[t];
                         }
-                        storeF32(acc, p.dv, ot, elementPtr(out.data, ot, r * p.dv));
+                        for (int64_t t = 0; t < p.dv; ++t)
+                          outRow[t] = static_cast<float>(acc[t]);
+                        storeF32(outRow, p.dv, ot, elementPtr(out.data, ot, r * p.dv));
                         const float logSum = max + static_cast<float>(std::log(sum));
                         storeF32(&logSum, 1, lt, elementPtr(lse.data, lt, r));
                       }
@@ -108,10 +115,11 @@ Status runAttention(const AttentionParams &p, const KernelArgs &args) {
 // attention_grad
 //===----------------------------------------------------------------------===//
 
-/// Every operand widened to float32 and the three gradients accumulated in
-/// float32.
+/// Every operand widened to float32, the three gradients accumulated in
+/// double, and one of them at a time rounded to float32 for the store.
 struct AttentionGradScratch {
-  float *q, *k, *v, *o, *lse, *grad, *mask, *dq, *dk, *dv;
+  float *q, *k, *v, *o, *lse, *grad, *mask, *rounded;
+  double *dq, *dk, *dv;
 };
 AttentionGradScratch attentionGradScratch(const AttentionParams &p, Scratch &s) {
   AttentionGradScratch w;
@@ -124,9 +132,10 @@ AttentionGradScratch attentionGradScratch(const AttentionParams &p, Scratch &s) 
   w.lse = s.take<float>(p.batch * p.tq);
   w.grad = s.take<float>(on);
   w.mask = s.take<float>(p.hasMask ? p.maskNumel : 0);
-  w.dq = s.take<float>(qn);
-  w.dk = s.take<float>(kn);
-  w.dv = s.take<float>(vn);
+  w.dq = s.take<double>(qn);
+  w.dk = s.take<double>(kn);
+  w.dv = s.take<double>(vn);
+  w.rounded = s.take<float>(std::max({qn, kn, vn}));
   return w;
 }
 
@@ -145,18 +154,18 @@ Status runAttentionGrad(const AttentionParams &p, const KernelArgs &args) {
                       for (int64_t b = begin; b < end; ++b) {
                         const float *qb = q + b * p.tq * p.d, *kb = k + b * p.tk * p.d;
                         const float *vb = v + b * p.tk * p.dv;
-                        float *dq = ws.dq + b * p.tq * p.d, *dk = ws.dk + b * p.tk * p.d;
-                        float *dv = ws.dv + b * p.tk * p.dv;
-                        std::fill(dq, dq + p.tq * p.d, 0.0f);
-                        std::fill(dk, dk + p.tk * p.d, 0.0f);
-                        std::fill(dv, dv + p.tk * p.dv, 0.0f);
+                        double *dq = ws.dq + b * p.tq * p.d, *dk = ws.dk + b * p.tk * p.d;
+                        double *dv = ws.dv + b * p.tk * p.dv;
+                        std::fill(dq, dq + p.tq * p.d, 0.0);
+                        std::fill(dk, dk + p.tk * p.d, 0.0);
+                        std::fill(dv, dv + p.tk * p.dv, 0.0);
                         for (int64_t i = 0; i < p.tq; ++i) {
                           const int64_t r = b * p.tq + i;
                           const float *qi = qb + i * p.d, *gi = grad + r * p.dv;
                           const float di = dot(gi, o + r * p.dv, p.dv);
                           const float *maskRow =
                               mask ? mask + p.maskOffset(b) + i * p.maskRowStride : nullptr;
-                          float *dqi = dq + i * p.d;
+                          double *dqi = dq + i * p.d;
                           for (int64_t j = 0; j < p.tk; ++j) {
                             const float *kj = kb + j * p.d, *vj = vb + j * p.dv;
                             float s = p.scale * dot(qi, kj, p.d);
@@ -164,13 +173,13 @@ Status runAttentionGrad(const AttentionParams &p, const KernelArgs &args) {
                               s += maskRow[j * p.maskColStride];
                             const float prob = std::exp(s - lse[r]);
                             const float ds = prob * (dot(gi, vj, p.dv) - di);
-                            float *dkj = dk + j * p.d, *dvj = dv + j * p.dv;
+                            double *dkj = dk + j * p.d, *dvj = dv + j * p.dv;
                             for (int64_t t = 0; t < p.d; ++t) {
-                              dqi[t] += ds * kj[t];
-                              dkj[t] += ds * qi[t];
+                              dqi[t] += static_cast<double>(ds) * kj[t];
+                              dkj[t] += static_cast<double>(ds) * qi[t];
                             }
                             for (int64_t t = 0; t < p.dv; ++t)
-                              dvj[t] += prob * gi[t];
+                              dvj[t] += static_cast<double>(prob) * gi[t];
                           }
                           for (int64_t t = 0; t < p.d; ++t)
                             dqi[t] *= p.scale;
@@ -179,10 +188,12 @@ Status runAttentionGrad(const AttentionParams &p, const KernelArgs &args) {
                           dk[t] *= p.scale;
                       }
                     });
-  const float *sources[3] = {ws.dq, ws.dk, ws.dv};
+  const double *sources[3] = {ws.dq, ws.dk, ws.dv};
   for (size_t i = 0; i < 3; ++i) {
     const TensorArg &r = args.results[i];
-    storeF32(sources[i], r.desc->numel, r.desc->dtype, r.data);
+    for (int64_t e = 0; e < r.desc->numel; ++e)
+      ws.rounded[e] = static_cast<float>(sources[i][e]);
+    storeF32(ws.rounded, r.desc->numel, r.desc->dtype, r.data);
   }
   return Status::ok();
 }

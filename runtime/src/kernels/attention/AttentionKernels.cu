@@ -6,8 +6,9 @@
 // statistics folded by BlockReduce.cuh's tree in double, each output
 // element summed over the keys in order by one thread), one block per
 // problem for the gradient (rows in order, each accumulator owned by one
-// thread). These are the numerics of `reference`; the fast path of issue
-// "GPU training speed" replaces them with cuDNN's fused attention.
+// thread). The sums over keys and rows are in double, as on the CPU.
+// These are the numerics of `reference`; the fast path of issue "GPU
+// training speed" replaces them with cuDNN's fused attention.
 //
 //===----------------------------------------------------------------------===//
 #include "cuda/BlockReduce.cuh"
@@ -71,10 +72,10 @@ __global__ void attentionKernel(AttentionParams p, In q, In k, In v, In mask, Ou
       scores[j] = expAsCpu(scores[j] - max) * inv;
     __syncthreads();
     for (int64_t t = threadIdx.x; t < p.dv; t += blockDim.x) {
-      float acc = 0.0f;
+      double acc = 0.0;
       for (int64_t j = 0; j < p.tk; ++j)
-        acc += scores[j] * loadF32(v.type, v.data, (b * p.tk + j) * p.dv + t);
-      storeF32(out.type, out.data, r * p.dv + t, acc);
+        acc += static_cast<double>(scores[j]) * loadF32(v.type, v.data, (b * p.tk + j) * p.dv + t);
+      storeF32(out.type, out.data, r * p.dv + t, static_cast<float>(acc));
     }
     if (threadIdx.x == 0)
       storeF32(lse.type, lse.data, r, max + static_cast<float>(log(sum)));
@@ -105,21 +106,21 @@ struct GradTensors {
   Out dq, dk, dv;
 };
 
-__global__ void attentionGradKernel(AttentionParams p, GradTensors t, float *scratch) {
+__global__ void attentionGradKernel(AttentionParams p, GradTensors t, double *sums, float *rows) {
   __shared__ float di;
   const int64_t qn = p.batch * p.tq * p.d, kn = p.batch * p.tk * p.d;
-  float *dqAll = scratch, *dkAll = scratch + qn, *dvAll = scratch + qn + kn;
-  float *probs = scratch + qn + kn + p.batch * p.tk * p.dv + blockIdx.x * 2 * p.tk;
+  double *dqAll = sums, *dkAll = sums + qn, *dvAll = sums + qn + kn;
+  float *probs = rows + blockIdx.x * 2 * p.tk;
   float *dss = probs + p.tk;
   for (int64_t b = blockIdx.x; b < p.batch; b += gridDim.x) {
-    float *dq = dqAll + b * p.tq * p.d, *dk = dkAll + b * p.tk * p.d;
-    float *dv = dvAll + b * p.tk * p.dv;
+    double *dq = dqAll + b * p.tq * p.d, *dk = dkAll + b * p.tk * p.d;
+    double *dv = dvAll + b * p.tk * p.dv;
     for (int64_t x = threadIdx.x; x < p.tq * p.d; x += blockDim.x)
-      dq[x] = 0.0f;
+      dq[x] = 0.0;
     for (int64_t x = threadIdx.x; x < p.tk * p.d; x += blockDim.x)
-      dk[x] = 0.0f;
+      dk[x] = 0.0;
     for (int64_t x = threadIdx.x; x < p.tk * p.dv; x += blockDim.x)
-      dv[x] = 0.0f;
+      dv[x] = 0.0;
     for (int64_t i = 0; i < p.tq; ++i) {
       const int64_t r = b * p.tq + i;
       if (threadIdx.x == 0)
@@ -133,27 +134,28 @@ __global__ void attentionGradKernel(AttentionParams p, GradTensors t, float *scr
       }
       __syncthreads();
       for (int64_t x = threadIdx.x; x < p.d; x += blockDim.x) {
-        float acc = dq[i * p.d + x];
+        double acc = dq[i * p.d + x];
         for (int64_t j = 0; j < p.tk; ++j)
-          acc += dss[j] * loadF32(t.k.type, t.k.data, (b * p.tk + j) * p.d + x);
+          acc +=
+              static_cast<double>(dss[j]) * loadF32(t.k.type, t.k.data, (b * p.tk + j) * p.d + x);
         dq[i * p.d + x] = acc * p.scale;
       }
       for (int64_t x = threadIdx.x; x < p.tk * p.d; x += blockDim.x) {
         const int64_t j = x / p.d, u = x % p.d;
-        dk[x] += dss[j] * loadF32(t.q.type, t.q.data, r * p.d + u);
+        dk[x] += static_cast<double>(dss[j]) * loadF32(t.q.type, t.q.data, r * p.d + u);
       }
       for (int64_t x = threadIdx.x; x < p.tk * p.dv; x += blockDim.x) {
         const int64_t j = x / p.dv, u = x % p.dv;
-        dv[x] += probs[j] * loadF32(t.grad.type, t.grad.data, r * p.dv + u);
+        dv[x] += static_cast<double>(probs[j]) * loadF32(t.grad.type, t.grad.data, r * p.dv + u);
       }
       __syncthreads(); // the next row reuses probs, dss and di
     }
     for (int64_t x = threadIdx.x; x < p.tq * p.d; x += blockDim.x)
-      storeF32(t.dq.type, t.dq.data, b * p.tq * p.d + x, dq[x]);
+      storeF32(t.dq.type, t.dq.data, b * p.tq * p.d + x, static_cast<float>(dq[x]));
     for (int64_t x = threadIdx.x; x < p.tk * p.d; x += blockDim.x)
-      storeF32(t.dk.type, t.dk.data, b * p.tk * p.d + x, dk[x] * p.scale);
+      storeF32(t.dk.type, t.dk.data, b * p.tk * p.d + x, static_cast<float>(dk[x] * p.scale));
     for (int64_t x = threadIdx.x; x < p.tk * p.dv; x += blockDim.x)
-      storeF32(t.dv.type, t.dv.data, b * p.tk * p.dv + x, dv[x]);
+      storeF32(t.dv.type, t.dv.data, b * p.tk * p.dv + x, static_cast<float>(dv[x]));
   }
 }
 
@@ -171,8 +173,9 @@ Status runAttentionGrad(const Context &c, const AttentionParams &p, const Kernel
   t.dq = outOf(args.results[0]);
   t.dk = outOf(args.results[1]);
   t.dv = outOf(args.results[2]);
-  attentionGradKernel<<<rowBlocks(p.batch), kThreads, 0, streamOf(c)>>>(
-      p, t, static_cast<float *>(args.workspace));
+  double *sums = static_cast<double *>(args.workspace);
+  float *rows = reinterpret_cast<float *>(sums + p.batch * (p.tq * p.d + p.tk * p.d + p.tk * p.dv));
+  attentionGradKernel<<<rowBlocks(p.batch), kThreads, 0, streamOf(c)>>>(p, t, sums, rows);
   return launched("attention_grad kernel");
 }
 
@@ -192,12 +195,12 @@ Status prepareAttentionGrad(const Context &c, const KernelView &v,
                             std::unique_ptr<PreparedKernel> *out) {
   AttentionParams p;
   MPTRT_TRY(decodeAttentionGrad(v, &p));
-  // The three gradients in float32, and a row of probabilities and one of
-  // their gradients per block.
-  const uint64_t floats =
-      p.batch * (p.tq * p.d + p.tk * p.d + p.tk * p.dv) + uint64_t{rowBlocks(p.batch)} * 2 * p.tk;
-  *out = std::make_unique<ParamsKernel<AttentionParams>>(c, p, runAttentionGrad,
-                                                         floats * sizeof(float));
+  // The three gradients' sums in double, and a row of probabilities and one
+  // of their gradients (float32) per block.
+  const uint64_t doubles = p.batch * (p.tq * p.d + p.tk * p.d + p.tk * p.dv);
+  const uint64_t floats = uint64_t{rowBlocks(p.batch)} * 2 * p.tk;
+  *out = std::make_unique<ParamsKernel<AttentionParams>>(
+      c, p, runAttentionGrad, doubles * sizeof(double) + floats * sizeof(float));
   return Status::ok();
 }
 
