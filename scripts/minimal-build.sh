@@ -12,6 +12,9 @@ scripts/setup.sh --packages-only >&2
 BUILD=$(realpath -m "${1:-build-min}")
 PREFIX=$BUILD/prefix
 LAUNCHER=()
+# Paths relative to the checkout, so that the objects this build shares with
+# scripts/setup.sh's come from ccache (the same flags and sources).
+export CCACHE_BASEDIR=$PWD
 if command -v ccache > /dev/null; then
   LAUNCHER=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
 fi

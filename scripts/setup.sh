@@ -15,6 +15,7 @@ PACKAGES=(
   libgtest-dev libopenblas-dev
   python3-venv python3-dev  # the Python package's test (a venv, the extension's headers)
   clang-format-22  # the clang-format test (scripts/check-format.sh)
+  ccache  # shared by the builds of one checkout (build, build-min, build-asan)
 )
 missing=()
 for p in "${PACKAGES[@]}"; do
@@ -31,7 +32,16 @@ else
 fi
 [ "$BUILD_DIR" = --packages-only ] && exit 0
 
+# ccache with paths taken relative to the checkout: the other builds of it
+# (scripts/minimal-build.sh's build-min, scripts/sanitize.sh) then reuse the
+# objects they share with this one instead of compiling them again.
+export CCACHE_BASEDIR=$PWD
 if [ ! -f "$BUILD_DIR/build.ninja" ]; then
-  cmake -G Ninja -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release
+  LAUNCHER=()
+  if command -v ccache > /dev/null; then
+    LAUNCHER=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache
+              -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache)
+  fi
+  cmake -G Ninja -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release "${LAUNCHER[@]}"
 fi
 ninja -C "$BUILD_DIR"
