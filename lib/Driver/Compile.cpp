@@ -79,6 +79,11 @@ CompileResult driver::compile(const CompileRequest &request, PassManager &pm,
                       : Status::Broken,
                   "cannot import " + path);
     result.module = std::move(imported.module);
+    if (request.checkExternalData)
+      if (std::string bad =
+              request.checkExternalData(imported.externalDataFiles);
+          !bad.empty())
+        return stop(Status::Broken, bad);
 #else
     return stop(Status::Broken,
                 "cannot import " + path +

@@ -152,6 +152,15 @@ int main(int argc, char **argv) {
     return kBroken;
   }
 
+  // Nor the model's external data, known once it is parsed: checked before
+  // the pipeline, which writes the precision report.
+  request.checkExternalData = [&](const std::vector<std::string> &files) {
+    std::vector<mptrt::PathUse> external;
+    for (const std::string &file : files)
+      external.push_back({"the model's external data", file});
+    return mptrt::findOutputConflict(external, writes);
+  };
+
   std::unique_ptr<MLIRContext> context = driver::createContext();
   llvm::SourceMgr sourceMgr;
   SourceMgrDiagnosticHandler diagnostics(sourceMgr, context.get());

@@ -27,9 +27,11 @@
 #include "mlir/IR/OwningOpRef.h"
 #include "llvm/Support/SourceMgr.h"
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace mpt::driver {
 
@@ -67,6 +69,12 @@ struct CompileRequest {
   /// the pipelines' options do not expose, for the conformance tests that
   /// compile with it (test/Conformance/EndToEnd.cpp).
   std::string extraPasses;
+  /// Called with the external data files an ONNX model names, after the
+  /// import and before the pipeline runs (which may write the precision
+  /// report); a message stops the compile with it (a front end refuses an
+  /// output that would overwrite one of them).
+  std::function<std::string(const std::vector<std::string> &)>
+      checkExternalData;
 };
 
 /// "" when the request's options hold together, else why not, naming the

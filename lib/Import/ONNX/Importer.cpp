@@ -873,8 +873,29 @@ OnnxImportResult importModel(onnx::ModelProto &model, Location fileLoc,
     emitError(fileLoc) << "not a valid ONNX model: it has no graph";
     return {};
   }
+  // The files the model's external data name, for the front ends' output
+  // checks: collected before the import, which takes the tensors' bytes.
+  std::vector<std::string> external;
+  auto note = [&](const onnx::TensorProto &tensor) {
+    if (tensor.data_location() != onnx::TensorProto::EXTERNAL)
+      return;
+    for (const auto &entry : tensor.external_data())
+      if (entry.key() == "location" && !entry.value().empty()) {
+        SmallString<256> file(baseDir);
+        llvm::sys::path::append(file, entry.value());
+        external.push_back(file.str().str());
+      }
+  };
+  for (const auto &init : model.graph().initializer())
+    note(init);
+  for (const auto &node : model.graph().node())
+    for (const auto &attr : node.attribute())
+      if (attr.has_t())
+        note(attr.t());
   GraphImporter importer(model, sourceName, baseDir, context, options);
-  return importer.run();
+  OnnxImportResult result = importer.run();
+  result.externalDataFiles = std::move(external);
+  return result;
 }
 
 void reportCorruptModel(Location fileLoc, uint64_t size) {

@@ -14,6 +14,7 @@
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringMap.h"
 #include <string>
+#include <vector>
 
 namespace mpt {
 
@@ -70,6 +71,10 @@ enum class OnnxImportStatus {
 struct OnnxImportResult {
   OnnxImportStatus status = OnnxImportStatus::Failed;
   mlir::OwningOpRef<mlir::ModuleOp> module;
+  /// The external data files the model names (its folder joined with each
+  /// `location`, for initializers and Constant nodes), whether or not the
+  /// import got to read them: files a front end must not write over.
+  std::vector<std::string> externalDataFiles;
 };
 
 /// Imports the model at `path`. Files ending in `.onnxtext` are parsed as the

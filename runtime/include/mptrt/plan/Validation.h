@@ -26,11 +26,43 @@ inline bool fail(std::string *error, std::string message) {
   return false;
 }
 
+/// `name` quoted for a message: control bytes (a NUL among them) written
+/// as \xNN, and a name longer than 64 bytes cut there and followed by its
+/// length, so that a hostile 1 MiB name does not become a 1 MiB message.
+inline std::string quoteName(const std::string &name) {
+  constexpr size_t kShown = 64;
+  std::string s = "'";
+  for (size_t i = 0; i < name.size() && i < kShown; ++i) {
+    const unsigned char c = static_cast<unsigned char>(name[i]);
+    if (c < 0x20 || c == 0x7f) {
+      const char *hex = "0123456789abcdef";
+      s += "\\x";
+      s += hex[c >> 4];
+      s += hex[c & 15];
+    } else {
+      s += static_cast<char>(c);
+    }
+  }
+  s += name.size() > kShown ? "...' (" + std::to_string(name.size()) + " bytes)" : "'";
+  return s;
+}
+
 inline std::string tensorLabel(const Plan &plan, uint32_t id) {
   std::string s = "tensor " + std::to_string(id);
   if (id < plan.tensors.size() && !plan.tensors[id].name.empty())
-    s += " '" + plan.tensors[id].name + "'";
+    s += " " + quoteName(plan.tensors[id].name);
   return s;
+}
+
+/// Why `name` cannot name a tensor or an entry point, or "" when it can:
+/// the C API and the tools pass names as C strings, so a NUL byte would cut
+/// the name short, and the format caps a string at kMaxStringBytes.
+inline std::string badName(const std::string &name) {
+  if (name.size() > kMaxStringBytes)
+    return "name longer than the plan format's " + std::to_string(kMaxStringBytes) + " bytes";
+  if (name.find('\0') != std::string::npos)
+    return "name holds a NUL byte, which the C API and the tools cannot pass";
+  return "";
 }
 
 /// True if `ids` holds a value twice.
@@ -76,8 +108,8 @@ inline bool verifyPlan(const Plan &plan, std::string *error) {
                              (std::count(t.shape.begin(), t.shape.end(), 0)
                                   ? " (counting its nonzero dimensions only)"
                                   : ""));
-    if (t.name.size() > kMaxStringBytes)
-      return fail(error, label + ": name too long");
+    if (std::string why = detail::badName(t.name); !why.empty())
+      return fail(error, label + ": " + why);
     if ((t.hasInitializer || t.zeroInitialized) && t.storage != Storage::Parameter)
       return fail(error, label + ": only parameters may have an initializer");
     if (t.hasInitializer && t.zeroInitialized)
@@ -107,8 +139,8 @@ inline bool verifyPlan(const Plan &plan, std::string *error) {
     for (uint32_t b = a + 1; b < numTensors; ++b)
       if (plan.tensors[b].storage == ta.storage && plan.tensors[b].name == ta.name)
         return fail(error, std::string("plan: two ") + storageName(ta.storage) +
-                               " tensors are named '" + ta.name + "' (" + std::to_string(a) +
-                               " and " + std::to_string(b) + ")");
+                               " tensors are named " + detail::quoteName(ta.name) + " (" +
+                               std::to_string(a) + " and " + std::to_string(b) + ")");
   }
 
   for (size_t k = 0; k < plan.kernels.size(); ++k) {
@@ -149,12 +181,15 @@ inline bool verifyPlan(const Plan &plan, std::string *error) {
 
   for (size_t e = 0; e < plan.entries.size(); ++e) {
     const EntryPoint &entry = plan.entries[e];
-    const std::string label = "entry point " + std::to_string(e) + " '" + entry.name + "'";
-    if (entry.name.empty() || entry.name.size() > kMaxStringBytes)
-      return fail(error, "entry point " + std::to_string(e) + ": empty or overlong name");
+    const std::string label =
+        "entry point " + std::to_string(e) + " " + detail::quoteName(entry.name);
+    if (entry.name.empty())
+      return fail(error, "entry point " + std::to_string(e) + ": empty name");
+    if (std::string why = detail::badName(entry.name); !why.empty())
+      return fail(error, label + ": " + why);
     for (size_t o = e + 1; o < plan.entries.size(); ++o)
       if (plan.entries[o].name == entry.name)
-        return fail(error, "plan: two entry points are named '" + entry.name + "'");
+        return fail(error, "plan: two entry points are named " + detail::quoteName(entry.name));
     if (entry.arenaBytes % kAlignment != 0 || entry.arenaBytes >= kMaxBytes)
       return fail(error, label + ": arena size " + std::to_string(entry.arenaBytes) +
                              " is not a multiple of 64 below 2^48");

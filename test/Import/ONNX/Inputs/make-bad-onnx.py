@@ -8,7 +8,9 @@ usage: make-bad-onnx.py KIND OUT.onnx [LOCATION [KEY=VALUE ...]]
 KIND: good, raw-data-short (20 of w's 24 bytes), dims-overflow (w is
 [2^40, 2^40]), negative-dim (x is [2, -3]), external (w's bytes are external
 data in the file LOCATION, with each KEY=VALUE, such as offset=8 or
-length=abc, as a further external_data entry, written as given)
+length=abc, as a further external_data entry, written as given),
+nul-name (the input x is named "x\\0y"), long-name (the input x has a name of
+2^20 + 1 bytes, more than a plan's string holds)
 """
 import struct
 import sys
@@ -45,6 +47,7 @@ def value_info(name, dims):
 
 def main():
     kind, out = sys.argv[1], sys.argv[2]
+    x_name = {"nul-name": "x\0y", "long-name": "x" * ((1 << 20) + 1)}.get(kind, "x")
     x_dims = [2, -3] if kind == "negative-dim" else [2, 3]
     w_dims = [1 << 40, 1 << 40] if kind == "dims-overflow" else [2, 3]
     raw = struct.pack("<6f", 1, 2, 3, 4, 5, 6)
@@ -60,10 +63,10 @@ def main():
         initializer += field_varint(14, 1)  # data_location: EXTERNAL
     else:
         initializer += field_bytes(9, raw)
-    node = (field_bytes(1, "x") + field_bytes(1, "w") + field_bytes(2, "y") +
+    node = (field_bytes(1, x_name) + field_bytes(1, "w") + field_bytes(2, "y") +
             field_bytes(3, "add") + field_bytes(4, "Add"))
     graph = (field_bytes(1, node) + field_bytes(2, "g") + field_bytes(5, initializer) +
-             field_bytes(11, value_info("x", x_dims)) +
+             field_bytes(11, value_info(x_name, x_dims)) +
              field_bytes(12, value_info("y", [2, 3])))
     opset = field_bytes(1, "") + field_varint(2, 17)
     model = field_varint(1, 8) + field_bytes(8, opset) + field_bytes(7, graph)
