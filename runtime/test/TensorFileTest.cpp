@@ -7,6 +7,11 @@
 
 #include <cstdio>
 #include <cstring>
+#include <functional>
+
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 using namespace mptrt::tools;
 using mptrt::test::ProtoWriter;
@@ -295,4 +300,81 @@ TEST(ReadRegularFile, RefusesDevicesAndOversizedFiles) {
   FileTensor t;
   EXPECT_FALSE(readTensorFile("/dev/zero", &t, &error));
   EXPECT_EQ(error, "'/dev/zero' is not a regular file");
+}
+
+namespace {
+
+/// Writes `head` and extends the file, sparsely, to `size` bytes.
+void writeSparse(const std::string &path, const std::vector<uint8_t> &head, uint64_t size) {
+  FILE *f = std::fopen(path.c_str(), "wb");
+  ASSERT_NE(f, nullptr);
+  ASSERT_EQ(std::fwrite(head.data(), 1, head.size(), f), head.size());
+  std::fclose(f);
+  ASSERT_EQ(::truncate(path.c_str(), static_cast<off_t>(size)), 0);
+}
+
+/// Runs `body` in a child whose address space is capped at 4 GiB and
+/// returns its exit status (or 100 + the signal that killed it).
+int underFourGiB(const std::function<int()> &body) {
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    struct rlimit limit = {};
+    ::getrlimit(RLIMIT_AS, &limit);
+    limit.rlim_cur = 4ull << 30;
+    if (::setrlimit(RLIMIT_AS, &limit) != 0)
+      ::_exit(3);
+    ::_exit(body());
+  }
+  int status = 0;
+  if (pid < 0 || ::waitpid(pid, &status, 0) != pid)
+    return -1;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 100 + WTERMSIG(status);
+}
+
+} // namespace
+
+// Issue 29, finding 4: a .npy file is read header first. An 8 GiB file
+// whose header declares 24 bytes of data is refused for the mismatch
+// before anything is allocated; so is a well-formed 8 GiB file that the
+// caller's check refuses from its header (mpt-run's check against the
+// plan). The files are sparse and the reader runs with 4 GiB of address
+// space: reading the file whole first, as the reader did, failed there with
+// "cannot allocate 8589934592 bytes".
+TEST(Npy, HeaderIsCheckedBeforeTheDataAreRead) {
+  const std::string liar = ::testing::TempDir() + "/liar.npy";
+  const std::vector<uint8_t> head =
+      npyWithHeader(1, "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }", {});
+  writeSparse(liar, head, 8ull << 30);
+  const int lied = underFourGiB([&] {
+    FileTensor t;
+    std::string error;
+    if (readTensorFile(liar, &t, &error))
+      return 1;
+    const std::string expected = liar + ": .npy data has " +
+                                 std::to_string((8ull << 30) - head.size()) +
+                                 " bytes, the header's shape and dtype need 24";
+    return error == expected ? 0 : 2;
+  });
+  EXPECT_EQ(lied, 0) << "1: read, 2: another message, 3: no setrlimit";
+
+  const std::string big = ::testing::TempDir() + "/big.npy";
+  const std::vector<uint8_t> bigHead =
+      npyWithHeader(1, "{'descr': '<f4', 'fortran_order': False, 'shape': (2147483648,), }", {});
+  writeSparse(big, bigHead, bigHead.size() + (8ull << 30));
+  const int refused = underFourGiB([&] {
+    FileTensor t;
+    std::string error;
+    auto fits = [](const FileTensor &header, std::string *why) {
+      if (header.shape == std::vector<int64_t>{2, 3})
+        return true;
+      *why = "not [2, 3]";
+      return false;
+    };
+    if (readTensorFile(big, &t, &error, fits))
+      return 1;
+    return error == big + ": not [2, 3]" && t.bytes.empty() ? 0 : 2;
+  });
+  EXPECT_EQ(refused, 0) << "1: read, 2: another message, 3: no setrlimit";
+  std::remove(liar.c_str());
+  std::remove(big.c_str());
 }

@@ -195,33 +195,45 @@ bool descrTypes(const std::string &descr, std::vector<mptrt_dtype> *types, size_
 
 } // namespace
 
-bool parseNpy(std::vector<uint8_t> file, FileTensor *out, std::string *error) {
-  if (file.size() < 10 || std::memcmp(file.data(), kMagic, 6) != 0) {
+bool parseNpyHeader(const uint8_t *prefix, size_t prefixSize, uint64_t fileSize, FileTensor *out,
+                    uint64_t *dataOffset, uint64_t *needed, std::string *error) {
+  *needed = 0;
+  if (prefixSize < 10 || std::memcmp(prefix, kMagic, 6) != 0) {
     *error = "not a .npy file (bad magic)";
     return false;
   }
-  const uint8_t major = file[6];
-  size_t headerLen, headerStart;
+  const uint8_t major = prefix[6];
+  uint64_t headerLen, headerStart;
   if (major == 1) {
-    headerLen = file[8] | (size_t(file[9]) << 8);
+    headerLen = prefix[8] | (uint64_t(prefix[9]) << 8);
     headerStart = 10;
   } else if (major == 2 || major == 3) {
-    if (file.size() < 12) {
+    if (prefixSize < 12) {
       *error = "truncated .npy header";
       return false;
     }
-    headerLen =
-        file[8] | (size_t(file[9]) << 8) | (size_t(file[10]) << 16) | (size_t(file[11]) << 24);
+    headerLen = prefix[8] | (uint64_t(prefix[9]) << 8) | (uint64_t(prefix[10]) << 16) |
+                (uint64_t(prefix[11]) << 24);
     headerStart = 12;
   } else {
     *error = "unsupported .npy format version " + std::to_string(major);
     return false;
   }
-  if (headerLen > file.size() - headerStart) {
+  if (headerLen > fileSize - headerStart) {
     *error = "truncated .npy header";
     return false;
   }
-  const std::string header(reinterpret_cast<const char *>(file.data() + headerStart), headerLen);
+  if (headerLen > kMaxNpyHeaderBytes) {
+    *error = ".npy header of " + std::to_string(headerLen) + " bytes (numpy writes a few " +
+             "hundred; the limit is " + std::to_string(kMaxNpyHeaderBytes) + ")";
+    return false;
+  }
+  if (headerStart + headerLen > prefixSize) {
+    *needed = headerStart + headerLen;
+    *error = "the .npy header needs " + std::to_string(*needed) + " bytes";
+    return false;
+  }
+  const std::string header(reinterpret_cast<const char *>(prefix + headerStart), headerLen);
   std::map<std::string, HeaderValue> dict;
   if (!HeaderParser(header).parse(&dict, error))
     return false;
@@ -254,7 +266,7 @@ bool parseNpy(std::vector<uint8_t> file, FileTensor *out, std::string *error) {
     count *= uint64_t(d);
   }
   const uint64_t dataBytes = count * elementSize;
-  const uint64_t available = file.size() - headerStart - headerLen;
+  const uint64_t available = fileSize - headerStart - headerLen;
   if (available != dataBytes) {
     *error = ".npy data has " + std::to_string(available) +
              " bytes, the header's shape and "
@@ -262,7 +274,15 @@ bool parseNpy(std::vector<uint8_t> file, FileTensor *out, std::string *error) {
              std::to_string(dataBytes);
     return false;
   }
-  file.erase(file.begin(), file.begin() + static_cast<std::ptrdiff_t>(headerStart + headerLen));
+  *dataOffset = headerStart + headerLen;
+  return true;
+}
+
+bool parseNpy(std::vector<uint8_t> file, FileTensor *out, std::string *error) {
+  uint64_t offset, needed;
+  if (!parseNpyHeader(file.data(), file.size(), file.size(), out, &offset, &needed, error))
+    return false;
+  file.erase(file.begin(), file.begin() + static_cast<std::ptrdiff_t>(offset));
   out->bytes = std::move(file);
   return true;
 }

@@ -23,6 +23,7 @@
 #include "mptrt.h"
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -46,23 +47,41 @@ struct FileTensor {
   }
 };
 
+/// The longest .npy header accepted (numpy writes a few hundred bytes).
+inline constexpr uint64_t kMaxNpyHeaderBytes = uint64_t{1} << 20;
+
+/// Parses the header of a .npy file of `fileSize` bytes from its first
+/// `prefixSize` bytes: fills `out` but for its bytes and sets `*dataOffset`
+/// to where the data start. Checks that the data the header declares are
+/// exactly the rest of the file, so nothing is allocated for a file that
+/// lies. When `prefix` is too short to hold the header, fails with
+/// `*needed` set to the bytes it needs (0 for every other failure).
+bool parseNpyHeader(const uint8_t *prefix, size_t prefixSize, uint64_t fileSize, FileTensor *out,
+                    uint64_t *dataOffset, uint64_t *needed, std::string *error);
+
 /// Parses a .npy file's bytes. False with a message on any malformation.
-/// Takes `file` by value: readTensorFile moves the file's bytes in, and the
-/// data are moved, not copied, into `out->bytes` (the file is read once).
+/// Takes `file` by value: the data are moved, not copied, into `out->bytes`.
 bool parseNpy(std::vector<uint8_t> file, FileTensor *out, std::string *error);
 
 /// Parses a serialized onnx.TensorProto.
 bool parseTensorProto(const std::vector<uint8_t> &file, FileTensor *out, std::string *error);
 
-/// Reads `path`, choosing the format by its first bytes (the .npy magic) and
-/// otherwise by the extension .pb; the message names the path.
 /// Splits a NAME=FILE command-line binding; false unless both are non-empty.
 bool splitBinding(const std::string &text, std::pair<std::string, std::string> *out);
 
-/// The whole file at `path`; false with a message naming it on failure.
-bool readFileBytes(const std::string &path, std::vector<uint8_t> *bytes, std::string *error);
+/// Checks a tensor's type and shape before its data are read (a
+/// TensorFileCheck may refuse a file whose header does not fit the plan);
+/// false with a message.
+using TensorFileCheck = std::function<bool(const FileTensor &header, std::string *error)>;
 
-bool readTensorFile(const std::string &path, FileTensor *out, std::string *error);
+/// Reads `path`, choosing the format by its first bytes (the .npy magic) and
+/// otherwise by the extension .pb; the message names the path. A .npy file
+/// is read header first: its declared data must be the rest of the file and
+/// pass `check`, if given, before anything is allocated for them; the data
+/// are then read at exactly their size. A .pb file is read whole (bounded
+/// by the machine's memory) and checked after parsing.
+bool readTensorFile(const std::string &path, FileTensor *out, std::string *error,
+                    const TensorFileCheck &check = {});
 
 /// Encodes a tensor of `dtype` as a version 1.0 .npy file (bf16 as '<V2',
 /// fp8 as '|V1', i1 as '|b1').

@@ -102,17 +102,22 @@ int bindFile(Model &model, const std::string &entry, mptrt_binding_kind kind,
   if (!listed || !model.info(kind, name, &info))
     return fail(std::string("entry point '") + entry + "' has no " + what + " named '" + name +
                 "' (its " + what + "s: " + joinNames(names) + ")");
+  // The file's type and shape are checked against the plan's from its
+  // header, before its data are read.
+  auto fits = [&](const FileTensor &header, std::string *why) {
+    bool dtypeOk = false;
+    for (mptrt_dtype d : header.compatible)
+      dtypeOk = dtypeOk || d == info.dtype;
+    if (dtypeOk && header.shape == info.shape)
+      return true;
+    *why = std::string(what) + " '" + name + "' holds " + header.typeName + " " +
+           shapeText(header.shape) + ", the plan expects " + describeType(info.dtype, info.shape);
+    return false;
+  };
   FileTensor tensor;
   std::string error;
-  if (!mptrt::tools::readTensorFile(file, &tensor, &error))
+  if (!mptrt::tools::readTensorFile(file, &tensor, &error, fits))
     return fail(error);
-  bool dtypeOk = false;
-  for (mptrt_dtype d : tensor.compatible)
-    dtypeOk = dtypeOk || d == info.dtype;
-  if (!dtypeOk || tensor.shape != info.shape)
-    return fail(std::string(what) + " '" + name + "': " + file + " holds " + tensor.typeName + " " +
-                shapeText(tensor.shape) + ", the plan expects " +
-                describeType(info.dtype, info.shape));
   if (info.dtype == MPTRT_I1)
     for (uint8_t &b : tensor.bytes)
       b = b != 0;
