@@ -60,6 +60,10 @@ public:
 
   /// Device memory of at least `bytes` bytes (64-byte aligned), or an error.
   virtual Status allocate(uint64_t bytes, void **out) = 0;
+  /// The memory `allocate` draws from, in bytes (the machine's or the
+  /// device's); 0 when unknown. A plan that needs more is refused at load,
+  /// before anything is allocated.
+  virtual uint64_t memoryBytes() { return 0; }
   virtual void deallocate(void *ptr) = 0;
   virtual Status copyToDevice(void *dst, const void *src, uint64_t bytes) = 0;
   virtual Status copyToHost(void *dst, const void *src, uint64_t bytes) = 0;

@@ -127,6 +127,35 @@ Model::~Model() {
     backend_->deallocate(workspace_);
 }
 
+/// What the plan will allocate on the backend, by part: the named tensors,
+/// the constants it keeps (at most the blob), every entry point's arena
+/// (each allocated at its first run) and the kernels' workspace. More than
+/// the backend's memory is refused now, before anything is allocated, with
+/// the parts named, instead of failing at some later allocation or run.
+Status Model::checkMemoryFits(uint64_t workspaceBytes) const {
+  const uint64_t memory = backend_->memoryBytes();
+  if (memory == 0)
+    return Status::ok();
+  auto add = [](uint64_t a, uint64_t b) { return a > UINT64_MAX - b ? UINT64_MAX : a + b; };
+  uint64_t named = 0, arenas = 0;
+  for (size_t id = 0; id < plan_.tensors.size(); ++id) {
+    const plan::Storage s = plan_.tensors[id].storage;
+    if (s == plan::Storage::Input || s == plan::Storage::Parameter || s == plan::Storage::Output)
+      named = add(named, descs_[id].bytes);
+  }
+  for (const plan::EntryPoint &entry : plan_.entries)
+    arenas = add(arenas, entry.arenaBytes);
+  const uint64_t constants = plan_.constants.size();
+  const uint64_t total = add(add(named, arenas), add(constants, workspaceBytes));
+  if (total <= memory)
+    return Status::ok();
+  return Status::error("plan: needs " + std::to_string(total) + " bytes of " + backend_->name() +
+                       " memory (named tensors " + std::to_string(named) + ", arenas " +
+                       std::to_string(arenas) + ", constants " + std::to_string(constants) +
+                       ", workspace " + std::to_string(workspaceBytes) + "), more than the " +
+                       std::to_string(memory) + " bytes it has; nothing was allocated");
+}
+
 Status Model::prepare() {
   const size_t numTensors = plan_.tensors.size();
   descs_.resize(numTensors);
@@ -158,6 +187,7 @@ Status Model::prepare() {
     maxOperands = std::max(maxOperands, plan_.kernels[k].operands.size());
     maxResults = std::max(maxResults, plan_.kernels[k].results.size());
   }
+  MPTRT_TRY(checkMemoryFits(workspaceBytes));
   if (workspaceBytes)
     MPTRT_TRY(backend_->allocate(workspaceBytes, &workspace_)
                   .withContext("plan: the kernels' workspace"));

@@ -107,6 +107,7 @@ public:
 private:
   Model() = default;
   Status prepare();
+  Status checkMemoryFits(uint64_t workspaceBytes) const;
   /// Copies `bytes` constants-blob bytes at `offset` into a device buffer.
   Status copyConstants(uint64_t offset, uint64_t bytes, void *device);
   Status checkAliasing(uint32_t kernelId) const;

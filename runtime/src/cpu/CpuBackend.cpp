@@ -50,6 +50,7 @@ public:
     return Status::ok();
   }
   void deallocate(void *ptr) override { std::free(ptr); }
+  uint64_t memoryBytes() override { return physicalMemoryBytes(); }
   Status copyToDevice(void *dst, const void *src, uint64_t bytes) override {
     if (bytes)
       std::memcpy(dst, src, bytes);

@@ -123,6 +123,14 @@ public:
     return Status::ok();
   }
   void deallocate(void *ptr) override { cudaFree(ptr); }
+  uint64_t memoryBytes() override {
+    size_t freeBytes = 0, totalBytes = 0;
+    if (!init_ || cudaMemGetInfo(&freeBytes, &totalBytes) != cudaSuccess) {
+      cudaGetLastError();
+      return 0;
+    }
+    return totalBytes;
+  }
 
   Status copyToDevice(void *dst, const void *src, uint64_t bytes) override {
     MPTRT_TRY(init_);
