@@ -16,6 +16,7 @@ PACKAGES=(
   python3-venv python3-dev  # the Python package's test (a venv, the extension's headers)
   clang-format-22  # the clang-format test (scripts/check-format.sh)
   ccache  # shared by the builds of one checkout (build, build-min, build-asan)
+  libopenmpi-dev openmpi-bin
 )
 missing=()
 for p in "${PACKAGES[@]}"; do

@@ -163,6 +163,9 @@ std::vector<Case> allCases() {
   cs.push_back(make("scale_loss", {{F32, {}}, {F32, {}, 1, 4}}, {{F32, {}}}));
   cs.push_back(make("unscale", {{BF16, act}, {F32, {}, 1, 4}}, {{F32, act}}));
   cs.push_back(make("all_finite", {{F32, act}, {BF16, {4096}}, {F32, {10}}}, {{I1, {}}}));
+  // One process: the world of one rank the tests run in (the MPI path is
+  // data-parallel-equivalence's).
+  cs.push_back(make("all_reduce", {{F32, act}, {BF16, {4096}}}, {{F32, act}, {BF16, {4096}}}));
   cs.push_back(make("global_norm", {{F32, act}, {BF16, {4096}}, {F32, {10}}}, {{F32, {}}}));
   cs.push_back(
       make("clip_by_norm", {{F32, act}, {F32, {}, 1, 4}}, {{F32, act}}, {aFloat("max_norm", 1.0)}));

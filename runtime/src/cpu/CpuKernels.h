@@ -154,6 +154,7 @@ Status prepareScaleLoss(const KernelView &v, std::unique_ptr<PreparedKernel> *ou
 Status prepareUnscale(const KernelView &v, std::unique_ptr<PreparedKernel> *out);
 Status prepareAllFinite(const KernelView &v, std::unique_ptr<PreparedKernel> *out);
 Status prepareGlobalNorm(const KernelView &v, std::unique_ptr<PreparedKernel> *out);
+Status prepareAllReduce(const KernelView &v, std::unique_ptr<PreparedKernel> *out);
 Status prepareClipByNorm(const KernelView &v, std::unique_ptr<PreparedKernel> *out);
 Status prepareUpdateLossScale(const KernelView &v, std::unique_ptr<PreparedKernel> *out);
 Status prepareLrSchedule(const KernelView &v, std::unique_ptr<PreparedKernel> *out);

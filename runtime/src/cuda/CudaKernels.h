@@ -123,6 +123,7 @@ Status prepareSliceGrad(const Context &, const KernelView &, std::unique_ptr<Pre
 Status prepareScaleLoss(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *);
 Status prepareUnscale(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *);
 Status prepareAllFinite(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *);
+Status prepareAllReduce(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *);
 Status prepareGlobalNorm(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *);
 Status prepareClipByNorm(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *);
 Status prepareSgdUpdate(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *);

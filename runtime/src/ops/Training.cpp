@@ -105,6 +105,25 @@ Status decodeGlobalNorm(const KernelView &v, MultiTensorParams *p) {
   return decodeMultiTensor(v, DType::F32, "norm", p);
 }
 
+Status decodeAllReduce(const KernelView &v, AllReduceParams *p) {
+  MPTRT_TRY(
+      v.expectCounts(1, std::numeric_limits<size_t>::max(), 1, std::numeric_limits<size_t>::max()));
+  MPTRT_TRY(v.allowOnly({"reduce_in_f32"}));
+  if (v.numResults() != v.numOperands())
+    return v.error("has " + std::to_string(v.numOperands()) + " operands and " +
+                   std::to_string(v.numResults()) + " results: one result per operand");
+  MPTRT_TRY(v.getBool("reduce_in_f32", false, &p->reduceInF32));
+  for (size_t i = 0; i < v.numOperands(); ++i) {
+    MPTRT_TRY(expectFloatOperand(v, i));
+    const TensorDesc &in = v.operand(i), &out = v.result(i);
+    if (out.dtype != in.dtype || out.shape != in.shape)
+      return v.error(resultLabel(v, i) + " must have its operand's type " + describe(in));
+    p->numel.push_back(in.numel);
+    p->total += in.numel;
+  }
+  return Status::ok();
+}
+
 Status decodeClipByNorm(const KernelView &v, ClipByNormParams *p) {
   MPTRT_TRY(v.expectCounts(2, 2, 1, 1));
   MPTRT_TRY(v.allowOnly({"max_norm"}));

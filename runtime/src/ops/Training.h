@@ -50,6 +50,16 @@ struct MultiTensorParams {
 Status decodeAllFinite(const KernelView &v, MultiTensorParams *p);
 Status decodeGlobalNorm(const KernelView &v, MultiTensorParams *p);
 
+/// all_reduce: operands 0..n-1 (float, n >= 1) -> results of the same
+/// types, each the mean over the ranks of its operand, reduced as one flat
+/// bucket of `total` elements (docs/distributed.md).
+struct AllReduceParams {
+  std::vector<int64_t> numel; // per operand
+  int64_t total = 0;
+  bool reduceInF32 = false;
+};
+Status decodeAllReduce(const KernelView &v, AllReduceParams *p);
+
 /// clip_by_norm: grad (float), norm (f32 0-d) -> grad * min(1, max_norm /
 /// (norm + 1e-6)) in f32.
 struct ClipByNormParams {

@@ -244,6 +244,24 @@ func.func @unary_grad_bounds(%x: tensor<4xf32>, %dy: tensor<4xf32>) -> tensor<4x
 
 // -----
 
+// Tests that all_reduce returns one result of its operand's type per operand.
+func.func @all_reduce_types(%a: tensor<4xf32>, %b: tensor<2xbf16>) -> (tensor<4xf32>, tensor<2xf32>) {
+  // expected-error @+1 {{must return one result of its operand's type for each operand}}
+  %0:2 = mpt.all_reduce %a, %b : (tensor<4xf32>, tensor<2xbf16>) -> (tensor<4xf32>, tensor<2xf32>)
+  return %0#0, %0#1 : tensor<4xf32>, tensor<2xf32>
+}
+
+// -----
+
+// Tests that all_reduce needs an operand.
+func.func @all_reduce_empty() {
+  // expected-error @+1 {{needs at least one operand}}
+  mpt.all_reduce : () -> ()
+  return
+}
+
+// -----
+
 // Tests that sgd_update takes a momentum buffer exactly with momentum.
 func.func @sgd_buffer(%p: tensor<4xf32>, %g: tensor<4xf32>, %s: tensor<i64>, %lr: tensor<f32>, %ok: tensor<i1>) -> tensor<4xf32> {
   // expected-error @+1 {{takes a momentum buffer exactly when 'momentum' is nonzero}}

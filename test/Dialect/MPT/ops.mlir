@@ -177,3 +177,16 @@ func.func @attention(%q: tensor<2x4x8x16xbf16>, %k: tensor<2x4x6x16xbf16>, %v: t
   %dq, %dk, %dv = mpt.attention_grad %q, %k, %v, %o, %lse, %g, %m {scale = 0.25 : f32} : (tensor<2x4x8x16xbf16>, tensor<2x4x6x16xbf16>, tensor<2x4x6x32xbf16>, tensor<2x4x8x32xbf16>, tensor<2x4x8xf32>, tensor<2x4x8x32xbf16>, tensor<1x1x8x6xf32>) -> (tensor<2x4x8x16xbf16>, tensor<2x4x6x16xbf16>, tensor<2x4x6x32xbf16>)
   return %o2, %dq : tensor<2x4x8x32xbf16>, tensor<2x4x8x16xbf16>
 }
+
+// -----
+
+// Tests that all_reduce round-trips: a bucket of gradients of mixed types,
+// with and without reduce_in_f32.
+// CHECK-LABEL: func.func @all_reduce
+func.func @all_reduce(%a: tensor<4x4xf32>, %b: tensor<4xbf16>) -> (tensor<4x4xf32>, tensor<4xbf16>, tensor<4x4xf32>) {
+  // CHECK: %{{.*}}:2 = mpt.all_reduce %{{.*}}, %{{.*}} {reduce_in_f32 = true} : (tensor<4x4xf32>, tensor<4xbf16>) -> (tensor<4x4xf32>, tensor<4xbf16>)
+  %0:2 = mpt.all_reduce %a, %b {reduce_in_f32 = true} : (tensor<4x4xf32>, tensor<4xbf16>) -> (tensor<4x4xf32>, tensor<4xbf16>)
+  // CHECK: mpt.all_reduce %{{.*}} : (tensor<4x4xf32>) -> tensor<4x4xf32>
+  %1 = mpt.all_reduce %a : (tensor<4x4xf32>) -> tensor<4x4xf32>
+  return %0#0, %0#1, %1 : tensor<4x4xf32>, tensor<4xbf16>, tensor<4x4xf32>
+}

@@ -660,6 +660,15 @@ func.func @all_finite(%a0: tensor<2x3xf32>, %a1: tensor<3xf32>) -> tensor<i1> {
 }
 // -----
 
+// Tests that mptrt.all_reduce round-trips, one result per operand.
+// CHECK-LABEL: func.func @all_reduce
+func.func @all_reduce(%a0: tensor<2x3xf32>, %a1: tensor<3xbf16>) -> (tensor<2x3xf32>, tensor<3xbf16>) {
+  %r:2 = mptrt.all_reduce %a0, %a1 {reduce_in_f32 = true} : (tensor<2x3xf32>, tensor<3xbf16>) -> (tensor<2x3xf32>, tensor<3xbf16>)
+// CHECK-NEXT: %{{.*}}:2 = mptrt.all_reduce %arg0, %arg1 {reduce_in_f32 = true} : (tensor<2x3xf32>, tensor<3xbf16>) -> (tensor<2x3xf32>, tensor<3xbf16>)
+  return %r#0, %r#1 : tensor<2x3xf32>, tensor<3xbf16>
+}
+// -----
+
 // Tests that mptrt.global_norm round-trips.
 // CHECK-LABEL: func.func @global_norm
 func.func @global_norm(%a0: tensor<2x3xf32>, %a1: tensor<3xf32>) -> tensor<f32> {

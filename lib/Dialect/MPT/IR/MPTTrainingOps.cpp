@@ -80,3 +80,18 @@ LogicalResult UpdateFP8ScaleOp::verify() {
     return emitOpError("fp8_max must be positive");
   return success();
 }
+
+LogicalResult AllReduceOp::verify() {
+  if (getInputs().empty())
+    return emitOpError("needs at least one operand");
+  if (getInputs().getTypes() != getOutputs().getTypes())
+    return emitOpError("must return one result of its operand's type for each "
+                       "operand");
+  return success();
+}
+
+Type AllReduceOp::getAccumulationType() {
+  if (getReduceInF32())
+    return Float32Type::get(getContext());
+  return elementTypeOf(getOutputs().front().getType());
+}

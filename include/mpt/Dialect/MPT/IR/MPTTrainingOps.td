@@ -49,6 +49,45 @@ def MPT_GlobalNormOp : MPT_TrainingOp<"global_norm">,
   let results = (outs MPT_F32Scalar:$output);
 }
 
+def MPT_AllReduceOp : MPT_Op<"all_reduce",
+    [PrecisionPolicy<"Fixed", "Result", ["getAccumulationType"]>]>,
+    MPT_RuntimeKernel<"MPTRT_AllReduceOp"> {
+  let summary = "The mean of each operand over the ranks of a data-parallel run";
+  let description = [{
+    Data parallelism's collective (docs/distributed.md): every rank runs the
+    same step on its own slice of the global batch, and each result is the
+    element-wise mean, over the ranks, of the operand at the same position.
+    The operands are one flat bucket: a backend reduces them together, as
+    one buffer, in one collective call. With one rank the results equal the
+    operands bit for bit.
+
+    Its precision follows the gradients: each result has its operand's type.
+    `reduce_in_f32` asks for the sum in FP32 whatever the operands' type;
+    without it a backend may sum in the operands' type (NCCL does for
+    bf16). The CPU backend's MPI reduction always sums bf16 and f16 through
+    an FP32 staging buffer, since MPI has no such types, then divides by the
+    world size and rounds once.
+
+    `--build-training-step="data-parallel"` puts it on the gradients, in
+    buckets of `bucket-mb` megabytes, before the finite check, the unscale
+    and clipping, so that every rank takes the same skip decision; and on
+    the loss, so that the loss reported is the global batch's.
+
+    The op has effects (it talks to the other ranks): it is neither folded,
+    moved nor removed.
+
+    ```mlir
+    %a, %b = mpt.all_reduce %ga, %gb {reduce_in_f32 = true}
+        : (tensor<4x4xf32>, tensor<4xbf16>) -> (tensor<4x4xf32>, tensor<4xbf16>)
+    ```
+  }];
+  let arguments = (ins Variadic<MPT_FloatTensor>:$inputs,
+                   DefaultValuedAttr<BoolAttr, "false">:$reduce_in_f32);
+  let results = (outs Variadic<MPT_FloatTensor>:$outputs);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
 def MPT_ClipByNormOp : MPT_TrainingOp<"clip_by_norm", [AllTypesMatch<["grad", "output"]>]>,
     MPT_RuntimeKernel<"MPTRT_ClipByNormOp"> {
   let summary = "grad * min(1, max_norm / (norm + 1e-6)) (PyTorch clip_grad_norm_)";

@@ -621,6 +621,11 @@ def MPTRT_GlobalNormOp : MPTRT_KernelOp<"global_norm",
     (ins MPTRT_OneOrMore<MPTRT_Tensor>:$inputs), (outs MPTRT_Tensor:$output)> {
   let summary = "The L2 norm of all operands together";
 }
+def MPTRT_AllReduceOp : MPTRT_KernelOp<"all_reduce",
+    !con((ins MPTRT_OneOrMore<MPTRT_Tensor>:$inputs), MPTRT_AttrsOf<MPT_AllReduceOp>.attrs),
+    (outs MPTRT_OneOrMore<MPTRT_Tensor>:$outputs)> {
+  let summary = "The mean of each operand over the ranks, as one flat bucket";
+}
 def MPTRT_ClipByNormOp : MPTRT_KernelOp<"clip_by_norm",
     !con((ins MPTRT_Tensor:$grad, MPTRT_Tensor:$norm), MPTRT_AttrsOf<MPT_ClipByNormOp>.attrs),
     (outs MPTRT_Tensor:$output)> {

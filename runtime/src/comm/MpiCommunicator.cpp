@@ -1,0 +1,113 @@
+//===- MpiCommunicator.cpp - the communicator over MPI_COMM_WORLD ---------===//
+//
+// MPI_Allreduce with MPI_SUM on MPI_COMM_WORLD. Open MPI chooses its
+// algorithm from the world size and the message size alone, and every rank
+// receives the same bytes, so a run is deterministic for a given world.
+// Counts beyond INT_MAX go in pieces.
+//
+//===----------------------------------------------------------------------===//
+#include "comm/MpiCommunicator.h"
+
+// The C API only: Open MPI's and MPICH's deprecated C++ bindings stay out.
+#define OMPI_SKIP_MPICXX 1
+#define MPICH_SKIP_MPICXX 1
+#include <mpi.h>
+
+#include <algorithm>
+#include <climits>
+#include <cstdlib>
+
+namespace mptrt {
+namespace comm {
+
+namespace {
+
+std::string mpiError(const char *call, int code) {
+  char text[MPI_MAX_ERROR_STRING];
+  int length = 0;
+  if (MPI_Error_string(code, text, &length) != MPI_SUCCESS)
+    length = 0;
+  return std::string(call) +
+         " failed: " + (length ? std::string(text, length) : "error " + std::to_string(code));
+}
+
+void finalizeAtExit() {
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (!finalized)
+    MPI_Finalize();
+}
+
+class MpiCommunicator final : public Communicator {
+public:
+  MpiCommunicator(int rank, int size) : rank_(rank), size_(size) {}
+  const char *name() const override { return "mpi"; }
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+
+  bool allReduceSum(float *data, size_t count, std::string *error) override {
+    return reduce(data, count, MPI_FLOAT, sizeof(float), error);
+  }
+  bool allReduceSum(double *data, size_t count, std::string *error) override {
+    return reduce(data, count, MPI_DOUBLE, sizeof(double), error);
+  }
+  bool allGather(uint64_t value, std::vector<uint64_t> *out, std::string *error) override {
+    out->assign(static_cast<size_t>(size_), 0);
+    const int rc =
+        MPI_Allgather(&value, 1, MPI_UINT64_T, out->data(), 1, MPI_UINT64_T, MPI_COMM_WORLD);
+    if (rc != MPI_SUCCESS)
+      return *error = mpiError("MPI_Allgather", rc), false;
+    return true;
+  }
+
+private:
+  bool reduce(void *data, size_t count, MPI_Datatype type, size_t size, std::string *error) {
+    char *p = static_cast<char *>(data);
+    while (count) {
+      const size_t n = std::min<size_t>(count, INT_MAX);
+      const int rc =
+          MPI_Allreduce(MPI_IN_PLACE, p, static_cast<int>(n), type, MPI_SUM, MPI_COMM_WORLD);
+      if (rc != MPI_SUCCESS)
+        return *error = mpiError("MPI_Allreduce", rc), false;
+      p += n * size;
+      count -= n;
+    }
+    return true;
+  }
+
+  int rank_, size_;
+};
+
+} // namespace
+
+bool mpiBuilt() { return true; }
+
+std::unique_ptr<Communicator> makeMpiCommunicator(const WorldInfo &launcher, std::string *error) {
+  int initialized = 0;
+  MPI_Initialized(&initialized);
+  if (!initialized) {
+    int provided = 0;
+    const int rc = MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SERIALIZED, &provided);
+    if (rc != MPI_SUCCESS)
+      return *error = mpiError("MPI_Init_thread", rc), nullptr;
+    std::atexit(finalizeAtExit);
+  }
+  // Errors come back as codes, to be reported with the kernel that failed.
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  int rank = 0, size = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  if (size != launcher.size || rank != launcher.rank) {
+    *error = "the launcher's " + launcher.source + " say rank " + std::to_string(launcher.rank) +
+             " of " + std::to_string(launcher.size) + ", but MPI sees rank " +
+             std::to_string(rank) + " of " + std::to_string(size) +
+             (launcher.mpiLauncher ? ""
+                                   : ": a torchrun-style launch needs a rendezvous MPT does not "
+                                     "have yet; launch with mpirun or srun");
+    return nullptr;
+  }
+  return std::make_unique<MpiCommunicator>(rank, size);
+}
+
+} // namespace comm
+} // namespace mptrt
