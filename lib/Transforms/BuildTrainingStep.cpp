@@ -307,6 +307,17 @@ struct BuildTrainingStepPass
       return func.emitError("no trainable parameter reaches the loss"),
              failure();
 
+    // Data parallelism: the gradients' mean over the ranks, before the
+    // unscale and the finite check (every rank then skips alike), and the
+    // loss's, the global batch's loss.
+    if (dataParallel) {
+      allReduceGradients(b, loc, live);
+      lossValue = AllReduceOp::create(b, loc, TypeRange{lossValue.getType()},
+                                      ValueRange{lossValue},
+                                      b.getBoolAttr(allReduceF32))
+                      .getResult(0);
+    }
+
     // 2. Unscale, 3. one finite check, the norm, 4. clipping.
     SmallVector<Value> gradValues;
     for (Trainable &t : live) {
@@ -429,6 +440,43 @@ struct BuildTrainingStepPass
     func.setAllResultAttrs(resultAttrs);
     func.setSymName(entry);
     return success();
+  }
+
+  /// Replaces each gradient of `live` by its mean over the ranks: one
+  /// mpt.all_reduce per bucket of at most `bucket-mb` MiB (a larger
+  /// gradient is a bucket alone), filled from the last parameter back, the
+  /// order in which the backward pass produces the gradients (as DDP).
+  void allReduceGradients(OpBuilder &b, Location loc,
+                          MutableArrayRef<Trainable> live) {
+    const double capacity = bucketMb * 1024.0 * 1024.0;
+    SmallVector<Trainable *> bucket;
+    double bytes = 0;
+    auto flush = [&] {
+      if (bucket.empty())
+        return;
+      SmallVector<Value> grads;
+      SmallVector<Type> types;
+      for (Trainable *t : bucket) {
+        grads.push_back(t->grad);
+        types.push_back(t->grad.getType());
+      }
+      auto op = AllReduceOp::create(b, loc, types, grads,
+                                    b.getBoolAttr(allReduceF32));
+      for (auto [t, mean] : llvm::zip(bucket, op.getOutputs()))
+        t->grad = mean;
+      bucket.clear();
+      bytes = 0;
+    };
+    for (Trainable &t : llvm::reverse(live)) {
+      auto type = cast<RankedTensorType>(t.grad.getType());
+      double size = double(type.getNumElements()) *
+                    double(type.getElementTypeBitWidth()) / 8.0;
+      if (!bucket.empty() && bytes + size > capacity)
+        flush();
+      bucket.push_back(&t);
+      bytes += size;
+    }
+    flush();
   }
 
   /// Each training-mode dropout draws its mask from (train.seed, train.step,

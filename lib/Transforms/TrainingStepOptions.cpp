@@ -23,6 +23,9 @@ mpt::verifyTrainingStepOptions(const BuildTrainingStepPassOptions &o) {
     if (auto glob = llvm::GlobPattern::create(pattern); !glob)
       return "bad freeze pattern '" + pattern +
              "': " + llvm::toString(glob.takeError());
+  if (o.dataParallel && !(o.bucketMb > 0 && o.bucketMb <= 1e6))
+    return "bucket-mb must be above 0 and at most 1e6 MiB; got " +
+           std::to_string(o.bucketMb);
   if (!o.evalEntry.empty() && o.evalEntry == o.entry)
     return "eval-entry and entry are both '" + o.entry + "'";
   return "";

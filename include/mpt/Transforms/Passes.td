@@ -189,6 +189,13 @@ def BuildTrainingStepPass : Pass<"build-training-step", "::mlir::ModuleOp"> {
       own, and `update_fp8_scale` keeps every scale (`fp8-scaling`:
       delayed, current or none).
 
+    - With `data-parallel`, the gradients are averaged over the ranks by
+      `mpt.all_reduce` ops, each a flat bucket of at most `bucket-mb` MiB
+      (at least one gradient), filled from the last parameter back, as the
+      backward pass produces them; then come the unscale, the finite check
+      and clipping, so every rank takes the same skip decision. The `loss`
+      output is averaged too.
+
     Before:
 
     ```mlir
@@ -285,6 +292,16 @@ def BuildTrainingStepPass : Pass<"build-training-step", "::mlir::ModuleOp"> {
            /*default=*/"::mpt::MasterWeights::FP32",
            "The trainable parameters' master weights (bf16 ones: AdamW only; "
            "the moments stay fp32)">,
+    Option<"dataParallel", "data-parallel", "bool", /*default=*/"false",
+           "Average the gradients and the loss over the ranks of a "
+           "data-parallel run (mpt.all_reduce), before the unscale, the "
+           "finite check and clipping (docs/distributed.md)">,
+    Option<"bucketMb", "bucket-mb", "double", /*default=*/"25.0",
+           "With data-parallel: the gradients' all-reduce buckets, in MiB "
+           "(as DDP's bucket_cap_mb)">,
+    Option<"allReduceF32", "all-reduce-f32", "bool", /*default=*/"false",
+           "With data-parallel: sum the gradients in FP32 whatever their "
+           "type">,
   ];
   let dependentDialects = ["::mpt::MPTDialect", "::mlir::func::FuncDialect"];
 }
