@@ -71,6 +71,10 @@ struct TrainerOptions {
   /// replayed CUDA graph; profile()->setWarmupSteps leaves the first ones
   /// out). Not with collectRanges or CheckFinite::EveryKernel.
   bool profile = false;
+  /// The block of each global batch this process trains on, in a
+  /// data-parallel run (Batches.h, docs/distributed.md); the default is
+  /// one process. Synthetic data is sliced the same way.
+  DataSlice slice;
 };
 
 class Trainer {

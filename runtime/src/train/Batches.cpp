@@ -40,8 +40,10 @@ Array Array::of(mptrt_dtype dtype, std::vector<int64_t> shape, const void *data,
 }
 
 bool cutBatches(const std::string &name, Array tensor, const TensorInfo &info, BatchedInput *out,
-                std::string *error) {
+                std::string *error, DataSlice slice) {
   const std::string &file = tensor.source;
+  // A 0-d input is the same on every rank.
+  const int64_t ranks = info.shape.empty() ? 1 : slice.ranks;
   auto mismatch = [&](const std::string &why) {
     std::string expected = describeType(info.dtype, info.shape);
     if (!info.shape.empty()) {
@@ -50,7 +52,7 @@ bool cutBatches(const std::string &name, Array tensor, const TensorInfo &info, B
       for (size_t i = 1; i < rows.size(); ++i)
         n += ", " + std::to_string(rows[i]);
       expected += " (a batch; the file may hold " + std::string(mptrt_dtype_name(info.dtype)) +
-                  " " + n + "] with N >= " + std::to_string(info.shape[0]) + ")";
+                  " " + n + "] with N >= " + std::to_string(info.shape[0] * ranks) + ")";
     }
     *error = "input '" + name + "': " + file + " holds " + tensor.typeName + " " +
              shapeText(tensor.shape) + ", the plan expects " + expected + ": " + why;
@@ -66,7 +68,14 @@ bool cutBatches(const std::string &name, Array tensor, const TensorInfo &info, B
   out->file = file;
   out->info = info;
   out->unusedRows = 0;
-  if (tensor.shape == info.shape) {
+  out->slice = DataSlice();
+  if (ranks > 1) {
+    if (info.shape[0] == 0)
+      return mismatch("the plan's batch size is 0, which " + std::to_string(ranks) +
+                      " ranks cannot share");
+    out->slice = slice;
+  }
+  if (tensor.shape == info.shape && ranks == 1) {
     out->batches = 1;
   } else {
     if (info.shape.empty() || tensor.shape.size() != info.shape.size())
@@ -77,15 +86,19 @@ bool cutBatches(const std::string &name, Array tensor, const TensorInfo &info, B
     const int64_t b = info.shape[0], n = tensor.shape[0];
     if (b == 0)
       return mismatch("the plan's batch size is 0, so only that exact shape is accepted");
-    if (n < b)
-      return mismatch("fewer rows than one batch");
-    out->batches = n / b;
-    out->unusedRows = n % b;
+    if (n < b * ranks)
+      return mismatch(ranks == 1 ? "fewer rows than one batch"
+                                 : "fewer rows than one global batch of " + std::to_string(ranks) +
+                                       " ranks x " + std::to_string(b) +
+                                       " rows = " + std::to_string(ranks * b));
+    out->batches = n / (b * ranks);
+    out->unusedRows = n % (b * ranks);
   }
-  if (tensor.bytes.size() < static_cast<size_t>(out->batches) * out->batchBytes())
+  const size_t used = static_cast<size_t>(out->batches * ranks) * out->batchBytes();
+  if (tensor.bytes.size() < used)
     return mismatch("it holds only " + std::to_string(tensor.bytes.size()) + " bytes");
   out->data = std::move(tensor.bytes);
-  out->data.resize(static_cast<size_t>(out->batches) * out->batchBytes());
+  out->data.resize(used);
   if (info.dtype == MPTRT_I1)
     for (uint8_t &v : out->data)
       v = v != 0;

@@ -207,7 +207,7 @@ bool Trainer::setData(const std::string &name, Array array, std::string *error) 
   }
   const size_t i = static_cast<size_t>(it - inputNames_.begin());
   BatchedInput in;
-  if (!cutBatches(name, std::move(array), inputInfo_[i], &in, error))
+  if (!cutBatches(name, std::move(array), inputInfo_[i], &in, error, options_.slice))
     return false;
   if (firstData_ >= 0 && static_cast<size_t>(firstData_) != i &&
       in.batches != data_[firstData_].batches) {
@@ -327,10 +327,17 @@ bool Trainer::bindBatch(int64_t step, const std::string &where, std::string *err
     const TensorInfo &info = inputInfo_[i];
     bool ok;
     if (synthetic_) {
-      if (!syntheticBatch(inputNames_[i], info, seed_, step, intRange_, &syntheticBytes_, error))
+      // A data-parallel rank draws the global batch and binds its block.
+      const DataSlice &slice = options_.slice;
+      TensorInfo global = info;
+      const bool sliced = slice.ranks > 1 && !info.shape.empty();
+      if (sliced)
+        global.shape[0] *= slice.ranks;
+      if (!syntheticBatch(inputNames_[i], global, seed_, step, intRange_, &syntheticBytes_, error))
         return false;
-      ok = model_.bindInput(inputNames_[i], info.dtype, info.shape, syntheticBytes_.data(),
-                            syntheticBytes_.size());
+      const size_t offset = sliced ? static_cast<size_t>(slice.rank) * info.bytes() : 0;
+      ok = model_.bindInput(inputNames_[i], info.dtype, info.shape, syntheticBytes_.data() + offset,
+                            info.bytes());
     } else {
       const BatchedInput &in = data_[i];
       if (!in.batches) {

@@ -16,7 +16,13 @@
 // SIGTERM, SIGHUP or SIGQUIT (which stop the run at the next step boundary,
 // with a checkpoint if --save; Signals.h).
 //
+// Under a launcher (`mpirun -np N mpt-train ...`) each process is one rank
+// of a data-parallel run (DataParallel.h, docs/distributed.md): it trains
+// on its block of each global batch, and rank 0 alone prints progress and
+// writes the metrics, checkpoints, ranges and profile.
+//
 //===----------------------------------------------------------------------===//
+#include "DataParallel.h"
 #include "InputFiles.h"
 #include "Options.h"
 #include "OutputPaths.h"
@@ -38,13 +44,16 @@ namespace train = mptrt::train;
 
 namespace {
 
+/// "rank 1: " in a data-parallel run of several ranks, else "".
+std::string rankLabel;
+
 int fail(const std::string &message) {
-  std::fprintf(stderr, "mpt-train: error: %s\n", message.c_str());
+  std::fprintf(stderr, "mpt-train: error: %s%s\n", rankLabel.c_str(), message.c_str());
   return 1;
 }
 
 void note(const std::string &message) {
-  std::fprintf(stderr, "mpt-train: note: %s\n", message.c_str());
+  std::fprintf(stderr, "mpt-train: note: %s%s\n", rankLabel.c_str(), message.c_str());
 }
 
 /// Gives every input its file (--input) or synthetic data.
@@ -59,7 +68,7 @@ int loadTrainingData(const TrainOptions &opt, train::Trainer &trainer) {
     if (!trainer.setData(name, std::move(array), error))
       return false;
     for (size_t i = 0; i < set.names.size(); ++i)
-      if (set.names[i] == name && trainer.data(i)->unusedRows)
+      if (set.names[i] == name && trainer.data(i)->unusedRows && !opt.quiet)
         note("input '" + name + "': the last " + std::to_string(trainer.data(i)->unusedRows) +
              " rows of " + trainer.data(i)->file + " are in no batch (the batch size is " +
              std::to_string(set.info[i].shape[0]) + ")");
@@ -135,17 +144,35 @@ int main(int argc, char **argv) {
   installSignalHandlers();
   train::setSaveFaultWakeup(&stopSignal());
 
+  World world;
+  std::string error;
+  if (!joinWorld(opt.planPath, &world, &error))
+    return fail(error);
+  if (world.ranks > 1)
+    rankLabel = "rank " + std::to_string(world.rank) + ": ";
+  if (!world.lead()) { // rank 0 alone reports and writes
+    opt.quiet = true;
+    opt.metricsPath.clear();
+    opt.savePath.clear();
+    opt.saveEvery = 0;
+    opt.rangesPath.clear();
+    opt.profilePath.clear();
+  }
+
   train::TrainerOptions options;
   options.entry = opt.entry;
   options.checkFinite = opt.checkFinite;
   options.collectRanges = !opt.rangesPath.empty();
   options.profile = !opt.profilePath.empty();
+  options.slice = {world.rank, world.ranks};
   train::Trainer trainer;
-  std::string error;
   const bool opened = trainer.open(opt.planPath, opt.device, options, &error);
-  for (const std::string &message : trainer.notes())
-    note(message);
+  if (world.lead())
+    for (const std::string &message : trainer.notes())
+      note(message);
   if (!opened)
+    return fail(error);
+  if (!checkDataParallelPlan(trainer, opt.entry, world, &error))
     return fail(error);
   if (int rc = loadTrainingData(opt, trainer))
     return rc;
@@ -170,9 +197,10 @@ int main(int argc, char **argv) {
   po.totalSteps = static_cast<int64_t>(opt.steps);
   if (!trainer.inputInfo().empty()) {
     const mptrt::TensorInfo &first = trainer.inputInfo()[0];
-    po.samplesPerStep = first.shape.empty() ? 1 : static_cast<double>(first.shape[0]);
+    // The global batch: every rank's block.
+    po.samplesPerStep = first.shape.empty() ? 1 : static_cast<double>(first.shape[0]) * world.ranks;
     if ((first.dtype == MPTRT_I64 || first.dtype == MPTRT_I32) && first.shape.size() >= 2)
-      po.tokensPerStep = static_cast<double>(first.numel());
+      po.tokensPerStep = static_cast<double>(first.numel()) * world.ranks;
   }
   Progress progress(po);
   auto stop = [&](const std::string &message) {
@@ -204,7 +232,7 @@ int main(int argc, char **argv) {
       return stop(error);
     progress.update(m, skipped);
     const bool asked = takeSaveRequest();
-    if (asked && opt.savePath.empty())
+    if (asked && opt.savePath.empty() && world.lead())
       note("SIGUSR1 after step " + std::to_string(s + 1) +
            ": no checkpoint written (no --save given)");
     if (((asked && !opt.savePath.empty()) || (opt.saveEvery && (s + 1) % opt.saveEvery == 0)) &&
@@ -263,7 +291,10 @@ int main(int argc, char **argv) {
     summary += text;
   }
   summary += ", device " + trainer.model().backend();
-  std::printf("%s\n", summary.c_str());
+  if (world.ranks > 1)
+    summary += ", " + std::to_string(world.ranks) + " ranks";
+  if (world.lead())
+    std::printf("%s\n", summary.c_str());
   if (stoppedBy) {
     std::fflush(stdout);
     const std::string outcome = opt.savePath.empty()

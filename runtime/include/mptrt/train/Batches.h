@@ -12,6 +12,12 @@
 // generator: splitmix64 over a key mixed from the three), so a step always
 // sees the same data, on every machine and across a resumed run.
 //
+// A data-parallel run of R ranks (docs/distributed.md) reads the same
+// arrays on every rank: step s takes global batch s mod floor(N / (R * B))
+// of R * B rows, and rank r trains on its r-th block of B rows, so R ranks
+// with batch B see what one process with batch R * B sees. A 0-d input is
+// the same on every rank; any other input needs at least R * B rows.
+//
 // The arrays are in memory: reading them from files (.npy, .pb) is the
 // caller's business (mpt-train's InputFiles.h, NumPy in Python).
 //
@@ -41,25 +47,35 @@ struct Array {
                   std::string source);
 };
 
+/// Which slice of each global batch this process trains on: rank `rank`
+/// of `ranks` (one process: 0 of 1).
+struct DataSlice {
+  int rank = 0;
+  int ranks = 1;
+};
+
 /// A data array bound to one plan input, cut into batches.
 struct BatchedInput {
   std::string name;          // the plan input
   std::string file;          // where the array came from (Array::source)
   TensorInfo info;           // the plan input's dtype and (batch) shape
   std::vector<uint8_t> data; // the whole array, little-endian, C order
-  int64_t batches = 0;       // floor(N / B), or 1 for an exact-shape array
-  int64_t unusedRows = 0;    // N mod B: rows at the end no batch uses
+  int64_t batches = 0;       // floor(N / (ranks * B)), or 1 for an exact-shape array
+  int64_t unusedRows = 0;    // N mod (ranks * B): rows at the end no batch uses
+  DataSlice slice;           // this process's block of each global batch
 
   size_t batchBytes() const { return info.bytes(); }
-  /// The bytes of batch `b` (0 <= b < batches).
-  const uint8_t *batch(int64_t b) const { return data.data() + b * batchBytes(); }
+  /// The bytes of this process's block of global batch `b` (0 <= b < batches).
+  const uint8_t *batch(int64_t b) const {
+    return data.data() + (b * slice.ranks + slice.rank) * batchBytes();
+  }
 };
 
 /// Cuts `array` into batches for plan input `name` of type `info`. False
 /// with a message naming the input, the array's source, its type and shape
 /// and what the plan expects.
 bool cutBatches(const std::string &name, Array array, const TensorInfo &info, BatchedInput *out,
-                std::string *error);
+                std::string *error, DataSlice slice = {});
 
 /// Fills `out` (resized to info.bytes()) with the synthetic data of 0-based
 /// step `step` for input `name`. Integer inputs draw from [0, intRange).
