@@ -6,14 +6,18 @@
 The MLP of test/Tools/Inputs/mlp.mlir, with a cross-entropy loss, trains for
 20 steps on the same files in two ways:
 
-  - one process, the plan compiled for a batch of 16 (no --data-parallel);
-  - `mpirun -np 2`, the plan compiled for a batch of 8 with --data-parallel:
-    each rank trains on its block of 8 rows of every global batch of 16.
+  - one process, the plan compiled for the global batch of 16 (no
+    --data-parallel);
+  - `mpirun -np R`, the plan compiled for a batch of 16 / R with
+    --data-parallel: each rank trains on its block of every global batch.
 
-for SGD and for AdamW, in fp32. The 20 losses (rank 0's metrics, the
-all-reduced loss) and every tensor of the final checkpoints (the parameters,
-the AdamW moments, the counters) must agree within 1e-6 relative: per step
-for the losses, per tensor (max |a - b| / max |b|) for the checkpoints.
+Cases: fp32 SGD and AdamW on 2 ranks and AdamW on 4, whose 20 losses (rank
+0's metrics, the all-reduced loss) and every tensor of the final checkpoints
+(the parameters, the AdamW moments, the counters) must agree within 1e-6
+relative: per step for the losses, per tensor (max |a - b| / max |b|) for
+the checkpoints; bf16 SGD on 2 ranks within 1e-2 (bf16 rounds the weights
+it reads); and fp16 with an overflow in rank 1's rows only, where rank 0
+must skip the same steps as rank 1 and as one process.
 
 Then the failures that must be loud: a plan without --data-parallel under
 two ranks, ranks given different plans, and data with fewer rows than one
@@ -30,6 +34,7 @@ import zlib
 
 STEPS = 20
 TOL = 1e-6
+TOL_BF16 = 1e-2
 ROWS = 160  # 10 global batches of 16
 
 compile_tool, train_tool, mpiexec, work = sys.argv[1:5]
@@ -92,7 +97,7 @@ def losses(file):
 
 # The model at batch 16 and at batch 8.
 text = open(mlp).read()
-for batch in (8, 16):
+for batch in (4, 8, 16):
     with open(path(f"mlp{batch}.mlir"), "w") as f:
         f.write(re.sub(r"tensor<8x", f"tensor<{batch}x", text))
 
@@ -111,66 +116,119 @@ inputs = ["--input", f"x={x}", "--input", f"labels={labels}"]
 mpirun = [mpiexec, "--oversubscribe", "--allow-run-as-root", "-np", "2"]
 common = ["--train", "--loss-kind=cross_entropy", "--loss-output=logits"]
 
-for opt, flags in (("sgd", ["--optimizer=sgd", "--lr=0.1"]),
-                   ("adamw", ["--optimizer=adamw", "--lr=0.01"])):
-    one, two = path(f"{opt}16.mptp"), path(f"{opt}8dp.mptp")
-    run([compile_tool, path("mlp16.mlir")] + common + flags + ["-o", one])
-    run([compile_tool, path("mlp8.mlir")] + common + flags + ["--data-parallel", "-o", two])
-    for f in (f"{opt}.1.jsonl", f"{opt}.2.jsonl", f"{opt}.1.ckpt", f"{opt}.2.ckpt"):
+def train(plan, ranks, name, extra=(), data=None):
+    """Trains `plan` for STEPS steps on `ranks` processes; rank 0's metrics
+    and checkpoint are NAME.jsonl and NAME.ckpt."""
+    for f in (f"{name}.jsonl", f"{name}.ckpt"):
         if os.path.exists(path(f)):
             os.remove(path(f))
-    run([train_tool, one] + inputs + params +
-        ["--steps", str(STEPS), "--quiet", "--metrics", path(f"{opt}.1.jsonl"),
-         "--save", path(f"{opt}.1.ckpt")])
-    out = run(mpirun + [train_tool, two] + inputs + params +
-              ["--steps", str(STEPS), "--metrics", path(f"{opt}.2.jsonl"),
-               "--save", path(f"{opt}.2.ckpt")]).stdout
+    launcher = [] if ranks == 1 else [mpiexec, "--oversubscribe", "--allow-run-as-root",
+                                      "-np", str(ranks)]
+    out = run(launcher + [train_tool, plan] + (data or inputs) + params +
+              ["--steps", str(STEPS), "--metrics", path(f"{name}.jsonl"),
+               "--save", path(f"{name}.ckpt")] + list(extra)).stdout
     # Rank 0 alone prints the summary.
-    if out.count("mpt-train: ran") != 1 or "2 ranks" not in out:
-        failures.append(f"{opt}: expected one summary line naming 2 ranks, got:\n{out}")
+    if out.count("mpt-train: ran") != 1 or (ranks > 1 and f"{ranks} ranks" not in out):
+        failures.append(f"{name}: expected one summary line naming {ranks} ranks, got:\n{out}")
 
-    ref, got = losses(path(f"{opt}.1.jsonl")), losses(path(f"{opt}.2.jsonl"))
+
+def compile_plan(batch, flags, name):
+    run([compile_tool, path(f"mlp{batch}.mlir")] + common + flags + ["-o", path(name)])
+    return path(name)
+
+
+def compare(name, tol, ref_name, got_name):
+    """Losses per step, checkpoint tensors per tensor, within `tol` relative."""
+    ref, got = losses(path(f"{ref_name}.jsonl")), losses(path(f"{got_name}.jsonl"))
     if len(ref) != STEPS or len(got) != STEPS:
-        failures.append(f"{opt}: {len(ref)} and {len(got)} metrics lines, not {STEPS}")
-        continue
+        failures.append(f"{name}: {len(ref)} and {len(got)} metrics lines, not {STEPS}")
+        return
     worst_loss = max(abs(a - b) / abs(a) for a, b in zip(ref, got))
-    if worst_loss > TOL:
-        failures.append(f"{opt}: losses differ by {worst_loss:.3g} relative: {ref} vs {got}")
+    if worst_loss > tol:
+        failures.append(f"{name}: losses differ by {worst_loss:.3g} relative: {ref} vs {got}")
     if not ref[-1] < ref[0]:
-        failures.append(f"{opt}: the reference did not learn ({ref[0]} -> {ref[-1]})")
-
-    steps1, ck1 = read_checkpoint(path(f"{opt}.1.ckpt"))
-    steps2, ck2 = read_checkpoint(path(f"{opt}.2.ckpt"))
+        failures.append(f"{name}: the reference did not learn ({ref[0]} -> {ref[-1]})")
+    steps1, ck1 = read_checkpoint(path(f"{ref_name}.ckpt"))
+    steps2, ck2 = read_checkpoint(path(f"{got_name}.ckpt"))
     if steps1 != STEPS or steps2 != STEPS or sorted(ck1) != sorted(ck2):
-        failures.append(f"{opt}: checkpoints differ in steps or tensors: {sorted(ck1)} / {sorted(ck2)}")
-        continue
+        failures.append(f"{name}: checkpoints differ in steps or tensors: "
+                        f"{sorted(ck1)} / {sorted(ck2)}")
+        return
     worst_param, worst_name = 0.0, ""
-    for name in ck1:
-        a, b = ck1[name], ck2[name]
+    for tensor in ck1:
+        a, b = ck1[tensor], ck2[tensor]
         scale = max(abs(v) for v in a) or 1.0
         d = max(abs(p - q) for p, q in zip(a, b)) / scale
         if d > worst_param:
-            worst_param, worst_name = d, name
-        if d > TOL:
-            failures.append(f"{opt}: checkpoint tensor '{name}' differs by {d:.3g} relative")
-    moved = max(abs(p - q) for p, q in zip(ck1["w1"], struct.unpack(
-        "<512f", open(path("w1.npy"), "rb").read()[-2048:])))
-    if moved == 0:
-        failures.append(f"{opt}: w1 did not change in training")
-    print(f"{opt}: {STEPS} steps, loss {ref[0]:.6f} -> {ref[-1]:.6f}; largest relative "
-          f"difference, 2 ranks x 8 vs 1 x 16: loss {worst_loss:.3g}, checkpoint "
-          f"{worst_param:.3g} ('{worst_name}')")
+            worst_param, worst_name = d, tensor
+        if d > tol:
+            failures.append(f"{name}: checkpoint tensor '{tensor}' differs by {d:.3g} relative")
+    start = struct.unpack("<512f", open(path("w1.npy"), "rb").read()[-2048:])
+    if max(abs(p - q) for p, q in zip(ck1["w1"], start)) == 0:
+        failures.append(f"{name}: w1 did not change in training")
+    print(f"{name}: {STEPS} steps, loss {ref[0]:.6f} -> {ref[-1]:.6f}; largest relative "
+          f"difference: loss {worst_loss:.3g}, checkpoint {worst_param:.3g} ('{worst_name}')")
+
+
+sgd = ["--optimizer=sgd", "--lr=0.1"]
+adamw = ["--optimizer=adamw", "--lr=0.01"]
+# (name, ranks, optimizer and precision flags, tolerance)
+CASES = [("fp32-sgd-2ranks", 2, sgd, TOL),
+         ("fp32-adamw-2ranks", 2, adamw, TOL),
+         ("fp32-adamw-4ranks", 4, adamw, TOL),
+         # bf16 rounds the weights it reads: a few bf16 ulps (2^-8).
+         ("bf16-sgd-2ranks", 2, sgd + ["--precision=bf16"], TOL_BF16)]
+references = {}
+for name, ranks, flags, tol in CASES:
+    key = tuple(flags)
+    if key not in references:  # one process, the whole global batch of 16
+        train(compile_plan(16, flags, f"{name}.16.mptp"), 1, f"{name}.ref")
+        references[key] = f"{name}.ref"
+    plan = compile_plan(16 // ranks, flags + ["--data-parallel"], f"{name}.dp.mptp")
+    train(plan, ranks, name)
+    compare(name, tol, references[key], name)
+
+# fp16 with dynamic loss scaling, and an overflow in rank 1's rows only:
+# row 40 (global batch 2, rows 32-47; rank 1's block 40-47) is 1e6, inf in
+# f16. The mean of the gradients is then inf on every rank, so rank 0
+# skips steps 3 and 13 as rank 1 does, and as one process does on the
+# whole batch.
+xs = list(struct.unpack("<%df" % (ROWS * 16), open(x, "rb").read()[-ROWS * 16 * 4:]))
+xs[40 * 16:41 * 16] = [1e6] * 16
+x_ovf = write_npy("x_overflow.npy", "<f4", (ROWS, 16), xs)
+ovf_inputs = ["--input", f"x={x_ovf}", "--input", f"labels={labels}"]
+fp16 = sgd + ["--precision=fp16", "--loss-scale=dynamic"]
+train(compile_plan(16, fp16, "fp16.16.mptp"), 1, "fp16.ref", data=ovf_inputs)
+train(compile_plan(8, fp16 + ["--data-parallel"], "fp16.dp.mptp"), 2, "fp16.dp",
+      data=ovf_inputs)
+
+
+def skips(name):
+    return [json.loads(line)["skipped"] for line in open(path(f"{name}.jsonl"))]
+
+
+ref_skips, dp_skips = skips("fp16.ref"), skips("fp16.dp")
+expected = [s in (3, 13) for s in range(1, STEPS + 1)]
+if ref_skips != expected or dp_skips != expected:
+    failures.append(f"fp16 skips: expected steps 3 and 13, one process {ref_skips}, "
+                    f"2 ranks {dp_skips}")
+ref, got = losses(path("fp16.ref.jsonl")), losses(path("fp16.dp.jsonl"))
+worst = max(abs(a - b) / abs(a) for a, b, k in zip(ref, got, expected) if not k)
+if worst > TOL_BF16:
+    failures.append(f"fp16: losses of the steps taken differ by {worst:.3g}: {ref} vs {got}")
+print(f"fp16-sgd-2ranks, an overflow in rank 1's rows at steps 3 and 13: both skip there, "
+      f"as one process does; largest relative loss difference elsewhere {worst:.3g}")
 
 # A plan without --data-parallel under two ranks is refused.
-p = run(mpirun + [train_tool, path("sgd16.mptp")] + inputs + ["--steps", "1", "--quiet"],
+p = run(mpirun + [train_tool, path("fp32-sgd-2ranks.16.mptp")] + inputs + ["--steps", "1", "--quiet"],
         expect_ok=False)
 if p.returncode == 0 or "compile the plan with mpt-compile --train --data-parallel" not in p.stdout:
     failures.append(f"a plan without all_reduce under 2 ranks: rc {p.returncode}\n{p.stdout}")
 
 # Ranks given different plans fail, naming the plans' checksums.
 p = run([mpiexec, "--oversubscribe", "--allow-run-as-root",
-         "-np", "1", train_tool, path("sgd8dp.mptp")] + inputs + ["--steps", "1", "--quiet", ":",
-         "-np", "1", train_tool, path("adamw8dp.mptp")] + inputs + ["--steps", "1", "--quiet"],
+         "-np", "1", train_tool, path("fp32-sgd-2ranks.dp.mptp")] + inputs + ["--steps", "1", "--quiet", ":",
+         "-np", "1", train_tool, path("fp32-adamw-2ranks.dp.mptp")] + inputs + ["--steps", "1", "--quiet"],
         expect_ok=False)
 if p.returncode == 0 or "the ranks disagree on the plan" not in p.stdout:
     failures.append(f"ranks with different plans: rc {p.returncode}\n{p.stdout}")
@@ -178,7 +236,7 @@ if p.returncode == 0 or "the ranks disagree on the plan" not in p.stdout:
 # Data with fewer rows than one global batch (2 ranks x 8) is refused.
 small_x = write_npy("x12.npy", "<f4", (12, 16), [0.5] * (12 * 16))
 small_y = write_npy("y12.npy", "<i8", (12,), [1] * 12)
-p = run(mpirun + [train_tool, path("sgd8dp.mptp"), "--input", f"x={small_x}", "--input",
+p = run(mpirun + [train_tool, path("fp32-sgd-2ranks.dp.mptp"), "--input", f"x={small_x}", "--input",
                   f"labels={small_y}", "--steps", "1", "--quiet"], expect_ok=False)
 if p.returncode == 0 or "fewer rows than one global batch of 2 ranks x 8 rows = 16" not in p.stdout:
     failures.append(f"12 rows for 2 ranks x 8: rc {p.returncode}\n{p.stdout}")
