@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "HostMemory.h"
+#include "Sanitizers.h"
 
 #include <gtest/gtest.h>
 
@@ -50,6 +51,9 @@ TEST(HostMemory, OverflowIsRefused) {
 // Under an address-space limit (as `prlimit --as` sets), the allocation
 // itself fails: the message says so, and the process goes on.
 TEST(HostMemory, AllocationFailureIsAMessage) {
+  if (mptrt::test::kAddressSanitizer)
+    GTEST_SKIP()
+        << "caps the address space, which AddressSanitizer's shadow memory cannot live with";
   const pid_t pid = ::fork();
   ASSERT_GE(pid, 0);
   if (pid == 0) {
