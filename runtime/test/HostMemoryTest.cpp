@@ -35,7 +35,7 @@ TEST(HostMemory, MoreThanTheMachineIsRefused) {
   Status s = resizeHostBuffer(&v, 5000, "a copy of the largest result", /*limit=*/4096);
   ASSERT_FALSE(static_cast<bool>(s));
   EXPECT_EQ(s.message(), "cannot allocate 5000 bytes of host memory for a copy of the largest "
-                         "result: more than the machine's 4096 bytes");
+                         "result: more than the 4096 bytes this process can use");
   EXPECT_EQ(v, (std::vector<uint8_t>{7, 7, 7})); // untouched
 }
 

@@ -34,12 +34,11 @@ public:
     // every tensor, even an empty one, has a valid address.
     // A corrupt or hostile plan can ask for absurd sizes; with memory
     // overcommit such an allocation might "succeed" and fail only when
-    // touched, so refuse anything larger than the machine's memory.
-    const uint64_t physical = physicalMemoryBytes();
-    if (physical != 0 && bytes > physical)
-      return Status::error("cannot allocate " + std::to_string(bytes) +
-                           " bytes: more than the machine's " + std::to_string(physical) +
-                           " bytes of memory");
+    // touched, so refuse anything larger than this process can allocate.
+    const uint64_t memory = allocatableBytes();
+    if (memory != 0 && bytes > memory)
+      return Status::error("cannot allocate " + std::to_string(bytes) + " bytes: more than the " +
+                           std::to_string(memory) + " bytes of memory this process can use");
     uint64_t size = (bytes + 63) / 64 * 64;
     if (size == 0)
       size = 64;
@@ -50,7 +49,7 @@ public:
     return Status::ok();
   }
   void deallocate(void *ptr) override { std::free(ptr); }
-  uint64_t memoryBytes() override { return physicalMemoryBytes(); }
+  uint64_t memoryBytes() override { return allocatableBytes(); }
   Status copyToDevice(void *dst, const void *src, uint64_t bytes) override {
     if (bytes)
       std::memcpy(dst, src, bytes);
