@@ -11,8 +11,8 @@
 // products are exact in f32), the products are accumulated in f32 in an
 // order oneDNN chooses, and the f32 sum is rounded once into the result's
 // dtype: the reference's contract, without its fixed summation order. On a
-// processor without AVX512-BF16 or AMX oneDNN emulates the bf16 dot
-// products with f32 FMAs, which gives the same values.
+// processor without AVX512-BF16 or AMX the primitives compute in f32 on
+// exactly widened copies (computeType), which gives the same values.
 //
 // Layout: the plan's tensors stay NCHW / OIHW (row-major); a convolution's
 // descriptors say `any`, and where oneDNN prefers a blocked layout the
@@ -64,6 +64,27 @@ bool dnnlType(DType dtype, DnnlType *out) {
   else
     return false;
   return true;
+}
+
+/// Whether the processor multiplies bf16 natively (AVX512-BF16 or AMX).
+bool nativeBf16() {
+  static const bool native = [] {
+    const dnnl::cpu_isa isa = dnnl::get_effective_cpu_isa();
+    return isa == dnnl::cpu_isa::avx512_core_bf16 || isa == dnnl::cpu_isa::avx512_core_amx;
+  }();
+  return native;
+}
+
+/// The type a primitive computes a tensor stored as `stored` in. Without
+/// native bf16, a bf16 tensor is widened into f32 (exactly) by its port's
+/// reorder and a bf16 result rounded from f32 (to nearest even) by it:
+/// bf16 products are exact in f32, so the values are those of a bf16
+/// primitive, and oneDNN 2.6's emulated bf16 kernels are slower: a bf16
+/// ResNet-18 step (bench/resnet_train) took 38 ms with them against 22 ms
+/// this way on one AVX-512 thread, and 739 ms against 71 ms on two threads
+/// of the busy 2-core machine.
+DnnlType computeType(DnnlType stored) {
+  return stored == DnnlType::bf16 && !nativeBf16() ? DnnlType::f32 : stored;
 }
 
 /// Workspace offsets, 64-byte aligned, handed out in order at prepare.
@@ -268,7 +289,9 @@ Status prepareDnnlConv(const KernelView &v, std::unique_ptr<PreparedKernel> *out
     return Status::ok();
   auto k = std::make_unique<DnnlKernel>();
   try {
-    auto pd = forwardDesc(s, x, w, y, p.hasBias ? &b : nullptr);
+    const DnnlType bc = computeType(b);
+    auto pd = forwardDesc(s, computeType(x), computeType(w), computeType(y),
+                          p.hasBias ? &bc : nullptr);
     // The plan's weight [M, C/G, k...] has the bytes of oneDNN's grouped
     // [G, M/G, C/G, k...].
     k->addPort(false, 0, plainDesc(v.operand(0)), pd.src_desc(), DNNL_ARG_SRC);
@@ -301,9 +324,10 @@ Status prepareDnnlConvGrad(const KernelView &v, std::unique_ptr<PreparedKernel> 
   try {
     // The forward hint with the gradients' types: x's type for the source,
     // dy's for the destination.
-    auto hint = forwardDesc(s, x, w, dy, nullptr);
-    const dnnl::memory::desc src(s.src, x, Tag::any), weights(s.weights, w, Tag::any),
-        dst(s.dst, dy, Tag::any);
+    const DnnlType xc = computeType(x), wc = computeType(w), dyc = computeType(dy);
+    auto hint = forwardDesc(s, xc, wc, dyc, nullptr);
+    const dnnl::memory::desc src(s.src, xc, Tag::any), weights(s.weights, wc, Tag::any),
+        dst(s.dst, dyc, Tag::any);
     if (gradInput) {
       dnnl::convolution_backward_data::primitive_desc pd({dnnl::algorithm::convolution_direct, src,
                                                           weights, dst, s.strides, s.dilations,
@@ -366,10 +390,15 @@ Status prepareDnnlMatMul(const KernelView &v, std::unique_ptr<PreparedKernel> *o
     return Status::ok();
   auto k = std::make_unique<DnnlKernel>();
   try {
-    const dnnl::memory::desc src = matrixDesc(aFull ? p.batch : 1, p.M, p.K, false, a);
-    const dnnl::memory::desc weights = matrixDesc(bFull ? p.batch : 1, p.K, p.N, false, b);
+    const int64_t aBatch = aFull ? p.batch : 1, bBatch = bFull ? p.batch : 1;
+    const dnnl::memory::desc src = matrixDesc(aBatch, p.M, p.K, false, a);
+    const dnnl::memory::desc weights = matrixDesc(bBatch, p.K, p.N, false, b);
     const dnnl::memory::desc dst = matrixDesc(p.batch, p.M, p.N, false, y);
-    dnnl::matmul::primitive_desc pd({src, weights, dst}, userScratchpad(), cpuEngine());
+    dnnl::matmul::primitive_desc pd(
+        {matrixDesc(aBatch, p.M, p.K, false, computeType(a)),
+         matrixDesc(bBatch, p.K, p.N, false, computeType(b)),
+         matrixDesc(p.batch, p.M, p.N, false, computeType(y))},
+        userScratchpad(), cpuEngine());
     k->addPort(false, 0, src, pd.src_desc(), DNNL_ARG_SRC);
     k->addPort(false, 1, weights, pd.weights_desc(), DNNL_ARG_WEIGHTS);
     k->addPort(true, 0, dst, pd.dst_desc(), DNNL_ARG_DST);
@@ -410,18 +439,22 @@ Status prepareDnnlGemm(const KernelView &v, std::unique_ptr<PreparedKernel> *out
     const dnnl::memory::desc src = matrixDesc(1, p.M, p.K, p.transA, a);
     const dnnl::memory::desc weights = matrixDesc(1, p.K, p.N, p.transB, b);
     const dnnl::memory::desc dst = matrixDesc(1, p.M, p.N, false, y);
+    const dnnl::memory::desc srcC = matrixDesc(1, p.M, p.K, p.transA, computeType(a));
+    const dnnl::memory::desc weightsC = matrixDesc(1, p.K, p.N, p.transB, computeType(b));
+    const dnnl::memory::desc dstC = matrixDesc(1, p.M, p.N, false, computeType(y));
     if (bias) {
       // C broadcast to [M, N]: its own extent on each axis it has.
       const int64_t cm = p.cRowStride ? p.M : 1, cn = p.cColStride ? p.N : 1;
       const dnnl::memory::desc cDesc = plainDesc(Dims{1, cm, cn}, c);
-      dnnl::matmul::primitive_desc pd({src, weights, cDesc, dst}, attr, cpuEngine());
+      dnnl::matmul::primitive_desc pd(
+          {srcC, weightsC, plainDesc(Dims{1, cm, cn}, computeType(c)), dstC}, attr, cpuEngine());
       k->addPort(false, 0, src, pd.src_desc(), DNNL_ARG_SRC);
       k->addPort(false, 1, weights, pd.weights_desc(), DNNL_ARG_WEIGHTS);
       k->addPort(false, 2, cDesc, pd.bias_desc(), DNNL_ARG_BIAS);
       k->addPort(true, 0, dst, pd.dst_desc(), DNNL_ARG_DST);
       k->setPrimitive(dnnl::matmul(pd), pd);
     } else {
-      dnnl::matmul::primitive_desc pd({src, weights, dst}, attr, cpuEngine());
+      dnnl::matmul::primitive_desc pd({srcC, weightsC, dstC}, attr, cpuEngine());
       k->addPort(false, 0, src, pd.src_desc(), DNNL_ARG_SRC);
       k->addPort(false, 1, weights, pd.weights_desc(), DNNL_ARG_WEIGHTS);
       k->addPort(true, 0, dst, pd.dst_desc(), DNNL_ARG_DST);
