@@ -20,8 +20,13 @@ inputs), one run:
      to bf16: the median wall time of zero_grad + forward + loss + backward
      + step;
   4. checks the numerics: the first --check-steps losses of each MPT run
-     against the same steps in float64 PyTorch (the module in double), as
-     max_i |l_i - l64_i| / |l64_i|, and prints fast / reference.
+     against the same steps in float64 PyTorch (the module in double),
+     |l_i - l64_i| / |l64_i| per step. Step 2's loss is the first that the
+     backward pass and the update reach (step 1's is the forward alone);
+     later steps amplify any difference on these small-batch CNNs (batch
+     norm over 2x2 maps, ReLU6 kinks: MobileNetV2's fp32 reference is 3%
+     off float64 by step 5), so the table shows steps 1 and 2 and the
+     largest over all.
 
 Both sides run with OMP_WAIT_POLICY=--omp-wait-policy (default passive),
 set before torch is imported: oneDNN and PyTorch run on OpenMP threads,
@@ -142,9 +147,13 @@ def float64_losses(model, x, y, steps):
     return losses
 
 
-def loss_error(losses, ref):
-    n = min(len(losses), len(ref))
-    return max(abs(losses[i] - ref[i]) / abs(ref[i]) for i in range(n))
+def loss_errors(losses, ref):
+    """|l_i - l64_i| / |l64_i| for each step i."""
+    return [abs(losses[i] - ref[i]) / abs(ref[i]) for i in range(min(len(losses), len(ref)))]
+
+
+def errors(e):
+    return f"{e[0]:.1e} / {e[1] if len(e) > 1 else float('nan'):.1e} / {max(e):.1e}"
 
 
 def main():
@@ -189,13 +198,13 @@ def main():
         for precision in ("fp32", "bf16"):
             plan = os.path.join(workdir, f"{name}-{precision}.mptp")
             compile_plan(args, onnx_path, precision, plan)
-            row = {"model": name, "precision": precision}
+            row = {"model": name, "precision": precision, "float64_losses": ref64}
             for numerics in ("reference", "fast"):
                 losses, _ = run_mpt(args, plan, x_path, y_path, numerics, args.check_steps, workdir)
                 _, times = run_mpt(args, plan, x_path, y_path, numerics,
                                    args.warmup + args.steps, workdir)
                 row[f"mpt_{numerics}_ms"] = statistics.median(times[args.warmup:])
-                row[f"mpt_{numerics}_loss_error"] = loss_error(losses, ref64)
+                row[f"mpt_{numerics}_loss_errors"] = loss_errors(losses, ref64)
             model.load_state_dict(initial)
             model.train()
             row["torch_ms"] = statistics.median(
@@ -208,14 +217,15 @@ def main():
     print(f"threads {args.threads}, batch {args.batch}, {args.image}x{args.image}, "
           f"SGD momentum, OMP_WAIT_POLICY={args.omp_wait_policy}, torch {torch.__version__}; MPT / PyTorch = PyTorch ms / MPT ms")
     print("| model | precision | MPT reference ms | MPT fast ms | PyTorch eager ms "
-          "| reference / PyTorch | fast / PyTorch | loss error vs float64: reference / fast |")
+          "| reference / PyTorch | fast / PyTorch | loss error vs float64, step 1 / step 2 / "
+          "max: reference; fast |")
     print("| --- | --- | ---: | ---: | ---: | ---: | ---: | --- |")
     for r in results["rows"]:
         print(f"| {r['model']} | {r['precision']} | {r['mpt_reference_ms']:.1f} | "
               f"{r['mpt_fast_ms']:.1f} | {r['torch_ms']:.1f} | "
               f"{r['torch_ms'] / r['mpt_reference_ms']:.2f}x | "
               f"{r['torch_ms'] / r['mpt_fast_ms']:.2f}x | "
-              f"{r['mpt_reference_loss_error']:.1e} / {r['mpt_fast_loss_error']:.1e} |")
+              f"{errors(r['mpt_reference_loss_errors'])}; {errors(r['mpt_fast_loss_errors'])} |")
     with open(os.path.join(workdir, "results.json"), "w") as f:
         json.dump(results, f, indent=1)
     print(f"\nresults: {os.path.join(workdir, 'results.json')}")

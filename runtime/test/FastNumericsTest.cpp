@@ -7,6 +7,10 @@
 // Every test here names the mode it checks; in a build without oneDNN they
 // skip, saying so.
 //
+// Each case also checks that the fast path takes it (cpu::prepareFast, the
+// CPU backend's fast-mode hook, returns a kernel): a case oneDNN refused
+// would fall back to the reference kernel and pass trivially.
+//
 // The error is relative and normwise: ||got - ref64|| / ||ref64||. In f32
 // the reference's error is a unit or two of rounding (1e-7 to 3e-7: OpenBLAS
 // sums in f32 in a fixed order, conv_grad_weight adds the images in
@@ -25,6 +29,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "KernelTestUtil.h"
+#include "cpu/CpuKernels.h"
 
 #include <gtest/gtest.h>
 
@@ -97,12 +102,40 @@ double relativeError(const HostTensor &got, const std::vector<double> &ref) {
   return std::sqrt(num / den);
 }
 
+/// Whether the fast mode prepares `kind` on these tensors through oneDNN
+/// (rather than falling back to the reference kernel).
+bool fastPathTakes(const std::string &kind, const std::vector<HostTensor> &operands,
+                   const HostTensor &result, const std::vector<Attribute> &attrs) {
+  auto desc = [](const HostTensor &t) {
+    rt::TensorDesc d;
+    d.dtype = t.dtype;
+    d.shape = t.shape;
+    d.numel = t.numel();
+    d.bytes = t.bytes.size();
+    return d;
+  };
+  std::vector<rt::TensorDesc> descs;
+  for (const HostTensor &t : operands)
+    descs.push_back(desc(t));
+  descs.push_back(desc(result));
+  std::vector<const rt::TensorDesc *> ops;
+  for (size_t i = 0; i < operands.size(); ++i)
+    ops.push_back(&descs[i]);
+  plan::Kernel kernel;
+  kernel.kind = kind;
+  kernel.attrs = attrs;
+  const rt::KernelView view(kernel, ops, {&descs.back()});
+  std::unique_ptr<rt::PreparedKernel> prepared;
+  return static_cast<bool>(rt::cpu::prepareFast(view, &prepared)) && prepared != nullptr;
+}
+
 /// Runs `kind` in both modes and checks the fast error against twice the
 /// reference's; counts the f32 results whose bits differ between the modes.
 void checkAgainstReference(const std::string &kind, const std::vector<HostTensor> &operands,
                            const HostTensor &result, const std::vector<Attribute> &attrs,
                            const std::vector<double> &ref64, const std::string &label,
                            int *differing) {
+  EXPECT_TRUE(fastPathTakes(kind, operands, result, attrs)) << label << ": oneDNN refused it";
   KernelRun reference = runIn("reference", kind, operands, result, attrs);
   KernelRun fast = runIn("fast", kind, operands, result, attrs);
   ASSERT_TRUE(reference.ok) << label << ": " << reference.error;

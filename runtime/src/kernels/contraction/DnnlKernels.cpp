@@ -290,8 +290,8 @@ Status prepareDnnlConv(const KernelView &v, std::unique_ptr<PreparedKernel> *out
   auto k = std::make_unique<DnnlKernel>();
   try {
     const DnnlType bc = computeType(b);
-    auto pd = forwardDesc(s, computeType(x), computeType(w), computeType(y),
-                          p.hasBias ? &bc : nullptr);
+    auto pd =
+        forwardDesc(s, computeType(x), computeType(w), computeType(y), p.hasBias ? &bc : nullptr);
     // The plan's weight [M, C/G, k...] has the bytes of oneDNN's grouped
     // [G, M/G, C/G, k...].
     k->addPort(false, 0, plainDesc(v.operand(0)), pd.src_desc(), DNNL_ARG_SRC);
@@ -394,11 +394,10 @@ Status prepareDnnlMatMul(const KernelView &v, std::unique_ptr<PreparedKernel> *o
     const dnnl::memory::desc src = matrixDesc(aBatch, p.M, p.K, false, a);
     const dnnl::memory::desc weights = matrixDesc(bBatch, p.K, p.N, false, b);
     const dnnl::memory::desc dst = matrixDesc(p.batch, p.M, p.N, false, y);
-    dnnl::matmul::primitive_desc pd(
-        {matrixDesc(aBatch, p.M, p.K, false, computeType(a)),
-         matrixDesc(bBatch, p.K, p.N, false, computeType(b)),
-         matrixDesc(p.batch, p.M, p.N, false, computeType(y))},
-        userScratchpad(), cpuEngine());
+    dnnl::matmul::primitive_desc pd({matrixDesc(aBatch, p.M, p.K, false, computeType(a)),
+                                     matrixDesc(bBatch, p.K, p.N, false, computeType(b)),
+                                     matrixDesc(p.batch, p.M, p.N, false, computeType(y))},
+                                    userScratchpad(), cpuEngine());
     k->addPort(false, 0, src, pd.src_desc(), DNNL_ARG_SRC);
     k->addPort(false, 1, weights, pd.weights_desc(), DNNL_ARG_WEIGHTS);
     k->addPort(true, 0, dst, pd.dst_desc(), DNNL_ARG_DST);
