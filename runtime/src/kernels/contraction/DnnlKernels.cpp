@@ -282,7 +282,7 @@ Status prepareDnnlConv(const KernelView &v, std::unique_ptr<PreparedKernel> *out
   ConvParams p;
   MPTRT_TRY(decodeConv(v, &p));
   ConvShape s;
-  DnnlType x, w, y, b;
+  DnnlType x = DnnlType::f32, w = x, y = x, b = x;
   if (!convShape(v, p, &s) || !dnnlType(v.operand(0).dtype, &x) ||
       !dnnlType(v.operand(1).dtype, &w) || !dnnlType(v.result(0).dtype, &y) ||
       (p.hasBias && !dnnlType(v.operand(2).dtype, &b)))
@@ -316,7 +316,7 @@ Status prepareDnnlConvGrad(const KernelView &v, std::unique_ptr<PreparedKernel> 
   const TensorDesc &xDesc = gradInput ? v.result(0) : v.operand(0);
   const TensorDesc &wDesc = gradInput ? v.operand(1) : v.result(0);
   const TensorDesc &dyDesc = gradInput ? v.operand(0) : v.operand(1);
-  DnnlType x, w, dy;
+  DnnlType x = DnnlType::f32, w = x, dy = x;
   if (!convShape(v, p, &s) || !dnnlType(xDesc.dtype, &x) || !dnnlType(wDesc.dtype, &w) ||
       !dnnlType(dyDesc.dtype, &dy))
     return Status::ok();
@@ -380,7 +380,7 @@ int64_t batchPattern(const std::vector<int64_t> &offsets, int64_t size) {
 Status prepareDnnlMatMul(const KernelView &v, std::unique_ptr<PreparedKernel> *out) {
   MatMulParams p;
   MPTRT_TRY(decodeMatMul(v, &p));
-  DnnlType a, b, y;
+  DnnlType a = DnnlType::f32, b = a, y = a;
   if (!dnnlType(v.operand(0).dtype, &a) || !dnnlType(v.operand(1).dtype, &b) ||
       !dnnlType(v.result(0).dtype, &y))
     return Status::ok();
@@ -415,7 +415,7 @@ Status prepareDnnlMatMul(const KernelView &v, std::unique_ptr<PreparedKernel> *o
 Status prepareDnnlGemm(const KernelView &v, std::unique_ptr<PreparedKernel> *out) {
   GemmParams p;
   MPTRT_TRY(decodeGemm(v, &p));
-  DnnlType a, b, y, c = DnnlType::f32;
+  DnnlType a = DnnlType::f32, b = a, y = a, c = a;
   if (!dnnlType(v.operand(0).dtype, &a) || !dnnlType(v.operand(1).dtype, &b) ||
       !dnnlType(v.result(0).dtype, &y) || (p.hasC && !dnnlType(v.operand(2).dtype, &c)))
     return Status::ok();
