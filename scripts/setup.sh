@@ -13,6 +13,7 @@ PACKAGES=(
   libzstd-dev  # LLVM's static Support library links it (tools/mpt-tblgen)
   libonnx-dev libonnx-testdata protobuf-compiler libprotobuf-dev
   libgtest-dev libopenblas-dev
+  libdnnl-dev  # the CPU backend's fast numerics mode (oneDNN; MPTRT_ENABLE_DNNL)
   python3-venv python3-dev  # the Python package's test (a venv, the extension's headers)
   clang-format-22  # the clang-format test (scripts/check-format.sh)
   ccache  # shared by the builds of one checkout (build, build-min, build-asan)

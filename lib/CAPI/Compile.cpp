@@ -11,6 +11,7 @@
 #include "mpt-c/Compile.h"
 
 #include "mpt/Driver/Compile.h"
+#include "mpt/Driver/OutOfMemory.h"
 #include "mpt/Target/Plan/PlanEmitter.h"
 
 #include "mlir/IR/Diagnostics.h"
@@ -192,6 +193,9 @@ extern "C" int mpt_compile_onnx_file(const char *onnxPath, int train,
   DiagnosticCollector diagnostics(*context);
   PassManager pm(context.get());
   llvm::SourceMgr sourceMgr;
+  // Out of memory ends the process with a message, not LLVM's abort (the
+  // sizes a model asks for are checked first; mpt/Driver/OutOfMemory.h).
+  mpt::driver::ScopedOutOfMemoryExit outOfMemory("mpt_compile_onnx_file");
   mpt::driver::CompileResult compiled =
       mpt::driver::compile(request, pm, sourceMgr);
   if (compiled.status != mpt::driver::Status::Ok)

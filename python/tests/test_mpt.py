@@ -351,6 +351,57 @@ def test_errors(args, x, y):
     expect_error(RuntimeError, ["cannot load the plan"], mpt.Plan, b"not a plan")
 
 
+MEMORY_LIMIT_CHILD = r"""
+import os, resource, sys
+import mpt
+wide_plan, small_plan, big_checkpoint = sys.argv[1:4]
+with open(wide_plan, "rb") as f:
+    wide = f.read()
+small = mpt.Plan.load(small_plan, backend="cpu")
+# A little above what this process has mapped: the wide plan's 1 GB is not.
+with open("/proc/self/statm") as f:
+    mapped = int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+resource.setrlimit(resource.RLIMIT_AS, (mapped + (512 << 20), resource.RLIM_INFINITY))
+try:
+    mpt.Plan(wide, backend="cpu")
+except RuntimeError as e:
+    print("plan refused:", e)
+try:
+    small.load_checkpoint(big_checkpoint)
+except mpt.CheckpointError as e:
+    print("checkpoint refused:", e)
+"""
+
+
+def test_memory_limit(args):
+    """Under an address-space limit a little above what it has mapped, the
+    package refuses a plan too wide for the limit and an 8 GiB checkpoint
+    (sparse) with messages naming the sizes: exceptions, never a signal
+    (issue 29's memory-limit test; tools/memory-limits.test has the
+    tools')."""
+    source = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    compiler = os.path.join(os.path.dirname(args.mpt_train), "mpt-compile")
+    wide = os.path.join(args.work, "wide.mptp")
+    subprocess.run([compiler, os.path.join(source, "test", "fixtures", "models", "mlp_dynamic",
+                                           "model.onnx"),
+                    "--input-shape", "x=5000000,16", "-o", wide, "--quiet"], check=True)
+    small = os.path.join(args.work, "small.mptp")
+    compile_plan(args).save(small)
+    big = os.path.join(args.work, "big.ck")
+    with open(big, "wb") as f:
+        f.truncate(8 << 30)
+    try:
+        proc = subprocess.run([sys.executable, "-c", MEMORY_LIMIT_CHILD, wide, small, big],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    finally:
+        os.remove(big)
+    assert proc.returncode == 0, (proc.returncode, proc.stdout, proc.stderr)
+    assert "plan refused:" in proc.stdout and "bytes of cpu memory" in proc.stdout, proc.stdout
+    assert "checkpoint refused:" in proc.stdout and "has 8589934592 bytes, more than the" in \
+        proc.stdout, proc.stdout
+    print(proc.stdout, end="")
+
+
 def test_example(args):
     """python/examples/train.py (the README's example) trains the charlm
     GPT: its first loss is PyTorch's (bf16 against FP32) and it falls."""
@@ -399,6 +450,7 @@ def main():
     test_trainer_matches_mpt_train(args, x, y, plan_path)
     test_trainer_params(args, x, y, plan_path)
     test_errors(args, x, y)
+    test_memory_limit(args)
     test_example(args)
     test_torch_is_optional()
     print("mpt python tests: all passed")

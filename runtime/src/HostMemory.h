@@ -24,14 +24,15 @@
 namespace mptrt {
 namespace rt {
 
-using mptrt::physicalMemoryBytes;
+using mptrt::allocatableBytes;
 
 /// Resizes `*buffer` to `count` elements, for `what` (said in the message);
-/// fails, naming the bytes, when they exceed the machine's memory or the
-/// allocation fails. `limit` replaces the machine's memory (tests).
+/// fails, naming the bytes, when they exceed what this process can allocate
+/// (mptrt::allocatableBytes) or the allocation fails. `limit` replaces that
+/// bound (tests; 0: none).
 template <typename T>
 Status resizeHostBuffer(std::vector<T> *buffer, uint64_t count, const std::string &what,
-                        uint64_t limit = physicalMemoryBytes()) {
+                        uint64_t limit = allocatableBytes()) {
   const bool overflows = count > std::numeric_limits<uint64_t>::max() / sizeof(T);
   const uint64_t bytes = overflows ? std::numeric_limits<uint64_t>::max() : count * sizeof(T);
   auto fail = [&](const std::string &why) {
@@ -40,7 +41,7 @@ Status resizeHostBuffer(std::vector<T> *buffer, uint64_t count, const std::strin
                          " bytes of host memory for " + what + ": " + why);
   };
   if (limit != 0 && bytes > limit)
-    return fail("more than the machine's " + std::to_string(limit) + " bytes");
+    return fail("more than the " + std::to_string(limit) + " bytes this process can use");
   try {
     buffer->resize(static_cast<size_t>(count));
   } catch (const std::bad_alloc &) {

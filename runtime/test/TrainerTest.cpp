@@ -404,7 +404,9 @@ TEST_F(TrainerTest, CApiMatchesTheLibrary) {
       << mptrt_last_error();
   EXPECT_EQ(mptrt_trainer_resume(resumed, path("none.ck").c_str()), MPTRT_ERROR);
   EXPECT_NE(std::string(mptrt_last_error()).find("cannot open"), std::string::npos);
-  EXPECT_EQ(mptrt_trainer_create(fresh, "nope", MPTRT_CHECK_FINITE_OFF, &resumed), MPTRT_ERROR);
+  mptrt_trainer *none = resumed;
+  EXPECT_EQ(mptrt_trainer_create(fresh, "nope", MPTRT_CHECK_FINITE_OFF, &none), MPTRT_ERROR);
+  EXPECT_EQ(none, nullptr);
   EXPECT_EQ(mptrt_trainer_step(nullptr, nullptr), MPTRT_ERROR);
 
   mptrt_trainer_free(resumed);

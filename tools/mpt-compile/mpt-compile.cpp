@@ -12,6 +12,8 @@
 //===----------------------------------------------------------------------===//
 #include "mpt/Dialect/MPTRT/IR/MPTRTOps.h"
 #include "mpt/Driver/Compile.h"
+#include "mpt/Driver/OutOfMemory.h"
+#include "mpt/Driver/OutputFile.h"
 #include "mpt/Driver/PipelineFlags.h"
 #include "mpt/Target/Plan/PlanEmitter.h"
 #ifdef MPT_ENABLE_ONNX
@@ -22,7 +24,6 @@
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Pass/PassManager.h"
-#include "mlir/Support/FileUtilities.h"
 #include "mlir/Support/Timing.h"
 #include "mptrt/OutputPaths.h"
 #include "llvm/Support/CommandLine.h"
@@ -31,7 +32,6 @@
 
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
-#include "llvm/Support/ToolOutputFile.h"
 
 #include <chrono>
 
@@ -95,6 +95,7 @@ std::string humanBytes(uint64_t bytes) {
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
+  driver::exitCleanlyOnOutOfMemory("mpt-compile");
   registerAsmPrinterCLOptions();
   registerMLIRContextCLOptions();
   registerPassManagerCLOptions();
@@ -178,8 +179,10 @@ int main(int argc, char **argv) {
   }
   ModuleOp module = *compiled.module;
 
+  // Each output replaces what was there only once it is complete
+  // (driver::OutputFile).
   std::string error;
-  auto file = openOutputFile(output, &error);
+  auto file = driver::OutputFile::open(output, &error);
   if (!file) {
     llvm::errs() << "mpt-compile: " << error << "\n";
     return kBroken;
@@ -194,9 +197,12 @@ int main(int argc, char **argv) {
       return kBroken;
     }
   }
-  file->keep();
+  if (!file->commit(&error)) {
+    llvm::errs() << "mpt-compile: " << error << "\n";
+    return kBroken;
+  }
   if (compiled.memory) {
-    auto reportFile = openOutputFile(memoryReport, &error);
+    auto reportFile = driver::OutputFile::open(memoryReport, &error);
     if (!reportFile) {
       llvm::errs() << "mpt-compile: " << error << "\n";
       return kBroken;
@@ -205,7 +211,10 @@ int main(int argc, char **argv) {
     if (!emitMlir)
       planBytes = summary.parameterBytes;
     mpt::writeMemoryReportJSON(*compiled.memory, reportFile->os(), planBytes);
-    reportFile->keep();
+    if (!reportFile->commit(&error)) {
+      llvm::errs() << "mpt-compile: " << error << "\n";
+      return kBroken;
+    }
     if (!quiet)
       mpt::printMemorySummary(*compiled.memory, llvm::errs());
   }

@@ -83,7 +83,7 @@ unsigned storageBits(Type element) {
 }
 
 /// Fails, at `loc`, when the constant's bytes cannot be written: more than
-/// a plan holds, or than this machine's memory, which the emitter would
+/// a plan holds, or than this process can allocate, which the emitter would
 /// fill before writing. A splat (ConstantOfShape's fill, sized by the
 /// model) is checked before it is expanded.
 LogicalResult checkConstantSize(ElementsAttr attr, unsigned width,
@@ -93,7 +93,7 @@ LogicalResult checkConstantSize(ElementsAttr attr, unsigned width,
       __builtin_mul_overflow(static_cast<uint64_t>(attr.getNumElements()),
                              uint64_t(width / 8), &bytes);
   const uint64_t memory =
-      mptrt::physicalMemoryBytes() ? mptrt::physicalMemoryBytes() : UINT64_MAX;
+      mptrt::allocatableBytes() ? mptrt::allocatableBytes() : UINT64_MAX;
   if (!overflows && bytes < plan::kMaxBytes && bytes <= memory)
     return success();
   InFlightDiagnostic diag = emitError(loc) << "constant " << attr.getType();
@@ -101,8 +101,8 @@ LogicalResult checkConstantSize(ElementsAttr attr, unsigned width,
     diag << " (ONNX node '" << node << "')";
   if (overflows || bytes >= plan::kMaxBytes)
     return diag << " is larger than a plan can hold (2^48 bytes)";
-  return diag << " takes " << bytes << " bytes, more than this machine's "
-              << memory << " bytes of memory";
+  return diag << " takes " << bytes << " bytes, more than the " << memory
+              << " bytes of memory this process can use";
 }
 
 FailureOr<ElementBytes> elementBytes(ElementsAttr attr, Location loc) {

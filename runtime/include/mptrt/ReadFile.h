@@ -32,8 +32,8 @@ namespace mptrt {
 /// An open regular file of a known size, read by ranges: the readers check
 /// what a file's header declares against its size before they allocate for
 /// the rest. Refuses anything but a regular file (`/dev/zero`, a FIFO, a
-/// directory) and a file larger than `limit` (0: the machine's physical
-/// memory), naming the path and both sizes.
+/// directory) and a file larger than `limit` (0: what this process can
+/// allocate, mptrt::allocatableBytes), naming the path and both sizes.
 class RegularFile {
 public:
   RegularFile() = default;
@@ -47,7 +47,7 @@ public:
   bool open(const std::string &path, std::string *error, uint64_t limit = 0) {
     path_ = path;
     if (limit == 0)
-      limit = physicalMemoryBytes() ? physicalMemoryBytes() : UINT64_MAX;
+      limit = allocatableBytes() ? allocatableBytes() : UINT64_MAX;
     file_ = std::fopen(path.c_str(), "rb");
     if (!file_) {
       *error = "cannot open '" + path + "': " + std::strerror(errno);
@@ -61,7 +61,7 @@ public:
     size_ = static_cast<uint64_t>(st.st_size);
     if (size_ > limit) {
       *error = "'" + path + "' has " + std::to_string(size_) + " bytes, more than the " +
-               std::to_string(limit) + " bytes of memory this machine has";
+               std::to_string(limit) + " bytes of memory this process can use";
       return false;
     }
     return true;
@@ -103,7 +103,7 @@ private:
 };
 
 /// Reads the regular file at `path` into `*bytes` (RegularFile's checks).
-/// `limit` is the largest size accepted (0: the machine's physical memory).
+/// `limit` is the largest size accepted (0: what this process can allocate).
 inline bool readRegularFile(const std::string &path, std::vector<uint8_t> *bytes,
                             std::string *error, uint64_t limit = 0) {
   RegularFile file;

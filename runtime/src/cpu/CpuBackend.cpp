@@ -27,6 +27,10 @@ const KindEntry<PrepareFn> kKinds[] = {
 
 class CpuBackend final : public Backend {
 public:
+  /// The numerics mode is read from MPTRT_CPU_NUMERICS when the backend is
+  /// made (each model load makes one); a bad value fails every prepare.
+  CpuBackend() { modeStatus_ = cpuNumericsFromEnvironment(&mode_); }
+
   const char *name() const override { return "cpu"; }
 
   Status allocate(uint64_t bytes, void **out) override {
@@ -34,12 +38,11 @@ public:
     // every tensor, even an empty one, has a valid address.
     // A corrupt or hostile plan can ask for absurd sizes; with memory
     // overcommit such an allocation might "succeed" and fail only when
-    // touched, so refuse anything larger than the machine's memory.
-    const uint64_t physical = physicalMemoryBytes();
-    if (physical != 0 && bytes > physical)
-      return Status::error("cannot allocate " + std::to_string(bytes) +
-                           " bytes: more than the machine's " + std::to_string(physical) +
-                           " bytes of memory");
+    // touched, so refuse anything larger than this process can allocate.
+    const uint64_t memory = allocatableBytes();
+    if (memory != 0 && bytes > memory)
+      return Status::error("cannot allocate " + std::to_string(bytes) + " bytes: more than the " +
+                           std::to_string(memory) + " bytes of memory this process can use");
     uint64_t size = (bytes + 63) / 64 * 64;
     if (size == 0)
       size = 64;
@@ -50,7 +53,7 @@ public:
     return Status::ok();
   }
   void deallocate(void *ptr) override { std::free(ptr); }
-  uint64_t memoryBytes() override { return physicalMemoryBytes(); }
+  uint64_t memoryBytes() override { return allocatableBytes(); }
   Status copyToDevice(void *dst, const void *src, uint64_t bytes) override {
     if (bytes)
       std::memcpy(dst, src, bytes);
@@ -75,15 +78,58 @@ public:
   }
 
   Status prepareKernel(const KernelView &kernel, std::unique_ptr<PreparedKernel> *out) override {
+    MPTRT_TRY(modeStatus_);
     if (const auto *k = findKind(kKinds, kernel.kind())) {
       MPTRT_TRY(kernel.allowSchemaAttributes());
+      if (mode_ == CpuNumerics::Fast) {
+        MPTRT_TRY(prepareFast(kernel, out));
+        if (*out)
+          return Status::ok();
+      }
       return k->prepare(kernel, out);
     }
     return Status::error("unknown kernel kind '" + kernel.kind() + "'");
   }
+
+private:
+  CpuNumerics mode_ = CpuNumerics::Reference;
+  Status modeStatus_ = Status::ok();
 };
 
 } // namespace
+
+Status cpuNumericsFromEnvironment(CpuNumerics *out) {
+  *out = CpuNumerics::Reference;
+  const char *env = std::getenv("MPTRT_CPU_NUMERICS");
+  const std::string value = env ? env : "";
+  if (value.empty() || value == "reference")
+    return Status::ok();
+  if (value == "fast") {
+    if (!haveFastNumerics())
+      return Status::error("MPTRT_CPU_NUMERICS=fast: this build has no oneDNN (configure with "
+                           "libdnnl-dev installed and MPTRT_ENABLE_DNNL=ON)");
+    *out = CpuNumerics::Fast;
+    return Status::ok();
+  }
+  return Status::error("MPTRT_CPU_NUMERICS must be \"reference\" or \"fast\", not \"" + value +
+                       "\"");
+}
+
+bool haveFastNumerics() {
+#ifdef MPTRT_HAVE_DNNL
+  return true;
+#else
+  return false;
+#endif
+}
+
+#ifndef MPTRT_HAVE_DNNL
+Status prepareFast(const KernelView &, std::unique_ptr<PreparedKernel> *out) {
+  out->reset();
+  return Status::ok();
+}
+#endif
+
 } // namespace cpu
 
 std::unique_ptr<Backend> createCpuBackend() { return std::make_unique<cpu::CpuBackend>(); }
@@ -99,6 +145,13 @@ void registerCpuBackend(BackendRegistry &registry) {
 #else
               " threads (MPTRT_NUM_THREADS), plain-loop GEMMs (built without BLAS: slow)";
 #endif
+    cpu::CpuNumerics mode;
+    if (!cpu::cpuNumericsFromEnvironment(&mode))
+      *detail += ", MPTRT_CPU_NUMERICS invalid";
+    else if (mode == cpu::CpuNumerics::Fast)
+      *detail += ", fast numerics (oneDNN convolutions and matmuls)";
+    else
+      *detail += ", reference numerics";
     return true;
   };
   f.create = createCpuBackend;

@@ -165,6 +165,23 @@ Status prepareUpdateFp8Scale(const KernelView &v, std::unique_ptr<PreparedKernel
 Status prepareSgdUpdate(const KernelView &v, std::unique_ptr<PreparedKernel> *out);
 Status prepareAdamWUpdate(const KernelView &v, std::unique_ptr<PreparedKernel> *out);
 
+/// The CPU's numerics modes (docs/runtime.md, "CPU numerics modes"):
+/// `reference`, the kernels above (the numerics oracle), or `fast`, which
+/// runs convolutions and matmuls through oneDNN where the build has it.
+enum class CpuNumerics { Reference, Fast };
+
+/// The mode MPTRT_CPU_NUMERICS asks for ("reference", the default when it
+/// is unset or empty, or "fast"); an error for any other value.
+Status cpuNumericsFromEnvironment(CpuNumerics *out);
+
+/// Whether this build has the oneDNN fast path (MPTRT_ENABLE_DNNL).
+bool haveFastNumerics();
+
+/// DnnlKernels.cpp (builds with oneDNN): the fast mode's kernel for `v`, or
+/// *out left null when the kind, dtypes or shapes are not ones the oneDNN
+/// path takes (the reference kernel then runs it).
+Status prepareFast(const KernelView &v, std::unique_ptr<PreparedKernel> *out);
+
 /// Fills offsets[k][0, m) with input k's element offsets for the output
 /// elements [start, start + m) of a broadcast (row-major walk).
 void broadcastOffsets(const BroadcastIndex &bc, int64_t start, int64_t m, int64_t *const *offsets);
