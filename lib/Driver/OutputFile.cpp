@@ -69,7 +69,6 @@ bool OutputFile::commit(std::string *error) {
     owned->clear_error();
     return false;
   }
-  committed = true;
   if (!temp)
     return true;
   owned.reset();

@@ -40,7 +40,6 @@ private:
   std::optional<llvm::sys::fs::TempFile> temp;
   std::unique_ptr<llvm::raw_fd_ostream> owned;
   llvm::raw_ostream *stream = nullptr;
-  bool committed = false;
 };
 
 } // namespace mpt::driver
