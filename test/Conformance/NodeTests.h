@@ -155,7 +155,9 @@ inline int64_t defaultOpset(const onnx::ModelProto &model) {
 }
 
 /// Binds every graph input that feeds a constant-only operand position as a
-/// constant read from `dataDir`/input_<k>.pb (k = its graph input index).
+/// constant read from `dataDir`/input_<k>.pb (k = its graph input index),
+/// and gives every input with a symbolic or unknown dimension the shape of
+/// its test data, as a user would with --input-shape.
 inline void bindConstantInputs(const onnx::ModelProto &model,
                                const std::string &dataDir,
                                OnnxImportOptions &options) {
@@ -167,6 +169,24 @@ inline void bindConstantInputs(const onnx::ModelProto &model,
   std::set<std::string> initializers;
   for (const auto &init : graph.initializer())
     initializers.insert(init.name());
+  for (int g = 0, k = 0; g < graph.input_size(); ++g) {
+    const auto &in = graph.input(g);
+    if (initializers.count(in.name()))
+      continue;
+    std::string file = dataDir + "/input_" + std::to_string(k++) + ".pb";
+    if (!in.type().has_tensor_type() || !in.type().tensor_type().has_shape())
+      continue;
+    bool dynamic = false;
+    for (const auto &dim : in.type().tensor_type().shape().dim())
+      dynamic |= !dim.has_dim_value();
+    if (!dynamic)
+      continue;
+    std::ifstream stream(file, std::ios::binary);
+    onnx::TensorProto data;
+    if (stream && data.ParseFromIstream(&stream))
+      options.inputShapes[in.name()] =
+          llvm::SmallVector<int64_t>(data.dims().begin(), data.dims().end());
+  }
   for (const auto &node : graph.node()) {
     const auto *entry = table.lookup(node.op_type(), opset);
     if (!entry)

@@ -81,7 +81,12 @@ inline std::string unsupportedGroup(const onnx::ModelProto &model,
 
   if (opIn({"If", "Loop", "Scan"}))
     return groups[0];
-  if (opContains("Sequence") ||
+  // The sequence ops (ReverseSequence takes tensors).
+  if (anyOp([](const onnx::NodeProto &node) {
+        llvm::StringRef op = node.op_type();
+        return op.starts_with("Sequence") || op == "SplitToSequence" ||
+               op == "ConcatFromSequence";
+      }) ||
       anyType([](const onnx::TypeProto &t) { return t.has_sequence_type(); }))
     return groups[1];
   if (opContains("Optional") ||

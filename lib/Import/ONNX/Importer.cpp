@@ -123,6 +123,8 @@ private:
   /// node index, with the initializer whose value they copy.
   llvm::SmallDenseMap<int, const onnx::TensorProto *> untiedNodes;
   llvm::StringMap<Value> values;
+  /// The sequences the nodes made (SplitToSequence, SequenceConstruct...).
+  llvm::StringMap<TensorSequence> sequences;
 };
 
 LogicalResult GraphImporter::checkOpsets() {
@@ -624,15 +626,29 @@ LogicalResult GraphImporter::importNode(int index) {
   std::string name = nodeName(index);
   Location loc = locFor(name);
   SmallVector<Value> inputs;
-  for (const auto &in : node.input())
+  SmallVector<const TensorSequence *> sequenceInputs;
+  for (const auto &in : node.input()) {
     inputs.push_back(in.empty() ? Value() : values.lookup(in));
+    auto it = in.empty() ? sequences.end() : sequences.find(in);
+    sequenceInputs.push_back(it == sequences.end() ? nullptr : &it->second);
+  }
 
   // Collect this node's diagnostics and re-emit them prefixed with the op
   // type and node name, so every message names the node the user knows.
   SmallVector<std::pair<DiagnosticSeverity, std::string>> messages;
   LogicalResult result = success();
   bool nodeUnsupported = false;
-  NodeContext context(node, opset, builder, loc, name, inputs, baseDir);
+  if (!entry->takesSequences)
+    for (auto [i, sequence] : llvm::enumerate(sequenceInputs))
+      if (sequence) {
+        unsupported = true;
+        emitError(loc) << node.op_type() << " node '" << name
+                       << "': unsupported: input " << i << " ('"
+                       << node.input(i) << "') is a sequence";
+        return failure();
+      }
+  NodeContext context(node, opset, builder, loc, name, inputs, baseDir,
+                      sequenceInputs);
   {
     ScopedDiagnosticHandler capture(&ctx, [&](Diagnostic &diag) {
       messages.emplace_back(diag.getSeverity(), diag.str());
@@ -658,6 +674,10 @@ LogicalResult GraphImporter::importNode(int index) {
     return failure();
   }
   ArrayRef<Value> results = context.results();
+  if (context.sequenceOutput()) {
+    sequences[node.output(0)] = *context.sequenceOutput();
+    return success();
+  }
   for (int i = 0; i < node.output_size(); ++i) {
     if (node.output(i).empty())
       continue;
@@ -827,8 +847,16 @@ OnnxImportResult GraphImporter::run() {
     return failWith(true);
 
   SmallVector<Value> outputs;
-  for (const auto &out : graph.output())
+  for (const auto &out : graph.output()) {
+    if (sequences.count(out.name())) {
+      unsupported = true;
+      emitError(locFor(out.name()))
+          << "unsupported: graph output '" << out.name()
+          << "' is a sequence (MPT's functions return tensors)";
+      return failWith(true);
+    }
     outputs.push_back(values.lookup(out.name()));
+  }
   func::ReturnOp::create(builder, locFor(graph.name()), outputs);
   func.setFunctionType(builder.getFunctionType(body->getArgumentTypes(),
                                                ValueRange(outputs).getTypes()));

@@ -40,6 +40,7 @@ const OpImporterTable &OpImporterTable::get() {
     registerResizeImporters(t);
     registerEinsumImporters(t);
     registerRecurrentImporters(t);
+    registerSequenceImporters(t);
     return t;
   }();
   return instance;

@@ -20,6 +20,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 namespace mpt::onnx_import {
@@ -35,6 +36,9 @@ struct OpImporter {
   /// clip bounds...). Initializers used only there stay constants rather
   /// than becoming trainable parameters.
   uint32_t constantInputs = 0;
+  /// Whether the op takes sequences (SequenceImport.cpp); any other op given
+  /// one is reported unsupported.
+  bool takesSequences = false;
 };
 
 class OpImporterTable {
@@ -62,6 +66,11 @@ void registerIndexImporters(OpImporterTable &table);
 void registerResizeImporters(OpImporterTable &table);
 void registerEinsumImporters(OpImporterTable &table);
 void registerRecurrentImporters(OpImporterTable &table);
+void registerSequenceImporters(OpImporterTable &table);
+
+/// An ONNX sequence whose length and elements are known at import time:
+/// the tensors it holds, in order (SequenceImport.cpp).
+using TensorSequence = llvm::SmallVector<mlir::Value>;
 
 /// Converts an ONNX element type code; null if unsupported.
 mlir::Type convertElementType(int32_t onnxType, mlir::MLIRContext *ctx);
@@ -104,9 +113,10 @@ class NodeContext {
 public:
   NodeContext(const onnx::NodeProto &node, int64_t opset, mlir::OpBuilder &b,
               mlir::Location loc, llvm::StringRef name,
-              llvm::ArrayRef<mlir::Value> inputs, llvm::StringRef baseDir)
+              llvm::ArrayRef<mlir::Value> inputs, llvm::StringRef baseDir,
+              llvm::ArrayRef<const TensorSequence *> sequenceInputs = {})
       : node(node), opset(opset), b(b), loc(loc), name(name), inputs(inputs),
-        baseDir(baseDir) {}
+        sequenceInputs(sequenceInputs), baseDir(baseDir) {}
 
   const onnx::NodeProto &node;
   const int64_t opset;
@@ -132,6 +142,10 @@ public:
   constantInts(unsigned i, llvm::StringRef what);
   /// A float scalar from constant input `i`; reports if not constant.
   llvm::FailureOr<double> constantScalar(unsigned i, llvm::StringRef what);
+  /// The tensors of input `i` when it is a sequence, else null.
+  const TensorSequence *inputSequence(unsigned i) const {
+    return i < sequenceInputs.size() ? sequenceInputs[i] : nullptr;
+  }
 
   // Attributes.
   const onnx::AttributeProto *attr(llvm::StringRef attrName) const;
@@ -149,6 +163,13 @@ public:
   }
   void setResults(mlir::ValueRange values);
   llvm::ArrayRef<mlir::Value> results() const { return resultValues; }
+  /// Makes output 0 a sequence of these tensors.
+  void setSequenceResult(TensorSequence values) {
+    sequenceResult = std::move(values);
+  }
+  const std::optional<TensorSequence> &sequenceOutput() const {
+    return sequenceResult;
+  }
 
   // Diagnostics. Messages are prefixed with the op type and node name.
   mlir::InFlightDiagnostic emitError() const;
@@ -208,8 +229,10 @@ private:
   llvm::SmallVector<mlir::Value> finish(mlir::Operation *op);
 
   llvm::ArrayRef<mlir::Value> inputs;
+  llvm::ArrayRef<const TensorSequence *> sequenceInputs;
   llvm::StringRef baseDir;
   llvm::SmallVector<mlir::Value> resultValues;
+  std::optional<TensorSequence> sequenceResult;
   bool isUnsupported = false;
 };
 
