@@ -34,6 +34,13 @@ struct Flags {
                      "and optimizer state, as PyTorch trains them (default: "
                      "true; false keeps them tied)"),
             cl::init(true), cl::cat(cat)),
+        frozenInitializers(
+            "freeze-initializer",
+            cl::desc("Import a float initializer as a constant, not a "
+                     "trainable parameter: name[,name...] (repeatable; a "
+                     "buffer the exporter stored like a weight, or a weight "
+                     "to keep fixed)"),
+            cl::CommaSeparated, cl::cat(cat)),
         trainScalarInitializers(
             "train-scalar-initializers",
             cl::desc("Import 0-d float initializers as trainable parameters "
@@ -41,7 +48,7 @@ struct Flags {
                      "exporter's GELU and attention scalars are)"),
             cl::init(false), cl::cat(cat)) {}
 
-  cl::list<std::string> inputShapes, constantBindings;
+  cl::list<std::string> inputShapes, constantBindings, frozenInitializers;
   cl::opt<std::string> entryName;
   cl::opt<bool> embedWeights, untieInitializers, trainScalarInitializers;
 };
@@ -65,6 +72,8 @@ std::string importOptionsFromFlags(OnnxImportOptions &options) {
   options.embedWeights = f.embedWeights;
   options.untieDeduplicatedInitializers = f.untieInitializers;
   options.trainScalarInitializers = f.trainScalarInitializers;
+  options.frozenInitializers.assign(f.frozenInitializers.begin(),
+                                    f.frozenInitializers.end());
   for (const std::string &binding : f.inputShapes)
     if (std::string error = parseInputShapeBinding(binding, options);
         !error.empty())

@@ -105,9 +105,12 @@ struct Tolerances {
   std::map<std::string, std::map<std::string, double>> spread;
   std::map<std::string, double> hyper;
   std::map<std::string, std::map<std::string, double>> denominator;
-  /// "constant name 0": initializers that are constants of the exporter
-  /// (not PyTorch parameters); the importer must not make them parameters.
+  /// "constant name rank": initializers that are constants of the exporter
+  /// (0-d: the importer keeps them constant by itself) or buffers it stored
+  /// like weights (rank > 0: the test freezes them, --freeze-initializer);
+  /// none of them may become a parameter of the plan.
   std::vector<std::string> constants;
+  std::vector<std::string> frozen;
 };
 
 bool readTolerances(const std::string &model, Tolerances *out,
@@ -140,9 +143,11 @@ bool readTolerances(const std::string &model, Tolerances *out,
       ss >> value;
       if (kind == "hyper")
         out->hyper[name] = value;
-      else if (kind == "constant")
+      else if (kind == "constant") {
         out->constants.push_back(name);
-      else if (kind != "autocast_adamw_trajectory") {
+        if (value > 0)
+          out->frozen.push_back(name);
+      } else if (kind != "autocast_adamw_trajectory") {
         out->tol[kind][name] = value;
         double fp32 = NAN, perturbed = NAN;
         ss >> fp32 >> perturbed;
@@ -210,6 +215,8 @@ void setUp(const TempDir &dir, const std::string &param,
   std::string error;
   ASSERT_TRUE(readTolerances(model, &tol, &error)) << error;
   all.insert(all.end(), flags.begin(), flags.end());
+  for (const std::string &name : tol.frozen)
+    all.push_back("--freeze-initializer=" + name);
   std::string msg;
   const std::string plan = dir.file(model + ".mptp");
   ASSERT_TRUE(compileTrainingPlan(parityFixturePath(model + "/model.onnx"), all,
@@ -545,6 +552,18 @@ INSTANTIATE_TEST_SUITE_P(
                       "mobilenetv3", "t5", "bert", "distilbert", "mistral",
                       "efficientnet", "convnext", "squeezenet"),
     modelName);
+
+// The families without batch norm again, from the dynamo exporter at opset
+// 18 without its graph optimizer (scripts/gen_parity_fixtures.py,
+// dynamo_variant): the same modules, weights and batches.
+INSTANTIATE_TEST_SUITE_P(Dynamo, ZooParity,
+                         ::testing::Values("gpt2_dynamo", "llama_dynamo",
+                                           "qwen2_dynamo", "vit_hf_dynamo",
+                                           "t5_dynamo", "bert_dynamo",
+                                           "distilbert_dynamo",
+                                           "mistral_dynamo", "convnext_dynamo",
+                                           "squeezenet_dynamo"),
+                         modelName);
 
 // The transformers again, compiled with --fuse-attention: the fused op and
 // its gradient are held to the tolerances of the exported graph.

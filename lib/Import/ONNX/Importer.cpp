@@ -409,6 +409,8 @@ void GraphImporter::classifyInitializers() {
       auto it = initializers.find(node.input(i));
       if (it == initializers.end() || !isFloat(it->second->data_type()))
         continue;
+      if (llvm::is_contained(options.frozenInitializers, it->first()))
+        continue;
       if (isScalarConstant(*it->second)) {
         if (!llvm::is_contained(scalarConstants, it->first()))
           scalarConstants.push_back(it->first());
@@ -711,6 +713,17 @@ OnnxImportResult GraphImporter::run() {
   if (failed(checkSupported()))
     return failWith(true);
   classifyInitializers();
+  for (const std::string &name : options.frozenInitializers) {
+    auto it = initializers.find(name);
+    if (it == initializers.end() ||
+        !(it->second->data_type() == onnx::TensorProto::FLOAT ||
+          it->second->data_type() == onnx::TensorProto::FLOAT16 ||
+          it->second->data_type() == onnx::TensorProto::BFLOAT16)) {
+      emitError(locFor(name)) << "--freeze-initializer: '" << name
+                              << "' is not a float initializer of the graph";
+      return failWith(false);
+    }
+  }
 
   // Arguments: graph inputs (not shadowed by initializers), then parameters
   // in initializer order.

@@ -54,6 +54,12 @@ struct OnnxImportOptions {
   /// with a genuine scalar parameter (a learned temperature) sets this, or
   /// the warning that lists the scalars says so.
   bool trainScalarInitializers = false;
+  /// Float initializers to import as constants rather than trainable
+  /// parameters, by name (`--freeze-initializer`): buffers that an exporter
+  /// stores like weights (a rotary embedding's inverse frequencies, from the
+  /// dynamo exporter), or weights a fine-tune keeps fixed. Each must name a
+  /// float initializer of the graph.
+  llvm::SmallVector<std::string> frozenInitializers;
 };
 
 /// Outcome of an import. Diagnostics have been reported through the
