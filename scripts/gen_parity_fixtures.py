@@ -458,13 +458,18 @@ def randomize_affine(model, gen):
 class Spec:
     def __init__(self, name, what, build, inputs, classes, *, kinked, lr_sgd,
                  lr_momentum, lr_adamw, exporter="torchscript", opset=17,
-                 keep_grad32=False, label_input=None, optimize=True):
+                 keep_grad32=False, label_input=None, optimize=True,
+                 compile_flags=()):
         self.name, self.what, self.build, self.inputs = name, what, build, inputs
         self.classes, self.kinked = classes, kinked
         self.lr_sgd, self.lr_momentum, self.lr_adamw = lr_sgd, lr_momentum, lr_adamw
         self.exporter, self.opset, self.keep_grad32 = exporter, opset, keep_grad32
         # The dynamo exporter's graph optimizer (optimize=True).
         self.optimize = optimize
+        # Import flags the graph needs to train as the module does (written
+        # as "flag" lines for the tests): --batch-norm-training for a graph
+        # whose batch norm the exporter wrote in inference mode.
+        self.compile_flags = tuple(compile_flags)
         # The model input that also holds the loss's labels (t5), or None
         # (random labels, drawn after the inputs).
         self.label_input = label_input
@@ -865,18 +870,21 @@ def dynamo_variant(spec):
     v.what = f"the {spec.name} model and weights, exported by the dynamo exporter " \
              "(torch.export + onnxscript, optimize=False) at opset 18"
     v.exporter, v.opset, v.optimize = "dynamo", 18, False
+    if spec.name in BATCH_NORM_FAMILIES:
+        v.compile_flags = ("--batch-norm-training",)
     return v
 
 
 # The model families of issue 25's zoo through the dynamo exporter as well
-# (vit_dynamo above predates the list). Not the batch-norm networks
-# (resnet18, mobilenetv2, mobilenetv3, efficientnet): for a module in train
-# mode the dynamo exporter (torch 2.15, onnxscript 0.7.2) writes
-# BatchNormalization in inference mode (no training_mode), and with
-# optimize=True folds it into the convolutions, so the graph does not train
-# as the module does (docs/parity.md, Findings).
+# (vit_dynamo above predates the list). For a module in train mode the
+# dynamo exporter (torch 2.15, onnxscript 0.7.2) writes BatchNormalization
+# in inference mode (no training_mode; with optimize=True it even folds it
+# into the convolutions): the batch-norm networks' graphs compute the
+# module's eval-mode forward, and train as the module does only with
+# --batch-norm-training (docs/parity.md, Findings).
+BATCH_NORM_FAMILIES = ("resnet18", "mobilenetv3", "efficientnet")
 DYNAMO_FAMILIES = ("gpt2", "llama", "qwen2", "vit_hf", "t5", "bert", "distilbert",
-                   "mistral", "convnext", "squeezenet")
+                   "mistral", "convnext", "squeezenet") + BATCH_NORM_FAMILIES
 SPECS += [dynamo_variant(s) for s in SPECS if s.name in DYNAMO_FAMILIES]
 
 
@@ -970,8 +978,13 @@ def check_export(spec, raw, model, inputs):
     # rounding) or FORWARD_TOL, whichever is larger.
     from onnx.reference import ReferenceEvaluator
     with torch.no_grad():
-        want32 = copy.deepcopy(model).train()(*inputs.values()).numpy().astype(np.float64)
-        want = as_dtype(model, torch.float64)(
+        # A graph whose batch norm the exporter wrote in inference mode is
+        # the module's eval-mode forward (--batch-norm-training makes MPT
+        # train it in train mode).
+        def mode(m):
+            return m.eval() if "--batch-norm-training" in spec.compile_flags else m.train()
+        want32 = mode(copy.deepcopy(model))(*inputs.values()).numpy().astype(np.float64)
+        want = mode(as_dtype(model, torch.float64))(
             *cast_inputs(inputs, torch.float64).values()).numpy()
     got = ReferenceEvaluator(proto).run(None, {k: v.numpy() for k, v in inputs.items()})[0]
     d = float(np.max(np.abs(got.astype(np.float64) - want)))
@@ -1290,7 +1303,8 @@ def generate(spec, out_root, mpt_translate, max_bytes=MAX_DIR_BYTES):
     w = Writer(os.path.join(out_root, spec.name))
     w.bytes("model.onnx", raw)
     if mpt_translate:
-        r = subprocess.run([mpt_translate, "--import-onnx", os.path.join(w.dir, "model.onnx")],
+        r = subprocess.run([mpt_translate, "--import-onnx", os.path.join(w.dir, "model.onnx"),
+                            *spec.compile_flags],
                            capture_output=True, text=True)
         print(f"    mpt-translate --import-onnx: {'ok' if r.returncode == 0 else 'FAILED'}")
         if r.returncode != 0:
@@ -1416,6 +1430,7 @@ def generate(spec, out_root, mpt_translate, max_bytes=MAX_DIR_BYTES):
     for k in ("loss", "momentum_trajectory", "adamw_trajectory", "bn_stats_step1",
               f"bn_stats_step{STEPS}"):
         lines.append(f"{k} - {tol[k]:.6e} {spread32[k]:.6e} {spread_pert[k]:.6e}")
+    lines += [f"flag {f} 0" for f in spec.compile_flags]
     lines += [f"hyper sgd.lr {spec.lr_sgd!r}", f"hyper momentum.lr {spec.lr_momentum!r}",
               f"hyper momentum.momentum {MOMENTUM!r}", f"hyper adamw.lr {spec.lr_adamw!r}",
               f"hyper adamw.weight_decay {ADAMW_WD!r}"]

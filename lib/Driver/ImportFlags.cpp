@@ -41,6 +41,13 @@ struct Flags {
                      "buffer the exporter stored like a weight, or a weight "
                      "to keep fixed)"),
             cl::CommaSeparated, cl::cat(cat)),
+        batchNormTraining(
+            "batch-norm-training",
+            cl::desc("Import BatchNormalization in inference mode in "
+                     "training mode (batch statistics, running statistics "
+                     "updated), as PyTorch trains a module in train mode; "
+                     "the dynamo exporter writes inference-mode batch norm"),
+            cl::init(false), cl::cat(cat)),
         trainScalarInitializers(
             "train-scalar-initializers",
             cl::desc("Import 0-d float initializers as trainable parameters "
@@ -50,7 +57,8 @@ struct Flags {
 
   cl::list<std::string> inputShapes, constantBindings, frozenInitializers;
   cl::opt<std::string> entryName;
-  cl::opt<bool> embedWeights, untieInitializers, trainScalarInitializers;
+  cl::opt<bool> embedWeights, untieInitializers, batchNormTraining,
+      trainScalarInitializers;
 };
 
 std::unique_ptr<Flags> &flags() {
@@ -72,6 +80,7 @@ std::string importOptionsFromFlags(OnnxImportOptions &options) {
   options.embedWeights = f.embedWeights;
   options.untieDeduplicatedInitializers = f.untieInitializers;
   options.trainScalarInitializers = f.trainScalarInitializers;
+  options.batchNormTraining = f.batchNormTraining;
   options.frozenInitializers.assign(f.frozenInitializers.begin(),
                                     f.frozenInitializers.end());
   for (const std::string &binding : f.inputShapes)

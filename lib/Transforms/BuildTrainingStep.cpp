@@ -144,6 +144,22 @@ FailureOr<std::vector<RunningStat>> runningStatistics(func::FuncOp func) {
   return stats;
 }
 
+/// Batch norm in inference mode normalises with its running statistics,
+/// which a training step leaves frozen (PyTorch's eval mode). That is how
+/// the dynamo exporter writes a module in train mode, so say so once.
+void warnInferenceBatchNorm(func::FuncOp func) {
+  SmallVector<BatchNormOp> norms;
+  func.walk([&](BatchNormOp op) { norms.push_back(op); });
+  if (norms.empty())
+    return;
+  emitWarning(norms.front().getLoc())
+      << norms.size()
+      << " batch_norm op(s) in inference mode: the training step normalises "
+         "with their running statistics, which stay frozen (PyTorch's eval "
+         "mode); the dynamo exporter writes a module in train mode this "
+         "way: import with --batch-norm-training to use batch statistics";
+}
+
 bool hasF16(func::FuncOp func) {
   bool found = false;
   func.walk([&](Operation *op) {
@@ -202,6 +218,7 @@ struct BuildTrainingStepPass
     if (std::string bad = verifyTrainingStepOptions(optionValues());
         !bad.empty())
       return func.emitError(bad), failure();
+    warnInferenceBatchNorm(func);
     MasterWeights masters = masterWeights;
     ScaleMode mode = ScaleMode::None;
     double init = initScale;

@@ -111,6 +111,9 @@ struct Tolerances {
   /// none of them may become a parameter of the plan.
   std::vector<std::string> constants;
   std::vector<std::string> frozen;
+  /// "flag name 0": import flags the graph needs to train as the module
+  /// does (--batch-norm-training for the dynamo exports of BN networks).
+  std::vector<std::string> flags;
 };
 
 bool readTolerances(const std::string &model, Tolerances *out,
@@ -143,6 +146,8 @@ bool readTolerances(const std::string &model, Tolerances *out,
       ss >> value;
       if (kind == "hyper")
         out->hyper[name] = value;
+      else if (kind == "flag")
+        out->flags.push_back(name);
       else if (kind == "constant") {
         out->constants.push_back(name);
         if (value > 0)
@@ -217,6 +222,7 @@ void setUp(const TempDir &dir, const std::string &param,
   all.insert(all.end(), flags.begin(), flags.end());
   for (const std::string &name : tol.frozen)
     all.push_back("--freeze-initializer=" + name);
+  all.insert(all.end(), tol.flags.begin(), tol.flags.end());
   std::string msg;
   const std::string plan = dir.file(model + ".mptp");
   ASSERT_TRUE(compileTrainingPlan(parityFixturePath(model + "/model.onnx"), all,
@@ -553,17 +559,19 @@ INSTANTIATE_TEST_SUITE_P(
                       "efficientnet", "convnext", "squeezenet"),
     modelName);
 
-// The families without batch norm again, from the dynamo exporter at opset
-// 18 without its graph optimizer (scripts/gen_parity_fixtures.py,
-// dynamo_variant): the same modules, weights and batches.
-INSTANTIATE_TEST_SUITE_P(Dynamo, ZooParity,
-                         ::testing::Values("gpt2_dynamo", "llama_dynamo",
-                                           "qwen2_dynamo", "vit_hf_dynamo",
-                                           "t5_dynamo", "bert_dynamo",
-                                           "distilbert_dynamo",
-                                           "mistral_dynamo", "convnext_dynamo",
-                                           "squeezenet_dynamo"),
-                         modelName);
+// The families again, from the dynamo exporter at opset 18 without its
+// graph optimizer (scripts/gen_parity_fixtures.py, dynamo_variant): the
+// same modules, weights and batches; the batch-norm networks compiled with
+// --batch-norm-training (the exporter writes their batch norm in inference
+// mode).
+INSTANTIATE_TEST_SUITE_P(
+    Dynamo, ZooParity,
+    ::testing::Values("gpt2_dynamo", "llama_dynamo", "qwen2_dynamo",
+                      "vit_hf_dynamo", "t5_dynamo", "bert_dynamo",
+                      "distilbert_dynamo", "mistral_dynamo", "convnext_dynamo",
+                      "squeezenet_dynamo", "resnet18_dynamo",
+                      "mobilenetv3_dynamo", "efficientnet_dynamo"),
+    modelName);
 
 // The transformers again, compiled with --fuse-attention: the fused op and
 // its gradient are held to the tolerances of the exported graph.

@@ -58,3 +58,22 @@ func.func @forward(%x: tensor<4x2x3xf32> {mpt.input = "x"},
   %l = mpt.reduce_mean %y {keepdims = false} : (tensor<4x2x3xf32>) -> tensor<f32>
   return %l : tensor<f32>
 }
+
+// -----
+
+// Tests that batch norm in inference mode is trained as PyTorch's eval mode
+// (its running statistics are constants here) with one warning that says
+// so and names --batch-norm-training.
+// CHECK-LABEL: func.func @train_step
+// CHECK: mpt.batch_norm %arg0
+func.func @forward(%x: tensor<4x2x3xf32> {mpt.input = "x"},
+                   %s: tensor<2xf32> {mpt.param = "bn.weight"},
+                   %b: tensor<2xf32> {mpt.param = "bn.bias"})
+    -> (tensor<f32> {mpt.output = "loss"}) {
+  %m = mpt.constant dense<0.0> : tensor<2xf32>
+  %v = mpt.constant dense<1.0> : tensor<2xf32>
+  // expected-warning @+1 {{1 batch_norm op(s) in inference mode: the training step normalises with their running statistics, which stay frozen (PyTorch's eval mode); the dynamo exporter writes a module in train mode this way: import with --batch-norm-training to use batch statistics}}
+  %y = mpt.batch_norm %x, %s, %b, %m, %v : (tensor<4x2x3xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) -> tensor<4x2x3xf32>
+  %l = mpt.reduce_mean %y {keepdims = false} : (tensor<4x2x3xf32>) -> tensor<f32>
+  return %l : tensor<f32>
+}

@@ -650,7 +650,7 @@ LogicalResult GraphImporter::importNode(int index) {
         return failure();
       }
   NodeContext context(node, opset, builder, loc, name, inputs, baseDir,
-                      sequenceInputs);
+                      sequenceInputs, options.batchNormTraining);
   {
     ScopedDiagnosticHandler capture(&ctx, [&](Diagnostic &diag) {
       messages.emplace_back(diag.getSeverity(), diag.str());

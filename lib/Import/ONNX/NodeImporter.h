@@ -114,8 +114,10 @@ public:
   NodeContext(const onnx::NodeProto &node, int64_t opset, mlir::OpBuilder &b,
               mlir::Location loc, llvm::StringRef name,
               llvm::ArrayRef<mlir::Value> inputs, llvm::StringRef baseDir,
-              llvm::ArrayRef<const TensorSequence *> sequenceInputs = {})
-      : node(node), opset(opset), b(b), loc(loc), name(name), inputs(inputs),
+              llvm::ArrayRef<const TensorSequence *> sequenceInputs = {},
+              bool batchNormTraining = false)
+      : node(node), opset(opset), b(b), loc(loc), name(name),
+        batchNormTraining(batchNormTraining), inputs(inputs),
         sequenceInputs(sequenceInputs), baseDir(baseDir) {}
 
   const onnx::NodeProto &node;
@@ -123,6 +125,8 @@ public:
   mlir::OpBuilder &b;
   const mlir::Location loc;
   const llvm::StringRef name;
+  /// OnnxImportOptions::batchNormTraining.
+  const bool batchNormTraining;
 
   // Inputs. Absent optional inputs (empty names) are null values.
   unsigned numInputs() const { return inputs.size(); }

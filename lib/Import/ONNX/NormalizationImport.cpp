@@ -10,7 +10,8 @@ namespace {
 /// BatchNormalization. Before opset 9 the `spatial` attribute may ask for
 /// statistics per element rather than per channel, which MPT does not
 /// have; before opset 7, `is_test` = 0 is training mode (the outputs are
-/// those of opset 14's, Y and the running mean and variance).
+/// those of opset 14's, Y and the running mean and variance). With
+/// --batch-norm-training every node is in training mode.
 LogicalResult importBatchNorm(NodeContext &c) {
   if (c.opset < 9 && c.getInt("spatial", 1) != 1)
     return c.unsupported("spatial = 0 (statistics per element)");
@@ -19,6 +20,7 @@ LogicalResult importBatchNorm(NodeContext &c) {
                                 : false;
   if (c.opset >= 7 && c.opset < 9 && c.numOutputs() > 1)
     training = true;
+  training |= c.batchNormTraining;
   auto eps =
       c.named("epsilon", c.b.getF32FloatAttr(c.getFloat("epsilon", 1e-5f)));
   SmallVector<Value> operands;

@@ -60,6 +60,13 @@ struct OnnxImportOptions {
   /// dynamo exporter), or weights a fine-tune keeps fixed. Each must name a
   /// float initializer of the graph.
   llvm::SmallVector<std::string> frozenInitializers;
+  /// BatchNormalization in inference mode imports in training mode (batch
+  /// statistics; the running statistics updated with the node's momentum),
+  /// as PyTorch trains a module in train mode (`--batch-norm-training`).
+  /// The dynamo exporter writes inference-mode batch norm for a module in
+  /// train mode; without this, training such a graph normalises with the
+  /// frozen running statistics.
+  bool batchNormTraining = false;
 };
 
 /// Outcome of an import. Diagnostics have been reported through the
