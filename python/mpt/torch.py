@@ -1,6 +1,14 @@
-"""Exporting PyTorch models for MPT (torch is imported only when used).
+"""PyTorch models through MPT (torch is imported only when used).
 
     import mpt, mpt.torch
+    trainer = mpt.torch.Trainer(model, (x, y), "cross_entropy", optimizer="adamw",
+                                lr=1e-3, precision="bf16")
+    for x, y in loader:
+        loss = trainer.step(x, y)            # a 0-d tensor
+    trainer.sync_to_module()                 # the trained weights into `model`
+
+or, a step below, export and compile by hand:
+
     exported = mpt.torch.export_for_training(model, {"x": x}, "cross_entropy",
                                              targets={"labels": y}, path="m.onnx")
     plan = exported.compile(precision="bf16", optimizer="adamw", lr=1e-3)
@@ -415,8 +423,9 @@ class Trainer:
         if self._plan is None:
             self._tensors = self._module_tensors(plan)
             # The module's own values (exact, whatever the exporter wrote).
+            state = self.model.state_dict()
             for key_, name in self._tensors.items():
-                plan.set_parameter(name, self._to_numpy(self.model.state_dict()[key_]))
+                plan.set_parameter(name, self._to_numpy(state[key_]))
         return plan
 
     def _module_tensors(self, plan):
@@ -558,6 +567,14 @@ class Trainer:
                 target = state[key]
                 target.copy_(value.to(target.dtype) if value.dtype != target.dtype else value)
         return self.model
+
+    def sync_from_module(self):
+        """The other way: sets the plan's weights and buffers from the
+        module's tensors (after the module was changed outside the Trainer,
+        e.g. by model.load_state_dict). Optimizer state is kept."""
+        state = self.model.state_dict()
+        for key, name in self._tensors.items():
+            self._plan.set_parameter(name, self._to_numpy(state[key]))
 
     def _raw(self, name):
         """A plan parameter as a torch tensor of its own dtype (bf16 and fp8

@@ -365,6 +365,25 @@ def test_sync_to_module(args):
     for key, name in names.items():
         assert np.array_equal(again.plan.parameter(name).view(np.int32),
                               trainer.plan.parameter(name).view(np.int32)), key
+    # The other way: the module's (initial) weights into the plan.
+    model.load_state_dict(initial)
+    trainer.sync_from_module()
+    for key, name in names.items():
+        plan_value = torch.from_numpy(trainer.plan.parameter(name))
+        assert torch.equal(bits(initial[key]), bits(plan_value)), key
+
+
+def test_model_own_loss(args):
+    """loss_fn=None: the model returns its loss; every batch tensor is an
+    input. Its FP32 SGD steps are PyTorch's (test_export's reference)."""
+    torch.manual_seed(1)
+    x = torch.randn(8, 16)
+    y = torch.randint(0, 10, (8,))
+    reference = torch_losses(None, x, y)
+    trainer = quiet_trainer(WithOwnLoss(), (x, y), None, optimizer="sgd", lr=LR,
+                            precision="fp32")
+    check([trainer.step(x, y).item() for _ in range(STEPS)], reference, "Trainer, own loss:")
+    assert trainer(x, y) == (), "the model has no output but its loss"
 
 
 def dropout_mlp(seed):
@@ -454,7 +473,8 @@ def test_errors(args):
 
 
 TESTS = [test_export, test_trainer_matches_pytorch, test_torch_optimizer_instance,
-         test_dataloader_epoch, test_lr_per_step, test_eval, test_sync_to_module,
+         test_dataloader_epoch, test_lr_per_step, test_eval, test_model_own_loss,
+         test_sync_to_module,
          test_state_dict_resume, test_errors]
 
 
