@@ -417,9 +417,16 @@ class Trainer:
         return exported
 
     def _compile(self, key, batch):
+        from . import CompileError
+
         exported = self._export(key, batch)
-        plan = exported.compile(precision=self.precision, backend=self._backend,
-                                lr=self._lr, **self._options)
+        try:
+            plan = exported.compile(precision=self.precision, backend=self._backend,
+                                    lr=self._lr, **self._options)
+        except CompileError as e:
+            raise CompileError("cannot compile %s for batch shapes %s:\n%s%s" % (
+                type(self.model).__name__, _shapes(batch), e.message,
+                self._node_modules(e.message)), e.status) from None
         if self._plan is None:
             self._tensors = self._module_tensors(plan)
             # The module's own values (exact, whatever the exporter wrote).
@@ -427,6 +434,24 @@ class Trainer:
             for key_, name in self._tensors.items():
                 plan.set_parameter(name, self._to_numpy(state[key_]))
         return plan
+
+    def _node_modules(self, message):
+        """Lines naming the submodule each ONNX node of `message` comes from
+        (the exporter names a node /path/to/module/Op)."""
+        import re
+
+        lines = []
+        for node in sorted(set(re.findall(r"node '(/[^']+)'", message))):
+            path = node.strip("/").split("/")[:-1]
+            if path and path[0] == "inner" and callable(self.loss_fn):
+                path = path[1:]  # the callable loss's wrapper
+            try:
+                module = self.model.get_submodule(".".join(path))
+            except AttributeError:
+                continue
+            lines.append("\nnode '%s' comes from module '%s' (%s)" % (
+                node, ".".join(path) or "(the model itself)", type(module).__name__))
+        return "".join(lines)
 
     def _module_tensors(self, plan):
         """{module state_dict key: plan parameter} for every module tensor

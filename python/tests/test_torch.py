@@ -438,6 +438,23 @@ class Unexportable(torch.nn.Module):
         return self.fc(x * torch.linalg.svd(x)[1].sum())
 
 
+class Determinant(torch.nn.Module):
+    def forward(self, x):
+        return x * torch.det(x[:4, :4])
+
+
+class WithDet(torch.nn.Module):
+    """Exports (ONNX Det), but MPT's importer has no Det."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(16, 10)
+        self.block = Determinant()
+
+    def forward(self, x):
+        return self.fc(self.block(x))
+
+
 def test_errors(args):
     """Errors name what the user wrote."""
     model, batches = mlp_case(seed=9)
@@ -465,6 +482,12 @@ def test_errors(args):
         raise AssertionError("a module that does not export was accepted")
     except mpt.torch.ExportError as e:
         assert "Unexportable" in str(e) and "svd" in str(e) and "[8, 16]" in str(e), e
+    try:
+        quiet_trainer(WithDet(), batches[0], "cross_entropy")
+        raise AssertionError("a model with an op the importer lacks was accepted")
+    except mpt.CompileError as e:
+        assert "cannot compile WithDet for batch shapes [8, 16]" in e.message, e.message
+        assert "node '/block/Det' comes from module 'block' (Determinant)" in e.message, e.message
     try:
         quiet_trainer(model, batches[0], "cross_entropy", optimizer="sgd", betas=(0.9, 0.99))
         raise AssertionError("SGD took betas")
