@@ -386,6 +386,31 @@ def test_model_own_loss(args):
     assert trainer(x, y) == (), "the model has no output but its loss"
 
 
+def test_fp16_loss_scale(args):
+    """FP16 with dynamic loss scaling: `loss_scale` and `skipped` are the
+    plan's. A scale of 2^40 overflows FP16's gradients: the step is
+    skipped, the weights stay, the scale halves; 2^16 (the default) trains."""
+    model, batches = mlp_case(seed=10)
+    initial = copy.deepcopy(model.state_dict())
+    trainer = quiet_trainer(model, batches[0], "cross_entropy", optimizer="adamw", lr=1e-2,
+                            precision="fp16", loss_scale="dynamic", init_scale=2.0 ** 40)
+    scales = []
+    for x, y in batches[:2]:
+        trainer.step(x, y)
+        assert trainer.skipped is True, trainer.skipped
+        scales.append(trainer.loss_scale)
+    assert scales == [2.0 ** 40, 2.0 ** 39], scales
+    trainer.sync_to_module()
+    for key, value in model.state_dict().items():
+        assert torch.equal(bits(value), bits(initial[key])), key
+    trainer = quiet_trainer(model, batches[0], "cross_entropy", optimizer="adamw", lr=1e-2,
+                            precision="fp16")
+    trainer.step(*batches[0])
+    assert trainer.skipped is False and trainer.loss_scale == 2.0 ** 16, trainer.loss_scale
+    trainer.sync_to_module()
+    assert not torch.equal(model.state_dict()["0.weight"], initial["0.weight"])
+
+
 def dropout_mlp(seed):
     torch.manual_seed(seed)
     return torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.GELU(), torch.nn.Dropout(0.2),
@@ -497,6 +522,7 @@ def test_errors(args):
 
 TESTS = [test_export, test_trainer_matches_pytorch, test_torch_optimizer_instance,
          test_dataloader_epoch, test_lr_per_step, test_eval, test_model_own_loss,
+         test_fp16_loss_scale,
          test_sync_to_module,
          test_state_dict_resume, test_errors]
 
