@@ -322,6 +322,11 @@ class Trainer:
         self.outputs = {}
         self._plan_for(batch)
 
+    def __repr__(self):
+        return "Trainer(%s, precision=%s, %s, lr=%g, steps=%d, compiled for %s)" % (
+            type(self.model).__name__, self.precision, self._options.get("optimizer"),
+            self._lr, self.steps, self.compiled)
+
     # --- batches and plans -------------------------------------------------
 
     def _as_batch(self, batch, what):
@@ -463,9 +468,10 @@ class Trainer:
                 if name in names:
                     found[key] = name
                     break
-        missing = [n for n, p in self.model.named_parameters() if p.requires_grad
-                   and n not in found]
-        self.unmapped = missing
+        # Trainable parameters the plan does not hold under their name (the
+        # exporter renamed or dropped them): sync_to_module leaves them.
+        self.unmapped = [n for n, p in self.model.named_parameters() if p.requires_grad
+                         and n not in found]
         if not found:
             raise ExportError("none of %s's parameters is a parameter of the compiled "
                               "plan (it has %s)" % (type(self.model).__name__,
