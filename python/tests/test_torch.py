@@ -155,6 +155,12 @@ def mlp_case(seed=0, batch=8, steps=10):
     return model, batches
 
 
+def regression_case(seed=0, steps=10):
+    model, _ = mlp_case(seed)
+    batches = [(torch.randn(8, 16), torch.randn(8, 10)) for _ in range(steps)]
+    return model, batches
+
+
 def gpt_case(seed=0, steps=10):
     torch.manual_seed(seed)
     model = TinyGPT()
@@ -174,6 +180,8 @@ def cnn_case(seed=0, steps=10):
 CASES = {
     "mlp": (mlp_case, "cross_entropy", F.cross_entropy, torch.optim.AdamW,
             dict(lr=1e-2)),
+    "mlp_mse": (regression_case, "mse", F.mse_loss, torch.optim.SGD,
+                dict(lr=0.1, momentum=0.9, nesterov=True)),
     "gpt": (gpt_case, lm_loss, lm_loss, torch.optim.AdamW, dict(lr=1e-2, weight_decay=0.0)),
     "cnn": (cnn_case, "cross_entropy", F.cross_entropy, torch.optim.SGD,
             dict(lr=0.05, momentum=0.9, weight_decay=1e-4)),
