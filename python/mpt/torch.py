@@ -470,8 +470,11 @@ class Trainer:
                     break
         # Trainable parameters the plan does not hold under their name (the
         # exporter renamed or dropped them): sync_to_module leaves them.
+        # A tied parameter counts as held when any of its names is.
+        state = self.model.state_dict(keep_vars=True)
+        held = {id(state[key]) for key in found}
         self.unmapped = [n for n, p in self.model.named_parameters() if p.requires_grad
-                         and n not in found]
+                         and id(p) not in held]
         if not found:
             raise ExportError("none of %s's parameters is a parameter of the compiled "
                               "plan (it has %s)" % (type(self.model).__name__,

@@ -419,6 +419,31 @@ def test_fp16_loss_scale(args):
     assert not torch.equal(model.state_dict()["0.weight"], initial["0.weight"])
 
 
+def test_tied_weights(args):
+    """The GPT with its head tied to the token embedding (GPT-2's layout):
+    one plan parameter, trained as PyTorch trains it, written back into
+    the one shared tensor."""
+    model, batches = gpt_case(seed=11)
+    model.head.weight = model.wte.weight
+    options = dict(lr=1e-2)
+    trainer = quiet_trainer(copy.deepcopy(model), batches[0], lm_loss, optimizer="adamw",
+                            precision="fp32", **options)
+    assert trainer.unmapped == [], trainer.unmapped
+    losses = [trainer.step(*b).item() for b in batches]
+    ref64 = torch_trajectory(model, batches, lm_loss, torch.optim.AdamW, options, torch.float64)
+    spread = trajectory_error(torch_trajectory(model, batches, lm_loss, torch.optim.AdamW,
+                                               options), ref64)
+    error = trajectory_error(losses, ref64)
+    print("trainer tied gpt fp32: error %.3g, bound %.3g" % (error, max(10 * spread, 1e-5)))
+    assert error <= max(10 * spread, 1e-5), (losses, ref64)
+    trainer.sync_to_module()
+    synced = trainer.model
+    assert synced.head.weight is synced.wte.weight
+    name = trainer.module_tensors.get("wte.weight") or trainer.module_tensors["head.weight"]
+    plan_value = torch.from_numpy(trainer.plan.parameter(name))
+    assert torch.equal(bits(synced.head.weight), bits(plan_value))
+
+
 def dropout_mlp(seed):
     torch.manual_seed(seed)
     return torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.GELU(), torch.nn.Dropout(0.2),
@@ -530,7 +555,7 @@ def test_errors(args):
 
 TESTS = [test_export, test_trainer_matches_pytorch, test_torch_optimizer_instance,
          test_dataloader_epoch, test_lr_per_step, test_eval, test_model_own_loss,
-         test_fp16_loss_scale,
+         test_fp16_loss_scale, test_tied_weights,
          test_sync_to_module,
          test_state_dict_resume, test_errors]
 
