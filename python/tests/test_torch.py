@@ -553,11 +553,31 @@ def test_errors(args):
         assert "betas" in str(e) and "SGD" in str(e), e
 
 
+def test_charlm_example(args):
+    """python/examples/torch_charlm.py runs (30 steps) and MPT's bf16
+    curve stays by PyTorch's: the mean of its last 3 losses within
+    max(3 x autocast's distance to FP32, 1%) of PyTorch FP32's."""
+    import re
+    import subprocess
+
+    root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+    out = subprocess.run([sys.executable, os.path.join(root, "python/examples/torch_charlm.py"),
+                          "30", os.path.join(root, "test/fixtures/training/charlm/text.txt")],
+                         capture_output=True, text=True, cwd=args.work)
+    assert out.returncode == 0, out.stdout + out.stderr
+    print(out.stdout.rstrip())
+    means = re.search(r"MPT bf16 ([0-9.]+), PyTorch fp32 ([0-9.]+), bf16 autocast ([0-9.]+)",
+                      out.stdout)
+    assert means and "sampled by PyTorch" in out.stdout, out.stdout
+    mpt_loss, fp32, amp = (float(v) for v in means.groups())
+    assert abs(mpt_loss - fp32) <= max(3 * abs(amp - fp32), 0.01 * fp32), out.stdout
+
+
 TESTS = [test_export, test_trainer_matches_pytorch, test_torch_optimizer_instance,
          test_dataloader_epoch, test_lr_per_step, test_eval, test_model_own_loss,
          test_fp16_loss_scale, test_tied_weights,
          test_sync_to_module,
-         test_state_dict_resume, test_errors]
+         test_state_dict_resume, test_errors, test_charlm_example]
 
 
 def main():
