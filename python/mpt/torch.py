@@ -1,6 +1,14 @@
-"""Exporting PyTorch models for MPT (torch is imported only when used).
+"""PyTorch models through MPT (torch is imported only when used).
 
     import mpt, mpt.torch
+    trainer = mpt.torch.Trainer(model, (x, y), "cross_entropy", optimizer="adamw",
+                                lr=1e-3, precision="bf16")
+    for x, y in loader:
+        loss = trainer.step(x, y)            # a 0-d tensor
+    trainer.sync_to_module()                 # the trained weights into `model`
+
+or, a step below, export and compile by hand:
+
     exported = mpt.torch.export_for_training(model, {"x": x}, "cross_entropy",
                                              targets={"labels": y}, path="m.onnx")
     plan = exported.compile(precision="bf16", optimizer="adamw", lr=1e-3)
@@ -12,6 +20,11 @@ no constant folding (it would fold parameters into constants).
 """
 import os
 import tempfile
+
+import numpy as np
+
+from . import _dtypes
+from ._mpt import EVAL_ENTRY, PARAMETER as _PARAMETER, TRAIN_ENTRY
 
 
 def _torch():
@@ -151,3 +164,541 @@ def export_for_training(model, example_inputs, loss_fn=None, targets=None, path=
     finally:
         model.train(was_training)
     return ExportedModel(path, compile_options, input_names, names)
+
+
+class ExportError(RuntimeError):
+    """torch.onnx.export refused the module: the message names the module,
+    the batch shapes and torch's own message."""
+
+
+# torch.optim names -> MPT's pipeline options (docs/training.md).
+_ADAM_KEYS = ("lr", "betas", "eps", "weight_decay")
+_SGD_KEYS = ("lr", "momentum", "dampening", "nesterov", "weight_decay")
+
+
+def _optimizer_options(torch, optimizer, options):
+    """MPT's optimizer options for `optimizer` (a name, or a torch.optim
+    SGD, Adam or AdamW instance) and the torch.optim-named keywords taken
+    out of `options`."""
+    given = {}
+    if isinstance(optimizer, torch.optim.Optimizer):
+        groups = optimizer.param_groups
+        kind = type(optimizer).__name__.lower()
+        keys = _SGD_KEYS if kind == "sgd" else _ADAM_KEYS
+        for key in keys + ("amsgrad", "maximize"):
+            values = {repr(g.get(key)) for g in groups}
+            if len(values) > 1:
+                raise ValueError("optimizer: its parameter groups differ in %s; the Trainer "
+                                 "takes one setting for all parameters" % key)
+            if key in groups[0] and groups[0][key] is not None:
+                given[key] = groups[0][key]
+        for key in ("amsgrad", "maximize"):
+            if given.pop(key, False):
+                raise ValueError("optimizer: %s=True is not supported" % key)
+        if isinstance(given.get("lr"), torch.Tensor):
+            given["lr"] = float(given["lr"])
+    elif isinstance(optimizer, str):
+        kind = optimizer.lower()
+    else:
+        raise TypeError("optimizer must be 'adamw', 'adam', 'sgd' or a torch.optim "
+                        "SGD/Adam/AdamW instance, not %r" % (optimizer,))
+    if kind not in ("adamw", "adam", "sgd"):
+        raise ValueError("optimizer=%r: the Trainer supports AdamW, Adam (without weight "
+                         "decay) and SGD (with or without momentum)" % (optimizer,))
+    keys = _SGD_KEYS if kind == "sgd" else _ADAM_KEYS
+    for key in _ADAM_KEYS + _SGD_KEYS:
+        if key in options:
+            if key not in keys:
+                raise ValueError("%s=: torch.optim.%s has no such option" % (
+                    key, {"sgd": "SGD", "adam": "Adam", "adamw": "AdamW"}[kind]))
+            given[key] = options.pop(key)
+    mpt = {"lr": float(given.get("lr", 1e-3))}
+    if kind == "sgd":
+        momentum = float(given.get("momentum", 0.0))
+        mpt["weight_decay"] = float(given.get("weight_decay", 0.0))
+        if momentum:
+            mpt.update(optimizer="momentum", momentum=momentum,
+                       dampening=float(given.get("dampening", 0.0)),
+                       nesterov=bool(given.get("nesterov", False)))
+        else:
+            if given.get("nesterov") or given.get("dampening"):
+                raise ValueError("optimizer: nesterov and dampening need momentum > 0 "
+                                 "(as torch.optim.SGD says)")
+            mpt["optimizer"] = "sgd"
+    else:
+        betas = given.get("betas", (0.9, 0.999))
+        mpt.update(optimizer="adamw", beta1=float(betas[0]), beta2=float(betas[1]),
+                   eps=float(given.get("eps", 1e-8)))
+        if kind == "adam":
+            if float(given.get("weight_decay", 0.0)) != 0.0:
+                raise ValueError("optimizer: Adam's weight_decay is an L2 penalty in the "
+                                 "gradient, which MPT does not have; use AdamW (decoupled)")
+            mpt["weight_decay"] = 0.0
+        else:
+            mpt["weight_decay"] = float(given.get("weight_decay", 0.01))
+    return mpt
+
+
+def _backend(device):
+    if device is None:
+        return None
+    kind = getattr(device, "type", None) or str(device).split(":")[0]
+    if kind not in ("cpu", "cuda"):
+        raise ValueError("device=%r: MPT runs on 'cpu' or 'cuda'" % (device,))
+    return kind
+
+
+def _shapes(tensors):
+    return ", ".join("%s %s" % (list(t.shape), str(t.dtype).replace("torch.", ""))
+                     for t in tensors)
+
+
+class Trainer:
+    """Trains `model` (a torch.nn.Module) through MPT inside a PyTorch loop.
+
+        trainer = mpt.torch.Trainer(model, (x, y), "cross_entropy",
+                                    optimizer="adamw", lr=1e-3, precision="bf16")
+        for x, y in loader:
+            loss = trainer.step(x, y)          # a 0-d torch tensor
+        trainer.sync_to_module()               # the trained weights into `model`
+
+    example_batch: a tensor or a tuple of tensors, as the loop's batches
+    come: the model's inputs, then `num_targets` targets (default 1 with a
+    loss_fn, 0 without). loss_fn: "cross_entropy", "mse", "nll" (the
+    compiler's losses, on the model's first output), a callable
+    loss_fn(output, *targets) exported with the model, or None (the model
+    returns its loss). optimizer: "adamw", "adam", "sgd" or a torch.optim
+    SGD/Adam/AdamW instance; its options are torch.optim's names (lr,
+    betas, eps, weight_decay, momentum, dampening, nesterov) as keywords.
+    precision: "fp32", "bf16", "fp16", "fp8", "auto". device: None (the
+    best backend here), "cpu" or "cuda". Every other keyword is an
+    mpt.compile pipeline option (clip_norm, loss_scale, lr_schedule,
+    master_weights, ...).
+
+    The module is exported (torch.onnx.export) and compiled once per batch
+    signature (the shapes and dtypes of the batch's tensors) and the plans
+    are cached; a batch with a new signature is compiled when
+    recompile=True (the default), else it raises ValueError naming both
+    shapes. The training state lives in the plan: sync_to_module() writes
+    the weights back into the module."""
+
+    def __init__(self, model, example_batch, loss_fn, optimizer="adamw", precision="bf16",
+                 device=None, num_targets=None, recompile=True, **options):
+        torch = _torch()
+        self._torch = torch
+        if not isinstance(model, torch.nn.Module):
+            raise TypeError("model must be a torch.nn.Module, not %s" % type(model).__name__)
+        batch = self._as_batch(example_batch, "example_batch")
+        if num_targets is None:
+            num_targets = 0 if loss_fn is None else 1
+        if not 0 <= num_targets < len(batch) + (loss_fn is None):
+            raise ValueError("example_batch has %d tensors: it cannot hold %d targets and "
+                             "an input" % (len(batch), num_targets))
+        if isinstance(loss_fn, str) and num_targets != 1:
+            raise ValueError("loss_fn=%r takes one target, not %d" % (loss_fn, num_targets))
+        self.model = model
+        self.loss_fn = loss_fn
+        self.num_targets = num_targets
+        self.precision = precision
+        self.recompile = recompile
+        self._backend = _backend(device)
+        self._options = _optimizer_options(torch, optimizer, options)
+        self._lr = self._options.pop("lr")
+        self._eval_entry = options.get("eval_entry", None)
+        self._options.update(options)
+        from . import check_options
+
+        check_options(precision=precision, lr=self._lr, **self._options)
+        self._names = self._input_names(len(batch))
+        self._dir = tempfile.TemporaryDirectory(prefix="mpt-trainer-")
+        self._exports = {}  # signature -> ExportedModel
+        self._plans = {}  # signature -> (lr, Plan)
+        self._plan = None  # the plan holding the training state
+        self._signature = None
+        self._example = batch
+        self.skipped = None
+        self.grad_norm = None
+        self.loss_scale = None
+        self.outputs = {}
+        self._plan_for(batch)
+
+    def __repr__(self):
+        return "Trainer(%s, precision=%s, %s, lr=%g, steps=%d, compiled for %s)" % (
+            type(self.model).__name__, self.precision, self._options.get("optimizer"),
+            self._lr, self.steps, self.compiled)
+
+    # --- batches and plans -------------------------------------------------
+
+    def _as_batch(self, batch, what):
+        torch = self._torch
+        if isinstance(batch, torch.Tensor):
+            batch = (batch,)
+        if not isinstance(batch, (tuple, list)) or not batch:
+            raise TypeError("%s must be a tensor or a non-empty tuple of tensors" % what)
+        for i, t in enumerate(batch):
+            if not isinstance(t, torch.Tensor):
+                raise TypeError("%s[%d] is %s, not a torch.Tensor" % (what, i, type(t).__name__))
+        return tuple(batch)
+
+    def _input_names(self, count):
+        """ONNX names: forward()'s argument names for the inputs, then
+        target (or target0, target1, ...)."""
+        import inspect
+
+        inputs = count - self.num_targets
+        try:
+            params = [p for p in inspect.signature(self.model.forward).parameters.values()
+                      if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+            names = [p.name for p in params[:inputs]]
+        except (TypeError, ValueError):
+            names = []
+        if len(names) != inputs:
+            names = ["input"] if inputs == 1 else ["input%d" % i for i in range(inputs)]
+        if self.num_targets == 1:
+            targets = ["target"]
+        else:
+            targets = ["target%d" % i for i in range(self.num_targets)]
+        names += [t if t not in names else "_" + t for t in targets]
+        return names
+
+    def _key(self, batch):
+        return tuple((tuple(t.shape), t.dtype) for t in batch)
+
+    def _plan_for(self, batch):
+        """The plan for `batch`'s signature, compiled if new; the training
+        state moves into it from the plan that held it."""
+        if len(batch) != len(self._names):
+            raise ValueError("the batch has %d tensors; the Trainer was built for %d (%s)"
+                             % (len(batch), len(self._names), ", ".join(self._names)))
+        key = self._key(batch)
+        cached = self._plans.get(key)
+        if cached is not None and cached[0] == self._lr:
+            plan = cached[1]
+        else:
+            if cached is None and self._plan is not None and not self.recompile:
+                compiled = [t for t, _ in self._signature]
+                raise ValueError(
+                    "the batch has shapes %s; the plan was compiled for %s: pass "
+                    "recompile=True to the Trainer to compile (once, cached) for each new "
+                    "shape, or give the DataLoader drop_last=True"
+                    % (_shapes(batch), ", ".join("%s" % list(s) for s in compiled)))
+            plan = self._compile(key, batch)
+            self._plans[key] = (self._lr, plan)
+        if plan is not self._plan:
+            if self._plan is not None:
+                _move_state(self._plan, plan)
+            self._plan = plan
+            self._signature = key
+        return plan
+
+    def _export(self, key, batch):
+        exported = self._exports.get(key)
+        if exported is not None:
+            return exported
+        torch = self._torch
+        count = len(batch) - self.num_targets
+        inputs = dict(zip(self._names[:count], batch[:count]))
+        targets = dict(zip(self._names[count:], batch[count:])) or None
+        path = os.path.join(self._dir.name, "model%d.onnx" % len(self._exports))
+        # Tracing runs the module in training mode: keep its buffers (batch
+        # norm statistics) and the RNG (dropout) as they were.
+        saved = {k: v.detach().clone() for k, v in self.model.state_dict().items()}
+        rng = torch.get_rng_state()
+        try:
+            exported = export_for_training(self.model, inputs, self.loss_fn, targets=targets,
+                                           path=path)
+        except (ValueError, TypeError) as e:
+            raise type(e)("mpt.torch.Trainer: %s" % e) from e
+        except Exception as e:
+            raise ExportError("cannot export %s for batch shapes %s with torch.onnx.export: "
+                              "%s: %s" % (type(self.model).__name__, _shapes(batch),
+                                          type(e).__name__, e)) from e
+        finally:
+            torch.set_rng_state(rng)
+            with torch.no_grad():
+                for k, v in self.model.state_dict().items():
+                    v.copy_(saved[k])
+        self._exports[key] = exported
+        return exported
+
+    def _compile(self, key, batch):
+        from . import CompileError
+
+        exported = self._export(key, batch)
+        try:
+            plan = exported.compile(precision=self.precision, backend=self._backend,
+                                    lr=self._lr, **self._options)
+        except CompileError as e:
+            raise CompileError("cannot compile %s for batch shapes %s:\n%s%s" % (
+                type(self.model).__name__, _shapes(batch), e.message,
+                self._node_modules(e.message)), e.status) from None
+        if self._plan is None:
+            self._tensors = self._module_tensors(plan)
+            # The module's own values (exact, whatever the exporter wrote).
+            state = self.model.state_dict()
+            for key_, name in self._tensors.items():
+                plan.set_parameter(name, self._to_numpy(state[key_]))
+        return plan
+
+    def _node_modules(self, message):
+        """Lines naming the submodule each ONNX node of `message` comes from
+        (the exporter names a node /path/to/module/Op)."""
+        import re
+
+        lines = []
+        for node in sorted(set(re.findall(r"node '(/[^']+)'", message))):
+            path = node.strip("/").split("/")[:-1]
+            if path and path[0] == "inner" and callable(self.loss_fn):
+                path = path[1:]  # the callable loss's wrapper
+            try:
+                module = self.model.get_submodule(".".join(path))
+            except AttributeError:
+                continue
+            lines.append("\nnode '%s' comes from module '%s' (%s)" % (
+                node, ".".join(path) or "(the model itself)", type(module).__name__))
+        return "".join(lines)
+
+    def _module_tensors(self, plan):
+        """{module state_dict key: plan parameter} for every module tensor
+        the plan holds (parameters and buffers, found by name)."""
+        names = set(plan.parameter_names())
+        found = {}
+        for key in self.model.state_dict():
+            for name in (key, "inner." + key):
+                if name in names:
+                    found[key] = name
+                    break
+        # Trainable parameters the plan does not hold under their name (the
+        # exporter renamed or dropped them): sync_to_module leaves them.
+        # A tied parameter counts as held when any of its names is.
+        state = self.model.state_dict(keep_vars=True)
+        held = {id(state[key]) for key in found}
+        self.unmapped = [n for n, p in self.model.named_parameters() if p.requires_grad
+                         and id(p) not in held]
+        if not found:
+            raise ExportError("none of %s's parameters is a parameter of the compiled "
+                              "plan (it has %s)" % (type(self.model).__name__,
+                                                    ", ".join(sorted(names))))
+        return found
+
+    def _to_numpy(self, t):
+        t = t.detach()
+        if t.device.type != "cpu":
+            t = t.cpu()  # a copy: the runtime binds host memory
+        if t.dtype in (self._torch.bfloat16, self._torch.float16):
+            t = t.float()
+        return t.numpy()
+
+    def _feeds(self, plan, batch, entry):
+        names = set(plan.inputs(entry))
+        return {n: self._to_numpy(t) for n, t in zip(self._names, batch) if n in names}
+
+    def _tensor(self, value, like):
+        torch = self._torch
+        value = np.asarray(value)
+        t = torch.from_numpy(value.copy() if value.ndim == 0 or not value.flags.writeable
+                             else np.ascontiguousarray(value))
+        return t.to(like.device) if like.device.type != "cpu" else t
+
+    # --- training ---------------------------------------------------------
+
+    @property
+    def plan(self):
+        """The mpt.Plan holding the training state now (the last batch
+        signature's)."""
+        return self._plan
+
+    @property
+    def lr(self):
+        return self._lr
+
+    @lr.setter
+    def lr(self, value):
+        """The learning rate of the next steps. MPT compiles the learning
+        rate (and its schedule) into the plan: a new value recompiles the
+        plan at the next step (state carried over)."""
+        self._lr = float(value)
+
+    @property
+    def steps(self):
+        """Steps run (counting those before a load_state_dict)."""
+        return self._plan.steps
+
+    @property
+    def compiled(self):
+        """The batch shapes compiled so far, one tuple of shapes per plan."""
+        return [tuple(shape for shape, _ in key) for key in self._plans]
+
+    @property
+    def module_tensors(self):
+        """{module state_dict key: plan parameter} for the module's tensors
+        the plan trains or updates (sync_to_module writes these)."""
+        return dict(self._tensors)
+
+    def step(self, *batch):
+        """One training step (forward, backward, optimizer) on `batch`,
+        torch tensors as example_batch has them; returns the loss as a 0-d
+        float32 tensor. Sets skipped, grad_norm, loss_scale (None where the
+        plan has no such output) and outputs (every output, NumPy)."""
+        batch = self._as_batch(batch, "the batch")
+        plan = self._plan_for(batch)
+        result = plan.train_step(**self._feeds(plan, batch, TRAIN_ENTRY))
+        self.skipped, self.grad_norm, self.loss_scale = (result.skipped, result.grad_norm,
+                                                         result.scale)
+        self.outputs = result.outputs
+        return self._tensor(np.float32(result.loss), batch[0])
+
+    def eval_step(self, *batch):
+        """The loss of `batch` through the plan's eval entry (the forward
+        pass in inference mode, no update); a 0-d float32 tensor. `outputs`
+        holds every output of the entry."""
+        batch = self._as_batch(batch, "the batch")
+        plan = self._plan_for(batch)
+        entry = self._eval()
+        outputs = plan.call(entry, **self._feeds(plan, batch, entry))
+        self.outputs = outputs
+        loss = [n for n, r in plan.output_roles(entry).items() if r == "loss"]
+        return self._tensor(np.float32(outputs[loss[0]]).reshape(()), batch[0])
+
+    def __call__(self, *inputs):
+        """The model's outputs on `inputs` (no targets) through the eval
+        entry, in inference mode: a tensor, or a tuple for several. The
+        targets the entry needs are zeros shaped as example_batch's, with
+        the first dimension the inputs'."""
+        inputs = self._as_batch(inputs, "the inputs")
+        count = len(self._names) - self.num_targets
+        if len(inputs) != count:
+            raise ValueError("the model takes %d inputs (%s), got %d" % (
+                count, ", ".join(self._names[:count]), len(inputs)))
+        targets = []
+        for t in self._example[count:]:
+            shape = list(t.shape)
+            if shape and shape[0] == self._example[0].shape[0] and inputs[0].dim():
+                shape[0] = inputs[0].shape[0]
+            targets.append(self._torch.zeros(shape, dtype=t.dtype))
+        self.eval_step(*inputs, *targets)
+        roles = self._plan.output_roles(self._eval())
+        results = tuple(self._tensor(v, inputs[0]) for n, v in self.outputs.items()
+                        if roles.get(n) == "none")
+        return results[0] if len(results) == 1 else results
+
+    def _eval(self):
+        entry = self._eval_entry if self._eval_entry is not None else EVAL_ENTRY
+        if entry not in self._plan.entries:
+            raise ValueError("the plan has no evaluation entry (eval_entry=%r)" % entry)
+        return entry
+
+    # --- weights and checkpoints --------------------------------------------
+
+    def sync_to_module(self):
+        """Writes the plan's weights (the master copies) and buffers (batch
+        norm statistics) into the module's tensors, in place, bit for bit."""
+        torch = self._torch
+        state = self.model.state_dict()
+        with torch.no_grad():
+            for key, name in self._tensors.items():
+                value = self._raw(name)
+                target = state[key]
+                target.copy_(value.to(target.dtype) if value.dtype != target.dtype else value)
+        return self.model
+
+    def sync_from_module(self):
+        """The other way: sets the plan's weights and buffers from the
+        module's tensors (after the module was changed outside the Trainer,
+        e.g. by model.load_state_dict). Optimizer state is kept."""
+        state = self.model.state_dict()
+        for key, name in self._tensors.items():
+            self._plan.set_parameter(name, self._to_numpy(state[key]))
+
+    def _raw(self, name):
+        """A plan parameter as a torch tensor of its own dtype (bf16 and fp8
+        as torch's, bit for bit)."""
+        torch = self._torch
+        model = self._plan._model
+        dtype, shape = model.info(_PARAMETER, name)
+        array = np.frombuffer(model.read(_PARAMETER, name), _dtypes.STORAGE[dtype])
+        array = array.reshape(shape).copy()
+        if dtype == _dtypes.BF16:
+            return torch.from_numpy(array.view(np.int16)).view(torch.bfloat16)
+        if dtype == _dtypes.F8E4M3FN:
+            return torch.from_numpy(array).view(torch.float8_e4m3fn)
+        if dtype == _dtypes.F8E5M2:
+            return torch.from_numpy(array).view(torch.float8_e5m2)
+        if dtype == _dtypes.I1:
+            return torch.from_numpy(array != 0)
+        return torch.from_numpy(array)
+
+    def state_dict(self):
+        """The plan's whole training state, as torch tensors of the plan's
+        dtypes: every parameter of train_step (weights, optimizer moments,
+        loss scale, step counters) under "plan", the step count and the
+        learning rate. Syncs the module first (sync_to_module)."""
+        self.sync_to_module()
+        return {"format": "mpt.torch.Trainer/1", "steps": self._plan.steps, "lr": self._lr,
+                "plan": {n: self._raw(n) for n in self._plan.parameter_names()}}
+
+    def load_state_dict(self, state_dict):
+        """Restores a state_dict() of a Trainer of the same model and
+        options: the plan's state bit for bit, the step count and the
+        learning rate; then syncs the module. Raises ValueError naming the
+        tensors that are missing, unexpected or of another dtype or shape,
+        and changes nothing then."""
+        torch = self._torch
+        if not isinstance(state_dict, dict) or state_dict.get("format") != \
+                "mpt.torch.Trainer/1":
+            raise ValueError("load_state_dict: not a state_dict() of mpt.torch.Trainer")
+        tensors = state_dict["plan"]
+        model = self._plan._model
+        names = self._plan.parameter_names()
+        missing = [n for n in names if n not in tensors]
+        unexpected = [n for n in tensors if n not in set(names)]
+        problems = []
+        if missing:
+            problems.append("missing: %s" % ", ".join(missing))
+        if unexpected:
+            problems.append("unexpected: %s" % ", ".join(unexpected))
+        raw = {}
+        for name in names:
+            if name not in tensors:
+                continue
+            dtype, shape = model.info(_PARAMETER, name)
+            t = tensors[name]
+            want = _TORCH_DTYPES[dtype](torch)
+            if t.dtype != want or list(t.shape) != list(shape):
+                problems.append("'%s' is %s %s, the plan's is %s %s" % (
+                    name, str(t.dtype).replace("torch.", ""), list(t.shape),
+                    str(want).replace("torch.", ""), list(shape)))
+                continue
+            t = t.detach().cpu().contiguous()
+            if dtype == _dtypes.BF16:
+                t = t.view(torch.int16)
+            elif dtype in (_dtypes.F8E4M3FN, _dtypes.F8E5M2, _dtypes.I1):
+                t = t.view(torch.uint8)
+            raw[name] = (dtype, shape, t.numpy())
+        if problems:
+            raise ValueError("load_state_dict: the state does not fit the plan: %s"
+                             % "; ".join(problems))
+        for name, (dtype, shape, array) in raw.items():
+            model.bind(_PARAMETER, name, dtype, shape, array)
+        self._plan.steps = int(state_dict["steps"])
+        self._lr = float(state_dict["lr"])
+        self.sync_to_module()
+
+
+def _move_state(source, target):
+    """Copies every train_step parameter of plan `source` into `target`
+    (another compilation of the same model), bit for bit."""
+    for name in target.parameter_names():
+        dtype, shape = source._model.info(_PARAMETER, name)
+        data = np.frombuffer(source._model.read(_PARAMETER, name), _dtypes.STORAGE[dtype])
+        target._model.bind(_PARAMETER, name, dtype, shape, data.reshape(shape))
+    target.steps = source.steps
+
+
+# torch's dtype for each plan dtype (bf16 and fp8 as torch's, bit for bit).
+_TORCH_DTYPES = {
+    _dtypes.F32: lambda torch: torch.float32, _dtypes.F16: lambda torch: torch.float16,
+    _dtypes.BF16: lambda torch: torch.bfloat16,
+    _dtypes.F8E4M3FN: lambda torch: torch.float8_e4m3fn,
+    _dtypes.F8E5M2: lambda torch: torch.float8_e5m2, _dtypes.I64: lambda torch: torch.int64,
+    _dtypes.I32: lambda torch: torch.int32, _dtypes.I1: lambda torch: torch.bool}
