@@ -20,9 +20,12 @@
 // result back (as PyTorch's eager oneDNN path does). Matmuls use the plain
 // layouts directly, a transpose being a pair of strides.
 //
-// Threads: oneDNN runs its primitives on its own OpenMP threads
-// (OMP_NUM_THREADS, default every CPU); at a fixed thread count its CPU
-// kernels give the same bits on every run (RuntimeFastNumerics tests this).
+// Threads: oneDNN runs its primitives on OpenMP threads; before each run
+// the kernel sets the calling thread's OpenMP team size to numThreads()
+// (MPTRT_NUM_THREADS, as for the runtime's own pool), so one variable
+// governs both. At a fixed thread count oneDNN's CPU kernels give the same
+// bits on every run (FastNumerics.RunToRunBitIdentical, and
+// FastNumericsParity.RunToRunBitIdentical for whole training steps).
 //
 // Run allocates nothing: the primitives, their memory objects (whose data
 // pointers are set at each run) and the argument arrays are built at
@@ -31,9 +34,14 @@
 //
 //===----------------------------------------------------------------------===//
 #include "cpu/CpuKernels.h"
+#include "cpu/ThreadPool.h"
 #include "ops/Backward.h"
 
 #include <oneapi/dnnl/dnnl.hpp>
+
+#ifdef MPTRT_DNNL_OPENMP
+#include <omp.h>
+#endif
 
 #include <cstring>
 #include <string>
@@ -85,6 +93,21 @@ bool nativeBf16() {
 /// of the busy 2-core machine.
 DnnlType computeType(DnnlType stored) {
   return stored == DnnlType::bf16 && !nativeBf16() ? DnnlType::f32 : stored;
+}
+
+/// Makes oneDNN's primitives created or run next on this thread use
+/// numThreads() threads. oneDNN's OpenMP runtime sizes its work split (at
+/// primitive creation) and its parallel regions (at each run) by the
+/// calling thread's OpenMP setting (omp_get_max_threads), which is per
+/// thread, so it is set on the thread that prepares and on the one that
+/// runs, every time (a thread the embedding program starts later has
+/// OMP_NUM_THREADS's default again).
+void useRuntimeThreads() {
+#ifdef MPTRT_DNNL_OPENMP
+  static const bool omp = dnnl_version()->cpu_runtime == DNNL_RUNTIME_OMP;
+  if (omp && omp_get_max_threads() != numThreads())
+    omp_set_num_threads(numThreads());
+#endif
 }
 
 /// Workspace offsets, 64-byte aligned, handed out in order at prepare.
@@ -151,6 +174,7 @@ public:
     }
     if (hasScratchpad_)
       scratchpad_.set_data_handle(ws + scratchpadOffset_);
+    useRuntimeThreads();
     for (Port &port : ports_)
       if (port.reordered && !port.isResult)
         MPTRT_TRY(execute(port.reorder, port.reorderArgs, 2));
@@ -480,6 +504,9 @@ bool anyEmpty(const KernelView &v) {
 
 Status prepareFast(const KernelView &v, std::unique_ptr<PreparedKernel> *out) {
   out->reset();
+  // oneDNN fixes a primitive's split of the work among threads when it
+  // creates it, from the thread count then: the same count as the runs.
+  useRuntimeThreads();
   // Empty tensors are the reference kernels' (a zero result, no work).
   if (anyEmpty(v))
     return Status::ok();
