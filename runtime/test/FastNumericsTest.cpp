@@ -44,27 +44,7 @@ using namespace mptrt::test;
 
 namespace {
 
-/// Sets MPTRT_CPU_NUMERICS for the models loaded in its scope.
-class NumericsMode {
-public:
-  explicit NumericsMode(const char *mode) {
-    const char *old = std::getenv("MPTRT_CPU_NUMERICS");
-    hadOld_ = old != nullptr;
-    if (old)
-      old_ = old;
-    setenv("MPTRT_CPU_NUMERICS", mode, 1);
-  }
-  ~NumericsMode() {
-    if (hadOld_)
-      setenv("MPTRT_CPU_NUMERICS", old_.c_str(), 1);
-    else
-      unsetenv("MPTRT_CPU_NUMERICS");
-  }
-
-private:
-  bool hadOld_ = false;
-  std::string old_;
-};
+using NumericsMode = CpuNumericsMode;
 
 /// Whether this build has the fast mode: loading a plan with it fails
 /// otherwise, saying so.
