@@ -119,8 +119,8 @@ Tolerances. Every comparison uses a scale-free per-tensor metric:
     output reaches the loss only through another training-mode BN, is
     measured against the global gradient norm ||G64|| and lr * ||G64||)
     loss:                 |l - l64| / |l64|
-    5-step trajectory:    max over steps of |l_i - l64_i| / |l64_i|
-    BN running statistics after step 1 (bn_stats_step1) and 5 (bn_stats_step5)
+    10-step trajectory:   max over steps of |l_i - l64_i| / |l64_i|
+    BN running statistics after step 1 (bn_stats_step1) and 10 (bn_stats_step10)
                           of the momentum run: max over buffers of
                           ||b - b64||_2 / ||b64||_2 (0 for a model without BN)
 
@@ -156,7 +156,7 @@ Same seeds, learning rates, tolerance rule and file layout as the small
 fixtures (about 400 MB in all, 224 MB of it resnet18). Generating one large
 model took 49 s (mlp_dynamo) to 6.6 minutes (gpt2, mobilenetv2) on a shared
 2-core machine, about 22 minutes for all six. The small models' learning
-rates overfit some large ones within the 5 steps (resnet18 and mlp_dynamo
+rates overfit some large ones within the steps (resnet18 and mlp_dynamo
 reach losses of 1e-3 and 3e-5), which loosens their trajectory tolerances
 (docs/parity.md, "Larger sizes").
 
@@ -195,7 +195,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import gen_fixtures as gf  # noqa: E402  (ResNet18, MobileNetV2, npy writer)
 
 SEED = 1234
-STEPS = 5  # trajectory length
+STEPS = 10  # trajectory length
 PERTURB_RUNS = 6  # float64 runs with fp32-rounding-level perturbations
 PERTURB_REL = 2.0 ** -24  # fp32 unit roundoff
 TOL_FACTOR = 10.0
@@ -717,7 +717,7 @@ SPECS = [
          "pre-LN, causal attention, erf GELU, dropout p=0, LM head tied to the token "
          "embedding; idx i64[4,16]",
          build_gpt2, gpt2_inputs, GPT_CFG.vocab_size, kinked=False, lr_sgd=1.0,
-         lr_momentum=0.5, lr_adamw=1e-2),
+         lr_momentum=0.1, lr_adamw=1e-2),
     Spec("mobilenetv2", "MobileNetV2 (ImageNet stage table), width multiplier 0.1, "
          "last conv 64 channels, ReLU6, depthwise convs; x f32[8,3,48,48] (the last "
          "feature map is 2x2; the global gradient norm at init is ~100, so small lrs)",
@@ -743,13 +743,13 @@ SPECS = [
          "attention) of dim 8, rotary embeddings, RMSNorm, SiLU-gated MLP 64, untied "
          "LM head, all-ones attention mask; idx i64[4,16]",
          build_llama, llama_inputs, LLAMA_CFG["vocab_size"], kinked=False, lr_sgd=1.0,
-         lr_momentum=0.5, lr_adamw=1e-2),
+         lr_momentum=0.1, lr_adamw=1e-2),
     Spec("qwen2", "transformers Qwen2ForCausalLM (eager attention), the llama sizes: "
          "vocab 64, T 16, 2 layers, hidden 32, 4 query and 2 key/value heads of dim 8, "
          "rotary embeddings, RMSNorm, SiLU-gated MLP 64; biases on the q/k/v "
          "projections, LM head tied to the token embedding; idx i64[4,16]",
          build_qwen2, llama_inputs, LLAMA_CFG["vocab_size"], kinked=False, lr_sgd=1.0,
-         lr_momentum=0.5, lr_adamw=1e-2),
+         lr_momentum=0.1, lr_adamw=1e-2),
     Spec("vit_hf", "transformers ViTForImageClassification (eager attention): 16x16 "
          "images, 4x4 patches, class token, hidden 32, 2 layers, 2 heads, GELU MLP 128, "
          "LayerNorm eps 1e-12, classifier on the class token; x f32[4,3,16,16]",
@@ -767,25 +767,25 @@ SPECS = [
          "right inside the graph (ScatterND); input_ids i64[4,16], decoder_labels "
          "i64[4,12] (also the loss's labels)",
          build_t5, t5_inputs, T5_CFG["vocab_size"], kinked=True, lr_sgd=1.0,
-         lr_momentum=0.5, lr_adamw=1e-2, label_input="decoder_labels"),
+         lr_momentum=0.1, lr_adamw=1e-2, label_input="decoder_labels"),
     Spec("bert", "transformers BertForMaskedLM (eager attention): vocab 64, T 16, "
          "2 layers, hidden 32, 4 heads, GELU MLP 64, learned positions, token types "
          "(all 0), post-LN, MLM head (dense + GELU + LayerNorm, decoder tied to the "
          "word embedding); idx i64[4,16]",
          build_bert, llama_inputs, BERT_CFG["vocab_size"], kinked=False, lr_sgd=1.0,
-         lr_momentum=0.5, lr_adamw=1e-2),
+         lr_momentum=0.1, lr_adamw=1e-2),
     Spec("distilbert", "transformers DistilBertForSequenceClassification (eager "
          "attention): vocab 64, T 16, 2 layers, dim 32, 4 heads, GELU FFN 64, learned "
          "positions; classifier on the first token (pre-classifier + ReLU), 10 classes; "
          "idx i64[4,16]",
          build_distilbert, llama_inputs, 10, kinked=True, lr_sgd=1.0,
-         lr_momentum=0.5, lr_adamw=1e-2),
+         lr_momentum=0.1, lr_adamw=1e-2),
     Spec("mistral", "transformers MistralForCausalLM (eager attention): vocab 64, "
          "T 16, 2 layers, hidden 32, 4 query heads and 1 key/value head (multi-query "
          "attention) of dim 8, rotary embeddings, RMSNorm, SiLU-gated MLP 64, no sliding window "
          "(sliding_window=None); idx i64[4,16]",
          build_mistral, llama_inputs, LLAMA_CFG["vocab_size"], kinked=False, lr_sgd=1.0,
-         lr_momentum=0.5, lr_adamw=1e-2),
+         lr_momentum=0.1, lr_adamw=1e-2),
     Spec("efficientnet", "torchvision EfficientNet, efficientnet_b0's stage table at "
          "width 0.1 and depth 0.25 (one MBConv per stage), dropout and stochastic depth "
          "0: BN, SiLU, squeeze-excitation with Sigmoid, depthwise 3x3 and 5x5 convs; "
@@ -861,7 +861,7 @@ LARGE_SPECS = [
          "pre-LN, causal attention, erf GELU, dropout p=0, LM head tied to the token "
          "embedding; idx i64[4,64]",
          build_gpt2_large, gpt2_large_inputs, LARGE_GPT_CFG.vocab_size, kinked=False,
-         lr_sgd=1.0, lr_momentum=0.5, lr_adamw=1e-2),
+         lr_sgd=1.0, lr_momentum=0.1, lr_adamw=1e-2),
     Spec("mobilenetv2", "MobileNetV2 (ImageNet stage table), width multiplier 0.5, "
          "last conv 1280 channels, ReLU6, depthwise convs; x f32[8,3,64,64]",
          build_mobilenetv2_large, images(8, 64), 10, kinked=True, lr_sgd=0.1,
@@ -1052,7 +1052,7 @@ def amp_trajectory(model32, inputs, labels, dtype, lr):
     """PyTorch's own mixed precision on the same AdamW steps: CPU autocast to
     `dtype`, with a GradScaler (init 2^16, dynamic) for float16. Returns the
     losses of the applied steps (a step the scaler skips changes nothing, so
-    those are the reference's steps 1..5) and the number of skipped steps."""
+    those are the reference's first steps) and the number of skipped steps."""
     m = as_dtype(model32, torch.float32)
     opt = torch.optim.AdamW(m.parameters(), lr=lr, weight_decay=ADAMW_WD, foreach=False)
     scaler = torch.amp.GradScaler("cpu", enabled=dtype == torch.float16)
@@ -1321,8 +1321,8 @@ def generate(spec, out_root, mpt_translate, max_bytes=MAX_DIR_BYTES):
             "grad": "||g - g64||_2 / ||g64||_2 per parameter (see zero_gradients)",
             "sgd": "||p1 - p1_64||_2 / ||p1_64 - p0||_2 per parameter (the update's "
                    "relative error; see zero_gradients)",
-            "momentum_trajectory": "max over the 5 steps of |l - l64| / |l64|",
-            "adamw_trajectory": "max over the 5 steps of |l - l64| / |l64|",
+            "momentum_trajectory": f"max over the {STEPS} steps of |l - l64| / |l64|",
+            "adamw_trajectory": f"max over the {STEPS} steps of |l - l64| / |l64|",
         },
         "tolerance_rule": (
             f"tolerance = max({TOL_FACTOR:g} * spread, {TOL_FLOOR:g}); spread = " +
@@ -1406,9 +1406,9 @@ The compiler adds `cross_entropy(logits, labels)` (mean). Inputs:
 {"" if not frozen else "Constant initializers (not parameters; the tests check the importer keeps them constants): " + ", ".join("`" + n + "`" for n in frozen) + "." + chr(10) + chr(10)}Reference (float64, the same module in double from the float32 initial weights):
 `loss.npy` ({ref.loss:.10g}), `grad_<p>.npy`, `sgd_<p>.npy` (after one
 `SGD(lr={spec.lr_sgd})` step), {files}`momentum_loss.npy` / `momentum_loss_fp32.npy`
-(5 steps of `SGD(lr={spec.lr_momentum}, momentum={MOMENTUM})`), `adamw_loss.npy` /
-`adamw_loss_fp32.npy` (5 steps of `AdamW(lr={spec.lr_adamw}, weight_decay={ADAMW_WD})`),
-`bn_step1_*` / `bn_step5_*` (BN running statistics after 1 and 5 momentum steps,
+({STEPS} steps of `SGD(lr={spec.lr_momentum}, momentum={MOMENTUM})`), `adamw_loss.npy` /
+`adamw_loss_fp32.npy` ({STEPS} steps of `AdamW(lr={spec.lr_adamw}, weight_decay={ADAMW_WD})`),
+`bn_step1_*` / `bn_step{STEPS}_*` (BN running statistics after 1 and {STEPS} momentum steps,
 float64). Every step uses the same batch.
 
 Tolerances: {meta["tolerance_rule"]}.

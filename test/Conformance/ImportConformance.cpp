@@ -1,11 +1,13 @@
-//===- ImportConformance.cpp - import every ONNX backend node test --------===//
+//===- ImportConformance.cpp - import every ONNX backend test model -------===//
 //
 //   mpt-import-conformance <node-test-dir> <expected-unsupported.txt>
 //                          [<doc.md>]
 //
-// Imports the model of every ONNX backend node test (Debian's
-// libonnx-testdata) and prints how many imported, how many were reported
-// unsupported, and how many failed. It fails when a test whose ops are all
+// Imports every model of ONNX's backend test suite (Debian's
+// libonnx-testdata: the node tests in <node-test-dir> and the
+// pytorch-converted, pytorch-operator and simple models beside it) and
+// prints how many imported, how many were reported unsupported, and how
+// many failed. It fails when a test whose ops are all
 // on MPT's supported list does not import, unless expected-unsupported.txt
 // lists it with a reason; and when a listed test imports after all (so the
 // list stays true). A crash fails it too, since it runs in-process. With a
@@ -14,6 +16,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "NodeTests.h"
+#include "UnsupportedReasons.h"
 #include "mpt/Import/ONNX/Importer.h"
 
 #include "mlir/IR/Diagnostics.h"
@@ -43,7 +46,8 @@ int main(int argc, char **argv) {
     llvm::errs() << "cannot read " << argv[2] << "\n";
     return 2;
   }
-  std::vector<std::string> tests = mpt::conformance::listNodeTests(root);
+  std::vector<mpt::conformance::SuiteTest> tests =
+      mpt::conformance::listSuiteTests(root);
   if (tests.empty()) {
     llvm::errs() << "cannot list node tests under " << root << "\n";
     return 2;
@@ -54,8 +58,11 @@ int main(int argc, char **argv) {
   int outOfTypeSet = 0;
   MLIRContext typeContext;
   std::set<std::string> seenExpected;
-  for (const std::string &test : tests) {
-    std::string path = root + "/" + test + "/model.onnx";
+  std::map<std::string, int> groupCounts;
+  std::map<std::string, int> missingOpCounts;
+  for (const auto &suiteTest : tests) {
+    const std::string &test = suiteTest.name;
+    std::string path = suiteTest.dir + "/model.onnx";
     auto buffer = llvm::MemoryBuffer::getFile(path, false, false);
     if (!buffer)
       continue;
@@ -83,7 +90,7 @@ int main(int argc, char **argv) {
 
     mpt::OnnxImportOptions options;
     mpt::conformance::bindConstantInputs(
-        model, root + "/" + test + "/test_data_set_0", options);
+        model, suiteTest.dir + "/test_data_set_0", options);
 
     MLIRContext context;
     std::string messages;
@@ -113,6 +120,10 @@ int main(int argc, char **argv) {
         llvm::outs() << "failed (out of scope) " << test << ":\n" << messages;
       break;
     }
+    std::set<std::string> missingOps;
+    ++groupCounts[mpt::conformance::unsupportedGroup(model, missingOps)];
+    for (const std::string &op : missingOps)
+      ++missingOpCounts[op];
     if (allKnown && typesSupported && !listed) {
       ++problems;
       llvm::outs() << "REGRESSION " << test
@@ -128,22 +139,45 @@ int main(int argc, char **argv) {
     if (!seenExpected.count(entry.first)) {
       ++problems;
       llvm::outs() << "STALE expected-unsupported entry " << entry.first
-                   << ": no such node test\n";
+                   << ": no such test\n";
     }
-  llvm::outs() << "ONNX node tests: " << tests.size() << ", imported "
+  llvm::outs() << "ONNX backend test models: " << tests.size() << " ("
+               << mpt::conformance::suiteBreakdown(tests) << "), imported "
                << imported << ", unsupported " << unsupported << ", failed "
                << failed << " (" << outOfTypeSet
                << " use element types outside MPT's set; " << expected.size()
                << " listed as expected-unsupported)\n";
+  // Why the others do not import, as docs/importer.md tabulates it.
+  std::vector<std::string> groupRows;
+  for (const std::string &group : mpt::conformance::unsupportedGroups()) {
+    groupRows.push_back("| " + group + " | " +
+                        std::to_string(groupCounts[group]) + " |");
+    llvm::outs() << "  " << groupRows.back() << "\n";
+  }
+  std::vector<std::pair<std::string, int>> missing(missingOpCounts.begin(),
+                                                   missingOpCounts.end());
+  std::stable_sort(
+      missing.begin(), missing.end(),
+      [](const auto &a, const auto &b) { return a.second > b.second; });
+  std::string missingList = "Operators the importer does not have, with "
+                            "the number of models that use them:";
+  for (size_t i = 0; i < missing.size(); ++i)
+    missingList += (i ? ", " : " ") + missing[i].first + " " +
+                   std::to_string(missing[i].second);
+  missingList += ".";
+  llvm::outs() << missingList << "\n";
   if (argc == 4) {
     std::ostringstream want;
-    want << "Current counts: " << tests.size() << " tests, " << imported
+    want << "Current counts: " << tests.size() << " models ("
+         << mpt::conformance::suiteBreakdown(tests) << "), " << imported
          << " imported, " << unsupported << " reported unsupported, " << failed
          << " failed; " << outOfTypeSet
          << " of the unsupported use element types outside MPT's set";
     std::string listed = std::to_string(expected.size()) + " are listed";
+    std::vector<std::string> phrases = {want.str(), listed, missingList};
+    phrases.insert(phrases.end(), groupRows.begin(), groupRows.end());
     for (const std::string &phrase :
-         mpt::conformance::missingPhrases(argv[3], {want.str(), listed})) {
+         mpt::conformance::missingPhrases(argv[3], phrases)) {
       ++problems;
       llvm::outs() << "STALE DOC " << argv[3] << ": it must say \"" << phrase
                    << "\"\n";

@@ -1,7 +1,9 @@
-//===- NodeTests.h - walking ONNX backend node tests ------------*- C++ -*-===//
+//===- NodeTests.h - walking ONNX backend test suite ------------*- C++ -*-===//
 //
-// Shared by the conformance walks: listing the node tests, reading a list
-// of expected outcomes, and binding constant inputs.
+// Shared by the conformance walks: listing the tests of ONNX's backend
+// suite (the node tests, and the pytorch-converted, pytorch-operator and
+// simple models beside them), reading a list of expected outcomes, and
+// binding constant inputs.
 //
 // ONNX node tests feed shapes, axes and clip bounds as graph inputs. MPT
 // needs them at compile time, so the conformance walks bind those inputs
@@ -22,6 +24,7 @@
 #include <algorithm>
 #include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -74,7 +77,17 @@ inline bool readExpectedList(const std::string &path,
   return true;
 }
 
-/// The node tests (folders with a model.onnx) under `root`, sorted.
+/// The folders of ONNX's backend test data that hold models with their
+/// inputs and expected outputs, beside `node`: together they are the
+/// 1,072 models of ONNX 1.12's suite (`real` is left out: its folders
+/// hold only the address of a model to download).
+inline const std::vector<std::string> &suiteFolders() {
+  static const std::vector<std::string> folders = {
+      "node", "pytorch-converted", "pytorch-operator", "simple"};
+  return folders;
+}
+
+/// The tests (folders with a model.onnx) under `root`, sorted.
 inline std::vector<std::string> listNodeTests(const std::string &root) {
   std::vector<std::string> tests;
   std::error_code ec;
@@ -86,6 +99,50 @@ inline std::vector<std::string> listNodeTests(const std::string &root) {
     tests.clear();
   std::sort(tests.begin(), tests.end());
   return tests;
+}
+
+/// One model of the suite: `name` is the node test's folder name
+/// (`test_abs`), or the folder and the test for the other suites
+/// (`pytorch-converted/test_Conv2d`), as the expected-outcome lists
+/// name them; `dir` is where it lies.
+struct SuiteTest {
+  std::string suite;
+  std::string name;
+  std::string dir;
+};
+
+/// Every test of the suite whose `node` folder is `nodeDir`: the node
+/// tests, then those of the sibling folders that exist. Empty when
+/// `nodeDir` has none.
+inline std::vector<SuiteTest> listSuiteTests(const std::string &nodeDir) {
+  std::vector<SuiteTest> tests;
+  std::string dataDir = llvm::sys::path::parent_path(nodeDir).str();
+  for (const std::string &suite : suiteFolders()) {
+    std::string dir = suite == "node" ? nodeDir : dataDir + "/" + suite;
+    std::vector<std::string> names = listNodeTests(dir);
+    if (suite == "node" && names.empty())
+      return {};
+    for (const std::string &name : names)
+      tests.push_back({suite, suite == "node" ? name : suite + "/" + name,
+                       dir + "/" + name});
+  }
+  return tests;
+}
+
+/// "932 node, 82 pytorch-converted, ..." for the tests' suites.
+inline std::string suiteBreakdown(const std::vector<SuiteTest> &tests) {
+  std::string out;
+  for (const std::string &suite : suiteFolders()) {
+    size_t count =
+        std::count_if(tests.begin(), tests.end(),
+                      [&](const SuiteTest &t) { return t.suite == suite; });
+    if (!count)
+      continue;
+    if (!out.empty())
+      out += ", ";
+    out += std::to_string(count) + " " + suite;
+  }
+  return out;
 }
 
 /// The default-domain opset of a model.
@@ -105,6 +162,11 @@ inline void bindConstantInputs(const onnx::ModelProto &model,
   const auto &table = onnx_import::OpImporterTable::get();
   int64_t opset = defaultOpset(model);
   const auto &graph = model.graph();
+  // input_<k>.pb is the k-th graph input that is not an initializer (the
+  // older models list their weights among the inputs).
+  std::set<std::string> initializers;
+  for (const auto &init : graph.initializer())
+    initializers.insert(init.name());
   for (const auto &node : graph.node()) {
     const auto *entry = table.lookup(node.op_type(), opset);
     if (!entry)
@@ -112,10 +174,14 @@ inline void bindConstantInputs(const onnx::ModelProto &model,
     for (int i = 0; i < node.input_size(); ++i) {
       if (!(entry->constantInputs & (1u << i)))
         continue;
-      for (int g = 0; g < graph.input_size(); ++g)
+      for (int g = 0, k = 0; g < graph.input_size(); ++g) {
+        if (initializers.count(graph.input(g).name()))
+          continue;
         if (graph.input(g).name() == node.input(i))
           options.constantInputFiles[node.input(i)] =
-              dataDir + "/input_" + std::to_string(g) + ".pb";
+              dataDir + "/input_" + std::to_string(k) + ".pb";
+        ++k;
+      }
     }
   }
 }

@@ -1,14 +1,17 @@
-//===- NumericsConformance.cpp - run every ONNX node test end to end ------===//
+//===- NumericsConformance.cpp - run every ONNX backend test end to end ---===//
 //
 //   mpt-numerics-conformance <node-test-dir> <expected-failures.txt>
+//                            [<testing.md>]
 //
-// For every ONNX backend node test (Debian's libonnx-testdata): import the
-// model, lower it, emit a plan, run it on the CPU runtime with the test's
-// inputs (test_data_set_0/input_*.pb) and compare every output with the
-// expected one (output_*.pb) at ONNX's default tolerances, rtol 1e-3 and
-// atol 1e-7. Inputs that the importer needs as constants (shapes, axes,
-// clip bounds) are bound as constants from their .pb file, which is what
-// `mpt-compile --bind-constant` does.
+// For every model of ONNX's backend test suite (Debian's libonnx-testdata:
+// the node tests in <node-test-dir> and the pytorch-converted,
+// pytorch-operator and simple models beside it): import the model, lower it,
+// emit a plan, run it on the CPU runtime with the test's inputs
+// (test_data_set_0/input_*.pb) and compare every output with the expected one
+// (output_*.pb) at ONNX's default tolerances, rtol 1e-3 and atol 1e-7. Inputs
+// that the importer needs as constants (shapes, axes, clip bounds) are bound as
+// constants from their .pb file, which is what `mpt-compile --bind-constant`
+// does.
 //
 // MPT_DUMP_PLANS_DIR=DIR also writes every plan it emits into DIR
 // (EndToEnd.cpp; scripts/fuzz.sh seeds the plan fuzzer with them).
@@ -123,7 +126,7 @@ int main(int argc, char **argv) {
     llvm::errs() << "cannot read " << argv[2] << "\n";
     return 2;
   }
-  std::vector<std::string> tests = conformance::listNodeTests(root);
+  std::vector<conformance::SuiteTest> tests = conformance::listSuiteTests(root);
   if (tests.empty()) {
     llvm::errs() << "cannot list node tests under " << root << "\n";
     return 2;
@@ -131,9 +134,14 @@ int main(int argc, char **argv) {
 
   int passed = 0, failed = 0, expectedFailed = 0, unsupported = 0;
   int problems = 0;
-  for (const std::string &test : tests) {
+  std::vector<std::string> names;
+  for (const auto &suiteTest : tests)
+    names.push_back(suiteTest.name);
+  std::sort(names.begin(), names.end());
+  for (const auto &suiteTest : tests) {
+    const std::string &test = suiteTest.name;
     bool isUnsupported;
-    std::string why = runTest(root + "/" + test, isUnsupported);
+    std::string why = runTest(suiteTest.dir, isUnsupported);
     if (isUnsupported) {
       ++unsupported;
       if (verbose)
@@ -159,19 +167,20 @@ int main(int argc, char **argv) {
     llvm::outs() << "FAIL " << test << ": " << why << "\n";
   }
   for (const auto &[name, reason] : expected)
-    if (!std::binary_search(tests.begin(), tests.end(), name)) {
+    if (!std::binary_search(names.begin(), names.end(), name)) {
       ++problems;
-      llvm::outs() << "STALE " << name << " is listed but not a node test\n";
+      llvm::outs() << "STALE " << name << " is listed but not a test\n";
     }
-  llvm::outs() << "numerics conformance: " << tests.size()
-               << " node tests: " << passed << " passed, " << failed
-               << " failed (" << expectedFailed << " listed with a reason), "
-               << unsupported << " unsupported by the importer\n";
+  llvm::outs() << "numerics conformance: " << tests.size() << " models ("
+               << conformance::suiteBreakdown(tests) << "): " << passed
+               << " passed, " << failed << " failed (" << expectedFailed
+               << " listed with a reason), " << unsupported
+               << " unsupported by the importer\n";
   // docs/testing.md states these counts; a stale one fails the test.
   if (argc == 4)
     for (const std::string &phrase : conformance::missingPhrases(
              argv[3],
-             {"Today: " + std::to_string(tests.size()) + " tests, **" +
+             {"Today: " + std::to_string(tests.size()) + " models, **" +
                   std::to_string(passed) + " pass, " + std::to_string(failed) +
                   " fail and are listed with a reason**",
               std::to_string(unsupported) +

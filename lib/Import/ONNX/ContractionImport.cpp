@@ -353,11 +353,11 @@ LogicalResult importGlobalAveragePool(NodeContext &c) {
 
 void registerContractionImporters(OpImporterTable &t) {
   t.add("MatMul", {1, importMatMul});
-  t.add("Gemm", {7, importGemm});
+  t.add("Gemm", {6, importGemm}); // 6: `broadcast`, which numpy's rule covers
   t.add("Conv", {1, importConv});
   t.add("ConvTranspose", {1, importConvTranspose});
-  t.add("MaxPool", {8, importMaxPool});
-  t.add("AveragePool", {7, importAveragePool});
+  t.add("MaxPool", {1, importMaxPool});         // 1: no dilations, ceil_mode
+  t.add("AveragePool", {1, importAveragePool}); // 1: no count_include_pad
   t.add("GlobalAveragePool", {1, importGlobalAveragePool});
 }
 

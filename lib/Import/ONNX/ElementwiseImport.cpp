@@ -141,10 +141,21 @@ LogicalResult importMod(NodeContext &c) {
 /// PRelu(x, slope) = where(x < 0, x * slope, x), slope broadcasting
 /// against x: the gradient reaches slope through the mul.
 LogicalResult importPRelu(NodeContext &c) {
-  Type element = c.inputType(0).getElementType();
+  RankedTensorType xType = c.inputType(0), slopeType = c.inputType(1);
+  Type element = xType.getElementType();
+  Value slope = c.input(1);
+  // PRelu-6 broadcasts a slope of one value per channel (C) along the
+  // channel axis, where PRelu-7 aligns it with the last axis.
+  if (c.opset < 7 && xType.getRank() > 2 && slopeType.getRank() == 1 &&
+      slopeType.getDimSize(0) == xType.getDimSize(1) &&
+      slopeType.getDimSize(0) != 1) {
+    SmallVector<int64_t> shape(xType.getRank() - 1, 1);
+    shape[0] = slopeType.getDimSize(0);
+    slope = c.createTyped<ReshapeOp>(slopeType.clone(shape), {slope})[0];
+  }
   auto negative =
       c.create1<LessOp>({c.input(0), grad::scalar(c.b, c.loc, 0.0, element)});
-  auto scaled = c.create1<MulOp>({c.input(0), c.input(1)});
+  auto scaled = c.create1<MulOp>({c.input(0), slope});
   if (failed(negative) || failed(scaled))
     return failure();
   auto result = c.create1<WhereOp>({*negative, *scaled, c.input(0)});
@@ -241,12 +252,12 @@ LogicalResult importClip11(NodeContext &c) {
 
 void registerElementwiseImporters(OpImporterTable &t) {
   t.add("LeakyRelu", {6, importLeakyRelu});
-  t.add("PRelu", {9, importPRelu});
+  t.add("PRelu", {6, importPRelu});
   t.add("Gelu", {20, importGelu});
   t.add("Clip", {6, importClip6});
   t.add("Clip", {11, importClip11, /*constantInputs=*/0b110});
 
-  t.add("Mean", {8, importMean});
+  t.add("Mean", {6, importMean}); // 6: one shape, which broadcasting covers
   t.add("And", {7, importAnd});
   t.add("Or", {7, importOr});
   t.add("Xor", {7, importXor});

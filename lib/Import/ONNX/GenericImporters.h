@@ -29,6 +29,43 @@ template <typename OpTy> mlir::LogicalResult importBinary(NodeContext &c) {
   return c.produce<OpTy>({c.input(0), c.input(1)});
 }
 
+/// Add, Sub, Mul, Div and Pow before opset 7, which broadcast only when
+/// asked (`broadcast` = 1), B onto A: B's shape is a run of A's axes from
+/// `axis`, or A's last axes without it (numpy's alignment). B gets the
+/// trailing unit axes that make numpy's broadcasting do the same.
+template <typename OpTy>
+mlir::LogicalResult importLegacyBinary(NodeContext &c) {
+  mlir::RankedTensorType a = c.inputType(0), b = c.inputType(1);
+  mlir::Value rhs = c.input(1);
+  if (!c.getInt("broadcast", 0)) {
+    if (a.getShape() != b.getShape())
+      return c.emitError() << "B " << b << " differs from A " << a
+                           << " in shape, and broadcast is 0";
+    return c.produce<OpTy>({c.input(0), rhs});
+  }
+  int64_t from = a.getRank() - b.getRank();
+  if (c.hasAttr("axis")) {
+    auto axis = c.axis(c.getInt("axis", 0), a.getRank());
+    if (mlir::failed(axis))
+      return mlir::failure();
+    from = *axis;
+  }
+  if (from < 0 || from + b.getRank() > a.getRank())
+    return c.emitError() << "B " << b << " does not fit A " << a
+                         << " from axis " << from;
+  for (int64_t i = 0; i < b.getRank(); ++i)
+    if (b.getDimSize(i) != 1 && b.getDimSize(i) != a.getDimSize(from + i))
+      return c.emitError() << "B " << b << " does not match A " << a
+                           << " from axis " << from;
+  const int64_t trailing = a.getRank() - from - b.getRank();
+  if (trailing > 0) {
+    llvm::SmallVector<int64_t> shape(b.getShape());
+    shape.append(trailing, 1);
+    rhs = c.createTyped<ReshapeOp>(b.clone(shape), {rhs})[0];
+  }
+  return c.produce<OpTy>({c.input(0), rhs});
+}
+
 /// The inputs combined left to right with OpTy (broadcasting).
 template <typename OpTy>
 mlir::FailureOr<mlir::Value> foldInputs(NodeContext &c) {
@@ -57,6 +94,33 @@ template <typename OpTy> mlir::LogicalResult importSoftmax(NodeContext &c) {
     return mlir::failure();
   return c.produce<OpTy>({c.input(0)},
                          {c.named("axis", c.b.getI64IntegerAttr(*axis))});
+}
+
+/// Softmax and LogSoftmax before opset 13: the input is read as a matrix
+/// whose rows are its axes before `axis` (default 1) and whose columns are
+/// the rest, and each row is normalised; a reshape on either side when
+/// `axis` is not the last.
+template <typename OpTy>
+mlir::LogicalResult importSoftmaxCoerced(NodeContext &c) {
+  mlir::RankedTensorType type = c.inputType(0);
+  auto axis = c.axis(c.getInt("axis", 1), type.getRank());
+  if (mlir::failed(axis))
+    return mlir::failure();
+  const int64_t last = type.getRank() - 1;
+  if (*axis == last)
+    return c.produce<OpTy>({c.input(0)},
+                           {c.named("axis", c.b.getI64IntegerAttr(*axis))});
+  int64_t rows = 1, columns = 1;
+  for (int64_t i = 0; i <= last; ++i)
+    (i < *axis ? rows : columns) *= type.getDimSize(i);
+  mlir::Value matrix =
+      c.createTyped<ReshapeOp>(type.clone({rows, columns}), {c.input(0)})[0];
+  auto normalised =
+      c.create1<OpTy>({matrix}, {c.named("axis", c.b.getI64IntegerAttr(1))});
+  if (mlir::failed(normalised))
+    return mlir::failure();
+  c.setResults(c.createTyped<ReshapeOp>(type, {*normalised}));
+  return mlir::success();
 }
 
 template <typename OpTy> mlir::LogicalResult importLoss(NodeContext &c) {

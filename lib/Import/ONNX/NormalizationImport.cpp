@@ -7,8 +7,18 @@ using namespace mlir;
 namespace mpt::onnx_import {
 namespace {
 
+/// BatchNormalization. Before opset 9 the `spatial` attribute may ask for
+/// statistics per element rather than per channel, which MPT does not
+/// have; before opset 7, `is_test` = 0 is training mode (the outputs are
+/// those of opset 14's, Y and the running mean and variance).
 LogicalResult importBatchNorm(NodeContext &c) {
-  bool training = c.opset >= 14 && c.getInt("training_mode", 0) != 0;
+  if (c.opset < 9 && c.getInt("spatial", 1) != 1)
+    return c.unsupported("spatial = 0 (statistics per element)");
+  bool training = c.opset >= 14 ? c.getInt("training_mode", 0) != 0
+                  : c.opset < 7 ? c.getInt("is_test", 0) == 0
+                                : false;
+  if (c.opset >= 7 && c.opset < 9 && c.numOutputs() > 1)
+    training = true;
   auto eps =
       c.named("epsilon", c.b.getF32FloatAttr(c.getFloat("epsilon", 1e-5f)));
   SmallVector<Value> operands;
@@ -173,7 +183,7 @@ LogicalResult importMeanVarianceNorm(NodeContext &c) {
 } // namespace
 
 void registerNormalizationImporters(OpImporterTable &t) {
-  t.add("BatchNormalization", {9, importBatchNorm});
+  t.add("BatchNormalization", {6, importBatchNorm});
   t.add("LayerNormalization", {17, importLayerNorm});
   t.add("InstanceNormalization", {6, importInstanceNorm});
   t.add("GroupNormalization", {18, importGroupNorm18});

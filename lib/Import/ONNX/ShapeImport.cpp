@@ -695,7 +695,7 @@ LogicalResult importConstantOfShape(NodeContext &c) {
 } // namespace
 
 void registerShapeImporters(OpImporterTable &t) {
-  t.add("Constant", {9, importConstant});
+  t.add("Constant", {1, importConstant});
   t.add("Identity", {1, importIdentity});
   t.add("Cast", {6, importCast});
   t.add("Dropout", {7, importDropout7});

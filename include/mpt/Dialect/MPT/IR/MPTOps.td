@@ -286,18 +286,21 @@ def MPT_ClipOp : MPT_FunctionOp<MPT_UF_Clip, [Differentiable]>,
 
 def MPT_AddOp : MPT_BinaryOp<"add", [Differentiable, PrecisionPolicy<"Follow">, Commutative, SameOperandsElementType]>,
     MPT_RuntimeKernel<"MPTRT_AddOp">,
-    MPT_OnnxImport<[MPT_OnnxRow<"Add", 7, "importBinary">,
-                    MPT_OnnxRow<"Sum", 8, "importVariadic">]> {
+    MPT_OnnxImport<[MPT_OnnxRow<"Add", 1, "importLegacyBinary">,
+                    MPT_OnnxRow<"Add", 7, "importBinary">,
+                    MPT_OnnxRow<"Sum", 6, "importVariadic">]> {
   let summary = "Elementwise sum";
 }
 def MPT_SubOp : MPT_BinaryOp<"sub", [Differentiable, PrecisionPolicy<"Follow">, SameOperandsElementType]>,
     MPT_RuntimeKernel<"MPTRT_SubOp">,
-    MPT_OnnxImport<[MPT_OnnxRow<"Sub", 7, "importBinary">]> {
+    MPT_OnnxImport<[MPT_OnnxRow<"Sub", 1, "importLegacyBinary">,
+                    MPT_OnnxRow<"Sub", 7, "importBinary">]> {
   let summary = "Elementwise difference";
 }
 def MPT_MulOp : MPT_BinaryOp<"mul", [Differentiable, PrecisionPolicy<"Follow">, Commutative, SameOperandsElementType]>,
     MPT_RuntimeKernel<"MPTRT_MulOp">,
-    MPT_OnnxImport<[MPT_OnnxRow<"Mul", 7, "importBinary">]> {
+    MPT_OnnxImport<[MPT_OnnxRow<"Mul", 1, "importLegacyBinary">,
+                    MPT_OnnxRow<"Mul", 7, "importBinary">]> {
   let summary = "Elementwise product";
   let description = [{
     Canonicalization recognizes the erf form of GELU that exporters write,
@@ -307,22 +310,24 @@ def MPT_MulOp : MPT_BinaryOp<"mul", [Differentiable, PrecisionPolicy<"Follow">, 
 }
 def MPT_DivOp : MPT_BinaryOp<"div", [Differentiable, PrecisionPolicy<"Follow">, SameOperandsElementType]>,
     MPT_RuntimeKernel<"MPTRT_DivOp">,
-    MPT_OnnxImport<[MPT_OnnxRow<"Div", 7, "importBinary">]> {
+    MPT_OnnxImport<[MPT_OnnxRow<"Div", 1, "importLegacyBinary">,
+                    MPT_OnnxRow<"Div", 7, "importBinary">]> {
   let summary = "Elementwise quotient (integer division truncates)";
 }
 def MPT_MaxOp : MPT_BinaryOp<"max", [Differentiable, PrecisionPolicy<"Clear">, Commutative, SameOperandsElementType]>,
     MPT_RuntimeKernel<"MPTRT_MaxOp">,
-    MPT_OnnxImport<[MPT_OnnxRow<"Max", 8, "importVariadic">]> {
+    MPT_OnnxImport<[MPT_OnnxRow<"Max", 6, "importVariadic">]> {
   let summary = "Elementwise maximum";
 }
 def MPT_MinOp : MPT_BinaryOp<"min", [Differentiable, PrecisionPolicy<"Clear">, Commutative, SameOperandsElementType]>,
     MPT_RuntimeKernel<"MPTRT_MinOp">,
-    MPT_OnnxImport<[MPT_OnnxRow<"Min", 8, "importVariadic">]> {
+    MPT_OnnxImport<[MPT_OnnxRow<"Min", 6, "importVariadic">]> {
   let summary = "Elementwise minimum";
 }
 def MPT_PowOp : MPT_BinaryOp<"pow", [Differentiable, PrecisionPolicy<"RequireF32">]>,
     MPT_RuntimeKernel<"MPTRT_PowOp">,
-    MPT_OnnxImport<[MPT_OnnxRow<"Pow", 7, "importBinary">]> {
+    MPT_OnnxImport<[MPT_OnnxRow<"Pow", 1, "importLegacyBinary">,
+                    MPT_OnnxRow<"Pow", 7, "importBinary">]> {
   let summary = "lhs ** rhs; the exponent may have another element type";
 }
 
@@ -591,7 +596,8 @@ def MPT_LayerNormOp : MPT_Op<"layer_norm", [Differentiable, PrecisionPolicy<"Req
 def MPT_SoftmaxOp : MPT_UnaryOp<"softmax", MPT_FloatTensor,
     [Differentiable, PrecisionPolicy<"RequireF32", "F32">]>,
     MPT_RuntimeKernel<"MPTRT_SoftmaxOp">,
-    MPT_OnnxImport<[MPT_OnnxRow<"Softmax", 13, "importSoftmax">]> {
+    MPT_OnnxImport<[MPT_OnnxRow<"Softmax", 1, "importSoftmaxCoerced">,
+                    MPT_OnnxRow<"Softmax", 13, "importSoftmax">]> {
   let summary = "Softmax along one axis";
   let arguments = (ins MPT_FloatTensor:$input, I64Attr:$axis);
   let hasVerifier = 1;
@@ -600,7 +606,8 @@ def MPT_SoftmaxOp : MPT_UnaryOp<"softmax", MPT_FloatTensor,
 def MPT_LogSoftmaxOp : MPT_UnaryOp<"log_softmax", MPT_FloatTensor,
     [Differentiable, PrecisionPolicy<"RequireF32", "F32">]>,
     MPT_RuntimeKernel<"MPTRT_LogSoftmaxOp">,
-    MPT_OnnxImport<[MPT_OnnxRow<"LogSoftmax", 13, "importSoftmax">]> {
+    MPT_OnnxImport<[MPT_OnnxRow<"LogSoftmax", 1, "importSoftmaxCoerced">,
+                    MPT_OnnxRow<"LogSoftmax", 13, "importSoftmax">]> {
   let summary = "Log of softmax along one axis";
   let arguments = (ins MPT_FloatTensor:$input, I64Attr:$axis);
   let hasVerifier = 1;
