@@ -16,6 +16,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <random>
 #include <string>
@@ -336,6 +337,34 @@ inline std::vector<float> randomFloats(size_t n, unsigned seed) {
     x = dist(rng);
   return v;
 }
+
+/// Sets MPTRT_CPU_NUMERICS for the models loaded in its scope (each load
+/// makes a CPU backend, which reads it; docs/runtime.md, "CPU numerics
+/// modes"), restoring the old value after. A test of a property only one
+/// mode has pins that mode with it, so it holds whatever the environment
+/// selects.
+class CpuNumericsMode {
+public:
+  explicit CpuNumericsMode(const char *mode) {
+    const char *old = std::getenv("MPTRT_CPU_NUMERICS");
+    hadOld_ = old != nullptr;
+    if (old)
+      old_ = old;
+    setenv("MPTRT_CPU_NUMERICS", mode, 1);
+  }
+  ~CpuNumericsMode() {
+    if (hadOld_)
+      setenv("MPTRT_CPU_NUMERICS", old_.c_str(), 1);
+    else
+      unsetenv("MPTRT_CPU_NUMERICS");
+  }
+  CpuNumericsMode(const CpuNumericsMode &) = delete;
+  CpuNumericsMode &operator=(const CpuNumericsMode &) = delete;
+
+private:
+  bool hadOld_ = false;
+  std::string old_;
+};
 
 } // namespace test
 } // namespace mptrt

@@ -205,6 +205,8 @@ TEST(NoAllocation, HooksCountAllocations) {
 
 // Tests that a second run of every kernel kind allocates nothing.
 TEST(NoAllocation, SecondRunOfEveryKindAllocatesNothing) {
+  // Mode: reference, pinned (oneDNN's execute allocates in the fast mode).
+  CpuNumericsMode reference("reference");
   for (const Case &c : allCases()) {
     SCOPED_TRACE(describeCase(c));
     const long count = allocationsOfSecondRun(c);
@@ -219,6 +221,8 @@ TEST(NoAllocation, SecondRunOfEveryKindAllocatesNothing) {
 // Tests that a second checked run (docs/runtime.md, "Finding the first
 // non-finite kernel") of every kernel kind allocates nothing either.
 TEST(NoAllocation, SecondCheckedRunOfEveryKindAllocatesNothing) {
+  // Mode: reference, pinned (oneDNN's execute allocates in the fast mode).
+  CpuNumericsMode reference("reference");
   for (const Case &c : allCases()) {
     SCOPED_TRACE(describeCase(c));
     EXPECT_EQ(allocationsOfSecondRun(c, /*checked=*/true), 0)
@@ -238,6 +242,8 @@ uint64_t workspaceOf(const Case &c) {
 // works in its tensors), float32 copies of a bf16 matmul's a, b and y, and
 // per-thread rows for softmax_grad.
 TEST(NoAllocation, WorkspaceIsSizedAtPrepare) {
+  // Mode: reference, pinned (oneDNN's execute allocates in the fast mode).
+  CpuNumericsMode reference("reference");
   EXPECT_EQ(workspaceOf(make("gemm", {{F32, {64, 256}}, {F32, {256, 128}}}, {{F32, {64, 128}}})),
             0u);
   // a [4, 64, 128], b [128, 96], y [4, 64, 96] as float32, each piece a

@@ -309,6 +309,9 @@ void expectSameBits(const std::string &kind, const std::vector<HostTensor> &oper
 // sgemm cuts a large product into blocks of rows only where OpenBLAS gives
 // the very bits of one call; the first use measures where that is.
 TEST(ParallelKernels, GemmSameBitsAsOneThread) {
+  // Mode: reference, pinned (the fast mode's bits depend on the thread
+  // count, and oneDNN does not use the pool).
+  CpuNumericsMode reference("reference");
   const int64_t unit = rt::cpu::sgemmRowCutUnit();
   // 0 is legitimate (no exact cut on this CPU's kernel: large GEMMs then
   // run on one thread), but worth seeing in the log.
@@ -330,6 +333,9 @@ TEST(ParallelKernels, GemmSameBitsAsOneThread) {
 }
 
 TEST(ParallelKernels, MatMulSameBitsAsOneThread) {
+  // Mode: reference, pinned (the fast mode's bits depend on the thread
+  // count, and oneDNN does not use the pool).
+  CpuNumericsMode reference("reference");
   std::mt19937 rng(8);
   // One large product (rows cut), and many batches (spread over threads).
   expectSameBits(
@@ -343,6 +349,9 @@ TEST(ParallelKernels, MatMulSameBitsAsOneThread) {
 }
 
 TEST(ParallelKernels, ConvSameBitsAsOneThread) {
+  // Mode: reference, pinned (the fast mode's bits depend on the thread
+  // count, and oneDNN does not use the pool).
+  CpuNumericsMode reference("reference");
   std::mt19937 rng(9);
   auto attrs = [](int64_t group) {
     return std::vector<Attribute>{

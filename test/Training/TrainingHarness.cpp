@@ -45,6 +45,22 @@ TempDir::~TempDir() {
   fs::remove_all(path_, ec);
 }
 
+ScopedEnv::ScopedEnv(const std::string &name, const std::string &value)
+    : name_(name) {
+  if (const char *old = std::getenv(name.c_str())) {
+    hadOld_ = true;
+    old_ = old;
+  }
+  setenv(name.c_str(), value.c_str(), 1);
+}
+
+ScopedEnv::~ScopedEnv() {
+  if (hadOld_)
+    setenv(name_.c_str(), old_.c_str(), 1);
+  else
+    unsetenv(name_.c_str());
+}
+
 bool runTrainer(const TempDir &dir, const std::vector<std::string> &base,
                 const std::vector<std::string> &extra, const std::string &log) {
   std::vector<std::string> argv = base;

@@ -41,6 +41,23 @@ private:
   std::string path_;
 };
 
+/// Sets an environment variable for its scope (and for the subprocesses
+/// started in it), restoring the old value, or its absence, after. The
+/// runtime reads MPTRT_CPU_NUMERICS when a model is loaded, so a
+/// ScopedEnv("MPTRT_CPU_NUMERICS", "fast") around Trainer::load picks the
+/// CPU's numerics mode for that model (docs/runtime.md).
+class ScopedEnv {
+public:
+  ScopedEnv(const std::string &name, const std::string &value);
+  ~ScopedEnv();
+  ScopedEnv(const ScopedEnv &) = delete;
+  ScopedEnv &operator=(const ScopedEnv &) = delete;
+
+private:
+  std::string name_, old_;
+  bool hadOld_ = false;
+};
+
 /// Runs argv[0] with the arguments (no shell), stdout and stderr both going
 /// to `logPath`. Returns the exit status, or -1 when it did not exit
 /// normally (the log then says why).

@@ -37,6 +37,13 @@
 // held to a relative loss-trajectory bound against the float64 trajectory,
 // set from PyTorch autocast's error on the same steps; see kAutocastFactor.
 //
+// Numerics mode: ZooParity runs in the CPU mode the environment selects
+// (MPTRT_CPU_NUMERICS; under ctest the default, `reference`), so
+// MPTRT_CPU_NUMERICS=fast runs the same checks on the fast mode.
+// ZooFastNumerics, at the end, pins both modes itself: the fast mode's
+// error within twice the reference's (issue 27), and ZooFastNumericsRuns
+// its run-to-run bits and threads.
+//
 //===----------------------------------------------------------------------===//
 #include "TrainingHarness.h"
 
@@ -582,6 +589,399 @@ INSTANTIATE_TEST_SUITE_P(
                       "vit_hf+fuse-attention", "bert+fuse-attention",
                       "distilbert+fuse-attention", "mistral+fuse-attention",
                       "t5+fuse-attention"),
+    modelName);
+
+//===----------------------------------------------------------------------===//
+// The CPU's fast numerics mode against its reference mode (issue 27).
+//===----------------------------------------------------------------------===//
+//
+// MPTRT_CPU_NUMERICS=fast runs conv, its two gradients, matmul and gemm
+// through oneDNN (docs/runtime.md, "CPU numerics modes"); every zoo model
+// has some of them. The rule: on every zoo model, the fast mode's error
+// against float64 is within twice the reference mode's on the same plan,
+// each mode pinned explicitly (ScopedEnv around the load), in
+//
+//   fp32  one SGD step: every gradient (the metric of SgdOneStepFp32), and
+//         the SGD-momentum and AdamW loss trajectories (the fixture's steps)
+//   bf16  the AdamW loss trajectory (--precision=bf16)
+//
+// fp16 is not here: the fast path leaves fp16 kernels to the reference.
+// Errors below kFastFloor count as kFastFloor: there both modes are exact
+// to a few units of f32 rounding, and which one a given rounding favours
+// is luck. On a plan with convolutions the fast run must also differ from
+// the reference in some bit of its trained parameters (or gradients):
+// identical bits would mean oneDNN never ran (a silent fallback), and the
+// ratio test would pass trivially. oneDNN's direct convolutions never sum
+// in im2col + GEMM's order; the transformers' small matmuls (K <= 64) can
+// give the reference's bits exactly (both add the products in k order),
+// so there the test only prints whether they differed.
+//
+// Known exceedances (kKnownExceedances) are the cases where the fast mode
+// breaks the rule, measured on the 2-core development machine (AVX-512
+// with AMX, 2 threads) on 2026-11-28, on the 10-step fixtures: they are
+// reported, with their numbers, instead of failing, and every other check
+// still holds them. They are part of why `fast` is not the default
+// (docs/runtime.md, "CPU numerics modes").
+
+/// 16 units of f32 rounding (2^-20, 9.5e-7).
+const double kFastFloor = std::ldexp(1.0, -20);
+
+/// Loads `plan` with the CPU numerics `mode` and binds the fixture's batch;
+/// false (with a message) when the load fails.
+void loadInMode(const std::string &plan, const std::string &model,
+                const std::string &mode, Trainer *t) {
+  std::string msg;
+  {
+    ScopedEnv numerics("MPTRT_CPU_NUMERICS", mode);
+    ASSERT_TRUE(t->load(plan, &msg)) << mode << ": " << msg;
+  }
+  for (const std::string &in : t->inputs()) {
+    Tensor v;
+    const std::string file =
+        in == "labels" ? "labels.npy" : "input_" + in + ".npy";
+    ASSERT_TRUE(loadNpy(parityFixturePath(model + "/" + file), &v, &msg))
+        << msg;
+    ASSERT_TRUE(t->bind(in, v, &msg)) << msg;
+  }
+}
+
+/// Whether this build has the fast mode (the load of a fast model fails
+/// otherwise, saying there is no oneDNN).
+bool haveFastMode(const std::string &plan, std::string *why) {
+  ScopedEnv numerics("MPTRT_CPU_NUMERICS", "fast");
+  Trainer t;
+  if (t.load(plan, why))
+    return true;
+  return why->find("no oneDNN") == std::string::npos;
+}
+
+/// The compile flags of the zoo's losses, then `flags`, into dir/name.
+std::string compileZooPlan(const TempDir &dir, const std::string &model,
+                           const std::vector<std::string> &flags,
+                           const std::string &name) {
+  std::vector<std::string> all = {"--loss-kind=cross_entropy",
+                                  "--loss-output=logits",
+                                  "--label-input=labels"};
+  all.insert(all.end(), flags.begin(), flags.end());
+  const std::string plan = dir.file(name);
+  std::string msg;
+  EXPECT_TRUE(compileTrainingPlan(parityFixturePath(model + "/model.onnx"),
+                                  all, plan, &msg))
+      << msg;
+  return plan;
+}
+
+/// max(err, floor) ratio of fast to reference.
+double fastRatio(double fast, double reference) {
+  return std::max(fast, kFastFloor) / std::max(reference, kFastFloor);
+}
+
+/// A case where the fast mode's error is over twice the reference's.
+struct KnownExceedance {
+  const char *model, *check, *name, *why;
+};
+const KnownExceedance kKnownExceedances[] = {
+    // 10 steps: fast 2.7e-2, reference 9.2e-7, PyTorch fp32 1.8e-2 (5
+    // steps: 1.38e-2, 6.5e-7, 1.0e-3). AdamW's first step is lr * sign(g):
+    // one element of features.5.body.0.0.weight's gradient (float64
+    // 5.5e-6) comes out -2.8e-6 in fast mode (forward convolutions'
+    // rounding, through the batch norms) and +5.3e-6 in the reference;
+    // that one flipped update (2 lr) alone moves the step-2 loss by 7e-5
+    // and the 5-step trajectory to 1.4e-2 (checked by swapping it between
+    // the two modes' checkpoints).
+    {"mobilenetv2", "adamw fp32", "-",
+     "one near-zero gradient element's sign, amplified by AdamW"},
+    // 10 steps: fast 3.07e-5, reference 1.33e-5 (ratio 2.30); PyTorch fp32
+    // 2.0e-5, float64 with fp32-sized perturbations 1.4e-5.
+    {"efficientnet", "momentum fp32", "-",
+     "the 10-step trajectory, 1.5x PyTorch fp32's error"},
+    // fast 2.07e-6, reference 8.9e-7 (ratio 2.17; PyTorch fp32 1.2e-6, the
+    // float64 runs with fp32-sized perturbations 9.0e-7).
+    {"efficientnet", "sgd gradient", "features.1.0.block.0.1.weight",
+     "a batch-norm weight's gradient, 2.2x the reference's error"},
+};
+
+/// Why (model, check, name) is a known exceedance; nullptr if it is not.
+const char *knownExceedance(const std::string &model, const std::string &check,
+                            const std::string &name) {
+  for (const KnownExceedance &k : kKnownExceedances)
+    if (model == k.model && check == k.check && name == k.name)
+      return k.why;
+  return nullptr;
+}
+
+/// Expects ratio <= 2, unless the case is a known exceedance (then prints
+/// it). `what` describes the case for the message.
+void expectWithinTwice(double ratio, const std::string &model,
+                       const std::string &check, const std::string &name,
+                       const std::string &what) {
+  if (ratio <= 2.0)
+    return;
+  if (const char *why = knownExceedance(model, check, name)) {
+    std::cout << "KNOWN EXCEEDANCE (" << why << "): " << model << " " << check
+              << " " << name << ": " << what << ", fast / reference " << ratio
+              << "\n";
+    ::testing::Test::RecordProperty("known_exceedance", what);
+    return;
+  }
+  ADD_FAILURE() << model << " " << check << " " << name << ": " << what
+                << ", fast / reference " << ratio << " (over 2)";
+}
+
+/// Whether the plan's train_step has convolutions (the kernels whose fast
+/// bits always differ from the reference's).
+bool hasConvolutions(Trainer &t) {
+  std::vector<mptrt_kernel_info> kernels;
+  EXPECT_TRUE(t.model().entryKernels("train_step", &kernels));
+  for (const mptrt_kernel_info &k : kernels)
+    if (std::string(k.kind).rfind("conv", 0) == 0)
+      return true;
+  return false;
+}
+
+class ZooFastNumerics : public ZooParity {
+protected:
+  /// Compiles `flags` into a plan; skips the test without oneDNN.
+  std::string plan(const TempDir &dir, const std::vector<std::string> &flags) {
+    const std::string p =
+        compileZooPlan(dir, modelOf(GetParam()), flags, "plan.mptp");
+    std::string why;
+    if (!haveFastMode(p, &why))
+      skip_ = "this build has no fast mode: " + why;
+    return p;
+  }
+  /// The losses of the applied steps of up to `steps` + 16 (a step the
+  /// loss scaler skips is not one of the reference's), with `plan` loaded
+  /// in `mode`; the trained parameters after them in *state, and whether
+  /// the plan has convolutions in *conv.
+  std::vector<double> losses(const std::string &plan, const std::string &mode,
+                             size_t steps,
+                             std::map<std::string, std::vector<uint8_t>> *state,
+                             bool *conv) {
+    Trainer t;
+    loadInMode(plan, modelOf(GetParam()), mode, &t);
+    std::vector<double> got;
+    std::string msg;
+    for (size_t s = 0; s < steps + 16 && got.size() < steps; ++s) {
+      StepOutputs o;
+      EXPECT_TRUE(t.step(&o, &msg)) << msg;
+      if (!o.skipped)
+        got.push_back(o.loss);
+    }
+    EXPECT_TRUE(t.snapshot(state, &msg)) << msg;
+    *conv = hasConvolutions(t);
+    return got;
+  }
+  /// The trajectory check of `kind` (its float64 losses in
+  /// <kind>_loss.npy) with `flags`.
+  void checkTrajectory(const std::string &kind, const std::string &precision,
+                       const std::vector<std::string> &flags);
+  std::string skip_;
+};
+
+void ZooFastNumerics::checkTrajectory(const std::string &kind,
+                                      const std::string &precision,
+                                      const std::vector<std::string> &flags) {
+  const std::string model = modelOf(GetParam());
+  TempDir dir;
+  const std::string p = plan(dir, flags);
+  if (!skip_.empty())
+    GTEST_SKIP() << skip_;
+  const std::vector<double> ref = loadRef(model, kind + "_loss.npy");
+  std::map<std::string, std::vector<uint8_t>> refState, fastState;
+  bool conv = false;
+  const std::vector<double> reference =
+      losses(p, "reference", ref.size(), &refState, &conv);
+  const std::vector<double> fast =
+      losses(p, "fast", ref.size(), &fastState, &conv);
+  ASSERT_EQ(reference.size(), ref.size());
+  ASSERT_EQ(fast.size(), ref.size());
+  const double refErr = trajectoryError(reference, ref);
+  const double fastErr = trajectoryError(fast, ref);
+  const double ratio = fastRatio(fastErr, refErr);
+  expectWithinTwice(ratio, model, kind + " " + precision, "-",
+                    "trajectory: fast error " + num(fastErr) +
+                        ", reference error " + num(refErr));
+  const bool bitsDiffer = fastState != refState;
+  if (conv) {
+    EXPECT_TRUE(bitsDiffer)
+        << "the fast mode's trained parameters equal the reference's in "
+           "every bit: did oneDNN run?";
+  }
+  RecordProperty("reference_error", num(refErr));
+  RecordProperty("fast_error", num(fastErr));
+  std::cout << model << " " << precision << " " << kind
+            << " trajectory: reference error " << refErr << ", fast error "
+            << fastErr << ", fast / reference " << ratio << "; parameters "
+            << (bitsDiffer ? "differ" : "bit-identical") << "\n";
+}
+
+// Mode: both, each pinned. fp32, the SGD-momentum trajectory.
+TEST_P(ZooFastNumerics, MomentumTrajectoryFp32) {
+  checkTrajectory("momentum", "fp32",
+                  {"--optimizer=momentum", flag("lr", hyper("momentum.lr")),
+                   flag("momentum", hyper("momentum.momentum"))});
+}
+
+// Mode: both, each pinned. fp32, the AdamW trajectory.
+TEST_P(ZooFastNumerics, AdamWTrajectoryFp32) {
+  checkTrajectory("adamw", "fp32",
+                  {"--optimizer=adamw", flag("lr", hyper("adamw.lr")),
+                   flag("weight-decay", hyper("adamw.weight_decay"))});
+}
+
+// Mode: both, each pinned. bf16, the AdamW trajectory.
+TEST_P(ZooFastNumerics, AdamWTrajectoryBf16) {
+  checkTrajectory("adamw", "bf16",
+                  {"--precision=bf16", "--optimizer=adamw",
+                   flag("lr", hyper("adamw.lr")),
+                   flag("weight-decay", hyper("adamw.weight_decay"))});
+}
+
+// Mode: both, each pinned. fp32, one SGD step: each gradient's error (the
+// metric of SgdOneStepFp32, against the same float64 gradients).
+TEST_P(ZooFastNumerics, SgdGradientsFp32) {
+  const std::string model = modelOf(GetParam());
+  TempDir dir;
+  const std::string p =
+      plan(dir, {"--optimizer=sgd", flag("lr", hyper("sgd.lr")),
+                 "--emit-gradients=true"});
+  if (!skip_.empty())
+    GTEST_SKIP() << skip_;
+  std::map<std::string, std::map<std::string, std::vector<float>>> grads;
+  bool conv = false;
+  for (const char *mode : {"reference", "fast"}) {
+    Trainer t;
+    ASSERT_NO_FATAL_FAILURE(loadInMode(p, model, mode, &t));
+    conv = hasConvolutions(t);
+    StepOutputs o;
+    std::string msg;
+    ASSERT_TRUE(t.step(&o, &msg)) << msg;
+    for (const std::string &param : gradientParameters(t))
+      ASSERT_TRUE(t.outputF32("grad." + param, &grads[mode][param], &msg))
+          << msg;
+  }
+  ASSERT_EQ(grads["reference"].size(), grads["fast"].size());
+  double worst = 0;
+  std::string worstName;
+  bool anyBitDiffers = false;
+  for (const auto &[param, refGrad] : grads["reference"]) {
+    const std::vector<float> &fastGrad = grads["fast"][param];
+    const std::vector<double> g64 = loadRef(model, "grad_" + param + ".npy");
+    ASSERT_EQ(refGrad.size(), g64.size()) << param;
+    ASSERT_EQ(fastGrad.size(), g64.size()) << param;
+    anyBitDiffers = anyBitDiffers || fastGrad != refGrad;
+    auto error = [&](const std::vector<float> &g) {
+      if (tol_.denominator["grad"].count(param)) // zero in exact arithmetic
+        return absoluteL2(widen(g), g64) / tol_.denominator["grad"][param];
+      return relativeL2(widen(g), g64);
+    };
+    const double refErr = error(refGrad), fastErr = error(fastGrad);
+    const double ratio = fastRatio(fastErr, refErr);
+    expectWithinTwice(ratio, model, "sgd gradient", param,
+                      "fast error " + num(fastErr) + ", reference error " +
+                          num(refErr));
+    if (ratio > worst) {
+      worst = ratio;
+      worstName = param + " (fast " + num(fastErr) + ", reference " +
+                  num(refErr) + ")";
+    }
+  }
+  if (conv) {
+    EXPECT_TRUE(anyBitDiffers)
+        << "every fast gradient equals the reference's in every bit: did "
+           "oneDNN run?";
+  }
+  RecordProperty("worst_ratio", num(worst));
+  std::cout << model << " fp32 SGD gradients: worst fast / reference error "
+            << worst << ": " << worstName << "; gradients "
+            << (anyBitDiffers ? "differ" : "bit-identical") << "\n";
+}
+
+// Mode: fast, pinned. Two separately loaded models of the same plan give
+// the same bits, step after step (losses and every trained parameter), at
+// the process's thread count: fp32 and bf16 (bf16 primitives where the
+// processor has AVX512-BF16 or AMX), on ResNet-18 and MobileNetV2.
+TEST(ZooFastNumericsRuns, RunToRunBitIdentical) {
+  for (const std::string model : {"resnet18", "mobilenetv2"}) {
+    for (const std::string precision : {"fp32", "bf16"}) {
+      SCOPED_TRACE(model + " " + precision);
+      TempDir dir;
+      const std::string plan = compileZooPlan(
+          dir, model,
+          {"--precision=" + precision, "--optimizer=momentum", "--lr=0.01",
+           "--momentum=0.9"},
+          "plan.mptp");
+      std::string why;
+      if (!haveFastMode(plan, &why))
+        GTEST_SKIP() << "this build has no fast mode: " << why;
+      std::vector<float> losses[2];
+      std::map<std::string, std::vector<uint8_t>> state[2];
+      for (int run = 0; run < 2; ++run) {
+        Trainer t;
+        ASSERT_NO_FATAL_FAILURE(loadInMode(plan, model, "fast", &t));
+        std::string msg;
+        for (int s = 0; s < 3; ++s) {
+          StepOutputs o;
+          ASSERT_TRUE(t.step(&o, &msg)) << msg;
+          losses[run].push_back(o.loss);
+        }
+        ASSERT_TRUE(t.snapshot(&state[run], &msg)) << msg;
+      }
+      EXPECT_EQ(losses[0], losses[1]);
+      EXPECT_TRUE(state[0] == state[1])
+          << "the trained parameters differ between two fast runs";
+    }
+  }
+}
+
+// Mode: fast, pinned. MPTRT_NUM_THREADS sets oneDNN's thread count as it
+// does the runtime's pool, whatever OMP_NUM_THREADS says: mpt-train runs
+// with MPTRT_NUM_THREADS = n and OMP_NUM_THREADS = 1 and 3 save the same
+// checkpoint bytes, for n = 1 and 2. (oneDNN's bits depend on its thread
+// count: when OMP_NUM_THREADS governed it, the n = 1 pair differed.)
+TEST(ZooFastNumericsRuns, MptrtNumThreadsGovernsOneDnn) {
+  const std::string model = "mobilenetv2";
+  TempDir dir;
+  const std::string plan = compileZooPlan(
+      dir, model, {"--optimizer=momentum", "--lr=0.01", "--momentum=0.9"},
+      "plan.mptp");
+  std::string why;
+  if (!haveFastMode(plan, &why))
+    GTEST_SKIP() << "this build has no fast mode: " << why;
+  ScopedEnv fast("MPTRT_CPU_NUMERICS", "fast");
+  for (const std::string threads : {"1", "2"}) {
+    std::vector<uint8_t> checkpoint[2];
+    int run = 0;
+    for (const std::string omp : {"1", "3"}) {
+      ScopedEnv pool("MPTRT_NUM_THREADS", threads);
+      ScopedEnv openmp("OMP_NUM_THREADS", omp);
+      const std::string save = dir.file("t" + threads + "-omp" + omp + ".ckpt");
+      const std::string log = "t" + threads + "-omp" + omp + ".log";
+      ASSERT_EQ(runProcess({MPT_TRAIN_PATH, plan, "--input",
+                            "x=" + parityFixturePath(model + "/input_x.npy"),
+                            "--input",
+                            "labels=" + parityFixturePath(model + "/labels.npy"),
+                            "--steps", "3", "--quiet", "--device", "cpu",
+                            "--save", save},
+                           dir.file(log)),
+                0)
+          << readTextFile(dir.file(log));
+      checkpoint[run++] = readBinaryFile(save);
+    }
+    ASSERT_FALSE(checkpoint[0].empty());
+    EXPECT_TRUE(checkpoint[0] == checkpoint[1])
+        << "MPTRT_NUM_THREADS=" << threads
+        << ": the checkpoints of OMP_NUM_THREADS=1 and =3 differ";
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Models, ZooFastNumerics,
+    ::testing::Values("smooth_cnn", "resnet18", "mobilenetv2", "mobilenetv3",
+                      "efficientnet", "convnext", "squeezenet", "gpt2", "vit",
+                      "vit_dynamo", "mlp_dynamo", "llama", "qwen2", "vit_hf",
+                      "t5", "bert", "distilbert", "mistral"),
     modelName);
 
 } // namespace
