@@ -235,8 +235,8 @@ TEST(FastNumerics, ConvGradWeightLongSumsWithinTwiceReferenceError) {
                               " HxW=" + std::to_string(c.H) + "x" + std::to_string(c.W);
     EXPECT_TRUE(fastPathTakes("conv_grad_weight", {x, dy}, HostTensor(t, w.shape), attrs))
         << label << ": oneDNN refused it";
-    KernelRun reference = runIn("reference", "conv_grad_weight", {x, dy}, HostTensor(t, w.shape),
-                                attrs);
+    KernelRun reference =
+        runIn("reference", "conv_grad_weight", {x, dy}, HostTensor(t, w.shape), attrs);
     KernelRun fast = runIn("fast", "conv_grad_weight", {x, dy}, HostTensor(t, w.shape), attrs);
     ASSERT_TRUE(reference.ok) << reference.error;
     ASSERT_TRUE(fast.ok) << fast.error;

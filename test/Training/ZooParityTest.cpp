@@ -665,8 +665,8 @@ std::string compileZooPlan(const TempDir &dir, const std::string &model,
   all.insert(all.end(), flags.begin(), flags.end());
   const std::string plan = dir.file(name);
   std::string msg;
-  EXPECT_TRUE(compileTrainingPlan(parityFixturePath(model + "/model.onnx"),
-                                  all, plan, &msg))
+  EXPECT_TRUE(compileTrainingPlan(parityFixturePath(model + "/model.onnx"), all,
+                                  plan, &msg))
       << msg;
   return plan;
 }
@@ -883,8 +883,8 @@ TEST_P(ZooFastNumerics, SgdGradientsFp32) {
                           num(refErr));
     if (ratio > worst) {
       worst = ratio;
-      worstName = param + " (fast " + num(fastErr) + ", reference " +
-                  num(refErr) + ")";
+      worstName =
+          param + " (fast " + num(fastErr) + ", reference " + num(refErr) + ")";
     }
   }
   if (conv) {
@@ -907,11 +907,11 @@ TEST(ZooFastNumericsRuns, RunToRunBitIdentical) {
     for (const std::string precision : {"fp32", "bf16"}) {
       SCOPED_TRACE(model + " " + precision);
       TempDir dir;
-      const std::string plan = compileZooPlan(
-          dir, model,
-          {"--precision=" + precision, "--optimizer=momentum", "--lr=0.01",
-           "--momentum=0.9"},
-          "plan.mptp");
+      const std::string plan =
+          compileZooPlan(dir, model,
+                         {"--precision=" + precision, "--optimizer=momentum",
+                          "--lr=0.01", "--momentum=0.9"},
+                         "plan.mptp");
       std::string why;
       if (!haveFastMode(plan, &why))
         GTEST_SKIP() << "this build has no fast mode: " << why;
@@ -958,14 +958,14 @@ TEST(ZooFastNumericsRuns, MptrtNumThreadsGovernsOneDnn) {
       ScopedEnv openmp("OMP_NUM_THREADS", omp);
       const std::string save = dir.file("t" + threads + "-omp" + omp + ".ckpt");
       const std::string log = "t" + threads + "-omp" + omp + ".log";
-      ASSERT_EQ(runProcess({MPT_TRAIN_PATH, plan, "--input",
-                            "x=" + parityFixturePath(model + "/input_x.npy"),
-                            "--input",
-                            "labels=" + parityFixturePath(model + "/labels.npy"),
-                            "--steps", "3", "--quiet", "--device", "cpu",
-                            "--save", save},
-                           dir.file(log)),
-                0)
+      ASSERT_EQ(
+          runProcess(
+              {MPT_TRAIN_PATH, plan, "--input",
+               "x=" + parityFixturePath(model + "/input_x.npy"), "--input",
+               "labels=" + parityFixturePath(model + "/labels.npy"), "--steps",
+               "3", "--quiet", "--device", "cpu", "--save", save},
+              dir.file(log)),
+          0)
           << readTextFile(dir.file(log));
       checkpoint[run++] = readBinaryFile(save);
     }

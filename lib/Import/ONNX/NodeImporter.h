@@ -231,6 +231,8 @@ public:
 
 private:
   llvm::SmallVector<mlir::Value> finish(mlir::Operation *op);
+  llvm::FailureOr<mlir::DenseElementsAttr>
+  doubleAsFloat(const onnx::TensorProto &tensor);
 
   llvm::ArrayRef<mlir::Value> inputs;
   llvm::ArrayRef<const TensorSequence *> sequenceInputs;

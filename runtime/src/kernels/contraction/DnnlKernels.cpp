@@ -410,13 +410,14 @@ bool prepareGradWeightPerImage(const ConvParams &p, const ConvShape &s, const Te
   try {
     const DnnlType xc = computeType(x), dyc = computeType(dy);
     auto hint = forwardDesc(one, xc, xc, dyc, nullptr);
-    const dnnl::memory::desc src(one.src, xc, Tag::any), weights(one.weights, DnnlType::f32, Tag::any),
-        dst(one.dst, dyc, Tag::any);
-    dnnl::convolution_backward_weights::primitive_desc pd(
-        {dnnl::algorithm::convolution_direct, src, weights, dst, one.strides, one.dilations,
-         one.padsBegin, one.padsEnd},
-        userScratchpad(), cpuEngine(), hint);
-    Dims xImage(xDesc.shape.begin(), xDesc.shape.end()), dyImage(dyDesc.shape.begin(), dyDesc.shape.end());
+    const dnnl::memory::desc src(one.src, xc, Tag::any),
+        weights(one.weights, DnnlType::f32, Tag::any), dst(one.dst, dyc, Tag::any);
+    dnnl::convolution_backward_weights::primitive_desc pd({dnnl::algorithm::convolution_direct, src,
+                                                           weights, dst, one.strides, one.dilations,
+                                                           one.padsBegin, one.padsEnd},
+                                                          userScratchpad(), cpuEngine(), hint);
+    Dims xImage(xDesc.shape.begin(), xDesc.shape.end()),
+        dyImage(dyDesc.shape.begin(), dyDesc.shape.end());
     xImage[0] = dyImage[0] = 1;
     const uint64_t xBytes = xDesc.bytes / static_cast<uint64_t>(p.N);
     const uint64_t dyBytes = dyDesc.bytes / static_cast<uint64_t>(p.N);
