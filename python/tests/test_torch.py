@@ -573,11 +573,47 @@ def test_charlm_example(args):
     assert abs(mpt_loss - fp32) <= max(3 * abs(amp - fp32), 0.01 * fp32), out.stdout
 
 
+def test_hf_causal_lm_example(args):
+    """python/examples/hf_causal_lm.py runs (30 steps) where transformers is
+    installed: a Hugging Face GPT-2 through the Trainer, its bf16 curve by
+    PyTorch's as for the charlm example, and the model saved with
+    save_pretrained and loaded again gives the synced model's logits."""
+    import re
+    import subprocess
+
+    try:
+        import transformers  # noqa: F401
+    except ImportError:
+        print("SKIPPED: transformers is not installed")
+        return
+    root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+    out = subprocess.run([sys.executable, os.path.join(root, "python/examples/hf_causal_lm.py"),
+                          "30", os.path.join(root, "test/fixtures/training/charlm/text.txt")],
+                         capture_output=True, text=True, cwd=args.work)
+    assert out.returncode == 0, out.stdout + out.stderr
+    print(out.stdout.rstrip())
+    means = re.search(r"MPT bf16 ([0-9.]+), PyTorch fp32 ([0-9.]+), bf16 autocast ([0-9.]+)",
+                      out.stdout)
+    trip = re.search(r"max \|logits difference\| ([0-9.e+-]+)", out.stdout)
+    assert means and trip, out.stdout
+    mpt_loss, fp32, amp = (float(v) for v in means.groups())
+    assert abs(mpt_loss - fp32) <= max(3 * abs(amp - fp32), 0.01 * fp32), out.stdout
+    assert float(trip.group(1)) == 0.0, out.stdout
+    # The synced model is the trained one: its loss is MPT's (bf16 eval,
+    # within 2%), not the initial 4.1.
+    synced = re.search(r"MPT eval_step ([0-9.]+), the synced model in PyTorch ([0-9.]+)",
+                       out.stdout)
+    assert synced, out.stdout
+    assert abs(float(synced.group(1)) - float(synced.group(2))) <= 0.02 * float(
+        synced.group(2)), out.stdout
+
+
 TESTS = [test_export, test_trainer_matches_pytorch, test_torch_optimizer_instance,
          test_dataloader_epoch, test_lr_per_step, test_eval, test_model_own_loss,
          test_fp16_loss_scale, test_tied_weights,
          test_sync_to_module,
-         test_state_dict_resume, test_errors, test_charlm_example]
+         test_state_dict_resume, test_errors, test_charlm_example,
+         test_hf_causal_lm_example]
 
 
 def main():
