@@ -215,6 +215,20 @@ bool fusesAttention(const std::string &param) {
 /// Compiles the model of `param` with the cross-entropy loss, `flags` and
 /// the variant's flags, loads the plan and binds the fixture's batch and
 /// labels.
+/// Binds the fixture's batch (input_<name>.npy, labels.npy) to every
+/// input of the loaded plan.
+void bindBatch(const std::string &model, Trainer *t) {
+  std::string msg;
+  for (const std::string &in : t->inputs()) {
+    Tensor v;
+    const std::string file =
+        in == "labels" ? "labels.npy" : "input_" + in + ".npy";
+    ASSERT_TRUE(loadNpy(parityFixturePath(model + "/" + file), &v, &msg))
+        << msg;
+    ASSERT_TRUE(t->bind(in, v, &msg)) << msg;
+  }
+}
+
 void setUp(const TempDir &dir, const std::string &param,
            const std::vector<std::string> &flags, Trainer *t) {
   const std::string model = modelOf(param);
@@ -254,14 +268,7 @@ void setUp(const TempDir &dir, const std::string &param,
     for (const std::string &p : t->parameters())
       ASSERT_NE(p, c) << "constant initializer '" << c
                       << "' became a parameter";
-  for (const std::string &in : t->inputs()) {
-    Tensor v;
-    const std::string file =
-        in == "labels" ? "labels.npy" : "input_" + in + ".npy";
-    ASSERT_TRUE(loadNpy(parityFixturePath(model + "/" + file), &v, &msg))
-        << msg;
-    ASSERT_TRUE(t->bind(in, v, &msg)) << msg;
-  }
+  ASSERT_NO_FATAL_FAILURE(bindBatch(model, t));
 }
 
 std::vector<double> loadRef(const std::string &model, const std::string &file) {
@@ -635,14 +642,7 @@ void loadInMode(const std::string &plan, const std::string &model,
     ScopedEnv numerics("MPTRT_CPU_NUMERICS", mode);
     ASSERT_TRUE(t->load(plan, &msg)) << mode << ": " << msg;
   }
-  for (const std::string &in : t->inputs()) {
-    Tensor v;
-    const std::string file =
-        in == "labels" ? "labels.npy" : "input_" + in + ".npy";
-    ASSERT_TRUE(loadNpy(parityFixturePath(model + "/" + file), &v, &msg))
-        << msg;
-    ASSERT_TRUE(t->bind(in, v, &msg)) << msg;
-  }
+  ASSERT_NO_FATAL_FAILURE(bindBatch(model, t));
 }
 
 /// Whether this build has the fast mode (the load of a fast model fails
