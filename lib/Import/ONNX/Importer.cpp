@@ -389,16 +389,18 @@ LogicalResult GraphImporter::checkRequiredInputs(int index) {
   return success();
 }
 
+/// The initializer element types a parameter can be stored in.
+static bool isFloatType(int32_t t) {
+  return t == onnx::TensorProto::FLOAT || t == onnx::TensorProto::FLOAT16 ||
+         t == onnx::TensorProto::BFLOAT16 || t == onnx::TensorProto::DOUBLE;
+}
+
 /// A float initializer is a trainable parameter if some node consumes it as
 /// data (not as an attribute-like constant input such as a shape or axes).
 void GraphImporter::classifyInitializers() {
   const auto &table = OpImporterTable::get();
   for (const auto &init : graph.initializer())
     initializers[init.name()] = &init;
-  auto isFloat = [](int32_t t) {
-    return t == onnx::TensorProto::FLOAT || t == onnx::TensorProto::FLOAT16 ||
-           t == onnx::TensorProto::BFLOAT16 || t == onnx::TensorProto::DOUBLE;
-  };
   SmallVector<StringRef> scalarConstants;
   auto isScalarConstant = [&](const onnx::TensorProto &init) {
     return !options.trainScalarInitializers && init.dims_size() == 0;
@@ -407,7 +409,7 @@ void GraphImporter::classifyInitializers() {
     const OpImporter *entry = table.lookup(node.op_type(), opset);
     for (int i = 0; i < node.input_size(); ++i) {
       auto it = initializers.find(node.input(i));
-      if (it == initializers.end() || !isFloat(it->second->data_type()))
+      if (it == initializers.end() || !isFloatType(it->second->data_type()))
         continue;
       if (llvm::is_contained(options.frozenInitializers, it->first()))
         continue;
@@ -432,7 +434,7 @@ void GraphImporter::classifyInitializers() {
   }
   for (const auto &out : graph.output())
     if (auto it = initializers.find(out.name());
-        it != initializers.end() && isFloat(it->second->data_type()))
+        it != initializers.end() && isFloatType(it->second->data_type()))
       parameterNames.insert(out.name());
   if (options.untieDeduplicatedInitializers)
     findDeduplicatedInitializers();
@@ -518,14 +520,7 @@ FailureOr<Attribute> GraphImporter::initialValue(const onnx::TensorProto &init,
   unsupported |= unsupportedType;
   if (failed(stored))
     return failure();
-  std::vector<float> values;
-  values.reserve(stored->getNumElements());
-  for (const APFloat &v : stored->getValues<APFloat>()) {
-    bool lost;
-    APFloat f = v;
-    f.convert(APFloat::IEEEsingle(), APFloat::rmNearestTiesToEven, &lost);
-    values.push_back(f.convertToFloat());
-  }
+  SmallVector<float> values = narrowToF32(*stored);
   AsmResourceBlob blob =
       HeapAsmResourceBlob::allocateAndCopyInferAlign(ArrayRef<float>(values));
   return Attribute(DenseResourceElementsAttr::get(type, name, std::move(blob)));
@@ -715,10 +710,7 @@ OnnxImportResult GraphImporter::run() {
   classifyInitializers();
   for (const std::string &name : options.frozenInitializers) {
     auto it = initializers.find(name);
-    if (it == initializers.end() ||
-        !(it->second->data_type() == onnx::TensorProto::FLOAT ||
-          it->second->data_type() == onnx::TensorProto::FLOAT16 ||
-          it->second->data_type() == onnx::TensorProto::BFLOAT16)) {
+    if (it == initializers.end() || !isFloatType(it->second->data_type())) {
       emitError(locFor(name)) << "--freeze-initializer: '" << name
                               << "' is not a float initializer of the graph";
       return failWith(false);

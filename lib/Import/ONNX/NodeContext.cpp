@@ -3,9 +3,6 @@
 
 #include "mlir/IR/Matchers.h"
 
-#include <cmath>
-#include <cstring>
-
 using namespace mlir;
 
 namespace mpt::onnx_import {
@@ -139,65 +136,27 @@ FailureOr<DenseElementsAttr> NodeContext::getTensor(StringRef attrName) {
   if (!a || !a->has_t())
     return emitError() << "missing tensor attribute '" << attrName << "'",
            failure();
+  // A float64 tensor (MPT has no float64) is narrowed to float32, with a
+  // warning: exporters write shape-derived scalars this way (the
+  // TorchScript exporter's scaled_dot_product_attention scale, a float64
+  // 0.25, its Sqrt and a Cast to float32), exact or one rounding away.
+  const bool isDouble = a->t().data_type() == onnx::TensorProto::DOUBLE;
   bool unsupportedType = false;
-  if (a->t().data_type() == onnx::TensorProto::DOUBLE)
-    return doubleAsFloat(a->t());
-  auto value = convertTensor(a->t(), baseDir, loc, unsupportedType);
+  auto value = convertTensor(a->t(), baseDir, loc, unsupportedType,
+                             /*allowFloat64=*/true);
   if (unsupportedType)
     isUnsupported = true;
-  return value;
-}
-
-/// A float64 tensor attribute (a Constant) as float32, with a warning: MPT
-/// has no float64. Exporters write shape-derived scalars this way (the
-/// TorchScript exporter's scaled_dot_product_attention scale: a float64
-/// 0.25, its Sqrt, a Cast to float32), and their float32 values are exact
-/// or one rounding away.
-FailureOr<DenseElementsAttr>
-NodeContext::doubleAsFloat(const onnx::TensorProto &tensor) {
-  SmallVector<int64_t> shape(tensor.dims().begin(), tensor.dims().end());
-  if (std::string bad = checkShape(shape); !bad.empty())
-    return emitError() << "tensor '" << tensor.name()
-                       << "' has a bad shape: " << bad,
-           failure();
-  const int64_t count = ShapedType::getNumElements(shape);
-  SmallVector<double> values;
-  if (tensor.data_location() == onnx::TensorProto::EXTERNAL) {
-    isUnsupported = true;
-    return emitError() << "unsupported: a float64 constant in external data",
-           failure();
-  }
-  if (tensor.has_raw_data()) {
-    const std::string &raw = tensor.raw_data();
-    if (raw.size() != static_cast<uint64_t>(count) * sizeof(double))
-      return emitError() << "tensor '" << tensor.name() << "' holds "
-                         << raw.size() << " bytes but its shape needs "
-                         << count * sizeof(double),
-             failure();
-    values.resize(count);
-    std::memcpy(values.data(), raw.data(), raw.size());
-  } else {
-    if (tensor.double_data_size() != count)
-      return emitError() << "tensor '" << tensor.name() << "' holds "
-                         << tensor.double_data_size()
-                         << " values but its shape needs " << count,
-             failure();
-    values.assign(tensor.double_data().begin(), tensor.double_data().end());
-  }
-  SmallVector<float> narrowed;
-  int64_t inexact = 0;
-  for (double v : values) {
-    narrowed.push_back(static_cast<float>(v));
-    inexact += static_cast<double>(narrowed.back()) != v && !std::isnan(v);
-  }
-  mlir::emitWarning(loc) << "a float64 constant of " << count
+  if (failed(value) || !isDouble)
+    return value;
+  int64_t rounded = 0;
+  SmallVector<float> narrowed = narrowToF32(*value, &rounded);
+  mlir::emitWarning(loc) << "a float64 constant of " << narrowed.size()
                          << " value(s) imported as float32 (MPT has no "
                             "float64; "
-                         << inexact << " of them rounded); what it feeds "
+                         << rounded << " of them rounded); what it feeds "
                          << "computes in float32";
-  return DenseElementsAttr::get(
-      RankedTensorType::get(shape, Float32Type::get(b.getContext())),
-      ArrayRef<float>(narrowed));
+  return DenseElementsAttr::get(value->getType().clone(b.getF32Type()),
+                                ArrayRef<float>(narrowed));
 }
 
 void NodeContext::setResults(ValueRange values) {

@@ -104,9 +104,16 @@ takeTensorBytes(onnx::TensorProto &tensor, llvm::StringRef baseDir,
 
 /// Converts a TensorProto to an attribute. `baseDir` resolves external data.
 /// Emits a diagnostic at `loc` and fails on unsupported types or bad data.
+/// A float64 tensor, outside MPT's types, is read (as an f64 attribute)
+/// only with `allowFloat64`, for a caller that narrows it (narrowToF32).
 llvm::FailureOr<mlir::DenseElementsAttr>
 convertTensor(const onnx::TensorProto &tensor, llvm::StringRef baseDir,
-              mlir::Location loc, bool &unsupported);
+              mlir::Location loc, bool &unsupported, bool allowFloat64 = false);
+
+/// The values of a float attribute rounded to float32 (to nearest, ties to
+/// even); `rounded`, when given, counts the values that changed.
+llvm::SmallVector<float> narrowToF32(mlir::DenseElementsAttr value,
+                                     int64_t *rounded = nullptr);
 
 /// Everything one node's import function needs.
 class NodeContext {
@@ -231,8 +238,6 @@ public:
 
 private:
   llvm::SmallVector<mlir::Value> finish(mlir::Operation *op);
-  llvm::FailureOr<mlir::DenseElementsAttr>
-  doubleAsFloat(const onnx::TensorProto &tensor);
 
   llvm::ArrayRef<mlir::Value> inputs;
   llvm::ArrayRef<const TensorSequence *> sequenceInputs;

@@ -15,12 +15,13 @@ namespace {
 LogicalResult importBatchNorm(NodeContext &c) {
   if (c.opset < 9 && c.getInt("spatial", 1) != 1)
     return c.unsupported("spatial = 0 (statistics per element)");
-  bool training = c.opset >= 14 ? c.getInt("training_mode", 0) != 0
-                  : c.opset < 7 ? c.getInt("is_test", 0) == 0
-                                : false;
-  if (c.opset >= 7 && c.opset < 9 && c.numOutputs() > 1)
-    training = true;
-  training |= c.batchNormTraining;
+  bool training = c.batchNormTraining;
+  if (c.opset >= 14)
+    training |= c.getInt("training_mode", 0) != 0;
+  else if (c.opset < 7)
+    training |= c.getInt("is_test", 0) == 0;
+  else if (c.opset < 9)
+    training |= c.numOutputs() > 1;
   auto eps =
       c.named("epsilon", c.b.getF32FloatAttr(c.getFloat("epsilon", 1e-5f)));
   SmallVector<Value> operands;

@@ -254,9 +254,13 @@ takeTensorBytes(onnx::TensorProto &tensor, StringRef baseDir, Location loc) {
 
 FailureOr<DenseElementsAttr> convertTensor(const onnx::TensorProto &tensor,
                                            StringRef baseDir, Location loc,
-                                           bool &unsupported) {
+                                           bool &unsupported,
+                                           bool allowFloat64) {
   MLIRContext *ctx = loc.getContext();
   Type element = convertElementType(tensor.data_type(), ctx);
+  if (!element && allowFloat64 &&
+      tensor.data_type() == onnx::TensorProto::DOUBLE)
+    element = Float64Type::get(ctx);
   if (!element) {
     unsupported = true;
     return emitError(loc) << "tensor '" << tensor.name()
@@ -325,6 +329,12 @@ FailureOr<DenseElementsAttr> convertTensor(const onnx::TensorProto &tensor,
     return DenseElementsAttr::get(
         type, ArrayRef<float>(tensor.float_data().data(), count));
   }
+  if (element.isF64()) {
+    if (tensor.double_data_size() != count)
+      return badSize(tensor.double_data_size());
+    return DenseElementsAttr::get(
+        type, ArrayRef<double>(tensor.double_data().data(), count));
+  }
   if (element.isInteger(64)) {
     if (tensor.int64_data_size() != count)
       return badSize(tensor.int64_data_size());
@@ -348,6 +358,19 @@ FailureOr<DenseElementsAttr> convertTensor(const onnx::TensorProto &tensor,
     values.emplace_back(semantics, APInt(bits, static_cast<uint64_t>(v) &
                                                    ((1ull << bits) - 1)));
   return DenseElementsAttr::get(type, values);
+}
+
+SmallVector<float> narrowToF32(DenseElementsAttr value, int64_t *rounded) {
+  SmallVector<float> out;
+  out.reserve(value.getNumElements());
+  for (APFloat v : value.getValues<APFloat>()) {
+    bool lost = false;
+    v.convert(APFloat::IEEEsingle(), APFloat::rmNearestTiesToEven, &lost);
+    if (rounded && lost)
+      ++*rounded;
+    out.push_back(v.convertToFloat());
+  }
+  return out;
 }
 
 } // namespace mpt::onnx_import
