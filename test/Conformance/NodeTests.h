@@ -154,34 +154,46 @@ inline int64_t defaultOpset(const onnx::ModelProto &model) {
   return opset;
 }
 
+/// The test's data file of every graph input that is not an initializer,
+/// by input name: input_<k>.pb is the k-th such input (the older models
+/// list their weights among the inputs).
+inline std::map<std::string, std::string>
+inputDataFiles(const onnx::ModelProto &model, const std::string &dataDir) {
+  const auto &graph = model.graph();
+  std::set<std::string> initializers;
+  for (const auto &init : graph.initializer())
+    initializers.insert(init.name());
+  std::map<std::string, std::string> files;
+  int k = 0;
+  for (const auto &in : graph.input())
+    if (!initializers.count(in.name()))
+      files[in.name()] = dataDir + "/input_" + std::to_string(k++) + ".pb";
+  return files;
+}
+
 /// Binds every graph input that feeds a constant-only operand position as a
-/// constant read from `dataDir`/input_<k>.pb (k = its graph input index),
-/// and gives every input with a symbolic or unknown dimension the shape of
-/// its test data, as a user would with --input-shape.
+/// constant read from its data file (inputDataFiles), and gives every input
+/// with a symbolic or unknown dimension the shape of its test data, as a
+/// user would with --input-shape.
 inline void bindConstantInputs(const onnx::ModelProto &model,
                                const std::string &dataDir,
                                OnnxImportOptions &options) {
   const auto &table = onnx_import::OpImporterTable::get();
   int64_t opset = defaultOpset(model);
   const auto &graph = model.graph();
-  // input_<k>.pb is the k-th graph input that is not an initializer (the
-  // older models list their weights among the inputs).
-  std::set<std::string> initializers;
-  for (const auto &init : graph.initializer())
-    initializers.insert(init.name());
-  for (int g = 0, k = 0; g < graph.input_size(); ++g) {
-    const auto &in = graph.input(g);
-    if (initializers.count(in.name()))
-      continue;
-    std::string file = dataDir + "/input_" + std::to_string(k++) + ".pb";
-    if (!in.type().has_tensor_type() || !in.type().tensor_type().has_shape())
+  const std::map<std::string, std::string> files =
+      inputDataFiles(model, dataDir);
+  for (const auto &in : graph.input()) {
+    auto file = files.find(in.name());
+    if (file == files.end() || !in.type().has_tensor_type() ||
+        !in.type().tensor_type().has_shape())
       continue;
     bool dynamic = false;
     for (const auto &dim : in.type().tensor_type().shape().dim())
       dynamic |= !dim.has_dim_value();
     if (!dynamic)
       continue;
-    std::ifstream stream(file, std::ios::binary);
+    std::ifstream stream(file->second, std::ios::binary);
     onnx::TensorProto data;
     if (stream && data.ParseFromIstream(&stream))
       options.inputShapes[in.name()] =
@@ -192,16 +204,9 @@ inline void bindConstantInputs(const onnx::ModelProto &model,
     if (!entry)
       continue;
     for (int i = 0; i < node.input_size(); ++i) {
-      if (!(entry->constantInputs & (1u << i)))
-        continue;
-      for (int g = 0, k = 0; g < graph.input_size(); ++g) {
-        if (initializers.count(graph.input(g).name()))
-          continue;
-        if (graph.input(g).name() == node.input(i))
-          options.constantInputFiles[node.input(i)] =
-              dataDir + "/input_" + std::to_string(k) + ".pb";
-        ++k;
-      }
+      auto file = files.find(node.input(i));
+      if ((entry->constantInputs & (1u << i)) && file != files.end())
+        options.constantInputFiles[node.input(i)] = file->second;
     }
   }
 }

@@ -53,19 +53,10 @@ std::string runTest(const std::string &dir, bool &unsupported) {
                                        (*buffer)->getBufferSize()))
     return "cannot read model.onnx";
   const auto &graph = model.graph();
-  std::set<std::string> initializers;
-  for (const auto &init : graph.initializer())
-    initializers.insert(init.name());
-
   std::string data = dir + "/test_data_set_0";
   std::map<std::string, mptrt::tools::FileTensor> inputs;
-  std::map<std::string, std::string> inputFiles;
-  int index = 0;
-  for (const auto &in : graph.input()) {
-    if (initializers.count(in.name()))
-      continue;
-    inputFiles[in.name()] = data + "/input_" + std::to_string(index++) + ".pb";
-  }
+  std::map<std::string, std::string> inputFiles =
+      conformance::inputDataFiles(model, data);
 
   OnnxImportOptions options;
   conformance::bindConstantInputs(model, data, options);
@@ -92,7 +83,7 @@ std::string runTest(const std::string &dir, bool &unsupported) {
   stage = e2e::run(plan, "forward", inputs, outputs, log);
   if (stage != e2e::Stage::Ok)
     return std::string(e2e::stageName(stage)) + ": " + firstLine(log);
-  index = 0;
+  int index = 0;
   for (const auto &out : graph.output()) {
     std::string file = data + "/output_" + std::to_string(index++) + ".pb";
     mptrt::tools::FileTensor want;
