@@ -162,6 +162,16 @@ void gatherI64(DType dtype, const void *base, const int64_t *offsets, int64_t n,
   toI64(dtype, base, offsets, n, dst);
 }
 
+void storeF64(const double *src, int64_t n, DType dtype, void *dst) {
+  float buf[kBlock];
+  for (int64_t i = 0; i < n; i += kBlock) {
+    const int64_t m = std::min(kBlock, n - i);
+    for (int64_t j = 0; j < m; ++j)
+      buf[j] = static_cast<float>(src[i + j]);
+    storeF32(buf, m, dtype, elementPtr(dst, dtype, i));
+  }
+}
+
 void storeF32(const float *src, int64_t n, DType dtype, void *dst, bool saturate) {
   switch (dtype) {
   case DType::F32:

@@ -46,6 +46,9 @@ void gatherF32(DType dtype, const void *base, const int64_t *offsets, int64_t n,
 /// Rounds src[i] into dst's dtype; `saturate` selects the saturating fp8
 /// conversions.
 void storeF32(const float *src, int64_t n, DType dtype, void *dst, bool saturate = false);
+/// Rounds double totals (a kernel's double accumulators) into dst's dtype:
+/// to float32 first (nearest even), then as storeF32.
+void storeF64(const double *src, int64_t n, DType dtype, void *dst);
 
 /// The same for integer computation (float sources truncate, see above).
 void loadI64(DType dtype, const void *src, int64_t n, int64_t *dst);

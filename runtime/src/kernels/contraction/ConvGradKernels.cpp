@@ -286,13 +286,7 @@ Status runConvGradWeight(const ConvGradKernel &k, const KernelArgs &args) {
   // Round the totals once into dw.
   const DType dwt = dw.desc->dtype;
   parallelFor(dw.desc->numel, grainForCost(2), [&](int64_t b, int64_t e) {
-    float buf[kBlock];
-    for (int64_t i = b; i < e; i += kBlock) {
-      const int64_t m = std::min(kBlock, e - i);
-      for (int64_t j = 0; j < m; ++j)
-        buf[j] = static_cast<float>(acc[i + j]);
-      storeF32(buf, m, dwt, elementPtr(dw.data, dwt, i));
-    }
+    storeF64(acc + b, e - b, dwt, elementPtr(dw.data, dwt, b));
   });
   return Status::ok();
 }

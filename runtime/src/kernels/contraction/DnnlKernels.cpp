@@ -188,13 +188,7 @@ public:
     const TensorArg &result = args.results[0];
     const DType type = result.desc->dtype;
     parallelFor(resultNumel_, grainForCost(2), [&](int64_t b, int64_t e) {
-      float buf[kBlock];
-      for (int64_t i = b; i < e; i += kBlock) {
-        const int64_t m = std::min(kBlock, e - i);
-        for (int64_t j = 0; j < m; ++j)
-          buf[j] = static_cast<float>(acc[i + j]);
-        storeF32(buf, m, type, elementPtr(result.data, type, i));
-      }
+      storeF64(acc + b, e - b, type, elementPtr(result.data, type, b));
     });
     return Status::ok();
   }
