@@ -327,7 +327,13 @@ struct BuildTrainingStepPass
     // Data parallelism: the gradients' mean over the ranks, before the
     // unscale and the finite check (every rank then skips alike), and the
     // loss's, the global batch's loss.
-    if (dataParallel) {
+    if (shardOptimizerState > 0) {
+      reduceScatterGradients(b, loc, live);
+      lossValue = AllReduceOp::create(b, loc, TypeRange{lossValue.getType()},
+                                      ValueRange{lossValue},
+                                      b.getBoolAttr(allReduceF32))
+                      .getResult(0);
+    } else if (dataParallel) {
       allReduceGradients(b, loc, live);
       lossValue = AllReduceOp::create(b, loc, TypeRange{lossValue.getType()},
                                       ValueRange{lossValue},
@@ -339,16 +345,24 @@ struct BuildTrainingStepPass
     SmallVector<Value> gradValues;
     for (Trainable &t : live) {
       if (scale)
-        t.grad = UnscaleOp::create(b, loc, t.arg.getType(), t.grad, scale)
-                     .getResult();
+        t.grad =
+            UnscaleOp::create(
+                b, loc, cast<RankedTensorType>(t.grad.getType()).clone(f32),
+                t.grad, scale)
+                .getResult();
       gradValues.push_back(t.grad);
     }
     SmallVector<Value> unclipped = gradValues;
     auto boolScalar = RankedTensorType::get({}, b.getI1Type());
+    // Sharded, each rank holds a shard of each gradient: the check and the
+    // norm cover every rank's.
+    BoolAttr overRanks =
+        shardOptimizerState > 0 ? b.getBoolAttr(true) : BoolAttr();
     Value finite =
-        AllFiniteOp::create(b, loc, boolScalar, gradValues).getResult();
-    Value norm =
-        GlobalNormOp::create(b, loc, scalarF32, gradValues).getResult();
+        AllFiniteOp::create(b, loc, boolScalar, gradValues, overRanks)
+            .getResult();
+    Value norm = GlobalNormOp::create(b, loc, scalarF32, gradValues, overRanks)
+                     .getResult();
     if (clipNorm > 0)
       for (Trainable &t : live)
         t.grad = ClipByNormOp::create(b, loc, t.grad.getType(), t.grad, norm,
@@ -460,41 +474,79 @@ struct BuildTrainingStepPass
   }
 
   /// Replaces each gradient of `live` by its mean over the ranks: one
-  /// mpt.all_reduce per bucket of at most `bucket-mb` MiB (a larger
-  /// gradient is a bucket alone), filled from the last parameter back, the
-  /// order in which the backward pass produces the gradients (as DDP).
+  /// mpt.all_reduce per bucket of gradientBuckets.
   void allReduceGradients(OpBuilder &b, Location loc,
                           MutableArrayRef<Trainable> live) {
-    const double capacity = bucketMb * 1024.0 * 1024.0;
-    SmallVector<Trainable *> bucket;
-    double bytes = 0;
-    auto flush = [&] {
-      if (bucket.empty())
-        return;
+    for (ArrayRef<size_t> bucket : gradientBuckets(live)) {
       SmallVector<Value> grads;
       SmallVector<Type> types;
-      for (Trainable *t : bucket) {
-        grads.push_back(t->grad);
-        types.push_back(t->grad.getType());
+      for (size_t i : bucket) {
+        grads.push_back(live[i].grad);
+        types.push_back(live[i].grad.getType());
       }
       auto op = AllReduceOp::create(b, loc, types, grads,
                                     b.getBoolAttr(allReduceF32));
-      for (auto [t, mean] : llvm::zip(bucket, op.getOutputs()))
-        t->grad = mean;
-      bucket.clear();
-      bytes = 0;
-    };
-    for (Trainable &t : llvm::reverse(live)) {
-      auto type = cast<RankedTensorType>(t.grad.getType());
+      for (auto [i, mean] : llvm::zip(bucket, op.getOutputs()))
+        live[i].grad = mean;
+    }
+  }
+
+  /// Sharded optimizer state (ZeRO-1): replaces each gradient of `live` by
+  /// this rank's shard of its mean over the ranks, one mpt.reduce_scatter
+  /// per bucket (the buckets of allReduceGradients), and remembers the
+  /// buckets, in which the updated shards are gathered again.
+  void reduceScatterGradients(OpBuilder &b, Location loc,
+                              MutableArrayRef<Trainable> live) {
+    shardBuckets = gradientBuckets(live);
+    for (ArrayRef<size_t> bucket : shardBuckets) {
+      SmallVector<Value> grads;
+      SmallVector<Type> types;
+      for (size_t i : bucket) {
+        grads.push_back(live[i].grad);
+        types.push_back(shardType(live[i].grad.getType()));
+      }
+      auto op = ReduceScatterOp::create(
+          b, loc, types, grads, b.getI64IntegerAttr(shardOptimizerState),
+          b.getBoolAttr(allReduceF32));
+      for (auto [i, shard] : llvm::zip(bucket, op.getOutputs()))
+        live[i].grad = shard;
+    }
+  }
+
+  /// The type of one rank's shard of a tensor of `whole`'s type.
+  Type shardType(Type whole) const {
+    auto type = cast<RankedTensorType>(whole);
+    int64_t n = shardOptimizerState;
+    return RankedTensorType::get({(type.getNumElements() + n - 1) / n},
+                                 type.getElementType());
+  }
+
+  /// The gradients' buckets, as indices into `live`: at most `bucket-mb` MiB
+  /// each (a larger gradient is a bucket alone), filled from the last
+  /// parameter back, the order in which the backward pass produces the
+  /// gradients (as DDP).
+  SmallVector<SmallVector<size_t>>
+  gradientBuckets(ArrayRef<Trainable> live) const {
+    const double capacity = bucketMb * 1024.0 * 1024.0;
+    SmallVector<SmallVector<size_t>> buckets;
+    double bytes = 0;
+    for (size_t i = live.size(); i-- > 0;) {
+      auto type = cast<RankedTensorType>(live[i].grad.getType());
       double size = double(type.getNumElements()) *
                     double(type.getElementTypeBitWidth()) / 8.0;
-      if (!bucket.empty() && bytes + size > capacity)
-        flush();
-      bucket.push_back(&t);
+      if (buckets.empty() ||
+          (!buckets.back().empty() && bytes + size > capacity)) {
+        buckets.emplace_back();
+        bytes = 0;
+      }
+      buckets.back().push_back(i);
       bytes += size;
     }
-    flush();
+    return buckets;
   }
+
+  /// With sharded state, the buckets of reduceScatterGradients.
+  SmallVector<SmallVector<size_t>> shardBuckets;
 
   /// Each training-mode dropout draws its mask from (train.seed, train.step,
   /// its own stream id): train.step advances on every step, skipped ones
@@ -554,14 +606,30 @@ struct BuildTrainingStepPass
     // Stochastic rounding's Philox streams: one per parameter, from 2^31
     // (mptrt/Philox.h kRoundingStreamBase), apart from dropout's 0, 1, ...
     constexpr int64_t kRoundingStreamBase = int64_t(1) << 31;
+    // Sharded (ZeRO-1), each update reads and writes this rank's shard of
+    // its parameter, whose moments are shard-sized; the new shards are
+    // gathered after the loop.
+    const bool sharded = shardOptimizerState > 0;
+    SmallVector<Value> newShards(live.size());
+    auto setParam = [&](size_t index, const Trainable &t, Value updated) {
+      if (sharded)
+        newShards[index] = updated;
+      else
+        step.update(t.name, updated);
+    };
     for (auto [index, t] : llvm::enumerate(live)) {
-      auto type = cast<RankedTensorType>(t.arg.getType());
+      Value param = t.arg;
+      if (sharded)
+        param = ShardOp::create(b, loc, shardType(t.arg.getType()), t.arg,
+                                b.getI64IntegerAttr(shardOptimizerState))
+                    .getResult();
+      auto type = cast<RankedTensorType>(param.getType());
       if (adamw) {
         auto m = step.addState(t.name + abi::kExpAvgSuffix, type, 0);
         auto v = step.addState(t.name + abi::kExpAvgSqSuffix, type, 0);
         if (failed(m) || failed(v))
           return failure();
-        SmallVector<Value> operands = {t.arg,   t.grad,  *m,    *v,
+        SmallVector<Value> operands = {param,   t.grad,  *m,    *v,
                                        optStep, lrValue, finite};
         SmallVector<NamedAttribute> attrs = {
             b.getNamedAttr("beta1", b.getF64FloatAttr(beta1)),
@@ -582,15 +650,15 @@ struct BuildTrainingStepPass
               "stream",
               b.getI64IntegerAttr(kRoundingStreamBase + int64_t(index))));
         }
-        auto paramType = t.arg.getType();
+        auto paramType = param.getType();
         auto upd = AdamWUpdateOp::create(
             b, loc, TypeRange{paramType, type, type}, operands, attrs);
-        step.update(t.name, upd.getNewParam());
+        setParam(index, t, upd.getNewParam());
         step.update(t.name + abi::kExpAvgSuffix, upd.getNewExpAvg());
         step.update(t.name + abi::kExpAvgSqSuffix, upd.getNewExpAvgSq());
         continue;
       }
-      SmallVector<Value> operands = {t.arg, t.grad};
+      SmallVector<Value> operands = {param, t.grad};
       SmallVector<Type> types = {type};
       SmallVector<NamedAttribute> attrs = {
           b.getNamedAttr("weight_decay", b.getF64FloatAttr(decay))};
@@ -608,11 +676,26 @@ struct BuildTrainingStepPass
       }
       operands.append({optStep, lrValue, finite});
       auto upd = SGDUpdateOp::create(b, loc, types, operands, attrs);
-      step.update(t.name, upd.getNewParam());
+      setParam(index, t, upd.getNewParam());
       if (optimizer == Optimizer::Momentum)
         step.update(t.name + abi::kMomentumBufferSuffix,
                     upd.getNewMomentumBuffer());
     }
+    // Every rank's new shards, gathered into the whole new parameters, in
+    // the gradients' buckets.
+    if (sharded)
+      for (ArrayRef<size_t> bucket : shardBuckets) {
+        SmallVector<Value> shards;
+        SmallVector<Type> types;
+        for (size_t i : bucket) {
+          shards.push_back(newShards[i]);
+          types.push_back(live[i].arg.getType());
+        }
+        auto gather = AllGatherOp::create(
+            b, loc, types, shards, b.getI64IntegerAttr(shardOptimizerState));
+        for (auto [i, whole] : llvm::zip(bucket, gather.getOutputs()))
+          step.update(live[i].name, whole);
+      }
     return success();
   }
 };

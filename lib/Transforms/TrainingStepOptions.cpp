@@ -26,6 +26,21 @@ mpt::verifyTrainingStepOptions(const BuildTrainingStepPassOptions &o) {
   if (o.dataParallel && !(o.bucketMb > 0 && o.bucketMb <= 1e6))
     return "bucket-mb must be above 0 and at most 1e6 MiB; got " +
            std::to_string(o.bucketMb);
+  if (o.shardOptimizerState < 0 || o.shardOptimizerState > (int64_t(1) << 20))
+    return "shard-optimizer-state is the number of ranks, from 1 to 2^20 (0: "
+           "off); got " +
+           std::to_string(o.shardOptimizerState);
+  if (o.shardOptimizerState > 0) {
+    if (o.masterWeights != MasterWeights::FP32)
+      return "shard-optimizer-state needs master-weights=fp32; got '" +
+             stringifyMasterWeights(o.masterWeights).str() + "'";
+    if (o.emitGradients)
+      return "shard-optimizer-state and emit-gradients do not go together: "
+             "each rank holds only its shard of each gradient";
+    if (!(o.bucketMb > 0 && o.bucketMb <= 1e6))
+      return "bucket-mb must be above 0 and at most 1e6 MiB; got " +
+             std::to_string(o.bucketMb);
+  }
   if (!o.evalEntry.empty() && o.evalEntry == o.entry)
     return "eval-entry and entry are both '" + o.entry + "'";
   return "";

@@ -214,6 +214,14 @@ typedef struct mptrt_kernel_info {
 int mptrt_entry_kernel_count(const mptrt_model *model, const char *entry, size_t *count);
 int mptrt_entry_kernel(const mptrt_model *model, const char *entry, size_t position,
                        mptrt_kernel_info *info);
+/* Whether parameter `name` of entry point `entry` is this rank's shard of
+ * sharded optimizer state (--shard-optimizer-state, docs/distributed.md):
+ * an optimizer moment that an sgd_update or adamw_update kernel updates
+ * beside a `shard` kernel's result. Then *world_size is the number of ranks
+ * the plan shards over and rank/shape the whole tensor's (shape has room
+ * for MPTRT_MAX_RANK values); otherwise *world_size is 0. */
+int mptrt_parameter_shard(const mptrt_model *model, const char *entry, const char *name,
+                          int64_t *world_size, size_t *rank, int64_t *shape);
 /* The arena size the plan gives an entry point. */
 int mptrt_entry_arena_bytes(const mptrt_model *model, const char *entry, uint64_t *bytes);
 

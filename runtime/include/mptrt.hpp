@@ -210,6 +210,19 @@ public:
     return true;
   }
 
+  /// mptrt_parameter_shard: *worldSize 0 when `name` is not a shard, else
+  /// the ranks and the whole tensor's shape.
+  [[nodiscard]] bool parameterShard(const std::string &entry, const std::string &name,
+                                    int64_t *worldSize, std::vector<int64_t> *wholeShape) const {
+    int64_t shape[MPTRT_MAX_RANK];
+    size_t rank = 0;
+    if (mptrt_parameter_shard(handle_, entry.c_str(), name.c_str(), worldSize, &rank, shape) !=
+        MPTRT_OK)
+      return false;
+    wholeShape->assign(shape, shape + rank);
+    return true;
+  }
+
   uint64_t peakArenaBytes() const { return mptrt_peak_arena_bytes(handle_); }
   uint64_t workspaceBytes() const { return mptrt_workspace_bytes(handle_); }
 

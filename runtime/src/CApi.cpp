@@ -463,6 +463,54 @@ int mptrt_entry_kernel(const mptrt_model *model, const char *entry, size_t posit
   return MPTRT_OK;
 }
 
+int mptrt_parameter_shard(const mptrt_model *model, const char *entry, const char *name,
+                          int64_t *world_size, size_t *rank, int64_t *shape) {
+  MPTRT_CHECK_MODEL(mptrt_parameter_shard);
+  MPTRT_CHECK_NAME(mptrt_parameter_shard, entry);
+  MPTRT_CHECK_NAME(mptrt_parameter_shard, name);
+  MPTRT_CHECK_NAME(mptrt_parameter_shard, world_size);
+  size_t index;
+  if (int rc = report(model->impl->findEntry(entry, &index)))
+    return rc;
+  uint32_t id;
+  if (int rc = report(model->impl->find(BindingKind::Parameter, name, &id)))
+    return rc;
+  *world_size = 0;
+  const std::vector<uint32_t> &kernels = model->impl->entry(index).kernels;
+  // The update kernels whose parameter operand a `shard` kernel made; their
+  // moments (operands 2 and, for adamw_update, 3) are shards of that
+  // kernel's operand.
+  for (uint32_t k : kernels) {
+    const plan::Kernel &update = model->impl->kernel(k);
+    const size_t moments = update.kind == "adamw_update"                                ? 2
+                           : update.kind == "sgd_update" && update.operands.size() == 6 ? 1
+                                                                                        : 0;
+    if (moments == 0 || update.operands.empty())
+      continue;
+    bool isMoment = false;
+    for (size_t m = 0; m < moments; ++m)
+      isMoment |= update.operands[2 + m] == id;
+    if (!isMoment)
+      continue;
+    for (uint32_t s : kernels) {
+      const plan::Kernel &shard = model->impl->kernel(s);
+      if (shard.kind != "shard" || shard.results.size() != 1 ||
+          shard.results[0] != update.operands[0] || shard.operands.size() != 1)
+        continue;
+      const plan::Attribute *world = shard.findAttr("world_size");
+      const auto &whole = model->impl->desc(shard.operands[0]);
+      *world_size = world ? world->i : 0;
+      if (rank)
+        *rank = whole.shape.size();
+      if (shape)
+        for (size_t i = 0; i < whole.shape.size(); ++i)
+          shape[i] = whole.shape[i];
+      return MPTRT_OK;
+    }
+  }
+  return MPTRT_OK;
+}
+
 uint64_t mptrt_peak_arena_bytes(const mptrt_model *model) {
   return model ? model->impl->peakArenaBytes() : 0;
 }

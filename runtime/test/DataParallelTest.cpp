@@ -12,7 +12,9 @@
 #include "mptrt/Communicator.h"
 #include "mptrt/train/Batches.h"
 
+#include <cmath>
 #include <cstdlib>
+#include <limits>
 #include <optional>
 
 using namespace mptrt;
@@ -172,8 +174,9 @@ TEST(DataSlice, TooFewRowsAndScalars) {
 
 /// Runs a one-kernel plan, failing the test if it does not run.
 std::vector<HostTensor> run(const std::string &kind, const std::vector<HostTensor> &operands,
-                            const std::vector<HostTensor> &results) {
-  KernelRun r = runKernel(kind, operands, results);
+                            const std::vector<HostTensor> &results,
+                            std::vector<Attribute> attrs = {}) {
+  KernelRun r = runKernel(kind, operands, results, std::move(attrs));
   EXPECT_TRUE(r.ok) << kind << ": " << r.error;
   return r.ok ? r.outputs : std::vector<HostTensor>();
 }
@@ -211,6 +214,54 @@ TEST(AllReduce, ResultTypeMustBeTheOperands) {
   r = runKernel("all_reduce", {a, a}, {a});
   EXPECT_FALSE(r.ok);
   EXPECT_NE(r.error.find("one result per operand"), std::string::npos) << r.error;
+}
+
+/// world_size = n.
+std::vector<Attribute> worldSize(int64_t n) { return {Attribute::makeInt("world_size", n)}; }
+
+// Tests ZeRO-1's kernels in a world of one rank: a tensor's one shard holds
+// its elements, so each result holds its operand's bytes.
+TEST(Sharding, OneRankCopies) {
+  Communicator *comm = world();
+  ASSERT_NE(comm, nullptr);
+  if (comm->size() != 1)
+    GTEST_SKIP() << "under a launcher of " << comm->size() << " ranks";
+  std::mt19937 rng(26);
+  std::vector<HostTensor> whole = {randomTensor(DType::F32, {3, 5}, rng),
+                                   randomTensor(DType::BF16, {7}, rng)};
+  std::vector<HostTensor> shards = {HostTensor(DType::F32, {15}), HostTensor(DType::BF16, {7})};
+  std::vector<HostTensor> scattered = run("reduce_scatter", whole, shards, worldSize(1));
+  std::vector<HostTensor> gathered = run("all_gather", scattered, whole, worldSize(1));
+  std::vector<HostTensor> shard = run("shard", {whole[0]}, {shards[0]}, worldSize(1));
+  ASSERT_EQ(scattered.size(), 2u);
+  ASSERT_EQ(gathered.size(), 2u);
+  ASSERT_EQ(shard.size(), 1u);
+  for (size_t i = 0; i < whole.size(); ++i) {
+    EXPECT_EQ(scattered[i].bytes, whole[i].bytes) << "operand " << i;
+    EXPECT_EQ(gathered[i].bytes, whole[i].bytes) << "operand " << i;
+  }
+  EXPECT_EQ(shard[0].bytes, whole[0].bytes);
+}
+
+// Tests that a plan sharded over more ranks than the world has is refused
+// at load, saying how to compile it, and that a shard's type is checked.
+TEST(Sharding, WorldSizeAndShapesAreChecked) {
+  Communicator *comm = world();
+  ASSERT_NE(comm, nullptr);
+  if (comm->size() != 1)
+    GTEST_SKIP() << "under a launcher of " << comm->size() << " ranks";
+  HostTensor w(DType::F32, {3, 5}), half(DType::F32, {8});
+  KernelRun r = runKernel("shard", {w}, {half}, worldSize(2));
+  EXPECT_FALSE(r.ok);
+  EXPECT_NE(r.error.find("over 2 ranks (--shard-optimizer-state=2), but this world has 1: "
+                         "compile it with --shard-optimizer-state=1"),
+            std::string::npos)
+      << r.error;
+  r = runKernel("reduce_scatter", {w}, {HostTensor(DType::F32, {7})}, worldSize(2));
+  EXPECT_FALSE(r.ok);
+  EXPECT_NE(r.error.find("must be the shard of 3x5xf32 over 2 ranks, a 1-D tensor of 8 elements"),
+            std::string::npos)
+      << r.error;
 }
 
 // Tests the mean over two ranks (run under mpirun -np 2): rank r's operand
@@ -254,6 +305,62 @@ TEST(AllReduceMpi, MeanOverTwoRanks) {
       mine = mine * 1099511628211ull + byte;
   ASSERT_TRUE(comm->allGather(mine, &sums, &error)) << error;
   EXPECT_EQ(sums[0], sums[1]);
+}
+
+// Tests ZeRO-1's kernels over two ranks (run under mpirun -np 2): rank r's
+// operand element i is (r + 1) * v_i. reduce_scatter gives rank r the
+// elements [r S, r S + S) of the mean 1.5 * v (zero past the end: 11
+// elements make shards of 6); shard gives it those of its own operand;
+// all_gather of every rank's shard rebuilds the whole tensor; all_finite
+// and global_norm with over_ranks cover both ranks' operands.
+TEST(ShardingMpi, OverTwoRanks) {
+  Communicator *comm = world();
+  ASSERT_NE(comm, nullptr);
+  if (comm->size() != 2)
+    GTEST_SKIP() << "needs mpirun -np 2 (world of " << comm->size() << ")";
+  const int r = comm->rank();
+  std::mt19937 rng(7); // the same v on both ranks
+  HostTensor v = randomTensor(DType::F32, {11}, rng, -3, 3);
+  HostTensor mine(DType::F32, {11});
+  for (int64_t i = 0; i < 11; ++i)
+    mine.set(i, (r + 1) * v.get(i));
+  const int64_t S = 6;
+  std::vector<HostTensor> scattered =
+      run("reduce_scatter", {mine}, {HostTensor(DType::F32, {S})}, worldSize(2));
+  std::vector<HostTensor> shard = run("shard", {mine}, {HostTensor(DType::F32, {S})}, worldSize(2));
+  ASSERT_EQ(scattered.size(), 1u);
+  ASSERT_EQ(shard.size(), 1u);
+  for (int64_t k = 0; k < S; ++k) {
+    const int64_t i = r * S + k;
+    const float a = i < 11 ? static_cast<float>(v.get(i)) : 0.0f;
+    EXPECT_EQ(scattered[0].get(k), (a + 2.0f * a) / 2.0f) << "rank " << r << " element " << k;
+    EXPECT_EQ(shard[0].get(k), i < 11 ? mine.get(i) : 0.0) << "rank " << r << " element " << k;
+  }
+  // Each rank's shard of (r + 1) * v, gathered: rank 0's elements of v,
+  // then rank 1's elements of 2 v.
+  std::vector<HostTensor> gathered =
+      run("all_gather", shard, {HostTensor(DType::F32, {11})}, worldSize(2));
+  ASSERT_EQ(gathered.size(), 1u);
+  for (int64_t i = 0; i < 11; ++i)
+    EXPECT_EQ(gathered[0].get(i), (i < S ? 1 : 2) * v.get(i)) << "element " << i;
+
+  // A non-finite element on rank 1 only: both ranks see it.
+  HostTensor flagged = shard[0];
+  if (r == 1)
+    flagged.set(2, std::numeric_limits<double>::infinity());
+  std::vector<Attribute> overRanks = {Attribute::makeInt("over_ranks", 1)};
+  std::vector<HostTensor> finite =
+      run("all_finite", {flagged}, {HostTensor(DType::I1, {})}, overRanks);
+  ASSERT_EQ(finite.size(), 1u);
+  EXPECT_EQ(finite[0].get(0), 0.0) << "rank " << r;
+  std::vector<HostTensor> norm =
+      run("global_norm", {shard[0]}, {HostTensor(DType::F32, {})}, overRanks);
+  ASSERT_EQ(norm.size(), 1u);
+  double sum = 0;
+  for (int64_t i = 0; i < 11; ++i)
+    sum += (i < S ? 1 : 4) * v.get(i) * v.get(i);
+  // The f64 sums of squares, added in another order: within f32 rounding.
+  EXPECT_NEAR(norm[0].get(0), std::sqrt(sum), 1e-6 * std::sqrt(sum));
 }
 
 } // namespace

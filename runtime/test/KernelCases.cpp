@@ -166,6 +166,12 @@ std::vector<Case> allCases() {
   // One process: the world of one rank the tests run in (the MPI path is
   // data-parallel-equivalence's).
   cs.push_back(make("all_reduce", {{F32, act}, {BF16, {4096}}}, {{F32, act}, {BF16, {4096}}}));
+  // ZeRO-1's kernels over that world of one: a tensor's one shard holds it.
+  cs.push_back(make("reduce_scatter", {{F32, {64, 130}}, {BF16, {4096}}},
+                    {{F32, {64 * 130}}, {BF16, {4096}}}, {aInt("world_size", 1)}));
+  cs.push_back(make("all_gather", {{F32, {64 * 130}}, {BF16, {4096}}},
+                    {{F32, {64, 130}}, {BF16, {4096}}}, {aInt("world_size", 1)}));
+  cs.push_back(make("shard", {{F32, {64, 130}}}, {{F32, {64 * 130}}}, {aInt("world_size", 1)}));
   cs.push_back(make("global_norm", {{F32, act}, {BF16, {4096}}, {F32, {10}}}, {{F32, {}}}));
   cs.push_back(
       make("clip_by_norm", {{F32, act}, {F32, {}, 1, 4}}, {{F32, act}}, {aFloat("max_norm", 1.0)}));

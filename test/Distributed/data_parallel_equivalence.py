@@ -19,6 +19,15 @@ the checkpoints; bf16 SGD on 2 ranks within 1e-2 (bf16 rounds the weights
 it reads); and fp16 with an overflow in rank 1's rows only, where rank 0
 must skip the same steps as rank 1 and as one process.
 
+The same with sharded optimizer state (--shard-optimizer-state=R, ZeRO-1):
+SGD with momentum and AdamW on 2 and 4 ranks, whose checkpoints hold the
+whole moments (gathered from every rank) and so compare tensor by tensor
+with one process's; the fp16 overflow case, whose finite check covers every
+rank's shards; and a resume at step 10 on another number of ranks: a
+checkpoint saved by 4 sharded ranks after 10 steps, resumed by 2 sharded
+ranks and by one process without sharding for steps 11-20, against one
+process's 20 uninterrupted steps.
+
 Then the failures that must be loud: a plan without --data-parallel under
 two ranks, ranks given different plans, and data with fewer rows than one
 global batch. Exits 1 with what differs; prints the largest differences.
@@ -116,16 +125,18 @@ inputs = ["--input", f"x={x}", "--input", f"labels={labels}"]
 mpirun = [mpiexec, "--oversubscribe", "--allow-run-as-root", "-np", "2"]
 common = ["--train", "--loss-kind=cross_entropy", "--loss-output=logits"]
 
-def train(plan, ranks, name, extra=(), data=None):
-    """Trains `plan` for STEPS steps on `ranks` processes; rank 0's metrics
-    and checkpoint are NAME.jsonl and NAME.ckpt."""
+def train(plan, ranks, name, extra=(), data=None, steps=STEPS, resume=None):
+    """Trains `plan` up to `steps` steps on `ranks` processes (from the
+    checkpoint `resume`, if given); rank 0's metrics and checkpoint are
+    NAME.jsonl and NAME.ckpt."""
     for f in (f"{name}.jsonl", f"{name}.ckpt"):
         if os.path.exists(path(f)):
             os.remove(path(f))
     launcher = [] if ranks == 1 else [mpiexec, "--oversubscribe", "--allow-run-as-root",
                                       "-np", str(ranks)]
-    out = run(launcher + [train_tool, plan] + (data or inputs) + params +
-              ["--steps", str(STEPS), "--metrics", path(f"{name}.jsonl"),
+    start = ["--resume", path(resume)] if resume else params
+    out = run(launcher + [train_tool, plan] + (data or inputs) + start +
+              ["--steps", str(steps), "--metrics", path(f"{name}.jsonl"),
                "--save", path(f"{name}.ckpt")] + list(extra)).stdout
     # Rank 0 alone prints the summary.
     if out.count("mpt-train: ran") != 1 or (ranks > 1 and f"{ranks} ranks" not in out):
@@ -137,16 +148,19 @@ def compile_plan(batch, flags, name):
     return path(name)
 
 
-def compare(name, tol, ref_name, got_name):
-    """Losses per step, checkpoint tensors per tensor, within `tol` relative."""
-    ref, got = losses(path(f"{ref_name}.jsonl")), losses(path(f"{got_name}.jsonl"))
-    if len(ref) != STEPS or len(got) != STEPS:
-        failures.append(f"{name}: {len(ref)} and {len(got)} metrics lines, not {STEPS}")
+def compare(name, tol, ref_name, got_name, first=1):
+    """Losses per step (from step `first`), checkpoint tensors per tensor,
+    within `tol` relative."""
+    ref = losses(path(f"{ref_name}.jsonl"))[first - 1:]
+    got = losses(path(f"{got_name}.jsonl"))
+    if len(ref) != STEPS - first + 1 or len(got) != len(ref):
+        failures.append(f"{name}: {len(ref)} and {len(got)} metrics lines, not "
+                        f"{STEPS - first + 1}")
         return
     worst_loss = max(abs(a - b) / abs(a) for a, b in zip(ref, got))
     if worst_loss > tol:
         failures.append(f"{name}: losses differ by {worst_loss:.3g} relative: {ref} vs {got}")
-    if not ref[-1] < ref[0]:
+    if first == 1 and not ref[-1] < ref[0]:
         failures.append(f"{name}: the reference did not learn ({ref[0]} -> {ref[-1]})")
     steps1, ck1 = read_checkpoint(path(f"{ref_name}.ckpt"))
     steps2, ck2 = read_checkpoint(path(f"{got_name}.ckpt"))
@@ -171,22 +185,42 @@ def compare(name, tol, ref_name, got_name):
 
 
 sgd = ["--optimizer=sgd", "--lr=0.1"]
+momentum = ["--optimizer=momentum", "--lr=0.1"]
 adamw = ["--optimizer=adamw", "--lr=0.01"]
 # (name, ranks, optimizer and precision flags, tolerance)
 CASES = [("fp32-sgd-2ranks", 2, sgd, TOL),
          ("fp32-adamw-2ranks", 2, adamw, TOL),
          ("fp32-adamw-4ranks", 4, adamw, TOL),
          # bf16 rounds the weights it reads: a few bf16 ulps (2^-8).
-         ("bf16-sgd-2ranks", 2, sgd + ["--precision=bf16"], TOL_BF16)]
+         ("bf16-sgd-2ranks", 2, sgd + ["--precision=bf16"], TOL_BF16),
+         # Sharded optimizer state (ZeRO-1): reduce-scatter, shards, all-gather.
+         ("zero1-fp32-momentum-2ranks", 2, momentum, TOL),
+         ("zero1-fp32-adamw-2ranks", 2, adamw, TOL),
+         ("zero1-fp32-adamw-4ranks", 4, adamw, TOL)]
 references = {}
 for name, ranks, flags, tol in CASES:
     key = tuple(flags)
     if key not in references:  # one process, the whole global batch of 16
         train(compile_plan(16, flags, f"{name}.16.mptp"), 1, f"{name}.ref")
         references[key] = f"{name}.ref"
-    plan = compile_plan(16 // ranks, flags + ["--data-parallel"], f"{name}.dp.mptp")
+    mode = f"--shard-optimizer-state={ranks}" if name.startswith("zero1") else "--data-parallel"
+    plan = compile_plan(16 // ranks, flags + [mode], f"{name}.dp.mptp")
     train(plan, ranks, name)
     compare(name, tol, references[key], name)
+
+# A resume on another number of ranks: 4 sharded ranks save after step 10;
+# 2 sharded ranks, and one process without sharding, train steps 11-20 from
+# that checkpoint, which holds the whole moments.
+HALF = STEPS // 2
+train(path("zero1-fp32-adamw-4ranks.dp.mptp"), 4, "resume.4ranks", steps=HALF)
+_, half = read_checkpoint(path("resume.4ranks.ckpt"))
+if len(half["w1.exp_avg"]) != 32 * 16:
+    failures.append(f"the 4-rank checkpoint's w1.exp_avg has {len(half['w1.exp_avg'])} values, "
+                    f"not the whole 512")
+train(path("zero1-fp32-adamw-2ranks.dp.mptp"), 2, "resume.2ranks", resume="resume.4ranks.ckpt")
+compare("zero1-resume-4-to-2ranks", TOL, "fp32-adamw-2ranks.ref", "resume.2ranks", first=HALF + 1)
+train(path("fp32-adamw-2ranks.16.mptp"), 1, "resume.1", resume="resume.4ranks.ckpt")
+compare("zero1-resume-4ranks-to-1", TOL, "fp32-adamw-2ranks.ref", "resume.1", first=HALF + 1)
 
 # fp16 with dynamic loss scaling, and an overflow in rank 1's rows only:
 # row 40 (global batch 2, rows 32-47; rank 1's block 40-47) is 1e6, inf in
@@ -201,23 +235,30 @@ fp16 = sgd + ["--precision=fp16", "--loss-scale=dynamic"]
 train(compile_plan(16, fp16, "fp16.16.mptp"), 1, "fp16.ref", data=ovf_inputs)
 train(compile_plan(8, fp16 + ["--data-parallel"], "fp16.dp.mptp"), 2, "fp16.dp",
       data=ovf_inputs)
+# Sharded: the overflow is in rank 1's rows and in every rank's shards of
+# the mean; the finite check over the ranks sees it on rank 0 too.
+train(compile_plan(8, fp16 + ["--shard-optimizer-state=2"], "fp16.zero1.mptp"), 2, "fp16.zero1",
+      data=ovf_inputs)
 
 
 def skips(name):
     return [json.loads(line)["skipped"] for line in open(path(f"{name}.jsonl"))]
 
 
-ref_skips, dp_skips = skips("fp16.ref"), skips("fp16.dp")
+ref_skips = skips("fp16.ref")
 expected = [s in (3, 13) for s in range(1, STEPS + 1)]
-if ref_skips != expected or dp_skips != expected:
-    failures.append(f"fp16 skips: expected steps 3 and 13, one process {ref_skips}, "
-                    f"2 ranks {dp_skips}")
-ref, got = losses(path("fp16.ref.jsonl")), losses(path("fp16.dp.jsonl"))
-worst = max(abs(a - b) / abs(a) for a, b, k in zip(ref, got, expected) if not k)
-if worst > TOL_BF16:
-    failures.append(f"fp16: losses of the steps taken differ by {worst:.3g}: {ref} vs {got}")
-print(f"fp16-sgd-2ranks, an overflow in rank 1's rows at steps 3 and 13: both skip there, "
-      f"as one process does; largest relative loss difference elsewhere {worst:.3g}")
+if ref_skips != expected:
+    failures.append(f"fp16 skips: expected steps 3 and 13, one process {ref_skips}")
+for run_name in ("fp16.dp", "fp16.zero1"):
+    if skips(run_name) != expected:
+        failures.append(f"{run_name} skips: expected steps 3 and 13, got {skips(run_name)}")
+    ref, got = losses(path("fp16.ref.jsonl")), losses(path(f"{run_name}.jsonl"))
+    worst = max(abs(a - b) / abs(a) for a, b, k in zip(ref, got, expected) if not k)
+    if worst > TOL_BF16:
+        failures.append(f"{run_name}: losses of the steps taken differ by {worst:.3g}: {ref} vs {got}")
+    print(f"{run_name} (fp16 SGD, 2 ranks), an overflow in rank 1's rows at steps 3 and 13: "
+          f"both ranks skip there, as one process does; largest relative loss difference "
+          f"elsewhere {worst:.3g}")
 
 # A plan without --data-parallel under two ranks is refused.
 p = run(mpirun + [train_tool, path("fp32-sgd-2ranks.16.mptp")] + inputs + ["--steps", "1", "--quiet"],
@@ -232,6 +273,13 @@ p = run([mpiexec, "--oversubscribe", "--allow-run-as-root",
         expect_ok=False)
 if p.returncode == 0 or "the ranks disagree on the plan" not in p.stdout:
     failures.append(f"ranks with different plans: rc {p.returncode}\n{p.stdout}")
+
+# A plan sharded over 4 ranks under 2 is refused at load, saying how to
+# compile it.
+p = run(mpirun + [train_tool, path("zero1-fp32-adamw-4ranks.dp.mptp")] + inputs + params +
+        ["--steps", "1", "--quiet"], expect_ok=False)
+if p.returncode == 0 or "compile it with --shard-optimizer-state=2" not in p.stdout:
+    failures.append(f"a plan sharded over 4 ranks under 2: rc {p.returncode}\n{p.stdout}")
 
 # Data with fewer rows than one global batch (2 ranks x 8) is refused.
 small_x = write_npy("x12.npy", "<f4", (12, 16), [0.5] * (12 * 16))

@@ -55,6 +55,21 @@ LogicalResult allReduce(Operation *, ArrayRef<RefTensor> operands,
   return success();
 }
 
+/// reduce_scatter, all_gather and shard over a world of one rank (the
+/// interpreter's): a tensor's one shard is its elements, flattened; the
+/// whole tensor gets its shape back from the result's type.
+LogicalResult sharding(Operation *op, ArrayRef<RefTensor> operands,
+                       std::vector<RefTensor> &results) {
+  if (op->getAttrOfType<IntegerAttr>("world_size").getInt() != 1)
+    return op->emitOpError("the reference interpreter is one process: it "
+                           "takes a world_size of 1 only");
+  for (auto [t, type] : llvm::zip(operands, op->getResultTypes())) {
+    ArrayRef<int64_t> shape = cast<RankedTensorType>(type).getShape();
+    results.push_back(RefTensor({shape.begin(), shape.end()}, t.data));
+  }
+  return success();
+}
+
 LogicalResult globalNorm(Operation *, ArrayRef<RefTensor> operands,
                          std::vector<RefTensor> &results) {
   double sum = 0.0;
@@ -233,6 +248,9 @@ void addTrainingOps(RefOpTable &table) {
   table["mpt.all_finite"] = allFinite;
   table["mpt.global_norm"] = globalNorm;
   table["mpt.all_reduce"] = allReduce;
+  table["mpt.reduce_scatter"] = sharding;
+  table["mpt.all_gather"] = sharding;
+  table["mpt.shard"] = sharding;
   table["mpt.clip_by_norm"] = clipByNorm;
   table["mpt.amax"] = amax;
   table["mpt.advance_step"] = advanceStep;

@@ -71,6 +71,9 @@ struct MemoryReport {
   RoleBytes persistent[kNumPersistentRoles];
   int64_t persistentBytes = 0;   // all parameters: the plan's parameter bytes
   int64_t trainableElements = 0; // elements of the masters
+  /// --shard-optimizer-state: the ranks the optimizer state is sharded
+  /// over (its bytes above are one rank's); 0 when it is not.
+  int64_t shardWorldSize = 0;
   std::vector<EntryMemory> entries;
 };
 

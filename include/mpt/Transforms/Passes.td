@@ -195,6 +195,13 @@ def BuildTrainingStepPass : Pass<"build-training-step", "::mlir::ModuleOp"> {
       backward pass produces them; then come the unscale, the finite check
       and clipping, so every rank takes the same skip decision. The `loss`
       output is averaged too.
+    - With `shard-optimizer-state=N` (ZeRO-1 over N ranks), the buckets
+      are `mpt.reduce_scatter` ops instead: each rank keeps its shard (1-D,
+      ceil(E / N) elements) of each averaged gradient; the finite check and
+      the norm (`over_ranks`) cover every rank's shards; each update takes
+      the rank's `mpt.shard` of its parameter, and its moments are
+      shard-sized state; `mpt.all_gather` ops, in the same buckets, rebuild
+      the new parameters on every rank.
 
     Before:
 
@@ -302,6 +309,12 @@ def BuildTrainingStepPass : Pass<"build-training-step", "::mlir::ModuleOp"> {
     Option<"allReduceF32", "all-reduce-f32", "bool", /*default=*/"false",
            "With data-parallel: sum the gradients in FP32 whatever their "
            "type">,
+    Option<"shardOptimizerState", "shard-optimizer-state", "int64_t",
+           /*default=*/"0",
+           "ZeRO-1 over this many ranks (implies data-parallel; 0: off): "
+           "reduce-scatter the gradients, update each rank's shard of the "
+           "parameters and optimizer state, all-gather the parameters "
+           "(docs/distributed.md)">,
   ];
   let dependentDialects = ["::mpt::MPTDialect", "::mlir::func::FuncDialect"];
 }

@@ -222,9 +222,12 @@ FailureOr<EntryMemory> analyzeEntry(func::FuncOp func) {
           forward.contains(buffers[it->second].value.getDefiningOp()))
         setRole(it->second, ArenaRole::SavedActivations);
   // A cast of a gradient is that gradient in another dtype (the bf16
-  // gradient of a bf16 weight copy, cast to FP32 for its master).
+  // gradient of a bf16 weight copy, cast to FP32 for its master), and a
+  // collective's result the mean of that gradient over the ranks (a
+  // reduce_scatter's, this rank's shard of it).
   while (!grads.empty()) {
-    auto it = bufferOf.find(grads.pop_back_val());
+    Value grad = grads.pop_back_val();
+    auto it = bufferOf.find(grad);
     if (it == bufferOf.end() ||
         buffers[it->second].role == ArenaRole::Gradients)
       continue;
@@ -232,6 +235,8 @@ FailureOr<EntryMemory> analyzeEntry(func::FuncOp func) {
     Operation *def = buffers[it->second].value.getDefiningOp();
     if (isCastKernel(def))
       grads.push_back(def->getOperand(0));
+    else if (isa<rt::AllReduceOp, rt::ReduceScatterOp>(def))
+      grads.push_back(def->getOperand(cast<OpResult>(grad).getResultNumber()));
   }
 
   // The peak: the op with the most aligned bytes live (the first of them).
@@ -274,6 +279,11 @@ FailureOr<MemoryReport> mpt::analyzeMemory(ModuleOp module) {
   llvm::StringMap<std::pair<PersistentRole, Type>> params;
   SmallVector<StringRef> order;
   auto mark = [&](Value v, PersistentRole role) {
+    // Sharded, an update takes its rank's shard of the parameter.
+    if (auto shard = v.getDefiningOp<rt::ShardOp>()) {
+      report.shardWorldSize = static_cast<int64_t>(shard.getWorldSize());
+      v = shard.getInput();
+    }
     if (StringAttr name = paramName(v)) {
       auto &entry = params.find(name.getValue())->second;
       entry.first = std::min(entry.first, role);
@@ -349,6 +359,8 @@ void mpt::writeMemoryReportJSON(const MemoryReport &report,
   json.object([&] {
     json.attributeObject("persistent", [&] {
       json.attribute("trainable_elements", report.trainableElements);
+      if (report.shardWorldSize > 0)
+        json.attribute("shard_world_size", report.shardWorldSize);
       json.attributeObject("roles", [&] {
         for (unsigned r = 0; r < kNumPersistentRoles; ++r)
           writeRole(json, persistentRoleName(static_cast<PersistentRole>(r)),
@@ -384,6 +396,9 @@ void mpt::writeMemoryReportJSON(const MemoryReport &report,
 void mpt::printMemorySummary(const MemoryReport &report,
                              llvm::raw_ostream &os) {
   os << "memory: persistent";
+  if (report.shardWorldSize > 0)
+    os << " (per rank, optimizer state sharded over " << report.shardWorldSize
+       << " ranks)";
   for (unsigned r = 0; r < kNumPersistentRoles; ++r) {
     const RoleBytes &role = report.persistent[r];
     os << " " << persistentRoleName(static_cast<PersistentRole>(r)) << " "

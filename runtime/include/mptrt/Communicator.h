@@ -62,6 +62,14 @@ public:
   virtual bool allReduceSum(double *data, size_t count, std::string *error) = 0;
   /// Every rank's `value`, in rank order.
   virtual bool allGather(uint64_t value, std::vector<uint64_t> *out, std::string *error) = 0;
+  /// send holds size() blocks of `block` floats; sums them element-wise over
+  /// the ranks and writes block rank() of the sum into recv[0, block).
+  /// Deterministic as allReduceSum. Allocates nothing.
+  virtual bool reduceScatterSum(const float *send, float *recv, size_t block,
+                                std::string *error) = 0;
+  /// Every rank's send[0, block), in rank order, into recv[0, size() *
+  /// block). Allocates nothing.
+  virtual bool allGather(const float *send, float *recv, size_t block, std::string *error) = 0;
 };
 
 /// The process's communicator, made on the first call from the launcher's

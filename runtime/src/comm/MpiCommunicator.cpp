@@ -1,6 +1,7 @@
 //===- MpiCommunicator.cpp - the communicator over MPI_COMM_WORLD ---------===//
 //
-// MPI_Allreduce with MPI_SUM on MPI_COMM_WORLD. Open MPI chooses its
+// MPI_Allreduce and MPI_Reduce_scatter_block with MPI_SUM, and
+// MPI_Allgather, on MPI_COMM_WORLD. Open MPI chooses its
 // algorithm from the world size and the message size alone, and every rank
 // receives the same bytes, so a run is deterministic for a given world.
 // Counts beyond INT_MAX go in pieces.
@@ -55,6 +56,29 @@ public:
     out->assign(static_cast<size_t>(size_), 0);
     const int rc =
         MPI_Allgather(&value, 1, MPI_UINT64_T, out->data(), 1, MPI_UINT64_T, MPI_COMM_WORLD);
+    if (rc != MPI_SUCCESS)
+      return *error = mpiError("MPI_Allgather", rc), false;
+    return true;
+  }
+
+  bool reduceScatterSum(const float *send, float *recv, size_t block, std::string *error) override {
+    if (block > INT_MAX)
+      return *error = "a reduce-scatter block of " + std::to_string(block) +
+                      " elements is more than MPI's count can say (INT_MAX)",
+             false;
+    const int rc = MPI_Reduce_scatter_block(send, recv, static_cast<int>(block), MPI_FLOAT, MPI_SUM,
+                                            MPI_COMM_WORLD);
+    if (rc != MPI_SUCCESS)
+      return *error = mpiError("MPI_Reduce_scatter_block", rc), false;
+    return true;
+  }
+  bool allGather(const float *send, float *recv, size_t block, std::string *error) override {
+    if (block > INT_MAX)
+      return *error = "an all-gather block of " + std::to_string(block) +
+                      " elements is more than MPI's count can say (INT_MAX)",
+             false;
+    const int rc = MPI_Allgather(send, static_cast<int>(block), MPI_FLOAT, recv,
+                                 static_cast<int>(block), MPI_FLOAT, MPI_COMM_WORLD);
     if (rc != MPI_SUCCESS)
       return *error = mpiError("MPI_Allgather", rc), false;
     return true;

@@ -155,6 +155,9 @@ Status prepareUnscale(const KernelView &v, std::unique_ptr<PreparedKernel> *out)
 Status prepareAllFinite(const KernelView &v, std::unique_ptr<PreparedKernel> *out);
 Status prepareGlobalNorm(const KernelView &v, std::unique_ptr<PreparedKernel> *out);
 Status prepareAllReduce(const KernelView &v, std::unique_ptr<PreparedKernel> *out);
+Status prepareReduceScatter(const KernelView &v, std::unique_ptr<PreparedKernel> *out);
+Status prepareAllGather(const KernelView &v, std::unique_ptr<PreparedKernel> *out);
+Status prepareShard(const KernelView &v, std::unique_ptr<PreparedKernel> *out);
 Status prepareClipByNorm(const KernelView &v, std::unique_ptr<PreparedKernel> *out);
 Status prepareUpdateLossScale(const KernelView &v, std::unique_ptr<PreparedKernel> *out);
 Status prepareLrSchedule(const KernelView &v, std::unique_ptr<PreparedKernel> *out);

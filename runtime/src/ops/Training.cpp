@@ -69,7 +69,8 @@ void makeBlocks(const KernelView &v, MultiTensorParams *p) {
 Status decodeMultiTensor(const KernelView &v, DType resultType, const char *what,
                          MultiTensorParams *p) {
   MPTRT_TRY(v.expectCounts(1, std::numeric_limits<size_t>::max(), 1, 1));
-  MPTRT_TRY(v.allowOnly({}));
+  MPTRT_TRY(v.allowOnly({"over_ranks"}));
+  MPTRT_TRY(v.getBool("over_ranks", false, &p->overRanks));
   for (size_t i = 0; i < v.numOperands(); ++i)
     MPTRT_TRY(expectFloatOperand(v, i));
   MPTRT_TRY(expectScalarResult(v, 0, resultType, what));
@@ -316,6 +317,59 @@ Status decodeUpdateFp8Scale(const KernelView &v, Fp8ScaleParams *p) {
   MPTRT_TRY(expectScalarResult(v, 1, DType::F32, "scale"));
   p->history = history.numel;
   return Status::ok();
+}
+
+namespace {
+
+/// The shared checks of reduce_scatter, all_gather and shard: `world_size`
+/// >= 1, one result per operand, float types, and each shard (operand or
+/// result, as `shardsAreResults` says) the 1-D shard of its whole tensor
+/// with the whole tensor's dtype.
+Status decodeSharding(const KernelView &v, bool shardsAreResults, ShardParams *p) {
+  MPTRT_TRY(v.getInt("world_size", 1, &p->worldSize));
+  if (p->worldSize < 1)
+    return v.error("world_size must be at least 1; got " + std::to_string(p->worldSize));
+  if (v.numResults() != v.numOperands())
+    return v.error("has " + std::to_string(v.numOperands()) + " operands and " +
+                   std::to_string(v.numResults()) + " results: one result per operand");
+  for (size_t i = 0; i < v.numOperands(); ++i) {
+    MPTRT_TRY(expectFloatOperand(v, i));
+    const TensorDesc &whole = shardsAreResults ? v.operand(i) : v.result(i);
+    const TensorDesc &part = shardsAreResults ? v.result(i) : v.operand(i);
+    const int64_t shard = (whole.numel + p->worldSize - 1) / p->worldSize;
+    if (part.dtype != whole.dtype || part.shape != std::vector<int64_t>{shard})
+      return v.error(std::string(shardsAreResults ? "result " : "operand ") + std::to_string(i) +
+                     " must be the shard of " + describe(whole) + " over " +
+                     std::to_string(p->worldSize) + " ranks, a 1-D tensor of " +
+                     std::to_string(shard) + " elements of its dtype; got " + describe(part));
+    p->numel.push_back(whole.numel);
+    p->shard.push_back(shard);
+    p->shardTotal += shard;
+  }
+  return Status::ok();
+}
+
+} // namespace
+
+Status decodeReduceScatter(const KernelView &v, ShardParams *p) {
+  MPTRT_TRY(
+      v.expectCounts(1, std::numeric_limits<size_t>::max(), 1, std::numeric_limits<size_t>::max()));
+  MPTRT_TRY(v.allowOnly({"world_size", "reduce_in_f32"}));
+  MPTRT_TRY(v.getBool("reduce_in_f32", false, &p->reduceInF32));
+  return decodeSharding(v, /*shardsAreResults=*/true, p);
+}
+
+Status decodeAllGather(const KernelView &v, ShardParams *p) {
+  MPTRT_TRY(
+      v.expectCounts(1, std::numeric_limits<size_t>::max(), 1, std::numeric_limits<size_t>::max()));
+  MPTRT_TRY(v.allowOnly({"world_size"}));
+  return decodeSharding(v, /*shardsAreResults=*/false, p);
+}
+
+Status decodeShard(const KernelView &v, ShardParams *p) {
+  MPTRT_TRY(v.expectCounts(1, 1, 1, 1));
+  MPTRT_TRY(v.allowOnly({"world_size"}));
+  return decodeSharding(v, /*shardsAreResults=*/true, p);
 }
 
 } // namespace rt

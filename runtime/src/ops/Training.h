@@ -46,6 +46,9 @@ struct MultiTensorParams {
     int64_t begin = 0, end = 0;
   };
   std::vector<Block> blocks; // operand order, then element order
+  /// The operands are this rank's shards: the result covers every rank's
+  /// (the flag or the f64 sum of squares is combined over the ranks).
+  bool overRanks = false;
 };
 Status decodeAllFinite(const KernelView &v, MultiTensorParams *p);
 Status decodeGlobalNorm(const KernelView &v, MultiTensorParams *p);
@@ -59,6 +62,21 @@ struct AllReduceParams {
   bool reduceInF32 = false;
 };
 Status decodeAllReduce(const KernelView &v, AllReduceParams *p);
+
+/// reduce_scatter, all_gather and shard (ZeRO-1, docs/distributed.md): a
+/// tensor of E elements over `worldSize` ranks has shards of S = ceil(E /
+/// worldSize) elements, rank r's holding elements [r S, r S + S), those past
+/// E zero. For each tensor of the bucket (operand of reduce_scatter and
+/// shard, result of all_gather): its elements and its shard's.
+struct ShardParams {
+  int64_t worldSize = 1;
+  std::vector<int64_t> numel, shard;
+  int64_t shardTotal = 0; // the sum of `shard`: one rank's block
+  bool reduceInF32 = false;
+};
+Status decodeReduceScatter(const KernelView &v, ShardParams *p);
+Status decodeAllGather(const KernelView &v, ShardParams *p);
+Status decodeShard(const KernelView &v, ShardParams *p);
 
 /// clip_by_norm: grad (float), norm (f32 0-d) -> grad * min(1, max_norm /
 /// (norm + 1e-6)) in f32.

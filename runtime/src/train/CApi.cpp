@@ -100,7 +100,7 @@ int mptrt_checkpoint_load(mptrt_model *model, const char *entry, const char *pat
   std::string error;
   if (!train::entryParameters(m, entry, &params, &error) ||
       !train::readCheckpointFor(path, params, entry, &checkpoint, &error) ||
-      !train::restoreCheckpoint(m, checkpoint, path, &error))
+      !train::restoreCheckpoint(m, checkpoint, params, path, &error))
     return setLastError(error);
   if (steps)
     *steps = checkpoint.steps;

@@ -4,6 +4,7 @@
 #include "mptrt/ReadFile.h"
 #include "mptrt/train/Batches.h"
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <cerrno>
@@ -574,10 +575,10 @@ bool matchCheckpoint(const std::string &path, const Checkpoint &checkpoint,
       return false;
     }
     const TensorInfo &saved = it->second->info;
-    if (saved.dtype != param.info.dtype || saved.shape != param.info.shape) {
+    if (saved.dtype != param.whole.dtype || saved.shape != param.whole.shape) {
       *error = "checkpoint '" + path + "': tensor '" + param.name + "' is " +
                describeType(saved.dtype, saved.shape) + ", the plan's parameter is " +
-               describeType(param.info.dtype, param.info.shape);
+               describeType(param.whole.dtype, param.whole.shape);
       return false;
     }
     byName.erase(it);
@@ -604,30 +605,88 @@ bool entryParameters(const Model &model, const std::string &entry, std::vector<P
   }
   out->clear();
   for (const std::string &name : names) {
-    ParameterSpec p{name, {}};
-    if (!model.info(MPTRT_PARAMETER, name, &p.info)) {
+    ParameterSpec p{name, {}, 0, {}};
+    if (!model.info(MPTRT_PARAMETER, name, &p.info) ||
+        !model.parameterShard(entry, name, &p.shardWorld, &p.whole.shape)) {
       *error = mptrt::lastError();
       return false;
     }
+    if (p.shardWorld > 0 && p.info.dtype != MPTRT_F32) {
+      *error = "parameter '" + name + "' is sharded optimizer state of " +
+               describeType(p.info.dtype, p.info.shape) + "; sharded state is f32";
+      return false;
+    }
+    p.whole.dtype = p.info.dtype;
+    if (p.shardWorld == 0)
+      p.whole.shape = p.info.shape;
     out->push_back(std::move(p));
   }
   return true;
 }
 
+namespace {
+
+/// The process's communicator, for sharded state and the writing rank.
+Communicator *checkpointCommunicator(const std::string &path, std::string *error) {
+  std::string why;
+  Communicator *comm = processCommunicator(&why);
+  if (!comm)
+    *error = "checkpoint '" + path + "': no communicator for the data-parallel world: " + why;
+  return comm;
+}
+
+size_t elementsOf(const std::vector<int64_t> &shape) {
+  size_t n = 1;
+  for (int64_t d : shape)
+    n *= static_cast<size_t>(d);
+  return n;
+}
+
+} // namespace
+
 bool saveCheckpoint(const Model &model, const std::vector<ParameterSpec> &params,
                     const std::string &path, uint64_t steps, std::string *error) {
-  CheckpointWriter writer;
-  if (!writer.open(path, steps, static_cast<uint32_t>(params.size()), error))
+  Communicator *comm = checkpointCommunicator(path, error);
+  if (!comm)
     return false;
-  std::vector<uint8_t> bytes;
-  for (const ParameterSpec &p : params) {
-    if (!model.readParameter(p.name, &bytes)) {
+  // Every rank reads its values and takes part in each gather, in the
+  // same order, before rank 0 opens the file: a failure to write there
+  // cannot leave the other ranks waiting in a collective.
+  std::vector<std::vector<uint8_t>> values(params.size());
+  std::vector<float> gathered;
+  for (size_t i = 0; i < params.size(); ++i) {
+    const ParameterSpec &p = params[i];
+    if (!model.readParameter(p.name, &values[i])) {
       *error = "saving checkpoint '" + path + "': " + mptrt::lastError();
       return false;
     }
-    if (!writer.add(p.name, p.info, bytes.data(), bytes.size(), error))
+    if (p.shardWorld == 0)
+      continue;
+    if (p.shardWorld != comm->size()) {
+      *error = "saving checkpoint '" + path + "': parameter '" + p.name + "' is sharded over " +
+               std::to_string(p.shardWorld) + " ranks, and this world has " +
+               std::to_string(comm->size());
       return false;
+    }
+    const size_t shard = values[i].size() / sizeof(float);
+    gathered.resize(shard * static_cast<size_t>(comm->size()));
+    if (!comm->allGather(reinterpret_cast<const float *>(values[i].data()), gathered.data(), shard,
+                         error)) {
+      *error = "saving checkpoint '" + path + "': gathering '" + p.name + "': " + *error;
+      return false;
+    }
+    const size_t whole = elementsOf(p.whole.shape);
+    values[i].resize(whole * sizeof(float));
+    std::memcpy(values[i].data(), gathered.data(), whole * sizeof(float));
   }
+  if (comm->rank() != 0)
+    return true;
+  CheckpointWriter writer;
+  if (!writer.open(path, steps, static_cast<uint32_t>(params.size()), error))
+    return false;
+  for (size_t i = 0; i < params.size(); ++i)
+    if (!writer.add(params[i].name, params[i].whole, values[i].data(), values[i].size(), error))
+      return false;
   return writer.commit(error);
 }
 
@@ -636,13 +695,45 @@ bool readCheckpointFor(const std::string &path, const std::vector<ParameterSpec>
   return readCheckpoint(path, out, error) && matchCheckpoint(path, *out, params, entry, error);
 }
 
-bool restoreCheckpoint(Model &model, const Checkpoint &checkpoint, const std::string &path,
+bool restoreCheckpoint(Model &model, const Checkpoint &checkpoint,
+                       const std::vector<ParameterSpec> &params, const std::string &path,
                        std::string *error) {
-  for (const CheckpointTensor &t : checkpoint.tensors)
-    if (!model.bindParameter(t.name, t.info.dtype, t.info.shape, t.bytes.data(), t.bytes.size())) {
+  std::map<std::string, const ParameterSpec *> byName;
+  for (const ParameterSpec &p : params)
+    byName.emplace(p.name, &p);
+  Communicator *comm = nullptr;
+  std::vector<uint8_t> shard;
+  for (const CheckpointTensor &t : checkpoint.tensors) {
+    auto it = byName.find(t.name);
+    const ParameterSpec *p = it == byName.end() ? nullptr : it->second;
+    const void *data = t.bytes.data();
+    size_t bytes = t.bytes.size();
+    TensorInfo info = t.info;
+    if (p && p->shardWorld > 0) {
+      // This rank's elements [r S, r S + S) of the whole tensor, zero past
+      // its end: the layout of the plan's `shard` kernel.
+      if (!comm && !(comm = checkpointCommunicator(path, error)))
+        return false;
+      if (p->shardWorld != comm->size()) {
+        *error = "resuming from '" + path + "': parameter '" + p->name + "' is sharded over " +
+                 std::to_string(p->shardWorld) + " ranks, and this world has " +
+                 std::to_string(comm->size());
+        return false;
+      }
+      const size_t size = elementsOf(p->info.shape) * sizeof(float);
+      const size_t begin = std::min(bytes, static_cast<size_t>(comm->rank()) * size);
+      const size_t count = std::min(bytes - begin, size);
+      shard.assign(size, 0);
+      std::memcpy(shard.data(), t.bytes.data() + begin, count);
+      data = shard.data();
+      bytes = size;
+      info = p->info;
+    }
+    if (!model.bindParameter(t.name, info.dtype, info.shape, data, bytes)) {
       *error = "resuming from '" + path + "': " + mptrt::lastError();
       return false;
     }
+  }
   return true;
 }
 

@@ -307,7 +307,7 @@ bool Trainer::readCheckpoint(const std::string &path, Checkpoint *out, std::stri
 }
 
 bool Trainer::restore(const Checkpoint &checkpoint, const std::string &path, std::string *error) {
-  if (!restoreCheckpoint(model_, checkpoint, path, error))
+  if (!restoreCheckpoint(model_, checkpoint, params_, path, error))
     return false;
   steps_ = checkpoint.steps;
   return true;

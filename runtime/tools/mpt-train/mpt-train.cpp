@@ -153,10 +153,10 @@ int main(int argc, char **argv) {
   if (!world.lead()) { // rank 0 alone reports and writes
     opt.quiet = true;
     opt.metricsPath.clear();
-    opt.savePath.clear();
-    opt.saveEvery = 0;
     opt.rangesPath.clear();
     opt.profilePath.clear();
+    // Every rank saves, at the same steps, since sharded optimizer state is
+    // gathered from all of them; train::saveCheckpoint writes on rank 0.
   }
 
   train::TrainerOptions options;
@@ -212,8 +212,24 @@ int main(int argc, char **argv) {
   double totalMs = 0;
   std::optional<double> firstLoss, lastLoss, lastValLoss;
   uint64_t s = firstStep, savedAt = UINT64_MAX;
+  // With several ranks, a signal reaches some of them: after each step
+  // they agree on whether any was asked to save or to stop, so that all
+  // save (sharded state is gathered) and stop at the same step.
+  bool agreedStop = false;
+  auto agree = [&](bool *asked, bool *stopping) {
+    if (world.ranks == 1)
+      return true;
+    double flags[2] = {*asked ? 1.0 : 0.0, *stopping ? 1.0 : 0.0};
+    if (!world.comm->allReduceSum(flags, 2, &error)) {
+      error = "step " + std::to_string(s + 1) + ": agreeing on signals over the ranks: " + error;
+      return false;
+    }
+    *asked = flags[0] > 0;
+    *stopping = flags[1] > 0;
+    return true;
+  };
   for (; s < opt.steps; ++s) {
-    if (stopSignal().load() != 0)
+    if (world.ranks == 1 ? stopSignal().load() != 0 : agreedStop)
       break; // interrupted: `s` steps have run
     train::StepMetrics m;
     if (!trainer.step(&m, &error))
@@ -231,7 +247,10 @@ int main(int argc, char **argv) {
     if (metrics.isOpen() && !metrics.write(m, &error))
       return stop(error);
     progress.update(m, skipped);
-    const bool asked = takeSaveRequest();
+    bool asked = takeSaveRequest(), stopping = stopSignal().load() != 0;
+    if (!agree(&asked, &stopping))
+      return stop(error);
+    agreedStop = stopping;
     if (asked && opt.savePath.empty() && world.lead())
       note("SIGUSR1 after step " + std::to_string(s + 1) +
            ": no checkpoint written (no --save given)");
@@ -248,7 +267,11 @@ int main(int argc, char **argv) {
   progress.finish();
   // Stopped by a signal: `s` < --steps steps have run (docs/mpt-train.md,
   // "Interrupting a run"). The checkpoint is written as at the end.
-  const int stoppedBy = s < opt.steps ? stopSignal().load() : 0;
+  // A rank that stopped because another was signalled ends as that one.
+  const int stoppedBy = s < opt.steps ? (stopSignal().load() ? stopSignal().load()
+                                         : agreedStop        ? SIGTERM
+                                                             : 0)
+                                      : 0;
   if (!opt.savePath.empty() && s != savedAt && !trainer.save(opt.savePath, &error))
     return fail(error);
   if (const train::RangeCollector *ranges = trainer.ranges()) {
@@ -301,9 +324,10 @@ int main(int argc, char **argv) {
                                     ? "no checkpoint written (no --save given)"
                                     : "checkpoint written to '" + opt.savePath +
                                           "'; continue with --resume " + opt.savePath;
-    std::fprintf(stderr, "mpt-train: interrupted by %s after step %s of %s: %s\n",
-                 signalName(stoppedBy), std::to_string(s).c_str(),
-                 std::to_string(opt.steps).c_str(), outcome.c_str());
+    std::fprintf(
+        stderr, "mpt-train: %sinterrupted by %s after step %s of %s: %s\n", rankLabel.c_str(),
+        stopSignal().load() || !agreedStop ? signalName(stoppedBy) : "another rank's signal",
+        std::to_string(s).c_str(), std::to_string(opt.steps).c_str(), outcome.c_str());
     return 128 + stoppedBy;
   }
   return 0;

@@ -715,7 +715,7 @@ func.func @unscale(%a0: tensor<2x3xf32>, %a1: tensor<f32>) -> tensor<2x3xf32> {
 
 // Tests that mpt.all_finite becomes mptrt.all_finite.
 // CHECK-LABEL: func.func @all_finite(
-// CHECK-NEXT: %{{.*}} = mptrt.all_finite %arg0, %arg1 : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<i1>
+// CHECK-NEXT: %{{.*}} = mptrt.all_finite %arg0, %arg1 {over_ranks = false} : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<i1>
 func.func @all_finite(%a0: tensor<2x3xf32>, %a1: tensor<3xf32>) -> tensor<i1> {
   %r = "mpt.all_finite"(%a0, %a1) : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<i1>
   return %r : tensor<i1>
@@ -735,7 +735,7 @@ func.func @all_reduce(%a0: tensor<2x3xf32>, %a1: tensor<3xbf16>) -> (tensor<2x3x
 
 // Tests that mpt.global_norm becomes mptrt.global_norm.
 // CHECK-LABEL: func.func @global_norm(
-// CHECK-NEXT: %{{.*}} = mptrt.global_norm %arg0, %arg1 : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<f32>
+// CHECK-NEXT: %{{.*}} = mptrt.global_norm %arg0, %arg1 {over_ranks = false} : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<f32>
 func.func @global_norm(%a0: tensor<2x3xf32>, %a1: tensor<3xf32>) -> tensor<f32> {
   %r = "mpt.global_norm"(%a0, %a1) : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<f32>
   return %r : tensor<f32>
@@ -890,4 +890,21 @@ func.func @attention(%q: tensor<2x4x8xbf16>, %k: tensor<2x5x8xbf16>, %v: tensor<
   %o, %lse = mpt.attention %q, %k, %v, %m {scale = 0.25 : f32} : (tensor<2x4x8xbf16>, tensor<2x5x8xbf16>, tensor<2x5x6xbf16>, tensor<1x5xf32>) -> (tensor<2x4x6xbf16>, tensor<2x4xf32>)
   %dq, %dk, %dv = mpt.attention_grad %q, %k, %v, %o, %lse, %g, %m {scale = 0.25 : f32} : (tensor<2x4x8xbf16>, tensor<2x5x8xbf16>, tensor<2x5x6xbf16>, tensor<2x4x6xbf16>, tensor<2x4xf32>, tensor<2x4x6xbf16>, tensor<1x5xf32>) -> (tensor<2x4x8xbf16>, tensor<2x5x8xbf16>, tensor<2x5x6xbf16>)
   return %o, %dq : tensor<2x4x6xbf16>, tensor<2x4x8xbf16>
+}
+
+// -----
+
+// Tests that the sharded state's ops become kernels of the same names,
+// their attributes kept.
+// CHECK-LABEL: func.func @sharding(
+// CHECK-NEXT: %[[S:.*]]:2 = mptrt.reduce_scatter %arg0, %arg1 {reduce_in_f32 = false, world_size = 2 : i64} : (tensor<2x3xf32>, tensor<3xbf16>) -> (tensor<3xf32>, tensor<2xbf16>)
+// CHECK-NEXT: mptrt.all_gather %[[S]]#0, %[[S]]#1 {world_size = 2 : i64} : (tensor<3xf32>, tensor<2xbf16>) -> (tensor<2x3xf32>, tensor<3xbf16>)
+// CHECK-NEXT: mptrt.shard %arg0 {world_size = 2 : i64} : (tensor<2x3xf32>) -> tensor<3xf32>
+// CHECK-NEXT: mptrt.all_finite %{{.*}} {over_ranks = true}
+func.func @sharding(%a0: tensor<2x3xf32>, %a1: tensor<3xbf16>) -> (tensor<2x3xf32>, tensor<3xbf16>, tensor<3xf32>, tensor<i1>) {
+  %s:2 = "mpt.reduce_scatter"(%a0, %a1) {world_size = 2 : i64} : (tensor<2x3xf32>, tensor<3xbf16>) -> (tensor<3xf32>, tensor<2xbf16>)
+  %g:2 = "mpt.all_gather"(%s#0, %s#1) {world_size = 2 : i64} : (tensor<3xf32>, tensor<2xbf16>) -> (tensor<2x3xf32>, tensor<3xbf16>)
+  %h = "mpt.shard"(%a0) {world_size = 2 : i64} : (tensor<2x3xf32>) -> tensor<3xf32>
+  %f = "mpt.all_finite"(%h) {over_ranks = true} : (tensor<3xf32>) -> tensor<i1>
+  return %g#0, %g#1, %h, %f : tensor<2x3xf32>, tensor<3xbf16>, tensor<3xf32>, tensor<i1>
 }

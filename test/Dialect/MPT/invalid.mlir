@@ -336,3 +336,32 @@ func.func @attention_mask(%q: tensor<2x4x8xf32>, %k: tensor<2x5x8xf32>, %v: tens
   %o, %lse = mpt.attention %q, %k, %v, %m {scale = 1.0 : f32} : (tensor<2x4x8xf32>, tensor<2x5x8xf32>, tensor<2x5x8xf32>, tensor<4x4xf32>) -> (tensor<2x4x8xf32>, tensor<2x4xf32>)
   return %o : tensor<2x4x8xf32>
 }
+
+// -----
+
+// Tests that a reduce_scatter result is the 1-D shard of its operand:
+// ceil(12 / 5) = 3 elements.
+func.func @reduce_scatter_shard(%a: tensor<4x3xf32>) -> tensor<2xf32> {
+  // expected-error @+1 {{#0: the shard of 'tensor<4x3xf32>' over 5 ranks is 'tensor<3xf32>'; got 'tensor<2xf32>'}}
+  %0 = mpt.reduce_scatter %a {world_size = 5 : i64} : (tensor<4x3xf32>) -> tensor<2xf32>
+  return %0 : tensor<2xf32>
+}
+
+// -----
+
+// Tests that all_gather's operand is the shard of its result's type, with
+// its element type.
+func.func @all_gather_dtype(%a: tensor<6xbf16>) -> tensor<4x3xf32> {
+  // expected-error @+1 {{#0: the shard of 'tensor<4x3xf32>' over 2 ranks is 'tensor<6xf32>'; got 'tensor<6xbf16>'}}
+  %0 = mpt.all_gather %a {world_size = 2 : i64} : (tensor<6xbf16>) -> tensor<4x3xf32>
+  return %0 : tensor<4x3xf32>
+}
+
+// -----
+
+// Tests that a shard is over at least one rank.
+func.func @shard_world(%a: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{world_size must be at least 1; got 0}}
+  %0 = mpt.shard %a {world_size = 0 : i64} : (tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}

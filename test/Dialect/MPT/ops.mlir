@@ -190,3 +190,23 @@ func.func @all_reduce(%a: tensor<4x4xf32>, %b: tensor<4xbf16>) -> (tensor<4x4xf3
   %1 = mpt.all_reduce %a : (tensor<4x4xf32>) -> tensor<4x4xf32>
   return %0#0, %0#1, %1 : tensor<4x4xf32>, tensor<4xbf16>, tensor<4x4xf32>
 }
+
+// -----
+
+// Tests that the sharded state's ops round-trip: a bucket of two gradients
+// scattered over 2 ranks (12 -> 6 and 3 -> 2 elements, the last padded),
+// a shard, and the gather back; the finite check and the norm over ranks.
+// CHECK-LABEL: func.func @sharding
+func.func @sharding(%w: tensor<4x3xf32>, %b: tensor<3xbf16>) -> (tensor<4x3xf32>, tensor<3xbf16>, tensor<6xf32>, tensor<i1>, tensor<f32>) {
+  // CHECK: %{{.*}}:2 = mpt.reduce_scatter %{{.*}}, %{{.*}} {reduce_in_f32 = true, world_size = 2 : i64} : (tensor<4x3xf32>, tensor<3xbf16>) -> (tensor<6xf32>, tensor<2xbf16>)
+  %0:2 = mpt.reduce_scatter %w, %b {world_size = 2 : i64, reduce_in_f32 = true} : (tensor<4x3xf32>, tensor<3xbf16>) -> (tensor<6xf32>, tensor<2xbf16>)
+  // CHECK: %{{.*}}:2 = mpt.all_gather %{{.*}}, %{{.*}} {world_size = 2 : i64} : (tensor<6xf32>, tensor<2xbf16>) -> (tensor<4x3xf32>, tensor<3xbf16>)
+  %1:2 = mpt.all_gather %0#0, %0#1 {world_size = 2 : i64} : (tensor<6xf32>, tensor<2xbf16>) -> (tensor<4x3xf32>, tensor<3xbf16>)
+  // CHECK: mpt.shard %{{.*}} {world_size = 2 : i64} : (tensor<4x3xf32>) -> tensor<6xf32>
+  %2 = mpt.shard %w {world_size = 2 : i64} : (tensor<4x3xf32>) -> tensor<6xf32>
+  // CHECK: mpt.all_finite %{{.*}} {over_ranks = true}
+  %3 = mpt.all_finite %2 {over_ranks = true} : (tensor<6xf32>) -> tensor<i1>
+  // CHECK: mpt.global_norm %{{.*}} {over_ranks = true}
+  %4 = mpt.global_norm %2 {over_ranks = true} : (tensor<6xf32>) -> tensor<f32>
+  return %1#0, %1#1, %2, %3, %4 : tensor<4x3xf32>, tensor<3xbf16>, tensor<6xf32>, tensor<i1>, tensor<f32>
+}

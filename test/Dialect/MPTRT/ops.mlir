@@ -776,3 +776,16 @@ func.func @attention(%q: tensor<2x4x8xbf16>, %k: tensor<2x5x8xbf16>, %v: tensor<
 // CHECK-NEXT: mptrt.attention_grad %arg0, %arg1, %arg2, %arg4, %arg5, %arg6 {scale = 5.000000e-01 : f32}
   return %r#0, %g3#0 : tensor<2x4x6xbf16>, tensor<2x4x8xbf16>
 }
+// -----
+
+// Tests that the sharding kernels round-trip.
+// CHECK-LABEL: func.func @sharding
+func.func @sharding(%w: tensor<4x3xf32>, %b: tensor<3xbf16>) -> (tensor<4x3xf32>, tensor<3xbf16>, tensor<6xf32>) {
+  %s:2 = mptrt.reduce_scatter %w, %b {world_size = 2 : i64} : (tensor<4x3xf32>, tensor<3xbf16>) -> (tensor<6xf32>, tensor<2xbf16>)
+// CHECK-NEXT: %{{.*}}:2 = mptrt.reduce_scatter %arg0, %arg1 {world_size = 2 : i64} : (tensor<4x3xf32>, tensor<3xbf16>) -> (tensor<6xf32>, tensor<2xbf16>)
+  %g:2 = mptrt.all_gather %s#0, %s#1 {world_size = 2 : i64} : (tensor<6xf32>, tensor<2xbf16>) -> (tensor<4x3xf32>, tensor<3xbf16>)
+// CHECK-NEXT: mptrt.all_gather
+  %h = mptrt.shard %w {world_size = 2 : i64} : (tensor<4x3xf32>) -> tensor<6xf32>
+// CHECK-NEXT: mptrt.shard %arg0 {world_size = 2 : i64} : (tensor<4x3xf32>) -> tensor<6xf32>
+  return %g#0, %g#1, %h : tensor<4x3xf32>, tensor<3xbf16>, tensor<6xf32>
+}

@@ -90,6 +90,61 @@ LogicalResult AllReduceOp::verify() {
   return success();
 }
 
+/// The elements of one rank's shard of a tensor of `numElements` over
+/// `worldSize` ranks.
+static int64_t shardElements(int64_t numElements, int64_t worldSize) {
+  return (numElements + worldSize - 1) / worldSize;
+}
+
+/// Checks that each of `shards` is the 1-D shard, over `worldSize` ranks, of
+/// the tensor of the same position in `whole`, with its element type.
+static LogicalResult verifyShards(Operation *op, int64_t worldSize,
+                                  TypeRange whole, TypeRange shards) {
+  if (worldSize < 1)
+    return op->emitOpError("world_size must be at least 1; got ") << worldSize;
+  if (whole.empty())
+    return op->emitOpError("needs at least one operand");
+  if (whole.size() != shards.size())
+    return op->emitOpError("must have as many results as operands");
+  for (auto [index, pair] : llvm::enumerate(llvm::zip(whole, shards))) {
+    auto full = cast<RankedTensorType>(std::get<0>(pair));
+    auto shard = cast<RankedTensorType>(std::get<1>(pair));
+    if (!full.hasStaticShape())
+      return op->emitOpError("needs static shapes; #")
+             << index << " is " << full;
+    auto expected =
+        RankedTensorType::get({shardElements(full.getNumElements(), worldSize)},
+                              full.getElementType());
+    if (shard != expected)
+      return op->emitOpError("#")
+             << index << ": the shard of " << full << " over " << worldSize
+             << " ranks is " << expected << "; got " << shard;
+  }
+  return success();
+}
+
+LogicalResult ReduceScatterOp::verify() {
+  return verifyShards(*this, getWorldSize(), getInputs().getTypes(),
+                      getOutputs().getTypes());
+}
+
+Type ReduceScatterOp::getAccumulationType() {
+  if (getReduceInF32())
+    return Float32Type::get(getContext());
+  return elementTypeOf(getOutputs().front().getType());
+}
+
+LogicalResult AllGatherOp::verify() {
+  return verifyShards(*this, getWorldSize(), getOutputs().getTypes(),
+                      getInputs().getTypes());
+}
+
+LogicalResult ShardOp::verify() {
+  Type whole = getInput().getType(), shard = getOutput().getType();
+  return verifyShards(*this, getWorldSize(), ArrayRef<Type>(whole),
+                      ArrayRef<Type>(shard));
+}
+
 Type AllReduceOp::getAccumulationType() {
   if (getReduceInF32())
     return Float32Type::get(getContext());

@@ -38,6 +38,7 @@
 #define MPTRT_TRAIN_CHECKPOINT_H
 
 #include "mptrt.hpp"
+#include "mptrt/Communicator.h"
 #include "mptrt/Crc32.h"
 
 #include <atomic>
@@ -125,7 +126,13 @@ bool parseCheckpoint(const std::vector<uint8_t> &bytes, const std::string &path,
 /// A parameter the plan expects, for matchCheckpoint.
 struct ParameterSpec {
   std::string name;
+  /// As the plan binds it: for sharded optimizer state, this rank's shard.
   TensorInfo info;
+  /// Sharded optimizer state (--shard-optimizer-state): the number of
+  /// ranks it is sharded over, and the whole tensor, which the checkpoint
+  /// holds; 0 and `info` otherwise.
+  int64_t shardWorld = 0;
+  TensorInfo whole;
 };
 
 /// The parameters of entry point `entry`, in the plan's order. False with
@@ -140,6 +147,10 @@ bool matchCheckpoint(const std::string &path, const Checkpoint &checkpoint,
                      std::string *error);
 
 /// Writes `params` (their current values in `model`) and `steps` to `path`.
+/// Sharded optimizer state is gathered whole from every rank: in a world of
+/// several ranks every rank calls it (at the same step), and rank 0 alone
+/// writes the file, which then holds the same tensors as a checkpoint of
+/// the plan compiled without sharding, under any world size.
 bool saveCheckpoint(const Model &model, const std::vector<ParameterSpec> &params,
                     const std::string &path, uint64_t steps, std::string *error);
 
@@ -148,8 +159,10 @@ bool saveCheckpoint(const Model &model, const std::vector<ParameterSpec> &params
 bool readCheckpointFor(const std::string &path, const std::vector<ParameterSpec> &params,
                        const std::string &entry, Checkpoint *out, std::string *error);
 
-/// Binds every tensor of `checkpoint` (read from `path`) as a parameter.
-bool restoreCheckpoint(Model &model, const Checkpoint &checkpoint, const std::string &path,
+/// Binds every tensor of `checkpoint` (read from `path`, matched against
+/// `params`) as a parameter; a sharded one gets this rank's shard of it.
+bool restoreCheckpoint(Model &model, const Checkpoint &checkpoint,
+                       const std::vector<ParameterSpec> &params, const std::string &path,
                        std::string *error);
 
 } // namespace train

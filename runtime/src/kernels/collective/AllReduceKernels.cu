@@ -10,8 +10,6 @@
 #include "cuda/Device.cuh"
 #include "ops/Training.h"
 
-#include "mptrt/Communicator.h"
-
 namespace mptrt {
 namespace rt {
 namespace cuda {
@@ -33,14 +31,7 @@ Status prepareAllReduce(const Context &c, const KernelView &v,
                         std::unique_ptr<PreparedKernel> *out) {
   AllReduceParams p;
   MPTRT_TRY(decodeAllReduce(v, &p));
-  std::string why;
-  Communicator *comm = processCommunicator(&why);
-  if (!comm)
-    return v.error("no communicator for the data-parallel world: " + why);
-  if (comm->size() != 1)
-    return v.error("all_reduce over " + std::to_string(comm->size()) +
-                   " ranks needs NCCL on the CUDA backend, which is not built yet; train "
-                   "with --device cpu (MPI)");
+  MPTRT_TRY(expectSingleRank(v, "all_reduce"));
   *out = std::make_unique<ParamsKernel<AllReduceParams>>(c, std::move(p), runAllReduce);
   return Status::ok();
 }

@@ -22,6 +22,8 @@
 #include "kernels/training/TrainingMath.h"
 #include "ops/Training.h"
 
+#include "mptrt/Communicator.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -109,6 +111,15 @@ BlockScratch blockScratch(const MultiTensorParams &p, Scratch &s) {
 }
 BlockScratch amaxScratch(const AmaxParams &p, Scratch &s) { return blockScratch(p.blocks, s); }
 
+/// *value summed over the ranks of the data-parallel world (over_ranks).
+Status sumOverRanks(double *value, const char *kernel) {
+  std::string error;
+  Communicator *comm = processCommunicator(&error);
+  if (!comm || !comm->allReduceSum(value, 1, &error))
+    return Status::error(std::string(kernel) + " over the ranks: " + error);
+  return Status::ok();
+}
+
 Status runAllFinite(const MultiTensorParams &p, const KernelArgs &args) {
   const int64_t n = static_cast<int64_t>(p.blocks.size());
   Scratch scratch(args.workspace);
@@ -121,7 +132,13 @@ Status runAllFinite(const MultiTensorParams &p, const KernelArgs &args) {
                   bad[b] = hasNonFinite(t.desc->dtype, t.data, blk.begin, blk.end);
                 }
               });
-  const bool finite = std::find(bad, bad + n, 1) == bad + n;
+  bool finite = std::find(bad, bad + n, 1) == bad + n;
+  if (p.overRanks) {
+    // Every rank's shards: the count of ranks with a non-finite element.
+    double nonFinite = finite ? 0 : 1;
+    MPTRT_TRY(sumOverRanks(&nonFinite, "all_finite"));
+    finite = nonFinite == 0;
+  }
   *static_cast<uint8_t *>(args.results[0].data) = finite ? 1 : 0;
   return Status::ok();
 }
@@ -159,6 +176,8 @@ Status runGlobalNorm(const MultiTensorParams &p, const KernelArgs &args) {
   double total = 0;
   for (int64_t b = 0; b < n; ++b)
     total += partial[b];
+  if (p.overRanks)
+    MPTRT_TRY(sumOverRanks(&total, "global_norm"));
   writeF32(args.results[0], static_cast<float>(std::sqrt(total)));
   return Status::ok();
 }

@@ -702,12 +702,16 @@ Status prepareAllFinite(const Context &c, const KernelView &v,
                         std::unique_ptr<PreparedKernel> *out) {
   MultiTensorParams p;
   MPTRT_TRY(decodeAllFinite(v, &p));
+  if (p.overRanks)
+    MPTRT_TRY(expectSingleRank(v, "all_finite over_ranks"));
   return prepareMultiTensor(c, Reduce::AllFinite, p, out);
 }
 Status prepareGlobalNorm(const Context &c, const KernelView &v,
                          std::unique_ptr<PreparedKernel> *out) {
   MultiTensorParams p;
   MPTRT_TRY(decodeGlobalNorm(v, &p));
+  if (p.overRanks)
+    MPTRT_TRY(expectSingleRank(v, "global_norm over_ranks"));
   return prepareMultiTensor(c, Reduce::GlobalNorm, p, out);
 }
 Status prepareClipByNorm(const Context &c, const KernelView &v,

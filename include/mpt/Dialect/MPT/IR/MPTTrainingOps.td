@@ -38,14 +38,26 @@ def MPT_UnscaleOp : MPT_TrainingOp<"unscale", [AllShapesMatch<["grad", "output"]
 def MPT_AllFiniteOp : MPT_TrainingOp<"all_finite">,
     MPT_RuntimeKernel<"MPTRT_AllFiniteOp"> {
   let summary = "Whether every element of every operand is finite";
-  let arguments = (ins Variadic<MPT_FloatTensor>:$inputs);
+  let description = [{
+    With `over_ranks` the operands are this rank's shards of the gradients
+    (`--shard-optimizer-state`), and the result says whether every element
+    of every rank's operands is finite: the same on every rank.
+  }];
+  let arguments = (ins Variadic<MPT_FloatTensor>:$inputs,
+                   DefaultValuedAttr<BoolAttr, "false">:$over_ranks);
   let results = (outs MPT_BoolScalar:$output);
 }
 
 def MPT_GlobalNormOp : MPT_TrainingOp<"global_norm">,
     MPT_RuntimeKernel<"MPTRT_GlobalNormOp"> {
   let summary = "The L2 norm of all operands together, accumulated in f64";
-  let arguments = (ins Variadic<MPT_FloatTensor>:$inputs);
+  let description = [{
+    With `over_ranks` the operands are this rank's shards, and the result
+    is the norm of every rank's operands together: the f64 sums of squares
+    are added over the ranks before the square root.
+  }];
+  let arguments = (ins Variadic<MPT_FloatTensor>:$inputs,
+                   DefaultValuedAttr<BoolAttr, "false">:$over_ranks);
   let results = (outs MPT_F32Scalar:$output);
 }
 
@@ -86,6 +98,76 @@ def MPT_AllReduceOp : MPT_Op<"all_reduce",
   let results = (outs Variadic<MPT_FloatTensor>:$outputs);
   let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
+}
+
+// The sharded optimizer state's ops (ZeRO-1, `--shard-optimizer-state=N`).
+// A tensor of E elements sharded over N ranks is split into N shards of
+// S = ceil(E / N) elements, in C order: rank r holds elements [r S, r S + S),
+// the elements past E zero. Each shard is a 1-D tensor<S>.
+class MPT_ShardingOp<string mnemonic, list<Trait> traits = []>
+    : MPT_Op<mnemonic, traits> {
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def MPT_ReduceScatterOp : MPT_ShardingOp<"reduce_scatter",
+    [PrecisionPolicy<"Fixed", "Result", ["getAccumulationType"]>]>,
+    MPT_RuntimeKernel<"MPTRT_ReduceScatterOp"> {
+  let summary = "This rank's shard of each operand's mean over the ranks";
+  let description = [{
+    The sharded counterpart of `mpt.all_reduce`: each result is this rank's
+    shard (1-D, ceil(E / world_size) elements, the elements past E zero) of
+    the element-wise mean over the ranks of the operand at the same
+    position. The operands are one flat bucket, reduced in one collective
+    call. Each result has its operand's element type; `reduce_in_f32` as for
+    `mpt.all_reduce`. The op talks to the other ranks: it is neither folded,
+    moved nor removed.
+
+    ```mlir
+    %a, %b = mpt.reduce_scatter %ga, %gb {world_size = 2 : i64}
+        : (tensor<4x3xf32>, tensor<3xf32>) -> (tensor<6xf32>, tensor<2xf32>)
+    ```
+  }];
+  let arguments = (ins Variadic<MPT_FloatTensor>:$inputs, I64Attr:$world_size,
+                   DefaultValuedAttr<BoolAttr, "false">:$reduce_in_f32);
+  let results = (outs Variadic<MPT_FloatTensor>:$outputs);
+}
+
+def MPT_AllGatherOp : MPT_ShardingOp<"all_gather",
+    [PrecisionPolicy<"Fixed">]>,
+    MPT_RuntimeKernel<"MPTRT_AllGatherOp"> {
+  let summary = "Each whole tensor, rebuilt from every rank's shard of it";
+  let description = [{
+    Each operand is this rank's shard of a tensor of the result's type (the
+    layout of `mpt.reduce_scatter`); the result is the whole tensor, rank
+    r's shard giving its elements [r S, r S + S), the padding dropped. The
+    operands are one flat bucket, gathered in one collective call. With one
+    rank each result holds its operand's elements bit for bit.
+
+    ```mlir
+    %w, %b = mpt.all_gather %sw, %sb {world_size = 2 : i64}
+        : (tensor<6xf32>, tensor<2xf32>) -> (tensor<4x3xf32>, tensor<3xf32>)
+    ```
+  }];
+  let arguments = (ins Variadic<MPT_FloatTensor>:$inputs, I64Attr:$world_size);
+  let results = (outs Variadic<MPT_FloatTensor>:$outputs);
+}
+
+def MPT_ShardOp : MPT_ShardingOp<"shard", [Pure, PrecisionPolicy<"Fixed">]>,
+    MPT_RuntimeKernel<"MPTRT_ShardOp"> {
+  let summary = "This rank's shard of a tensor every rank holds whole";
+  let description = [{
+    Elements [r S, r S + S) of the operand in C order, for this rank r and
+    S = ceil(E / world_size), the elements past E zero: the part of a
+    parameter this rank's optimizer update owns. It reads the rank but
+    exchanges nothing.
+
+    ```mlir
+    %s = mpt.shard %w {world_size = 2 : i64} : (tensor<4x3xf32>) -> tensor<6xf32>
+    ```
+  }];
+  let arguments = (ins MPT_FloatTensor:$input, I64Attr:$world_size);
+  let results = (outs MPT_FloatTensor:$output);
 }
 
 def MPT_ClipByNormOp : MPT_TrainingOp<"clip_by_norm", [AllTypesMatch<["grad", "output"]>]>,

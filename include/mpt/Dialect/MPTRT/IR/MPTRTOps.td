@@ -614,17 +614,34 @@ def MPTRT_UnscaleOp : MPTRT_KernelOp<"unscale",
   let summary = "grad / scale";
 }
 def MPTRT_AllFiniteOp : MPTRT_KernelOp<"all_finite",
-    (ins MPTRT_OneOrMore<MPTRT_Tensor>:$inputs), (outs MPTRT_Tensor:$output)> {
+    !con((ins MPTRT_OneOrMore<MPTRT_Tensor>:$inputs), MPTRT_AttrsOf<MPT_AllFiniteOp>.attrs),
+    (outs MPTRT_Tensor:$output)> {
   let summary = "Whether every element of every operand is finite";
 }
 def MPTRT_GlobalNormOp : MPTRT_KernelOp<"global_norm",
-    (ins MPTRT_OneOrMore<MPTRT_Tensor>:$inputs), (outs MPTRT_Tensor:$output)> {
+    !con((ins MPTRT_OneOrMore<MPTRT_Tensor>:$inputs), MPTRT_AttrsOf<MPT_GlobalNormOp>.attrs),
+    (outs MPTRT_Tensor:$output)> {
   let summary = "The L2 norm of all operands together";
 }
 def MPTRT_AllReduceOp : MPTRT_KernelOp<"all_reduce",
     !con((ins MPTRT_OneOrMore<MPTRT_Tensor>:$inputs), MPTRT_AttrsOf<MPT_AllReduceOp>.attrs),
     (outs MPTRT_OneOrMore<MPTRT_Tensor>:$outputs)> {
   let summary = "The mean of each operand over the ranks, as one flat bucket";
+}
+def MPTRT_ReduceScatterOp : MPTRT_KernelOp<"reduce_scatter",
+    !con((ins MPTRT_OneOrMore<MPTRT_Tensor>:$inputs), MPTRT_AttrsOf<MPT_ReduceScatterOp>.attrs),
+    (outs MPTRT_OneOrMore<MPTRT_Tensor>:$outputs)> {
+  let summary = "This rank's shard of each operand's mean over the ranks, as one flat bucket";
+}
+def MPTRT_AllGatherOp : MPTRT_KernelOp<"all_gather",
+    !con((ins MPTRT_OneOrMore<MPTRT_Tensor>:$inputs), MPTRT_AttrsOf<MPT_AllGatherOp>.attrs),
+    (outs MPTRT_OneOrMore<MPTRT_Tensor>:$outputs)> {
+  let summary = "Each whole tensor from every rank's shard, as one flat bucket";
+}
+def MPTRT_ShardOp : MPTRT_KernelOp<"shard",
+    !con((ins MPTRT_Tensor:$input), MPTRT_AttrsOf<MPT_ShardOp>.attrs),
+    (outs MPTRT_Tensor:$output)> {
+  let summary = "This rank's shard of a whole tensor";
 }
 def MPTRT_ClipByNormOp : MPTRT_KernelOp<"clip_by_norm",
     !con((ins MPTRT_Tensor:$grad, MPTRT_Tensor:$norm), MPTRT_AttrsOf<MPT_ClipByNormOp>.attrs),
