@@ -29,8 +29,10 @@ ranks and by one process without sharding for steps 11-20, against one
 process's 20 uninterrupted steps.
 
 Then the failures that must be loud: a plan without --data-parallel under
-two ranks, ranks given different plans, and data with fewer rows than one
-global batch. Exits 1 with what differs; prints the largest differences.
+two ranks, ranks given different plans, a plan sharded over 4 ranks under
+2, a rank that hangs (the others' collective watchdog ends the job), and
+data with fewer rows than one global batch. Exits 1 with what differs;
+prints the largest differences.
 """
 import json
 import os
@@ -280,6 +282,21 @@ p = run(mpirun + [train_tool, path("zero1-fp32-adamw-4ranks.dp.mptp")] + inputs 
         ["--steps", "1", "--quiet"], expect_ok=False)
 if p.returncode == 0 or "compile it with --shard-optimizer-state=2" not in p.stdout:
     failures.append(f"a plan sharded over 4 ranks under 2: rc {p.returncode}\n{p.stdout}")
+
+# A rank that hangs (rank 1 sleeps 300 s before its 5th collective) must
+# not leave rank 0 waiting forever: with MPTRT_COLLECTIVE_TIMEOUT=2 rank 0's
+# watchdog ends it, naming the call, and mpirun ends the job.
+env = dict(os.environ, MPTRT_COLLECTIVE_TIMEOUT="2", MPTRT_TEST_COLLECTIVE_STALL="1:5:300")
+try:
+    p = subprocess.run(mpirun + ["-x", "MPTRT_COLLECTIVE_TIMEOUT", "-x",
+                                 "MPTRT_TEST_COLLECTIVE_STALL", train_tool,
+                                 path("zero1-fp32-adamw-2ranks.dp.mptp")] + inputs + params +
+                       ["--steps", "20", "--quiet"], stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT, text=True, env=env, timeout=60)
+    if p.returncode == 0 or "rank 0 of 2: MPI_Allreduce of 1 elements has waited 2 s" not in p.stdout:
+        failures.append(f"a hung rank: rc {p.returncode}\n{p.stdout}")
+except subprocess.TimeoutExpired:
+    failures.append("a hung rank: the job still ran after 60 s")
 
 # Data with fewer rows than one global batch (2 ranks x 8) is refused.
 small_x = write_npy("x12.npy", "<f4", (12, 16), [0.5] * (12 * 16))

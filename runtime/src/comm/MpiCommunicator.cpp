@@ -4,10 +4,14 @@
 // MPI_Allgather, on MPI_COMM_WORLD. Open MPI chooses its
 // algorithm from the world size and the message size alone, and every rank
 // receives the same bytes, so a run is deterministic for a given world.
-// Counts beyond INT_MAX go in pieces.
+// Counts beyond INT_MAX go in pieces. Every call is watched: one that
+// waits longer than MPTRT_COLLECTIVE_TIMEOUT ends the rank
+// (CollectiveWatchdog.h).
 //
 //===----------------------------------------------------------------------===//
 #include "comm/MpiCommunicator.h"
+
+#include "comm/CollectiveWatchdog.h"
 
 // The C API only: Open MPI's and MPICH's deprecated C++ bindings stay out.
 #define OMPI_SKIP_MPICXX 1
@@ -41,7 +45,8 @@ void finalizeAtExit() {
 
 class MpiCommunicator final : public Communicator {
 public:
-  MpiCommunicator(int rank, int size) : rank_(rank), size_(size) {}
+  MpiCommunicator(int rank, int size, std::unique_ptr<CollectiveWatchdog> dog)
+      : rank_(rank), size_(size), dog_(std::move(dog)) {}
   const char *name() const override { return "mpi"; }
   int rank() const override { return rank_; }
   int size() const override { return size_; }
@@ -54,6 +59,7 @@ public:
   }
   bool allGather(uint64_t value, std::vector<uint64_t> *out, std::string *error) override {
     out->assign(static_cast<size_t>(size_), 0);
+    auto watch = dog_->watch("MPI_Allgather", 1);
     const int rc =
         MPI_Allgather(&value, 1, MPI_UINT64_T, out->data(), 1, MPI_UINT64_T, MPI_COMM_WORLD);
     if (rc != MPI_SUCCESS)
@@ -66,6 +72,7 @@ public:
       return *error = "a reduce-scatter block of " + std::to_string(block) +
                       " elements is more than MPI's count can say (INT_MAX)",
              false;
+    auto watch = dog_->watch("MPI_Reduce_scatter_block", block * size_);
     const int rc = MPI_Reduce_scatter_block(send, recv, static_cast<int>(block), MPI_FLOAT, MPI_SUM,
                                             MPI_COMM_WORLD);
     if (rc != MPI_SUCCESS)
@@ -77,6 +84,7 @@ public:
       return *error = "an all-gather block of " + std::to_string(block) +
                       " elements is more than MPI's count can say (INT_MAX)",
              false;
+    auto watch = dog_->watch("MPI_Allgather", block * size_);
     const int rc = MPI_Allgather(send, static_cast<int>(block), MPI_FLOAT, recv,
                                  static_cast<int>(block), MPI_FLOAT, MPI_COMM_WORLD);
     if (rc != MPI_SUCCESS)
@@ -89,6 +97,7 @@ private:
     char *p = static_cast<char *>(data);
     while (count) {
       const size_t n = std::min<size_t>(count, INT_MAX);
+      auto watch = dog_->watch("MPI_Allreduce", n);
       const int rc =
           MPI_Allreduce(MPI_IN_PLACE, p, static_cast<int>(n), type, MPI_SUM, MPI_COMM_WORLD);
       if (rc != MPI_SUCCESS)
@@ -100,6 +109,7 @@ private:
   }
 
   int rank_, size_;
+  std::unique_ptr<CollectiveWatchdog> dog_;
 };
 
 } // namespace
@@ -130,7 +140,10 @@ std::unique_ptr<Communicator> makeMpiCommunicator(const WorldInfo &launcher, std
                                      "have yet; launch with mpirun or srun");
     return nullptr;
   }
-  return std::make_unique<MpiCommunicator>(rank, size);
+  std::unique_ptr<CollectiveWatchdog> dog = CollectiveWatchdog::fromEnvironment(rank, size, error);
+  if (!dog)
+    return nullptr;
+  return std::make_unique<MpiCommunicator>(rank, size, std::move(dog));
 }
 
 } // namespace comm
