@@ -29,6 +29,7 @@
 #include "cuda/Device.cuh"
 #include "cuda/FastDivmod.h"
 #include "cuda/Vectorized.cuh"
+#include "mptrt/Communicator.h"
 #include "mptrt/Philox.h"
 #include "ops/Backward.h"
 
@@ -640,7 +641,8 @@ __global__ void dropoutCopyKernel(XT x, YT y, uint8_t *mask, int64_t n) {
 template <class XT, class YT>
 __global__ void dropoutDrawKernel(XT x, YT y, uint8_t *mask, const int64_t *seedPtr,
                                   const int64_t *stepPtr, uint32_t stream, uint64_t threshold,
-                                  float scale, int64_t n, DeviceErrorRecord *errorWord) {
+                                  float scale, int64_t n, int64_t offset,
+                                  DeviceErrorRecord *errorWord) {
   const uint64_t seed = static_cast<uint64_t>(*seedPtr);
   const int64_t step = *stepPtr;
   MPTRT_FOR_EACH_AS(typename XT::Index, i, n) {
@@ -652,11 +654,12 @@ __global__ void dropoutDrawKernel(XT x, YT y, uint8_t *mask, const int64_t *seed
         mask[i] = 0;
       continue;
     }
-    // Word i & 3 of the Philox block of elements 4 * (i / 4) .. + 3, as the
-    // CPU draws it.
+    // Word e & 3 of the Philox block of elements 4 * (e / 4) .. + 3, e the
+    // element's index plus the rank's offset, as the CPU draws it.
+    const int64_t e = static_cast<int64_t>(i) + offset;
     const philox::Block bits = philox::dropoutBlock(seed, static_cast<uint64_t>(step), stream,
-                                                    static_cast<uint32_t>(i >> 2));
-    const bool keep = uint64_t(bits.v[i & 3]) >= threshold;
+                                                    static_cast<uint32_t>(e >> 2));
+    const bool keep = uint64_t(bits.v[e & 3]) >= threshold;
     y.store(i, x[i] * (keep ? scale : 0.0f));
     if (mask)
       mask[i] = keep ? 1 : 0;
@@ -686,7 +689,7 @@ Status runDropoutAs(const Context &c, const DropoutParams &p, const KernelArgs &
   dropoutDrawKernel<<<blocks, kThreads, 0, streamOf(c)>>>(
       xs, ys, mask, static_cast<const int64_t *>(args.operands[1].data),
       static_cast<const int64_t *>(args.operands[2].data), p.stream, p.threshold, p.scale, p.numel,
-      c.errorWord);
+      p.elementOffset, c.errorWord);
   return launched("dropout kernel");
 }
 
@@ -893,6 +896,13 @@ Status prepareFill(const Context &c, const KernelView &v, std::unique_ptr<Prepar
 Status prepareDropout(const Context &c, const KernelView &v, std::unique_ptr<PreparedKernel> *out) {
   DropoutParams p;
   MPTRT_TRY(decodeDropout(v, &p));
+  if (p.draw) { // this rank's draws (CpuKernels' dropout says why)
+    std::string why;
+    Communicator *comm = processCommunicator(&why);
+    if (!comm)
+      return v.error("no communicator for the data-parallel world: " + why);
+    p.elementOffset = static_cast<int64_t>(comm->rank()) * p.numel;
+  }
   using RunFn = Status (*)(const Context &, const DropoutParams &, const KernelArgs &);
   RunFn run = runDropoutAs<AnyX, AnyY>;
   const DType dtype = v.operand(0).dtype;

@@ -13,11 +13,17 @@
 // random word of element i depends on (seed, step, stream, i) alone
 // (mptrt/Philox.h), so the chunking below changes nothing.
 //
+// In a data-parallel run (docs/distributed.md) rank r draws with i + r *
+// numel: its own stream of masks, and, for a tensor whose first axis is the
+// batch, exactly the masks one process draws for rank r's rows of the
+// global batch.
+//
 //===----------------------------------------------------------------------===//
 #include "cpu/Convert.h"
 #include "cpu/CpuKernels.h"
 #include "cpu/Parallel.h"
 
+#include "mptrt/Communicator.h"
 #include "mptrt/Philox.h"
 
 #include <algorithm>
@@ -70,7 +76,7 @@ Status runDropout(const DropoutParams &p, const KernelArgs &args) {
       philox::Block bits{};
       int64_t group = -1;
       for (int64_t j = 0; j < m; ++j) {
-        const int64_t e = i + j;
+        const int64_t e = i + j + p.elementOffset;
         if ((e >> 2) != group) {
           group = e >> 2;
           bits = philox::dropoutBlock(seed, static_cast<uint64_t>(step), p.stream,
@@ -87,10 +93,23 @@ Status runDropout(const DropoutParams &p, const KernelArgs &args) {
   return Status::ok();
 }
 
+/// The decoder's parameters and this rank's element offset.
+Status decodeForRank(const KernelView &v, DropoutParams *p) {
+  MPTRT_TRY(decodeDropout(v, p));
+  if (!p->draw)
+    return Status::ok();
+  std::string why;
+  Communicator *comm = processCommunicator(&why);
+  if (!comm)
+    return v.error("no communicator for the data-parallel world: " + why);
+  p->elementOffset = static_cast<int64_t>(comm->rank()) * p->numel;
+  return Status::ok();
+}
+
 } // namespace
 
 Status prepareDropout(const KernelView &v, std::unique_ptr<PreparedKernel> *out) {
-  return prepareWith<DropoutParams>(v, out, decodeDropout, runDropout);
+  return prepareWith<DropoutParams>(v, out, decodeForRank, runDropout);
 }
 
 } // namespace cpu
