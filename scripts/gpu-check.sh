@@ -166,6 +166,51 @@ else
   record training-parity FAIL "$parity_bad of $((parity_ok + parity_bad)) plans differ or fail on CUDA"
 fi
 
+echo "== data parallelism through NCCL (docs/distributed.md)"
+# A world of one on this GPU, NCCL asked for (MPTRT_DEVICE_COLLECTIVES=nccl):
+# the --data-parallel and --shard-optimizer-state=1 plans must follow the
+# plain plan's 10 losses (the mean over one rank is the gradient itself).
+# libnccl.so.2 is opened at run time: the toolkit's, or the PyTorch wheel's.
+nccl_lib=$(python3 -c 'import nvidia.nccl, os; print(os.path.join(list(nvidia.nccl.__path__)[0], "lib"))' 2>/dev/null || true)
+dp_env=(env MPTRT_DEVICE_COLLECTIVES=nccl LD_LIBRARY_PATH="${nccl_lib:+$nccl_lib:}/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}")
+if [ -f .gpu/distributed/gpt2-plain.mptp ]; then
+  dp_inputs=()
+  for f in test/fixtures/parity/gpt2/input_*.npy; do
+    n=$(basename "$f" .npy)
+    dp_inputs+=(--input "${n#input_}=$f")
+  done
+  dp_inputs+=(--input "labels=test/fixtures/parity/gpt2/labels.npy")
+  for mode in plain dp zero1; do
+    "${dp_env[@]}" timeout 120 "$BIN/mpt-train" ".gpu/distributed/gpt2-$mode.mptp" "${dp_inputs[@]}" \
+      --steps 10 --quiet --device cuda --metrics "$LOGS/dp-$mode.jsonl" >"$LOGS/dp-$mode.log" 2>&1
+  done
+  if python3 - "$LOGS" >"$LOGS/dp-compare.txt" 2>&1 <<'PY'
+import json, os, sys
+logs = sys.argv[1]
+def losses(mode):
+    path = os.path.join(logs, f"dp-{mode}.jsonl")
+    return [float(json.loads(l)["loss"]) for l in open(path)] if os.path.exists(path) else []
+plain, dp, zero1 = losses("plain"), losses("dp"), losses("zero1")
+worst = lambda a: max((abs(x - y) / abs(x) for x, y in zip(plain, a)), default=float("inf"))
+ok = len(plain) == len(dp) == len(zero1) == 10 and worst(dp) <= 1e-6 and worst(zero1) <= 1e-6
+print(f"NCCL world of one: data-parallel {worst(dp):.2g}, sharded {worst(zero1):.2g} "
+      f"relative to the plain plan's 10 losses (tol 1e-6)")
+sys.exit(0 if ok else 1)
+PY
+  then
+    record nccl-data-parallel PASS "$(cat "$LOGS/dp-compare.txt")"
+  else
+    record nccl-data-parallel FAIL "$(cat "$LOGS/dp-compare.txt"); $(grep -h -m1 error "$LOGS"/dp-*.log | head -2 | tr '\n' ' ')"
+  fi
+  # Several GPUs and mpirun: one rank per GPU, against one process.
+  gpus=$(nvidia-smi -L 2>/dev/null | wc -l)
+  if [ "$gpus" -ge 2 ] && command -v mpirun >/dev/null; then
+    echo "  $gpus GPUs: a multi-rank check needs plans for the per-rank batch; not prepared yet"
+  fi
+else
+  record nccl-data-parallel SKIP ".gpu/distributed missing (rerun scripts/gpu-prepare.sh)"
+fi
+
 echo "== per-kernel profile (mpt-train --profile) of one parity plan on CUDA"
 # CUDA events between kernels of non-captured steps (docs/mpt-train.md,
 # "Profiling"): the top 20 kinds and nodes go to profile.txt, the JSON to

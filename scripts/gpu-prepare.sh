@@ -9,6 +9,11 @@
 #   .gpu/example/charlm-<precision>.mptp the main job's model (bf16, fp8,
 #                                         bf16 with bf16-sr masters) for
 #                                         scripts/gpu-example.sh
+#   .gpu/distributed/gpt2-{plain,dp,zero1}.mptp  the gpt2 parity fixture, bf16
+#                                         AdamW, without and with
+#                                         --data-parallel and
+#                                         --shard-optimizer-state=1, for the
+#                                         NCCL check (docs/distributed.md)
 #   .gpu/googletest/                      Debian's GoogleTest sources, built
 #                                         there with the runtime's tests
 #
@@ -60,5 +65,16 @@ done
 "$BUILD_DIR/bin/mpt-compile" test/fixtures/training/charlm/model.onnx --train \
   --precision=bf16 --master-weights=bf16-sr --optimizer=adamw --lr=3e-3 --weight-decay=0 \
   --quiet -o "$OUT/example/charlm-bf16sr.mptp" 2>/dev/null
+# Data parallelism through NCCL (a world of one on one GPU; more ranks when
+# the host has more GPUs and mpirun).
+mkdir -p "$OUT/distributed"
+dp_flags=(--train --precision=bf16 --optimizer=adamw --lr=1e-3 --loss-kind=cross_entropy
+          --loss-output=logits --label-input=labels --quiet)
+"$BUILD_DIR/bin/mpt-compile" test/fixtures/parity/gpt2/model.onnx "${dp_flags[@]}" \
+  -o "$OUT/distributed/gpt2-plain.mptp"
+"$BUILD_DIR/bin/mpt-compile" test/fixtures/parity/gpt2/model.onnx "${dp_flags[@]}" \
+  --data-parallel -o "$OUT/distributed/gpt2-dp.mptp"
+"$BUILD_DIR/bin/mpt-compile" test/fixtures/parity/gpt2/model.onnx "${dp_flags[@]}" \
+  --shard-optimizer-state=1 -o "$OUT/distributed/gpt2-zero1.mptp"
 du -sh "$OUT" | sed 's/^/gpu-prepare: /'
 echo "gpu-prepare: now run scripts/gpu-check.sh on the GPU host, carrying .gpu"

@@ -70,6 +70,9 @@ public:
   /// Every rank's send[0, block), in rank order, into recv[0, size() *
   /// block). Allocates nothing.
   virtual bool allGather(const float *send, float *recv, size_t block, std::string *error) = 0;
+  /// Rank `root`'s bytes data[0, bytes) into every rank's `data` (NCCL's
+  /// unique id, for the CUDA backend's device collectives).
+  virtual bool broadcast(void *data, size_t bytes, int root, std::string *error) = 0;
 };
 
 /// The process's communicator, made on the first call from the launcher's

@@ -92,6 +92,19 @@ public:
     return true;
   }
 
+  bool broadcast(void *data, size_t bytes, int root, std::string *error) override {
+    if (bytes > INT_MAX)
+      return *error = "a broadcast of " + std::to_string(bytes) +
+                      " bytes is more than MPI's "
+                      "count can say (INT_MAX)",
+             false;
+    auto watch = dog_->watch("MPI_Bcast", bytes);
+    const int rc = MPI_Bcast(data, static_cast<int>(bytes), MPI_BYTE, root, MPI_COMM_WORLD);
+    if (rc != MPI_SUCCESS)
+      return *error = mpiError("MPI_Bcast", rc), false;
+    return true;
+  }
+
 private:
   bool reduce(void *data, size_t count, MPI_Datatype type, size_t size, std::string *error) {
     char *p = static_cast<char *>(data);

@@ -1,6 +1,7 @@
 //===- CudaBackend.cpp - the CUDA backend: device memory, stream, kernels -===//
 //
-// One backend is one device (MPTRT_CUDA_DEVICE, default 0), one stream and
+// One backend is one device (MPTRT_CUDA_DEVICE; in a data-parallel run of
+// several ranks the launcher's local rank; else 0), one stream and
 // one cuBLASLt handle. Plans keep every tensor in device memory: the arena,
 // the parameters (FP32 masters, optimizer state) and the constants, each
 // allocated once when the plan is loaded. A run enqueues its kernels on the
@@ -18,6 +19,7 @@
 #include "KindTable.h"
 #include "cuda/CudaContext.h"
 #include "cuda/CudaKernels.h"
+#include "mptrt/Communicator.h"
 
 #include <cublasLt.h>
 #include <cuda_runtime.h>
@@ -84,9 +86,28 @@ bool graphsEnabled() {
   return !(env && std::string(env) == "0");
 }
 
-int deviceOrdinal() {
+/// The device this process uses, and the variable that chose it:
+/// MPTRT_CUDA_DEVICE; else, in a data-parallel run of several ranks, the
+/// launcher's local rank (LOCAL_RANK, OMPI_COMM_WORLD_LOCAL_RANK, ...), one
+/// device per rank of a machine, as NCCL needs; else 0.
+int deviceOrdinal(std::string *source = nullptr) {
   const char *env = std::getenv("MPTRT_CUDA_DEVICE");
-  return env && *env ? std::atoi(env) : 0;
+  if (env && *env) {
+    if (source)
+      *source = std::string("MPTRT_CUDA_DEVICE=") + env;
+    return std::atoi(env);
+  }
+  WorldInfo world;
+  std::string error;
+  if (worldFromEnvironment(&world, &error) && world.size > 1) {
+    if (source)
+      *source = "the launcher's local rank " + std::to_string(world.localRank) + " (from " +
+                world.source + ")";
+    return world.localRank;
+  }
+  if (source)
+    *source = "device 0";
+  return 0;
 }
 
 class CudaBackend final : public Backend {
@@ -282,9 +303,10 @@ bool probe(std::string *detail) {
         std::string("no usable CUDA device (cudaGetDeviceCount: ") + cudaGetErrorString(e) + ")";
     return false;
   }
-  const int ordinal = deviceOrdinal();
+  std::string source;
+  const int ordinal = deviceOrdinal(&source);
   if (ordinal < 0 || ordinal >= count) {
-    *detail = "MPTRT_CUDA_DEVICE=" + std::to_string(ordinal) + " but the host has " +
+    *detail = "device " + std::to_string(ordinal) + " (" + source + "), but the host has " +
               std::to_string(count) + " CUDA device(s)";
     return false;
   }

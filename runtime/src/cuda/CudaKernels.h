@@ -127,9 +127,6 @@ Status prepareAllReduce(const Context &, const KernelView &, std::unique_ptr<Pre
 Status prepareReduceScatter(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *);
 Status prepareAllGather(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *);
 Status prepareShard(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *);
-/// Ok when the data-parallel world has one rank; else an error naming
-/// `what` and the missing NCCL path (collective/ShardingKernels.cu).
-Status expectSingleRank(const KernelView &v, const char *what);
 Status prepareGlobalNorm(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *);
 Status prepareClipByNorm(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *);
 Status prepareSgdUpdate(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *);

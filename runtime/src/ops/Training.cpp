@@ -326,7 +326,7 @@ namespace {
 /// result, as `shardsAreResults` says) the 1-D shard of its whole tensor
 /// with the whole tensor's dtype.
 Status decodeSharding(const KernelView &v, bool shardsAreResults, ShardParams *p) {
-  MPTRT_TRY(v.getInt("world_size", 1, &p->worldSize));
+  MPTRT_TRY(v.getRequiredInt("world_size", &p->worldSize));
   if (p->worldSize < 1)
     return v.error("world_size must be at least 1; got " + std::to_string(p->worldSize));
   if (v.numResults() != v.numOperands())

@@ -33,6 +33,7 @@
 //===----------------------------------------------------------------------===//
 #include "cuda/CudaKernels.h"
 #include "cuda/Device.cuh"
+#include "cuda/DeviceCollectives.h"
 #include "cuda/Vectorized.cuh"
 #include "kernels/training/OptimizerMath.h"
 #include "kernels/training/TrainingMath.h"
@@ -300,6 +301,31 @@ __global__ void globalNormFinishKernel(const double *partial, int64_t blocks, fl
   *out = static_cast<float>(sqrt(total));
 }
 
+// over_ranks (sharded state): the rank's count of non-finite blocks, or its
+// f64 sum of squares, summed over the ranks, then finished.
+__global__ void allFiniteCountKernel(const uint8_t *flag, int64_t blocks, double *count) {
+  double bad = 0;
+  for (int64_t b = 0; b < blocks; ++b)
+    if (flag[b])
+      bad = 1;
+  *count = bad;
+}
+
+__global__ void finiteFromCountKernel(const double *count, uint8_t *out) {
+  *out = *count == 0 ? 1 : 0;
+}
+
+__global__ void globalNormSumKernel(const double *partial, int64_t blocks, double *total) {
+  double sum = 0;
+  for (int64_t b = 0; b < blocks; ++b)
+    sum += partial[b];
+  *total = sum;
+}
+
+__global__ void sqrtToF32Kernel(const double *total, float *out) {
+  *out = static_cast<float>(sqrt(*total));
+}
+
 __global__ void amaxFinishKernel(const float *partial, const uint8_t *flag, int64_t blocks,
                                  float *out) {
   float amax = 0.0f;
@@ -315,7 +341,10 @@ enum class Reduce { AllFinite, GlobalNorm, Amax };
 
 class MultiTensorKernel final : public PreparedKernel {
 public:
-  MultiTensorKernel(const Context &c, Reduce what) : c_(c), what_(what) {}
+  /// `coll`: with over_ranks in a world of several ranks, the collectives
+  /// that combine the ranks' results.
+  MultiTensorKernel(const Context &c, Reduce what, DeviceCollectives *coll = nullptr)
+      : c_(c), what_(what), coll_(coll) {}
   ~MultiTensorKernel() override {
     if (table_)
       cudaFree(table_);
@@ -324,8 +353,10 @@ public:
   /// Uploads the block table and plans the launches.
   Status init(const MultiTensorParams &p) {
     blocks_ = static_cast<int64_t>(p.blocks.size());
-    if (blocks_ == 0)
+    if (blocks_ == 0) {
+      workspace_ = coll_ ? sizeof(double) : 0; // over the ranks: the f64 total
       return Status::ok();
+    }
     std::vector<DeviceBlock> host(p.blocks.size());
     for (size_t b = 0; b < p.blocks.size(); ++b)
       host[b] = {p.blocks[b].begin, p.blocks[b].end, static_cast<int64_t>(p.blocks[b].operand)};
@@ -341,9 +372,11 @@ public:
       l.opEnd = op + 1;
       l.blockEnd = static_cast<int64_t>(b) + 1;
     }
-    // The workspace: 8 bytes of partial result and 1 flag byte per block.
+    // The workspace: 8 bytes of partial result and 1 flag byte per block,
+    // and over the ranks an f64 total.
     flagOffset_ = (static_cast<uint64_t>(blocks_) * 8 + 255) / 256 * 256;
-    workspace_ = flagOffset_ + static_cast<uint64_t>(blocks_);
+    totalOffset_ = (flagOffset_ + static_cast<uint64_t>(blocks_) + 255) / 256 * 256;
+    workspace_ = coll_ ? totalOffset_ + sizeof(double) : flagOffset_ + blocks_;
     return Status::ok();
   }
 
@@ -382,6 +415,20 @@ public:
       MPTRT_TRY(launched("multi-tensor block kernel"));
     }
     void *result = args.results[0].data;
+    if (coll_ && what_ != Reduce::Amax) {
+      double *total = reinterpret_cast<double *>(ws + totalOffset_);
+      if (what_ == Reduce::AllFinite)
+        allFiniteCountKernel<<<1, 1, 0, s>>>(flag, blocks_, total);
+      else
+        globalNormSumKernel<<<1, 1, 0, s>>>(partialD, blocks_, total);
+      MPTRT_TRY(launched("multi-tensor finish kernel"));
+      MPTRT_TRY(coll_->allReduceSum(total, 1, c_.stream));
+      if (what_ == Reduce::AllFinite)
+        finiteFromCountKernel<<<1, 1, 0, s>>>(total, static_cast<uint8_t *>(result));
+      else
+        sqrtToF32Kernel<<<1, 1, 0, s>>>(total, static_cast<float *>(result));
+      return launched("multi-tensor finish kernel");
+    }
     switch (what_) {
     case Reduce::AllFinite:
       allFiniteFinishKernel<<<1, 1, 0, s>>>(flag, blocks_, static_cast<uint8_t *>(result));
@@ -403,15 +450,19 @@ private:
   };
   const Context &c_;
   Reduce what_;
+  DeviceCollectives *coll_;
   DeviceBlock *table_ = nullptr;
   int64_t blocks_ = 0;
   std::vector<Launch> launches_;
-  uint64_t flagOffset_ = 0, workspace_ = 0;
+  uint64_t flagOffset_ = 0, totalOffset_ = 0, workspace_ = 0;
 };
 
 Status prepareMultiTensor(const Context &c, Reduce what, const MultiTensorParams &p,
                           std::unique_ptr<PreparedKernel> *out) {
-  auto kernel = std::make_unique<MultiTensorKernel>(c, what);
+  DeviceCollectives *coll = nullptr;
+  if (p.overRanks)
+    MPTRT_TRY(deviceCollectives(c.deviceOrdinal, &coll));
+  auto kernel = std::make_unique<MultiTensorKernel>(c, what, coll);
   MPTRT_TRY(kernel->init(p));
   *out = std::move(kernel);
   return Status::ok();
@@ -702,16 +753,12 @@ Status prepareAllFinite(const Context &c, const KernelView &v,
                         std::unique_ptr<PreparedKernel> *out) {
   MultiTensorParams p;
   MPTRT_TRY(decodeAllFinite(v, &p));
-  if (p.overRanks)
-    MPTRT_TRY(expectSingleRank(v, "all_finite over_ranks"));
   return prepareMultiTensor(c, Reduce::AllFinite, p, out);
 }
 Status prepareGlobalNorm(const Context &c, const KernelView &v,
                          std::unique_ptr<PreparedKernel> *out) {
   MultiTensorParams p;
   MPTRT_TRY(decodeGlobalNorm(v, &p));
-  if (p.overRanks)
-    MPTRT_TRY(expectSingleRank(v, "global_norm over_ranks"));
   return prepareMultiTensor(c, Reduce::GlobalNorm, p, out);
 }
 Status prepareClipByNorm(const Context &c, const KernelView &v,
