@@ -12,6 +12,7 @@
 #include "EvalEntry.h"
 #include "FP8Scaling.h"
 #include "MasterWeights.h"
+#include "SyncBatchNorm.h"
 #include "TrainingLoss.h"
 
 #include "mpt/Dialect/MPT/IR/GradientUtils.h"
@@ -279,6 +280,16 @@ struct BuildTrainingStepPass
                        [&](auto &g) { return g.match(name.getValue()); }))
         continue;
       trainable.push_back({arg, name.str(), {}});
+    }
+    // Batch statistics over the ranks: the batch norms become ops with
+    // all_reduce'd statistics; their running statistics the new values.
+    if (syncBatchNorm) {
+      llvm::DenseMap<Value, Value> replaced;
+      if (failed(synchronizeBatchNorms(func, replaced)))
+        return failure();
+      for (RunningStat &r : *runningStats)
+        if (auto it = replaced.find(r.next); it != replaced.end())
+          r.next = it->second;
     }
 
     // Training-mode dropout gets its seed and step before the gradient is

@@ -475,6 +475,22 @@ std::vector<GradientCase> gradientCases() {
        "tensor<2x3xi64>) -> tensor<3x2x3xf32>",
        {{"%y", "tensor<3x2x3xf32>"}}});
 
+  // all_reduce over the interpreter's world of one: the identity, and its
+  // rule (itself) the identity on the gradients; a bucket of two, the mean
+  // and the sum.
+  add({"mpt.all_reduce",
+       "mpt.all_reduce",
+       {{"%a", t23}, {"%b", "tensor<3xf32>"}},
+       "  %y:2 = mpt.all_reduce %a, %b : (tensor<2x3xf32>, tensor<3xf32>) -> "
+       "(tensor<2x3xf32>, tensor<3xf32>)",
+       {{"%y#0", t23}, {"%y#1", "tensor<3xf32>"}}});
+  add({"mpt.all_reduce/sum",
+       "mpt.all_reduce",
+       {{"%a", t23}},
+       "  %y = mpt.all_reduce %a {sum = true} : (tensor<2x3xf32>) -> "
+       "tensor<2x3xf32>",
+       {{"%y", t23}}});
+
   // Loss scaling: the scale is a constant of the step.
   add({"mpt.scale_loss",
        "mpt.scale_loss",

@@ -195,6 +195,9 @@ def BuildTrainingStepPass : Pass<"build-training-step", "::mlir::ModuleOp"> {
       backward pass produces them; then come the unscale, the finite check
       and clipping, so every rank takes the same skip decision. The `loss`
       output is averaged too.
+    - With `sync-batch-norm`, each `batch_norm_train` becomes FP32 ops whose
+      per-channel mean and variance are `mpt.all_reduce`'d over the ranks
+      (PyTorch SyncBatchNorm); all_reduce's rule makes the backward global.
     - With `shard-optimizer-state=N` (ZeRO-1 over N ranks), the buckets
       are `mpt.reduce_scatter` ops instead: each rank keeps its shard (1-D,
       ceil(E / N) elements) of each averaged gradient; the finite check and
@@ -309,6 +312,10 @@ def BuildTrainingStepPass : Pass<"build-training-step", "::mlir::ModuleOp"> {
     Option<"allReduceF32", "all-reduce-f32", "bool", /*default=*/"false",
            "With data-parallel: sum the gradients in FP32 whatever their "
            "type">,
+    Option<"syncBatchNorm", "sync-batch-norm", "bool", /*default=*/"false",
+           "Batch norm with the global batch's statistics: mean and variance "
+           "averaged over the ranks (PyTorch SyncBatchNorm), forward and "
+           "backward (docs/distributed.md)">,
     Option<"shardOptimizerState", "shard-optimizer-state", "int64_t",
            /*default=*/"0",
            "ZeRO-1 over this many ranks (implies data-parallel; 0: off): "

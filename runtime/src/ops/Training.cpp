@@ -109,7 +109,8 @@ Status decodeGlobalNorm(const KernelView &v, MultiTensorParams *p) {
 Status decodeAllReduce(const KernelView &v, AllReduceParams *p) {
   MPTRT_TRY(
       v.expectCounts(1, std::numeric_limits<size_t>::max(), 1, std::numeric_limits<size_t>::max()));
-  MPTRT_TRY(v.allowOnly({"reduce_in_f32"}));
+  MPTRT_TRY(v.allowOnly({"reduce_in_f32", "sum"}));
+  MPTRT_TRY(v.getBool("sum", false, &p->sum));
   if (v.numResults() != v.numOperands())
     return v.error("has " + std::to_string(v.numOperands()) + " operands and " +
                    std::to_string(v.numResults()) + " results: one result per operand");

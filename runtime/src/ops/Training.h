@@ -60,6 +60,7 @@ struct AllReduceParams {
   std::vector<int64_t> numel; // per operand
   int64_t total = 0;
   bool reduceInF32 = false;
+  bool sum = false; // the sums over the ranks, not the means
 };
 Status decodeAllReduce(const KernelView &v, AllReduceParams *p);
 

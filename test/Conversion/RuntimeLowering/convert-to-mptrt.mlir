@@ -725,7 +725,7 @@ func.func @all_finite(%a0: tensor<2x3xf32>, %a1: tensor<3xf32>) -> tensor<i1> {
 
 // Tests that mpt.all_reduce becomes mptrt.all_reduce, its attribute kept.
 // CHECK-LABEL: func.func @all_reduce(
-// CHECK-NEXT: %{{.*}}:2 = mptrt.all_reduce %arg0, %arg1 {reduce_in_f32 = true} : (tensor<2x3xf32>, tensor<3xbf16>) -> (tensor<2x3xf32>, tensor<3xbf16>)
+// CHECK-NEXT: %{{.*}}:2 = mptrt.all_reduce %arg0, %arg1 {reduce_in_f32 = true, sum = false} : (tensor<2x3xf32>, tensor<3xbf16>) -> (tensor<2x3xf32>, tensor<3xbf16>)
 func.func @all_reduce(%a0: tensor<2x3xf32>, %a1: tensor<3xbf16>) -> (tensor<2x3xf32>, tensor<3xbf16>) {
   %r:2 = "mpt.all_reduce"(%a0, %a1) {reduce_in_f32 = true} : (tensor<2x3xf32>, tensor<3xbf16>) -> (tensor<2x3xf32>, tensor<3xbf16>)
   return %r#0, %r#1 : tensor<2x3xf32>, tensor<3xbf16>

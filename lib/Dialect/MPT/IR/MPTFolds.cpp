@@ -18,6 +18,18 @@ using namespace mlir;
 using namespace mpt;
 
 namespace {
+
+/// Replaces `op` by a new NewOp built from `args` that keeps op's phase,
+/// read before the rewriter erases op.
+template <typename NewOp, typename... Args>
+NewOp replaceKeepingPhase(PatternRewriter &rewriter, Operation *op,
+                          Args &&...args) {
+  auto replacement =
+      NewOp::create(rewriter, op->getLoc(), std::forward<Args>(args)...);
+  inheritPhase(op, replacement);
+  rewriter.replaceOp(op, replacement->getResults());
+  return replacement;
+}
 constexpr int64_t kFoldLimit = 1 << 16;
 
 DenseElementsAttr smallConstant(Attribute attr) {
@@ -112,9 +124,8 @@ struct FoldInsertedCastPair : OpRewritePattern<CastOp> {
       rewriter.replaceOp(op, inner.getInput());
       return success();
     }
-    inheritPhase(op, rewriter.replaceOpWithNewOp<CastOp>(op, op.getType(),
-                                                         inner.getInput(),
-                                                         /*inserted=*/true));
+    replaceKeepingPhase<CastOp>(rewriter, op, op.getType(), inner.getInput(),
+                                /*inserted=*/true);
     return success();
   }
 };
@@ -126,8 +137,8 @@ template <typename OpTy> struct DropShapeOperand : OpRewritePattern<OpTy> {
                                 PatternRewriter &rewriter) const override {
     if (!op.getShape())
       return failure();
-    inheritPhase(op, rewriter.replaceOpWithNewOp<OpTy>(
-                         op, op.getType(), op.getInput(), /*shape=*/Value()));
+    replaceKeepingPhase<OpTy>(rewriter, op, op.getType(), op.getInput(),
+                              /*shape=*/Value());
     return success();
   }
 };
@@ -140,9 +151,8 @@ struct ReshapeOfReshape : OpRewritePattern<ReshapeOp> {
     auto inner = op.getInput().getDefiningOp<ReshapeOp>();
     if (!inner)
       return failure();
-    inheritPhase(op, rewriter.replaceOpWithNewOp<ReshapeOp>(op, op.getType(),
-                                                            inner.getInput(),
-                                                            /*shape=*/Value()));
+    replaceKeepingPhase<ReshapeOp>(rewriter, op, op.getType(), inner.getInput(),
+                                   /*shape=*/Value());
     return success();
   }
 };
@@ -327,8 +337,8 @@ struct RecognizeErfGelu : OpRewritePattern<MulOp> {
       for (auto [term, x] : {std::pair(a, b), std::pair(b, a)}) {
         if (erfTermInput(term) != x || x.getType() != op.getType())
           continue;
-        inheritPhase(op, rewriter.replaceOpWithNewOp<GeluOp>(
-                             op, op.getType(), x, GeluApproximate::none));
+        replaceKeepingPhase<GeluOp>(rewriter, op, op.getType(), x,
+                                    GeluApproximate::none);
         return success();
       }
     }

@@ -90,6 +90,28 @@ LogicalResult AllReduceOp::verify() {
   return success();
 }
 
+LogicalResult AllReduceOp::buildGradient(GradientBuilder &gb) {
+  // Every rank's loss reads the same result: d(sum of the ranks' losses) /
+  // d(this rank's operand) is the mean (the sum) over the ranks of the
+  // result's gradient.
+  SmallVector<unsigned> needed;
+  SmallVector<Value> grads;
+  SmallVector<Type> types;
+  for (unsigned i = 0, e = getNumOperands(); i < e; ++i)
+    if (gb.needsGrad(i)) {
+      needed.push_back(i);
+      grads.push_back(gb.resultGrad(i));
+      types.push_back(grads.back().getType());
+    }
+  if (needed.empty())
+    return success();
+  auto back = AllReduceOp::create(gb.builder(), gb.loc(), types, grads,
+                                  getReduceInF32Attr(), getSumAttr());
+  for (auto [i, g] : llvm::zip(needed, back.getOutputs()))
+    gb.addOperandGrad(i, g);
+  return success();
+}
+
 /// The elements of one rank's shard of a tensor of `numElements` over
 /// `worldSize` ranks.
 static int64_t shardElements(int64_t numElements, int64_t worldSize) {

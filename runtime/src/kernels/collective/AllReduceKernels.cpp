@@ -1,14 +1,14 @@
 //===- AllReduceKernels.cpp - all_reduce on the CPU, through MPI ----------===//
 //
-// all_reduce (docs/distributed.md): the mean over the ranks of each
-// operand, the operands reduced together as one flat bucket.
+// all_reduce (docs/distributed.md): the mean (with `sum`, the sum) over the
+// ranks of each operand, the operands reduced together as one flat bucket.
 //
 //   world size 1   each result is a copy of its operand, bit for bit
 //   otherwise      staging[k] = f32(operand element k), all operands one
 //                  after the other; the communicator sums staging over the
 //                  ranks in place (MPI_Allreduce, MPI_SUM, MPI_FLOAT);
 //                  result = round(staging[k] / world size) into the
-//                  operand's type
+//                  operand's type (with `sum`, round(staging[k]))
 //
 // MPI has no bf16 or f16 type, so every dtype goes through the f32 staging
 // buffer (the kernel's workspace): the sum is f32 whether or not the op asks
@@ -57,8 +57,9 @@ public:
     if (!comm->allReduceSum(staging, static_cast<size_t>(p.total), &error))
       return Status::error("all_reduce over " + std::to_string(comm->size()) + " ranks: " + error);
     const float ranks = static_cast<float>(comm->size());
-    for (int64_t k = 0; k < p.total; ++k)
-      staging[k] /= ranks;
+    if (!p.sum)
+      for (int64_t k = 0; k < p.total; ++k)
+        staging[k] /= ranks;
     at = 0;
     for (size_t i = 0; i < n; ++i) {
       storeF32(staging + at, p.numel[i], args.results[i].desc->dtype, args.results[i].data);

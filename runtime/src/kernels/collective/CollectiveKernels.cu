@@ -116,7 +116,7 @@ public:
       at += p_.numel[i];
     }
     MPTRT_TRY(coll_->allReduceSum(staging, static_cast<size_t>(p_.total), c_.stream));
-    const float inverse = 1.0f / static_cast<float>(coll_->size());
+    const float inverse = p_.sum ? 1.0f : 1.0f / static_cast<float>(coll_->size());
     at = 0;
     for (size_t i = 0; i < n; ++i) {
       MPTRT_TRY(narrow(c_, staging + at, inverse, args.results[i], 0, p_.numel[i]));

@@ -62,7 +62,7 @@ def MPT_GlobalNormOp : MPT_TrainingOp<"global_norm">,
 }
 
 def MPT_AllReduceOp : MPT_Op<"all_reduce",
-    [PrecisionPolicy<"Fixed", "Result", ["getAccumulationType"]>]>,
+    [Differentiable, PrecisionPolicy<"Fixed", "Result", ["getAccumulationType"]>]>,
     MPT_RuntimeKernel<"MPTRT_AllReduceOp"> {
   let summary = "The mean of each operand over the ranks of a data-parallel run";
   let description = [{
@@ -85,6 +85,17 @@ def MPT_AllReduceOp : MPT_Op<"all_reduce",
     and clipping, so that every rank takes the same skip decision; and on
     the loss, so that the loss reported is the global batch's.
 
+    With `sum` the results are the sums over the ranks instead of the means
+    (`--sync-batch-norm` counts the ranks with it).
+
+    Its gradient rule is itself: each rank's loss reads the same result, so
+    the gradient of the ranks' summed losses with respect to one rank's
+    operand is the mean (or the sum) of the ranks' result gradients, an
+    `mpt.all_reduce` of the same kind in the backward pass. Only a forward
+    all_reduce has a gradient (`--sync-batch-norm`'s statistics); the
+    training step's own gradient and loss averages are built after the
+    gradients.
+
     The op has effects (it talks to the other ranks): it is neither folded,
     moved nor removed.
 
@@ -94,7 +105,8 @@ def MPT_AllReduceOp : MPT_Op<"all_reduce",
     ```
   }];
   let arguments = (ins Variadic<MPT_FloatTensor>:$inputs,
-                   DefaultValuedAttr<BoolAttr, "false">:$reduce_in_f32);
+                   DefaultValuedAttr<BoolAttr, "false">:$reduce_in_f32,
+                   DefaultValuedAttr<BoolAttr, "false">:$sum);
   let results = (outs Variadic<MPT_FloatTensor>:$outputs);
   let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
