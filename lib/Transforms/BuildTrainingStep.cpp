@@ -404,6 +404,13 @@ struct BuildTrainingStepPass
     Value lrValue = LRScheduleOp::create(b, loc, TypeRange{scalarF32},
                                          ValueRange{trainStep}, lrAttrs)
                         .getResult();
+    // settable-lr: times a state the caller may set between steps.
+    if (settableLr) {
+      auto lrScale = step.addState(abi::kLrScale, scalarF32, 1.0);
+      if (failed(lrScale))
+        return failure();
+      lrValue = MulOp::create(b, loc, lrValue, *lrScale).getResult();
+    }
 
     // 5. The gated optimizer update.
     if (failed(buildUpdates(step, loc, live, *optStep, lrValue, finite, masters,

@@ -309,10 +309,17 @@ class Trainer:
         from . import check_options
 
         check_options(precision=precision, lr=self._lr, **self._options)
+        # The plans multiply their schedule by the state optimizer.lr_scale
+        # (settable-lr), which `lr` sets: a new rate needs no recompiling. A
+        # constant rate compiles as 1 and the scale is the rate itself, so
+        # the step reads f32(lr) exactly; a schedule compiles with the first
+        # rate and the scale is the ratio.
+        constant = self._options.get("lr_schedule", "constant") == "constant"
+        self._compiled_lr = 1.0 if constant else self._lr
         self._names = self._input_names(len(batch))
         self._dir = tempfile.TemporaryDirectory(prefix="mpt-trainer-")
         self._exports = {}  # signature -> ExportedModel
-        self._plans = {}  # signature -> (lr, Plan)
+        self._plans = {}  # signature -> Plan
         self._plan = None  # the plan holding the training state
         self._signature = None
         self._example = batch
@@ -372,8 +379,8 @@ class Trainer:
                              % (len(batch), len(self._names), ", ".join(self._names)))
         key = self._key(batch)
         cached = self._plans.get(key)
-        if cached is not None and cached[0] == self._lr:
-            plan = cached[1]
+        if cached is not None:
+            plan = cached
         else:
             if cached is None and self._plan is not None and not self.recompile:
                 compiled = [t for t, _ in self._signature]
@@ -383,7 +390,7 @@ class Trainer:
                     "shape, or give the DataLoader drop_last=True"
                     % (_shapes(batch), ", ".join("%s" % list(s) for s in compiled)))
             plan = self._compile(key, batch)
-            self._plans[key] = (self._lr, plan)
+            self._plans[key] = plan
         if plan is not self._plan:
             if self._plan is not None:
                 _move_state(self._plan, plan)
@@ -427,7 +434,7 @@ class Trainer:
         exported = self._export(key, batch)
         try:
             plan = exported.compile(precision=self.precision, backend=self._backend,
-                                    lr=self._lr, **self._options)
+                                    lr=self._compiled_lr, settable_lr=True, **self._options)
         except CompileError as e:
             raise CompileError("cannot compile %s for batch shapes %s:\n%s%s" % (
                 type(self.model).__name__, _shapes(batch), e.message,
@@ -438,6 +445,7 @@ class Trainer:
             state = self.model.state_dict()
             for key_, name in self._tensors.items():
                 plan.set_parameter(name, self._to_numpy(state[key_]))
+            self._set_lr_scale(plan)
         return plan
 
     def _node_modules(self, message):
@@ -514,10 +522,15 @@ class Trainer:
 
     @lr.setter
     def lr(self, value):
-        """The learning rate of the next steps. MPT compiles the learning
-        rate (and its schedule) into the plan: a new value recompiles the
-        plan at the next step (state carried over)."""
+        """The learning rate of the next steps (with an lr_schedule, the
+        schedule's peak): it sets the plan's optimizer.lr_scale, so no plan
+        is compiled again (docs/python.md)."""
         self._lr = float(value)
+        if self._plan is not None:
+            self._set_lr_scale(self._plan)
+
+    def _set_lr_scale(self, plan):
+        plan.set_parameter(_LR_SCALE, np.asarray(self._lr / self._compiled_lr, np.float32))
 
     @property
     def steps(self):
@@ -683,6 +696,10 @@ class Trainer:
         self._plan.steps = int(state_dict["steps"])
         self._lr = float(state_dict["lr"])
         self.sync_to_module()
+
+
+# The plans' learning-rate multiplier (mptrt/TrainStepAbi.h kLrScale).
+_LR_SCALE = "optimizer.lr_scale"
 
 
 def _move_state(source, target):

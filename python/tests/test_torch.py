@@ -294,16 +294,21 @@ def test_dataloader_epoch(args):
 
 
 def test_lr_per_step(args):
-    """trainer.lr set between steps follows PyTorch's param_group lr."""
+    """trainer.lr set between steps follows PyTorch's param_group lr, and
+    sets the plan's optimizer.lr_scale instead of compiling again: one plan
+    serves every step."""
     model, batches = mlp_case(seed=4)
     lrs = [0.1] * 3 + [0.05] * 3 + [0.02] * 4
     trainer = quiet_trainer(copy.deepcopy(model), batches[0], "cross_entropy", optimizer="sgd",
                             lr=lrs[0], precision="fp32")
-    losses = []
+    losses, plans = [], set()
     for lr, (x, y) in zip(lrs, batches):
         trainer.lr = lr
         losses.append(trainer.step(x, y).item())
-    assert abs(trainer.outputs["lr"] - lrs[-1]) <= 1e-7, trainer.outputs["lr"]
+        plans.add(id(trainer.plan))
+    assert len(plans) == 1 and len(trainer.compiled) == 1, (plans, trainer.compiled)
+    # The step read f32(lr) exactly, as a plan compiled for that rate would.
+    assert trainer.outputs["lr"] == float(np.float32(lrs[-1])), trainer.outputs["lr"]
     ref64 = torch_trajectory(model, batches, F.cross_entropy, torch.optim.SGD, dict(lr=0.1),
                              torch.float64, lrs=lrs)
     spread = trajectory_error(torch_trajectory(model, batches, F.cross_entropy, torch.optim.SGD,

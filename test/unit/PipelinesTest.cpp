@@ -110,7 +110,8 @@ TEST(Pipelines, EveryPipelineOptionReachesItsPass) {
       "freeze=a*,b* emit-gradients=true eval-entry=ev fp8-scaling=current "
       "fp8-amax-history=5 fp8-amax-algo=most_recent fp8-margin=2 "
       "master-weights=bf16 data-parallel=true bucket-mb=4 "
-      "all-reduce-f32=true shard-optimizer-state=3 sync-batch-norm=true";
+      "all-reduce-f32=true shard-optimizer-state=3 sync-batch-norm=true "
+      "settable-lr=true";
   auto options = mpt::TrainingPipelineOptions::createFromString(
       "precision=fp16 target=sm_80 precision-report=r.json "
       "precision-profile=p.json profile-margin=2 profile-flush-limit=0.5 " +

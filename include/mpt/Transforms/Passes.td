@@ -312,6 +312,10 @@ def BuildTrainingStepPass : Pass<"build-training-step", "::mlir::ModuleOp"> {
     Option<"allReduceF32", "all-reduce-f32", "bool", /*default=*/"false",
            "With data-parallel: sum the gradients in FP32 whatever their "
            "type">,
+    Option<"settableLr", "settable-lr", "bool", /*default=*/"false",
+           "Multiply the learning rate by the state optimizer.lr_scale "
+           "(initial 1), which a caller may set between steps instead of "
+           "recompiling (docs/training.md)">,
     Option<"syncBatchNorm", "sync-batch-norm", "bool", /*default=*/"false",
            "Batch norm with the global batch's statistics: mean and variance "
            "averaged over the ranks (PyTorch SyncBatchNorm), forward and "

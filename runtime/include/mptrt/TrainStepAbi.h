@@ -156,6 +156,10 @@ inline constexpr const char *kTrainStep = "train.step";
 /// i64 0-d, initial 0: the optimizer updates made, skipped steps not
 /// counted (the optimizer update reads it: AdamW's bias correction).
 inline constexpr const char *kOptimizerStep = "optimizer.step";
+/// f32 0-d, initial 1, never updated (settable-lr): the learning rate of
+/// each step is the schedule's times this, which a caller may set between
+/// steps (Python's mpt.torch.Trainer.lr) instead of recompiling.
+inline constexpr const char *kLrScale = "optimizer.lr_scale";
 /// f32 0-d: the loss scale (loss-scale=dynamic or static:S; initial
 /// init-scale or S).
 inline constexpr const char *kLossScaleScale = "loss_scale.scale";
