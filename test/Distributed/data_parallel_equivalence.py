@@ -19,7 +19,9 @@ the checkpoints; bf16 SGD on 2 ranks within 1e-2 (bf16 rounds the weights
 it reads); and fp16 with an overflow in rank 1's rows only, where rank 0
 must skip the same steps as rank 1 and as one process.
 
-A model with a training-mode dropout, on 2 ranks, within 1e-6 too: each
+The validation loss (--eval-input) on 2 ranks, each evaluating its share
+of the batches, within 1e-6 of one process's. A model with a
+training-mode dropout, on 2 ranks, within 1e-6 too: each
 rank draws the masks of its own rows of the global batch. A CNN with batch
 norm (Inputs/cnn_bn.mlir) under --sync-batch-norm on 2 ranks, within 1e-6,
 running statistics included; and without it (per-rank statistics), at
@@ -227,6 +229,26 @@ for name, ranks, flags, tol in CASES:
     plan = compile_plan(16 // ranks, flags + [mode], f"{name}.dp.mptp")
     train(plan, ranks, name)
     compare(name, tol, references[key], name)
+
+# Evaluation: with --eval-input every rank evaluates its share of the
+# validation batches (r, r + N, ...) and the sums are added over the ranks:
+# the validation loss (every 5 steps) is one process's over the same rows.
+evals = ["--eval-input", f"x={x}", "--eval-input", f"labels={labels}", "--eval-every", "5"]
+train(path("fp32-sgd-2ranks.16.mptp"), 1, "eval.ref", extra=evals)
+train(path("fp32-sgd-2ranks.dp.mptp"), 2, "eval.dp", extra=evals)
+
+
+def val_losses(name):
+    return [float(json.loads(line)["val_loss"]) for line in open(path(f"{name}.jsonl"))
+            if "val_loss" in json.loads(line)]
+
+
+ref_val, dp_val = val_losses("eval.ref"), val_losses("eval.dp")
+worst = max((abs(a - b) / abs(a) for a, b in zip(ref_val, dp_val)), default=float("inf"))
+if len(ref_val) != 4 or len(dp_val) != 4 or worst > TOL:
+    failures.append(f"validation losses on 2 ranks {dp_val} against one process {ref_val}")
+print(f"validation loss every 5 steps, 2 ranks sharing the batches: {worst:.3g} from one "
+      f"process's")
 
 # Dropout: rank r draws its masks for elements r * numel + i, which for a
 # batch-major tensor are the masks one process draws for rank r's rows, so

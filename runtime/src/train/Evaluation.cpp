@@ -1,6 +1,7 @@
 //===- Evaluation.cpp - the validation loss ------------------------------===//
 #include "mptrt/train/Evaluation.h"
 
+#include "mptrt/Communicator.h"
 #include "mptrt/TrainStepAbi.h"
 
 namespace mptrt {
@@ -89,8 +90,17 @@ bool Evaluator::run(Model &model, double *loss, std::string *error) const {
       return false;
     }
   const int64_t batches = this->batches();
+  // In a data-parallel run rank r evaluates batches r, r + N, ...; the sums
+  // and counts are added over the ranks (docs/distributed.md).
+  std::string why;
+  Communicator *world = processCommunicator(&why);
+  if (!world) {
+    *error = "evaluating: no communicator for the data-parallel world: " + why;
+    return false;
+  }
+  const int64_t ranks = world->size(), rank = world->rank();
   double sum = 0;
-  for (int64_t b = 0; b < batches; ++b) {
+  for (int64_t b = rank; b < batches; b += ranks) {
     for (const BatchedInput &in : inputs_)
       if (!model.bindInput(in.name, in.info.dtype, in.info.shape, in.batch(b), in.batchBytes())) {
         *error = "evaluating: " + mptrt::lastError();
@@ -104,6 +114,10 @@ bool Evaluator::run(Model &model, double *loss, std::string *error) const {
       return false;
     }
     sum += value;
+  }
+  if (ranks > 1 && !world->allReduceSum(&sum, 1, &why)) {
+    *error = "evaluating: adding the ranks' validation losses: " + why;
+    return false;
   }
   *loss = sum / static_cast<double>(batches);
   return true;

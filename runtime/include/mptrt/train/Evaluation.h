@@ -43,7 +43,9 @@ public:
   /// The data of input `name`, or null before setData.
   const BatchedInput *data(const std::string &name) const;
 
-  /// Runs the entry on every validation batch; `*loss` is the mean loss.
+  /// Runs the entry on every validation batch; `*loss` is the mean loss. In
+  /// a data-parallel world of N ranks every rank calls it, rank r runs
+  /// batches r, r + N, ..., and the loss sums are added over the ranks.
   bool run(Model &model, double *loss, std::string *error) const;
 
   /// The number of validation batches (1 for an entry without inputs).
