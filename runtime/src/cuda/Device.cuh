@@ -76,6 +76,17 @@ __device__ inline void raise(DeviceErrorRecord *errorWord, DeviceError e, int64_
   }
 }
 
+/// The grid-stride loop over [0, n) with int64_t indices.
+#define MPTRT_FOR_EACH(i, n)                                                                       \
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < (n);                        \
+       i += int64_t(gridDim.x) * blockDim.x)
+
+/// The grid-stride loop with an index of type Index: int64_t in the
+/// generic kernels, uint32_t where prepare knew n < 2^31.
+#define MPTRT_FOR_EACH_AS(Index, i, n)                                                             \
+  for (Index i = blockIdx.x * Index(blockDim.x) + threadIdx.x; i < Index(n);                       \
+       i += Index(gridDim.x) * blockDim.x)
+
 /// Threads per block of the elementwise grid-stride loops.
 inline constexpr int kThreads = 256;
 

@@ -345,6 +345,7 @@ Status decodeSharding(const KernelView &v, bool shardsAreResults, ShardParams *p
                      std::to_string(shard) + " elements of its dtype; got " + describe(part));
     p->numel.push_back(whole.numel);
     p->shard.push_back(shard);
+    p->offset.push_back(p->shardTotal);
     p->shardTotal += shard;
   }
   return Status::ok();

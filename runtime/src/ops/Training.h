@@ -19,6 +19,7 @@
 #include "Status.h"
 #include "ops/KernelView.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -72,8 +73,25 @@ Status decodeAllReduce(const KernelView &v, AllReduceParams *p);
 struct ShardParams {
   int64_t worldSize = 1;
   std::vector<int64_t> numel, shard;
+  /// Tensor i's shard starts at offset[i] of a rank's block.
+  std::vector<int64_t> offset;
   int64_t shardTotal = 0; // the sum of `shard`: one rank's block
   bool reduceInF32 = false;
+
+  /// The elements [begin, begin + count) of tensor i that rank `rank`'s
+  /// shard holds; the shard's other count..shard[i] elements are zero.
+  struct Range {
+    int64_t begin, count;
+  };
+  Range range(size_t i, int64_t rank) const {
+    const int64_t begin = std::min(numel[i], rank * shard[i]);
+    return {begin, std::min(numel[i], begin + shard[i]) - begin};
+  }
+  /// The workspace of reduce_scatter and all_gather: every rank's block
+  /// and this rank's, in f32.
+  uint64_t stagingBytes() const {
+    return static_cast<uint64_t>(shardTotal) * static_cast<uint64_t>(worldSize + 1) * sizeof(float);
+  }
 };
 Status decodeReduceScatter(const KernelView &v, ShardParams *p);
 Status decodeAllGather(const KernelView &v, ShardParams *p);

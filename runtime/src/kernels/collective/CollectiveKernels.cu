@@ -20,29 +20,22 @@
 
 #include "mptrt/Communicator.h"
 
-#include <algorithm>
-
 namespace mptrt {
 namespace rt {
 namespace cuda {
 
 namespace {
 
-/// The grid-stride loop over [0, n).
-#define MPTRT_FOR_EACH_INDEX(i, n)                                                                 \
-  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < (n);                        \
-       i += int64_t(gridDim.x) * blockDim.x)
-
 /// dst[k] = f32(src[begin + k]) for k < count, 0 for count <= k < width.
 __global__ void widenKernel(DType dtype, const void *src, int64_t begin, int64_t count, float *dst,
                             int64_t width) {
-  MPTRT_FOR_EACH_INDEX(k, width) { dst[k] = k < count ? loadF32(dtype, src, begin + k) : 0.0f; }
+  MPTRT_FOR_EACH(k, width) { dst[k] = k < count ? loadF32(dtype, src, begin + k) : 0.0f; }
 }
 
 /// dst[begin + k] = round(src[k] * scale) into `dtype`, for k < count.
 __global__ void narrowKernel(const float *src, float scale, DType dtype, void *dst, int64_t begin,
                              int64_t count) {
-  MPTRT_FOR_EACH_INDEX(k, count) { storeF32(dtype, dst, begin + k, src[k] * scale); }
+  MPTRT_FOR_EACH(k, count) { storeF32(dtype, dst, begin + k, src[k] * scale); }
 }
 
 Status widen(const Context &c, const TensorArg &t, int64_t begin, int64_t count, float *dst,
@@ -63,15 +56,6 @@ Status narrow(const Context &c, const float *src, float scale, const TensorArg &
   return launched("collective staging kernel");
 }
 
-/// The elements of rank `rank`'s shard of a tensor of `numel` that exist.
-struct ShardRange {
-  int64_t begin, count;
-};
-ShardRange shardRange(int64_t numel, int64_t shard, int64_t rank) {
-  const int64_t begin = std::min(numel, rank * shard);
-  return {begin, std::min(numel, begin + shard) - begin};
-}
-
 /// The device collectives, or null in a world of one process; an error
 /// when the world is not `worldSize` ranks (0: any).
 Status collectivesFor(const Context &c, const KernelView &v, int64_t worldSize,
@@ -90,10 +74,22 @@ Status collectivesFor(const Context &c, const KernelView &v, int64_t worldSize,
   return Status::ok();
 }
 
-class AllReduceKernel final : public PreparedKernel {
+/// A collective kernel's state: its parameters and the device collectives
+/// (null in a world of one process).
+template <class Params> class CollectiveKernel : public PreparedKernel {
 public:
-  AllReduceKernel(const Context &c, AllReduceParams p, DeviceCollectives *coll)
+  CollectiveKernel(const Context &c, Params p, DeviceCollectives *coll)
       : c_(c), p_(std::move(p)), coll_(coll) {}
+
+protected:
+  const Context &c_;
+  Params p_;
+  DeviceCollectives *coll_;
+};
+
+class AllReduceKernel final : public CollectiveKernel<AllReduceParams> {
+public:
+  using CollectiveKernel::CollectiveKernel;
 
   uint64_t workspaceBytes() const override {
     return coll_ ? static_cast<uint64_t>(p_.total) * sizeof(float) : 0;
@@ -124,35 +120,22 @@ public:
     }
     return Status::ok();
   }
-
-private:
-  const Context &c_;
-  AllReduceParams p_;
-  DeviceCollectives *coll_;
 };
 
-class ReduceScatterKernel final : public PreparedKernel {
+class ReduceScatterKernel final : public CollectiveKernel<ShardParams> {
 public:
-  ReduceScatterKernel(const Context &c, ShardParams p, DeviceCollectives *coll)
-      : c_(c), p_(std::move(p)), coll_(coll) {}
-
-  uint64_t workspaceBytes() const override {
-    return static_cast<uint64_t>(p_.shardTotal) * (p_.worldSize + 1) * sizeof(float);
-  }
+  using CollectiveKernel::CollectiveKernel;
+  uint64_t workspaceBytes() const override { return p_.stagingBytes(); }
 
   Status run(const KernelArgs &args) override {
-    const size_t n = args.operands.size();
     float *staging = static_cast<float *>(args.workspace);
     float *mine = staging + p_.shardTotal * p_.worldSize;
-    int64_t at = 0;
-    for (size_t i = 0; i < n; ++i) {
+    for (size_t i = 0; i < args.operands.size(); ++i)
       for (int64_t r = 0; r < p_.worldSize; ++r) {
-        const ShardRange s = shardRange(p_.numel[i], p_.shard[i], r);
-        MPTRT_TRY(widen(c_, args.operands[i], s.begin, s.count, staging + r * p_.shardTotal + at,
-                        p_.shard[i]));
+        const ShardParams::Range s = p_.range(i, r);
+        MPTRT_TRY(widen(c_, args.operands[i], s.begin, s.count,
+                        staging + r * p_.shardTotal + p_.offset[i], p_.shard[i]));
       }
-      at += p_.shard[i];
-    }
     float scale = 1.0f;
     if (coll_) {
       MPTRT_TRY(
@@ -161,58 +144,34 @@ public:
     } else {
       mine = staging; // one rank: its one block
     }
-    at = 0;
-    for (size_t i = 0; i < n; ++i) {
-      MPTRT_TRY(narrow(c_, mine + at, scale, args.results[i], 0, p_.shard[i]));
-      at += p_.shard[i];
-    }
+    for (size_t i = 0; i < args.results.size(); ++i)
+      MPTRT_TRY(narrow(c_, mine + p_.offset[i], scale, args.results[i], 0, p_.shard[i]));
     return Status::ok();
   }
-
-private:
-  const Context &c_;
-  ShardParams p_;
-  DeviceCollectives *coll_;
 };
 
-class AllGatherKernel final : public PreparedKernel {
+class AllGatherKernel final : public CollectiveKernel<ShardParams> {
 public:
-  AllGatherKernel(const Context &c, ShardParams p, DeviceCollectives *coll)
-      : c_(c), p_(std::move(p)), coll_(coll) {}
-
-  uint64_t workspaceBytes() const override {
-    return static_cast<uint64_t>(p_.shardTotal) * (p_.worldSize + 1) * sizeof(float);
-  }
+  using CollectiveKernel::CollectiveKernel;
+  uint64_t workspaceBytes() const override { return p_.stagingBytes(); }
 
   Status run(const KernelArgs &args) override {
-    const size_t n = args.operands.size();
     float *mine = static_cast<float *>(args.workspace);
     float *all = mine + p_.shardTotal;
-    int64_t at = 0;
-    for (size_t i = 0; i < n; ++i) {
-      MPTRT_TRY(widen(c_, args.operands[i], 0, p_.shard[i], mine + at, p_.shard[i]));
-      at += p_.shard[i];
-    }
+    for (size_t i = 0; i < args.operands.size(); ++i)
+      MPTRT_TRY(widen(c_, args.operands[i], 0, p_.shard[i], mine + p_.offset[i], p_.shard[i]));
     if (coll_)
       MPTRT_TRY(coll_->allGather(mine, all, static_cast<size_t>(p_.shardTotal), c_.stream));
     else
       all = mine; // one rank: its one block
-    at = 0;
-    for (size_t i = 0; i < n; ++i) {
+    for (size_t i = 0; i < args.results.size(); ++i)
       for (int64_t r = 0; r < p_.worldSize; ++r) {
-        const ShardRange s = shardRange(p_.numel[i], p_.shard[i], r);
-        MPTRT_TRY(
-            narrow(c_, all + r * p_.shardTotal + at, 1.0f, args.results[i], s.begin, s.count));
+        const ShardParams::Range s = p_.range(i, r);
+        MPTRT_TRY(narrow(c_, all + r * p_.shardTotal + p_.offset[i], 1.0f, args.results[i], s.begin,
+                         s.count));
       }
-      at += p_.shard[i];
-    }
     return Status::ok();
   }
-
-private:
-  const Context &c_;
-  ShardParams p_;
-  DeviceCollectives *coll_;
 };
 
 Status runShard(const Context &c, const ShardParams &p, const KernelArgs &args) {
@@ -222,7 +181,7 @@ Status runShard(const Context &c, const ShardParams &p, const KernelArgs &args) 
   Communicator *world = processCommunicator(&why);
   if (!world)
     return Status::error("shard: no communicator for the data-parallel world: " + why);
-  const ShardRange s = shardRange(p.numel[0], p.shard[0], world->rank());
+  const ShardParams::Range s = p.range(0, world->rank());
   char *out = static_cast<char *>(args.results[0].data);
   if (s.count > 0)
     MPTRT_CUDA_TRY(cudaMemcpyAsync(out, static_cast<const char *>(in.data) + s.begin * size,

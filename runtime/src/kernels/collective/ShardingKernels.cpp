@@ -52,38 +52,33 @@ Status shardingCommunicator(const KernelView &v, int64_t worldSize, Communicator
   return Status::ok();
 }
 
-/// The elements of rank `rank`'s shard of a tensor of `numel` that exist:
-/// [begin, begin + count).
-struct ShardRange {
-  int64_t begin, count;
-};
-ShardRange shardRange(int64_t numel, int64_t shard, int64_t rank) {
-  const int64_t begin = std::min(numel, rank * shard);
-  return {begin, std::min(numel, begin + shard) - begin};
-}
-
-class ReduceScatterKernel final : public PreparedKernel {
+/// reduce_scatter's and all_gather's state: the bucket's layout and the
+/// world.
+class ShardingKernel : public PreparedKernel {
 public:
-  ReduceScatterKernel(ShardParams p, Communicator *comm) : p(std::move(p)), comm(comm) {}
+  ShardingKernel(ShardParams p, Communicator *comm) : p(std::move(p)), comm(comm) {}
+  uint64_t workspaceBytes() const override { return p.stagingBytes(); }
 
-  uint64_t workspaceBytes() const override {
-    return static_cast<uint64_t>(p.shardTotal) * (p.worldSize + 1) * sizeof(float);
-  }
+protected:
+  ShardParams p;
+  Communicator *comm;
+};
+
+class ReduceScatterKernel final : public ShardingKernel {
+public:
+  using ShardingKernel::ShardingKernel;
 
   Status run(const KernelArgs &args) override {
-    const size_t n = args.operands.size();
     float *staging = static_cast<float *>(args.workspace);
     float *mine = staging + p.shardTotal * p.worldSize;
-    int64_t at = 0; // operand i's offset within a block
-    for (size_t i = 0; i < n; ++i) {
+    for (size_t i = 0; i < args.operands.size(); ++i) {
       const DType dt = args.operands[i].desc->dtype;
       for (int64_t r = 0; r < p.worldSize; ++r) {
-        const ShardRange s = shardRange(p.numel[i], p.shard[i], r);
-        float *block = staging + r * p.shardTotal + at;
+        const ShardParams::Range s = p.range(i, r);
+        float *block = staging + r * p.shardTotal + p.offset[i];
         loadF32(dt, elementPtr(args.operands[i].data, dt, s.begin), s.count, block);
         std::fill(block + s.count, block + p.shard[i], 0.0f);
       }
-      at += p.shard[i];
     }
     std::string error;
     if (!comm->reduceScatterSum(staging, mine, static_cast<size_t>(p.shardTotal), &error))
@@ -92,55 +87,34 @@ public:
     const float ranks = static_cast<float>(comm->size());
     for (int64_t k = 0; k < p.shardTotal; ++k)
       mine[k] /= ranks;
-    at = 0;
-    for (size_t i = 0; i < n; ++i) {
-      storeF32(mine + at, p.shard[i], args.results[i].desc->dtype, args.results[i].data);
-      at += p.shard[i];
-    }
+    for (size_t i = 0; i < args.results.size(); ++i)
+      storeF32(mine + p.offset[i], p.shard[i], args.results[i].desc->dtype, args.results[i].data);
     return Status::ok();
   }
-
-private:
-  ShardParams p;
-  Communicator *comm;
 };
 
-class AllGatherKernel final : public PreparedKernel {
+class AllGatherKernel final : public ShardingKernel {
 public:
-  AllGatherKernel(ShardParams p, Communicator *comm) : p(std::move(p)), comm(comm) {}
-
-  uint64_t workspaceBytes() const override {
-    return static_cast<uint64_t>(p.shardTotal) * (p.worldSize + 1) * sizeof(float);
-  }
+  using ShardingKernel::ShardingKernel;
 
   Status run(const KernelArgs &args) override {
-    const size_t n = args.operands.size();
     float *mine = static_cast<float *>(args.workspace);
     float *all = mine + p.shardTotal;
-    int64_t at = 0;
-    for (size_t i = 0; i < n; ++i) {
-      loadF32(args.operands[i].desc->dtype, args.operands[i].data, p.shard[i], mine + at);
-      at += p.shard[i];
-    }
+    for (size_t i = 0; i < args.operands.size(); ++i)
+      loadF32(args.operands[i].desc->dtype, args.operands[i].data, p.shard[i], mine + p.offset[i]);
     std::string error;
     if (!comm->allGather(mine, all, static_cast<size_t>(p.shardTotal), &error))
       return Status::error("all_gather over " + std::to_string(comm->size()) + " ranks: " + error);
-    at = 0;
-    for (size_t i = 0; i < n; ++i) {
+    for (size_t i = 0; i < args.results.size(); ++i) {
       const DType dt = args.results[i].desc->dtype;
       for (int64_t r = 0; r < p.worldSize; ++r) {
-        const ShardRange s = shardRange(p.numel[i], p.shard[i], r);
-        storeF32(all + r * p.shardTotal + at, s.count, dt,
+        const ShardParams::Range s = p.range(i, r);
+        storeF32(all + r * p.shardTotal + p.offset[i], s.count, dt,
                  elementPtr(args.results[i].data, dt, s.begin));
       }
-      at += p.shard[i];
     }
     return Status::ok();
   }
-
-private:
-  ShardParams p;
-  Communicator *comm;
 };
 
 class ShardKernel final : public PreparedKernel {
@@ -150,7 +124,7 @@ public:
   Status run(const KernelArgs &args) override {
     const TensorArg &in = args.operands[0];
     const size_t size = plan::dtypeSize(in.desc->dtype);
-    const ShardRange s = shardRange(p.numel[0], p.shard[0], comm->rank());
+    const ShardParams::Range s = p.range(0, comm->rank());
     char *out = static_cast<char *>(args.results[0].data);
     std::memcpy(out, static_cast<const char *>(in.data) + s.begin * size, s.count * size);
     std::memset(out + s.count * size, 0, (p.shard[0] - s.count) * size);

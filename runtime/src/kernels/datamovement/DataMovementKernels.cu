@@ -66,11 +66,6 @@ template <typename Launch> void bySize(int64_t size, Launch launch) {
   }
 }
 
-/// The grid-stride loop over [0, n) every kernel here uses.
-#define MPTRT_FOR_EACH(i, n)                                                                       \
-  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < (n);                        \
-       i += int64_t(gridDim.x) * blockDim.x)
-
 //===----------------------------------------------------------------------===//
 // copy, identity, reshape, flatten, squeeze, unsqueeze: the bytes.
 //===----------------------------------------------------------------------===//
@@ -624,10 +619,6 @@ template <DType D> struct Y {
   typename Element<D>::Storage *data;
   __device__ void store(uint32_t i, float v) const { data[i] = Element<D>::fromF32(v, false); }
 };
-
-#define MPTRT_FOR_EACH_AS(Index, i, n)                                                             \
-  for (Index i = blockIdx.x * Index(blockDim.x) + threadIdx.x; i < Index(n);                       \
-       i += Index(gridDim.x) * blockDim.x)
 
 template <class XT, class YT>
 __global__ void dropoutCopyKernel(XT x, YT y, uint8_t *mask, int64_t n) {

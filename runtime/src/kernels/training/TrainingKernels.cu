@@ -50,16 +50,6 @@ namespace rt {
 namespace cuda {
 namespace {
 
-#define MPTRT_FOR_EACH(i, n)                                                                       \
-  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < (n);                        \
-       i += int64_t(gridDim.x) * blockDim.x)
-
-/// The grid-stride loop with an index of type Index: int64_t in the
-/// generic kernels, uint32_t where prepare knew n < 2^31.
-#define MPTRT_FOR_EACH_AS(Index, i, n)                                                             \
-  for (Index i = blockIdx.x * Index(blockDim.x) + threadIdx.x; i < Index(n);                       \
-       i += Index(gridDim.x) * blockDim.x)
-
 //===----------------------------------------------------------------------===//
 // The gradient operand of the elementwise training kernels (unscale,
 // clip_by_norm, sgd_update, adamw_update), any float dtype, read into f32:
