@@ -141,3 +141,64 @@ TEST(PoolKernels, GlobalAverage) {
 }
 
 } // namespace
+
+namespace {
+
+/// `c` with a trailing spatial axis of size 1 (kernel 1, stride 1, no pad):
+/// the same windows, pooled by the generic N-D walk instead of the 2-D one.
+PoolCase withUnitAxis(PoolCase c) {
+  c.x.push_back(1);
+  c.kernel.push_back(1);
+  c.strides.push_back(1);
+  c.dilations.push_back(1);
+  std::vector<int64_t> pads = {c.pads[0], c.pads[1], 0, c.pads[2], c.pads[3], 0};
+  c.pads = pads;
+  return c;
+}
+
+/// The same bytes under another shape.
+HostTensor reshaped(const HostTensor &t, std::vector<int64_t> shape) {
+  HostTensor r(t.dtype, std::move(shape));
+  r.bytes = t.bytes;
+  return r;
+}
+
+} // namespace
+
+// Tests that the 2-D planes (the kernels' fast path) pool, and pass the
+// gradients back, bit for bit as the generic walk does: every 2-D case
+// against itself with a unit third axis, in every float dtype, with ties
+// and NaNs in the input (max takes the first NaN, the first maximum).
+TEST(PoolKernels, TwoDimensionalPathMatchesGenericBitForBit) {
+  std::mt19937 rng(27);
+  for (const PoolCase &c : kCases) {
+    if (c.kernel.size() != 2)
+      continue;
+    const PoolCase c3 = withUnitAxis(c);
+    for (DType t : floatDTypes())
+      for (bool isMax : {true, false}) {
+        HostTensor x = randomTensor(t, c.x, rng);
+        for (int64_t i = 0; i < x.numel(); i += 7) // ties
+          x.set(i, 0.5);
+        x.set(x.numel() / 2, NAN);
+        const std::vector<int64_t> out2 = poolOutShape(c), out3 = poolOutShape(c3);
+        const char *kind = isMax ? "max_pool" : "average_pool";
+        KernelRun r2 = runKernel(kind, {x}, {HostTensor(t, out2)}, poolAttrs(c, isMax));
+        KernelRun r3 =
+            runKernel(kind, {reshaped(x, c3.x)}, {HostTensor(t, out3)}, poolAttrs(c3, isMax));
+        ASSERT_TRUE(r2.ok && r3.ok) << r2.error << r3.error;
+        EXPECT_EQ(r2.outputs[0].bytes, r3.outputs[0].bytes) << kind << " " << plan::dtypeName(t);
+        HostTensor dy = randomTensor(t, out2, rng);
+        const char *grad = isMax ? "max_pool_grad" : "average_pool_grad";
+        std::vector<HostTensor> in2 = {dy}, in3 = {reshaped(dy, out3)};
+        if (isMax) {
+          in2.insert(in2.begin(), x);
+          in3.insert(in3.begin(), reshaped(x, c3.x));
+        }
+        KernelRun g2 = runKernel(grad, in2, {HostTensor(t, c.x)}, poolAttrs(c, isMax));
+        KernelRun g3 = runKernel(grad, in3, {HostTensor(t, c3.x)}, poolAttrs(c3, isMax));
+        ASSERT_TRUE(g2.ok && g3.ok) << g2.error << g3.error;
+        EXPECT_EQ(g2.outputs[0].bytes, g3.outputs[0].bytes) << grad << " " << plan::dtypeName(t);
+      }
+  }
+}

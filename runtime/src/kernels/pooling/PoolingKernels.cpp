@@ -9,6 +9,10 @@
 // count inside the explicitly padded extent [-padBegin, in + padEnd)
 // (positions that ceil_mode adds beyond it never count). The gradients
 // (max_pool_grad, average_pool_grad) come last and walk the same windows.
+// 2-D planes, the common case, take a walk of their own (poolPlane2d,
+// poolGradPlane2d) without the N-D walk's per-axis loop and offsets: the
+// same positions in the same order, so the same bits
+// (PoolKernels.TwoDimensionalPathMatchesGenericBitForBit).
 //
 //===----------------------------------------------------------------------===//
 #include "cpu/Convert.h"
@@ -76,6 +80,61 @@ template <typename T> void poolPlane(const PoolParams &p, const T *in, T *out) {
   }
 }
 
+/// The 2-D planes of poolPlane, with the same results bit for bit (the same
+/// comparisons and additions in the same order); max skips the sum and
+/// average the maximum.
+template <typename T> void poolPlane2d(const PoolParams &p, const T *in, T *out) {
+  const int64_t H = p.in[0], W = p.in[1], OW = p.out[1];
+  const int64_t KH = p.kernel[0], KW = p.kernel[1], DH = p.dilations[0], DW = p.dilations[1];
+  const int64_t padH = p.padsBegin[0], padW = p.padsBegin[1];
+  const int64_t endH = H + p.padsEnd[0], endW = W + p.padsEnd[1];
+  const bool isMax = p.kind == PoolKind::Max;
+  for (int64_t oh = 0; oh < p.out[0]; ++oh) {
+    const int64_t h0 = oh * p.strides[0] - padH;
+    for (int64_t ow = 0; ow < OW; ++ow) {
+      const int64_t w0 = ow * p.strides[1] - padW;
+      double sum = 0;
+      T best = std::numeric_limits<T>::has_infinity ? -std::numeric_limits<T>::infinity()
+                                                    : std::numeric_limits<T>::lowest();
+      int64_t valid = 0, padded = 0;
+      for (int64_t kh = 0; kh < KH; ++kh) {
+        const int64_t h = h0 + kh * DH;
+        const bool hIn = h >= 0 && h < H, hPadded = h >= -padH && h < endH;
+        const T *row = in + h * W;
+        for (int64_t kw = 0; kw < KW; ++kw) {
+          const int64_t w = w0 + kw * DW;
+          padded += hPadded && w >= -padW && w < endW;
+          if (!hIn || w < 0 || w >= W)
+            continue;
+          ++valid;
+          const T v = row[w];
+          if (isMax) {
+            if (v > best || v != v) // NaN propagates
+              best = v;
+          } else {
+            sum += static_cast<double>(v);
+          }
+        }
+      }
+      T &o = out[oh * OW + ow];
+      if (isMax) {
+        o = best;
+      } else {
+        const int64_t count = p.countIncludePad ? padded : valid;
+        o = static_cast<T>(count ? sum / static_cast<double>(count) : NAN);
+      }
+    }
+  }
+}
+
+/// poolPlane, through poolPlane2d for 2-D planes.
+template <typename T> void poolAnyPlane(const PoolParams &p, const T *in, T *out) {
+  if (p.spatialRank == 2)
+    poolPlane2d<T>(p, in, out);
+  else
+    poolPlane<T>(p, in, out);
+}
+
 /// Per-chunk plane buffers: maxChunks() slots of inSize and outSize
 /// elements (int64-sized, so they also hold the float planes).
 struct PoolScratch {
@@ -103,7 +162,7 @@ Status runPool(const PoolParams &p, const KernelArgs &args) {
         if (p.integer) {
           for (int64_t plane = begin; plane < end; ++plane) {
             loadI64(xt, elementPtr(x.data, xt, plane * p.inSize), p.inSize, inSlot);
-            poolPlane<int64_t>(p, inSlot, outSlot);
+            poolAnyPlane<int64_t>(p, inSlot, outSlot);
             storeI64(outSlot, p.outSize, yt, elementPtr(y.data, yt, plane * p.outSize));
           }
           return;
@@ -111,7 +170,7 @@ Status runPool(const PoolParams &p, const KernelArgs &args) {
         float *in = reinterpret_cast<float *>(inSlot), *out = reinterpret_cast<float *>(outSlot);
         for (int64_t plane = begin; plane < end; ++plane) {
           loadF32(xt, elementPtr(x.data, xt, plane * p.inSize), p.inSize, in);
-          poolPlane<float>(p, in, out);
+          poolAnyPlane<float>(p, in, out);
           storeF32(out, p.outSize, yt, elementPtr(y.data, yt, plane * p.outSize));
         }
       });
@@ -202,6 +261,70 @@ void poolGradPlane(const PoolParams &p, const float *x, const float *dy, double 
   }
 }
 
+/// The 2-D planes of poolGradPlane, with the same sums bit for bit: the same
+/// first maximum (row-major window order) and the same additions into dx in
+/// the same order.
+void poolGradPlane2d(const PoolParams &p, const float *x, const float *dy, double *dx) {
+  const int64_t H = p.in[0], W = p.in[1], OW = p.out[1];
+  const int64_t KH = p.kernel[0], KW = p.kernel[1], DH = p.dilations[0], DW = p.dilations[1];
+  const int64_t padH = p.padsBegin[0], padW = p.padsBegin[1];
+  const int64_t endH = H + p.padsEnd[0], endW = W + p.padsEnd[1];
+  const bool isMax = p.kind == PoolKind::Max;
+  std::fill(dx, dx + p.inSize, 0.0);
+  for (int64_t oh = 0; oh < p.out[0]; ++oh) {
+    const int64_t h0 = oh * p.strides[0] - padH;
+    for (int64_t ow = 0; ow < OW; ++ow) {
+      const int64_t w0 = ow * p.strides[1] - padW;
+      const double g = dy[oh * OW + ow];
+      if (isMax) {
+        int64_t argmax = -1;
+        float best = 0.0f;
+        for (int64_t kh = 0; kh < KH; ++kh) {
+          const int64_t h = h0 + kh * DH;
+          if (h < 0 || h >= H)
+            continue;
+          for (int64_t kw = 0; kw < KW; ++kw) {
+            const int64_t w = w0 + kw * DW;
+            if (w < 0 || w >= W)
+              continue;
+            const float v = x[h * W + w];
+            if (argmax < 0 || v > best || (v != v && best == best)) {
+              argmax = h * W + w;
+              best = v;
+            }
+          }
+        }
+        if (argmax >= 0)
+          dx[argmax] += g;
+        continue;
+      }
+      int64_t valid = 0, padded = 0;
+      for (int64_t kh = 0; kh < KH; ++kh) {
+        const int64_t h = h0 + kh * DH;
+        const bool hIn = h >= 0 && h < H, hPadded = h >= -padH && h < endH;
+        for (int64_t kw = 0; kw < KW; ++kw) {
+          const int64_t w = w0 + kw * DW;
+          padded += hPadded && w >= -padW && w < endW;
+          valid += hIn && w >= 0 && w < W;
+        }
+      }
+      if (!valid)
+        continue;
+      const double share = g / static_cast<double>(p.countIncludePad ? padded : valid);
+      for (int64_t kh = 0; kh < KH; ++kh) {
+        const int64_t h = h0 + kh * DH;
+        if (h < 0 || h >= H)
+          continue;
+        for (int64_t kw = 0; kw < KW; ++kw) {
+          const int64_t w = w0 + kw * DW;
+          if (w >= 0 && w < W)
+            dx[h * W + w] += share;
+        }
+      }
+    }
+  }
+}
+
 /// Per chunk: a plane of x (max only), of dy, of dx and its double sums.
 struct PoolGradScratch {
   float *x, *g, *out;
@@ -236,7 +359,10 @@ Status runPoolGrad(const PoolParams &p, const KernelArgs &args) {
                           loadF32(xt, elementPtr(args.operands[0].data, xt, plane * p.inSize),
                                   p.inSize, x);
                         loadF32(dyt, elementPtr(dy.data, dyt, plane * p.outSize), p.outSize, g);
-                        poolGradPlane(p, x, g, acc);
+                        if (p.spatialRank == 2)
+                          poolGradPlane2d(p, x, g, acc);
+                        else
+                          poolGradPlane(p, x, g, acc);
                         for (int64_t i = 0; i < p.inSize; ++i)
                           out[i] = static_cast<float>(acc[i]);
                         storeF32(out, p.inSize, dxt, elementPtr(dx.data, dxt, plane * p.inSize));
