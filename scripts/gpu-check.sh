@@ -34,6 +34,12 @@ fi
 echo "== build runtime/ with CUDA"
 cmake_args=(-G Ninja -S runtime -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DMPTRT_ENABLE_CUDA=ON
             -DCMAKE_CUDA_ARCHITECTURES=90 -DMPTRT_REQUIRE_BLAS=OFF)
+# NCCL's header for the data-parallel kernels: the toolkit's, else the
+# PyTorch wheel's (nvidia-nccl-cu13); the library is opened at run time.
+if [ ! -f /usr/local/cuda/include/nccl.h ]; then
+  nccl_inc=$(python3 -c 'import nvidia.nccl, os; print(os.path.join(list(nvidia.nccl.__path__)[0], "include"))' 2>/dev/null || true)
+  [ -n "$nccl_inc" ] && [ -f "$nccl_inc/nccl.h" ] && cmake_args+=(-DMPTRT_NCCL_INCLUDE_DIR="$nccl_inc")
+fi
 # GoogleTest: the host's if it has one, else the sources carried in .gpu.
 if ! ls /usr/lib/x86_64-linux-gnu/cmake/GTest >/dev/null 2>&1 &&
    ! ls /usr/lib/cmake/GTest >/dev/null 2>&1; then
