@@ -22,6 +22,7 @@ Models (all architectures are written out in this file; no torchvision):
                   d_model 32, tied LM head) with its cross-entropy loss,
                   (idx[2,16] i64, targets[2,16] i64) -> (logits[2,16,65], loss[]),
                   opset 17
+    gpt_b1        the same GPT (same weights) at B=1, for the data-parallel test
     resnet18      ResNet-18 ([2,2,2,2] BasicBlocks), widths 8/16/32/64,
                   10 classes, x[1,3,64,64] -> logits[1,10], opset 17
     mobilenetv2   MobileNetV2, width multiplier 0.35, 10 classes,
@@ -414,9 +415,9 @@ def build_gpt(gen: torch.Generator) -> nn.Module:
     return model.eval()
 
 
-def gpt_inputs(gen: torch.Generator) -> dict:
+def gpt_inputs(gen: torch.Generator, batch: int = 2) -> dict:
     cfg = GPTConfig()
-    shape = (2, cfg.block_size)
+    shape = (batch, cfg.block_size)
     return {
         "idx": torch.randint(0, cfg.vocab_size, shape, generator=gen, dtype=torch.long),
         "targets": torch.randint(0, cfg.vocab_size, shape, generator=gen, dtype=torch.long),
@@ -464,6 +465,11 @@ FIXTURES = [
             dynamic_axes={"x": {0: "batch"}, "logits": {0: "batch"}},
             expect_ops={"Gemm": 2, "Relu": 1}),
     Fixture("gpt", 17, build_gpt, gpt_inputs, ["logits", "loss"],
+            expect_ops={"LayerNormalization": 2 * 2 + 1, "SoftmaxCrossEntropyLoss": 1},
+            extra_check=check_gpt_tied_head),
+    # The same GPT (the same seed, so the same weights) at batch 1: with
+    # `gpt`, the data-parallel test's 2 ranks x 1 against one process x 2.
+    Fixture("gpt_b1", 17, build_gpt, lambda gen: gpt_inputs(gen, batch=1), ["logits", "loss"],
             expect_ops={"LayerNormalization": 2 * 2 + 1, "SoftmaxCrossEntropyLoss": 1},
             extra_check=check_gpt_tied_head),
     Fixture("resnet18", 17, build_resnet18, image_inputs, ["logits"],
