@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include <cmath>
 
 using namespace mptrt;
@@ -137,6 +139,27 @@ TEST(ConcatSplitKernels, EveryAxis) {
       runKernel("split", {x}, {HostTensor(DType::F32, {3, 2}), HostTensor(DType::F32, {3, 2})});
   ASSERT_TRUE(r.ok) << r.error;
   EXPECT_EQ(r.outputs[1].get(0), x.get(6));
+}
+
+// Tests slice with steps far past the span (the largest and smallest
+// int64, as a hostile plan may give them): one element per axis, read at
+// its start, with no overflow in the index arithmetic (the plan fuzzer
+// found one under UBSan); and slice_grad with the same window.
+TEST(SliceKernel, HugeSteps) {
+  const int64_t big = std::numeric_limits<int64_t>::max();
+  const int64_t small = std::numeric_limits<int64_t>::min();
+  std::mt19937 rng(55);
+  HostTensor x = randomTensor(DType::F32, {3, 4}, rng);
+  std::vector<Attribute> attrs = {Attribute::makeInts("starts", {1, 3}),
+                                  Attribute::makeInts("ends", {3, -1}),
+                                  Attribute::makeInts("steps", {big, small})};
+  KernelRun r = runKernel("slice", {x}, {HostTensor(DType::F32, {1, 1})}, attrs);
+  ASSERT_TRUE(r.ok) << r.error;
+  EXPECT_EQ(r.outputs[0].get(0), x.get(1 * 4 + 3));
+  HostTensor dy = randomTensor(DType::F32, {1, 1}, rng);
+  KernelRun g = runKernel("slice_grad", {dy}, {HostTensor(DType::F32, {3, 4})}, attrs);
+  ASSERT_TRUE(g.ok) << g.error;
+  EXPECT_EQ(g.outputs[0].get(1 * 4 + 3), dy.get(0));
 }
 
 // Tests slice with positive and negative steps, empty results, all axes.

@@ -209,10 +209,17 @@ Status decodeSliceWindow(const KernelView &v, const TensorDesc &x, SliceParams *
     if (st < 0 && !(-1 <= e && e <= s && s < dim))
       return v.error(axis + "a negative step needs -1 <= end <= start < dim; got start " +
                      std::to_string(s) + ", end " + std::to_string(e));
-    (*sliced)[d] = st > 0 ? (e - s + st - 1) / st : (s - e - st - 1) / -st;
-    p->outShape[d] = (*sliced)[d];
+    // The count in unsigned arithmetic (a step may be any int64, even
+    // INT64_MIN); a step past the span reads one element, and is stored as
+    // +-1 so that the kernels' index arithmetic stays within the tensor.
+    const uint64_t span = static_cast<uint64_t>(st > 0 ? e - s : s - e);
+    const uint64_t magnitude =
+        st > 0 ? static_cast<uint64_t>(st) : uint64_t(0) - static_cast<uint64_t>(st);
+    const int64_t count = span == 0 ? 0 : static_cast<int64_t>(1 + (span - 1) / magnitude);
+    (*sliced)[d] = count;
+    p->outShape[d] = count;
     p->start[d] = s;
-    p->step[d] = st;
+    p->step[d] = count > 1 ? st : (st > 0 ? 1 : -1);
     p->inStride[d] = x.stride(d);
   }
   p->elementSize = x.elementSize();
