@@ -649,6 +649,10 @@ bool saveCheckpoint(const Model &model, const std::vector<ParameterSpec> &params
   Communicator *comm = checkpointCommunicator(path, error);
   if (!comm)
     return false;
+  // A rank other than 0 only takes part in the gathers of sharded state.
+  if (comm->rank() != 0 && std::none_of(params.begin(), params.end(),
+                                        [](const ParameterSpec &p) { return p.shardWorld > 0; }))
+    return true;
   // Every rank reads its values and takes part in each gather, in the
   // same order, before rank 0 opens the file: a failure to write there
   // cannot leave the other ranks waiting in a collective.

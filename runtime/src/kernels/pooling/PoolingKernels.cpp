@@ -276,24 +276,29 @@ void poolGradPlane2d(const PoolParams &p, const float *x, const float *dy, doubl
     for (int64_t ow = 0; ow < OW; ++ow) {
       const int64_t w0 = ow * p.strides[1] - padW;
       const double g = dy[oh * OW + ow];
-      if (isMax) {
-        int64_t argmax = -1;
-        float best = 0.0f;
+      // f(offset) for each window position inside the input, row-major.
+      auto forInside = [&](auto f) {
         for (int64_t kh = 0; kh < KH; ++kh) {
           const int64_t h = h0 + kh * DH;
           if (h < 0 || h >= H)
             continue;
           for (int64_t kw = 0; kw < KW; ++kw) {
             const int64_t w = w0 + kw * DW;
-            if (w < 0 || w >= W)
-              continue;
-            const float v = x[h * W + w];
-            if (argmax < 0 || v > best || (v != v && best == best)) {
-              argmax = h * W + w;
-              best = v;
-            }
+            if (w >= 0 && w < W)
+              f(h * W + w);
           }
         }
+      };
+      if (isMax) {
+        int64_t argmax = -1;
+        float best = 0.0f;
+        forInside([&](int64_t offset) {
+          const float v = x[offset];
+          if (argmax < 0 || v > best || (v != v && best == best)) {
+            argmax = offset;
+            best = v;
+          }
+        });
         if (argmax >= 0)
           dx[argmax] += g;
         continue;
@@ -311,16 +316,7 @@ void poolGradPlane2d(const PoolParams &p, const float *x, const float *dy, doubl
       if (!valid)
         continue;
       const double share = g / static_cast<double>(p.countIncludePad ? padded : valid);
-      for (int64_t kh = 0; kh < KH; ++kh) {
-        const int64_t h = h0 + kh * DH;
-        if (h < 0 || h >= H)
-          continue;
-        for (int64_t kw = 0; kw < KW; ++kw) {
-          const int64_t w = w0 + kw * DW;
-          if (w >= 0 && w < W)
-            dx[h * W + w] += share;
-        }
-      }
+      forInside([&](int64_t offset) { dx[offset] += share; });
     }
   }
 }
