@@ -408,6 +408,15 @@ try:
 except subprocess.TimeoutExpired:
     failures.append("a hung rank: the job still ran after 60 s")
 
+# A malformed timeout fails every rank's start, naming the variable.
+p = subprocess.run(mpirun + ["-x", "MPTRT_COLLECTIVE_TIMEOUT", train_tool,
+                             path("fp32-sgd-2ranks.dp.mptp")] + inputs + params +
+                   ["--steps", "1", "--quiet"], stdout=subprocess.PIPE,
+                   stderr=subprocess.STDOUT, text=True,
+                   env=dict(os.environ, MPTRT_COLLECTIVE_TIMEOUT="ten"), timeout=60)
+if p.returncode == 0 or "MPTRT_COLLECTIVE_TIMEOUT='ten' is not a number of seconds" not in p.stdout:
+    failures.append(f"a malformed MPTRT_COLLECTIVE_TIMEOUT: rc {p.returncode}\n{p.stdout}")
+
 # Data with fewer rows than one global batch (2 ranks x 8) is refused.
 small_x = write_npy("x12.npy", "<f4", (12, 16), [0.5] * (12 * 16))
 small_y = write_npy("y12.npy", "<i8", (12,), [1] * 12)
