@@ -45,7 +45,7 @@ sys.exit(not os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Pyth
 if ! "$VENV/bin/python" -c 'import numpy, nanobind, scikit_build_core' 2>/dev/null; then
   echo "install-python: installing numpy, scikit-build-core and nanobind from PyPI"
   "$VENV/bin/python" -m pip install -q --timeout 30 --retries 1 numpy \
-    "scikit-build-core>=0.8" "nanobind>=1.8" ||
+    "scikit-build-core>=0.10" "nanobind>=1.8" ||
     cannot "pip could not install numpy, scikit-build-core and nanobind (no network to PyPI?)"
 fi
 # Configure afresh each time (the objects are kept): a cached configuration
