@@ -217,6 +217,29 @@ else
   record nccl-data-parallel SKIP ".gpu/distributed missing (rerun scripts/gpu-prepare.sh)"
 fi
 
+echo "== the Python package on CUDA tensors (DLPack, issue 28)"
+# The runtime just built, installed, and the package built against it
+# (runtime only: the host has no MLIR), with the host's nanobind and
+# scikit-build-core; scripts/gpu-dlpack-check.py trains a plan compiled
+# here from CUDA tensors and from host arrays and compares.
+dlpack_plan=.gpu/plans/mlp_dynamo-fp32.mptp
+if [ ! -f "$dlpack_plan" ]; then
+  record python-dlpack SKIP "$dlpack_plan missing (rerun scripts/gpu-prepare.sh)"
+elif ! python3 -c 'import nanobind, scikit_build_core, torch' 2>/dev/null; then
+  record python-dlpack SKIP "python3 lacks nanobind, scikit-build-core or torch"
+elif cmake --install "$BUILD" --prefix "$BUILD/prefix" >"$LOGS/python-dlpack.log" 2>&1 &&
+     MPT_PREFIX="$PWD/$BUILD/prefix" python3 -m pip install -q --no-build-isolation --no-deps \
+       --target "$BUILD/pysite" --upgrade --config-settings=build-dir="$BUILD/pybuild" \
+       ./python >>"$LOGS/python-dlpack.log" 2>&1 &&
+     PYTHONPATH="$PWD/$BUILD/pysite" LD_LIBRARY_PATH="/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}" \
+       timeout 120 python3 scripts/gpu-dlpack-check.py "$dlpack_plan" \
+       test/fixtures/parity/mlp_dynamo 5 >>"$LOGS/python-dlpack.log" 2>&1 &&
+     grep -q 'PASS .* on cuda' "$LOGS/python-dlpack.log"; then
+  record python-dlpack PASS "$(grep -m1 'PASS' "$LOGS/python-dlpack.log")"
+else
+  record python-dlpack FAIL "$(grep -m1 -E 'FAIL|rror|no usable GPU' "$LOGS/python-dlpack.log"), see python-dlpack.log"
+fi
+
 echo "== per-kernel profile (mpt-train --profile) of one parity plan on CUDA"
 # CUDA events between kernels of non-captured steps (docs/mpt-train.md,
 # "Profiling"): the top 20 kinds and nodes go to profile.txt, the JSON to

@@ -19,7 +19,10 @@ inputs), one run:
      (torch.optim.SGD, lr 0.01, momentum 0.9), fp32 and under CPU autocast
      to bf16: the median wall time of zero_grad + forward + loss + backward
      + step. Steps 2 and 3 run in --rounds interleaved rounds, and each
-     side's figure is its best round's median;
+     side's figure is its best round's median. Each side runs in a process
+     of its own, one at a time (PyTorch in a child of this script, which
+     itself keeps torch to one thread): an idle OpenMP team left in the
+     timing process would spin on the cores the other side is using;
   4. checks the numerics: the first --check-steps losses of each MPT run
      against the same steps in float64 PyTorch (the module in double),
      |l_i - l64_i| / |l64_i| per step. Step 2's loss is the first that the
@@ -29,13 +32,13 @@ inputs), one run:
      off float64 by step 5), so the table shows steps 1 and 2 and the
      largest over all.
 
-Both sides run with OMP_WAIT_POLICY=--omp-wait-policy (default passive),
-set before torch is imported: oneDNN and PyTorch run on OpenMP threads,
-which by default spin after each parallel region; on a machine whose cores
-are busy with other work (this 2-core one, shared) the spinning threads
-take the cores from MPT's own pool and from each other (a ResNet-18 fast
-step measured 145 ms spinning, 27 ms passive; PyTorch's 1.9 s against
-tens of ms).
+--omp-wait-policy sets OMP_WAIT_POLICY for both sides: `default` (unset,
+what a user gets: libgomp spins a little after each parallel region, then
+sleeps), `passive` (sleeps at once: every parallel region pays a wake-up,
+which both sides' oneDNN convolutions feel) or `active` (spins). Before
+the PyTorch side ran in a child process, its idle team spun in this
+process while mpt-train was timed, which made `passive` look necessary (a
+ResNet-18 fast step measured 145 ms against 27 ms).
 
 It prints one table (MPT / PyTorch is PyTorch's ms over MPT's: above 1.0,
 MPT is faster) and writes results.json into --out.
@@ -133,6 +136,29 @@ def torch_step_times(model, x, y, steps, warmup, bf16):
     return times
 
 
+def torch_worker(args):
+    """--torch-worker: times PyTorch alone in this process and prints the
+    step times as JSON (the model is built as the parent built it: seed 0)."""
+    import numpy as np
+    import torch
+    torch.set_num_threads(args.threads)
+    name, precision, workdir = args.torch_worker
+    model = build_model(load_gen_fixtures(), name)
+    model.train()
+    x = torch.from_numpy(np.load(os.path.join(workdir, f"{name}-x.npy")))
+    y = torch.from_numpy(np.load(os.path.join(workdir, f"{name}-y.npy")))
+    print(json.dumps(torch_step_times(model, x, y, args.steps, args.warmup, precision == "bf16")))
+
+
+def run_torch(args, name, precision, workdir):
+    cmd = [sys.executable, os.path.abspath(__file__), "--threads", str(args.threads),
+           "--steps", str(args.steps), "--warmup", str(args.warmup),
+           "--torch-worker", name, precision, workdir]
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True,
+                         env=thread_env(args.threads)).stdout
+    return json.loads(out.strip().splitlines()[-1])
+
+
 def float64_losses(model, x, y, steps):
     import torch
     import torch.nn.functional as F
@@ -171,14 +197,22 @@ def main():
         "MPT_COMPILE", os.path.join(REPO, "build", "bin", "mpt-compile")))
     p.add_argument("--mpt-train", default=os.environ.get(
         "MPT_TRAIN", os.path.join(REPO, "build", "bin", "mpt-train")))
-    p.add_argument("--omp-wait-policy", default="passive", choices=["passive", "active"])
+    p.add_argument("--omp-wait-policy", default="default",
+                   choices=["default", "passive", "active"])
     p.add_argument("--out", default=None, help="directory for results.json (default: a temp dir)")
+    p.add_argument("--torch-worker", nargs=3, metavar=("MODEL", "PRECISION", "WORKDIR"),
+                   help=argparse.SUPPRESS)
     args = p.parse_args()
+    if args.torch_worker:
+        return torch_worker(args)
 
-    os.environ["OMP_WAIT_POLICY"] = args.omp_wait_policy  # before torch loads libgomp
+    if args.omp_wait_policy == "default":
+        os.environ.pop("OMP_WAIT_POLICY", None)
+    else:
+        os.environ["OMP_WAIT_POLICY"] = args.omp_wait_policy  # before torch loads libgomp
     import numpy as np
     import torch
-    torch.set_num_threads(args.threads)
+    torch.set_num_threads(1)  # export and float64 only: no idle team during the timings
     gf = load_gen_fixtures()
     workdir = args.out or tempfile.mkdtemp(prefix="resnet_train-")
     os.makedirs(workdir, exist_ok=True)
@@ -196,7 +230,6 @@ def main():
         np.save(y_path, y.numpy().astype(np.int64))
         onnx_path = os.path.join(workdir, f"{name}.onnx")
         export_onnx(model, x, onnx_path)
-        initial = {k: v.clone() for k, v in model.state_dict().items()}
         ref64 = float64_losses(build_model(gf, name), x, y, args.check_steps)
         for precision in ("fp32", "bf16"):
             plan = os.path.join(workdir, f"{name}-{precision}.mptp")
@@ -213,11 +246,8 @@ def main():
                     _, times = run_mpt(args, plan, x_path, y_path, numerics,
                                        args.warmup + args.steps, workdir)
                     medians[numerics].append(statistics.median(times[args.warmup:]))
-                model.load_state_dict(initial)
-                model.train()
                 medians["torch"].append(statistics.median(
-                    torch_step_times(model, x, y, args.steps, args.warmup, precision == "bf16")))
-                model.load_state_dict(initial)
+                    run_torch(args, name, precision, workdir)))
             row["round_medians_ms"] = medians
             row["mpt_reference_ms"] = min(medians["reference"])
             row["mpt_fast_ms"] = min(medians["fast"])

@@ -154,6 +154,19 @@ class StepResult:
         return "StepResult(%s)" % ", ".join("%s=%r" % kv for kv in self.as_dict().items())
 
 
+def _in_device_memory(value):
+    """Whether `value` is a DLPack array in a device's memory (a CUDA
+    tensor), not the host's (DLPack's kDLCPU and kDLCUDAHost, pinned)."""
+    device = getattr(value, "__dlpack_device__", None)
+    if device is None or isinstance(value, np.ndarray):
+        return False
+    try:
+        kind = device()[0]
+    except Exception:
+        return False
+    return int(kind) not in (1, 3)
+
+
 class Plan:
     """A compiled plan, loaded on a runtime backend. Parameters (weights,
     optimizer state, loss scale, step counters) live in it and persist
@@ -233,6 +246,11 @@ class Plan:
                              % (entry, ", ".join(repr(m) for m in missing)))
         for name in expected:
             dtype, shape = self._model.info(INPUT, name)
+            if _in_device_memory(values[name]):
+                # A CUDA array (a PyTorch CUDA tensor): copied on the GPU,
+                # through DLPack, never to the host.
+                self._model.bind_device(name, dtype, values[name])
+                continue
             data = _dtypes.encode(dtype, values[name], shape, name)
             self._model.bind(INPUT, name, dtype, shape, data)
 
@@ -243,9 +261,25 @@ class Plan:
             result[name] = _dtypes.decode(dtype, self._model.read(OUTPUT, name), shape)
         return result
 
+    def input_dtype(self, name, entry=None):
+        """The plan's dtype of input `name` ("f32", "bf16", "i64", ...)."""
+        if name not in self._model.names(self._entry(entry), INPUT):
+            raise ValueError("'%s' has no input '%s'" % (self._entry(entry), name))
+        return _dtypes.NAMES[self._model.info(INPUT, name)[0]]
+
+    def read_output_into(self, name, out):
+        """Copies output `name` of the last run into `out`, a C-contiguous
+        DLPack array (a PyTorch tensor) of the plan's device and of the
+        output's dtype and size: on a CUDA plan the copy stays on the GPU."""
+        dtype, _ = self._model.info(OUTPUT, name)
+        self._model.read_device(name, dtype, out)
+        return out
+
     def call(self, entry, **inputs):
-        """Runs entry point `entry` on `inputs` (NumPy arrays, by input
-        name); returns its outputs {name: NumPy array}."""
+        """Runs entry point `entry` on `inputs` (NumPy arrays, or DLPack
+        arrays of the plan's device such as PyTorch CUDA tensors, which are
+        copied on the device; by input name); returns its outputs {name:
+        NumPy array}."""
         entry = self._entry(entry)
         self._bind_inputs(entry, inputs)
         self._model.run(entry)

@@ -239,6 +239,11 @@ def _optimizer_options(torch, optimizer, options):
     return mpt
 
 
+# The plan's input dtypes as torch's names (those with a DLPack code).
+_TORCH_DTYPES = {"f32": "float32", "f16": "float16", "bf16": "bfloat16", "i64": "int64",
+                 "i32": "int32", "i1": "bool"}
+
+
 def _backend(device):
     if device is None:
         return None
@@ -499,7 +504,25 @@ class Trainer:
 
     def _feeds(self, plan, batch, entry):
         names = set(plan.inputs(entry))
-        return {n: self._to_numpy(t) for n, t in zip(self._names, batch) if n in names}
+        on_gpu = plan.backend == "cuda"
+        return {n: self._device_feed(plan, n, t) if on_gpu and t.is_cuda else self._to_numpy(t)
+                for n, t in zip(self._names, batch) if n in names}
+
+    def _device_feed(self, plan, name, t):
+        """A CUDA tensor as the plan binds it on the GPU (through DLPack,
+        never through the host): the plan's dtype, contiguous, and finished
+        on PyTorch's stream (the runtime copies on its own)."""
+        torch = self._torch
+        dtype = _TORCH_DTYPES.get(plan.input_dtype(name))
+        if dtype is None:
+            return self._to_numpy(t)  # an fp8 input: no DLPack code
+        want = getattr(torch, dtype)
+        t = t.detach()
+        if t.dtype != want:
+            t = t.to(want)
+        t = t.contiguous()
+        torch.cuda.current_stream(t.device).synchronize()
+        return t
 
     def _tensor(self, value, like):
         torch = self._torch

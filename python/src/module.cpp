@@ -10,7 +10,9 @@
 // points, outputs) come from mptrt/TrainStepAbi.h, for mpt/__init__.py.
 //
 //===----------------------------------------------------------------------===//
+#ifndef MPT_PYTHON_NO_COMPILER
 #include "mpt-c/Compile.h"
+#endif
 #include "mptrt.h"
 #include "mptrt/TrainStepAbi.h"
 
@@ -35,6 +37,21 @@ namespace {
   throw std::runtime_error(what + ": " + mptrt_last_error());
 }
 
+#ifdef MPT_PYTHON_NO_COMPILER
+/// A package built against a runtime-only MPT: it loads plans compiled
+/// elsewhere, and says so when asked to compile.
+const char *const kNoCompiler =
+    "this mpt package was built against a runtime-only MPT installation (no "
+    "compiler): it loads and trains plans compiled elsewhere (mpt.Plan.load); "
+    "build it against a whole MPT to compile";
+
+nb::tuple compileOnnx(const std::string &, bool, const std::string &,
+                      const std::string &) {
+  return nb::make_tuple(1, nb::str(kNoCompiler));
+}
+
+std::string checkOptions(bool, const std::string &) { return kNoCompiler; }
+#else
 /// (status, plan bytes) on success, (status, message) otherwise.
 nb::tuple compileOnnx(const std::string &path, bool train,
                       const std::string &options,
@@ -67,6 +84,59 @@ std::string checkOptions(bool train, const std::string &options) {
   std::string message = error ? error : "invalid options";
   mpt_compile_free(error);
   return message;
+}
+#endif
+
+/// The DLPack element type of a plan dtype (mptrt_dtype); false for the
+/// fp8 types, which have no code in the DLPack versions PyTorch speaks.
+bool dlpackType(int dtype, nb::dlpack::dtype *out) {
+  using Code = nb::dlpack::dtype_code;
+  auto make = [&](Code code, uint8_t bits) {
+    *out = nb::dlpack::dtype{static_cast<uint8_t>(code), bits, 1};
+    return true;
+  };
+  switch (dtype) {
+  case MPTRT_F32:
+    return make(Code::Float, 32);
+  case MPTRT_F16:
+    return make(Code::Float, 16);
+  case MPTRT_BF16:
+    return make(Code::Bfloat, 16);
+  case MPTRT_I64:
+    return make(Code::Int, 64);
+  case MPTRT_I32:
+    return make(Code::Int, 32);
+  case MPTRT_I1:
+    return make(Code::Bool, 8);
+  default:
+    return false;
+  }
+}
+
+/// "float64", "bfloat16", ... (DLPack's codes, as PyTorch names them).
+std::string dlpackTypeName(nb::dlpack::dtype t) {
+  using Code = nb::dlpack::dtype_code;
+  const char *kind = nullptr;
+  switch (static_cast<Code>(t.code)) {
+  case Code::Int:
+    kind = "int";
+    break;
+  case Code::UInt:
+    kind = "uint";
+    break;
+  case Code::Float:
+    kind = "float";
+    break;
+  case Code::Bfloat:
+    kind = "bfloat";
+    break;
+  case Code::Bool:
+    return "bool";
+  default:
+    return "DLPack code " + std::to_string(t.code) + ", " +
+           std::to_string(t.bits) + " bits";
+  }
+  return kind + std::to_string(t.bits);
 }
 
 /// One loaded plan (mptrt_model).
@@ -154,6 +224,34 @@ public:
       raiseLastError("cannot bind '" + name + "'");
   }
 
+  /// Binds an input from a C-contiguous DLPack array (a PyTorch tensor) in
+  /// the memory of the model's device: a CUDA array on "cuda", which then
+  /// never leaves the GPU; host memory on "cpu". Its element type must be
+  /// the plan's `dtype` (no conversion here), its shape the plan's.
+  void bindDevice(const std::string &name, int dtype,
+                  nb::ndarray<nb::ro, nb::c_contig> data) {
+    checkDeviceArray("input '" + name + "'", dtype, data.device_type(),
+                     data.dtype());
+    std::vector<int64_t> shape(data.ndim());
+    for (size_t i = 0; i < data.ndim(); ++i)
+      shape[i] = data.shape(i);
+    if (mptrt_bind_input_device(
+            model_, name.c_str(), static_cast<mptrt_dtype>(dtype), shape.data(),
+            shape.size(), data.data(), data.nbytes()) != MPTRT_OK)
+      raiseLastError("cannot bind '" + name + "'");
+  }
+
+  /// Copies an output into a C-contiguous DLPack array of the model's
+  /// device (bindDevice's rules), of the output's dtype and byte size.
+  void readDevice(const std::string &name, int dtype,
+                  nb::ndarray<nb::c_contig> out) {
+    checkDeviceArray("output '" + name + "'", dtype, out.device_type(),
+                     out.dtype());
+    if (mptrt_read_output_device(model_, name.c_str(), out.data(),
+                                 out.nbytes()) != MPTRT_OK)
+      raiseLastError("cannot read '" + name + "'");
+  }
+
   void run(const std::string &entry) {
     int rc;
     {
@@ -200,6 +298,32 @@ public:
   mptrt_model *handle() const { return model_; }
 
 private:
+  void checkDeviceArray(const std::string &what, int dtype, int32_t deviceType,
+                        nb::dlpack::dtype given) const {
+    const bool cuda = backend() == "cuda";
+    const int32_t expected =
+        cuda ? nb::device::cuda::value : nb::device::cpu::value;
+    if (deviceType != expected)
+      throw nb::value_error(
+          (what + ": the array is in " +
+           (deviceType == nb::device::cuda::value ? "CUDA"
+                                                  : "another device's") +
+           " memory, but the plan runs on '" + backend() +
+           "' (bind a host array instead)")
+              .c_str());
+    nb::dlpack::dtype wanted;
+    if (!dlpackType(dtype, &wanted))
+      throw nb::type_error((what + ": the plan's " +
+                            mptrt_dtype_name(static_cast<mptrt_dtype>(dtype)) +
+                            " has no DLPack type; bind a host array")
+                               .c_str());
+    if (given != wanted)
+      throw nb::type_error((what + ": the array's element type (" +
+                            dlpackTypeName(given) + ") is not the plan's " +
+                            mptrt_dtype_name(static_cast<mptrt_dtype>(dtype)))
+                               .c_str());
+  }
+
   mptrt_model *model_ = nullptr;
 };
 
@@ -336,6 +460,8 @@ NB_MODULE(_mpt, m) {
       .def("roles", &Model::roles)
       .def("info", &Model::info)
       .def("bind", &Model::bind)
+      .def("bind_device", &Model::bindDevice)
+      .def("read_device", &Model::readDevice)
       .def("run", &Model::run)
       .def("read", &Model::read)
       .def("save_checkpoint", &Model::saveCheckpoint)

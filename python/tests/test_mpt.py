@@ -126,6 +126,46 @@ def test_run(args, x, y):
     assert not plan.parameter("fc1.weight").any()
 
 
+class DeviceArray:
+    """A DLPack array that says it is in CUDA memory (device type 2) and
+    hands over a NumPy array's data: it sends Plan's binding down the
+    device path (mptrt_bind_input_device), which on the CPU backend reads
+    host memory, so that path runs here without a GPU."""
+
+    def __init__(self, array):
+        self.array = np.ascontiguousarray(array)
+        self.exported = 0
+
+    def __dlpack_device__(self):
+        return (2, 0)
+
+    def __dlpack__(self, **kwargs):
+        self.exported += 1
+        return self.array.__dlpack__()
+
+
+def test_device_binding(args, x, y):
+    """Inputs bound through DLPack (the path a PyTorch CUDA tensor takes)
+    give the host path's bits; outputs read into a DLPack array too; a
+    wrong element type or shape is refused with both named."""
+    plan = compile_plan(args)
+    expected = plan.run(x=x, labels=y)["logits"]
+    dx, dy = DeviceArray(x), DeviceArray(y)
+    got = plan.run(x=dx, labels=dy)["logits"]
+    assert dx.exported and dy.exported, "the device path was not taken"
+    assert np.array_equal(got, expected)
+    out = np.full_like(expected, np.nan)
+    assert plan.read_output_into("logits", out) is out and np.array_equal(out, expected)
+    assert plan.input_dtype("x") == "f32" and plan.input_dtype("labels") == "i64"
+    expect_error(TypeError, ["input 'x'", "(float64) is not the plan's f32"], plan.run,
+                 x=DeviceArray(x.astype(np.float64)), labels=dy)
+    expect_error(RuntimeError, ["cannot bind 'x'", "has type"], plan.run,
+                 x=DeviceArray(x[:4]), labels=dy)
+    expect_error(TypeError, ["output 'logits'", "not the plan's f32"], plan.read_output_into,
+                 "logits", np.zeros(expected.shape, np.float64))
+    print("device binding: the DLPack path gives the host path's logits bit for bit")
+
+
 def test_checkpoints(args, x, y, plan_path):
     ckpt = os.path.join(args.work, "python.ckpt")
     a = compile_plan(args)
@@ -446,6 +486,7 @@ def main():
     y = np.load(os.path.join(args.fixture, "labels.npy"))
     plan_path = test_train_matches_mpt_train(args, x, y)
     test_run(args, x, y)
+    test_device_binding(args, x, y)
     test_checkpoints(args, x, y, plan_path)
     test_trainer_matches_mpt_train(args, x, y, plan_path)
     test_trainer_params(args, x, y, plan_path)

@@ -111,6 +111,15 @@ int mptrt_bind_parameter(mptrt_model *model, const char *name, mptrt_dtype dtype
 int mptrt_bind_input(mptrt_model *model, const char *name, mptrt_dtype dtype, const int64_t *shape,
                      size_t rank, const void *data, size_t bytes);
 
+/* Like mptrt_bind_input, from memory of the model's device rather than the
+ * host's: a CUDA device pointer on the "cuda" backend (any device's:
+ * unified addressing finds it; a PyTorch CUDA tensor's data, through
+ * DLPack), host memory on "cpu". The copy stays on the device and is
+ * complete when the call returns; work still writing `data` on another
+ * CUDA stream must have finished before the call. */
+int mptrt_bind_input_device(mptrt_model *model, const char *name, mptrt_dtype dtype,
+                            const int64_t *shape, size_t rank, const void *data, size_t bytes);
+
 /* Runs an entry point. Every input and parameter it uses must have a value. */
 int mptrt_run(mptrt_model *model, const char *entry);
 
@@ -168,6 +177,9 @@ int mptrt_run_profiled(mptrt_model *model, const char *entry, double *ms, size_t
  * or a parameter's current value; `bytes` must equal its byte size. */
 int mptrt_read_output(const mptrt_model *model, const char *name, void *dst, size_t bytes);
 int mptrt_read_parameter(const mptrt_model *model, const char *name, void *dst, size_t bytes);
+/* Like mptrt_read_output, into memory of the model's device (as
+ * mptrt_bind_input_device's); complete when the call returns. */
+int mptrt_read_output_device(const mptrt_model *model, const char *name, void *dst, size_t bytes);
 
 /* The dtype and shape of a named tensor; `shape` has room for
  * MPTRT_MAX_RANK values. Any of dtype, rank, shape may be NULL. */

@@ -67,6 +67,11 @@ public:
   virtual void deallocate(void *ptr) = 0;
   virtual Status copyToDevice(void *dst, const void *src, uint64_t bytes) = 0;
   virtual Status copyToHost(void *dst, const void *src, uint64_t bytes) = 0;
+  /// Copies between two buffers of this backend's memory (on a GPU, device
+  /// memory another library allocated, such as a PyTorch tensor's), and
+  /// returns once the copy is complete. mptrt_bind_input_device and
+  /// mptrt_read_output_device use it.
+  virtual Status copyOnDevice(void *dst, const void *src, uint64_t bytes) = 0;
   virtual Status fillZero(void *dst, uint64_t bytes) = 0;
   /// Waits for all work enqueued by prepared kernels.
   virtual Status synchronize() = 0;

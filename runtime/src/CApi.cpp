@@ -213,6 +213,14 @@ int mptrt_bind_input(mptrt_model *model, const char *name, mptrt_dtype dtype, co
                                   shape, rank, data, bytes));
 }
 
+int mptrt_bind_input_device(mptrt_model *model, const char *name, mptrt_dtype dtype,
+                            const int64_t *shape, size_t rank, const void *data, size_t bytes) {
+  MPTRT_CHECK_MODEL(mptrt_bind_input_device);
+  MPTRT_CHECK_NAME(mptrt_bind_input_device, name);
+  return report(model->impl->bind(BindingKind::Input, name, static_cast<mptrt::plan::DType>(dtype),
+                                  shape, rank, data, bytes, mptrt::rt::Model::Memory::Device));
+}
+
 int mptrt_run(mptrt_model *model, const char *entry) {
   MPTRT_CHECK_MODEL(mptrt_run);
   MPTRT_CHECK_NAME(mptrt_run, entry);
@@ -288,6 +296,13 @@ int mptrt_read_output(const mptrt_model *model, const char *name, void *dst, siz
   MPTRT_CHECK_MODEL(mptrt_read_output);
   MPTRT_CHECK_NAME(mptrt_read_output, name);
   return report(model->impl->read(BindingKind::Output, name, dst, bytes));
+}
+
+int mptrt_read_output_device(const mptrt_model *model, const char *name, void *dst, size_t bytes) {
+  MPTRT_CHECK_MODEL(mptrt_read_output_device);
+  MPTRT_CHECK_NAME(mptrt_read_output_device, name);
+  return report(
+      model->impl->read(BindingKind::Output, name, dst, bytes, mptrt::rt::Model::Memory::Device));
 }
 
 int mptrt_read_parameter(const mptrt_model *model, const char *name, void *dst, size_t bytes) {

@@ -354,7 +354,7 @@ Status Model::findEntry(std::string_view name, size_t *index) const {
 }
 
 Status Model::bind(BindingKind kind, const std::string &name, DType dtype, const int64_t *shape,
-                   size_t rank, const void *data, size_t bytes) {
+                   size_t rank, const void *data, size_t bytes, Memory from) {
   if (kind == BindingKind::Output)
     return Status::error("outputs cannot be bound");
   uint32_t id;
@@ -374,12 +374,14 @@ Status Model::bind(BindingKind kind, const std::string &name, DType dtype, const
                          " were given");
   if (!data && bytes != 0)
     return Status::error(std::string(kindName(kind)) + " '" + name + "': null data");
-  MPTRT_TRY(backend_->copyToDevice(buffers_[id], data, bytes));
+  MPTRT_TRY(from == Memory::Device ? backend_->copyOnDevice(buffers_[id], data, bytes)
+                                   : backend_->copyToDevice(buffers_[id], data, bytes));
   bound_[id] = 1;
   return Status::ok();
 }
 
-Status Model::read(BindingKind kind, const std::string &name, void *dst, size_t bytes) const {
+Status Model::read(BindingKind kind, const std::string &name, void *dst, size_t bytes,
+                   Memory to) const {
   if (kind == BindingKind::Input)
     return Status::error("inputs cannot be read back");
   uint32_t id;
@@ -395,7 +397,8 @@ Status Model::read(BindingKind kind, const std::string &name, void *dst, size_t 
     return Status::error("parameter '" + name + "' has no value");
   if (!dst && bytes != 0)
     return Status::error("null destination");
-  return backend_->copyToHost(dst, buffers_[id], bytes);
+  return to == Memory::Device ? backend_->copyOnDevice(dst, buffers_[id], bytes)
+                              : backend_->copyToHost(dst, buffers_[id], bytes);
 }
 
 void *Model::address(uint32_t tensor, void *arena) const {

@@ -61,12 +61,17 @@ public:
   Status find(BindingKind kind, const std::string &name, uint32_t *id) const;
   const TensorDesc &desc(uint32_t id) const { return descs_[id]; }
 
-  /// Copies host data into a parameter or input after checking its dtype,
-  /// shape and byte count against the plan.
+  /// Where the caller's memory of a bind or a read is: the host's, or the
+  /// backend's (a CUDA device pointer on the CUDA backend).
+  enum class Memory { Host, Device };
+
+  /// Copies data into a parameter or input after checking its dtype, shape
+  /// and byte count against the plan.
   Status bind(BindingKind kind, const std::string &name, DType dtype, const int64_t *shape,
-              size_t rank, const void *data, size_t bytes);
-  /// Copies an output (after a run that computed it) or a parameter to host.
-  Status read(BindingKind kind, const std::string &name, void *dst, size_t bytes) const;
+              size_t rank, const void *data, size_t bytes, Memory from = Memory::Host);
+  /// Copies an output (after a run that computed it) or a parameter out.
+  Status read(BindingKind kind, const std::string &name, void *dst, size_t bytes,
+              Memory to = Memory::Host) const;
 
   /// Runs an entry point. Once its arena exists (after its first run) a
   /// successful run allocates nothing (docs/runtime.md, "Prepare, then run").

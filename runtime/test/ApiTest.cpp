@@ -73,6 +73,38 @@ TEST(CApi, MlpFromFile) {
   std::remove(path.c_str());
 }
 
+// Tests mptrt_bind_input_device and mptrt_read_output_device on the CPU,
+// whose device memory is the host's: the same bits as the host calls, and
+// the same checks (a wrong shape, an output not computed yet).
+TEST(CApi, DeviceBindingOnTheCpu) {
+  Mlp mlp(5, 4, 8, 3, 1);
+  std::vector<uint8_t> bytes = plan::serializePlan(mlp.plan());
+  mptrt_model *host = nullptr, *device = nullptr;
+  ASSERT_EQ(mptrt_model_load_memory(bytes.data(), bytes.size(), "cpu", &host), MPTRT_OK);
+  ASSERT_EQ(mptrt_model_load_memory(bytes.data(), bytes.size(), "cpu", &device), MPTRT_OK);
+  std::vector<float> y(5 * 3), yDevice(5 * 3, -1.0f);
+  EXPECT_EQ(mptrt_read_output_device(device, "y", yDevice.data(), yDevice.size() * 4), MPTRT_ERROR);
+  EXPECT_NE(std::string(mptrt_last_error()).find("not been computed"), std::string::npos)
+      << mptrt_last_error();
+  const std::vector<float> x = randomFloats(5 * 4, 3);
+  const int64_t xShape[2] = {5, 4}, wrongShape[2] = {4, 5};
+  EXPECT_EQ(mptrt_bind_input_device(device, "x", MPTRT_F32, wrongShape, 2, x.data(), 80),
+            MPTRT_ERROR);
+  EXPECT_NE(std::string(mptrt_last_error()).find("has type"), std::string::npos)
+      << mptrt_last_error();
+  ASSERT_EQ(mptrt_bind_input(host, "x", MPTRT_F32, xShape, 2, x.data(), 80), MPTRT_OK);
+  ASSERT_EQ(mptrt_bind_input_device(device, "x", MPTRT_F32, xShape, 2, x.data(), 80), MPTRT_OK)
+      << mptrt_last_error();
+  ASSERT_EQ(mptrt_run(host, "forward"), MPTRT_OK) << mptrt_last_error();
+  ASSERT_EQ(mptrt_run(device, "forward"), MPTRT_OK) << mptrt_last_error();
+  ASSERT_EQ(mptrt_read_output(host, "y", y.data(), y.size() * 4), MPTRT_OK);
+  ASSERT_EQ(mptrt_read_output_device(device, "y", yDevice.data(), yDevice.size() * 4), MPTRT_OK)
+      << mptrt_last_error();
+  EXPECT_EQ(std::memcmp(y.data(), yDevice.data(), y.size() * 4), 0);
+  mptrt_model_free(host);
+  mptrt_model_free(device);
+}
+
 // Tests mptrt_run_observed: every floating-point kernel result reaches the
 // observer once per run, in kernel order, widened to float32, with the
 // kernel's kind; the last one is the output, bit for bit; the run leaves

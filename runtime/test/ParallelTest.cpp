@@ -139,6 +139,15 @@ TEST(ParallelFor, ChunksRunConcurrently) {
   EXPECT_EQ(poolStats().pooledLoops, before.pooledLoops + 1);
 }
 
+// Tests which executor runs the loops: OpenMP's team in a runtime built
+// with oneDNN on OpenMP, MPT's own pool otherwise or with
+// MPTRT_THREAD_POOL=own (the ctest mptrt-parallel-test-own-pool runs this
+// whole file so, and says what to expect in MPTRT_EXPECT_LOOP_EXECUTOR).
+TEST(ParallelFor, LoopExecutor) {
+  const char *expected = std::getenv("MPTRT_EXPECT_LOOP_EXECUTOR");
+  EXPECT_STREQ(mptrt::rt::cpu::loopExecutor(), expected ? expected : MPTRT_EXPECT_LOOP_EXECUTOR);
+}
+
 // Tests many loops back to back (workers spinning) and loops separated by
 // pauses long enough for the workers to fall asleep.
 TEST(ParallelFor, ManyLoopsSpinningAndSleeping) {

@@ -64,6 +64,11 @@ public:
       std::memcpy(dst, src, bytes);
     return Status::ok();
   }
+  Status copyOnDevice(void *dst, const void *src, uint64_t bytes) override {
+    if (bytes)
+      std::memcpy(dst, src, bytes);
+    return Status::ok();
+  }
   Status fillZero(void *dst, uint64_t bytes) override {
     if (bytes)
       std::memset(dst, 0, bytes);
@@ -140,10 +145,12 @@ void registerCpuBackend(BackendRegistry &registry) {
   f.rank = 0; // the reference: always present, picked when nothing faster is
   f.probe = [](std::string *detail) {
     *detail = "host CPU, " + std::to_string(cpu::numThreads()) +
+              " threads (MPTRT_NUM_THREADS, loops on " +
+              (std::string(cpu::loopExecutor()) == "openmp" ? "OpenMP's team" : "MPT's pool") +
 #ifdef MPTRT_HAVE_BLAS
-              " threads (MPTRT_NUM_THREADS), OpenBLAS GEMMs";
+              "), OpenBLAS GEMMs";
 #else
-              " threads (MPTRT_NUM_THREADS), plain-loop GEMMs (built without BLAS: slow)";
+              "), plain-loop GEMMs (built without BLAS: slow)";
 #endif
     cpu::CpuNumerics mode;
     if (!cpu::cpuNumericsFromEnvironment(&mode))

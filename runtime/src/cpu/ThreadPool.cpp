@@ -6,6 +6,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdlib>
+#include <cstring>
 #include <exception>
 #include <mutex>
 #include <thread>
@@ -94,12 +95,22 @@ thread_local bool tlsInChunk = false;
 /// it, so its loops run inline there.
 std::atomic<bool> forkedChild{false};
 
+/// Sets forkedChild in the child of a fork(), from before the first loop
+/// that uses other threads (the pool's, or OpenMP's team, whose threads a
+/// child has not either: libgomp would wait for them).
+void watchForks() {
+#ifdef __unix__
+  static const bool registered = [] {
+    pthread_atfork(nullptr, nullptr, [] { forkedChild.store(true); });
+    return true;
+  }();
+  (void)registered;
+#endif
+}
+
 class Pool {
 public:
   explicit Pool(int workers) {
-#ifdef __unix__
-    pthread_atfork(nullptr, nullptr, [] { forkedChild.store(true); });
-#endif
     threads_.reserve(workers);
     for (int i = 0; i < workers; ++i)
       threads_.emplace_back([this] { workerLoop(); });
@@ -272,6 +283,45 @@ Pool &pool() {
   return *owner.pool;
 }
 
+#ifdef MPTRT_POOL_OPENMP
+/// Whether loops run on OpenMP's team rather than on Pool: yes unless
+/// MPTRT_THREAD_POOL=own (kept for comparing the two; docs/runtime.md).
+bool loopsOnOpenMP() {
+  static const bool openmp = [] {
+    const char *env = std::getenv("MPTRT_THREAD_POOL");
+    return !(env && std::strcmp(env, "own") == 0);
+  }();
+  return openmp;
+}
+
+/// Runs the loop on OpenMP's team (the threads oneDNN's primitives run on),
+/// with Pool's contract: chunk c covers [n * c / chunks, n * (c + 1) /
+/// chunks), each chunk runs on one thread, the first exception is rethrown
+/// once all have finished, and a loop inside a chunk runs inline.
+void runOnOpenMP(int64_t n, int64_t chunks, ChunkFn fn, const void *ctx) {
+  std::atomic<int64_t> next{0};
+  std::exception_ptr error;
+  std::mutex errorMutex;
+#pragma omp parallel num_threads(static_cast<int>(chunks))
+  {
+    tlsInChunk = true;
+    for (int64_t c; (c = next.fetch_add(1, std::memory_order_relaxed)) < chunks;) {
+      try {
+        fn(ctx, c, n * c / chunks, n * (c + 1) / chunks);
+      } catch (...) {
+        std::lock_guard<std::mutex> lock(errorMutex);
+        if (!error)
+          error = std::current_exception();
+      }
+    }
+    tlsInChunk = false;
+  }
+  pooledLoops.fetch_add(1, std::memory_order_relaxed);
+  if (error)
+    std::rethrow_exception(error);
+}
+#endif
+
 } // namespace
 
 int numThreads() {
@@ -281,11 +331,26 @@ int numThreads() {
 
 void runChunks(int64_t n, int64_t chunks, ChunkFn fn, const void *ctx) {
   if (chunks > 1 && numThreads() > 1 && !tlsInChunk &&
-      !forkedChild.load(std::memory_order_relaxed) && pool().tryRun(n, chunks, fn, ctx))
-    return;
+      !forkedChild.load(std::memory_order_relaxed)) {
+    watchForks();
+#ifdef MPTRT_POOL_OPENMP
+    if (loopsOnOpenMP())
+      return runOnOpenMP(n, chunks, fn, ctx);
+#endif
+    if (pool().tryRun(n, chunks, fn, ctx))
+      return;
+  }
   if (chunks > 1)
     inlineLoops.fetch_add(1, std::memory_order_relaxed);
   fn(ctx, 0, 0, n);
+}
+
+const char *loopExecutor() {
+#ifdef MPTRT_POOL_OPENMP
+  if (loopsOnOpenMP())
+    return "openmp";
+#endif
+  return "pool";
 }
 
 PoolStats poolStats() {

@@ -17,6 +17,9 @@
 // In the child of a fork() (which has none of the workers) every loop runs
 // inline. Use parallelFor (Parallel.h); this header is its engine.
 //
+// Built with oneDNN on OpenMP (MPTRT_POOL_OPENMP), the loops run on OpenMP's
+// team instead, with the same contract (loopExecutor() below).
+//
 //===----------------------------------------------------------------------===//
 #ifndef MPTRT_SRC_CPU_THREADPOOL_H
 #define MPTRT_SRC_CPU_THREADPOOL_H
@@ -45,7 +48,14 @@ using ChunkFn = void (*)(const void *ctx, int64_t chunk, int64_t begin, int64_t 
 /// one, once every chunk has finished).
 void runChunks(int64_t n, int64_t chunks, ChunkFn fn, const void *ctx);
 
-/// Statistics for tests: loops that ran on the pool, and loops of more than
+/// What runs the parallel loops: "openmp" when the runtime is built with
+/// oneDNN on OpenMP (the loops then share OpenMP's team with oneDNN's
+/// primitives: two sets of threads on the same cores would each spin or
+/// sleep while the other works), unless MPTRT_THREAD_POOL=own; "pool" (the
+/// Pool below) otherwise.
+const char *loopExecutor();
+
+/// Statistics for tests: loops that ran on the pool (or on OpenMP's team), and loops of more than
 /// one chunk that ran inline because the pool was busy (or absent).
 struct PoolStats {
   uint64_t pooledLoops = 0;

@@ -169,6 +169,16 @@ public:
     MPTRT_CUDA_TRY(cudaStreamSynchronize(stream()));
     return Status::ok();
   }
+  Status copyOnDevice(void *dst, const void *src, uint64_t bytes) override {
+    MPTRT_TRY(init_);
+    if (!bytes)
+      return Status::ok();
+    // cudaMemcpyDefault: the pointers say where they are (unified
+    // addressing), so another device's buffer is copied too.
+    MPTRT_CUDA_TRY(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, stream()));
+    MPTRT_CUDA_TRY(cudaStreamSynchronize(stream()));
+    return Status::ok();
+  }
   Status fillZero(void *dst, uint64_t bytes) override {
     MPTRT_TRY(init_);
     if (bytes)
