@@ -636,12 +636,17 @@ struct BuildTrainingStepPass
         step.update(t.name, updated);
     };
     for (auto [index, t] : llvm::enumerate(live)) {
+      // A bf16 master is retyped before anything here reads it, so that a
+      // shard of it is bf16 too; the moments stay f32.
+      if (adamw && masters != MasterWeights::FP32 &&
+          failed(makeMaster(step, t, evalFunc)))
+        return failure();
       Value param = t.arg;
       if (sharded)
         param = ShardOp::create(b, loc, shardType(t.arg.getType()), t.arg,
                                 b.getI64IntegerAttr(shardOptimizerState))
                     .getResult();
-      auto type = cast<RankedTensorType>(param.getType());
+      auto type = cast<RankedTensorType>(param.getType()).clone(b.getF32Type());
       if (adamw) {
         auto m = step.addState(t.name + abi::kExpAvgSuffix, type, 0);
         auto v = step.addState(t.name + abi::kExpAvgSqSuffix, type, 0);
@@ -654,9 +659,6 @@ struct BuildTrainingStepPass
             b.getNamedAttr("beta2", b.getF64FloatAttr(beta2)),
             b.getNamedAttr("eps", b.getF64FloatAttr(eps)),
             b.getNamedAttr("weight_decay", b.getF64FloatAttr(decay))};
-        if (masters != MasterWeights::FP32 &&
-            failed(makeMaster(step, t, evalFunc)))
-          return failure();
         if (masters == MasterWeights::BF16SR) {
           auto seed = step.trainSeed();
           if (failed(seed))
@@ -667,6 +669,8 @@ struct BuildTrainingStepPass
           attrs.push_back(b.getNamedAttr(
               "stream",
               b.getI64IntegerAttr(kRoundingStreamBase + int64_t(index))));
+          if (sharded)
+            attrs.push_back(b.getNamedAttr("sharded", b.getBoolAttr(true)));
         }
         auto paramType = param.getType();
         auto upd = AdamWUpdateOp::create(

@@ -31,9 +31,6 @@ mpt::verifyTrainingStepOptions(const BuildTrainingStepPassOptions &o) {
            "off); got " +
            std::to_string(o.shardOptimizerState);
   if (o.shardOptimizerState > 0) {
-    if (o.masterWeights != MasterWeights::FP32)
-      return "shard-optimizer-state needs master-weights=fp32; got '" +
-             stringifyMasterWeights(o.masterWeights).str() + "'";
     if (o.emitGradients)
       return "shard-optimizer-state and emit-gradients do not go together: "
              "each rank holds only its shard of each gradient";

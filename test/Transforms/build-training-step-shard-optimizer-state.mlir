@@ -1,7 +1,7 @@
 // RUN: mpt-opt %s --split-input-file --build-training-step="shard-optimizer-state=2 loss-scale=static:128" | FileCheck %s --check-prefix=ADAMW
 // RUN: mpt-opt %s --split-input-file --build-training-step="shard-optimizer-state=2 optimizer=momentum bucket-mb=0.00004" | FileCheck %s --check-prefix=BUCKETS
 // RUN: mpt-opt %s --split-input-file --mpt-training-pipeline="shard-optimizer-state=2" | FileCheck %s --check-prefix=LOWERED
-// RUN: not mpt-opt %s --build-training-step="shard-optimizer-state=2 master-weights=bf16" 2>&1 | FileCheck %s --check-prefix=BF16
+// RUN: mpt-opt %s --build-training-step="shard-optimizer-state=2 master-weights=bf16-sr" | FileCheck %s --check-prefix=SR
 // RUN: not mpt-opt %s --build-training-step="shard-optimizer-state=2 emit-gradients" 2>&1 | FileCheck %s --check-prefix=GRADS
 // RUN: not mpt-opt %s --build-training-step="shard-optimizer-state=-1" 2>&1 | FileCheck %s --check-prefix=NEG
 
@@ -46,7 +46,16 @@
 // LOWERED: mptrt.shard
 // LOWERED: mptrt.all_gather
 
-// BF16: shard-optimizer-state needs master-weights=fp32; got 'bf16'
+// Tests bf16 masters rounded stochastically, sharded: the bf16 parameter
+// is sharded (bf16 shards, f32 moments), each update is `sharded` (its
+// draws are offset to the shard's place in the whole parameter) and the
+// gather rebuilds bf16 parameters.
+// SR-LABEL: func.func @train_step
+// SR-SAME: %[[W:arg1]]: tensor<4x3xbf16>
+// SR-SAME: tensor<6xf32> {{{.*}}mpt.param = "w.exp_avg"}
+// SR: %[[SW:.*]] = mpt.shard %[[W]] {world_size = 2 : i64} : (tensor<4x3xbf16>) -> tensor<6xbf16>
+// SR-NEXT: %[[NW:new_param[_0-9]*]], %{{.*}}, %{{.*}} = mpt.adamw_update %[[SW]], {{.*}}sharded = true, stochastic_rounding = true{{.*}} : (tensor<6xbf16>, tensor<6xf32>, tensor<6xf32>, tensor<6xf32>, {{.*}}) -> (tensor<6xbf16>, tensor<6xf32>, tensor<6xf32>)
+// SR: mpt.all_gather %{{.*}}, %[[NW]] {world_size = 2 : i64} : (tensor<2xbf16>, tensor<6xbf16>) -> (tensor<3xbf16>, tensor<4x3xbf16>)
 // GRADS: shard-optimizer-state and emit-gradients do not go together
 // NEG: shard-optimizer-state is the number of ranks, from 1 to 2^20 (0: off); got -1
 func.func @forward(%x: tensor<8x4xf32> {mpt.input = "x"},

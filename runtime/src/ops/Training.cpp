@@ -2,6 +2,7 @@
 #include "ops/Training.h"
 #include "ops/DecodeUtil.h"
 
+#include "mptrt/Communicator.h"
 #include "mptrt/Philox.h"
 
 #include <cmath>
@@ -182,9 +183,12 @@ Status decodeSgdUpdate(const KernelView &v, SgdParams *p) {
 
 Status decodeAdamWUpdate(const KernelView &v, AdamWParams *p) {
   MPTRT_TRY(v.expectCounts(7, 8, 3, 3));
-  MPTRT_TRY(
-      v.allowOnly({"beta1", "beta2", "eps", "weight_decay", "stochastic_rounding", "stream"}));
+  MPTRT_TRY(v.allowOnly(
+      {"beta1", "beta2", "eps", "weight_decay", "stochastic_rounding", "stream", "sharded"}));
   MPTRT_TRY(v.getBool("stochastic_rounding", false, &p->stochasticRounding));
+  MPTRT_TRY(v.getBool("sharded", false, &p->sharded));
+  if (p->sharded && !p->stochasticRounding)
+    return v.error("attribute 'sharded' is meaningful only with stochastic_rounding");
   int64_t stream;
   MPTRT_TRY(v.getInt("stream", 0, &stream));
   if (stream < 0 || stream > int64_t(0xffffffff))
@@ -236,6 +240,21 @@ Status decodeAdamWUpdate(const KernelView &v, AdamWParams *p) {
   MPTRT_TRY(expectStateResult(v, 1, shape, "exp_avg"));
   MPTRT_TRY(expectStateResult(v, 2, shape, "exp_avg_sq"));
   p->numel = v.operand(0).numel;
+  return Status::ok();
+}
+
+Status decodeAdamWUpdateForRank(const KernelView &v, AdamWParams *p) {
+  MPTRT_TRY(decodeAdamWUpdate(v, p));
+  if (!p->sharded)
+    return Status::ok();
+  std::string why;
+  Communicator *comm = processCommunicator(&why);
+  if (!comm)
+    return v.error("no communicator for the sharded update's rank: " + why);
+  p->elementOffset = int64_t(comm->rank()) * p->numel;
+  if (p->elementOffset + p->numel > philox::kMaxStreamElements)
+    return v.error("stochastic rounding covers at most 2^34 elements per tensor; rank " +
+                   std::to_string(comm->rank()) + "'s shard ends past that");
   return Status::ok();
 }
 

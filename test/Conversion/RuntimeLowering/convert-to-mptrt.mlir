@@ -765,7 +765,7 @@ func.func @sgd_update(%a0: tensor<2x3xf32>, %a1: tensor<2x3xf32>, %a2: tensor<2x
 
 // Tests that mpt.adamw_update becomes mptrt.adamw_update.
 // CHECK-LABEL: func.func @adamw_update(
-// CHECK-NEXT: %{{.*}}, %{{.*}}, %{{.*}} = mptrt.adamw_update %arg0, %arg1, %arg2, %arg3, %arg4, %arg5, %arg6 {beta1 = 9.000000e-01 : f64, beta2 = 0.99899999999999999 : f64, eps = 1.000000e-08 : f64, stochastic_rounding = false, weight_decay = 1.000000e-02 : f64} : (tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<i64>, tensor<f32>, tensor<i1>) -> (tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>)
+// CHECK-NEXT: %{{.*}}, %{{.*}}, %{{.*}} = mptrt.adamw_update %arg0, %arg1, %arg2, %arg3, %arg4, %arg5, %arg6 {beta1 = 9.000000e-01 : f64, beta2 = 0.99899999999999999 : f64, eps = 1.000000e-08 : f64, sharded = false, stochastic_rounding = false, weight_decay = 1.000000e-02 : f64} : (tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<i64>, tensor<f32>, tensor<i1>) -> (tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>)
 func.func @adamw_update(%a0: tensor<2x3xf32>, %a1: tensor<2x3xf32>, %a2: tensor<2x3xf32>, %a3: tensor<2x3xf32>, %a4: tensor<i64>, %a5: tensor<f32>, %a6: tensor<i1>) -> (tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>) {
   %r:3 = "mpt.adamw_update"(%a0, %a1, %a2, %a3, %a4, %a5, %a6) {beta1 = 0.90000000000000002 : f64, beta2 = 9.990000e-01 : f64, eps = 1.000000e-08 : f64, weight_decay = 0.01 : f64} : (tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<i64>, tensor<f32>, tensor<i1>) -> (tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>)
   return %r#0, %r#1, %r#2 : tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>

@@ -58,6 +58,9 @@ LogicalResult AdamWUpdateOp::verify() {
            << getParam().getType();
   if (getStream() && !getStochasticRounding())
     return emitOpError("has a 'stream' only with 'stochastic_rounding'");
+  if (getSharded() && !getStochasticRounding())
+    return emitOpError("is 'sharded' only with 'stochastic_rounding' (the "
+                       "flag offsets the draws)");
   if (getStream() && static_cast<int64_t>(*getStream()) > int64_t(0xffffffff))
     return emitOpError("'stream' must be in [0, 2^32)");
   auto shape = cast<ShapedType>(getParam().getType()).getShape();

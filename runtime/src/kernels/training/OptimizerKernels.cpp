@@ -181,8 +181,8 @@ Status runAdamWUpdate(const AdamWParams &p, const KernelArgs &args) {
   auto load = [&](int64_t k) { return numerics::bf16ToF32(param[k]); };
   if (p.stochasticRounding)
     update(load, [&](int64_t k, float w) {
-      paramOut[k] =
-          numerics::f32ToBf16Stochastic(w, philox::roundingBits(seed, uint64_t(step), p.stream, k));
+      paramOut[k] = numerics::f32ToBf16Stochastic(
+          w, philox::roundingBits(seed, uint64_t(step), p.stream, p.elementOffset + k));
     });
   else
     update(load, [&](int64_t k, float w) { paramOut[k] = numerics::f32ToBf16(w); });
@@ -195,7 +195,7 @@ Status prepareSgdUpdate(const KernelView &v, std::unique_ptr<PreparedKernel> *ou
   return prepareWith<SgdParams>(v, out, decodeSgdUpdate, runSgdUpdate);
 }
 Status prepareAdamWUpdate(const KernelView &v, std::unique_ptr<PreparedKernel> *out) {
-  return prepareWith<AdamWParams>(v, out, decodeAdamWUpdate, runAdamWUpdate);
+  return prepareWith<AdamWParams>(v, out, decodeAdamWUpdateForRank, runAdamWUpdate);
 }
 
 } // namespace cpu

@@ -525,6 +525,7 @@ struct AdamWArgs {
   double beta1, beta2, weightDecay; // the Python scalars
   math::AdamWStep step;             // the f32 constants; the per-step ones set on the device
   uint32_t stream;                  // stochastic rounding's Philox stream
+  int64_t elementOffset;            // a sharded update's first element in the whole
 };
 
 /// How the master weight is stored: f32, or bf16 rounded to nearest even
@@ -573,8 +574,8 @@ __global__ void adamwKernel(AdamWArgs a, const void *param, GradT grad, const fl
     else if (M == Master::Bf16Nearest)
       static_cast<uint16_t *>(paramOut)[k] = numerics::f32ToBf16(w);
     else
-      static_cast<uint16_t *>(paramOut)[k] =
-          numerics::f32ToBf16Stochastic(w, philox::roundingBits(seed, uint64_t(step), a.stream, k));
+      static_cast<uint16_t *>(paramOut)[k] = numerics::f32ToBf16Stochastic(
+          w, philox::roundingBits(seed, uint64_t(step), a.stream, a.elementOffset + int64_t(k)));
     expAvgOut[k] = m;
     expAvgSqOut[k] = v;
   }
@@ -597,6 +598,7 @@ Status runAdamWUpdate(const Context &c, const AdamWParams &p, const KernelArgs &
   a.step.oneMinusBeta2 = static_cast<float>(1 - p.beta2);
   a.step.eps = static_cast<float>(p.eps);
   a.stream = p.stream;
+  a.elementOffset = p.elementOffset;
   const GradT grad = gradOf<GradT>(args.operands[1]);
   const int64_t *seed =
       p.stochasticRounding ? static_cast<const int64_t *>(args.operands[7].data) : nullptr;
@@ -761,7 +763,7 @@ Status prepareSgdUpdate(const Context &c, const KernelView &v,
 }
 Status prepareAdamWUpdate(const Context &c, const KernelView &v,
                           std::unique_ptr<PreparedKernel> *out) {
-  return prepareForGrad<AdamWParams, RunAdamWUpdate>(c, v, out, decodeAdamWUpdate, 1);
+  return prepareForGrad<AdamWParams, RunAdamWUpdate>(c, v, out, decodeAdamWUpdateForRank, 1);
 }
 Status prepareUpdateLossScale(const Context &c, const KernelView &v,
                               std::unique_ptr<PreparedKernel> *out) {

@@ -221,6 +221,10 @@ def MPT_AdamWUpdateOp : MPT_TrainingOp<"adamw_update",
     is computed in FP32 from the widened weight and rounded once into bf16,
     to nearest even, or with `stochastic_rounding` stochastically, from the
     Philox4x32-10 word of (`seed`, `step`, `stream`, element index).
+    `sharded` (ZeRO-1, `--shard-optimizer-state`): the parameter is this
+    rank's shard of the whole one (`mpt.shard`), so its element k is the
+    whole parameter's element rank x numel + k, and that is the index of
+    its draw: the ranks round as one process rounds the whole parameter.
 
     ```mlir
     %p1, %m1, %v1 = mpt.adamw_update %p, %g, %m, %v, %step, %lr, %ok, %seed
@@ -238,7 +242,8 @@ def MPT_AdamWUpdateOp : MPT_TrainingOp<"adamw_update",
                    DefaultValuedAttr<F64Attr, "1e-8">:$eps,
                    DefaultValuedAttr<F64Attr, "0.01">:$weight_decay,
                    DefaultValuedAttr<BoolAttr, "false">:$stochastic_rounding,
-                   OptionalAttr<I64Attr>:$stream);
+                   OptionalAttr<I64Attr>:$stream,
+                   DefaultValuedAttr<BoolAttr, "false">:$sharded);
   let results = (outs MPT_MasterTensor:$new_param, F32Tensor:$new_exp_avg,
                  F32Tensor:$new_exp_avg_sq);
   let hasVerifier = 1;
