@@ -24,14 +24,6 @@ namespace mptrt {
 namespace test {
 namespace {
 
-std::string cudaUnusableReason() {
-  int available = 0;
-  const char *detail = nullptr;
-  if (mptrt_backend_probe("cuda", &available, &detail) != MPTRT_OK)
-    return "this build has no CUDA backend";
-  return available ? "" : std::string("no usable GPU: ") + detail;
-}
-
 TEST(CudaDeviceBinding, SameBitsAsHostBinding) {
   const std::string why = cudaUnusableReason();
   if (!why.empty())

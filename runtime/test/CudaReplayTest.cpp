@@ -28,14 +28,6 @@ namespace mptrt {
 namespace test {
 namespace {
 
-std::string cudaUnusableReason() {
-  int available = 0;
-  const char *detail = nullptr;
-  if (mptrt_backend_probe("cuda", &available, &detail) != MPTRT_OK)
-    return "this build has no CUDA backend";
-  return available ? "" : std::string("no usable GPU: ") + detail;
-}
-
 /// Loads `bytes` on `backend`, with CUDA graphs on or off.
 bool load(Model &model, const std::vector<uint8_t> &bytes, const char *backend, bool graphs) {
   ::setenv("MPTRT_CUDA_GRAPHS", graphs ? "1" : "0", 1);

@@ -25,6 +25,16 @@
 namespace mptrt {
 namespace test {
 
+/// Why the CUDA backend cannot run here ("" when it can): the GPU tests
+/// skip with it.
+inline std::string cudaUnusableReason() {
+  int available = 0;
+  const char *detail = nullptr;
+  if (mptrt_backend_probe("cuda", &available, &detail) != MPTRT_OK)
+    return "this build has no CUDA backend";
+  return available ? "" : std::string("no usable GPU: ") + detail;
+}
+
 using plan::Attribute;
 using plan::DType;
 

@@ -102,14 +102,6 @@ TEST(RunProfiled, Errors) {
   EXPECT_EQ(mptrt_run_profiled(model.handle(), "step", ms, 3), MPTRT_OK) << lastError();
 }
 
-std::string cudaUnusableReason() {
-  int available = 0;
-  const char *detail = nullptr;
-  if (mptrt_backend_probe("cuda", &available, &detail) != MPTRT_OK)
-    return "this build has no CUDA backend";
-  return available ? "" : std::string("no usable GPU: ") + detail;
-}
-
 // Tests a profiled run on CUDA between replayed graphs: it computes what
 // the plain runs compute, bit for bit, gives one time >= 0 per kernel whose
 // sum is at most the wall time around it, and plain runs replay after it.

@@ -10,6 +10,11 @@
 namespace mptrt {
 namespace rt {
 
+/// This rank's first element of a stream drawn element by element across
+/// the data-parallel world: rank x numel (a dropout's rows of the global
+/// batch, a sharded update's shard; ops/Training.cpp). 0 in a world of one.
+Status rankElementOffset(const KernelView &v, int64_t numel, int64_t *offset);
+
 inline bool isFloat(const TensorDesc &d) { return plan::isFloatDType(d.dtype); }
 inline bool isInt(const TensorDesc &d) { return d.dtype == DType::I32 || d.dtype == DType::I64; }
 

@@ -247,14 +247,19 @@ Status decodeAdamWUpdateForRank(const KernelView &v, AdamWParams *p) {
   MPTRT_TRY(decodeAdamWUpdate(v, p));
   if (!p->sharded)
     return Status::ok();
+  MPTRT_TRY(rankElementOffset(v, p->numel, &p->elementOffset));
+  if (p->elementOffset + p->numel > philox::kMaxStreamElements)
+    return v.error("stochastic rounding covers at most 2^34 elements per tensor; this rank's "
+                   "shard ends past that");
+  return Status::ok();
+}
+
+Status rankElementOffset(const KernelView &v, int64_t numel, int64_t *offset) {
   std::string why;
   Communicator *comm = processCommunicator(&why);
   if (!comm)
-    return v.error("no communicator for the sharded update's rank: " + why);
-  p->elementOffset = int64_t(comm->rank()) * p->numel;
-  if (p->elementOffset + p->numel > philox::kMaxStreamElements)
-    return v.error("stochastic rounding covers at most 2^34 elements per tensor; rank " +
-                   std::to_string(comm->rank()) + "'s shard ends past that");
+    return v.error("no communicator for the data-parallel world: " + why);
+  *offset = int64_t(comm->rank()) * numel;
   return Status::ok();
 }
 

@@ -29,9 +29,9 @@
 #include "cuda/Device.cuh"
 #include "cuda/FastDivmod.h"
 #include "cuda/Vectorized.cuh"
-#include "mptrt/Communicator.h"
 #include "mptrt/Philox.h"
 #include "ops/Backward.h"
+#include "ops/DecodeUtil.h"
 
 #include <cub/device/device_radix_sort.cuh>
 
@@ -887,13 +887,8 @@ Status prepareFill(const Context &c, const KernelView &v, std::unique_ptr<Prepar
 Status prepareDropout(const Context &c, const KernelView &v, std::unique_ptr<PreparedKernel> *out) {
   DropoutParams p;
   MPTRT_TRY(decodeDropout(v, &p));
-  if (p.draw) { // this rank's draws (CpuKernels' dropout says why)
-    std::string why;
-    Communicator *comm = processCommunicator(&why);
-    if (!comm)
-      return v.error("no communicator for the data-parallel world: " + why);
-    p.elementOffset = static_cast<int64_t>(comm->rank()) * p.numel;
-  }
+  if (p.draw) // this rank's draws (CpuKernels' dropout says why)
+    MPTRT_TRY(rankElementOffset(v, p.numel, &p.elementOffset));
   using RunFn = Status (*)(const Context &, const DropoutParams &, const KernelArgs &);
   RunFn run = runDropoutAs<AnyX, AnyY>;
   const DType dtype = v.operand(0).dtype;

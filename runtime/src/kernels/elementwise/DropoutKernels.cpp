@@ -23,8 +23,8 @@
 #include "cpu/CpuKernels.h"
 #include "cpu/Parallel.h"
 
-#include "mptrt/Communicator.h"
 #include "mptrt/Philox.h"
+#include "ops/DecodeUtil.h"
 
 #include <algorithm>
 #include <cstring>
@@ -96,14 +96,7 @@ Status runDropout(const DropoutParams &p, const KernelArgs &args) {
 /// The decoder's parameters and this rank's element offset.
 Status decodeForRank(const KernelView &v, DropoutParams *p) {
   MPTRT_TRY(decodeDropout(v, p));
-  if (!p->draw)
-    return Status::ok();
-  std::string why;
-  Communicator *comm = processCommunicator(&why);
-  if (!comm)
-    return v.error("no communicator for the data-parallel world: " + why);
-  p->elementOffset = static_cast<int64_t>(comm->rank()) * p->numel;
-  return Status::ok();
+  return p->draw ? rankElementOffset(v, p->numel, &p->elementOffset) : Status::ok();
 }
 
 } // namespace
