@@ -20,6 +20,7 @@ no constant folding (it would fold parameters into constants).
 """
 import os
 import tempfile
+from collections.abc import Mapping
 
 import numpy as np
 
@@ -239,6 +240,70 @@ def _optimizer_options(torch, optimizer, options):
     return mpt
 
 
+def _mapping_keys(batch, loss_fn, targets):
+    """(input keys, target keys) of a mapping batch (a dict or a Hugging
+    Face BatchEncoding), in its order: the targets are `targets`, by default
+    none when the model returns its loss (the model gets every key, labels
+    included, as Hugging Face models compute their loss) and "labels" with a
+    loss_fn."""
+    keys = list(batch.keys())
+    if targets is None:
+        if loss_fn is None:
+            targets = ()
+        elif "labels" in keys:
+            targets = ("labels",)
+        else:
+            raise ValueError("loss_fn=%r needs to know which keys of the batch are targets: "
+                             "pass targets=('...',) (the batch has %s)"
+                             % (loss_fn, ", ".join(map(repr, keys))))
+    elif isinstance(targets, str):
+        targets = (targets,)
+    targets = tuple(targets)
+    unknown = [t for t in targets if t not in keys]
+    if unknown:
+        raise ValueError("targets %s are not keys of the batch (it has %s)"
+                         % (", ".join(map(repr, unknown)), ", ".join(map(repr, keys))))
+    inputs = tuple(k for k in keys if k not in targets)
+    if not inputs:
+        raise ValueError("the batch has no input left once the targets %s are taken out"
+                         % ", ".join(map(repr, targets)))
+    return inputs, targets
+
+
+def _pick(output, name):
+    """`name` ("loss" or "logits") of a model's output: a tensor is itself; a
+    mapping (a dict, a Hugging Face ModelOutput) gives its entry, or for
+    "logits" its first; a tuple its first element."""
+    if isinstance(output, Mapping):
+        if name in output:
+            return output[name]
+        if name == "loss":
+            raise ValueError("the model's output has no 'loss' (it has %s): put the labels "
+                             "in the batch, or give a loss_fn"
+                             % ", ".join(map(repr, output.keys())))
+        return next(iter(output.values()))
+    if isinstance(output, (tuple, list)):
+        return output[0]
+    return output
+
+
+def _keyword_call(torch, model, keys, returns_loss):
+    """`model` called with a mapping batch's inputs as keywords: a module of
+    positional inputs, as export_for_training takes, holding `model` as
+    `inner` (its parameters are inner.<name>)."""
+
+    class _KeywordCall(torch.nn.Module):
+        def __init__(self, inner):
+            super().__init__()
+            self.inner = inner
+
+        def forward(self, *values):
+            return _pick(self.inner(**dict(zip(keys, values))),
+                         "loss" if returns_loss else "logits")
+
+    return _KeywordCall(model)
+
+
 # The plan's input dtypes as torch's names (those with a DLPack code).
 _TORCH_DTYPES = {"f32": "float32", "f16": "float16", "bf16": "bfloat16", "i64": "int64",
                  "i32": "int32", "i1": "bool"}
@@ -269,7 +334,13 @@ class Trainer:
 
     example_batch: a tensor or a tuple of tensors, as the loop's batches
     come: the model's inputs, then `num_targets` targets (default 1 with a
-    loss_fn, 0 without). loss_fn: "cross_entropy", "mse", "nll" (the
+    loss_fn, 0 without). Or a mapping of tensors (a dict, a Hugging Face
+    BatchEncoding): the model is called with its inputs as keywords, and
+    `targets` names the keys that go to the loss_fn instead (default:
+    "labels" with a loss_fn; none without, so that a Hugging Face model gets
+    its labels and returns its loss); the model's output may be a tensor, a
+    mapping (its "loss", or "logits" for a loss_fn) or a tuple (its first).
+    Then step, eval_step and __call__ take such mappings too. loss_fn: "cross_entropy", "mse", "nll" (the
     compiler's losses, on the model's first output), a callable
     loss_fn(output, *targets) exported with the model, or None (the model
     returns its loss). optimizer: "adamw", "adam", "sgd" or a torch.optim
@@ -288,11 +359,24 @@ class Trainer:
     the weights back into the module."""
 
     def __init__(self, model, example_batch, loss_fn, optimizer="adamw", precision="bf16",
-                 device=None, num_targets=None, recompile=True, **options):
+                 device=None, num_targets=None, recompile=True, targets=None, **options):
         torch = _torch()
         self._torch = torch
         if not isinstance(model, torch.nn.Module):
             raise TypeError("model must be a torch.nn.Module, not %s" % type(model).__name__)
+        self._keys = None  # a mapping batch's keys: inputs, then targets
+        self._module = model  # what is exported: the model, or _KeywordCall of it
+        if isinstance(example_batch, Mapping):
+            if num_targets is not None:
+                raise ValueError("a mapping batch names its targets with targets=(keys), "
+                                 "not num_targets")
+            self._keys = _mapping_keys(example_batch, loss_fn, targets)
+            num_targets = len(self._keys[1])
+            self._module = _keyword_call(torch, model, self._keys[0], loss_fn is None)
+            example_batch = self._from_mapping(example_batch, "example_batch")
+        elif targets is not None:
+            raise ValueError("targets=(keys) is for a mapping batch (a dict or a Hugging Face "
+                             "BatchEncoding); a tuple batch counts them with num_targets")
         batch = self._as_batch(example_batch, "example_batch")
         if num_targets is None:
             num_targets = 0 if loss_fn is None else 1
@@ -341,8 +425,29 @@ class Trainer:
 
     # --- batches and plans -------------------------------------------------
 
+    def _from_mapping(self, batch, what):
+        """A mapping batch as the tuple the plans take: the input keys, then
+        the target keys, in the example batch's order."""
+        inputs, targets = self._keys
+        keys = list(inputs) + list(targets)
+        missing = [k for k in keys if k not in batch]
+        extra = [k for k in batch if k not in keys]
+        if missing or extra:
+            raise ValueError("%s has keys %s; the Trainer was built for %s%s" % (
+                what, ", ".join(map(repr, batch)), ", ".join(map(repr, keys)),
+                " (missing %s)" % ", ".join(map(repr, missing)) if missing else ""))
+        for k in keys:
+            if not isinstance(batch[k], self._torch.Tensor):
+                raise TypeError("%s[%r] is %s, not a torch.Tensor" % (
+                    what, k, type(batch[k]).__name__))
+        return tuple(batch[k] for k in keys)
+
     def _as_batch(self, batch, what):
         torch = self._torch
+        if self._keys is not None and len(batch) == 1 and isinstance(batch[0], Mapping):
+            batch = self._from_mapping(batch[0], what)
+        elif self._keys is not None and isinstance(batch, Mapping):
+            batch = self._from_mapping(batch, what)
         if isinstance(batch, torch.Tensor):
             batch = (batch,)
         if not isinstance(batch, (tuple, list)) or not batch:
@@ -357,6 +462,8 @@ class Trainer:
         target (or target0, target1, ...)."""
         import inspect
 
+        if self._keys is not None:  # a mapping batch: its keys
+            return list(self._keys[0]) + list(self._keys[1])
         inputs = count - self.num_targets
         try:
             params = [p for p in inspect.signature(self.model.forward).parameters.values()
@@ -417,8 +524,8 @@ class Trainer:
         saved = {k: v.detach().clone() for k, v in self.model.state_dict().items()}
         rng = torch.get_rng_state()
         try:
-            exported = export_for_training(self.model, inputs, self.loss_fn, targets=targets,
-                                           path=path)
+            exported = export_for_training(self._module, inputs, self.loss_fn,
+                                           targets=targets, path=path)
         except (ValueError, TypeError) as e:
             raise type(e)("mpt.torch.Trainer: %s" % e) from e
         except Exception as e:
@@ -461,8 +568,11 @@ class Trainer:
         lines = []
         for node in sorted(set(re.findall(r"node '(/[^']+)'", message))):
             path = node.strip("/").split("/")[:-1]
-            if path and path[0] == "inner" and callable(self.loss_fn):
-                path = path[1:]  # the callable loss's wrapper
+            wrappers = (callable(self.loss_fn) and not isinstance(self.loss_fn, str)) + (
+                self._keys is not None)
+            for _ in range(wrappers):  # WithLoss's and _KeywordCall's `inner`
+                if path and path[0] == "inner":
+                    path = path[1:]
             try:
                 module = self.model.get_submodule(".".join(path))
             except AttributeError:
@@ -477,7 +587,9 @@ class Trainer:
         names = set(plan.parameter_names())
         found = {}
         for key in self.model.state_dict():
-            for name in (key, "inner." + key):
+            # The wrappers' names: WithLoss (a callable loss) and
+            # _KeywordCall (a mapping batch) each hold the model as `inner`.
+            for name in (key, "inner." + key, "inner.inner." + key):
                 if name in names:
                     found[key] = name
                     break
@@ -601,7 +713,13 @@ class Trainer:
         entry, in inference mode: a tensor, or a tuple for several. The
         targets the entry needs are zeros shaped as example_batch's, with
         the first dimension the inputs'."""
-        inputs = self._as_batch(inputs, "the inputs")
+        if self._keys is not None and len(inputs) == 1 and isinstance(inputs[0], Mapping):
+            missing = [k for k in self._keys[0] if k not in inputs[0]]
+            if missing:
+                raise ValueError("the inputs lack %s" % ", ".join(map(repr, missing)))
+            inputs = tuple(inputs[0][k] for k in self._keys[0])
+        else:
+            inputs = self._as_batch(inputs, "the inputs")
         count = len(self._names) - self.num_targets
         if len(inputs) != count:
             raise ValueError("the model takes %d inputs (%s), got %d" % (

@@ -608,6 +608,74 @@ def test_hf_causal_lm_example(args):
     assert abs(mpt_eval - torch_eval) <= 0.02 * torch_eval, out
 
 
+class KeywordModel(torch.nn.Module):
+    """A model called with keywords that returns a dict, as Hugging Face
+    models do: the logits, and the loss when given labels."""
+
+    def __init__(self):
+        super().__init__()
+        self.net = make_model()
+
+    def forward(self, x, mask, labels=None):
+        logits = self.net(x * mask)
+        out = {"logits": logits}
+        if labels is not None:
+            out = {"loss": torch.nn.functional.cross_entropy(logits, labels), **out}
+        return out
+
+
+def test_mapping_batches(args):
+    """Mapping batches (dicts, as a Hugging Face BatchEncoding is): keywords
+    to the model, a loss_fn on its "logits" with "labels" as the target, or
+    the model's own "loss" with the labels among its inputs; each trains as
+    PyTorch's SGD does on the same batches; sync_to_module finds the
+    parameters under the wrapper; wrong keys are named."""
+    torch.manual_seed(3)
+    batches = [{"x": torch.randn(8, 16), "mask": (torch.rand(8, 16) > 0.2).float(),
+                "labels": torch.randint(0, 10, (8,))} for _ in range(STEPS)]
+    for loss_fn in ("cross_entropy", None):
+        model = KeywordModel()
+        reference = copy.deepcopy(model)
+        opt = torch.optim.SGD(reference.parameters(), lr=LR)
+        expected = []
+        for b in batches:
+            opt.zero_grad()
+            loss = torch.nn.functional.cross_entropy(reference(b["x"], b["mask"])["logits"],
+                                                     b["labels"])
+            loss.backward()
+            opt.step()
+            expected.append(loss.item())
+        trainer = quiet_trainer(model, batches[0], loss_fn, optimizer="sgd", lr=LR,
+                                precision="fp32", device="cpu")
+        check([trainer.step(b).item() for b in batches], expected,
+              "mapping batch, loss_fn=%r" % loss_fn)
+        trainer.sync_to_module()
+        for name, p in model.named_parameters():
+            assert torch.allclose(p, dict(reference.named_parameters())[name], atol=1e-6), name
+        assert "net.0.weight" in trainer.module_tensors, trainer.module_tensors
+        if loss_fn is not None:  # the model's outputs, through the eval entry
+            logits = trainer({"x": batches[0]["x"], "mask": batches[0]["mask"]})
+            with torch.no_grad():
+                want = model(batches[0]["x"], batches[0]["mask"])["logits"]
+            assert torch.allclose(logits, want, atol=1e-5), (logits - want).abs().max()
+    expect = [(ValueError, "missing 'mask'", lambda: trainer.step(
+                  {"x": batches[0]["x"], "labels": batches[0]["labels"]})),
+              (TypeError, "['mask'] is list", lambda: trainer.step(
+                  {**batches[0], "mask": [1.0]})),
+              (ValueError, "targets=('...',)", lambda: mpt.torch.Trainer(
+                  KeywordModel(), {"x": batches[0]["x"], "mask": batches[0]["mask"]},
+                  "cross_entropy")),
+              ]
+    for kind, words, fn in expect:
+        try:
+            fn()
+        except kind as e:
+            assert words in str(e), (words, str(e))
+            print("%s: %s" % (kind.__name__, e))
+        else:
+            raise AssertionError("no %s (%s)" % (kind.__name__, words))
+
+
 def test_cuda_tensors_stay_on_device(args):
     """On a GPU host (a CUDA build and torch with CUDA): CUDA batches are
     bound on the GPU through DLPack, never copied to the host, and train
@@ -642,7 +710,7 @@ TESTS = [test_export, test_trainer_matches_pytorch, test_torch_optimizer_instanc
          test_fp16_loss_scale, test_tied_weights,
          test_sync_to_module,
          test_state_dict_resume, test_errors, test_charlm_example,
-         test_hf_causal_lm_example, test_cuda_tensors_stay_on_device]
+         test_hf_causal_lm_example, test_mapping_batches, test_cuda_tensors_stay_on_device]
 
 
 def main():
