@@ -425,13 +425,13 @@ class Trainer:
 
     # --- batches and plans -------------------------------------------------
 
-    def _from_mapping(self, batch, what):
+    def _from_mapping(self, batch, what, inputs_only=False):
         """A mapping batch as the tuple the plans take: the input keys, then
-        the target keys, in the example batch's order."""
-        inputs, targets = self._keys
-        keys = list(inputs) + list(targets)
+        the target keys, in the example batch's order (the input keys alone
+        with inputs_only, other keys then ignored)."""
+        keys = list(self._keys[0]) + ([] if inputs_only else list(self._keys[1]))
         missing = [k for k in keys if k not in batch]
-        extra = [k for k in batch if k not in keys]
+        extra = [] if inputs_only else [k for k in batch if k not in keys]
         if missing or extra:
             raise ValueError("%s has keys %s; the Trainer was built for %s%s" % (
                 what, ", ".join(map(repr, batch)), ", ".join(map(repr, keys)),
@@ -446,8 +446,6 @@ class Trainer:
         torch = self._torch
         if self._keys is not None and len(batch) == 1 and isinstance(batch[0], Mapping):
             batch = self._from_mapping(batch[0], what)
-        elif self._keys is not None and isinstance(batch, Mapping):
-            batch = self._from_mapping(batch, what)
         if isinstance(batch, torch.Tensor):
             batch = (batch,)
         if not isinstance(batch, (tuple, list)) or not batch:
@@ -566,10 +564,9 @@ class Trainer:
         import re
 
         lines = []
+        wrappers = callable(self.loss_fn) + (self._keys is not None)
         for node in sorted(set(re.findall(r"node '(/[^']+)'", message))):
             path = node.strip("/").split("/")[:-1]
-            wrappers = (callable(self.loss_fn) and not isinstance(self.loss_fn, str)) + (
-                self._keys is not None)
             for _ in range(wrappers):  # WithLoss's and _KeywordCall's `inner`
                 if path and path[0] == "inner":
                     path = path[1:]
@@ -617,13 +614,17 @@ class Trainer:
     def _feeds(self, plan, batch, entry):
         names = set(plan.inputs(entry))
         on_gpu = plan.backend == "cuda"
-        return {n: self._device_feed(plan, n, t) if on_gpu and t.is_cuda else self._to_numpy(t)
-                for n, t in zip(self._names, batch) if n in names}
+        feeds = {n: self._device_feed(plan, n, t) if on_gpu and t.is_cuda else self._to_numpy(t)
+                 for n, t in zip(self._names, batch) if n in names}
+        # The CUDA tensors finished on PyTorch's streams (the runtime copies
+        # on its own), once per device.
+        for device in {v.device for v in feeds.values() if isinstance(v, self._torch.Tensor)}:
+            self._torch.cuda.current_stream(device).synchronize()
+        return feeds
 
     def _device_feed(self, plan, name, t):
         """A CUDA tensor as the plan binds it on the GPU (through DLPack,
-        never through the host): the plan's dtype, contiguous, and finished
-        on PyTorch's stream (the runtime copies on its own)."""
+        never through the host): the plan's dtype, contiguous."""
         torch = self._torch
         dtype = _TORCH_DTYPES.get(plan.input_dtype(name))
         if dtype is None:
@@ -632,9 +633,7 @@ class Trainer:
         t = t.detach()
         if t.dtype != want:
             t = t.to(want)
-        t = t.contiguous()
-        torch.cuda.current_stream(t.device).synchronize()
-        return t
+        return t.contiguous()
 
     def _tensor(self, value, like):
         torch = self._torch
@@ -714,10 +713,7 @@ class Trainer:
         targets the entry needs are zeros shaped as example_batch's, with
         the first dimension the inputs'."""
         if self._keys is not None and len(inputs) == 1 and isinstance(inputs[0], Mapping):
-            missing = [k for k in self._keys[0] if k not in inputs[0]]
-            if missing:
-                raise ValueError("the inputs lack %s" % ", ".join(map(repr, missing)))
-            inputs = tuple(inputs[0][k] for k in self._keys[0])
+            inputs = self._from_mapping(inputs[0], "the inputs", inputs_only=True)
         else:
             inputs = self._as_batch(inputs, "the inputs")
         count = len(self._names) - self.num_targets

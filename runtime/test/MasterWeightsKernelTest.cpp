@@ -228,6 +228,39 @@ TEST(Bf16Master, LoadErrors) {
             std::string::npos);
   EXPECT_NE(error(runKernel("adamw_update", base, f32Results)).find("must be bf16"),
             std::string::npos);
+  // `sharded` offsets stochastic rounding's draws: meaningless without it.
+  EXPECT_NE(error(runKernel("adamw_update", base, results, {Attribute::makeInt("sharded", 1)}))
+                .find("'sharded' is meaningful only with stochastic_rounding"),
+            std::string::npos);
+}
+
+// Tests that a sharded update in a world of one (rank 0, offset 0) rounds
+// as the unsharded update does, bit for bit.
+TEST(Bf16Master, ShardedOnRankZeroIsUnsharded) {
+  const int64_t n = 64;
+  HostTensor p(DType::BF16, {n}), g(DType::F32, {n});
+  for (int64_t i = 0; i < n; ++i) {
+    p.set(i, 1.0 + 0.01 * i);
+    g.set(i, 0.3 - 0.01 * i);
+  }
+  std::vector<HostTensor> operands = {p,
+                                      g,
+                                      filled(DType::F32, n, 0),
+                                      filled(DType::F32, n, 0),
+                                      scalarI64(3),
+                                      scalarF32(0.01f),
+                                      scalarI1(true),
+                                      scalarI64(7)};
+  const std::vector<HostTensor> results = {
+      HostTensor(DType::BF16, {n}), HostTensor(DType::F32, {n}), HostTensor(DType::F32, {n})};
+  const Attribute sr = Attribute::makeInt("stochastic_rounding", 1);
+  const Attribute stream = Attribute::makeInt("stream", kStream);
+  KernelRun plain = runKernel("adamw_update", operands, results, {sr, stream});
+  KernelRun sharded =
+      runKernel("adamw_update", operands, results, {sr, stream, Attribute::makeInt("sharded", 1)});
+  ASSERT_TRUE(plain.ok) << plain.error;
+  ASSERT_TRUE(sharded.ok) << sharded.error;
+  EXPECT_EQ(plain.outputs[0].bytes, sharded.outputs[0].bytes);
 }
 
 } // namespace

@@ -87,6 +87,9 @@ Status decodeDropout(const KernelView &v, DropoutParams *p) {
     p->threshold = philox::dropThreshold(ratio);
     p->scale = ratio >= 1.0 ? 0.0f : static_cast<float>(1.0 / (1.0 - ratio));
     p->stream = static_cast<uint32_t>(stream);
+    // This rank's draws: in a data-parallel world, the elements of its rows
+    // of the global batch.
+    MPTRT_TRY(rankElementOffset(v, p->numel, &p->elementOffset));
   }
   return Status::ok();
 }

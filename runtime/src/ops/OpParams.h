@@ -328,7 +328,7 @@ struct DropoutParams {
   /// Added to each element's index in its Philox draw: in a data-parallel
   /// run, rank r draws for elements r * numel + i, so that a batch-major
   /// tensor's masks are those one process draws for the global batch
-  /// (set by the backend at prepare; 0 in a world of one).
+  /// (set by decodeDropout from the process's rank; 0 in a world of one).
   int64_t elementOffset = 0;
 };
 Status decodeDropout(const KernelView &v, DropoutParams *p);

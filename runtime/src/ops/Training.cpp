@@ -240,17 +240,12 @@ Status decodeAdamWUpdate(const KernelView &v, AdamWParams *p) {
   MPTRT_TRY(expectStateResult(v, 1, shape, "exp_avg"));
   MPTRT_TRY(expectStateResult(v, 2, shape, "exp_avg_sq"));
   p->numel = v.operand(0).numel;
-  return Status::ok();
-}
-
-Status decodeAdamWUpdateForRank(const KernelView &v, AdamWParams *p) {
-  MPTRT_TRY(decodeAdamWUpdate(v, p));
-  if (!p->sharded)
-    return Status::ok();
-  MPTRT_TRY(rankElementOffset(v, p->numel, &p->elementOffset));
-  if (p->elementOffset + p->numel > philox::kMaxStreamElements)
-    return v.error("stochastic rounding covers at most 2^34 elements per tensor; this rank's "
-                   "shard ends past that");
+  if (p->sharded) { // this rank's shard's place in the whole parameter
+    MPTRT_TRY(rankElementOffset(v, p->numel, &p->elementOffset));
+    if (p->elementOffset + p->numel > philox::kMaxStreamElements)
+      return v.error("stochastic rounding covers at most 2^34 elements per tensor; this "
+                     "rank's shard ends past that");
+  }
   return Status::ok();
 }
 

@@ -127,14 +127,12 @@ struct AdamWParams {
   bool stochasticRounding = false; // then operand 7 is the seed
   uint32_t stream = 0;
   /// `sharded`: the param is this rank's shard (ZeRO-1), and element k
-  /// draws as element elementOffset + k of the whole parameter.
+  /// draws as element elementOffset + k of the whole parameter (the
+  /// decoder sets it from the process's rank).
   bool sharded = false;
   int64_t elementOffset = 0;
 };
 Status decodeAdamWUpdate(const KernelView &v, AdamWParams *p);
-/// decodeAdamWUpdate, then a sharded update's element offset from the
-/// process's rank (the communicator's): both backends prepare with it.
-Status decodeAdamWUpdateForRank(const KernelView &v, AdamWParams *p);
 
 /// update_loss_scale: scale, growth_tracker, finite -> scale',
 /// growth_tracker' (PyTorch GradScaler.update).

@@ -308,6 +308,16 @@ func.func @adamw_sr_f32(%p: tensor<4xf32>, %g: tensor<4xf32>, %s: tensor<i64>, %
 
 // -----
 
+// Tests that adamw_update is 'sharded' (its draws offset by the rank) only
+// when it rounds stochastically.
+func.func @adamw_sharded_nearest(%p: tensor<4xbf16>, %g: tensor<4xf32>, %s: tensor<i64>, %lr: tensor<f32>, %ok: tensor<i1>) -> tensor<4xbf16> {
+  // expected-error @+1 {{is 'sharded' only with 'stochastic_rounding'}}
+  %0:3 = mpt.adamw_update %p, %g, %g, %g, %s, %lr, %ok {sharded = true} : (tensor<4xbf16>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<i64>, tensor<f32>, tensor<i1>) -> (tensor<4xbf16>, tensor<4xf32>, tensor<4xf32>)
+  return %0#0 : tensor<4xbf16>
+}
+
+// -----
+
 // Tests that an adamw_update's new parameter has the parameter's type.
 func.func @adamw_master_type(%p: tensor<4xbf16>, %g: tensor<4xf32>, %s: tensor<i64>, %lr: tensor<f32>, %ok: tensor<i1>) -> tensor<4xf32> {
   // expected-error @+1 {{all of {param, new_param} have same type}}

@@ -31,7 +31,6 @@
 #include "cuda/Vectorized.cuh"
 #include "mptrt/Philox.h"
 #include "ops/Backward.h"
-#include "ops/DecodeUtil.h"
 
 #include <cub/device/device_radix_sort.cuh>
 
@@ -886,9 +885,7 @@ Status prepareFill(const Context &c, const KernelView &v, std::unique_ptr<Prepar
 }
 Status prepareDropout(const Context &c, const KernelView &v, std::unique_ptr<PreparedKernel> *out) {
   DropoutParams p;
-  MPTRT_TRY(decodeDropout(v, &p));
-  if (p.draw) // this rank's draws (CpuKernels' dropout says why)
-    MPTRT_TRY(rankElementOffset(v, p.numel, &p.elementOffset));
+  MPTRT_TRY(decodeDropout(v, &p)); // this rank's draws included
   using RunFn = Status (*)(const Context &, const DropoutParams &, const KernelArgs &);
   RunFn run = runDropoutAs<AnyX, AnyY>;
   const DType dtype = v.operand(0).dtype;

@@ -24,7 +24,6 @@
 #include "cpu/Parallel.h"
 
 #include "mptrt/Philox.h"
-#include "ops/DecodeUtil.h"
 
 #include <algorithm>
 #include <cstring>
@@ -93,16 +92,10 @@ Status runDropout(const DropoutParams &p, const KernelArgs &args) {
   return Status::ok();
 }
 
-/// The decoder's parameters and this rank's element offset.
-Status decodeForRank(const KernelView &v, DropoutParams *p) {
-  MPTRT_TRY(decodeDropout(v, p));
-  return p->draw ? rankElementOffset(v, p->numel, &p->elementOffset) : Status::ok();
-}
-
 } // namespace
 
 Status prepareDropout(const KernelView &v, std::unique_ptr<PreparedKernel> *out) {
-  return prepareWith<DropoutParams>(v, out, decodeForRank, runDropout);
+  return prepareWith<DropoutParams>(v, out, decodeDropout, runDropout);
 }
 
 } // namespace cpu

@@ -195,7 +195,7 @@ Status prepareSgdUpdate(const KernelView &v, std::unique_ptr<PreparedKernel> *ou
   return prepareWith<SgdParams>(v, out, decodeSgdUpdate, runSgdUpdate);
 }
 Status prepareAdamWUpdate(const KernelView &v, std::unique_ptr<PreparedKernel> *out) {
-  return prepareWith<AdamWParams>(v, out, decodeAdamWUpdateForRank, runAdamWUpdate);
+  return prepareWith<AdamWParams>(v, out, decodeAdamWUpdate, runAdamWUpdate);
 }
 
 } // namespace cpu

@@ -763,7 +763,7 @@ Status prepareSgdUpdate(const Context &c, const KernelView &v,
 }
 Status prepareAdamWUpdate(const Context &c, const KernelView &v,
                           std::unique_ptr<PreparedKernel> *out) {
-  return prepareForGrad<AdamWParams, RunAdamWUpdate>(c, v, out, decodeAdamWUpdateForRank, 1);
+  return prepareForGrad<AdamWParams, RunAdamWUpdate>(c, v, out, decodeAdamWUpdate, 1);
 }
 Status prepareUpdateLossScale(const Context &c, const KernelView &v,
                               std::unique_ptr<PreparedKernel> *out) {
