@@ -100,6 +100,20 @@ else
   record cuda-specialised FAIL "$(grep -c 'Failure' "$LOGS/cuda-specialised.log") failures, see cuda-specialised.log"
 fi
 
+# The convolutions through cuDNN against float64 and the CPU, run to run
+# (docs/runtime.md, "Convolutions through cuDNN"); the configure line says
+# where cuDNN was found.
+"$TESTS/mptrt-cudnn-conv-test" >"$LOGS/cudnn-conv.log" 2>&1
+cudnn_found=$(grep -m1 'cuDNN convolutions' "$LOGS/configure.log" | sed 's/^-- mptrt: //')
+if grep -q "SKIPPED" "$LOGS/cudnn-conv.log"; then
+  record cudnn-conv FAIL "skipped on a GPU host: $(grep -m1 -A1 Skipped "$LOGS/cudnn-conv.log" | tail -1); $cudnn_found"
+elif grep -qE "\[  PASSED  \] [0-9]+ tests?" "$LOGS/cudnn-conv.log" &&
+     ! grep -q "\[  FAILED  \]" "$LOGS/cudnn-conv.log"; then
+  record cudnn-conv PASS "$(grep -E '\[  PASSED  \]' "$LOGS/cudnn-conv.log"); $cudnn_found"
+else
+  record cudnn-conv FAIL "$(grep -c 'Failure' "$LOGS/cudnn-conv.log") failures, see cudnn-conv.log; $cudnn_found"
+fi
+
 echo "== training parity: 10 AdamW steps on CPU and on CUDA"
 parity_ok=0
 parity_bad=0

@@ -228,11 +228,11 @@ struct KernelRun {
   std::vector<HostTensor> outputs;
 };
 
-/// Builds, loads and runs a plan with one kernel; `results` gives each
-/// result's dtype and shape (contents ignored).
+/// Builds, loads and runs a plan with one kernel on `backend`; `results`
+/// gives each result's dtype and shape (contents ignored).
 inline KernelRun runKernel(const std::string &kind, const std::vector<HostTensor> &operands,
                            const std::vector<HostTensor> &results,
-                           std::vector<Attribute> attrs = {}) {
+                           std::vector<Attribute> attrs = {}, const char *backend = "cpu") {
   PlanBuilder b;
   std::vector<uint32_t> in, out;
   for (size_t i = 0; i < operands.size(); ++i)
@@ -245,7 +245,7 @@ inline KernelRun runKernel(const std::string &kind, const std::vector<HostTensor
 
   KernelRun r;
   Model model;
-  if (!model.loadMemory(bytes.data(), bytes.size(), "cpu")) {
+  if (!model.loadMemory(bytes.data(), bytes.size(), backend)) {
     r.error = lastError();
     return r;
   }

@@ -2,7 +2,8 @@
 //
 // One backend is one device (MPTRT_CUDA_DEVICE; in a data-parallel run of
 // several ranks the launcher's local rank; else 0), one stream and
-// one cuBLASLt handle. Plans keep every tensor in device memory: the arena,
+// one cuBLASLt handle (and a cuDNN one once a convolution asks). Plans
+// keep every tensor in device memory: the arena,
 // the parameters (FP32 masters, optimizer state) and the constants, each
 // allocated once when the plan is loaded. A run enqueues its kernels on the
 // stream and synchronize() waits once at its end, then reads the device
@@ -19,6 +20,7 @@
 #include "KindTable.h"
 #include "cuda/CudaContext.h"
 #include "cuda/CudaKernels.h"
+#include "cuda/Cudnn.h"
 #include "mptrt/Communicator.h"
 
 #include <cublasLt.h>
@@ -122,6 +124,7 @@ public:
       cudaFree(ctx_.ltWorkspace);
     if (ctx_.lt)
       cublasLtDestroy(reinterpret_cast<cublasLtHandle_t>(ctx_.lt));
+    releaseCudnn(ctx_);
     if (ctx_.stream)
       cudaStreamDestroy(reinterpret_cast<cudaStream_t>(ctx_.stream));
   }
@@ -335,6 +338,7 @@ bool probe(std::string *detail) {
     *detail += ": the CUDA backend needs sm_80 or newer";
     return false;
   }
+  *detail += ", " + convDescription();
   return true;
 }
 

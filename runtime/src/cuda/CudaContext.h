@@ -1,7 +1,7 @@
 //===- CudaContext.h - what every CUDA kernel of a backend shares -*- C++ -*-===//
 //
 // One CudaBackend owns one Context: the stream every kernel is enqueued on,
-// the cuBLASLt handle and its workspace, and a device word where kernels
+// the cuBLASLt handle and its workspace, cuDNN's handle, and a device word where kernels
 // report data-dependent errors (an index out of range). Kernels never
 // synchronise: a run enqueues its kernels, and Backend::synchronize waits
 // for the stream and then reads the error word, so a plan can be captured
@@ -60,6 +60,10 @@ struct Context {
   DeviceErrorRecord *errorWord = nullptr; // device memory, code 0 = none
   int deviceOrdinal = 0;
   int smCount = 0; // multiprocessors, for grid sizes
+  /// cudnnHandle_t on `stream`, made by the first kernel prepared through
+  /// cuDNN (Cudnn.h), so a backend without convolutions never loads cuDNN;
+  /// prepare sees the context as const, hence mutable.
+  mutable void *cudnn = nullptr;
 };
 
 /// "cuda: <what>: <cudaGetErrorString>" for a failed runtime call, or ok.

@@ -17,6 +17,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <string>
 #include <utility>
 
 namespace mptrt {
@@ -101,9 +102,21 @@ Status prepareGemm(const Context &, const KernelView &, std::unique_ptr<Prepared
 /// Not implemented on CUDA yet (cuBLASLt FP8): prepare fails with a message.
 Status prepareScaledMatMul(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *);
 Status prepareScaledGemm(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *);
-// conv, conv_grad_input, conv_grad_weight as direct kernels (ConvKernels.cu).
+// conv, conv_grad_input, conv_grad_weight (ConvKernels.cu): through cuDNN
+// where it takes them, else as direct kernels (MPTRT_CUDA_CONV, Cudnn.h).
 Status prepareConv(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *);
 Status prepareConvGrad(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *);
+/// A conv kind through cuDNN (CudnnConv.cpp); false, with why not, where
+/// cuDNN does not take it or is absent.
+bool prepareCudnnConv(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *,
+                      std::string *whyNot);
+/// For CudnnConv.cpp (kernels in ConvKernels.cu): `n` elements of a `dtype`
+/// tensor widened exactly into `dst`.
+Status launchWidenToF32(const Context &, DType dtype, const void *src, float *dst, int64_t n);
+/// out[e] = acc[e] + bias[(e / inner) % channels] (no bias: null), in f32,
+/// rounded once into `outType`; `acc` may be `out` when that is f32.
+Status launchConvFinish(const Context &, const float *acc, DType biasType, const void *bias,
+                        int64_t channels, int64_t inner, int64_t n, DType outType, void *out);
 
 // Data movement, dropout, gather_grad and slice_grad (DataMovementKernels.cu).
 Status prepareCopy(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *);

@@ -1,12 +1,13 @@
 //===- ConvKernels.cu - conv and its gradients, direct kernels ------------===//
 //
-// The fallback convolution of the CUDA backend, without cuDNN (not wired up
-// yet): one thread per result element, each summing its products directly.
-// Slow next to cuDNN or an implicit GEMM, and simple enough to be checked by
-// reading. A direct loop is a sequential sum over a long axis (C/group x
-// kernel positions, or every output position), so each sum is accumulated
-// in double and rounded once (docs/runtime.md, "Accumulation"), never as a
-// naive float32 sum:
+// The CUDA backend's convolutions: through cuDNN where the build has it and
+// it takes the kernel (CudnnConv.cpp; MPTRT_CUDA_CONV, cuda/Cudnn.h), else
+// the direct kernels here: one thread per result element, each summing its
+// products directly. Slow next to cuDNN or an implicit GEMM, and simple
+// enough to be checked by reading. A direct loop is a sequential sum over a
+// long axis (C/group x kernel positions, or every output position), so each
+// sum is accumulated in double and rounded once (docs/runtime.md,
+// "Accumulation"), never as a naive float32 sum:
 //
 //   conv             y[n, m, o] = sum over (c, k) of x * w, + bias[m];
 //   conv_grad_input  dx[n, c, i] = sum over (m, k) with i = o s - pad + k d of
@@ -16,10 +17,13 @@
 //
 // The CPU backend multiplies the same products with float32 sgemm (the GEMM
 // exemption of "Accumulation"), so the results agree with the CPU's to that
-// sgemm's float32 rounding, not bit for bit.
+// sgemm's float32 rounding, not bit for bit. Also here: the two small
+// kernels the cuDNN path needs around cuDNN's (widening an operand, adding
+// the bias and rounding the result).
 //
 //===----------------------------------------------------------------------===//
 #include "cuda/CudaKernels.h"
+#include "cuda/Cudnn.h"
 #include "cuda/Device.cuh"
 #include "ops/Backward.h"
 
@@ -214,14 +218,70 @@ Status decodeRun(const KernelView &v, ConvRun *r) {
   return deviceConv(r->p, &r->d);
 }
 
+__global__ void widenKernel(DType dtype, const void *src, float *dst, int64_t n) {
+  MPTRT_FOR_EACH(i, n) { dst[i] = loadF32(dtype, src, i); }
+}
+
+__global__ void convFinishKernel(const float *acc, DType bt, const void *bias, int64_t channels,
+                                 int64_t inner, int64_t n, DType yt, void *y) {
+  MPTRT_FOR_EACH(e, n) {
+    float v = acc[e];
+    if (bias)
+      v += loadF32(bt, bias, (e / inner) % channels);
+    storeF32(yt, y, e, v);
+  }
+}
+
+/// cuDNN's kernel for `v` unless MPTRT_CUDA_CONV says direct; false to
+/// use the direct kernel; an error where MPTRT_CUDA_CONV=cudnn and cuDNN
+/// does not take it.
+Status tryCudnn(const Context &c, const KernelView &v, std::unique_ptr<PreparedKernel> *out,
+                bool *taken) {
+  *taken = false;
+  ConvPath path;
+  MPTRT_TRY(convPathFromEnvironment(&path));
+  if (path == ConvPath::Direct)
+    return Status::ok();
+  std::string whyNot;
+  *taken = prepareCudnnConv(c, v, out, &whyNot);
+  if (!*taken && path == ConvPath::Cudnn)
+    return Status::error(v.kind() +
+                         ": MPTRT_CUDA_CONV=cudnn, but cuDNN does not take it: " + whyNot);
+  return Status::ok();
+}
+
 } // namespace
 
+Status launchWidenToF32(const Context &c, DType dtype, const void *src, float *dst, int64_t n) {
+  if (n == 0)
+    return Status::ok();
+  widenKernel<<<blocksFor(c, n), kThreads, 0, streamOf(c)>>>(dtype, src, dst, n);
+  return launched("conv operand widening kernel");
+}
+
+Status launchConvFinish(const Context &c, const float *acc, DType biasType, const void *bias,
+                        int64_t channels, int64_t inner, int64_t n, DType outType, void *out) {
+  if (n == 0)
+    return Status::ok();
+  convFinishKernel<<<blocksFor(c, n), kThreads, 0, streamOf(c)>>>(acc, biasType, bias, channels,
+                                                                  inner, n, outType, out);
+  return launched("conv result kernel");
+}
+
 Status prepareConv(const Context &c, const KernelView &v, std::unique_ptr<PreparedKernel> *out) {
+  bool taken = false;
+  MPTRT_TRY(tryCudnn(c, v, out, &taken));
+  if (taken)
+    return Status::ok();
   return prepareWith<ConvRun>(c, v, out, decodeRun<decodeConv>, runConv);
 }
 
 Status prepareConvGrad(const Context &c, const KernelView &v,
                        std::unique_ptr<PreparedKernel> *out) {
+  bool taken = false;
+  MPTRT_TRY(tryCudnn(c, v, out, &taken));
+  if (taken)
+    return Status::ok();
   if (v.kind() == "conv_grad_input")
     return prepareWith<ConvRun>(c, v, out, decodeRun<decodeConvGrad>, runConvGradInput);
   return prepareWith<ConvRun>(c, v, out, decodeRun<decodeConvGrad>, runConvGradWeight);
