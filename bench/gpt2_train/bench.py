@@ -26,7 +26,6 @@ import platform
 import resource
 import subprocess
 import sys
-import threading
 import time
 
 import numpy as np
@@ -35,6 +34,7 @@ import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import model as gm  # noqa: E402
+from gpubench import MemorySampler  # noqa: E402  (model.py put bench/common on the path)
 
 PEAK_FLOPS = 989e12  # H100 SXM dense bf16
 SEED = 1234
@@ -316,33 +316,6 @@ class Bench:
             f.write("\n".join(lines) + "\n")
         if not quiet:
             self.say("\n".join(lines))
-
-
-class MemorySampler:
-    """The largest nvidia-smi memory.used while a run lasts."""
-
-    def __init__(self):
-        self.peak_mib, self.done = 0, False
-        self.base = self.read()
-        self.thread = threading.Thread(target=self.loop, daemon=True)
-        self.thread.start()
-
-    def read(self):
-        try:
-            out = subprocess.run(["nvidia-smi", "--query-gpu=memory.used", "--format=csv,noheader,nounits"],
-                                 capture_output=True, text=True, timeout=5).stdout
-            return int(out.split()[0])
-        except Exception:
-            return 0
-
-    def loop(self):
-        while not self.done:
-            self.peak_mib = max(self.peak_mib, self.read() - self.base)
-            time.sleep(0.05)
-
-    def stop(self):
-        self.done = True
-        self.thread.join()
 
 
 def main():

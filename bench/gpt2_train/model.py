@@ -13,14 +13,17 @@ scale, causal mask, softmax, matmul) as most exported models have it;
 PyTorch baselines only). Works with torch 1.13 (Debian's, for the export
 and the CPU smoke) and torch 2.x.
 """
-import json
 import math
-import struct
+import os
+import sys
 from dataclasses import dataclass, asdict
 
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
+from gpubench import save_safetensors  # noqa: E402,F401  (bench.py: gm.save_safetensors)
 
 
 @dataclass
@@ -134,23 +137,6 @@ def batches(cfg: Config, batch: int, count: int, seed: int):
     gen = torch.Generator().manual_seed(seed + 1)
     tokens = torch.randint(0, cfg.data_vocab, (count * batch, cfg.block_size + 1), generator=gen)
     return tokens[:, :-1].contiguous(), tokens[:, 1:].contiguous()
-
-
-def save_safetensors(tensors: dict, path: str):
-    """A .safetensors file of f32 tensors (no dependency on the package)."""
-    header, offset, blobs = {}, 0, []
-    for name, t in tensors.items():
-        data = t.detach().to("cpu", torch.float32).contiguous().numpy().tobytes()
-        header[name] = {"dtype": "F32", "shape": list(t.shape), "data_offsets": [offset, offset + len(data)]}
-        offset += len(data)
-        blobs.append(data)
-    text = json.dumps(header, separators=(",", ":")).encode()
-    text += b" " * (-len(text) % 8)
-    with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(text)))
-        f.write(text)
-        for b in blobs:
-            f.write(b)
 
 
 def config_dict(cfg: Config) -> dict:

@@ -80,19 +80,7 @@ rm -rf "$OUT"
 mkdir -p "$OUT"
 "$PY" "$HERE/prepare.py" --out "$OUT" --mpt-compile "$MPT_COMPILE" --batches 8,16
 if [ "$BUILD_HERE" = 1 ]; then
-  # The runtime alone, CUDA for sm_90, without OpenBLAS (the GPU host may
-  # lack it) and without tests; run_gpu.sh builds there when this binary
-  # does not start.
-  start=$(date +%s)
-  cmake -G Ninja -S runtime -B build-gpu-bench -DCMAKE_BUILD_TYPE=Release -DMPTRT_ENABLE_CUDA=ON \
-    -DCMAKE_CUDA_ARCHITECTURES=90 -DMPTRT_BUILD_TESTS=OFF -DMPTRT_REQUIRE_BLAS=OFF \
-    -DCMAKE_DISABLE_FIND_PACKAGE_BLAS=ON -DCMAKE_DISABLE_FIND_PACKAGE_PkgConfig=ON >/dev/null
-  ninja -C build-gpu-bench mpt-train
-  mkdir -p "$OUT/bin"
-  cp build-gpu-bench/bin/mpt-train "$OUT/bin/"
-  echo "built here by prepare.sh in $(( $(date +%s) - start )) s (ninja mpt-train, sm_90, $(nproc) cores; incremental when build-gpu-bench/ existed)" \
-    > "$OUT/bin/build.txt"
-  echo "prepare: mpt-train $(cat "$OUT/bin/build.txt")"
+  bench/common/build-mpt-train.sh "$OUT"
 fi
 du -sh "$OUT" | sed 's/^/prepare: /'
 size=$(du -sm "$OUT" | cut -f1)
