@@ -23,6 +23,11 @@ record() {  # record NAME STATUS DETAIL
   [ "$2" = PASS ] || [ "$2" = SKIP ] || FAILED=1
 }
 
+# cuDNN for the convolutions is opened at run time: the toolkit's, else
+# PyTorch's nvidia-cudnn-cu13 wheel (docs/runtime.md, "Convolutions through cuDNN").
+cudnn_wheel=$(python3 -c 'import nvidia.cudnn as m, os; print(os.path.join(list(m.__path__)[0], "lib"))' 2>/dev/null || true)
+[ -n "$cudnn_wheel" ] && export LD_LIBRARY_PATH="$cudnn_wheel${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+
 echo "== device"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>&1 | tee "$LOGS/device.txt"
 

@@ -1,8 +1,10 @@
 """What the GPU training benchmarks share (bench/gpt2_train, bench/resnet_train):
-a .safetensors writer for `mpt-train --params` and a GPU memory sampler for
-runs in another process (mpt-train), where torch.cuda's counters see nothing.
+phases under one deadline, a .safetensors writer for `mpt-train --params`
+and a GPU memory sampler for runs in another process (mpt-train), where
+torch.cuda's counters see nothing.
 """
 import json
+import os
 import struct
 import subprocess
 import threading
@@ -52,3 +54,45 @@ class MemorySampler:
     def stop(self):
         self.done = True
         self.thread.join()
+
+
+class Phases:
+    """Phases under one deadline (args.budget seconds from now): each starts
+    only with the time it needs left, one that fails is reported and the
+    rest go on, and save() (the subclass's) runs after each, so a run cut
+    off at the device's limit still reports what it measured. Needs
+    self.results["phases"]; logs to OUT/bench.log."""
+
+    def __init__(self, args):
+        self.args = args
+        self.deadline = time.time() + args.budget
+        self.log = open(os.path.join(args.out, "bench.log"), "a")
+
+    def say(self, text):
+        print(text, flush=True)
+        self.log.write(text + "\n")
+        self.log.flush()
+
+    def left(self):
+        return self.deadline - time.time()
+
+    def phase(self, name, need, fn, unavailable=None):
+        """Runs phase `name` if `need` seconds are left (and `unavailable`,
+        the reason it cannot run here, is None)."""
+        if unavailable:
+            self.results["phases"][name] = f"skipped: {unavailable}"
+            self.say(f"== {name}: SKIPPED ({unavailable})")
+            return
+        if self.left() < need:
+            self.results["phases"][name] = f"skipped: {self.left():.0f} s left, needs ~{need} s"
+            self.say(f"== {name}: SKIPPED ({self.results['phases'][name]})")
+            return
+        self.say(f"== {name} ({self.left():.0f} s left)")
+        t0 = time.time()
+        try:
+            fn()
+            self.results["phases"][name] = f"ok in {time.time() - t0:.1f} s"
+        except Exception as e:  # report and go on
+            self.results["phases"][name] = f"FAILED: {type(e).__name__}: {e}"
+            self.say(f"   FAILED: {type(e).__name__}: {e}")
+        self.save()

@@ -34,52 +34,21 @@ import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import model as gm  # noqa: E402
-from gpubench import MemorySampler  # noqa: E402  (model.py put bench/common on the path)
+from gpubench import MemorySampler, Phases  # noqa: E402  (model.py put bench/common on the path)
 
 PEAK_FLOPS = 989e12  # H100 SXM dense bf16
 SEED = 1234
 
 
-class Bench:
+class Bench(Phases):
     def __init__(self, args):
-        self.args = args
-        self.deadline = time.time() + args.budget
+        super().__init__(args)
         self.cfg = gm.SMOKE if args.smoke else gm.GPT2_124M
         self.dev = torch.device(args.device)
         self.results = {"phases": {}, "runs": {}, "parity": {}}
-        self.log = open(os.path.join(args.out, "bench.log"), "a")
         with open(os.path.join(args.folder, "prepare.json")) as f:
             self.prepared = json.load(f)
         self.flops = gm.flops_per_token(self.cfg)
-
-    def say(self, text):
-        print(text, flush=True)
-        self.log.write(text + "\n")
-        self.log.flush()
-
-    def left(self):
-        return self.deadline - time.time()
-
-    def phase(self, name, need, fn, unavailable=None):
-        """Runs phase `name` if `need` seconds are left (and `unavailable`,
-        the reason it cannot run here, is None)."""
-        if unavailable:
-            self.results["phases"][name] = f"skipped: {unavailable}"
-            self.say(f"== {name}: SKIPPED ({unavailable})")
-            return
-        if self.left() < need:
-            self.results["phases"][name] = f"skipped: {self.left():.0f} s left, needs ~{need} s"
-            self.say(f"== {name}: SKIPPED ({self.results['phases'][name]})")
-            return
-        self.say(f"== {name} ({self.left():.0f} s left)")
-        t0 = time.time()
-        try:
-            fn()
-            self.results["phases"][name] = f"ok in {time.time() - t0:.1f} s"
-        except Exception as e:  # report and go on
-            self.results["phases"][name] = f"FAILED: {type(e).__name__}: {e}"
-            self.say(f"   FAILED: {type(e).__name__}: {e}")
-        self.save()
 
     def save(self):
         """results.json and summary.md as they stand: after every phase, so

@@ -39,15 +39,14 @@ REPO = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(REPO, "bench", "common"))
 import resnet50 as rn  # noqa: E402
-from gpubench import MemorySampler, save_safetensors  # noqa: E402
+from gpubench import MemorySampler, Phases, save_safetensors  # noqa: E402
 
 SEED, LR, MOMENTUM = 1234, 0.01, 0.9
 
 
-class Bench:
+class Bench(Phases):
     def __init__(self, args):
-        self.args = args
-        self.deadline = time.time() + args.budget
+        super().__init__(args)
         self.cfg = rn.SMOKE if args.smoke else rn.FULL
         self.dev = torch.device(args.device)
         with open(os.path.join(args.folder, "prepare.json")) as f:
@@ -55,30 +54,6 @@ class Bench:
         self.batch = self.prepared["batch"]
         self.results = {"phases": {}, "runs": {}, "parity": {}, "prepared": self.prepared,
                         "build": args.build_note}
-        self.log = open(os.path.join(args.out, "bench.log"), "a")
-
-    def say(self, text):
-        print(text, flush=True)
-        self.log.write(text + "\n")
-        self.log.flush()
-
-    def left(self):
-        return self.deadline - time.time()
-
-    def phase(self, name, need, fn):
-        if self.left() < need:
-            self.results["phases"][name] = f"skipped: {self.left():.0f} s left, needs ~{need} s"
-            self.say(f"== {name}: SKIPPED")
-            return
-        self.say(f"== {name} ({self.left():.0f} s left)")
-        t0 = time.time()
-        try:
-            fn()
-            self.results["phases"][name] = f"ok in {time.time() - t0:.1f} s"
-        except Exception as e:  # report and go on
-            self.results["phases"][name] = f"FAILED: {type(e).__name__}: {e}"
-            self.say(f"   FAILED: {type(e).__name__}: {e}")
-        self.save()
 
     def sync(self):
         if self.dev.type == "cuda":
