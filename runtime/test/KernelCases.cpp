@@ -75,6 +75,11 @@ std::vector<Case> allCases() {
   cs.push_back(make("batch_norm_train",
                     {{F32, img}, {F32, {16}}, {F32, {16}}, {F32, {16}}, {F32, {16}, 0.5, 2.0}},
                     {{F32, img}, {F32, {16}}, {F32, {16}}}));
+  // The fused epilogue of a ResNet block (mpt-fuse-batch-norm): residual, relu.
+  cs.push_back(
+      make("batch_norm_train",
+           {{BF16, img}, {F32, {16}}, {F32, {16}}, {F32, {16}}, {F32, {16}, 0.5, 2.0}, {BF16, img}},
+           {{BF16, img}, {F32, {16}}, {F32, {16}}}, {aString("activation", "relu")}));
   cs.push_back(make("layer_norm", {{BF16, act}, {F32, {1024}}, {F32, {1024}}},
                     {{BF16, act}, {F32, {64, 1}}, {F32, {64, 1}}}));
   cs.push_back(make("softmax", {{F32, act}}, {{F32, act}}));
@@ -159,6 +164,8 @@ std::vector<Case> allCases() {
                     {{F32, {32, 16, 3, 3}}}, conv3));
   cs.push_back(make("batch_norm_grad", {{BF16, img}, {F32, {16}}, {BF16, img}},
                     {{BF16, img}, {F32, {16}}, {F32, {16}}}));
+  cs.push_back(make("batch_norm_grad", {{BF16, img}, {F32, {16}}, {BF16, img}, {BF16, img}},
+                    {{BF16, img}, {F32, {16}}, {F32, {16}}}, {aString("activation", "relu")}));
   // Training.
   cs.push_back(make("scale_loss", {{F32, {}}, {F32, {}, 1, 4}}, {{F32, {}}}));
   cs.push_back(make("unscale", {{BF16, act}, {F32, {}, 1, 4}}, {{F32, act}}));

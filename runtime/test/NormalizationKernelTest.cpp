@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <string>
 
 using namespace mptrt;
 using namespace mptrt::test;
@@ -31,6 +32,108 @@ TEST(BatchNormKernel, Inference) {
       }
       EXPECT_TRUE(closeTo(r.outputs[0], ref, 1e-5, 1e-5)) << plan::dtypeName(t);
     }
+}
+
+// Tests the fused epilogue of batch_norm and batch_norm_train (what
+// mpt-fuse-batch-norm makes): with `activation = relu`, and with a
+// `residual` and relu, the result has exactly the bits of the unfused
+// kernels (batch_norm, then add, then relu) in every float dtype; inputs
+// around 0 so that relu's kink, signed zeros and the add's rounding occur.
+TEST(BatchNormFusion, EpilogueHasTheUnfusedBits) {
+  std::mt19937 rng(33);
+  const std::vector<int64_t> shape = {3, 4, 5, 6};
+  const int64_t C = 4;
+  for (const char *kind : {"batch_norm", "batch_norm_train"})
+    for (DType t : floatDTypes()) {
+      HostTensor x = randomTensor(t, shape, rng);
+      HostTensor scale = randomTensor(DType::F32, {C}, rng),
+                 bias = randomTensor(DType::F32, {C}, rng);
+      HostTensor mean = randomTensor(DType::F32, {C}, rng),
+                 var = randomTensor(DType::F32, {C}, rng, 0.5, 2);
+      HostTensor skip = randomTensor(t, shape, rng);
+      std::vector<HostTensor> results = {HostTensor(t, shape)};
+      const std::vector<HostTensor> ops = {x, scale, bias, mean, var};
+      KernelRun plain = runKernel(kind, ops, results);
+      ASSERT_TRUE(plain.ok) << plain.error;
+      KernelRun relu = runKernel("relu", {plain.outputs[0]}, {HostTensor(t, shape)});
+      KernelRun added = runKernel("add", {plain.outputs[0], skip}, {HostTensor(t, shape)});
+      ASSERT_TRUE(relu.ok && added.ok) << relu.error << added.error;
+      KernelRun addedRelu = runKernel("relu", {added.outputs[0]}, {HostTensor(t, shape)});
+      const Attribute act = Attribute::makeString("activation", "relu");
+      KernelRun fused = runKernel(kind, ops, results, {act});
+      std::vector<HostTensor> withSkip = ops;
+      withSkip.push_back(skip);
+      KernelRun fusedResidual = runKernel(kind, withSkip, results, {act});
+      ASSERT_TRUE(fused.ok) << fused.error;
+      ASSERT_TRUE(fusedResidual.ok) << fusedResidual.error;
+      const std::string label = std::string(kind) + " " + plan::dtypeName(t);
+      EXPECT_TRUE(fused.outputs[0].bytes == relu.outputs[0].bytes) << label << ": relu";
+      EXPECT_TRUE(fusedResidual.outputs[0].bytes == addedRelu.outputs[0].bytes)
+          << label << ": residual + relu";
+      // The relu did something: some outputs are 0, some are not.
+      int zeros = 0;
+      for (int64_t i = 0; i < fused.outputs[0].numel(); ++i)
+        zeros += fused.outputs[0].get(i) == 0.0;
+      EXPECT_GT(zeros, 0) << label;
+      EXPECT_LT(zeros, fused.outputs[0].numel()) << label;
+    }
+}
+
+// Tests batch_norm_grad with `activation = relu`: given relu(y)'s gradient
+// dz and that output, it has the bits of relu's unary_grad followed by the
+// plain batch_norm_grad, in every float dtype.
+TEST(BatchNormFusion, GradientHasTheUnfusedBits) {
+  std::mt19937 rng(34);
+  const std::vector<int64_t> shape = {3, 4, 5, 6};
+  const int64_t C = 4;
+  for (DType t : floatDTypes()) {
+    HostTensor x = randomTensor(t, shape, rng);
+    HostTensor scale = randomTensor(DType::F32, {C}, rng);
+    HostTensor bias = randomTensor(DType::F32, {C}, rng), rm = randomTensor(DType::F32, {C}, rng),
+               rv = randomTensor(DType::F32, {C}, rng, 0.5, 2);
+    KernelRun fwd = runKernel("batch_norm_train", {x, scale, bias, rm, rv}, {HostTensor(t, shape)},
+                              {Attribute::makeString("activation", "relu")});
+    ASSERT_TRUE(fwd.ok) << fwd.error;
+    const HostTensor &z = fwd.outputs[0];
+    HostTensor dz = randomTensor(t, shape, rng);
+    const std::vector<HostTensor> grads = {HostTensor(t, shape), HostTensor(DType::F32, {C}),
+                                           HostTensor(DType::F32, {C})};
+    KernelRun masked = runKernel("unary_grad", {z, dz}, {HostTensor(t, shape)},
+                                 {Attribute::makeString("kind", "relu")});
+    ASSERT_TRUE(masked.ok) << masked.error;
+    KernelRun plain = runKernel("batch_norm_grad", {x, scale, masked.outputs[0]}, grads);
+    KernelRun fused = runKernel("batch_norm_grad", {x, scale, dz, z}, grads,
+                                {Attribute::makeString("activation", "relu")});
+    ASSERT_TRUE(plain.ok) << plain.error;
+    ASSERT_TRUE(fused.ok) << fused.error;
+    for (size_t r = 0; r < 3; ++r)
+      EXPECT_TRUE(fused.outputs[r].bytes == plain.outputs[r].bytes)
+          << plan::dtypeName(t) << " result " << r;
+  }
+}
+
+// Tests the fused forms' load errors: an activation other than relu, and
+// batch_norm_grad's operand 3 without relu or relu without it, each named.
+TEST(BatchNormFusion, LoadErrors) {
+  HostTensor x(DType::F32, {2, 3, 4}), c(DType::F32, {3});
+  KernelRun gelu = runKernel("batch_norm", {x, c, c, c, c}, {HostTensor(DType::F32, {2, 3, 4})},
+                             {Attribute::makeString("activation", "gelu")});
+  EXPECT_FALSE(gelu.ok);
+  EXPECT_NE(gelu.error.find("activation 'gelu' is not supported"), std::string::npos) << gelu.error;
+  KernelRun badResidual =
+      runKernel("batch_norm", {x, c, c, c, c, HostTensor(DType::F32, {2, 3, 5})},
+                {HostTensor(DType::F32, {2, 3, 4})});
+  EXPECT_FALSE(badResidual.ok);
+  EXPECT_NE(badResidual.error.find("residual"), std::string::npos) << badResidual.error;
+  const std::vector<HostTensor> grads = {HostTensor(DType::F32, {2, 3, 4}),
+                                         HostTensor(DType::F32, {3}), HostTensor(DType::F32, {3})};
+  KernelRun noOutput =
+      runKernel("batch_norm_grad", {x, c, x}, grads, {Attribute::makeString("activation", "relu")});
+  EXPECT_FALSE(noOutput.ok);
+  EXPECT_NE(noOutput.error.find("needs the forward output"), std::string::npos) << noOutput.error;
+  KernelRun noRelu = runKernel("batch_norm_grad", {x, c, x, x}, grads);
+  EXPECT_FALSE(noRelu.ok);
+  EXPECT_NE(noRelu.error.find("only with activation relu"), std::string::npos) << noRelu.error;
 }
 
 // Tests batch_norm_train: batch mean and biased variance, and the running

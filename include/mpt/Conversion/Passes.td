@@ -59,6 +59,37 @@ def MPTConvertToMPTRT : Pass<"mpt-convert-to-mptrt", "mlir::ModuleOp"> {
   let dependentDialects = ["mpt::rt::MPTRTDialect"];
 }
 
+def MPTFuseBatchNorm : Pass<"mpt-fuse-batch-norm", "mlir::func::FuncOp"> {
+  let summary = "Fold ReLU and the residual add into batch norm kernels, forward and backward";
+  let description = [{
+    Runs on mptrt IR (after `mpt-convert-to-mptrt`, before memory planning)
+    and gives the batch norm kernels their fused epilogue, so that a CNN's
+    `batch_norm -> relu` and `batch_norm -> add -> relu` are one pass over
+    memory each way instead of two or three:
+
+    - `relu(batch_norm(x))`, `batch_norm` or `batch_norm_train`, becomes the
+      batch norm with `activation = relu`, when the batch norm's output has
+      no other use than that relu and the backward's relu `unary_grad`s of
+      it (which then read the relu'd output: `y > 0` where `x > 0`);
+    - `relu(add(batch_norm(x), s))` becomes the batch norm with `residual =
+      s` and `activation = relu`, when `s` is defined before the batch norm
+      (of the two batch norms of a ResNet block's downsampling add, the
+      later one takes the other's output), the add's operands and result
+      have one type, and the add's and the batch norm's outputs have no
+      other use than the relu (and its `unary_grad`s);
+    - `batch_norm_grad(x, scale, unary_grad<relu>(y, dy))`, where the
+      `unary_grad` has no other use and `dy`'s type, becomes
+      `batch_norm_grad(x, scale, dy, y)` with `activation = relu`.
+
+    The kernels compute what the unfused ones do, in their order (the
+    batch norm's rounding, the add's, then relu; relu's mask), so the bits
+    are the same (runtime/test's BatchNormFusion tests). Element types never
+    change. The `fuse-epilogues` pipeline option turns it off with the
+    gemm epilogues.
+  }];
+  let dependentDialects = ["mpt::rt::MPTRTDialect"];
+}
+
 def MPTAssignBindings : Pass<"mpt-assign-bindings", "mlir::func::FuncOp"> {
   let summary = "Give every argument and result a binding name and a writer";
   let description = [{

@@ -22,6 +22,8 @@ void mpt::buildLowerToRuntimePipeline(OpPassManager &pm,
   // (ConvertToMPTRT.cpp says why).
   pm.addPass(createMPTConvertToMPTRT());
   OpPassManager &kernelPm = pm.nest<func::FuncOp>();
+  if (options.fuseEpilogues)
+    kernelPm.addPass(createMPTFuseBatchNorm());
   kernelPm.addPass(createMPTAssignBindings());
   MPTPlanMemoryOptions memory;
   memory.reportPeak = options.reportPeak;
@@ -33,7 +35,8 @@ void mpt::registerConversionPasses() {
   PassPipelineRegistration<LowerToRuntimeOptions>(
       "lower-to-runtime",
       "Lower mpt IR to the mptrt execution dialect the plan emitter accepts: "
-      "canonicalize, select kernels (gemm epilogues), convert to mptrt, "
+      "canonicalize, select kernels (gemm epilogues), convert to mptrt, fuse "
+      "batch norm epilogues, "
       "assign bindings, plan the arena",
       buildLowerToRuntimePipeline);
 }

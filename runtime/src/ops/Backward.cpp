@@ -263,9 +263,15 @@ Status decodeConvGrad(const KernelView &v, ConvParams *p) {
 //===----------------------------------------------------------------------===//
 
 Status decodeBatchNormGrad(const KernelView &v, BatchNormGradParams *p) {
-  MPTRT_TRY(v.expectCounts(3, 3, 3, 3));
-  MPTRT_TRY(v.allowOnly({"epsilon"}));
+  MPTRT_TRY(v.expectCounts(3, 4, 3, 3));
+  MPTRT_TRY(v.allowOnly({"epsilon", "activation"}));
   MPTRT_TRY(expectAllFloat(v));
+  MPTRT_TRY(decodeNormActivation(v, &p->relu));
+  if (p->relu != (v.numOperands() == 4))
+    return v.error(p->relu ? "batch_norm_grad with activation relu needs the forward output "
+                             "(operand 3)"
+                           : "batch_norm_grad takes operand 3 (the forward output) only with "
+                             "activation relu");
   double epsilon;
   MPTRT_TRY(v.getFloat("epsilon", 1e-5, &epsilon));
   p->epsilon = static_cast<float>(epsilon);
@@ -277,6 +283,8 @@ Status decodeBatchNormGrad(const KernelView &v, BatchNormGradParams *p) {
   p->inner = product(x.shape, 2, x.shape.size());
   MPTRT_TRY(expectOperandShape(v, 1, "scale", {p->C}));
   MPTRT_TRY(expectOperandShape(v, 2, "dy", x.shape));
+  if (p->relu)
+    MPTRT_TRY(expectOperandShape(v, 3, "y", x.shape));
   MPTRT_TRY(expectResultShape(v, 0, x.shape));
   MPTRT_TRY(expectResultShape(v, 1, {p->C}));
   MPTRT_TRY(expectResultShape(v, 2, {p->C}));

@@ -66,10 +66,13 @@ Status decodePoolGrad(const KernelView &v, PoolParams *p);
 /// dweight); ConvParams as conv's for the input and weight shapes.
 Status decodeConvGrad(const KernelView &v, ConvParams *p);
 
-/// batch_norm_grad: x [N, C, ...], scale [C], dy -> dx, dscale [C], dbias [C].
+/// batch_norm_grad: x [N, C, ...], scale [C], dy -> dx, dscale [C], dbias [C];
+/// with `activation = relu`, operand 3 is the forward's relu output y and
+/// the gradient reaching the batch norm is dy where y > 0, else 0.
 struct BatchNormGradParams {
   int64_t N = 0, C = 0, inner = 1;
   float epsilon = 1e-5f;
+  bool relu = false;
 };
 Status decodeBatchNormGrad(const KernelView &v, BatchNormGradParams *p);
 

@@ -5,11 +5,22 @@
 namespace mptrt {
 namespace rt {
 
+Status decodeNormActivation(const KernelView &v, bool *relu) {
+  std::string activation;
+  MPTRT_TRY(v.getString("activation", "none", &activation));
+  if (activation != "none" && activation != "relu")
+    return v.error(v.kind() + ": activation '" + activation +
+                   "' is not supported here (none or relu)");
+  *relu = activation == "relu";
+  return Status::ok();
+}
+
 Status decodeBatchNorm(const KernelView &v, BatchNormParams *p) {
   p->training = v.kind() == "batch_norm_train";
-  MPTRT_TRY(v.expectCounts(5, 5, 1, p->training ? 3 : 1));
-  MPTRT_TRY(v.allowOnly({"epsilon", "momentum"}));
+  MPTRT_TRY(v.expectCounts(5, 6, 1, p->training ? 3 : 1));
+  MPTRT_TRY(v.allowOnly({"epsilon", "momentum", "activation"}));
   MPTRT_TRY(expectAllFloat(v));
+  MPTRT_TRY(decodeNormActivation(v, &p->relu));
   double epsilon, momentum;
   MPTRT_TRY(v.getFloat("epsilon", 1e-5, &epsilon));
   MPTRT_TRY(v.getFloat("momentum", 0.9, &momentum));
@@ -24,6 +35,9 @@ Status decodeBatchNorm(const KernelView &v, BatchNormParams *p) {
   for (size_t i = 1; i < 5; ++i)
     if (v.operand(i).shape != std::vector<int64_t>{p->C})
       return v.error(operandLabel(v, i) + " must have shape [" + std::to_string(p->C) + "]");
+  p->residual = v.numOperands() == 6;
+  if (p->residual && v.operand(5).shape != x.shape)
+    return v.error(operandLabel(v, 5) + " (residual) must have the input's shape");
   MPTRT_TRY(expectResultShape(v, 0, x.shape));
   if (p->training && v.numResults() == 2)
     return v.error("batch_norm_train has 1 result, or 3 with the running statistics");

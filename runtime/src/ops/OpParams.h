@@ -207,8 +207,13 @@ struct BatchNormParams {
   int64_t N = 0, C = 0, inner = 1;
   float epsilon = 1e-5f, momentum = 0.9f;
   bool updateRunningStats = false; // batch_norm_train with 3 results
+  // The fused epilogue (mpt-fuse-batch-norm): operand 5, added once the
+  // normalised value is rounded to the output's dtype; then relu.
+  bool residual = false, relu = false;
 };
 Status decodeBatchNorm(const KernelView &v, BatchNormParams *p);
+/// A batch norm kernel's `activation` epilogue: none, or relu (`*relu`).
+Status decodeNormActivation(const KernelView &v, bool *relu);
 
 /// layer_norm: normalise each of `outer` rows of `inner` elements.
 struct LayerNormParams {

@@ -192,19 +192,34 @@ Status runLayerNormGrad(const LayerNormGradParams &p, const KernelArgs &args) {
 // dx's arithmetic), each result rounded once. Work is split over channels.
 //===----------------------------------------------------------------------===//
 
-/// scale widened, the per-channel sums, and per chunk a row of x and dy.
+/// scale widened, the per-channel sums, and per chunk a row of x and dy
+/// (and of the forward output y, with a fused relu).
 struct BatchNormGradScratch {
-  float *scale, *dscale, *dbias, *x, *g;
+  float *scale, *dscale, *dbias, *x, *g, *y;
 };
 BatchNormGradScratch batchNormGradScratch(const BatchNormGradParams &p, Scratch &s) {
   const int64_t row = maxChunks() * p.inner;
-  return {s.take<float>(p.C), s.take<float>(p.C), s.take<float>(p.C), s.take<float>(row),
-          s.take<float>(row)};
+  return {s.take<float>(p.C), s.take<float>(p.C), s.take<float>(p.C),
+          s.take<float>(row), s.take<float>(row), s.take<float>(p.relu ? row : 0)};
+}
+
+/// A row of the gradient reaching batch_norm: dy, or with a fused relu dy
+/// where the forward output y > 0, else 0 (relu's unary_grad).
+void loadGradRow(const BatchNormGradParams &p, const KernelArgs &args, int64_t at, float *g,
+                 float *y) {
+  const TensorArg &dy = args.operands[2];
+  loadF32(dy.desc->dtype, elementPtr(dy.data, dy.desc->dtype, at), p.inner, g);
+  if (!p.relu)
+    return;
+  const TensorArg &out = args.operands[3];
+  loadF32(out.desc->dtype, elementPtr(out.data, out.desc->dtype, at), p.inner, y);
+  for (int64_t i = 0; i < p.inner; ++i)
+    g[i] = y[i] > 0.0f ? g[i] : 0.0f;
 }
 
 Status runBatchNormGrad(const BatchNormGradParams &p, const KernelArgs &args) {
-  const TensorArg &x = args.operands[0], &dy = args.operands[2], &dx = args.results[0];
-  const DType xt = x.desc->dtype, dyt = dy.desc->dtype, dxt = dx.desc->dtype;
+  const TensorArg &x = args.operands[0], &dx = args.results[0];
+  const DType xt = x.desc->dtype, dxt = dx.desc->dtype;
   Scratch scratch(args.workspace);
   const BatchNormGradScratch ws = batchNormGradScratch(p, scratch);
   const float *scale = widen(args.operands[1], ws.scale);
@@ -213,6 +228,7 @@ Status runBatchNormGrad(const BatchNormGradParams &p, const KernelArgs &args) {
   parallelForChunks(
       p.C, grainForCost(12 * count), [&](int64_t chunk, int64_t cBegin, int64_t cEnd) {
         float *xr = ws.x + chunk * p.inner, *gr = ws.g + chunk * p.inner;
+        float *yr = p.relu ? ws.y + chunk * p.inner : nullptr;
         for (int64_t c = cBegin; c < cEnd; ++c) {
           // The statistics, as in batch_norm_train.
           double sum = 0, sq = 0;
@@ -233,7 +249,7 @@ Status runBatchNormGrad(const BatchNormGradParams &p, const KernelArgs &args) {
           for (int64_t n = 0; n < p.N; ++n) {
             const int64_t at = (n * p.C + c) * p.inner;
             loadF32(xt, elementPtr(x.data, xt, at), p.inner, xr);
-            loadF32(dyt, elementPtr(dy.data, dyt, at), p.inner, gr);
+            loadGradRow(p, args, at, gr, yr);
             sumG += sumAsDouble(gr, p.inner);
             for (int64_t i = 0; i < p.inner; ++i)
               sumGX += gr[i] * ((xr[i] - mean) * rstd);
@@ -246,7 +262,7 @@ Status runBatchNormGrad(const BatchNormGradParams &p, const KernelArgs &args) {
           for (int64_t n = 0; n < p.N; ++n) {
             const int64_t at = (n * p.C + c) * p.inner;
             loadF32(xt, elementPtr(x.data, xt, at), p.inner, xr);
-            loadF32(dyt, elementPtr(dy.data, dyt, at), p.inner, gr);
+            loadGradRow(p, args, at, gr, yr);
             for (int64_t i = 0; i < p.inner; ++i)
               gr[i] = static_cast<float>(k * (gr[i] - meanG - (xr[i] - mean) * rstd * meanGX));
             storeF32(gr, p.inner, dxt, elementPtr(dx.data, dxt, at));

@@ -184,13 +184,24 @@ Status runLayerNormGrad(const Context &c, const LayerNormGradParams &p, const Ke
 // with xhat = (x - mean) * rstd,
 //   dbias = sum(dy),  dscale = sum(dy * xhat),
 //   dx = scale * rstd * (dy - dbias / count - xhat * dscale / count).
+// With a fused relu, dy is first masked by the forward output y: dy where
+// y > 0, else 0 (relu's unary_grad).
 //===----------------------------------------------------------------------===//
 
 struct BatchNormGradTensors {
-  DType xt, st, gt, ot, dst, dbt;
-  const void *x, *scale, *dy;
+  DType xt, st, gt, ot, dst, dbt, yt;
+  const void *x, *scale, *dy, *y;
   void *dx, *dscale, *dbias;
 };
+
+/// The gradient reaching batch_norm at element i (above).
+__device__ inline float batchNormGradIn(const BatchNormGradParams &p, const BatchNormGradTensors &t,
+                                        int64_t i) {
+  const float g = loadF32(t.gt, t.dy, i);
+  if (!p.relu)
+    return g;
+  return loadF32(t.yt, t.y, i) > 0.0f ? g : 0.0f;
+}
 
 __global__ void batchNormGradKernel(BatchNormGradParams p, BatchNormGradTensors t) {
   __shared__ double shared[kThreads];
@@ -204,7 +215,7 @@ __global__ void batchNormGradKernel(BatchNormGradParams p, BatchNormGradTensors 
     const double rstd = 1.0 / sqrt(var + static_cast<double>(p.epsilon));
     double localG = 0, localGX = 0;
     for (int64_t j = sh.begin; j < sh.end; ++j) {
-      const float g = loadF32(t.gt, t.dy, at(j));
+      const float g = batchNormGradIn(p, t, at(j));
       localG += g;
       localGX += g * ((loadF32(t.xt, t.x, at(j)) - mean) * rstd);
     }
@@ -214,7 +225,7 @@ __global__ void batchNormGradKernel(BatchNormGradParams p, BatchNormGradTensors 
     const double meanG = sumG * invCount, meanGX = sumGX * invCount;
     const double k = loadF32(t.st, t.scale, c) * rstd;
     for (int64_t j = sh.begin; j < sh.end; ++j) {
-      const float g = loadF32(t.gt, t.dy, at(j));
+      const float g = batchNormGradIn(p, t, at(j));
       const double xm = loadF32(t.xt, t.x, at(j)) - mean;
       storeF32(t.ot, t.dx, at(j), static_cast<float>(k * (g - meanG - xm * rstd * meanGX)));
     }
@@ -235,6 +246,10 @@ Status runBatchNormGrad(const Context &c, const BatchNormGradParams &p, const Ke
   t.scale = args.operands[1].data;
   t.gt = args.operands[2].desc->dtype;
   t.dy = args.operands[2].data;
+  if (p.relu) {
+    t.yt = args.operands[3].desc->dtype;
+    t.y = args.operands[3].data;
+  }
   t.ot = args.results[0].desc->dtype;
   t.dx = args.results[0].data;
   t.dst = args.results[1].desc->dtype;

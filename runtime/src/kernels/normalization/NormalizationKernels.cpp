@@ -25,6 +25,9 @@ namespace {
 //===----------------------------------------------------------------------===//
 // batch_norm (running statistics) and batch_norm_train (batch statistics):
 //   y[n, c, i] = (x[n, c, i] - mean[c]) / sqrt(var[c] + epsilon) * scale[c] + bias[c]
+// and the fused epilogue (mpt-fuse-batch-norm) in the order the unfused
+// kernels have it, so the bits are theirs: y rounded to the output's dtype,
+// + residual in float32 and rounded again, then relu (x < 0 ? 0 : x).
 // Training normalises with the batch's mean and biased variance over (n, i)
 // and returns, as PyTorch's BatchNorm updates its buffers,
 //   running_mean * momentum + mean * (1 - momentum)
@@ -37,7 +40,7 @@ namespace {
 /// per chunk.
 struct BatchNormScratch {
   float *scale, *bias, *runningMean, *runningVar, *mean, *var, *unbiasedVar, *newMean, *newVar;
-  float *rows;
+  float *rows, *residualRows;
 };
 BatchNormScratch batchNormScratch(const BatchNormParams &p, Scratch &s) {
   BatchNormScratch w;
@@ -45,7 +48,30 @@ BatchNormScratch batchNormScratch(const BatchNormParams &p, Scratch &s) {
                     &w.unbiasedVar, &w.newMean, &w.newVar})
     *f = s.take<float>(p.C);
   w.rows = s.take<float>(maxChunks() * p.inner);
+  w.residualRows = s.take<float>(p.residual ? maxChunks() * p.inner : 0);
   return w;
+}
+
+/// The fused epilogue on one row of y (normalised, in float32), stored at
+/// `dst`: the rounding, residual add and relu of the unfused kernels.
+void batchNormEpilogue(const BatchNormParams &p, float *row, float *residualRow,
+                       const TensorArg *residual, int64_t at, DType yt, void *dst) {
+  if (p.residual || p.relu) {
+    storeF32(row, p.inner, yt, dst); // batch_norm's rounding ...
+    loadF32(yt, dst, p.inner, row);
+  }
+  if (p.residual) {
+    const DType rt = residual->desc->dtype;
+    loadF32(rt, elementPtr(residual->data, rt, at), p.inner, residualRow);
+    for (int64_t i = 0; i < p.inner; ++i)
+      row[i] = row[i] + residualRow[i];
+    storeF32(row, p.inner, yt, dst); // ... add's ...
+    loadF32(yt, dst, p.inner, row);
+  }
+  if (p.relu)
+    for (int64_t i = 0; i < p.inner; ++i)
+      row[i] = row[i] < 0.0f ? 0.0f : row[i]; // ... and relu's, exact
+  storeF32(row, p.inner, yt, dst);
 }
 
 Status runBatchNorm(const BatchNormParams &p, const KernelArgs &args) {
@@ -66,6 +92,7 @@ Status runBatchNorm(const BatchNormParams &p, const KernelArgs &args) {
   parallelForChunks(
       p.C, grainForCost(channelCost), [&](int64_t chunk, int64_t cBegin, int64_t cEnd) {
         float *row = ws.rows + chunk * p.inner;
+        float *residualRow = p.residual ? ws.residualRows + chunk * p.inner : nullptr;
         for (int64_t c = cBegin; c < cEnd; ++c) {
           if (p.training) {
             // Two passes over channel c: mean, then biased variance.
@@ -94,7 +121,8 @@ Status runBatchNorm(const BatchNormParams &p, const KernelArgs &args) {
             loadF32(xt, elementPtr(x.data, xt, at), p.inner, row);
             for (int64_t i = 0; i < p.inner; ++i)
               row[i] = (row[i] - mean[c]) * invStd * scale[c] + bias[c];
-            storeF32(row, p.inner, yt, elementPtr(y.data, yt, at));
+            batchNormEpilogue(p, row, residualRow, p.residual ? &args.operands[5] : nullptr, at, yt,
+                              elementPtr(y.data, yt, at));
           }
         }
       });

@@ -145,13 +145,23 @@ Status runLayerNorm(const Context &c, const LayerNormParams &p, const KernelArgs
 //   running_var * momentum + unbiased * (1 - momentum)
 // The results may alias the running statistics (a training step's state
 // update): block c reads running_*[c] on thread 0 before it writes them.
+// The fused epilogue (mpt-fuse-batch-norm) as the CPU's: y rounded to its
+// dtype, + residual and rounded again, then relu (x < 0 ? 0 : x).
 //===----------------------------------------------------------------------===//
 
 struct BatchNormTensors {
-  DType xt, st, bt, mt, vt, yt, nmt, nvt;
-  const void *x, *scale, *bias, *runningMean, *runningVar;
+  DType xt, st, bt, mt, vt, yt, nmt, nvt, rt;
+  const void *x, *scale, *bias, *runningMean, *runningVar, *residual;
   void *y, *newMean, *newVar;
 };
+
+/// The value of `y`'s dtype nearest v, as float32 (round to nearest even).
+__device__ inline float roundedTo(DType dtype, float v) {
+  return withDType(dtype, [&](auto d) {
+    constexpr DType D = decltype(d)::value;
+    return Element<D>::toF32(Element<D>::fromF32(v, false));
+  });
+}
 
 __global__ void batchNormKernel(BatchNormParams p, BatchNormTensors t) {
   __shared__ double shared[kThreads];
@@ -174,7 +184,14 @@ __global__ void batchNormKernel(BatchNormParams p, BatchNormTensors t) {
     const float s = loadF32(t.st, t.scale, c), b = loadF32(t.bt, t.bias, c);
     for (int64_t j = sh.begin; j < sh.end; ++j) {
       const int64_t at = channelElement(p.C, p.inner, c, j);
-      storeF32(t.yt, t.y, at, (loadF32(t.xt, t.x, at) - mean) * invStd * s + b);
+      float y = (loadF32(t.xt, t.x, at) - mean) * invStd * s + b;
+      if (p.residual)
+        y = roundedTo(t.yt, roundedTo(t.yt, y) + loadF32(t.rt, t.residual, at));
+      if (p.relu) {
+        y = roundedTo(t.yt, y);
+        y = y < 0.0f ? 0.0f : y;
+      }
+      storeF32(t.yt, t.y, at, y);
     }
     if (p.updateRunningStats && threadIdx.x == 0) {
       const float rm = loadF32(t.mt, t.runningMean, c), rv = loadF32(t.vt, t.runningVar, c);
@@ -200,6 +217,10 @@ Status runBatchNorm(const Context &c, const BatchNormParams &p, const KernelArgs
   t.runningVar = args.operands[4].data;
   t.yt = args.results[0].desc->dtype;
   t.y = args.results[0].data;
+  if (p.residual) {
+    t.rt = args.operands[5].desc->dtype;
+    t.residual = args.operands[5].data;
+  }
   if (p.updateRunningStats) {
     t.nmt = args.results[1].desc->dtype;
     t.newMean = args.results[1].data;

@@ -369,20 +369,27 @@ def MPTRT_GlobalAveragePoolOp : MPTRT_KernelOp<"global_average_pool",
 // Normalisation, softmax.
 //===----------------------------------------------------------------------===//
 
+// Both batch norms take a fused epilogue (mpt-fuse-batch-norm): `residual`,
+// added to the normalised value once that is rounded to the output's
+// dtype, then `activation` (none or relu), then the one rounding of the
+// result; the unfused batch_norm, add and relu give the same bits.
 def MPTRT_BatchNormOp : MPTRT_KernelOp<"batch_norm",
     !con((ins MPTRT_Tensor:$input, MPTRT_Tensor:$scale, MPTRT_Tensor:$bias,
-              MPTRT_Tensor:$mean, MPTRT_Tensor:$var),
+              MPTRT_Tensor:$mean, MPTRT_Tensor:$var, Optional<MPTRT_Tensor>:$residual),
          MPTRT_AttrsOf<MPT_BatchNormOp>.attrs,
          // The kernel's own: the training kernel's momentum, which an
-         // inference batch_norm does not read.
-         (ins MPTRT_Default<F32Attr, "0.9">:$momentum)),
+         // inference batch_norm does not read, and the epilogue.
+         (ins MPTRT_Default<F32Attr, "0.9">:$momentum,
+              MPTRT_Default<MPTRT_ActivationAttr, "none">:$activation)),
     (outs MPTRT_Tensor:$output)> {
   let summary = "Batch normalisation with running statistics";
 }
 def MPTRT_BatchNormTrainOp : MPTRT_KernelOp<"batch_norm_train",
     (ins MPTRT_Tensor:$input, MPTRT_Tensor:$scale, MPTRT_Tensor:$bias,
          MPTRT_Tensor:$running_mean, MPTRT_Tensor:$running_var,
-         MPTRT_Default<F32Attr, "1e-5">:$epsilon, MPTRT_Default<F32Attr, "0.9">:$momentum),
+         Optional<MPTRT_Tensor>:$residual,
+         MPTRT_Default<F32Attr, "1e-5">:$epsilon, MPTRT_Default<F32Attr, "0.9">:$momentum,
+         MPTRT_Default<MPTRT_ActivationAttr, "none">:$activation),
     (outs MPTRT_Tensor:$output, Optional<MPTRT_Tensor>:$new_running_mean,
           Optional<MPTRT_Tensor>:$new_running_var), [AttrSizedResultSegments]> {
   let family = "BatchNorm";
@@ -594,9 +601,15 @@ def MPTRT_ConvGradWeightOp : MPTRT_KernelOp<"conv_grad_weight",
   let family = "ConvGrad";
   let summary = "Gradient of conv with respect to its weight";
 }
+// With `activation = relu` (mpt-fuse-batch-norm), `grad` is the gradient of
+// relu(batch_norm(input)) and `output` that forward output: the gradient
+// reaching batch_norm is grad where output > 0, else 0, as relu's
+// unary_grad gives it.
 def MPTRT_BatchNormGradOp : MPTRT_KernelOp<"batch_norm_grad",
-    !con((ins MPTRT_Tensor:$input, MPTRT_Tensor:$scale, MPTRT_Tensor:$grad),
-         MPTRT_AttrsOf<MPT_BatchNormGradOp>.attrs),
+    !con((ins MPTRT_Tensor:$input, MPTRT_Tensor:$scale, MPTRT_Tensor:$grad,
+              Optional<MPTRT_Tensor>:$output),
+         MPTRT_AttrsOf<MPT_BatchNormGradOp>.attrs,
+         (ins MPTRT_Default<MPTRT_ActivationAttr, "none">:$activation)),
     (outs MPTRT_Tensor:$input_grad, MPTRT_Tensor:$scale_grad, MPTRT_Tensor:$bias_grad)> {
   let summary = "Backward of training-mode batch_norm";
 }
