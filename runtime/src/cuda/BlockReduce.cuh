@@ -1,6 +1,6 @@
 //===- BlockReduce.cuh - deterministic one-block reductions ----------------===//
 //
-// The row kernels (softmax, layer norm, batch norm, reduce_*, the losses and
+// The row kernels (softmax, layer norm, reduce_*, the losses and
 // their gradients) give each row to one block of kThreads threads. Thread t
 // takes the contiguous share [t * per, (t + 1) * per) of the row's n items
 // (per = ceil(n / kThreads)) and folds it in index order; the block then
@@ -85,33 +85,6 @@ template <typename T, typename Op> __device__ T blockReduce(T v, T *shared, Op o
 inline unsigned rowBlocks(int64_t rows) {
   const int64_t cap = 65535;
   return static_cast<unsigned>(rows < 1 ? 1 : (rows < cap ? rows : cap));
-}
-
-/// Element j (0 <= j < N * inner) of channel c of an [N, C, inner] tensor.
-__device__ inline int64_t channelElement(int64_t C, int64_t inner, int64_t c, int64_t j) {
-  return ((j / inner) * C + c) * inner + j % inner;
-}
-
-/// A channel's batch statistics as batch norm computes them: its mean, and
-/// the sum of squared deviations from it, two block-reduced passes in double
-/// over the count = N * inner elements of channel c (mean 0 when empty).
-struct ChannelMoments {
-  double mean, squares;
-};
-__device__ inline ChannelMoments channelMoments(DType xt, const void *x, int64_t C, int64_t inner,
-                                                int64_t c, int64_t count, Share sh,
-                                                double *shared) {
-  double localSum = 0;
-  for (int64_t j = sh.begin; j < sh.end; ++j)
-    localSum += loadF32(xt, x, channelElement(C, inner, c, j));
-  const double sum = blockReduce<double>(localSum, shared, AddOp{});
-  const double mean = count > 0 ? sum / static_cast<double>(count) : 0.0;
-  double localSq = 0;
-  for (int64_t j = sh.begin; j < sh.end; ++j) {
-    const double dev = loadF32(xt, x, channelElement(C, inner, c, j)) - mean;
-    localSq += dev * dev;
-  }
-  return {mean, blockReduce<double>(localSq, shared, AddOp{})};
 }
 
 } // namespace cuda

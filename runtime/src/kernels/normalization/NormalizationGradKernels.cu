@@ -11,6 +11,7 @@
 #include "cuda/BlockReduce.cuh"
 #include "cuda/CpuMath.cuh"
 #include "cuda/CudaKernels.h"
+#include "kernels/normalization/BatchNormStats.cuh"
 #include "ops/Backward.h"
 
 #include <cmath>
@@ -178,10 +179,10 @@ Status runLayerNormGrad(const Context &c, const LayerNormGradParams &p, const Ke
 }
 
 //===----------------------------------------------------------------------===//
-// batch_norm_grad (training mode) over x [N, C, inner], one block per
-// channel c (elements j = n * inner + i, as batch_norm's): the batch
-// statistics recomputed as batch_norm_train does, then, all in double,
-// with xhat = (x - mean) * rstd,
+// batch_norm_grad (training mode) over x [N, C, inner], its channel sums
+// spread over the device as BatchNormStats.cuh says: the batch statistics
+// recomputed as batch_norm_train does, then, all in double, with
+// xhat = (x - mean) * rstd,
 //   dbias = sum(dy),  dscale = sum(dy * xhat),
 //   dx = scale * rstd * (dy - dbias / count - xhat * dscale / count).
 // With a fused relu, dy is first masked by the forward output y: dy where
@@ -189,50 +190,51 @@ Status runLayerNormGrad(const Context &c, const LayerNormGradParams &p, const Ke
 //===----------------------------------------------------------------------===//
 
 struct BatchNormGradTensors {
-  DType xt, st, gt, ot, dst, dbt, yt;
-  const void *x, *scale, *dy, *y;
+  DType xt, st, gt, ot, dst, dbt;
+  const void *x, *scale;
   void *dx, *dscale, *dbias;
+  bnstats::GradInput grad;
 };
 
-/// The gradient reaching batch_norm at element i (above).
-__device__ inline float batchNormGradIn(const BatchNormGradParams &p, const BatchNormGradTensors &t,
-                                        int64_t i) {
-  const float g = loadF32(t.gt, t.dy, i);
-  if (!p.relu)
-    return g;
-  return loadF32(t.yt, t.y, i) > 0.0f ? g : 0.0f;
+/// rstd[c] = 1 / sqrt(var + epsilon) from the channel's row sums of squares.
+__global__ void batchNormRstdKernel(BatchNormGradParams p, const double *rowSquares, double *rstd) {
+  const int64_t count = p.N * p.inner;
+  MPTRT_FOR_EACH(c, p.C) {
+    const double sq = bnstats::channelTotal(rowSquares, p.N, p.C, c);
+    const double var = count > 0 ? sq / static_cast<double>(count) : 0.0;
+    rstd[c] = 1.0 / sqrt(var + static_cast<double>(p.epsilon));
+  }
 }
 
-__global__ void batchNormGradKernel(BatchNormGradParams p, BatchNormGradTensors t) {
-  __shared__ double shared[kThreads];
+/// Per channel: dscale and dbias, and the terms dx needs.
+__global__ void batchNormGradChannelKernel(BatchNormGradParams p, BatchNormGradTensors t,
+                                           const double *rowG, const double *rowGX,
+                                           const double *rstd, double *meanG, double *meanGX,
+                                           double *k) {
   const int64_t count = p.N * p.inner;
-  for (int64_t c = blockIdx.x; c < p.C; c += gridDim.x) {
-    const Share sh = shareOf(count);
-    auto at = [&](int64_t j) { return channelElement(p.C, p.inner, c, j); };
-    const ChannelMoments mo = channelMoments(t.xt, t.x, p.C, p.inner, c, count, sh, shared);
-    const double mean = mo.mean, sq = mo.squares;
-    const double var = count > 0 ? sq / static_cast<double>(count) : 0.0;
-    const double rstd = 1.0 / sqrt(var + static_cast<double>(p.epsilon));
-    double localG = 0, localGX = 0;
-    for (int64_t j = sh.begin; j < sh.end; ++j) {
-      const float g = batchNormGradIn(p, t, at(j));
-      localG += g;
-      localGX += g * ((loadF32(t.xt, t.x, at(j)) - mean) * rstd);
-    }
-    const double sumG = blockReduce<double>(localG, shared, AddOp{});
-    const double sumGX = blockReduce<double>(localGX, shared, AddOp{});
+  MPTRT_FOR_EACH(c, p.C) {
+    const double sumG = bnstats::channelTotal(rowG, p.N, p.C, c);
+    const double sumGX = bnstats::channelTotal(rowGX, p.N, p.C, c);
+    storeF32(t.dst, t.dscale, c, static_cast<float>(sumGX));
+    storeF32(t.dbt, t.dbias, c, static_cast<float>(sumG));
     const double invCount = count > 0 ? 1.0 / static_cast<double>(count) : 0.0;
-    const double meanG = sumG * invCount, meanGX = sumGX * invCount;
-    const double k = loadF32(t.st, t.scale, c) * rstd;
-    for (int64_t j = sh.begin; j < sh.end; ++j) {
-      const float g = batchNormGradIn(p, t, at(j));
-      const double xm = loadF32(t.xt, t.x, at(j)) - mean;
-      storeF32(t.ot, t.dx, at(j), static_cast<float>(k * (g - meanG - xm * rstd * meanGX)));
-    }
-    if (threadIdx.x == 0) {
-      storeF32(t.dst, t.dscale, c, static_cast<float>(sumGX));
-      storeF32(t.dbt, t.dbias, c, static_cast<float>(sumG));
-    }
+    meanG[c] = sumG * invCount;
+    meanGX[c] = sumGX * invCount;
+    k[c] = loadF32(t.st, t.scale, c) * rstd[c];
+  }
+}
+
+/// dx for every element, consecutive threads on consecutive elements.
+__global__ void batchNormGradApplyKernel(BatchNormGradParams p, BatchNormGradTensors t,
+                                         const double *mean, const double *rstd,
+                                         const double *meanG, const double *meanGX,
+                                         const double *k) {
+  const int64_t total = p.N * p.C * p.inner;
+  MPTRT_FOR_EACH(e, total) {
+    const int64_t c = (e / p.inner) % p.C;
+    const float g = bnstats::gradAt(t.grad, e);
+    const double xm = loadF32(t.xt, t.x, e) - mean[c];
+    storeF32(t.ot, t.dx, e, static_cast<float>(k[c] * (g - meanG[c] - xm * rstd[c] * meanGX[c])));
   }
 }
 
@@ -244,11 +246,11 @@ Status runBatchNormGrad(const Context &c, const BatchNormGradParams &p, const Ke
   t.x = args.operands[0].data;
   t.st = args.operands[1].desc->dtype;
   t.scale = args.operands[1].data;
-  t.gt = args.operands[2].desc->dtype;
-  t.dy = args.operands[2].data;
+  t.grad.gt = args.operands[2].desc->dtype;
+  t.grad.g = args.operands[2].data;
   if (p.relu) {
-    t.yt = args.operands[3].desc->dtype;
-    t.y = args.operands[3].data;
+    t.grad.yt = args.operands[3].desc->dtype;
+    t.grad.y = args.operands[3].data;
   }
   t.ot = args.results[0].desc->dtype;
   t.dx = args.results[0].data;
@@ -256,7 +258,25 @@ Status runBatchNormGrad(const Context &c, const BatchNormGradParams &p, const Ke
   t.dscale = args.results[1].data;
   t.dbt = args.results[2].desc->dtype;
   t.dbias = args.results[2].data;
-  batchNormGradKernel<<<rowBlocks(p.C), kThreads, 0, streamOf(c)>>>(p, t);
+  const bnstats::Workspace w = bnstats::workspaceAt(args.workspace, p.N, p.C);
+  double *mean = w.channel[0], *rstd = w.channel[1], *meanG = w.channel[2], *meanGX = w.channel[3],
+         *k = w.channel[4];
+  const bnstats::Rows rows{p.N, p.C, p.inner, t.xt, t.x};
+  using bnstats::RowSum;
+  MPTRT_TRY(bnstats::launchRowSums(c, rows, RowSum::X, {}, nullptr, nullptr, w.rowA));
+  MPTRT_TRY(bnstats::launchChannelMean(c, w.rowA, p.N, p.C, p.N * p.inner, mean));
+  MPTRT_TRY(bnstats::launchRowSums(c, rows, RowSum::Squares, {}, mean, nullptr, w.rowA));
+  batchNormRstdKernel<<<blocksFor(c, p.C), kThreads, 0, streamOf(c)>>>(p, w.rowA, rstd);
+  MPTRT_TRY(launched("batch_norm_grad rstd kernel"));
+  MPTRT_TRY(bnstats::launchRowSums(c, rows, RowSum::Grad, t.grad, mean, rstd, w.rowA, w.rowB));
+  batchNormGradChannelKernel<<<blocksFor(c, p.C), kThreads, 0, streamOf(c)>>>(
+      p, t, w.rowA, w.rowB, rstd, meanG, meanGX, k);
+  MPTRT_TRY(launched("batch_norm_grad channel kernel"));
+  const int64_t total = p.N * p.C * p.inner;
+  if (total == 0)
+    return Status::ok();
+  batchNormGradApplyKernel<<<blocksFor(c, total), kThreads, 0, streamOf(c)>>>(p, t, mean, rstd,
+                                                                              meanG, meanGX, k);
   return launched("batch_norm_grad kernel");
 }
 
@@ -276,7 +296,11 @@ Status prepareLayerNormGrad(const Context &c, const KernelView &v,
 }
 Status prepareBatchNormGrad(const Context &c, const KernelView &v,
                             std::unique_ptr<PreparedKernel> *out) {
-  return prepareWith<BatchNormGradParams>(c, v, out, decodeBatchNormGrad, runBatchNormGrad);
+  BatchNormGradParams p;
+  MPTRT_TRY(decodeBatchNormGrad(v, &p));
+  const uint64_t workspace = bnstats::workspaceBytes(p.N, p.C);
+  *out = std::make_unique<ParamsKernel<BatchNormGradParams>>(c, p, runBatchNormGrad, workspace);
+  return Status::ok();
 }
 
 } // namespace cuda

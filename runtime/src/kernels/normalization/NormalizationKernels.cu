@@ -9,6 +9,7 @@
 #include "cuda/BlockReduce.cuh"
 #include "cuda/CpuMath.cuh"
 #include "cuda/CudaKernels.h"
+#include "kernels/normalization/BatchNormStats.cuh"
 
 #include <cmath>
 
@@ -134,8 +135,8 @@ Status runLayerNorm(const Context &c, const LayerNormParams &p, const KernelArgs
 
 //===----------------------------------------------------------------------===//
 // batch_norm (running statistics) and batch_norm_train (batch statistics)
-// over x [N, C, inner], one block per channel c; its count = N * inner
-// elements j = n * inner + i at (n * C + c) * inner + i, in the CPU's order.
+// over x [N, C, inner]; the channel sums spread over the device as
+// BatchNormStats.cuh says (rows by warps, then channels in n order):
 //   training:  mean = sum(x) / count, var = sum((x - mean)^2) / count (double,
 //              rounded to float), unbiased = sum(...) / (count - 1) (var for
 //              count <= 1); inference: the running mean and variance
@@ -144,7 +145,7 @@ Status runLayerNorm(const Context &c, const LayerNormParams &p, const KernelArgs
 //   running_mean * momentum + mean * (1 - momentum)
 //   running_var * momentum + unbiased * (1 - momentum)
 // The results may alias the running statistics (a training step's state
-// update): block c reads running_*[c] on thread 0 before it writes them.
+// update): the thread of channel c reads running_*[c] before it writes them.
 // The fused epilogue (mpt-fuse-batch-norm) as the CPU's: y rounded to its
 // dtype, + residual and rounded again, then relu (x < 0 ? 0 : x).
 //===----------------------------------------------------------------------===//
@@ -163,41 +164,49 @@ __device__ inline float roundedTo(DType dtype, float v) {
   });
 }
 
-__global__ void batchNormKernel(BatchNormParams p, BatchNormTensors t) {
-  __shared__ double shared[kThreads];
+/// Per channel: the float mean and 1 / sqrt(var + epsilon) that y uses, and
+/// the running statistics' update. `mean` and `rowSquares` are the row
+/// passes' (training only).
+__global__ void batchNormChannelKernel(BatchNormParams p, BatchNormTensors t, const double *mean,
+                                       const double *rowSquares, float *meanOut, float *invStdOut) {
   const int64_t count = p.N * p.inner;
-  for (int64_t c = blockIdx.x; c < p.C; c += gridDim.x) {
-    const Share sh = shareOf(count);
-    float mean, var, unbiasedVar = 0.0f;
+  MPTRT_FOR_EACH(c, p.C) {
+    float m, var, unbiasedVar = 0.0f;
     if (p.training) {
-      const ChannelMoments mo = channelMoments(t.xt, t.x, p.C, p.inner, c, count, sh, shared);
-      const double sq = mo.squares;
-      mean = static_cast<float>(mo.mean);
+      const double sq = bnstats::channelTotal(rowSquares, p.N, p.C, c);
+      m = static_cast<float>(mean[c]);
       var = static_cast<float>(count > 0 ? sq / static_cast<double>(count) : 0.0);
       unbiasedVar = static_cast<float>(count > 1 ? sq / static_cast<double>(count - 1)
                                                  : static_cast<double>(var));
     } else {
-      mean = loadF32(t.mt, t.runningMean, c);
+      m = loadF32(t.mt, t.runningMean, c);
       var = loadF32(t.vt, t.runningVar, c);
     }
-    const float invStd = 1.0f / sqrtf(var + p.epsilon);
-    const float s = loadF32(t.st, t.scale, c), b = loadF32(t.bt, t.bias, c);
-    for (int64_t j = sh.begin; j < sh.end; ++j) {
-      const int64_t at = channelElement(p.C, p.inner, c, j);
-      float y = (loadF32(t.xt, t.x, at) - mean) * invStd * s + b;
-      if (p.residual)
-        y = roundedTo(t.yt, roundedTo(t.yt, y) + loadF32(t.rt, t.residual, at));
-      if (p.relu) {
-        y = roundedTo(t.yt, y);
-        y = y < 0.0f ? 0.0f : y;
-      }
-      storeF32(t.yt, t.y, at, y);
-    }
-    if (p.updateRunningStats && threadIdx.x == 0) {
+    meanOut[c] = m;
+    invStdOut[c] = 1.0f / sqrtf(var + p.epsilon);
+    if (p.updateRunningStats) {
       const float rm = loadF32(t.mt, t.runningMean, c), rv = loadF32(t.vt, t.runningVar, c);
-      storeF32(t.nmt, t.newMean, c, rm * p.momentum + mean * (1.0f - p.momentum));
+      storeF32(t.nmt, t.newMean, c, rm * p.momentum + m * (1.0f - p.momentum));
       storeF32(t.nvt, t.newVar, c, rv * p.momentum + unbiasedVar * (1.0f - p.momentum));
     }
+  }
+}
+
+/// y for every element, consecutive threads on consecutive elements.
+__global__ void batchNormApplyKernel(BatchNormParams p, BatchNormTensors t, const float *mean,
+                                     const float *invStd) {
+  const int64_t total = p.N * p.C * p.inner;
+  MPTRT_FOR_EACH(e, total) {
+    const int64_t c = (e / p.inner) % p.C;
+    float y = (loadF32(t.xt, t.x, e) - mean[c]) * invStd[c] * loadF32(t.st, t.scale, c) +
+              loadF32(t.bt, t.bias, c);
+    if (p.residual)
+      y = roundedTo(t.yt, roundedTo(t.yt, y) + loadF32(t.rt, t.residual, e));
+    if (p.relu) {
+      y = roundedTo(t.yt, y);
+      y = y < 0.0f ? 0.0f : y;
+    }
+    storeF32(t.yt, t.y, e, y);
   }
 }
 
@@ -227,7 +236,23 @@ Status runBatchNorm(const Context &c, const BatchNormParams &p, const KernelArgs
     t.nvt = args.results[2].desc->dtype;
     t.newVar = args.results[2].data;
   }
-  batchNormKernel<<<rowBlocks(p.C), kThreads, 0, streamOf(c)>>>(p, t);
+  const bnstats::Workspace w = bnstats::workspaceAt(args.workspace, p.N, p.C);
+  double *mean = w.channel[0];
+  if (p.training) {
+    const bnstats::Rows rows{p.N, p.C, p.inner, t.xt, t.x};
+    MPTRT_TRY(bnstats::launchRowSums(c, rows, bnstats::RowSum::X, {}, nullptr, nullptr, w.rowA));
+    MPTRT_TRY(bnstats::launchChannelMean(c, w.rowA, p.N, p.C, p.N * p.inner, mean));
+    MPTRT_TRY(bnstats::launchRowSums(c, rows, bnstats::RowSum::Squares, {}, mean, nullptr, w.rowA));
+  }
+  auto *meanF = reinterpret_cast<float *>(w.channel[1]);
+  auto *invStd = reinterpret_cast<float *>(w.channel[2]);
+  batchNormChannelKernel<<<blocksFor(c, p.C), kThreads, 0, streamOf(c)>>>(p, t, mean, w.rowA, meanF,
+                                                                          invStd);
+  MPTRT_TRY(launched("batch_norm channel kernel"));
+  const int64_t total = p.N * p.C * p.inner;
+  if (total == 0)
+    return Status::ok();
+  batchNormApplyKernel<<<blocksFor(c, total), kThreads, 0, streamOf(c)>>>(p, t, meanF, invStd);
   return launched("batch_norm kernel");
 }
 
@@ -238,7 +263,11 @@ Status prepareSoftmax(const Context &c, const KernelView &v, std::unique_ptr<Pre
 }
 Status prepareBatchNorm(const Context &c, const KernelView &v,
                         std::unique_ptr<PreparedKernel> *out) {
-  return prepareWith<BatchNormParams>(c, v, out, decodeBatchNorm, runBatchNorm);
+  BatchNormParams p;
+  MPTRT_TRY(decodeBatchNorm(v, &p));
+  const uint64_t workspace = bnstats::workspaceBytes(p.N, p.C);
+  *out = std::make_unique<ParamsKernel<BatchNormParams>>(c, p, runBatchNorm, workspace);
+  return Status::ok();
 }
 Status prepareLayerNorm(const Context &c, const KernelView &v,
                         std::unique_ptr<PreparedKernel> *out) {
