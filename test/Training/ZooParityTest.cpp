@@ -611,8 +611,8 @@ INSTANTIATE_TEST_SUITE_P(
 //   fp32  one SGD step: every gradient (the metric of SgdOneStepFp32), and
 //         the SGD-momentum and AdamW loss trajectories (the fixture's steps)
 //   bf16  the AdamW loss trajectory (--precision=bf16)
-//
-// fp16 is not here: the fast path leaves fp16 kernels to the reference.
+//   fp16  the AdamW loss trajectory (--precision=fp16; oneDNN on widened
+//         copies of the f16 operands)
 // Errors below kFastFloor count as kFastFloor: there both modes are exact
 // to a few units of f32 rounding, and which one a given rounding favours
 // is luck. On a plan with convolutions the fast run must also differ from
@@ -834,6 +834,15 @@ TEST_P(ZooFastNumerics, AdamWTrajectoryFp32) {
 TEST_P(ZooFastNumerics, AdamWTrajectoryBf16) {
   checkTrajectory("adamw", "bf16",
                   {"--precision=bf16", "--optimizer=adamw",
+                   flag("lr", hyper("adamw.lr")),
+                   flag("weight-decay", hyper("adamw.weight_decay"))});
+}
+
+// Mode: both, each pinned. fp16 (dynamic loss scaling), the AdamW
+// trajectory: the fast mode widens f16 operands to f32 for oneDNN.
+TEST_P(ZooFastNumerics, AdamWTrajectoryFp16) {
+  checkTrajectory("adamw", "fp16",
+                  {"--precision=fp16", "--optimizer=adamw",
                    flag("lr", hyper("adamw.lr")),
                    flag("weight-decay", hyper("adamw.weight_decay"))});
 }

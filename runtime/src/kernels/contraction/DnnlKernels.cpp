@@ -4,15 +4,16 @@
 // conv, conv_grad_input, conv_grad_weight, matmul and gemm through oneDNN's
 // primitives, created once at prepare. Everything else, and any of these
 // that oneDNN cannot take as the plan states it (more than three spatial
-// axes, fp16 or fp8 tensors, a bf16 operand beside an f32 one, a broadcast
-// C, general batch broadcasting), keeps the reference kernel.
+// axes, fp8 tensors, a bf16 operand beside an f32 one, a broadcast C,
+// general batch broadcasting), keeps the reference kernel.
 //
 // Numerics: the operands are used in their stored dtype (f32 or bf16, bf16
 // products are exact in f32), the products are accumulated in f32 in an
 // order oneDNN chooses, and the f32 sum is rounded once into the result's
 // dtype: the reference's contract, without its fixed summation order. On a
 // processor without AVX512-BF16 or AMX the primitives compute in f32 on
-// exactly widened copies (computeType), which gives the same values.
+// exactly widened copies (computeType), which gives the same values; f16
+// tensors are always widened so (f16 products are exact in f32 too).
 //
 // Layout: the plan's tensors stay NCHW / OIHW (row-major); a convolution's
 // descriptors say `any`, and where oneDNN prefers a blocked layout the
@@ -66,12 +67,14 @@ dnnl::engine &cpuEngine() {
   return engine;
 }
 
-/// oneDNN's type for f32 and bf16; false for any other dtype.
+/// oneDNN's type for f32, bf16 and f16; false for any other dtype.
 bool dnnlType(DType dtype, DnnlType *out) {
   if (dtype == DType::F32)
     *out = DnnlType::f32;
   else if (dtype == DType::BF16)
     *out = DnnlType::bf16;
+  else if (dtype == DType::F16)
+    *out = DnnlType::f16;
   else
     return false;
   return true;
@@ -94,7 +97,13 @@ bool nativeBf16() {
 /// ResNet-18 step (bench/resnet_train) took 38 ms with them against 22 ms
 /// this way on one AVX-512 thread, and 739 ms against 71 ms on two threads
 /// of the busy 2-core machine.
+/// f16 is always computed this way (widened exactly; the f32 result rounded
+/// to nearest even by the reorder): oneDNN 2.6 has f16 convolutions and
+/// matmuls only on AVX512-FP16 processors, and f16 products are exact in f32
+/// too.
 DnnlType computeType(DnnlType stored) {
+  if (stored == DnnlType::f16)
+    return DnnlType::f32;
   return stored == DnnlType::bf16 && !nativeBf16() ? DnnlType::f32 : stored;
 }
 
