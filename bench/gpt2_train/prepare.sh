@@ -31,16 +31,8 @@ for arg in "$@"; do
   esac
 done
 
-PY=${PYTHON:-}
-if [ -z "$PY" ]; then
-  for candidate in python3 /usr/bin/python3; do
-    if "$candidate" -c 'import torch, onnx, numpy' 2>/dev/null; then PY=$candidate; break; fi
-  done
-fi
-if [ -z "$PY" ] || ! "$PY" -c 'import torch, onnx, numpy' 2>/dev/null; then
-  echo "prepare: SKIP: no Python with torch, onnx and numpy here (set PYTHON; e.g. apt-get install python3-torch python3-onnx)" >&2
-  exit 77
-fi
+. bench/common/bench-lib.sh
+torch_python
 MPT_COMPILE=${MPT_COMPILE:-build/bin/mpt-compile}
 if [ ! -x "$MPT_COMPILE" ]; then
   echo "prepare: no mpt-compile at $MPT_COMPILE (build the compiler, or set MPT_COMPILE)" >&2

@@ -35,23 +35,8 @@ if [ ! -f "$PREP/prepare.json" ]; then
 fi
 
 echo "== mpt-train for sm_90"
-BIN=$PREP/bin/mpt-train
-if [ -x "$BIN" ] && "$BIN" --help >/dev/null 2>&1; then
-  NOTE="carried: $(cat "$PREP/bin/build.txt" 2>/dev/null)"
-else
-  BIN=build-gpu-bench/bin/mpt-train
-  b0=$(date +%s)
-  if timeout $(( $(left) - 60 )) bash -c '
-      cmake -G Ninja -S runtime -B build-gpu-bench -DCMAKE_BUILD_TYPE=Release -DMPTRT_ENABLE_CUDA=ON \
-        -DCMAKE_CUDA_ARCHITECTURES=90 -DMPTRT_BUILD_TESTS=OFF -DMPTRT_REQUIRE_BLAS=OFF &&
-      ninja -C build-gpu-bench mpt-train' >"$LOGS/build.log" 2>&1; then
-    NOTE="built here in $(( $(date +%s) - b0 )) s (ninja mpt-train, sm_90)"
-  else
-    echo "run_gpu: building mpt-train failed (build.log); PyTorch phases only" >&2
-    tail -20 "$LOGS/build.log"
-    NOTE="build FAILED after $(( $(date +%s) - b0 )) s"
-  fi
-fi
+. bench/common/bench-lib.sh
+device_mpt_train "$PREP" "$LOGS" $(( $(left) - 60 ))
 echo "mpt-train: $NOTE"
 
 python3 bench/gpt2_train/bench.py --folder "$PREP" --mpt-train "$BIN" --device cuda \

@@ -28,21 +28,8 @@ wheel=$(python3 -c 'import nvidia.cudnn as m, os; print(os.path.join(list(m.__pa
 } 2>&1 | tee "$LOGS/device.txt"
 [ -f "$PREP/prepare.json" ] || { echo "run_gpu: $PREP is missing: run prepare_gpu.sh here and carry .gpu" >&2; exit 1; }
 
-BIN=$PREP/bin/mpt-train
-if [ -x "$BIN" ] && "$BIN" --help >/dev/null 2>&1; then
-  NOTE="carried: $(cat "$PREP/bin/build.txt" 2>/dev/null)"
-else
-  BIN=build-gpu-bench/bin/mpt-train
-  b0=$(date +%s)
-  if timeout $(( $(left) - 60 )) bash -c '
-      cmake -G Ninja -S runtime -B build-gpu-bench -DCMAKE_BUILD_TYPE=Release -DMPTRT_ENABLE_CUDA=ON \
-        -DCMAKE_CUDA_ARCHITECTURES=90 -DMPTRT_BUILD_TESTS=OFF -DMPTRT_REQUIRE_BLAS=OFF &&
-      ninja -C build-gpu-bench mpt-train' >"$LOGS/build.log" 2>&1; then
-    NOTE="built here in $(( $(date +%s) - b0 )) s"
-  else
-    NOTE="build FAILED (build.log)"
-  fi
-fi
+. bench/common/bench-lib.sh
+device_mpt_train "$PREP" "$LOGS" $(( $(left) - 60 ))
 echo "mpt-train: $NOTE"
 python3 bench/resnet_train/gpu_bench.py --folder "$PREP" --mpt-train "$BIN" --device cuda \
   --out "$LOGS" --work "$WORK" --budget $(( $(left) - 10 )) --build-note "$NOTE"
