@@ -490,11 +490,13 @@ Status Model::runProfiled(std::string_view entryName, double *ms, size_t count) 
 
 Status Model::runChecked(std::string_view entryName, NonFinite *first) {
   *first = NonFinite();
-  if (checkBuffer_.empty()) {
+  // Set up once. Not keyed on checkBuffer_, which an observed run sizes too
+  // (FiniteCheck.AfterAnObservedRun).
+  if (constantNonFinite_.size() != descs_.size()) {
     uint64_t largest = 1;
     for (const TensorDesc &d : descs_)
       largest = std::max(largest, d.bytes);
-    MPTRT_TRY(resizeHostBuffer(&checkBuffer_, largest,
+    MPTRT_TRY(resizeHostBuffer(&checkBuffer_, std::max<uint64_t>(checkBuffer_.size(), largest),
                                "a copy of the largest result (a run checked after every kernel)"));
     constantNonFinite_.assign(descs_.size(), 0);
     nonFinite_.assign(descs_.size(), 0);

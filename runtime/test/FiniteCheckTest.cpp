@@ -82,6 +82,24 @@ TEST_F(FiniteCheck, NamesTheKernelThatOverflows) {
   EXPECT_TRUE(std::isinf(checked[2]));
 }
 
+// Tests a checked run after an observed one (mpt-train --collect-ranges on
+// a step that overflows: the observed step, then its checked rerun). The
+// observer's host buffer once made the checked run skip its own set-up and
+// index an empty per-tensor table (a segmentation fault in mpt-train).
+TEST_F(FiniteCheck, AfterAnObservedRun) {
+  bind({1, 2, 1e30f, 1e30f});
+  int observed = 0;
+  auto count = [](const mptrt_result_view *, void *user) { ++*static_cast<int *>(user); };
+  ASSERT_EQ(mptrt_run_observed(model, "main", count, &observed), MPTRT_OK) << mptrt_last_error();
+  EXPECT_EQ(observed, 3);
+  mptrt_nonfinite first;
+  ASSERT_EQ(mptrt_run_checked(model, "main", &first), MPTRT_OK) << mptrt_last_error();
+  ASSERT_EQ(first.found, 1);
+  EXPECT_EQ(first.kernel, 1u);
+  EXPECT_EQ(first.element, 2u);
+  EXPECT_STREQ(first.origin, "sq");
+}
+
 // Tests that a NaN in the input is reported at the first kernel (relu
 // passes it on), and that a finite run reports nothing.
 TEST_F(FiniteCheck, FirstKernelAndFiniteRun) {
