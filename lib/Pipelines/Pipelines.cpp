@@ -62,6 +62,7 @@ void addLoweringPasses(OpPassManager &pm,
                        const mpt::InferencePipelineOptions &options) {
   mpt::LowerToRuntimeOptions lowering;
   lowering.fuseEpilogues = options.fuseEpilogues;
+  lowering.channelsLast = options.channelsLast;
   mpt::buildLowerToRuntimePipeline(pm, lowering);
 }
 

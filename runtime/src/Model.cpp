@@ -1,5 +1,6 @@
 //===- Model.cpp - loading, binding and running a plan -------------------===//
 #include "Model.h"
+#include "ChannelsLast.h"
 
 #include "HostMemory.h"
 #include "mptrt/Numerics.h"
@@ -173,7 +174,10 @@ Status Model::prepare() {
     for (uint32_t id : kernel.results)
       results.push_back(&descs_[id]);
     KernelView view(kernel, std::move(operands), std::move(results));
-    MPTRT_TRY(backend_->prepareKernel(view, &kernels_[k]).withContext(where));
+    if (isChannelsLast(kernel))
+      MPTRT_TRY(prepareChannelsLast(*backend_, view, &kernels_[k]).withContext(where));
+    else
+      MPTRT_TRY(backend_->prepareKernel(view, &kernels_[k]).withContext(where));
     MPTRT_TRY(checkAliasing(k).withContext(where));
   }
 

@@ -21,6 +21,11 @@ struct LowerToRuntimeOptions
       *this, "fuse-epilogues",
       llvm::cl::desc("Fold bias adds and activations into gemm kernels"),
       llvm::cl::init(true)};
+  Option<bool> channelsLast{
+      *this, "channels-last",
+      llvm::cl::desc("Store convolution chains' activations channels last "
+                     "(NHWC; for GPU targets)"),
+      llvm::cl::init(false)};
   Option<bool> reportPeak{
       *this, "report-peak",
       llvm::cl::desc("Emit a remark with each function's arena peak"),

@@ -90,6 +90,29 @@ def MPTFuseBatchNorm : Pass<"mpt-fuse-batch-norm", "mlir::func::FuncOp"> {
   let dependentDialects = ["mpt::rt::MPTRTDialect"];
 }
 
+def MPTChannelsLast : Pass<"mpt-channels-last", "mlir::func::FuncOp"> {
+  let summary = "Store convolution chains' activations channels last (NHWC)";
+  let description = [{
+    Runs on mptrt IR (after `mpt-fuse-batch-norm`, before memory planning),
+    for targets whose convolutions prefer channels-last activations (cuDNN's
+    tensor-core engines). A chain is what connects 2-D convolutions through
+    activations: the activations of `conv`, `conv_grad_input`,
+    `conv_grad_weight`, `batch_norm`, `batch_norm_train` and
+    `batch_norm_grad` (not their weights, scales or statistics), and the
+    elementwise kernels (relu, clip, add, mul, `unary_grad`, cast, ...)
+    whose operands and results all have one 4-D shape. Every value of a
+    chain becomes [N, H, W, C], its layout-aware kernels get `layout =
+    nhwc`, and a `transpose` is inserted only where a value enters the chain
+    from elsewhere (a function argument, a pooling or a reshape) or leaves
+    it: the chain is maximal, so those are the fewest transposes that keep
+    every other kernel as it is. A kernel with `layout = nhwc` means what
+    its NCHW form means (docs/runtime.md, "Channels-last kernels"), so a
+    plan computes the same values either way. Chains without a convolution
+    are left alone.
+  }];
+  let dependentDialects = ["mpt::rt::MPTRTDialect"];
+}
+
 def MPTAssignBindings : Pass<"mpt-assign-bindings", "mlir::func::FuncOp"> {
   let summary = "Give every argument and result a binding name and a writer";
   let description = [{

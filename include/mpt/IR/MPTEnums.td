@@ -50,6 +50,10 @@ def MPT_GeluApproximate : MPT_Enum<"GeluApproximate", "gelu's form", ["none", "t
 def MPT_Activation : MPT_Enum<"Activation", "gemm's fused epilogue",
     ["none", "relu", "gelu", "gelu_tanh"]>;
 def MPT_Reduction : MPT_Enum<"Reduction", "a loss's reduction", ["mean", "sum", "none"]>;
+// How a convolution or batch norm kernel's activations are stored:
+// channels first ([N, C, spatial...], ONNX's) or last ([N, spatial..., C]);
+// mpt-channels-last chooses it.
+def MPT_Layout : MPT_Enum<"Layout", "an activation's memory layout", ["nchw", "nhwc"]>;
 // The functions with a gradient (MPTUnaryFunctions.td).
 def MPT_UnaryGradKind : MPT_Enum<"UnaryGradKind", "unary_grad's forward function",
     !foreach(f, !filter(f, MPTUnaryFunctions, f.grad), f.kind)>;

@@ -17,8 +17,9 @@
 // pass's options a struct takes (under which names), and `mpt-tblgen
 // -gen-pipeline-options` writes them into the structs at build time
 // (PipelineOptions.h.inc), with the copy into the pass's options. Declared
-// here are only `precision` (--assign-precision's `mode`, with `none`) and
-// `fuse-epilogues` (LowerToRuntimeOptions', whose default it reads).
+// here are only `precision` (--assign-precision's `mode`, with `none`),
+// `fuse-epilogues` and `channels-last` (LowerToRuntimeOptions', whose
+// defaults they read).
 //
 //===----------------------------------------------------------------------===//
 #ifndef MPT_PIPELINES_PIPELINES_H
@@ -62,6 +63,13 @@ struct InferencePipelineOptions
       *this, "fuse-epilogues",
       llvm::cl::desc("Fold bias adds and activations into gemm kernels"),
       llvm::cl::init(LowerToRuntimeOptions().fuseEpilogues.getValue()),
+      llvm::cl::cat(getPipelineOptionsCategory())};
+  Option<bool> channelsLast{
+      *this, "channels-last",
+      llvm::cl::desc(
+          "Store convolution chains' activations channels last (NHWC, "
+          "for GPU targets; mpt-channels-last)"),
+      llvm::cl::init(LowerToRuntimeOptions().channelsLast.getValue()),
       llvm::cl::cat(getPipelineOptionsCategory())};
 
   /// The names of the options in `category` that were given, on a command

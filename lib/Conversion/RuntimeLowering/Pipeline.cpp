@@ -24,6 +24,8 @@ void mpt::buildLowerToRuntimePipeline(OpPassManager &pm,
   OpPassManager &kernelPm = pm.nest<func::FuncOp>();
   if (options.fuseEpilogues)
     kernelPm.addPass(createMPTFuseBatchNorm());
+  if (options.channelsLast)
+    kernelPm.addPass(createMPTChannelsLast());
   kernelPm.addPass(createMPTAssignBindings());
   MPTPlanMemoryOptions memory;
   memory.reportPeak = options.reportPeak;

@@ -245,7 +245,8 @@ Status decodePoolGrad(const KernelView &v, PoolParams *p) {
 Status decodeConvGrad(const KernelView &v, ConvParams *p) {
   const bool gradInput = v.kind() == "conv_grad_input";
   MPTRT_TRY(v.expectCounts(2, 2, 1, 1));
-  MPTRT_TRY(v.allowOnly({"strides", "pads", "dilations", "group", "kernel_shape"}));
+  MPTRT_TRY(v.allowOnly({"strides", "pads", "dilations", "group", "kernel_shape", "layout"}));
+  MPTRT_TRY(expectChannelsFirst(v));
   MPTRT_TRY(expectAllFloat(v));
   std::vector<int64_t> dyShape;
   if (gradInput) // dy, weight -> dx
@@ -264,7 +265,8 @@ Status decodeConvGrad(const KernelView &v, ConvParams *p) {
 
 Status decodeBatchNormGrad(const KernelView &v, BatchNormGradParams *p) {
   MPTRT_TRY(v.expectCounts(3, 4, 3, 3));
-  MPTRT_TRY(v.allowOnly({"epsilon", "activation"}));
+  MPTRT_TRY(v.allowOnly({"epsilon", "activation", "layout"}));
+  MPTRT_TRY(expectChannelsFirst(v));
   MPTRT_TRY(expectAllFloat(v));
   MPTRT_TRY(decodeNormActivation(v, &p->relu));
   if (p->relu != (v.numOperands() == 4))

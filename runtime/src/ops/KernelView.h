@@ -41,6 +41,7 @@ public:
   Status allowSchemaAttributes() const;
 
   bool has(const char *name) const { return kernel.findAttr(name) != nullptr; }
+  const std::vector<plan::Attribute> &attributes() const { return kernel.attrs; }
   Status getInt(const char *name, int64_t defaultValue, int64_t *out) const;
   Status getRequiredInt(const char *name, int64_t *out) const;
   /// A boolean is an int attribute holding 0 or 1.

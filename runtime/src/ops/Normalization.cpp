@@ -5,6 +5,16 @@
 namespace mptrt {
 namespace rt {
 
+Status expectChannelsFirst(const KernelView &v) {
+  std::string layout;
+  MPTRT_TRY(v.getString("layout", "nchw", &layout));
+  if (layout == "nchw")
+    return Status::ok();
+  return v.error(v.kind() + ": layout '" + layout +
+                 "' reaches a backend's kernel only as channels first (the model runs "
+                 "channels-last kernels between transposes: ChannelsLast.h)");
+}
+
 Status decodeNormActivation(const KernelView &v, bool *relu) {
   std::string activation;
   MPTRT_TRY(v.getString("activation", "none", &activation));
@@ -18,7 +28,8 @@ Status decodeNormActivation(const KernelView &v, bool *relu) {
 Status decodeBatchNorm(const KernelView &v, BatchNormParams *p) {
   p->training = v.kind() == "batch_norm_train";
   MPTRT_TRY(v.expectCounts(5, 6, 1, p->training ? 3 : 1));
-  MPTRT_TRY(v.allowOnly({"epsilon", "momentum", "activation"}));
+  MPTRT_TRY(v.allowOnly({"epsilon", "momentum", "activation", "layout"}));
+  MPTRT_TRY(expectChannelsFirst(v));
   MPTRT_TRY(expectAllFloat(v));
   MPTRT_TRY(decodeNormActivation(v, &p->relu));
   double epsilon, momentum;

@@ -212,6 +212,10 @@ struct BatchNormParams {
   bool residual = false, relu = false;
 };
 Status decodeBatchNorm(const KernelView &v, BatchNormParams *p);
+/// An error unless the kernel's `layout` is nchw (its default): conv and
+/// batch norm kernels with layout nhwc are run by the model as their
+/// channels-first kernel between transposes (ChannelsLast.h).
+Status expectChannelsFirst(const KernelView &v);
 /// A batch norm kernel's `activation` epilogue: none, or relu (`*relu`).
 Status decodeNormActivation(const KernelView &v, bool *relu);
 

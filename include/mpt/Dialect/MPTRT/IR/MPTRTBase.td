@@ -66,6 +66,7 @@ class MPTRT_EnumAttr<EnumAttrInfo info, string mnemonic>
 def MPTRT_GeluApproximateAttr : MPTRT_EnumAttr<MPT_GeluApproximate, "gelu_approximate">;
 def MPTRT_ActivationAttr : MPTRT_EnumAttr<MPT_Activation, "activation">;
 def MPTRT_ReductionAttr : MPTRT_EnumAttr<MPT_Reduction, "reduction">;
+def MPTRT_LayoutAttr : MPTRT_EnumAttr<MPT_Layout, "layout">;
 def MPTRT_UnaryGradKindAttr : MPTRT_EnumAttr<MPT_UnaryGradKind, "unary_grad_kind"> {
   // UnaryKinds.def's list of the same cases.
   let schemaValues = "MPTRT_UNARY_GRAD_KINDS";

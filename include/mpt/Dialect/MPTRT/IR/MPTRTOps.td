@@ -337,9 +337,9 @@ def MPTRT_AttentionOp : MPTRT_KernelOp<"attention",
 }
 def MPTRT_ConvOp : MPTRT_KernelOp<"conv",
     !con((ins MPTRT_Tensor:$input, MPTRT_Tensor:$weight, Optional<MPTRT_Tensor>:$bias),
-         ConvWindow),
+         ConvWindow, (ins MPTRT_Default<MPTRT_LayoutAttr, "nchw">:$layout)),
     (outs MPTRT_Tensor:$output)> {
-  let summary = "N-d grouped convolution, NCHW, explicit pads";
+  let summary = "N-d grouped convolution, NCHW (or NHWC activations), explicit pads";
 }
 
 //===----------------------------------------------------------------------===//
@@ -380,7 +380,8 @@ def MPTRT_BatchNormOp : MPTRT_KernelOp<"batch_norm",
          // The kernel's own: the training kernel's momentum, which an
          // inference batch_norm does not read, and the epilogue.
          (ins MPTRT_Default<F32Attr, "0.9">:$momentum,
-              MPTRT_Default<MPTRT_ActivationAttr, "none">:$activation)),
+              MPTRT_Default<MPTRT_ActivationAttr, "none">:$activation,
+              MPTRT_Default<MPTRT_LayoutAttr, "nchw">:$layout)),
     (outs MPTRT_Tensor:$output)> {
   let summary = "Batch normalisation with running statistics";
 }
@@ -389,7 +390,8 @@ def MPTRT_BatchNormTrainOp : MPTRT_KernelOp<"batch_norm_train",
          MPTRT_Tensor:$running_mean, MPTRT_Tensor:$running_var,
          Optional<MPTRT_Tensor>:$residual,
          MPTRT_Default<F32Attr, "1e-5">:$epsilon, MPTRT_Default<F32Attr, "0.9">:$momentum,
-         MPTRT_Default<MPTRT_ActivationAttr, "none">:$activation),
+         MPTRT_Default<MPTRT_ActivationAttr, "none">:$activation,
+         MPTRT_Default<MPTRT_LayoutAttr, "nchw">:$layout),
     (outs MPTRT_Tensor:$output, Optional<MPTRT_Tensor>:$new_running_mean,
           Optional<MPTRT_Tensor>:$new_running_var), [AttrSizedResultSegments]> {
   let family = "BatchNorm";
@@ -589,14 +591,16 @@ def MPTRT_AveragePoolGradOp : MPTRT_KernelOp<"average_pool_grad",
 defvar ConvGradKernelShape = (ins OptionalAttr<DenseI64ArrayAttr>:$kernel_shape);
 def MPTRT_ConvGradInputOp : MPTRT_KernelOp<"conv_grad_input",
     !con((ins MPTRT_Tensor:$grad, MPTRT_Tensor:$weight),
-         MPTRT_AttrsOf<MPT_ConvGradInputOp, AbsentWindow>.attrs, ConvGradKernelShape),
+         MPTRT_AttrsOf<MPT_ConvGradInputOp, AbsentWindow>.attrs, ConvGradKernelShape,
+         (ins MPTRT_Default<MPTRT_LayoutAttr, "nchw">:$layout)),
     (outs MPTRT_Tensor:$input_grad)> {
   let family = "ConvGrad";
   let summary = "Gradient of conv with respect to its input";
 }
 def MPTRT_ConvGradWeightOp : MPTRT_KernelOp<"conv_grad_weight",
     !con((ins MPTRT_Tensor:$input, MPTRT_Tensor:$grad),
-         MPTRT_AttrsOf<MPT_ConvGradWeightOp, AbsentWindow>.attrs, ConvGradKernelShape),
+         MPTRT_AttrsOf<MPT_ConvGradWeightOp, AbsentWindow>.attrs, ConvGradKernelShape,
+         (ins MPTRT_Default<MPTRT_LayoutAttr, "nchw">:$layout)),
     (outs MPTRT_Tensor:$weight_grad)> {
   let family = "ConvGrad";
   let summary = "Gradient of conv with respect to its weight";
@@ -609,7 +613,8 @@ def MPTRT_BatchNormGradOp : MPTRT_KernelOp<"batch_norm_grad",
     !con((ins MPTRT_Tensor:$input, MPTRT_Tensor:$scale, MPTRT_Tensor:$grad,
               Optional<MPTRT_Tensor>:$output),
          MPTRT_AttrsOf<MPT_BatchNormGradOp>.attrs,
-         (ins MPTRT_Default<MPTRT_ActivationAttr, "none">:$activation)),
+         (ins MPTRT_Default<MPTRT_ActivationAttr, "none">:$activation,
+              MPTRT_Default<MPTRT_LayoutAttr, "nchw">:$layout)),
     (outs MPTRT_Tensor:$input_grad, MPTRT_Tensor:$scale_grad, MPTRT_Tensor:$bias_grad)> {
   let summary = "Backward of training-mode batch_norm";
 }
