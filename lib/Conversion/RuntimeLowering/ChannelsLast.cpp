@@ -64,14 +64,14 @@ bool isImage(Value v) {
 /// layout does not matter to it.
 bool isLayoutFree(Operation *op) {
   static const llvm::StringSet<> kinds = {
-      "mptrt.relu",       "mptrt.clip",       "mptrt.leaky_relu",
-      "mptrt.gelu",       "mptrt.sigmoid",    "mptrt.tanh",
-      "mptrt.exp",        "mptrt.neg",        "mptrt.abs",
-      "mptrt.sqrt",       "mptrt.hard_swish", "mptrt.hard_sigmoid",
-      "mptrt.elu",        "mptrt.softplus",   "mptrt.cast",
-      "mptrt.add",        "mptrt.sub",        "mptrt.mul",
-      "mptrt.div",        "mptrt.max",        "mptrt.min",
-      "mptrt.unary_grad", "mptrt.copy"};
+      "mptrt.relu", "mptrt.clip",       "mptrt.leaky_relu",
+      "mptrt.gelu", "mptrt.sigmoid",    "mptrt.tanh",
+      "mptrt.exp",  "mptrt.neg",        "mptrt.abs",
+      "mptrt.sqrt", "mptrt.hard_swish", "mptrt.hard_sigmoid",
+      "mptrt.elu",  "mptrt.cast",       "mptrt.add",
+      "mptrt.sub",  "mptrt.mul",        "mptrt.div",
+      "mptrt.max",  "mptrt.min",        "mptrt.unary_grad",
+      "mptrt.copy"};
   if (!kinds.contains(op->getName().getStringRef()) || op->getNumResults() != 1)
     return false;
   auto shapeOf = [](Value v) {
