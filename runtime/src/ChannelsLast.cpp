@@ -80,6 +80,16 @@ public:
     std::vector<size_t> actOperands, actResults;
     if (!activationSlots(v, &actOperands, &actResults))
       return Status::error(v.kind() + " has no channels-last form");
+    // A malformed plan may lack them; the kernel's own decoder says what it
+    // needs once the slots are there.
+    for (size_t i : actOperands)
+      if (i >= v.numOperands())
+        return Status::error(v.kind() + ": " + std::to_string(v.numOperands()) +
+                             " operands, too few for its channels-last form");
+    for (size_t i : actResults)
+      if (i >= v.numResults())
+        return Status::error(v.kind() + ": " + std::to_string(v.numResults()) +
+                             " results, too few for its channels-last form");
     isActOperand_.assign(v.numOperands(), -1);
     isActResult_.assign(v.numResults(), -1);
     uint64_t scratch = 0;

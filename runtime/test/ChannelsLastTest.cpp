@@ -156,14 +156,19 @@ TEST(ChannelsLast, SameBitsAsChannelsFirstOnCuda) {
     expectSameBits(c, "cuda");
 }
 
-// Tests that a channels-last activation of rank below 3 is refused, naming
-// the kernel.
+// Tests that a channels-last activation of rank below 3, and a kernel
+// without the operands its layout reads, are refused, naming the kernel.
 TEST(ChannelsLast, Errors) {
   HostTensor x(DType::F32, {4, 3}), c(DType::F32, {3});
   KernelRun r = runKernel("batch_norm", {x, c, c, c, c}, {HostTensor(DType::F32, {4, 3})},
                           {Attribute::makeString("layout", "nhwc")});
   EXPECT_FALSE(r.ok);
   EXPECT_NE(r.error.find("must be [N, ..., C]"), std::string::npos) << r.error;
+  // A conv without operands or results (a malformed plan) is an error, not
+  // a read past its lists.
+  KernelRun none = runKernel("conv", {}, {}, {Attribute::makeString("layout", "nhwc")});
+  EXPECT_FALSE(none.ok);
+  EXPECT_NE(none.error.find("too few for its channels-last form"), std::string::npos) << none.error;
 }
 
 } // namespace

@@ -75,6 +75,16 @@ std::vector<Case> allCases() {
   cs.push_back(make("batch_norm_train",
                     {{F32, img}, {F32, {16}}, {F32, {16}}, {F32, {16}}, {F32, {16}, 0.5, 2.0}},
                     {{F32, img}, {F32, {16}}, {F32, {16}}}));
+  // Channels-last activations (mpt-channels-last): run as the channels-first
+  // kernel between the backend's transposes (ChannelsLast.h).
+  cs.push_back(make("conv", {{BF16, {8, 32, 32, 16}}, {BF16, {32, 16, 3, 3}}},
+                    {{BF16, {8, 32, 32, 32}}},
+                    {aInts("pads", {1, 1, 1, 1}), aString("layout", "nhwc")}));
+  cs.push_back(
+      make("batch_norm_train",
+           {{F32, {8, 32, 32, 16}}, {F32, {16}}, {F32, {16}}, {F32, {16}}, {F32, {16}, 0.5, 2.0}},
+           {{F32, {8, 32, 32, 16}}, {F32, {16}}, {F32, {16}}},
+           {aString("layout", "nhwc"), aString("activation", "relu")}));
   // The fused epilogue of a ResNet block (mpt-fuse-batch-norm): residual, relu.
   cs.push_back(
       make("batch_norm_train",
