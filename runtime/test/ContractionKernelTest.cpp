@@ -338,14 +338,7 @@ struct ConvCase {
 };
 
 std::vector<int64_t> convOutShape(const ConvCase &c) {
-  const size_t nsp = c.x.size() - 2;
-  std::vector<int64_t> out = {c.x[0], c.w[0]};
-  for (size_t d = 0; d < nsp; ++d)
-    out.push_back(
-        (c.x[2 + d] + c.pads[d] + c.pads[nsp + d] - c.dilations[d] * (c.w[2 + d] - 1) - 1) /
-            c.strides[d] +
-        1);
-  return out;
+  return convOutputShape(c.x, c.w, c.strides, c.pads, c.dilations);
 }
 
 std::vector<double> convRef(const ConvCase &c, const HostTensor &x, const HostTensor &w,

@@ -110,14 +110,7 @@ struct ConvCase {
 };
 
 std::vector<int64_t> outShape(const ConvCase &c) {
-  const size_t nsp = c.x.size() - 2;
-  std::vector<int64_t> out = {c.x[0], c.w[0]};
-  for (size_t d = 0; d < nsp; ++d)
-    out.push_back(
-        (c.x[2 + d] + c.pads[d] + c.pads[nsp + d] - c.dilations[d] * (c.w[2 + d] - 1) - 1) /
-            c.strides[d] +
-        1);
-  return out;
+  return convOutputShape(c.x, c.w, c.strides, c.pads, c.dilations);
 }
 
 int64_t numel(const std::vector<int64_t> &shape) {
@@ -171,13 +164,7 @@ ConvRef convRef(const ConvCase &c, const HostTensor &x, const HostTensor &w, con
 }
 
 double relativeError(const HostTensor &got, const std::vector<double> &ref) {
-  double num = 0, den = 0;
-  for (int64_t i = 0; i < got.numel(); ++i) {
-    const double d = got.get(i) - ref[i];
-    num += d * d;
-    den += ref[i] * ref[i];
-  }
-  return den > 0 ? std::sqrt(num / den) : std::sqrt(num);
+  return relativeL2Error(got, ref);
 }
 
 /// The dtypes of one run: operands, bias, and each kind's result.

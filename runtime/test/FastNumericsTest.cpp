@@ -74,13 +74,7 @@ KernelRun runIn(const char *mode, const std::string &kind, const std::vector<Hos
 constexpr double kAccumulationFloor = 8 * 0x1p-24;
 
 double relativeError(const HostTensor &got, const std::vector<double> &ref) {
-  double num = 0, den = 0;
-  for (int64_t i = 0; i < got.numel(); ++i) {
-    const double d = got.get(i) - ref[i];
-    num += d * d;
-    den += ref[i] * ref[i];
-  }
-  return std::sqrt(num / den);
+  return relativeL2Error(got, ref);
 }
 
 /// Whether the fast mode prepares `kind` on these tensors through oneDNN

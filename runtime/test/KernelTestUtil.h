@@ -271,6 +271,33 @@ inline KernelRun runKernel(const std::string &kind, const std::vector<HostTensor
   return r;
 }
 
+/// ||got - ref|| / ||ref|| (L2 over every element; ||got - ref|| when ref
+/// is all zero).
+inline double relativeL2Error(const HostTensor &got, const std::vector<double> &ref) {
+  double num = 0, den = 0;
+  for (int64_t i = 0; i < got.numel(); ++i) {
+    const double d = got.get(i) - ref[i];
+    num += d * d;
+    den += ref[i] * ref[i];
+  }
+  return den > 0 ? std::sqrt(num / den) : std::sqrt(num);
+}
+
+/// conv's output shape [N, M, o...] for x [N, C, in...], w [M, C/g, k...]
+/// and pads (begins, then ends).
+inline std::vector<int64_t> convOutputShape(const std::vector<int64_t> &x,
+                                            const std::vector<int64_t> &w,
+                                            const std::vector<int64_t> &strides,
+                                            const std::vector<int64_t> &pads,
+                                            const std::vector<int64_t> &dilations) {
+  const size_t nsp = x.size() - 2;
+  std::vector<int64_t> out = {x[0], w[0]};
+  for (size_t d = 0; d < nsp; ++d)
+    out.push_back(
+        (x[2 + d] + pads[d] + pads[nsp + d] - dilations[d] * (w[2 + d] - 1) - 1) / strides[d] + 1);
+  return out;
+}
+
 /// Checks got[i] against the float64 reference: |got - ref| <= atol +
 /// (rtol + eps(dtype)) * |ref|. NaNs must match NaNs.
 inline ::testing::AssertionResult closeTo(const HostTensor &got, const std::vector<double> &ref,
