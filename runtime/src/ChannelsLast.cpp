@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "ChannelsLast.h"
+#include "mptrt/ChannelsLastSlots.h"
 
 #include <deque>
 #include <string>
@@ -15,34 +16,6 @@ namespace rt {
 
 namespace {
 
-/// The operands and results of `kind` that are activations ([N, C, ...] in
-/// its channels-first form); the others (weights, scales, statistics) keep
-/// their layout.
-bool activationSlots(const KernelView &v, std::vector<size_t> *operands,
-                     std::vector<size_t> *results) {
-  const std::string &kind = v.kind();
-  if (kind == "conv" || kind == "conv_grad_input") {
-    *operands = {0};
-    *results = {0};
-  } else if (kind == "conv_grad_weight") {
-    *operands = {0, 1};
-    *results = {};
-  } else if (kind == "batch_norm" || kind == "batch_norm_train") {
-    *operands = {0};
-    if (v.numOperands() == 6)
-      operands->push_back(5); // the residual
-    *results = {0};
-  } else if (kind == "batch_norm_grad") {
-    *operands = {0, 2};
-    if (v.numOperands() == 4)
-      operands->push_back(3); // the forward output of a fused relu
-    *results = {0};
-  } else {
-    return false;
-  }
-  return true;
-}
-
 /// [N, spatial..., C] -> [N, C, spatial...], and the perms of the two
 /// transposes (into channels first, back to channels last).
 std::vector<int64_t> channelsFirstShape(const std::vector<int64_t> &last) {
@@ -50,27 +23,31 @@ std::vector<int64_t> channelsFirstShape(const std::vector<int64_t> &last) {
   first.insert(first.end(), last.begin() + 1, last.end() - 1);
   return first;
 }
-std::vector<int64_t> intoFirstPerm(size_t rank) {
-  std::vector<int64_t> perm = {0, static_cast<int64_t>(rank) - 1};
-  for (size_t d = 1; d + 1 < rank; ++d)
-    perm.push_back(static_cast<int64_t>(d));
+std::vector<int64_t> intoFirstPerm(int rank) {
+  std::vector<int64_t> perm = {0, rank - 1};
+  for (int d = 1; d + 1 < rank; ++d)
+    perm.push_back(d);
   return perm;
 }
-std::vector<int64_t> intoLastPerm(size_t rank) {
+std::vector<int64_t> intoLastPerm(int rank) {
   std::vector<int64_t> perm = {0};
-  for (size_t d = 2; d < rank; ++d)
-    perm.push_back(static_cast<int64_t>(d));
+  for (int d = 2; d < rank; ++d)
+    perm.push_back(d);
   perm.push_back(1);
   return perm;
 }
 
-uint64_t align64(uint64_t n) { return (n + 63) / 64 * 64; }
-
 class ChannelsLastKernel final : public PreparedKernel {
 public:
   /// One prepared kernel of the sequence and its argument lists (sized at
-  /// prepare; run only sets data pointers).
+  /// prepare; run only sets data pointers): a transpose of the kernel's
+  /// operand `arg` into copy `slot`, the channels-first kernel, or a
+  /// transpose of copy `slot` into the kernel's result `arg`.
+  enum class Role { IntoFirst, Kernel, IntoLast };
   struct Step {
+    Role role = Role::Kernel;
+    size_t arg = 0;
+    int slot = -1;
     plan::Kernel kernel;
     std::unique_ptr<PreparedKernel> prepared;
     KernelArgs args;
@@ -78,7 +55,7 @@ public:
 
   Status prepare(Backend &backend, const KernelView &v) {
     std::vector<size_t> actOperands, actResults;
-    if (!activationSlots(v, &actOperands, &actResults))
+    if (!channelsLastSlots(v.kind(), v.numOperands(), &actOperands, &actResults))
       return Status::error(v.kind() + " has no channels-last form");
     // A malformed plan may lack them; the kernel's own decoder says what it
     // needs once the slots are there.
@@ -99,7 +76,7 @@ public:
                              " must be [N, ..., C], not " + describe(last));
       descs_.push_back(makeDesc(last.dtype, channelsFirstShape(last.shape)));
       offsets_.push_back(scratch);
-      scratch = align64(scratch + descs_.back().bytes);
+      scratch = plan::alignUp(scratch + descs_.back().bytes);
       return Status::ok();
     };
     for (size_t i : actOperands) {
@@ -112,10 +89,14 @@ public:
     }
     // The transposes into channels first, the kernel, the transposes back.
     uint64_t workspace = 0;
-    auto add = [&](plan::Kernel kernel, std::vector<const TensorDesc *> ops,
+    auto add = [&](Role role, size_t arg, int slot, plan::Kernel kernel,
+                   std::vector<const TensorDesc *> ops,
                    std::vector<const TensorDesc *> res) -> Status {
       steps_.emplace_back();
       Step &step = steps_.back();
+      step.role = role;
+      step.arg = arg;
+      step.slot = slot;
       step.kernel = std::move(kernel);
       const KernelView view(step.kernel, ops, res);
       MPTRT_TRY(backend.prepareKernel(view, &step.prepared));
@@ -136,8 +117,8 @@ public:
     };
     for (size_t i : actOperands) {
       const TensorDesc &last = v.operand(i);
-      MPTRT_TRY(
-          add(transpose(intoFirstPerm(last.shape.size())), {&last}, {&descs_[isActOperand_[i]]}));
+      MPTRT_TRY(add(Role::IntoFirst, i, isActOperand_[i], transpose(intoFirstPerm(last.rank())),
+                    {&last}, {&descs_[isActOperand_[i]]}));
     }
     plan::Kernel inner;
     inner.kind = v.kind();
@@ -149,14 +130,13 @@ public:
       ops.push_back(isActOperand_[i] >= 0 ? &descs_[isActOperand_[i]] : &v.operand(i));
     for (size_t i = 0; i < v.numResults(); ++i)
       res.push_back(isActResult_[i] >= 0 ? &descs_[isActResult_[i]] : &v.result(i));
-    innerStep_ = steps_.size();
-    MPTRT_TRY(add(std::move(inner), ops, res));
+    MPTRT_TRY(add(Role::Kernel, 0, -1, std::move(inner), ops, res));
     for (size_t i : actResults) {
       const TensorDesc &last = v.result(i);
-      MPTRT_TRY(
-          add(transpose(intoLastPerm(last.shape.size())), {&descs_[isActResult_[i]]}, {&last}));
+      MPTRT_TRY(add(Role::IntoLast, i, isActResult_[i], transpose(intoLastPerm(last.rank())),
+                    {&descs_[isActResult_[i]]}, {&last}));
     }
-    stepsWorkspace_ = align64(scratch);
+    stepsWorkspace_ = plan::alignUp(scratch);
     workspaceBytes_ = stepsWorkspace_ + workspace;
     return Status::ok();
   }
@@ -167,33 +147,28 @@ public:
     auto *ws = static_cast<uint8_t *>(args.workspace);
     void *stepsWs = workspaceBytes_ > stepsWorkspace_ ? ws + stepsWorkspace_ : nullptr;
     auto scratch = [&](int slot) { return static_cast<void *>(ws + offsets_[slot]); };
-    size_t s = 0;
-    for (size_t i = 0; i < isActOperand_.size(); ++i) // into channels first
-      if (isActOperand_[i] >= 0) {
-        Step &step = steps_[s++];
-        step.args.operands[0].data = args.operands[i].data;
-        step.args.results[0].data = scratch(isActOperand_[i]);
-        step.args.workspace = stepsWs;
-        MPTRT_TRY(step.prepared->run(step.args));
+    for (Step &step : steps_) {
+      step.args.workspace = stepsWs;
+      switch (step.role) {
+      case Role::IntoFirst:
+        step.args.operands[0].data = args.operands[step.arg].data;
+        step.args.results[0].data = scratch(step.slot);
+        break;
+      case Role::Kernel:
+        for (size_t i = 0; i < isActOperand_.size(); ++i)
+          step.args.operands[i].data =
+              isActOperand_[i] >= 0 ? scratch(isActOperand_[i]) : args.operands[i].data;
+        for (size_t i = 0; i < isActResult_.size(); ++i)
+          step.args.results[i].data =
+              isActResult_[i] >= 0 ? scratch(isActResult_[i]) : args.results[i].data;
+        break;
+      case Role::IntoLast:
+        step.args.operands[0].data = scratch(step.slot);
+        step.args.results[0].data = args.results[step.arg].data;
+        break;
       }
-    Step &inner = steps_[innerStep_];
-    for (size_t i = 0; i < isActOperand_.size(); ++i)
-      inner.args.operands[i].data =
-          isActOperand_[i] >= 0 ? scratch(isActOperand_[i]) : args.operands[i].data;
-    for (size_t i = 0; i < isActResult_.size(); ++i)
-      inner.args.results[i].data =
-          isActResult_[i] >= 0 ? scratch(isActResult_[i]) : args.results[i].data;
-    inner.args.workspace = stepsWs;
-    MPTRT_TRY(inner.prepared->run(inner.args));
-    s = innerStep_ + 1;
-    for (size_t i = 0; i < isActResult_.size(); ++i) // back to channels last
-      if (isActResult_[i] >= 0) {
-        Step &step = steps_[s++];
-        step.args.operands[0].data = scratch(isActResult_[i]);
-        step.args.results[0].data = args.results[i].data;
-        step.args.workspace = stepsWs;
-        MPTRT_TRY(step.prepared->run(step.args));
-      }
+      MPTRT_TRY(step.prepared->run(step.args));
+    }
     return Status::ok();
   }
 
@@ -201,8 +176,7 @@ private:
   std::deque<TensorDesc> descs_;                // channels-first types; stable addresses
   std::vector<uint64_t> offsets_;               // each one's copy in the workspace
   std::vector<int> isActOperand_, isActResult_; // index into descs_, or -1
-  std::deque<Step> steps_;
-  size_t innerStep_ = 0;
+  std::deque<Step> steps_;                      // in order: into channels first, the kernel, back
   uint64_t stepsWorkspace_ = 0, workspaceBytes_ = 0;
 };
 

@@ -7,6 +7,7 @@
 #include "LoweringUtils.h"
 #include "mpt/Conversion/Passes.h"
 #include "mpt/Dialect/MPTRT/IR/MPTRTOps.h"
+#include "mptrt/ChannelsLastSlots.h"
 
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SetVector.h"
@@ -24,30 +25,14 @@ namespace rtir = mpt::rt;
 namespace {
 
 /// The activation operands and results of a layout-aware kernel (false for
-/// any other op); a chain joins through these alone.
-bool activationSlots(Operation *op, SmallVectorImpl<unsigned> &operands,
-                     SmallVectorImpl<unsigned> &results) {
-  operands.clear();
-  results.clear();
-  if (isa<rtir::ConvOp, rtir::ConvGradInputOp>(op)) {
-    operands.push_back(0);
-    results.push_back(0);
-  } else if (isa<rtir::ConvGradWeightOp>(op)) {
-    operands.append({0, 1});
-  } else if (isa<rtir::BatchNormOp, rtir::BatchNormTrainOp>(op)) {
-    operands.push_back(0);
-    if (op->getNumOperands() == 6)
-      operands.push_back(5);
-    results.push_back(0);
-  } else if (isa<rtir::BatchNormGradOp>(op)) {
-    operands.append({0, 2});
-    if (op->getNumOperands() == 4)
-      operands.push_back(3);
-    results.push_back(0);
-  } else {
+/// any other op; mptrt/ChannelsLastSlots.h, the runtime adapter's table); a
+/// chain joins through these alone.
+bool activationSlots(Operation *op, std::vector<size_t> &operands,
+                     std::vector<size_t> &results) {
+  if (!isa<rtir::KernelOpInterface>(op))
     return false;
-  }
-  return true;
+  return mptrt::channelsLastSlots(op->getName().stripDialect(),
+                                  op->getNumOperands(), &operands, &results);
 }
 
 bool isConvolution(Operation *op) {
@@ -60,19 +45,31 @@ bool isImage(Value v) {
   return type && type.getRank() == 4;
 }
 
+/// The kinds whose every result element is computed from the elements at
+/// the same index of its operands (given one shape): the kernel schema's
+/// elementwise families.
+bool isElementwiseKind(StringRef kind) {
+  static const llvm::StringSet<> kinds = [] {
+    llvm::StringSet<> set;
+    auto add = [&](const char *kind, std::string_view family) {
+      if (family == "Unary" || family == "Binary" || family == "UnaryGrad" ||
+          family == "Cast" || family == "Copy")
+        set.insert(kind);
+    };
+#define MPTRT_KERNEL(kind, family, minOps, maxOps, minRes, maxRes)             \
+  add(#kind, #family);
+#define MPTRT_ATTR(kind, name, type, required)
+#include "mptrt/KernelSchema.def"
+    return set;
+  }();
+  return kinds.contains(kind);
+}
+
 /// An elementwise kernel whose operands and results all have one 4-D shape:
 /// layout does not matter to it.
 bool isLayoutFree(Operation *op) {
-  static const llvm::StringSet<> kinds = {
-      "mptrt.relu", "mptrt.clip",       "mptrt.leaky_relu",
-      "mptrt.gelu", "mptrt.sigmoid",    "mptrt.tanh",
-      "mptrt.exp",  "mptrt.neg",        "mptrt.abs",
-      "mptrt.sqrt", "mptrt.hard_swish", "mptrt.hard_sigmoid",
-      "mptrt.elu",  "mptrt.cast",       "mptrt.add",
-      "mptrt.sub",  "mptrt.mul",        "mptrt.div",
-      "mptrt.max",  "mptrt.min",        "mptrt.unary_grad",
-      "mptrt.copy"};
-  if (!kinds.contains(op->getName().getStringRef()) || op->getNumResults() != 1)
+  if (!isa<rtir::KernelOpInterface>(op) || op->getNumResults() != 1 ||
+      !isElementwiseKind(op->getName().stripDialect()))
     return false;
   auto shapeOf = [](Value v) {
     return cast<RankedTensorType>(v.getType()).getShape();
@@ -105,18 +102,18 @@ struct ChannelsLastPass
     llvm::SetVector<Value> chain;
     SmallVector<Value> work;
     auto reach = [&](Operation *op, Value through) {
-      SmallVector<unsigned> operands, results;
+      std::vector<size_t> operands, results;
       if (activationSlots(op, operands, results)) {
         bool joins = false;
-        for (unsigned i : operands)
+        for (size_t i : operands)
           joins = joins || op->getOperand(i) == through;
-        for (unsigned i : results)
+        for (size_t i : results)
           joins = joins || op->getResult(i) == through;
         if (!joins)
           return;
-        for (unsigned i : operands)
+        for (size_t i : operands)
           work.push_back(op->getOperand(i));
-        for (unsigned i : results)
+        for (size_t i : results)
           work.push_back(op->getResult(i));
       } else if (isLayoutFree(op)) {
         for (Value v : op->getOperands())
@@ -125,19 +122,19 @@ struct ChannelsLastPass
       }
     };
     for (Operation &op : *body) {
-      SmallVector<unsigned> operands, results;
+      std::vector<size_t> operands, results;
       if (!isConvolution(&op) || !activationSlots(&op, operands, results))
         continue;
       bool images = true;
-      for (unsigned i : operands)
+      for (size_t i : operands)
         images = images && isImage(op.getOperand(i));
-      for (unsigned i : results)
+      for (size_t i : results)
         images = images && isImage(op.getResult(i));
       if (!images)
         continue; // 1-D and 3-D convolutions keep their layout
-      for (unsigned i : operands)
+      for (size_t i : operands)
         work.push_back(op.getOperand(i));
-      for (unsigned i : results)
+      for (size_t i : results)
         work.push_back(op.getResult(i));
     }
     while (!work.empty()) {
@@ -156,7 +153,7 @@ struct ChannelsLastPass
     // layout-free kernel) is in it. Decided before any type changes.
     llvm::DenseSet<Operation *> insideOps;
     for (Operation &op : *body) {
-      SmallVector<unsigned> operands, results;
+      std::vector<size_t> operands, results;
       if (activationSlots(&op, operands, results)) {
         if (!results.empty() ? chain.contains(op.getResult(results[0]))
                              : chain.contains(op.getOperand(operands[0])))
@@ -176,10 +173,11 @@ struct ChannelsLastPass
       SmallVector<OpOperand *> outsideUses, insideUses;
       for (OpOperand &use : v.getUses()) {
         Operation *user = use.getOwner();
-        SmallVector<unsigned> operands, results;
+        std::vector<size_t> operands, results;
         bool asActivation = inside(user);
         if (asActivation && activationSlots(user, operands, results))
-          asActivation = llvm::is_contained(operands, use.getOperandNumber());
+          asActivation =
+              llvm::is_contained(operands, size_t(use.getOperandNumber()));
         (asActivation ? insideUses : outsideUses).push_back(&use);
       }
       if (madeInside) {
@@ -201,7 +199,7 @@ struct ChannelsLastPass
       }
     }
     for (Operation &op : *body) {
-      SmallVector<unsigned> operands, results;
+      std::vector<size_t> operands, results;
       if (!activationSlots(&op, operands, results) || !inside(&op))
         continue;
       op.setAttr("layout", rtir::LayoutAttr::get(&getContext(), Layout::nhwc));

@@ -43,6 +43,18 @@ private:
   uint64_t bytes;
 };
 
+/// A kernel's workspace pieces, 256-byte aligned, handed out in order at
+/// prepare; `used` is the kernel's workspaceBytes().
+struct Carve {
+  uint64_t used = 0;
+  uint64_t take(uint64_t bytes) {
+    used = (used + 255) / 256 * 256;
+    const uint64_t at = used;
+    used += bytes;
+    return at;
+  }
+};
+
 /// Decodes with `decode` and wraps `run`: the body of most prepare functions.
 template <typename Params>
 Status prepareWith(const Context &c, const KernelView &v, std::unique_ptr<PreparedKernel> *out,

@@ -66,17 +66,6 @@ bool ltType(DType d, cudaDataType_t *out) {
   }
 }
 
-/// Workspace pieces, 256-byte aligned, in a fixed order.
-struct Carve {
-  uint64_t used = 0;
-  uint64_t take(uint64_t bytes) {
-    used = (used + 255) / 256 * 256;
-    const uint64_t at = used;
-    used += bytes;
-    return at;
-  }
-};
-
 /// How a product is scaled beyond cuBLASLt's host alpha and beta.
 enum class Scaling {
   None,        // alpha and beta are host floats

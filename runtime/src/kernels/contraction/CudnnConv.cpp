@@ -66,13 +66,6 @@ namespace {
 /// are passed over for the next one.
 constexpr uint64_t kMaxCudnnWorkspace = 256ull << 20;
 
-/// Where each workspace part starts.
-constexpr uint64_t kWorkspaceAlign = 256;
-
-uint64_t alignUp(uint64_t n) {
-  return (n + kWorkspaceAlign - 1) / kWorkspaceAlign * kWorkspaceAlign;
-}
-
 /// The convolution's three tensors, in cuDNN's roles. conv reads X and W
 /// and writes Y; conv_grad_input reads Y (dy) and W and writes X (dx);
 /// conv_grad_weight reads X and Y (dy) and writes W (dw).
@@ -199,146 +192,158 @@ bool allowedNotes(const std::vector<cudnnBackendNumericalNote_t> &notes, bool al
 struct Planned {
   CudnnDescriptor plan;
   uint64_t workspace = 0;
-  int64_t engine = -1; // cuDNN's global engine index, for messages
 };
+
+/// The backend attributes that name X, W and Y in one direction's
+/// operation.
+struct Direction {
+  cudnnBackendDescriptorType_t op;
+  cudnnBackendAttributeName_t x, w, y, conv, alpha, beta;
+};
+
+Direction directionOf(const std::string &kind) {
+  if (kind == "conv")
+    return {CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR,
+            CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X,
+            CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W,
+            CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y,
+            CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC,
+            CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA,
+            CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA};
+  if (kind == "conv_grad_input")
+    return {CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_DATA_DESCRIPTOR,
+            CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DX,
+            CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_W,
+            CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DY,
+            CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_CONV_DESC,
+            CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_ALPHA,
+            CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_BETA};
+  return {CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_FILTER_DESCRIPTOR,
+          CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_X,
+          CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DW,
+          CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DY,
+          CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_CONV_DESC,
+          CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_ALPHA,
+          CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_BETA};
+}
+
+/// The operation graph of one convolution with these tensor dtypes.
+Status buildGraph(cudnnHandle_t handle, const std::string &kind, const Window &win,
+                  const std::vector<int64_t> (&dims)[3], const cudnnDataType_t (&types)[3],
+                  CudnnDescriptor *graph) {
+  CudnnDescriptor tensors[3];
+  for (int r = 0; r < 3; ++r)
+    MPTRT_TRY(tensorDescriptor(kUids[r], types[r], dims[r], &tensors[r]));
+  CudnnDescriptor conv;
+  const int64_t spatial = static_cast<int64_t>(win.strides.size());
+  const cudnnDataType_t compute = CUDNN_DATA_FLOAT;
+  const cudnnConvolutionMode_t mode = CUDNN_CROSS_CORRELATION;
+  MPTRT_TRY(conv.create(CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR));
+  MPTRT_TRY(conv.set(CUDNN_ATTR_CONVOLUTION_SPATIAL_DIMS, CUDNN_TYPE_INT64, 1, &spatial));
+  MPTRT_TRY(conv.set(CUDNN_ATTR_CONVOLUTION_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &compute));
+  MPTRT_TRY(conv.set(CUDNN_ATTR_CONVOLUTION_CONV_MODE, CUDNN_TYPE_CONVOLUTION_MODE, 1, &mode));
+  MPTRT_TRY(
+      conv.set(CUDNN_ATTR_CONVOLUTION_DILATIONS, CUDNN_TYPE_INT64, spatial, win.dilations.data()));
+  MPTRT_TRY(conv.set(CUDNN_ATTR_CONVOLUTION_FILTER_STRIDES, CUDNN_TYPE_INT64, spatial,
+                     win.strides.data()));
+  MPTRT_TRY(
+      conv.set(CUDNN_ATTR_CONVOLUTION_PRE_PADDINGS, CUDNN_TYPE_INT64, spatial, win.pre.data()));
+  MPTRT_TRY(
+      conv.set(CUDNN_ATTR_CONVOLUTION_POST_PADDINGS, CUDNN_TYPE_INT64, spatial, win.post.data()));
+  MPTRT_TRY(conv.finalize());
+
+  const Direction d = directionOf(kind);
+  const float alpha = 1.0f, beta = 0.0f;
+  cudnnBackendDescriptor_t x = tensors[kX].get(), w = tensors[kW].get(), y = tensors[kY].get(),
+                           c = conv.get();
+  CudnnDescriptor op;
+  MPTRT_TRY(op.create(d.op));
+  MPTRT_TRY(op.set(d.x, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &x));
+  MPTRT_TRY(op.set(d.w, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &w));
+  MPTRT_TRY(op.set(d.y, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &y));
+  MPTRT_TRY(op.set(d.conv, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &c));
+  MPTRT_TRY(op.set(d.alpha, CUDNN_TYPE_FLOAT, 1, &alpha));
+  MPTRT_TRY(op.set(d.beta, CUDNN_TYPE_FLOAT, 1, &beta));
+  MPTRT_TRY(op.finalize());
+
+  cudnnBackendDescriptor_t ops = op.get();
+  MPTRT_TRY(graph->create(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR));
+  MPTRT_TRY(graph->set(CUDNN_ATTR_OPERATIONGRAPH_HANDLE, CUDNN_TYPE_HANDLE, 1, &handle));
+  MPTRT_TRY(graph->set(CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &ops));
+  return graph->finalize();
+}
+
+/// The engine configurations cuDNN's heuristics of `mode` rank for `graph`,
+/// best first (none where the heuristics fail).
+std::vector<CudnnDescriptor> rankedConfigs(const CudnnDescriptor &graph,
+                                           cudnnBackendHeurMode_t mode) {
+  const CudnnApi *api = cudnnApi(nullptr);
+  CudnnDescriptor heur;
+  cudnnBackendDescriptor_t g = graph.get();
+  int64_t count = 0;
+  if (!heur.create(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR) ||
+      !heur.set(CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &g) ||
+      !heur.set(CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, 1, &mode) || !heur.finalize() ||
+      api->getAttribute(heur.get(), CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR, 0,
+                        &count, nullptr) != CUDNN_STATUS_SUCCESS ||
+      count <= 0)
+    return {};
+  std::vector<CudnnDescriptor> configs(count);
+  std::vector<cudnnBackendDescriptor_t> raw(count);
+  for (int64_t i = 0; i < count; ++i) {
+    if (!configs[i].create(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR))
+      return {};
+    raw[i] = configs[i].get();
+  }
+  int64_t returned = 0;
+  if (api->getAttribute(heur.get(), CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR,
+                        count, &returned, raw.data()) != CUDNN_STATUS_SUCCESS)
+    return {};
+  configs.resize(static_cast<size_t>(std::max<int64_t>(0, std::min(returned, count))));
+  return configs;
+}
+
+/// Whether the engine of `config` is allowed (allowedNotes).
+bool allowedEngine(const CudnnDescriptor &config, bool allInputsF32) {
+  const CudnnApi *api = cudnnApi(nullptr);
+  CudnnDescriptor engine;
+  if (!engine.create(CUDNN_BACKEND_ENGINE_DESCRIPTOR))
+    return false;
+  cudnnBackendDescriptor_t e = engine.get();
+  int64_t n = 0;
+  if (api->getAttribute(config.get(), CUDNN_ATTR_ENGINECFG_ENGINE, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
+                        &n, &e) != CUDNN_STATUS_SUCCESS)
+    return false;
+  std::vector<cudnnBackendNumericalNote_t> notes(CUDNN_NUMERICAL_NOTE_TYPE_COUNT);
+  int64_t noteCount = 0;
+  if (api->getAttribute(e, CUDNN_ATTR_ENGINE_NUMERICAL_NOTE, CUDNN_TYPE_NUMERICAL_NOTE,
+                        CUDNN_NUMERICAL_NOTE_TYPE_COUNT, &noteCount,
+                        notes.data()) != CUDNN_STATUS_SUCCESS)
+    return false;
+  notes.resize(static_cast<size_t>(std::max<int64_t>(0, noteCount)));
+  return allowedNotes(notes, allInputsF32);
+}
 
 /// The graph of one convolution with these tensor dtypes, planned with the
 /// first allowed engine; false with why not.
 bool planGraph(cudnnHandle_t handle, const std::string &kind, const Window &win,
                const std::vector<int64_t> (&dims)[3], const cudnnDataType_t (&types)[3],
                bool allInputsF32, Planned *out, std::string *whyNot) {
-  auto fail = [&](const Status &s) {
+  CudnnDescriptor graph;
+  if (Status s = buildGraph(handle, kind, win, dims, types, &graph); !s) {
     *whyNot = s.message();
     return false;
-  };
-  CudnnDescriptor tensors[3];
-  for (int r = 0; r < 3; ++r)
-    if (Status s = tensorDescriptor(kUids[r], types[r], dims[r], &tensors[r]); !s)
-      return fail(s);
-  CudnnDescriptor conv;
-  const int64_t spatial = static_cast<int64_t>(win.strides.size());
-  const cudnnDataType_t compute = CUDNN_DATA_FLOAT;
-  const cudnnConvolutionMode_t mode = CUDNN_CROSS_CORRELATION;
-  if (Status s = conv.create(CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR); !s)
-    return fail(s);
-  for (Status s :
-       {conv.set(CUDNN_ATTR_CONVOLUTION_SPATIAL_DIMS, CUDNN_TYPE_INT64, 1, &spatial),
-        conv.set(CUDNN_ATTR_CONVOLUTION_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &compute),
-        conv.set(CUDNN_ATTR_CONVOLUTION_CONV_MODE, CUDNN_TYPE_CONVOLUTION_MODE, 1, &mode),
-        conv.set(CUDNN_ATTR_CONVOLUTION_DILATIONS, CUDNN_TYPE_INT64, spatial, win.dilations.data()),
-        conv.set(CUDNN_ATTR_CONVOLUTION_FILTER_STRIDES, CUDNN_TYPE_INT64, spatial,
-                 win.strides.data()),
-        conv.set(CUDNN_ATTR_CONVOLUTION_PRE_PADDINGS, CUDNN_TYPE_INT64, spatial, win.pre.data()),
-        conv.set(CUDNN_ATTR_CONVOLUTION_POST_PADDINGS, CUDNN_TYPE_INT64, spatial, win.post.data()),
-        conv.finalize()})
-    if (!s)
-      return fail(s);
-
-  // The operation: which attributes name X, W, Y depends on the direction.
-  cudnnBackendDescriptorType_t opType;
-  cudnnBackendAttributeName_t aX, aW, aY, aConv, aAlpha, aBeta;
-  if (kind == "conv") {
-    opType = CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR;
-    aX = CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X;
-    aW = CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W;
-    aY = CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y;
-    aConv = CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC;
-    aAlpha = CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA;
-    aBeta = CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA;
-  } else if (kind == "conv_grad_input") {
-    opType = CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_DATA_DESCRIPTOR;
-    aX = CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DX;
-    aW = CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_W;
-    aY = CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DY;
-    aConv = CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_CONV_DESC;
-    aAlpha = CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_ALPHA;
-    aBeta = CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_BETA;
-  } else {
-    opType = CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_FILTER_DESCRIPTOR;
-    aX = CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_X;
-    aW = CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DW;
-    aY = CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DY;
-    aConv = CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_CONV_DESC;
-    aAlpha = CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_ALPHA;
-    aBeta = CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_BETA;
   }
-  const float alpha = 1.0f, beta = 0.0f;
-  CudnnDescriptor op;
-  cudnnBackendDescriptor_t x = tensors[kX].get(), w = tensors[kW].get(), y = tensors[kY].get(),
-                           c = conv.get();
-  if (Status s = op.create(opType); !s)
-    return fail(s);
-  for (Status s : {op.set(aX, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &x),
-                   op.set(aW, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &w),
-                   op.set(aY, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &y),
-                   op.set(aConv, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &c),
-                   op.set(aAlpha, CUDNN_TYPE_FLOAT, 1, &alpha),
-                   op.set(aBeta, CUDNN_TYPE_FLOAT, 1, &beta), op.finalize()})
-    if (!s)
-      return fail(s);
-
-  CudnnDescriptor graph;
-  cudnnBackendDescriptor_t ops = op.get();
-  if (Status s = graph.create(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR); !s)
-    return fail(s);
-  for (Status s : {graph.set(CUDNN_ATTR_OPERATIONGRAPH_HANDLE, CUDNN_TYPE_HANDLE, 1, &handle),
-                   graph.set(CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &ops),
-                   graph.finalize()})
-    if (!s)
-      return fail(s);
-
   const CudnnApi *api = cudnnApi(nullptr);
   std::string refused;
   int tried = 0;
-  for (cudnnBackendHeurMode_t heurMode : {CUDNN_HEUR_MODE_A, CUDNN_HEUR_MODE_FALLBACK}) {
-    CudnnDescriptor heur;
-    cudnnBackendDescriptor_t g = graph.get();
-    if (!heur.create(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR) ||
-        !heur.set(CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &g) ||
-        !heur.set(CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, 1, &heurMode) ||
-        !heur.finalize())
-      continue;
-    int64_t count = 0;
-    if (api->getAttribute(heur.get(), CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR,
-                          0, &count, nullptr) != CUDNN_STATUS_SUCCESS ||
-        count <= 0)
-      continue;
-    std::vector<CudnnDescriptor> configs(count);
-    std::vector<cudnnBackendDescriptor_t> raw(count);
-    bool made = true;
-    for (int64_t i = 0; i < count; ++i) {
-      made = made && configs[i].create(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR);
-      raw[i] = configs[i].get();
-    }
-    int64_t returned = 0;
-    if (!made ||
-        api->getAttribute(heur.get(), CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR,
-                          count, &returned, raw.data()) != CUDNN_STATUS_SUCCESS)
-      continue;
-    for (int64_t i = 0; i < returned; ++i) {
+  for (cudnnBackendHeurMode_t mode : {CUDNN_HEUR_MODE_A, CUDNN_HEUR_MODE_FALLBACK})
+    for (const CudnnDescriptor &config : rankedConfigs(graph, mode)) {
       ++tried;
-      CudnnDescriptor engine;
-      cudnnBackendDescriptor_t e = nullptr;
-      int64_t n = 0;
-      if (!engine.create(CUDNN_BACKEND_ENGINE_DESCRIPTOR))
-        continue;
-      e = engine.get();
-      if (api->getAttribute(raw[i], CUDNN_ATTR_ENGINECFG_ENGINE, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
-                            &n, &e) != CUDNN_STATUS_SUCCESS)
-        continue;
-      std::vector<cudnnBackendNumericalNote_t> notes(CUDNN_NUMERICAL_NOTE_TYPE_COUNT);
-      int64_t noteCount = 0;
-      if (api->getAttribute(e, CUDNN_ATTR_ENGINE_NUMERICAL_NOTE, CUDNN_TYPE_NUMERICAL_NOTE,
-                            CUDNN_NUMERICAL_NOTE_TYPE_COUNT, &noteCount,
-                            notes.data()) != CUDNN_STATUS_SUCCESS)
-        continue;
-      notes.resize(static_cast<size_t>(std::max<int64_t>(0, noteCount)));
-      int64_t index = -1, m = 0;
-      api->getAttribute(e, CUDNN_ATTR_ENGINE_GLOBAL_INDEX, CUDNN_TYPE_INT64, 1, &m, &index);
-      if (!allowedNotes(notes, allInputsF32))
+      if (!allowedEngine(config, allInputsF32))
         continue;
       Planned p;
-      cudnnBackendDescriptor_t cfg = raw[i];
+      cudnnBackendDescriptor_t cfg = config.get();
       if (!p.plan.create(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR) ||
           !p.plan.set(CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, 1, &handle) ||
           !p.plan.set(CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
@@ -348,17 +353,15 @@ bool planGraph(cudnnHandle_t handle, const std::string &kind, const Window &win,
         refused = s.message();
         continue;
       }
-      int64_t ws = 0, k = 0;
+      int64_t ws = 0, n = 0;
       if (api->getAttribute(p.plan.get(), CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE,
-                            CUDNN_TYPE_INT64, 1, &k, &ws) != CUDNN_STATUS_SUCCESS ||
+                            CUDNN_TYPE_INT64, 1, &n, &ws) != CUDNN_STATUS_SUCCESS ||
           ws < 0 || static_cast<uint64_t>(ws) > kMaxCudnnWorkspace)
         continue;
       p.workspace = static_cast<uint64_t>(ws);
-      p.engine = index;
       *out = std::move(p);
       return true;
     }
-  }
   *whyNot = "no deterministic cuDNN engine without FFT, Winograd or (in f32) TF32 takes it (" +
             std::to_string(tried) + " engines tried" +
             (refused.empty() ? std::string() : "; the last refusal: " + refused) + ")";
@@ -477,14 +480,12 @@ public:
 
 private:
   void layoutWorkspace() {
-    uint64_t used = 0;
+    Carve carve;
     for (Slot &s : slots_)
-      if (s.staged) {
-        s.wsOffset = used;
-        used += alignUp(static_cast<uint64_t>(s.numel) * sizeof(float));
-      }
-    cudnnOffset_ = used;
-    workspace_ = used + alignUp(planned_.workspace);
+      if (s.staged)
+        s.wsOffset = carve.take(static_cast<uint64_t>(s.numel) * sizeof(float));
+    cudnnOffset_ = carve.take(planned_.workspace);
+    workspace_ = carve.used;
   }
 
   /// cuDNN's variant pack for these pointers: made on the first run and
