@@ -96,3 +96,29 @@ class Phases:
             self.results["phases"][name] = f"FAILED: {type(e).__name__}: {e}"
             self.say(f"   FAILED: {type(e).__name__}: {e}")
         self.save()
+
+
+def step1_references(fresh, loss_of, device_type, say):
+    """The step-1 references of both benchmarks: the loss and the global
+    gradient norm of one forward and backward of a fresh model
+    (`fresh()`; `loss_of(net)` gives the loss) in fp32 with TF32 off and
+    under bf16 autocast, as {"torch_fp32": {...}, "torch_amp_bf16": {...}}.
+    PyTorch's TF32 settings are restored afterwards, for the timed runs."""
+    import torch
+    saved = (torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32)
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    out = {}
+    try:
+        for name, amp in (("torch_fp32", False), ("torch_amp_bf16", True)):
+            net = fresh()
+            with torch.autocast(device_type, dtype=torch.bfloat16, enabled=amp):
+                loss = loss_of(net)
+            loss.backward()
+            norm = torch.sqrt(sum((p.grad.double() ** 2).sum() for p in net.parameters())).item()
+            out[name] = {"loss": loss.item(), "grad_norm": norm}
+            say(f"   step 1 {name}: loss {loss.item():.7f} grad_norm {norm:.7f}")
+            del net
+    finally:
+        torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = saved
+    return out

@@ -33,8 +33,9 @@ import torch
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
 import model as gm  # noqa: E402
-from gpubench import MemorySampler, Phases  # noqa: E402  (model.py put bench/common on the path)
+from gpubench import MemorySampler, Phases, save_safetensors, step1_references  # noqa: E402
 
 PEAK_FLOPS = 989e12  # H100 SXM dense bf16
 SEED = 1234
@@ -80,7 +81,7 @@ class Bench(Phases):
         net.init_weights(SEED)
         self.init_state = {k: v.detach().clone() for k, v in net.named_parameters()}
         self.params_path = os.path.join(self.args.work, "params.safetensors")
-        gm.save_safetensors(self.init_state, self.params_path)
+        save_safetensors(self.init_state, self.params_path)
         # The data: the same batches for every run; mpt-train cuts the
         # arrays into batches of the plan's B.
         for b in self.batch_sizes():
@@ -90,18 +91,9 @@ class Bench(Phases):
         # Step-1 parity on batch 0 of B (the main batch size).
         b = self.args.batch
         x, y = gm.batches(self.cfg, b, 1, SEED)
-        for name, amp in (("torch_fp32", False), ("torch_amp_bf16", True)):
-            net = self.fresh("manual")
-            if self.dev.type == "cuda":
-                torch.backends.cuda.matmul.allow_tf32 = False
-                torch.backends.cudnn.allow_tf32 = False
-            with torch.autocast(self.dev.type, dtype=torch.bfloat16, enabled=amp):
-                loss = net(x.to(self.dev), y.to(self.dev))
-            loss.backward()
-            norm = torch.sqrt(sum((p.grad.double() ** 2).sum() for p in net.parameters())).item()
-            r["parity"][name] = {"loss": loss.item(), "grad_norm": norm}
-            self.say(f"   step 1 {name}: loss {loss.item():.7f} grad_norm {norm:.7f}")
-            del net
+        xd, yd = x.to(self.dev), y.to(self.dev)
+        r["parity"].update(step1_references(lambda: self.fresh("manual"),
+                                            lambda net: net(xd, yd), self.dev.type, self.say))
 
     def batch_sizes(self):
         return sorted({self.args.batch, self.args.small_batch})

@@ -14,16 +14,11 @@ PyTorch baselines only). Works with torch 1.13 (Debian's, for the export
 and the CPU smoke) and torch 2.x.
 """
 import math
-import os
-import sys
 from dataclasses import dataclass, asdict
 
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
-
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
-from gpubench import save_safetensors  # noqa: E402,F401  (bench.py: gm.save_safetensors)
 
 
 @dataclass

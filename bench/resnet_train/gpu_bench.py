@@ -39,7 +39,7 @@ REPO = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(REPO, "bench", "common"))
 import resnet50 as rn  # noqa: E402
-from gpubench import MemorySampler, Phases, save_safetensors  # noqa: E402
+from gpubench import MemorySampler, Phases, save_safetensors, step1_references  # noqa: E402
 
 SEED, LR, MOMENTUM = 1234, 0.01, 0.9
 
@@ -82,21 +82,10 @@ class Bench(Phases):
         self.x, self.y = x, y
         self.say(f"   device {r['device']}, torch {torch.__version__}, "
                  f"{r['flops_per_image'] / 1e9:.2f} GFLOP per image per step, batch {self.batch}")
-        for name, amp in (("torch_fp32", False), ("torch_amp_bf16", True)):
-            if self.dev.type == "cuda":
-                torch.backends.cuda.matmul.allow_tf32 = False
-                torch.backends.cudnn.allow_tf32 = False
-            net = self.fresh(channels_last=False)
-            with torch.autocast(self.dev.type, dtype=torch.bfloat16, enabled=amp):
-                logits = net(x[:self.batch].to(self.dev))
-            loss = F.cross_entropy(logits.float(), y[:self.batch].to(self.dev))
-            loss.backward()
-            norm = torch.sqrt(sum((p.grad.double() ** 2).sum() for p in net.parameters())).item()
-            r["parity"][name] = {"loss": loss.item(), "grad_norm": norm}
-            self.say(f"   step 1 {name}: loss {loss.item():.7f} grad_norm {norm:.7f}")
-            del net
-        if self.dev.type == "cuda":
-            torch.backends.cudnn.allow_tf32 = True  # PyTorch's default for the timed runs
+        xb, yb = x[:self.batch].to(self.dev), y[:self.batch].to(self.dev)
+        r["parity"].update(step1_references(
+            lambda: self.fresh(channels_last=False),
+            lambda net: F.cross_entropy(net(xb).float(), yb), self.dev.type, self.say))
 
     def fresh(self, channels_last):
         net = rn.ResNet50(self.cfg["width"], self.cfg["blocks"], self.cfg["classes"])

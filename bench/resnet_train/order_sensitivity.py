@@ -26,18 +26,11 @@ import subprocess
 import sys
 import tempfile
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-FIXTURES = os.path.join(REPO, "test", "fixtures", "parity")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from zoo_check import FIXTURES, inputs  # noqa: E402  (the fixtures' files as mpt-train flags)
+
 FLAGS = ["--train", "--optimizer=adamw", "--lr=1e-3", "--loss-kind=cross_entropy",
          "--loss-output=logits", "--label-input=labels", "--quiet"]
-
-
-def inputs(fixture):
-    meta = json.load(open(os.path.join(FIXTURES, fixture, "meta.json")))
-    args = []
-    for name in meta["onnx"]["inputs"]:
-        args += ["--input", f"{name}={os.path.join(FIXTURES, fixture, 'input_' + name + '.npy')}"]
-    return args + ["--input", f"labels={os.path.join(FIXTURES, fixture, 'labels.npy')}"]
 
 
 def step1(args, plan, fixture, numerics, workdir):

@@ -32,7 +32,6 @@ import subprocess
 import sys
 import tempfile
 
-import numpy as np
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 FIXTURES = os.path.join(REPO, "test", "fixtures", "parity")
@@ -81,6 +80,8 @@ def error(losses, ref):
 
 
 def main():
+    import numpy as np  # here, so that the helpers import with the standard library alone
+
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--fixtures", default=None, help="comma-separated (default: all)")
     p.add_argument("--floor", type=float, default=1e-6)
