@@ -122,11 +122,11 @@ Status prepareConvGrad(const Context &, const KernelView &, std::unique_ptr<Prep
 /// cuDNN does not take it or is absent.
 bool prepareCudnnConv(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *,
                       std::string *whyNot);
-/// For CudnnConv.cpp (kernels in ConvKernels.cu): `n` elements of a `dtype`
-/// tensor widened exactly into `dst`.
-Status launchWidenToF32(const Context &, DType dtype, const void *src, float *dst, int64_t n);
-/// out[e] = acc[e] + bias[(e / inner) % channels] (no bias: null), in f32,
-/// rounded once into `outType`; `acc` may be `out` when that is f32.
+/// `n` elements of a `dtype` tensor widened exactly into float32 `out`
+/// (ContractionKernels.cu; the contractions' and cuDNN's f32 fallbacks).
+Status widenToF32(const Context &, DType dtype, const void *in, float *out, int64_t n);
+/// For CudnnConv.cpp (ConvKernels.cu): out[e] = acc[e] + bias[(e / inner) % channels] (no bias:
+/// null), in f32, rounded once into `outType`; `acc` may be `out` when that is f32.
 Status launchConvFinish(const Context &, const float *acc, DType biasType, const void *bias,
                         int64_t channels, int64_t inner, int64_t n, DType outType, void *out);
 

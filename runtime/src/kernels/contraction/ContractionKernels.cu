@@ -33,6 +33,19 @@
 namespace mptrt {
 namespace rt {
 namespace cuda {
+static __global__ void widenKernel(DType dtype, const void *in, float *out, int64_t n) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
+       i += int64_t(gridDim.x) * blockDim.x)
+    out[i] = loadF32(dtype, in, i);
+}
+
+Status widenToF32(const Context &c, DType dtype, const void *in, float *out, int64_t n) {
+  if (n == 0)
+    return Status::ok();
+  widenKernel<<<blocksFor(c, n), kThreads, 0, streamOf(c)>>>(dtype, in, out, n);
+  return launched("widen kernel");
+}
+
 namespace {
 
 Status cublasStatus(cublasStatus_t s, const char *what) {
@@ -245,24 +258,10 @@ bool constantStride(const std::vector<int64_t> &offsets, int64_t *stride) {
   return true;
 }
 
-__global__ void widenKernel(DType dtype, const void *in, float *out, int64_t n) {
-  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
-       i += int64_t(gridDim.x) * blockDim.x)
-    out[i] = loadF32(dtype, in, i);
-}
-
 __global__ void storeKernel(const float *in, DType dtype, void *out, int64_t n) {
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
        i += int64_t(gridDim.x) * blockDim.x)
     storeF32(dtype, out, i, in[i]);
-}
-
-/// Widens `in` (`n` elements of `dtype`) into float32 `out`.
-Status widen(const Context &c, DType dtype, const void *in, float *out, int64_t n) {
-  if (n == 0)
-    return Status::ok();
-  widenKernel<<<blocksFor(c, n), kThreads, 0, streamOf(c)>>>(dtype, in, out, n);
-  return launched("widen kernel");
 }
 
 /// Rounds float32 `in` into `out` of `dtype`.
@@ -304,8 +303,8 @@ struct Operands {
     }
     auto *ws = static_cast<uint8_t *>(args.workspace);
     float *wa = reinterpret_cast<float *>(ws + aWs), *wb = reinterpret_cast<float *>(ws + bWs);
-    MPTRT_TRY(widen(c, a.desc->dtype, a.data, wa, a.desc->numel));
-    MPTRT_TRY(widen(c, b.desc->dtype, b.data, wb, b.desc->numel));
+    MPTRT_TRY(widenToF32(c, a.desc->dtype, a.data, wa, a.desc->numel));
+    MPTRT_TRY(widenToF32(c, b.desc->dtype, b.data, wb, b.desc->numel));
     *A = wa;
     *B = wb;
     return Status::ok();
@@ -623,8 +622,8 @@ struct ScaledOperands {
     *B = b.data;
     if (!fp8) {
       float *wa = reinterpret_cast<float *>(ws + aWs), *wb = reinterpret_cast<float *>(ws + bWs);
-      MPTRT_TRY(widen(c, a.desc->dtype, a.data, wa, a.desc->numel));
-      MPTRT_TRY(widen(c, b.desc->dtype, b.data, wb, b.desc->numel));
+      MPTRT_TRY(widenToF32(c, a.desc->dtype, a.data, wa, a.desc->numel));
+      MPTRT_TRY(widenToF32(c, b.desc->dtype, b.data, wb, b.desc->numel));
       *A = wa;
       *B = wb;
       return Status::ok();

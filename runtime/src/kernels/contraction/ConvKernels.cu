@@ -17,9 +17,8 @@
 //
 // The CPU backend multiplies the same products with float32 sgemm (the GEMM
 // exemption of "Accumulation"), so the results agree with the CPU's to that
-// sgemm's float32 rounding, not bit for bit. Also here: the two small
-// kernels the cuDNN path needs around cuDNN's (widening an operand, adding
-// the bias and rounding the result).
+// sgemm's float32 rounding, not bit for bit. Also here: the kernel the
+// cuDNN path runs after cuDNN's (adding the bias and rounding the result).
 //
 //===----------------------------------------------------------------------===//
 #include "cuda/CudaKernels.h"
@@ -218,10 +217,6 @@ Status decodeRun(const KernelView &v, ConvRun *r) {
   return deviceConv(r->p, &r->d);
 }
 
-__global__ void widenKernel(DType dtype, const void *src, float *dst, int64_t n) {
-  MPTRT_FOR_EACH(i, n) { dst[i] = loadF32(dtype, src, i); }
-}
-
 __global__ void convFinishKernel(const float *acc, DType bt, const void *bias, int64_t channels,
                                  int64_t inner, int64_t n, DType yt, void *y) {
   MPTRT_FOR_EACH(e, n) {
@@ -251,13 +246,6 @@ Status tryCudnn(const Context &c, const KernelView &v, std::unique_ptr<PreparedK
 }
 
 } // namespace
-
-Status launchWidenToF32(const Context &c, DType dtype, const void *src, float *dst, int64_t n) {
-  if (n == 0)
-    return Status::ok();
-  widenKernel<<<blocksFor(c, n), kThreads, 0, streamOf(c)>>>(dtype, src, dst, n);
-  return launched("conv operand widening kernel");
-}
 
 Status launchConvFinish(const Context &c, const float *acc, DType biasType, const void *bias,
                         int64_t channels, int64_t inner, int64_t n, DType outType, void *out) {

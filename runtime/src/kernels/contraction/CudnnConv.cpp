@@ -462,7 +462,7 @@ public:
       void *data = s.isResult ? args.results[0].data : args.operands[s.index].data;
       ptrs[r] = s.staged ? ws + s.wsOffset : data;
       if (s.staged && !s.isResult)
-        MPTRT_TRY(launchWidenToF32(ctx_, s.dtype, data, static_cast<float *>(ptrs[r]), s.numel));
+        MPTRT_TRY(widenToF32(ctx_, s.dtype, data, static_cast<float *>(ptrs[r]), s.numel));
     }
     void *cudnnWs = planned_.workspace ? ws + cudnnOffset_ : nullptr;
     MPTRT_TRY(variantPack(ptrs, cudnnWs));
