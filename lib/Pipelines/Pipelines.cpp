@@ -1,5 +1,6 @@
 //===- Pipelines.cpp - the inference and training compile pipelines -------===//
 #include "mpt/Pipelines/Pipelines.h"
+#include "mpt/Transforms/Target.h"
 #include "mpt/Transforms/TrainingStepOptions.h"
 
 #include "mlir/Pass/PassRegistry.h"
@@ -62,7 +63,11 @@ void addLoweringPasses(OpPassManager &pm,
                        const mpt::InferencePipelineOptions &options) {
   mpt::LowerToRuntimeOptions lowering;
   lowering.fuseEpilogues = options.fuseEpilogues;
-  lowering.channelsLast = options.channelsLast;
+  lowering.channelsLast =
+      mpt::resolveConvLayout(options.convLayout, options.target) ==
+      mpt::ConvLayout::NHWC;
+  if (options.precision != mpt::PrecisionMode::None)
+    lowering.layoutReport = options.precisionReport;
   mpt::buildLowerToRuntimePipeline(pm, lowering);
 }
 
@@ -78,9 +83,12 @@ void mpt::buildInferencePipeline(OpPassManager &pm,
 
 std::string mpt::verifyOptions(const InferencePipelineOptions &options) {
   if (options.precision == PrecisionMode::None &&
-      (!options.target.empty() || !options.precisionReport.empty() ||
-       !options.precisionProfile.empty()))
-    return "target, precision-report and precision-profile need precision";
+      (!options.precisionReport.empty() || !options.precisionProfile.empty()))
+    return "precision-report and precision-profile need precision";
+  std::string error;
+  if (!options.target.empty() &&
+      failed(mpt::parseTarget(options.target, error)))
+    return error;
   return "";
 }
 

@@ -10,6 +10,7 @@
 
 #include "mpt/Dialect/MPT/IR/MPTDialect.h"
 #include "mpt/Transforms/Passes.h"
+#include "mpt/Transforms/Target.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
@@ -71,13 +72,15 @@ struct AssignPrecisionPass
         return signalPassFailure();
       }
       resolved = *chosen;
-    } else if (StringRef(target).starts_with("sm_")) {
-      unsigned capability = 0;
+    } else if (!target.empty()) {
+      std::string error;
+      FailureOr<Target> t = parseTarget(target, error);
+      if (failed(t)) {
+        module.emitError() << "assign-precision: " << error;
+        return signalPassFailure();
+      }
       auto minimum = minimumCapability(resolved);
-      if (minimum &&
-          !StringRef(target).drop_front(3).rtrim("af").getAsInteger(
-              10, capability) &&
-          capability < *minimum)
+      if (minimum && !t->cpu && t->capability < *minimum)
         module.emitWarning()
             << "assign-precision: mode " << stringifyPrecisionMode(resolved)
             << " is forced on " << target << ", which has no fast "

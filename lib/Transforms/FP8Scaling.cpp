@@ -114,8 +114,7 @@ LogicalResult FP8Scaling::updateForwardScales() {
 FailureOr<Value> FP8Scaling::scaleFor(OpBuilder &b, Value forward, Value grad,
                                       Type fp8Type) {
   Operation *def = forward.getDefiningOp();
-  std::string base =
-      def ? precision::nodeName(def->getLoc()).str() : std::string();
+  std::string base = def ? onnxNodeName(def->getLoc()).str() : std::string();
   if (base.empty())
     base = def ? def->getName().getStringRef().str() : "input";
   base += mptrt::abi::kFP8GradientSuffix;

@@ -1,5 +1,6 @@
 //===- PrecisionMode.cpp - precision modes and targets --------------------===//
 #include "mpt/Transforms/PrecisionMode.h"
+#include "mpt/Transforms/Target.h"
 
 #include "mlir/IR/BuiltinTypes.h"
 
@@ -8,28 +9,21 @@ using namespace mlir;
 namespace mpt {
 
 FailureOr<PrecisionMode> resolveAutoMode(StringRef target, std::string &error) {
-  if (target == "cpu")
-    return PrecisionMode::FP32;
-  // sm_XY, optionally with an architecture suffix (sm_90a, sm_100f).
-  StringRef digits = target;
-  unsigned capability = 0;
-  if (digits.consume_front("sm_")) {
-    digits = digits.rtrim("af");
-    if (!digits.getAsInteger(10, capability) && capability >= 10) {
-      if (capability >= 80)
-        return PrecisionMode::BF16;
-      if (capability >= 70)
-        return PrecisionMode::FP16;
-      return PrecisionMode::FP32;
-    }
+  if (target.empty()) {
+    error = "mode=auto needs target=<sm_XY|cpu>; the compiler does not "
+            "detect hardware";
+    return failure();
   }
-  error = target.empty()
-              ? "mode=auto needs target=<sm_XY|cpu>; the compiler does not "
-                "detect hardware"
-              : ("unknown target '" + target +
-                 "'; expected sm_XY (e.g. sm_80, sm_90) or cpu")
-                    .str();
-  return failure();
+  FailureOr<Target> t = parseTarget(target, error);
+  if (failed(t))
+    return failure();
+  if (t->cpu)
+    return PrecisionMode::FP32;
+  if (t->capability >= 80)
+    return PrecisionMode::BF16;
+  if (t->capability >= 70)
+    return PrecisionMode::FP16;
+  return PrecisionMode::FP32;
 }
 
 Type lowPrecisionType(MLIRContext *ctx, PrecisionMode mode) {

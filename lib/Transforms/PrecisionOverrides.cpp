@@ -74,18 +74,6 @@ bool matchesAny(ArrayRef<llvm::GlobPattern> globs, StringRef name) {
 }
 } // namespace
 
-StringRef nodeName(Location loc) {
-  if (auto name = dyn_cast<NameLoc>(loc))
-    return name.getName().getValue();
-  if (auto fused = dyn_cast<FusedLoc>(loc))
-    for (Location inner : fused.getLocations())
-      if (StringRef name = nodeName(inner); !name.empty())
-        return name;
-  if (auto callSite = dyn_cast<CallSiteLoc>(loc))
-    return nodeName(callSite.getCallee());
-  return {};
-}
-
 FailureOr<PrecisionOverrides> PrecisionOverrides::create(
     MLIRContext *ctx, ArrayRef<std::string> keepFP32Types,
     ArrayRef<std::string> forceLowTypes, ArrayRef<std::string> keepFP32Nodes,
@@ -119,7 +107,7 @@ PrecisionOverrides::lookup(Operation *op,
     return success();
   }
   if (!keepFP32Nodes.empty() || !forceLowNodes.empty()) {
-    StringRef name = nodeName(op->getLoc());
+    StringRef name = onnxNodeName(op->getLoc());
     if (matchesAny(keepFP32Nodes, name))
       result = Override{PrecisionCategory::RequireF32, Reason::KeepFP32Node};
     else if (matchesAny(forceLowNodes, name))

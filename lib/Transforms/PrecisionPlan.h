@@ -139,9 +139,6 @@ private:
   std::vector<llvm::GlobPattern> keepFP32Nodes, forceLowNodes;
 };
 
-/// The ONNX node name of an op (the name of its NameLoc), or "".
-llvm::StringRef nodeName(mlir::Location loc);
-
 /// The largest finite FP16 value.
 inline constexpr double kFP16Max = 65504.0;
 

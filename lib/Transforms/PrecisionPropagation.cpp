@@ -344,9 +344,11 @@ private:
     if (options.profile && options.mode == PrecisionMode::FP16 &&
         !overridden.contains(rec.op) &&
         rec.category != PrecisionCategory::RequireF32) {
-      auto verdict = options.profile->fp16Verdict(nodeName(rec.op->getLoc()));
+      auto verdict =
+          options.profile->fp16Verdict(onnxNodeName(rec.op->getLoc()));
       if (verdict != PrecisionProfile::Verdict::Fits) {
-        const auto *range = options.profile->find(nodeName(rec.op->getLoc()));
+        const auto *range =
+            options.profile->find(onnxNodeName(rec.op->getLoc()));
         rec.measuredMaxAbs = range->maxAbs;
         rec.measuredFlush = range->count ? range->flushed / range->count : 0;
         rec.decision = Decision::F32;

@@ -166,7 +166,7 @@ LogicalResult writeReport(StringRef path, ArrayRef<FunctionReport> functions,
                 continue;
               PrecisionPolicyOpInterface policy = rec.policy;
               j.object([&] {
-                j.attribute("node", nodeName(rec.op->getLoc()));
+                j.attribute("node", onnxNodeName(rec.op->getLoc()));
                 j.attribute("op", rec.op->getName().getStringRef());
                 if (policy)
                   j.attribute("category", stringifyPrecisionCategory(

@@ -129,7 +129,7 @@ private:
       return ("arg" + Twine(arg.getArgNumber())).str();
     }
     Operation *def = value.getDefiningOp();
-    std::string name = nodeName(def->getLoc()).str();
+    std::string name = onnxNodeName(def->getLoc()).str();
     if (name.empty())
       name = def->getName().getStringRef().str();
     if (def->getNumResults() > 1)

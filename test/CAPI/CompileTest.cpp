@@ -139,9 +139,10 @@ TEST(CompileCAPI, BadOptions) {
             std::string::npos)
       << r.error;
 
-  r = compile(kMlp, 1, "target=sm_80");
+  r = compile(kMlp, 1, "target=sm80");
   EXPECT_EQ(r.status, MPT_COMPILE_ERROR);
-  EXPECT_NE(r.error.find("need precision"), std::string::npos) << r.error;
+  EXPECT_NE(r.error.find("unknown target 'sm80'"), std::string::npos)
+      << r.error;
 }
 
 // Tests that mpt_check_pipeline_options refuses what a compile refuses,
@@ -152,7 +153,7 @@ TEST(CompileCAPI, CheckOptionsWithoutAModel) {
                                                  {0, "lr=0.1"},
                                                  {1, "precision=bf17"},
                                                  {1, "loss-kind=hinge"},
-                                                 {1, "target=sm_80"}}) {
+                                                 {1, "target=sm_8"}}) {
     char *error = nullptr;
     EXPECT_EQ(mpt_check_pipeline_options(train, options, &error),
               MPT_COMPILE_ERROR)

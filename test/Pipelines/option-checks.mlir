@@ -6,9 +6,12 @@
 // --build-training-step's own check (mpt::verifyTrainingStepOptions), before
 // the model is read.
 //
-// RUN: not mpt-compile %fixtures/mlp/model.onnx --target=sm_80 -o %t.1.mptp 2>&1 | FileCheck %s
-// RUN: not mpt-capi-compile %fixtures/mlp/model.onnx 0 "target=sm_80" 2>&1 | FileCheck %s
-// RUN: not mpt-opt %s --mpt-inference-pipeline="target=sm_80" 2>&1 | FileCheck %s
+// RUN: not mpt-compile %fixtures/mlp/model.onnx --target=gpu -o %t.1.mptp 2>&1 | FileCheck %s --check-prefix=TARGET
+// RUN: not mpt-capi-compile %fixtures/mlp/model.onnx 0 "target=gpu" 2>&1 | FileCheck %s --check-prefix=TARGET
+// RUN: not mpt-opt %s --mpt-inference-pipeline="target=gpu" 2>&1 | FileCheck %s --check-prefix=TARGET
+//
+// TARGET: invalid options: unknown target 'gpu'; expected sm_XY (e.g. sm_80, sm_90) or cpu
+// TARGET-NOT: func.func
 //
 // RUN: not mpt-compile %fixtures/mlp/model.onnx --train --precision-report=%t.r.json -o %t.2.mptp 2>&1 | FileCheck %s
 // RUN: not mpt-capi-compile %fixtures/mlp/model.onnx 1 "precision-report=%t.r.json" 2>&1 | FileCheck %s
@@ -18,7 +21,7 @@
 // RUN: not mpt-capi-compile %fixtures/mlp/model.onnx 1 "precision-profile=%t.p.json" 2>&1 | FileCheck %s
 // RUN: not mpt-opt %s --mpt-training-pipeline="precision-profile=%t.p.json" 2>&1 | FileCheck %s
 //
-// CHECK: invalid options: target, precision-report and precision-profile need precision
+// CHECK: invalid options: precision-report and precision-profile need precision
 // CHECK-NOT: func.func
 
 // Options of the training step that do not go together, or a value outside

@@ -9,6 +9,7 @@
 #include "mpt/Dialect/MPT/IR/MPTOps.h"
 #include "mpt/Import/ONNX/Importer.h"
 #include "mpt/Transforms/Passes.h"
+#include "mpt/Transforms/Target.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Diagnostics.h"
@@ -139,6 +140,29 @@ TEST(AssignPrecision, ResolvesAutoFromTheTarget) {
   EXPECT_TRUE(failed(resolveAutoMode("", error)));
   EXPECT_TRUE(failed(resolveAutoMode("sm_", error)));
   EXPECT_TRUE(failed(resolveAutoMode("gfx90a", error)));
+}
+
+// Tests the layout conv-layout=auto picks for a target (Target.h): NHWC
+// for sm_70 and newer, NCHW for the CPU, older GPUs and no target; an
+// explicit layout is kept whatever the target.
+TEST(Target, ResolvesTheConvLayout) {
+  EXPECT_EQ(resolveConvLayout(ConvLayout::Auto, "sm_90a"), ConvLayout::NHWC);
+  EXPECT_EQ(resolveConvLayout(ConvLayout::Auto, "sm_70"), ConvLayout::NHWC);
+  EXPECT_EQ(resolveConvLayout(ConvLayout::Auto, "sm_61"), ConvLayout::NCHW);
+  EXPECT_EQ(resolveConvLayout(ConvLayout::Auto, "cpu"), ConvLayout::NCHW);
+  EXPECT_EQ(resolveConvLayout(ConvLayout::Auto, ""), ConvLayout::NCHW);
+  EXPECT_EQ(resolveConvLayout(ConvLayout::NHWC, "cpu"), ConvLayout::NHWC);
+  EXPECT_EQ(resolveConvLayout(ConvLayout::NCHW, "sm_90"), ConvLayout::NCHW);
+  std::string error;
+  FailureOr<Target> t = parseTarget("sm_100f", error);
+  ASSERT_TRUE(succeeded(t));
+  EXPECT_FALSE(t->cpu);
+  EXPECT_EQ(t->capability, 100u);
+  EXPECT_TRUE(parseTarget("cpu", error)->cpu);
+  for (const char *bad : {"", "sm_", "sm_9", "gfx90a", "CPU"}) {
+    EXPECT_TRUE(failed(parseTarget(bad, error))) << bad;
+    EXPECT_NE(error.find("expected sm_XY"), std::string::npos) << error;
+  }
 }
 
 /// Runs bf16 assignment on a fixture and checks the invariants.

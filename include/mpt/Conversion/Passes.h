@@ -26,6 +26,11 @@ struct LowerToRuntimeOptions
       llvm::cl::desc("Store convolution chains' activations channels last "
                      "(NHWC; for GPU targets)"),
       llvm::cl::init(false)};
+  Option<std::string> layoutReport{
+      *this, "layout-report",
+      llvm::cl::desc("With channels-last: add the layout decisions to this "
+                     "JSON report (mpt-channels-last's `report`)"),
+      llvm::cl::init("")};
   Option<bool> reportPeak{
       *this, "report-peak",
       llvm::cl::desc("Emit a remark with each function's arena peak"),

@@ -90,7 +90,7 @@ def MPTFuseBatchNorm : Pass<"mpt-fuse-batch-norm", "mlir::func::FuncOp"> {
   let dependentDialects = ["mpt::rt::MPTRTDialect"];
 }
 
-def MPTChannelsLast : Pass<"mpt-channels-last", "mlir::func::FuncOp"> {
+def MPTChannelsLast : Pass<"mpt-channels-last", "mlir::ModuleOp"> {
   let summary = "Store convolution chains' activations channels last (NHWC)";
   let description = [{
     Runs on mptrt IR (after `mpt-fuse-batch-norm`, before memory planning),
@@ -109,7 +109,19 @@ def MPTChannelsLast : Pass<"mpt-channels-last", "mlir::func::FuncOp"> {
     its NCHW form means (docs/runtime.md, "Channels-last kernels"), so a
     plan computes the same values either way. Chains without a convolution
     are left alone.
+
+    With `report`, the pass adds what it decided to that JSON file (the
+    precision report `--assign-precision` wrote, or a new file): each
+    reported op of a chain gets `"layout": "nhwc"`, and a `layout` section
+    lists per function the kernels it stored channels last and the
+    transposes it inserted, with the ONNX nodes they belong to
+    (docs/precision.md shows the format).
   }];
+  let options = [
+    Option<"report", "report", "std::string", /*default=*/"\"\"",
+           "Add the layout decisions to this JSON report (the precision "
+           "report, or a new file)">,
+  ];
   let dependentDialects = ["mpt::rt::MPTRTDialect"];
 }
 

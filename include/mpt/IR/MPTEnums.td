@@ -83,6 +83,16 @@ def MPT_PrecisionMode : MPT_OptionEnum<"PrecisionMode",
     MPT_OptionCase<"fp32", "Everything FP32", "FP32">,
     MPT_OptionCase<"auto", "Chosen from `target`", "Auto">]>;
 
+// The pipelines' `conv-layout`: how convolution chains store their
+// activations (mpt-channels-last; docs/lowering.md).
+def MPT_ConvLayout : MPT_OptionEnum<"ConvLayout",
+    "the layout of convolution chains' activations", [
+    MPT_OptionCase<"auto", "Chosen from `target`: nhwc for sm_70 and newer "
+                   "(cuDNN's tensor-core engines read NHWC), nchw for cpu, "
+                   "older GPUs and no target", "Auto">,
+    MPT_OptionCase<"nchw", "Channels first, as ONNX states them", "NCHW">,
+    MPT_OptionCase<"nhwc", "Channels last (mpt-channels-last)", "NHWC">]>;
+
 def MPT_Optimizer : MPT_OptionEnum<"Optimizer", "the training step's optimizer", [
     MPT_OptionCase<"sgd", "Plain SGD", "SGD">,
     MPT_OptionCase<"momentum", "SGD with momentum (momentum, dampening, "

@@ -18,8 +18,9 @@
 // -gen-pipeline-options` writes them into the structs at build time
 // (PipelineOptions.h.inc), with the copy into the pass's options. Declared
 // here are only `precision` (--assign-precision's `mode`, with `none`),
-// `fuse-epilogues` and `channels-last` (LowerToRuntimeOptions', whose
-// defaults they read).
+// `fuse-epilogues` (LowerToRuntimeOptions', whose default it reads) and
+// `conv-layout` (auto: chosen from `target`, Target.h; nhwc runs
+// lower-to-runtime's `channels-last`).
 //
 //===----------------------------------------------------------------------===//
 #ifndef MPT_PIPELINES_PIPELINES_H
@@ -64,12 +65,11 @@ struct InferencePipelineOptions
       llvm::cl::desc("Fold bias adds and activations into gemm kernels"),
       llvm::cl::init(LowerToRuntimeOptions().fuseEpilogues.getValue()),
       llvm::cl::cat(getPipelineOptionsCategory())};
-  Option<bool> channelsLast{
-      *this, "channels-last",
-      llvm::cl::desc(
-          "Store convolution chains' activations channels last (NHWC, "
-          "for GPU targets; mpt-channels-last)"),
-      llvm::cl::init(LowerToRuntimeOptions().channelsLast.getValue()),
+  Option<ConvLayout> convLayout{
+      *this, "conv-layout",
+      llvm::cl::desc("How convolution chains store their activations (nhwc: "
+                     "mpt-channels-last)"),
+      llvm::cl::init(ConvLayout::Auto),
       llvm::cl::cat(getPipelineOptionsCategory())};
 
   /// The names of the options in `category` that were given, on a command

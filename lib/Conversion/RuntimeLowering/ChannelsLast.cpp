@@ -12,6 +12,10 @@
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/StringSet.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
 
 namespace mpt {
 #define GEN_PASS_DEF_MPTCHANNELSLAST
@@ -89,13 +93,57 @@ RankedTensorType channelsLastType(Type t) {
   return RankedTensorType::get({s[0], s[2], s[3], s[1]}, type.getElementType());
 }
 
+/// Where a value comes from, for the report: its ONNX node, or for a
+/// function argument its binding ("input x", "param w") or position.
+std::string describeValue(Value v) {
+  auto arg = dyn_cast<BlockArgument>(v);
+  if (!arg)
+    return onnxNodeName(v.getLoc()).str();
+  auto func = dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp());
+  const unsigned i = arg.getArgNumber();
+  if (func)
+    for (StringRef kind : {"input", "param"})
+      if (auto name = func.getArgAttrOfType<StringAttr>(
+              i, (kind == "input" ? kInputAttrName : kParamAttrName)))
+        return (kind + " " + name.getValue()).str();
+  return "argument " + std::to_string(i);
+}
+
+/// What the pass did to one function, for the report.
+struct FunctionLayout {
+  std::string name;
+  /// The layout-aware kernels now `layout = nhwc` and the layout-free ones
+  /// inside a chain: (kernel kind, ONNX node).
+  std::vector<std::pair<std::string, std::string>> nhwcKernels;
+  unsigned layoutFree = 0;
+  /// The transposes inserted: (into "nhwc" or "nchw", the value's node, or
+  /// for an argument its binding: "input x").
+  std::vector<std::pair<std::string, std::string>> transposes;
+};
+
 struct ChannelsLastPass
     : public mpt::impl::MPTChannelsLastBase<ChannelsLastPass> {
+  using MPTChannelsLastBase::MPTChannelsLastBase;
+
   void runOnOperation() override {
+    std::vector<FunctionLayout> functions;
+    for (auto func : getOperation().getOps<func::FuncOp>()) {
+      FunctionLayout layout;
+      layout.name = func.getSymName().str();
+      if (failed(runOnFunction(func, layout)))
+        return signalPassFailure();
+      if (!layout.nhwcKernels.empty())
+        functions.push_back(std::move(layout));
+    }
+    if (!report.empty() && failed(writeReport(functions)))
+      return signalPassFailure();
+  }
+
+  LogicalResult runOnFunction(func::FuncOp func, FunctionLayout &layout) {
     bool broken;
-    Block *body = loweringBody(getOperation(), broken);
+    Block *body = loweringBody(func, broken);
     if (!body)
-      return broken ? signalPassFailure() : void();
+      return failure(broken);
 
     // The chains: from every 2-D convolution's activations, through the
     // kernels that join them (their activations) and the layout-free ones.
@@ -147,7 +195,7 @@ struct ChannelsLastPass
         reach(user, v);
     }
     if (chain.empty())
-      return;
+      return success();
 
     // The kernels inside a chain: every activation (or every value, for a
     // layout-free kernel) is in it. Decided before any type changes.
@@ -180,6 +228,7 @@ struct ChannelsLastPass
               llvm::is_contained(operands, size_t(use.getOperandNumber()));
         (asActivation ? insideUses : outsideUses).push_back(&use);
       }
+      const std::string node = describeValue(v);
       if (madeInside) {
         const Type first = v.getType();
         v.setType(channelsLastType(first));
@@ -189,6 +238,7 @@ struct ChannelsLastPass
                                                  intoFirst, nullptr);
           for (OpOperand *use : outsideUses)
             use->set(back);
+          layout.transposes.emplace_back("nchw", node);
         }
       } else if (!insideUses.empty()) {
         b.setInsertionPointAfterValue(v);
@@ -196,14 +246,90 @@ struct ChannelsLastPass
             b, v.getLoc(), channelsLastType(v.getType()), v, intoLast, nullptr);
         for (OpOperand *use : insideUses)
           use->set(last);
+        layout.transposes.emplace_back("nhwc", node);
       }
     }
     for (Operation &op : *body) {
-      std::vector<size_t> operands, results;
-      if (!activationSlots(&op, operands, results) || !inside(&op))
+      if (!inside(&op))
         continue;
+      layout.nhwcKernels.emplace_back(op.getName().stripDialect().str(),
+                                      onnxNodeName(op.getLoc()).str());
+      std::vector<size_t> operands, results;
+      if (!activationSlots(&op, operands, results)) {
+        ++layout.layoutFree;
+        continue;
+      }
       op.setAttr("layout", rtir::LayoutAttr::get(&getContext(), Layout::nhwc));
     }
+    return success();
+  }
+
+  /// Adds the layout decisions to the JSON report at `report` (creating it
+  /// when absent): `"layout": "nhwc"` on each reported op whose node has a
+  /// kernel inside a chain, and the `layout` section.
+  LogicalResult writeReport(const std::vector<FunctionLayout> &functions) {
+    ModuleOp module = getOperation();
+    if (report == "-")
+      return module.emitError()
+             << "mpt-channels-last: report must be a file (the layout is "
+                "added to the JSON report there), not '-'";
+    llvm::json::Object root;
+    if (llvm::sys::fs::exists(report)) {
+      auto text = llvm::MemoryBuffer::getFile(report);
+      if (!text)
+        return module.emitError()
+               << "mpt-channels-last: cannot read report '" << report
+               << "': " << text.getError().message();
+      llvm::Expected<llvm::json::Value> parsed =
+          llvm::json::parse((*text)->getBuffer());
+      if (!parsed || !parsed->getAsObject())
+        return module.emitError()
+               << "mpt-channels-last: report '" << report
+               << "' is not a JSON object"
+               << (parsed ? std::string()
+                          : ": " + llvm::toString(parsed.takeError()));
+      root = std::move(*parsed->getAsObject());
+    }
+    llvm::StringSet<> chainNodes;
+    for (const FunctionLayout &f : functions)
+      for (const auto &kernel : f.nhwcKernels)
+        if (!kernel.second.empty())
+          chainNodes.insert(kernel.second);
+    if (llvm::json::Array *reported = root.getArray("functions"))
+      for (llvm::json::Value &f : *reported)
+        if (llvm::json::Object *fo = f.getAsObject())
+          if (llvm::json::Array *ops = fo->getArray("ops"))
+            for (llvm::json::Value &op : *ops)
+              if (llvm::json::Object *o = op.getAsObject())
+                if (std::optional<StringRef> node = o->getString("node");
+                    node && chainNodes.contains(*node))
+                  (*o)["layout"] = "nhwc";
+    llvm::json::Array sections;
+    for (const FunctionLayout &f : functions) {
+      llvm::json::Array kernels, transposes;
+      for (const auto &[kind, node] : f.nhwcKernels)
+        kernels.push_back(llvm::json::Object{{"kind", kind}, {"node", node}});
+      for (const auto &[into, node] : f.transposes)
+        transposes.push_back(
+            llvm::json::Object{{"into", into}, {"node", node}});
+      sections.push_back(llvm::json::Object{
+          {"name", f.name},
+          {"nhwc_kernels", static_cast<int64_t>(f.nhwcKernels.size())},
+          {"layout_free_kernels", static_cast<int64_t>(f.layoutFree)},
+          {"transposes_inserted", static_cast<int64_t>(f.transposes.size())},
+          {"kernels", std::move(kernels)},
+          {"transposes", std::move(transposes)}});
+    }
+    root["layout"] = llvm::json::Object{{"pass", "mpt-channels-last"},
+                                        {"activations", "nhwc"},
+                                        {"functions", std::move(sections)}};
+    std::error_code ec;
+    llvm::raw_fd_ostream os(report, ec, llvm::sys::fs::OF_Text);
+    if (ec)
+      return module.emitError() << "mpt-channels-last: cannot write report '"
+                                << report << "': " << ec.message();
+    os << llvm::formatv("{0:2}", llvm::json::Value(std::move(root))) << "\n";
+    return success();
   }
 };
 

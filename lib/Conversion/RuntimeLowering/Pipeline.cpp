@@ -21,11 +21,14 @@ void mpt::buildLowerToRuntimePipeline(OpPassManager &pm,
   // The conversion runs on the module, one function after another
   // (ConvertToMPTRT.cpp says why).
   pm.addPass(createMPTConvertToMPTRT());
-  OpPassManager &kernelPm = pm.nest<func::FuncOp>();
   if (options.fuseEpilogues)
-    kernelPm.addPass(createMPTFuseBatchNorm());
-  if (options.channelsLast)
-    kernelPm.addPass(createMPTChannelsLast());
+    pm.nest<func::FuncOp>().addPass(createMPTFuseBatchNorm());
+  if (options.channelsLast) {
+    MPTChannelsLastOptions layout;
+    layout.report = options.layoutReport;
+    pm.addPass(createMPTChannelsLast(layout));
+  }
+  OpPassManager &kernelPm = pm.nest<func::FuncOp>();
   kernelPm.addPass(createMPTAssignBindings());
   MPTPlanMemoryOptions memory;
   memory.reportPeak = options.reportPeak;
