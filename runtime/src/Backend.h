@@ -131,6 +131,20 @@ public:
   /// results or attributes that the kind does not accept.
   virtual Status prepareKernel(const KernelView &kernel, std::unique_ptr<PreparedKernel> *out) = 0;
 
+  /// Prepares a channels-last kernel (`layout = nhwc`, ChannelsLast.h) to
+  /// run on its channels-last tensors as they are, where this backend has
+  /// such a kernel for it; leaves `*out` null where it has none, and the
+  /// model then runs the kernel's channels-first form between transposes.
+  /// A native kernel means what that form means: bit for bit where the
+  /// backend's numerics are exact emulation (the CPU reference's batch
+  /// norm), within the fast kernels' error bounds where they are not.
+  virtual Status prepareChannelsLastKernel(const KernelView &kernel,
+                                           std::unique_ptr<PreparedKernel> *out) {
+    (void)kernel;
+    out->reset();
+    return Status::ok();
+  }
+
 private:
   // The default timing: the host clock before the first kernel and after
   // each (marks_[i + 1] - marks_[i] is kernel i).

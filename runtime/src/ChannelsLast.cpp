@@ -1,7 +1,8 @@
 //===- ChannelsLast.cpp - conv and batch norm on channels-last activations ===//
 //
-// ChannelsLast.h: a channels-last kernel as its channels-first form between
-// the backend's transposes, the copies in the workspace.
+// ChannelsLast.h: a channels-last kernel's channels-first form, and the
+// kernel run as that form between the backend's transposes, the copies in
+// the workspace, where the backend has no channels-last kernel of its own.
 //
 //===----------------------------------------------------------------------===//
 #include "ChannelsLast.h"
@@ -41,62 +42,41 @@ class ChannelsLastKernel final : public PreparedKernel {
 public:
   /// One prepared kernel of the sequence and its argument lists (sized at
   /// prepare; run only sets data pointers): a transpose of the kernel's
-  /// operand `arg` into copy `slot`, the channels-first kernel, or a
-  /// transpose of copy `slot` into the kernel's result `arg`.
+  /// operand `arg` into its channels-first copy, the channels-first kernel,
+  /// or a transpose of that copy into the kernel's result `arg`.
   enum class Role { IntoFirst, Kernel, IntoLast };
   struct Step {
     Role role = Role::Kernel;
     size_t arg = 0;
-    int slot = -1;
     plan::Kernel kernel;
     std::unique_ptr<PreparedKernel> prepared;
     KernelArgs args;
   };
 
   Status prepare(Backend &backend, const KernelView &v) {
-    std::vector<size_t> actOperands, actResults;
-    if (!channelsLastSlots(v.kind(), v.numOperands(), &actOperands, &actResults))
-      return Status::error(v.kind() + " has no channels-last form");
-    // A malformed plan may lack them; the kernel's own decoder says what it
-    // needs once the slots are there.
-    for (size_t i : actOperands)
-      if (i >= v.numOperands())
-        return Status::error(v.kind() + ": " + std::to_string(v.numOperands()) +
-                             " operands, too few for its channels-last form");
-    for (size_t i : actResults)
-      if (i >= v.numResults())
-        return Status::error(v.kind() + ": " + std::to_string(v.numResults()) +
-                             " results, too few for its channels-last form");
-    isActOperand_.assign(v.numOperands(), -1);
-    isActResult_.assign(v.numResults(), -1);
+    MPTRT_TRY(form_.build(v));
+    const KernelView first = form_.view();
+    // Each activation's channels-first copy in the workspace.
+    operandAt_.assign(v.numOperands(), -1);
+    resultAt_.assign(v.numResults(), -1);
     uint64_t scratch = 0;
-    auto firstDesc = [&](const TensorDesc &last, std::string what) -> Status {
-      if (last.rank() < 3)
-        return Status::error(v.kind() + ": the channels-last " + what +
-                             " must be [N, ..., C], not " + describe(last));
-      descs_.push_back(makeDesc(last.dtype, channelsFirstShape(last.shape)));
-      offsets_.push_back(scratch);
-      scratch = plan::alignUp(scratch + descs_.back().bytes);
-      return Status::ok();
+    auto place = [&](const TensorDesc &t) {
+      const int64_t at = static_cast<int64_t>(scratch);
+      scratch = plan::alignUp(scratch + t.bytes);
+      return at;
     };
-    for (size_t i : actOperands) {
-      MPTRT_TRY(firstDesc(v.operand(i), "operand " + std::to_string(i)));
-      isActOperand_[i] = static_cast<int>(descs_.size() - 1);
-    }
-    for (size_t i : actResults) {
-      MPTRT_TRY(firstDesc(v.result(i), "result " + std::to_string(i)));
-      isActResult_[i] = static_cast<int>(descs_.size() - 1);
-    }
+    for (size_t i : form_.actOperands())
+      operandAt_[i] = place(first.operand(i));
+    for (size_t i : form_.actResults())
+      resultAt_[i] = place(first.result(i));
     // The transposes into channels first, the kernel, the transposes back.
     uint64_t workspace = 0;
-    auto add = [&](Role role, size_t arg, int slot, plan::Kernel kernel,
-                   std::vector<const TensorDesc *> ops,
+    auto add = [&](Role role, size_t arg, plan::Kernel kernel, std::vector<const TensorDesc *> ops,
                    std::vector<const TensorDesc *> res) -> Status {
       steps_.emplace_back();
       Step &step = steps_.back();
       step.role = role;
       step.arg = arg;
-      step.slot = slot;
       step.kernel = std::move(kernel);
       const KernelView view(step.kernel, ops, res);
       MPTRT_TRY(backend.prepareKernel(view, &step.prepared));
@@ -115,27 +95,21 @@ public:
       t.attrs.push_back(plan::Attribute::makeInts("perm", perm));
       return t;
     };
-    for (size_t i : actOperands) {
-      const TensorDesc &last = v.operand(i);
-      MPTRT_TRY(add(Role::IntoFirst, i, isActOperand_[i], transpose(intoFirstPerm(last.rank())),
-                    {&last}, {&descs_[isActOperand_[i]]}));
-    }
-    plan::Kernel inner;
-    inner.kind = v.kind();
-    for (const plan::Attribute &a : v.attributes())
-      if (a.name != "layout")
-        inner.attrs.push_back(a);
+    for (size_t i : form_.actOperands())
+      MPTRT_TRY(add(Role::IntoFirst, i, transpose(intoFirstPerm(v.operand(i).rank())),
+                    {&v.operand(i)}, {&first.operand(i)}));
     std::vector<const TensorDesc *> ops, res;
-    for (size_t i = 0; i < v.numOperands(); ++i)
-      ops.push_back(isActOperand_[i] >= 0 ? &descs_[isActOperand_[i]] : &v.operand(i));
-    for (size_t i = 0; i < v.numResults(); ++i)
-      res.push_back(isActResult_[i] >= 0 ? &descs_[isActResult_[i]] : &v.result(i));
-    MPTRT_TRY(add(Role::Kernel, 0, -1, std::move(inner), ops, res));
-    for (size_t i : actResults) {
-      const TensorDesc &last = v.result(i);
-      MPTRT_TRY(add(Role::IntoLast, i, isActResult_[i], transpose(intoLastPerm(last.rank())),
-                    {&descs_[isActResult_[i]]}, {&last}));
-    }
+    for (size_t i = 0; i < first.numOperands(); ++i)
+      ops.push_back(&first.operand(i));
+    for (size_t i = 0; i < first.numResults(); ++i)
+      res.push_back(&first.result(i));
+    plan::Kernel inner;
+    inner.kind = first.kind();
+    inner.attrs = first.attributes();
+    MPTRT_TRY(add(Role::Kernel, 0, std::move(inner), ops, res));
+    for (size_t i : form_.actResults())
+      MPTRT_TRY(add(Role::IntoLast, i, transpose(intoLastPerm(v.result(i).rank())),
+                    {&first.result(i)}, {&v.result(i)}));
     stepsWorkspace_ = plan::alignUp(scratch);
     workspaceBytes_ = stepsWorkspace_ + workspace;
     return Status::ok();
@@ -146,24 +120,23 @@ public:
   Status run(const KernelArgs &args) override {
     auto *ws = static_cast<uint8_t *>(args.workspace);
     void *stepsWs = workspaceBytes_ > stepsWorkspace_ ? ws + stepsWorkspace_ : nullptr;
-    auto scratch = [&](int slot) { return static_cast<void *>(ws + offsets_[slot]); };
+    auto copy = [&](int64_t at) { return static_cast<void *>(ws + at); };
     for (Step &step : steps_) {
       step.args.workspace = stepsWs;
       switch (step.role) {
       case Role::IntoFirst:
         step.args.operands[0].data = args.operands[step.arg].data;
-        step.args.results[0].data = scratch(step.slot);
+        step.args.results[0].data = copy(operandAt_[step.arg]);
         break;
       case Role::Kernel:
-        for (size_t i = 0; i < isActOperand_.size(); ++i)
+        for (size_t i = 0; i < operandAt_.size(); ++i)
           step.args.operands[i].data =
-              isActOperand_[i] >= 0 ? scratch(isActOperand_[i]) : args.operands[i].data;
-        for (size_t i = 0; i < isActResult_.size(); ++i)
-          step.args.results[i].data =
-              isActResult_[i] >= 0 ? scratch(isActResult_[i]) : args.results[i].data;
+              operandAt_[i] >= 0 ? copy(operandAt_[i]) : args.operands[i].data;
+        for (size_t i = 0; i < resultAt_.size(); ++i)
+          step.args.results[i].data = resultAt_[i] >= 0 ? copy(resultAt_[i]) : args.results[i].data;
         break;
       case Role::IntoLast:
-        step.args.operands[0].data = scratch(step.slot);
+        step.args.operands[0].data = copy(resultAt_[step.arg]);
         step.args.results[0].data = args.results[step.arg].data;
         break;
       }
@@ -173,14 +146,55 @@ public:
   }
 
 private:
-  std::deque<TensorDesc> descs_;                // channels-first types; stable addresses
-  std::vector<uint64_t> offsets_;               // each one's copy in the workspace
-  std::vector<int> isActOperand_, isActResult_; // index into descs_, or -1
-  std::deque<Step> steps_;                      // in order: into channels first, the kernel, back
+  ChannelsFirstForm form_;
+  std::vector<int64_t> operandAt_, resultAt_; // each activation's copy in the workspace, or -1
+  std::deque<Step> steps_;                    // in order: into channels first, the kernel, back
   uint64_t stepsWorkspace_ = 0, workspaceBytes_ = 0;
 };
 
 } // namespace
+
+Status ChannelsFirstForm::build(const KernelView &v) {
+  if (!channelsLastSlots(v.kind(), v.numOperands(), &actOperands_, &actResults_))
+    return Status::error(v.kind() + " has no channels-last form");
+  // A malformed plan may lack them; the kernel's own decoder says what it
+  // needs once the slots are there.
+  for (size_t i : actOperands_)
+    if (i >= v.numOperands())
+      return Status::error(v.kind() + ": " + std::to_string(v.numOperands()) +
+                           " operands, too few for its channels-last form");
+  for (size_t i : actResults_)
+    if (i >= v.numResults())
+      return Status::error(v.kind() + ": " + std::to_string(v.numResults()) +
+                           " results, too few for its channels-last form");
+  auto first = [&](const TensorDesc &last, const std::string &what) -> Status {
+    if (last.rank() < 3)
+      return Status::error(v.kind() + ": the channels-last " + what + " must be [N, ..., C], not " +
+                           describe(last));
+    descs_.push_back(makeDesc(last.dtype, channelsFirstShape(last.shape)));
+    return Status::ok();
+  };
+  operands_.clear();
+  results_.clear();
+  for (size_t i = 0; i < v.numOperands(); ++i)
+    operands_.push_back(&v.operand(i));
+  for (size_t i = 0; i < v.numResults(); ++i)
+    results_.push_back(&v.result(i));
+  for (size_t i : actOperands_) {
+    MPTRT_TRY(first(v.operand(i), "operand " + std::to_string(i)));
+    operands_[i] = &descs_.back();
+  }
+  for (size_t i : actResults_) {
+    MPTRT_TRY(first(v.result(i), "result " + std::to_string(i)));
+    results_[i] = &descs_.back();
+  }
+  kernel_.kind = v.kind();
+  kernel_.attrs.clear();
+  for (const plan::Attribute &a : v.attributes())
+    if (a.name != "layout")
+      kernel_.attrs.push_back(a);
+  return Status::ok();
+}
 
 bool isChannelsLast(const plan::Kernel &kernel) {
   const plan::Attribute *a = kernel.findAttr("layout");
@@ -189,6 +203,9 @@ bool isChannelsLast(const plan::Kernel &kernel) {
 
 Status prepareChannelsLast(Backend &backend, const KernelView &view,
                            std::unique_ptr<PreparedKernel> *out) {
+  MPTRT_TRY(backend.prepareChannelsLastKernel(view, out));
+  if (*out)
+    return Status::ok();
   auto k = std::make_unique<ChannelsLastKernel>();
   MPTRT_TRY(k->prepare(backend, view));
   *out = std::move(k);

@@ -8,9 +8,11 @@
 //
 //===----------------------------------------------------------------------===//
 #include "KernelTestUtil.h"
+#include "cpu/CpuKernels.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -19,44 +21,6 @@ using namespace mptrt;
 using namespace mptrt::test;
 
 namespace {
-
-/// `t` ([N, C, spatial...]) channels last, or back (`toLast` false: `t` is
-/// [N, spatial..., C]).
-HostTensor permuted(const HostTensor &t, bool toLast) {
-  const size_t rank = t.shape.size();
-  std::vector<int64_t> outShape = {t.shape[0]};
-  if (toLast) {
-    outShape.insert(outShape.end(), t.shape.begin() + 2, t.shape.end());
-    outShape.push_back(t.shape[1]);
-  } else {
-    outShape.push_back(t.shape.back());
-    outShape.insert(outShape.end(), t.shape.begin() + 1, t.shape.end() - 1);
-  }
-  HostTensor out(t.dtype, outShape);
-  const size_t size = plan::dtypeSize(t.dtype);
-  const std::vector<int64_t> inStrides = stridesOf(t.shape);
-  for (int64_t i = 0; i < out.numel(); ++i) {
-    const std::vector<int64_t> o = unflatten(i, outShape);
-    // The source index: channels first [n, c, s...] from channels last
-    // [n, s..., c], or the other way.
-    std::vector<int64_t> src(rank);
-    src[0] = o[0];
-    if (toLast) {
-      src[1] = o[rank - 1];
-      for (size_t d = 2; d < rank; ++d)
-        src[d] = o[d - 1];
-    } else {
-      src[rank - 1] = o[1];
-      for (size_t d = 1; d + 1 < rank; ++d)
-        src[d] = o[d + 1];
-    }
-    int64_t at = 0;
-    for (size_t d = 0; d < rank; ++d)
-      at += src[d] * inStrides[d];
-    std::memcpy(out.bytes.data() + i * size, t.bytes.data() + at * size, size);
-  }
-  return out;
-}
 
 /// One kernel: its operands and result types channels first, and which of
 /// them are activations.
@@ -72,9 +36,9 @@ void expectSameBits(const Case &c, const char *backend) {
   ASSERT_TRUE(first.ok) << c.kind << ": " << first.error;
   std::vector<HostTensor> ops = c.operands, res = c.results;
   for (size_t i : c.actOperands)
-    ops[i] = permuted(ops[i], true);
+    ops[i] = permuteChannels(ops[i], true);
   for (size_t i : c.actResults)
-    res[i] = permuted(res[i], true);
+    res[i] = permuteChannels(res[i], true);
   std::vector<Attribute> attrs = c.attrs;
   attrs.push_back(Attribute::makeString("layout", "nhwc"));
   KernelRun last = runKernel(c.kind, ops, res, attrs, backend);
@@ -83,7 +47,7 @@ void expectSameBits(const Case &c, const char *backend) {
     bool act = false;
     for (size_t i : c.actResults)
       act = act || i == r;
-    const HostTensor got = act ? permuted(last.outputs[r], false) : last.outputs[r];
+    const HostTensor got = act ? permuteChannels(last.outputs[r], false) : last.outputs[r];
     EXPECT_TRUE(got.bytes == first.outputs[r].bytes)
         << backend << " " << c.kind << " result " << r << ": nhwc differs from nchw";
   }
@@ -140,19 +104,132 @@ std::vector<Case> cases() {
   return cs;
 }
 
+/// The batch norms on 40 channels: with two threads or more, each thread
+/// takes a part of the channels and walks them a position at a time (the
+/// cases above, 6 channels, are one thread's tiles of whole rows).
+std::vector<Case> wideNormCases() {
+  std::mt19937 rng(43);
+  const DType B = DType::BF16, F = DType::F32, H = DType::F16;
+  const std::vector<int64_t> x = {3, 40, 9, 11}, c40 = {40};
+  std::vector<Case> cs;
+  cs.push_back(
+      {"batch_norm_train",
+       {randomTensor(H, x, rng), randomTensor(F, c40, rng), randomTensor(F, c40, rng),
+        randomTensor(F, c40, rng), randomTensor(F, c40, rng, 0.5, 2), randomTensor(H, x, rng)},
+       {HostTensor(H, x), HostTensor(F, c40), HostTensor(F, c40)},
+       {Attribute::makeString("activation", "relu")},
+       {0, 5},
+       {0}});
+  cs.push_back({"batch_norm_train",
+                {randomTensor(F, x, rng), randomTensor(F, c40, rng), randomTensor(F, c40, rng),
+                 randomTensor(F, c40, rng), randomTensor(F, c40, rng, 0.5, 2)},
+                {HostTensor(F, x)},
+                {},
+                {0},
+                {0}});
+  cs.push_back(
+      {"batch_norm",
+       {randomTensor(B, x, rng), randomTensor(F, c40, rng), randomTensor(F, c40, rng),
+        randomTensor(F, c40, rng), randomTensor(F, c40, rng, 0.5, 2), randomTensor(B, x, rng)},
+       {HostTensor(B, x)},
+       {Attribute::makeString("activation", "relu")},
+       {0, 5},
+       {0}});
+  cs.push_back({"batch_norm_grad",
+                {randomTensor(F, x, rng), randomTensor(F, c40, rng), randomTensor(F, x, rng)},
+                {HostTensor(F, x), HostTensor(F, c40), HostTensor(F, c40)},
+                {},
+                {0, 2},
+                {0}});
+  cs.push_back({"batch_norm_grad",
+                {randomTensor(H, x, rng), randomTensor(F, c40, rng), randomTensor(H, x, rng),
+                 randomTensor(H, x, rng)},
+                {HostTensor(H, x), HostTensor(F, c40), HostTensor(F, c40)},
+                {Attribute::makeString("activation", "relu")},
+                {0, 2, 3},
+                {0}});
+  return cs;
+}
+
+/// Whether the CPU backend (in the current numerics mode) prepares case
+/// `c` channels last with a kernel of its own rather than the adapter; with
+/// `first`, whether its fast mode takes the channels-first kernel.
+bool cpuHasNativeKernel(const Case &c, bool first = false) {
+  std::vector<rt::TensorDesc> descs;
+  auto add = [&](const HostTensor &t, bool act) {
+    const HostTensor stored = act && !first ? permuteChannels(t, true) : t;
+    descs.push_back(rt::makeDesc(stored.dtype, stored.shape));
+  };
+  for (size_t i = 0; i < c.operands.size(); ++i)
+    add(c.operands[i], std::count(c.actOperands.begin(), c.actOperands.end(), i) > 0);
+  for (size_t i = 0; i < c.results.size(); ++i)
+    add(c.results[i], std::count(c.actResults.begin(), c.actResults.end(), i) > 0);
+  std::vector<const rt::TensorDesc *> ops, res;
+  for (size_t i = 0; i < descs.size(); ++i)
+    (i < c.operands.size() ? ops : res).push_back(&descs[i]);
+  plan::Kernel kernel;
+  kernel.kind = c.kind;
+  kernel.attrs = c.attrs;
+  if (!first)
+    kernel.attrs.push_back(Attribute::makeString("layout", "nhwc"));
+  std::unique_ptr<rt::PreparedKernel> prepared;
+  const rt::KernelView view(kernel, ops, res);
+  const rt::Status status =
+      first ? rt::cpu::prepareFast(view, &prepared)
+            : rt::createCpuBackend()->prepareChannelsLastKernel(view, &prepared);
+  EXPECT_TRUE(static_cast<bool>(status)) << c.kind << ": " << status.message();
+  return prepared != nullptr;
+}
+
 // Tests every channels-last kind on the CPU: the channels-first kernel's
-// bits, transposed.
+// bits, transposed, in the reference numerics (the batch norms by the CPU's
+// own channels-last kernels, the convolutions between transposes).
 TEST(ChannelsLast, SameBitsAsChannelsFirstOnTheCpu) {
+  CpuNumericsMode reference("reference");
   for (const Case &c : cases())
+    expectSameBits(c, "cpu");
+  for (const Case &c : wideNormCases())
     expectSameBits(c, "cpu");
 }
 
-// Tests the same on CUDA (skipped without a GPU).
+// Tests which channels-last kernels the CPU runs as they are stored: the
+// batch norms in both numerics modes; the convolutions in the fast mode
+// wherever oneDNN takes their channels-first form (here all but the weight
+// gradient of bf16 activations into an f32 weight, a mix oneDNN 2.6 lacks;
+// FastNumerics.ChannelsLastConvWithinTwiceReferenceError checks their
+// values), never in the reference mode, whose convolutions run between
+// transposes.
+TEST(ChannelsLast, CpuNativeKernels) {
+  int fastConvs = 0;
+  for (const char *mode : {"reference", "fast"}) {
+    CpuNumericsMode scope(mode);
+    const bool fast = std::string(mode) == "fast";
+    if (fast && !rt::cpu::haveFastNumerics())
+      continue;
+    for (const Case &c : cases()) {
+      const bool norm = c.kind.rfind("batch_norm", 0) == 0;
+      const bool expected = norm || (fast && cpuHasNativeKernel(c, /*first=*/true));
+      EXPECT_EQ(cpuHasNativeKernel(c), expected) << mode << " " << c.kind;
+      fastConvs += fast && !norm && expected;
+    }
+  }
+  if (rt::cpu::haveFastNumerics()) {
+    EXPECT_EQ(fastConvs, 2) << "conv and conv_grad_input run natively in the fast mode";
+  }
+}
+
+// Tests the same on CUDA (skipped without a GPU), with the direct
+// convolutions: cuDNN's channels-last convolutions run other engines than
+// its channels-first ones, and CudnnConv.WithinTwiceReferenceErrorAnd-
+// Deterministic checks them against float64.
 TEST(ChannelsLast, SameBitsAsChannelsFirstOnCuda) {
   const std::string why = cudaUnusableReason();
   if (!why.empty())
     GTEST_SKIP() << why;
+  ScopedVariable direct("MPTRT_CUDA_CONV", "direct");
   for (const Case &c : cases())
+    expectSameBits(c, "cuda");
+  for (const Case &c : wideNormCases())
     expectSameBits(c, "cuda");
 }
 

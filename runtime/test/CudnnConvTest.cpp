@@ -31,32 +31,6 @@ using namespace mptrt::test;
 
 namespace {
 
-/// Sets an environment variable for the scope.
-class ScopedVariable {
-public:
-  ScopedVariable(const char *name, const char *value) : name_(name) {
-    if (const char *old = std::getenv(name)) {
-      had_ = true;
-      old_ = old;
-    }
-    if (value)
-      setenv(name, value, 1);
-    else
-      unsetenv(name);
-  }
-  ~ScopedVariable() {
-    if (had_)
-      setenv(name_, old_.c_str(), 1);
-    else
-      unsetenv(name_);
-  }
-
-private:
-  const char *name_;
-  bool had_ = false;
-  std::string old_;
-};
-
 // Tests MPTRT_CUDA_CONV's values, and that another one is an error naming
 // the variable.
 TEST(CudnnConv, PathVariable) {
@@ -186,7 +160,10 @@ const ConvCase kCases[] = {
 // Tests conv, conv_grad_input and conv_grad_weight through cuDNN against
 // float64 (bounds above) and run to run, over strides, asymmetric padding,
 // dilation, groups (depthwise), bias, 1-D to 3-D, in f32, bf16 (an f32 bias
-// and weight gradient, as the compiler's bf16 plans have them) and f16.
+// and weight gradient, as the compiler's bf16 plans have them) and f16;
+// each kernel also channels last (`layout = nhwc`: cuDNN reads and writes
+// the activations with NHWC strides; MPTRT_CUDA_CONV=cudnn makes a
+// refusal fail the load rather than fall back to transposes).
 TEST(CudnnConv, WithinTwiceReferenceErrorAndDeterministic) {
   const std::string why = cudaUnusableReason();
   if (!why.empty())
@@ -227,25 +204,43 @@ TEST(CudnnConv, WithinTwiceReferenceErrorAndDeterministic) {
           {"conv_grad_input", {dy, w}, HostTensor(t.data, c.x), &ref.dx, c.w[0] / c.group * kSize},
           {"conv_grad_weight", {x, dy}, HostTensor(t.dw, c.w), &ref.dw, c.x[0] * outPositions},
       };
-      for (const Run &r : runs) {
-        const std::string label = std::string(c.name) + " " + r.kind + " (" +
-                                  plan::dtypeName(t.data) + " -> " +
-                                  plan::dtypeName(r.result.dtype) + ")";
-        KernelRun cpu = runKernel(r.kind, r.operands, {r.result}, attrs, "cpu");
-        KernelRun gpu = runKernel(r.kind, r.operands, {r.result}, attrs, "cuda");
-        KernelRun again = runKernel(r.kind, r.operands, {r.result}, attrs, "cuda");
-        ASSERT_TRUE(cpu.ok) << label << ": " << cpu.error;
-        ASSERT_TRUE(gpu.ok) << label << ": " << gpu.error;
-        ASSERT_TRUE(again.ok) << label << ": " << again.error;
-        const double cpuErr = relativeError(cpu.outputs[0], *r.ref);
-        const double gpuErr = relativeError(gpu.outputs[0], *r.ref);
-        const double f32Sum = std::sqrt(static_cast<double>(r.sumLength)) * 0x1p-24;
-        EXPECT_LE(gpuErr, 2 * std::max(cpuErr, f32Sum))
-            << label << ": cuDNN " << gpuErr << ", CPU reference " << cpuErr;
-        EXPECT_TRUE(gpu.outputs[0].bytes == again.outputs[0].bytes)
-            << label << ": two runs differ in their bits";
-        std::printf("%-44s cuDNN %.3g, CPU reference %.3g\n", label.c_str(), gpuErr, cpuErr);
-      }
+      for (const Run &r : runs)
+        for (const bool last : {false, true}) {
+          const std::string label = std::string(c.name) + " " + r.kind + " (" +
+                                    plan::dtypeName(t.data) + " -> " +
+                                    plan::dtypeName(r.result.dtype) + (last ? ", nhwc)" : ")");
+          // Channels last: the activations (every operand but w and the
+          // bias, the result but dw) stored [N, spatial..., C].
+          std::vector<HostTensor> operands = r.operands;
+          HostTensor result = r.result;
+          std::vector<Attribute> kernelAttrs = attrs;
+          std::vector<double> ref = *r.ref;
+          const bool weightGrad = std::string(r.kind) == "conv_grad_weight";
+          if (last) {
+            operands[0] = permuteChannels(operands[0], true);
+            if (weightGrad) {
+              operands[1] = permuteChannels(operands[1], true);
+            } else {
+              result = HostTensor(result.dtype, channelsLastShape(result.shape));
+              ref = channelsLastValues(ref, r.result.shape);
+            }
+            kernelAttrs.push_back(Attribute::makeString("layout", "nhwc"));
+          }
+          KernelRun cpu = runKernel(r.kind, r.operands, {r.result}, attrs, "cpu");
+          KernelRun gpu = runKernel(r.kind, operands, {result}, kernelAttrs, "cuda");
+          KernelRun again = runKernel(r.kind, operands, {result}, kernelAttrs, "cuda");
+          ASSERT_TRUE(cpu.ok) << label << ": " << cpu.error;
+          ASSERT_TRUE(gpu.ok) << label << ": " << gpu.error;
+          ASSERT_TRUE(again.ok) << label << ": " << again.error;
+          const double cpuErr = relativeError(cpu.outputs[0], *r.ref);
+          const double gpuErr = relativeError(gpu.outputs[0], ref);
+          const double f32Sum = std::sqrt(static_cast<double>(r.sumLength)) * 0x1p-24;
+          EXPECT_LE(gpuErr, 2 * std::max(cpuErr, f32Sum))
+              << label << ": cuDNN " << gpuErr << ", CPU reference " << cpuErr;
+          EXPECT_TRUE(gpu.outputs[0].bytes == again.outputs[0].bytes)
+              << label << ": two runs differ in their bits";
+          std::printf("%-50s cuDNN %.3g, CPU reference %.3g\n", label.c_str(), gpuErr, cpuErr);
+        }
     }
 }
 

@@ -36,6 +36,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -78,9 +79,12 @@ double relativeError(const HostTensor &got, const std::vector<double> &ref) {
 }
 
 /// Whether the fast mode prepares `kind` on these tensors through oneDNN
-/// (rather than falling back to the reference kernel).
+/// (rather than falling back to the reference kernel); with `channelsLast`,
+/// whether it does so for the kernel stored channels last, whose
+/// channels-first form these tensors are (cpu::prepareFastChannelsLast).
 bool fastPathTakes(const std::string &kind, const std::vector<HostTensor> &operands,
-                   const HostTensor &result, const std::vector<Attribute> &attrs) {
+                   const HostTensor &result, const std::vector<Attribute> &attrs,
+                   bool channelsLast = false) {
   auto desc = [](const HostTensor &t) {
     rt::TensorDesc d;
     d.dtype = t.dtype;
@@ -101,7 +105,9 @@ bool fastPathTakes(const std::string &kind, const std::vector<HostTensor> &opera
   kernel.attrs = attrs;
   const rt::KernelView view(kernel, ops, {&descs.back()});
   std::unique_ptr<rt::PreparedKernel> prepared;
-  return static_cast<bool>(rt::cpu::prepareFast(view, &prepared)) && prepared != nullptr;
+  const rt::Status status = channelsLast ? rt::cpu::prepareFastChannelsLast(view, &prepared)
+                                         : rt::cpu::prepareFast(view, &prepared);
+  return static_cast<bool>(status) && prepared != nullptr;
 }
 
 /// Runs `kind` in both modes and checks the fast error against twice the
@@ -210,6 +216,87 @@ TEST(FastNumerics, ConvWithinTwiceReferenceError) {
                             label + " grad weight", &differing);
     }
   EXPECT_GT(differing, 0) << "every f32 result has the reference's bits: did oneDNN run?";
+}
+
+// Tests the fast mode's conv, conv_grad_input and conv_grad_weight on
+// channels-last activations (layout = nhwc, which oneDNN reads and writes
+// as stored) against float64, within twice the reference mode's error on
+// the channels-first tensors, over the cases above and in every dtype; and
+// that oneDNN, not the adapter's transposes around it, ran them.
+TEST(FastNumerics, ChannelsLastConvWithinTwiceReferenceError) {
+  SKIP_WITHOUT_FAST_MODE();
+  const ConvCase cases[] = {
+      {4, 16, 12, 12, 32, 3, 3, 1, 1, 1, 1}, {2, 3, 20, 20, 16, 7, 7, 2, 3, 1, 1},
+      {3, 32, 9, 9, 32, 3, 3, 2, 1, 1, 32},  {2, 24, 8, 8, 48, 1, 1, 1, 0, 1, 1},
+      {2, 12, 10, 11, 18, 3, 2, 1, 2, 2, 3}, {8, 64, 8, 8, 64, 3, 3, 1, 1, 1, 1},
+      {8, 8, 16, 16, 16, 1, 1, 2, 0, 1, 1}, // a strided 1x1 downsample
+      {8, 3, 16, 16, 8, 3, 3, 1, 1, 1, 1},  // a 3-channel stem
+  };
+  std::mt19937 rng(2714);
+  for (const ConvCase &c : cases)
+    for (DType t : {DType::F32, DType::BF16, DType::F16}) {
+      const int64_t OH = (c.H + 2 * c.pad - c.dilation * (c.kh - 1) - 1) / c.stride + 1;
+      const int64_t OW = (c.W + 2 * c.pad - c.dilation * (c.kw - 1) - 1) / c.stride + 1;
+      const HostTensor x = randomTensor(t, {c.N, c.C, c.H, c.W}, rng, -1, 1, 0);
+      const HostTensor w = randomTensor(t, {c.M, c.C / c.group, c.kh, c.kw}, rng, -1, 1, 0);
+      const HostTensor dy = randomTensor(t, {c.N, c.M, OH, OW}, rng, -1, 1, 0);
+      const ConvRef ref = convRef(c, x, w, dy, OH, OW);
+      const std::vector<Attribute> attrs = {
+          Attribute::makeInts("strides", {c.stride, c.stride}),
+          Attribute::makeInts("pads", {c.pad, c.pad, c.pad, c.pad}),
+          Attribute::makeInts("dilations", {c.dilation, c.dilation}),
+          Attribute::makeInt("group", c.group)};
+      std::vector<Attribute> nhwc = attrs;
+      nhwc.push_back(Attribute::makeString("layout", "nhwc"));
+      const std::string label = std::string(plan::dtypeName(t)) +
+                                " channels-last conv C=" + std::to_string(c.C) +
+                                " M=" + std::to_string(c.M) + " group=" + std::to_string(c.group);
+      struct Kind {
+        const char *kind;
+        std::vector<HostTensor> first, last; // operands channels first, stored
+        HostTensor result, resultLast;       // the result's type, both ways
+        const std::vector<double> *ref;
+        bool resultIsActivation;
+      };
+      const Kind kinds[] = {
+          {"conv",
+           {x, w},
+           {permuteChannels(x, true), w},
+           HostTensor(t, dy.shape),
+           permuteChannels(dy, true),
+           &ref.y,
+           true},
+          {"conv_grad_input",
+           {dy, w},
+           {permuteChannels(dy, true), w},
+           HostTensor(t, x.shape),
+           permuteChannels(x, true),
+           &ref.dx,
+           true},
+          {"conv_grad_weight",
+           {x, dy},
+           {permuteChannels(x, true), permuteChannels(dy, true)},
+           HostTensor(t, w.shape),
+           HostTensor(t, w.shape),
+           &ref.dw,
+           false},
+      };
+      for (const Kind &k : kinds) {
+        const std::string what = label + " " + k.kind;
+        EXPECT_TRUE(fastPathTakes(k.kind, k.first, k.result, attrs, /*channelsLast=*/true))
+            << what << ": oneDNN refused it";
+        KernelRun reference = runIn("reference", k.kind, k.first, k.result, attrs);
+        KernelRun fast = runIn("fast", k.kind, k.last, HostTensor(t, k.resultLast.shape), nhwc);
+        ASSERT_TRUE(reference.ok) << what << ": " << reference.error;
+        ASSERT_TRUE(fast.ok) << what << ": " << fast.error;
+        const std::vector<double> ref64 =
+            k.resultIsActivation ? channelsLastValues(*k.ref, k.result.shape) : *k.ref;
+        const double refErr = relativeError(reference.outputs[0], *k.ref);
+        const double fastErr = relativeError(fast.outputs[0], ref64);
+        EXPECT_LE(fastErr, 2 * std::max(refErr, kAccumulationFloor))
+            << what << ": fast " << fastErr << ", reference " << refErr;
+      }
+    }
 }
 
 // Tests the fast mode's f32 conv_grad_weight on long sums (the shapes of

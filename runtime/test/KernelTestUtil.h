@@ -356,6 +356,55 @@ inline std::vector<int64_t> unflatten(int64_t flat, const std::vector<int64_t> &
   return idx;
 }
 
+/// Calls move(channelsFirst, channelsLast) with the flat index of each
+/// element of an [N, C, spatial...] shape and of the same element stored
+/// channels last ([N, spatial..., C]).
+template <typename Move>
+void forEachChannelsLastPair(const std::vector<int64_t> &firstShape, const Move &move) {
+  const int64_t N = firstShape[0], C = firstShape[1];
+  int64_t inner = 1;
+  for (size_t d = 2; d < firstShape.size(); ++d)
+    inner *= firstShape[d];
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t c = 0; c < C; ++c)
+      for (int64_t i = 0; i < inner; ++i)
+        move((n * C + c) * inner + i, (n * inner + i) * C + c);
+}
+
+/// The channels-last shape of [N, C, spatial...], and back.
+inline std::vector<int64_t> channelsLastShape(const std::vector<int64_t> &first) {
+  std::vector<int64_t> last = {first[0]};
+  last.insert(last.end(), first.begin() + 2, first.end());
+  last.push_back(first[1]);
+  return last;
+}
+inline std::vector<int64_t> channelsFirstShape(const std::vector<int64_t> &last) {
+  std::vector<int64_t> first = {last.front(), last.back()};
+  first.insert(first.end(), last.begin() + 1, last.end() - 1);
+  return first;
+}
+
+/// `t` ([N, C, spatial...]) stored channels last, or (`toLast` false) `t`
+/// stored channels last ([N, spatial..., C]) back to channels first.
+inline HostTensor permuteChannels(const HostTensor &t, bool toLast) {
+  const std::vector<int64_t> first = toLast ? t.shape : channelsFirstShape(t.shape);
+  HostTensor out(t.dtype, toLast ? channelsLastShape(first) : first);
+  const size_t size = plan::dtypeSize(t.dtype);
+  forEachChannelsLastPair(first, [&](int64_t f, int64_t l) {
+    std::memcpy(out.bytes.data() + (toLast ? l : f) * size,
+                t.bytes.data() + (toLast ? f : l) * size, size);
+  });
+  return out;
+}
+
+/// Values of a channels-first `shape`, in channels-last order.
+inline std::vector<double> channelsLastValues(const std::vector<double> &v,
+                                              const std::vector<int64_t> &shape) {
+  std::vector<double> out(v.size());
+  forEachChannelsLastPair(shape, [&](int64_t f, int64_t l) { out[l] = v[f]; });
+  return out;
+}
+
 /// 0-d tensors of one value.
 inline HostTensor scalarF32(float v) { return fromValues(DType::F32, {}, {v}); }
 inline HostTensor scalarI64(int64_t v) {
@@ -375,6 +424,34 @@ inline std::vector<float> randomFloats(size_t n, unsigned seed) {
   return v;
 }
 
+/// Sets (or, with null, unsets) an environment variable for the scope.
+class ScopedVariable {
+public:
+  ScopedVariable(const char *name, const char *value) : name_(name) {
+    if (const char *old = std::getenv(name)) {
+      had_ = true;
+      old_ = old;
+    }
+    if (value)
+      setenv(name, value, 1);
+    else
+      unsetenv(name);
+  }
+  ~ScopedVariable() {
+    if (had_)
+      setenv(name_, old_.c_str(), 1);
+    else
+      unsetenv(name_);
+  }
+  ScopedVariable(const ScopedVariable &) = delete;
+  ScopedVariable &operator=(const ScopedVariable &) = delete;
+
+private:
+  const char *name_;
+  bool had_ = false;
+  std::string old_;
+};
+
 /// Sets MPTRT_CPU_NUMERICS for the models loaded in its scope (each load
 /// makes a CPU backend, which reads it; docs/runtime.md, "CPU numerics
 /// modes"), restoring the old value after. A test of a property only one
@@ -382,25 +459,10 @@ inline std::vector<float> randomFloats(size_t n, unsigned seed) {
 /// selects.
 class CpuNumericsMode {
 public:
-  explicit CpuNumericsMode(const char *mode) {
-    const char *old = std::getenv("MPTRT_CPU_NUMERICS");
-    hadOld_ = old != nullptr;
-    if (old)
-      old_ = old;
-    setenv("MPTRT_CPU_NUMERICS", mode, 1);
-  }
-  ~CpuNumericsMode() {
-    if (hadOld_)
-      setenv("MPTRT_CPU_NUMERICS", old_.c_str(), 1);
-    else
-      unsetenv("MPTRT_CPU_NUMERICS");
-  }
-  CpuNumericsMode(const CpuNumericsMode &) = delete;
-  CpuNumericsMode &operator=(const CpuNumericsMode &) = delete;
+  explicit CpuNumericsMode(const char *mode) : variable_("MPTRT_CPU_NUMERICS", mode) {}
 
 private:
-  bool hadOld_ = false;
-  std::string old_;
+  ScopedVariable variable_;
 };
 
 } // namespace test

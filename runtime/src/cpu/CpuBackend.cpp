@@ -1,5 +1,6 @@
 //===- CpuBackend.cpp - the CPU backend: host memory and kernel table ----===//
 #include "Backend.h"
+#include "ChannelsLast.h"
 #include "HostMemory.h"
 #include "KindTable.h"
 #include "cpu/CpuKernels.h"
@@ -96,6 +97,27 @@ public:
     return Status::error("unknown kernel kind '" + kernel.kind() + "'");
   }
 
+  /// The batch norms in both modes (the reference's bits), and the
+  /// convolutions in the fast mode where oneDNN takes them.
+  Status prepareChannelsLastKernel(const KernelView &kernel,
+                                   std::unique_ptr<PreparedKernel> *out) override {
+    out->reset();
+    MPTRT_TRY(modeStatus_);
+    const std::string &kind = kernel.kind();
+    const bool norm = kind == "batch_norm" || kind == "batch_norm_train";
+    const bool conv = kind == "conv" || kind == "conv_grad_input" || kind == "conv_grad_weight";
+    if (!norm && kind != "batch_norm_grad" && !(conv && mode_ == CpuNumerics::Fast))
+      return Status::ok();
+    MPTRT_TRY(kernel.allowSchemaAttributes());
+    ChannelsFirstForm form;
+    MPTRT_TRY(form.build(kernel));
+    if (norm)
+      return prepareBatchNormChannelsLast(form.view(), out);
+    if (!conv)
+      return prepareBatchNormGradChannelsLast(form.view(), out);
+    return prepareFastChannelsLast(form.view(), out);
+  }
+
 private:
   CpuNumerics mode_ = CpuNumerics::Reference;
   Status modeStatus_ = Status::ok();
@@ -130,6 +152,10 @@ bool haveFastNumerics() {
 
 #ifndef MPTRT_HAVE_DNNL
 Status prepareFast(const KernelView &, std::unique_ptr<PreparedKernel> *out) {
+  out->reset();
+  return Status::ok();
+}
+Status prepareFastChannelsLast(const KernelView &, std::unique_ptr<PreparedKernel> *out) {
   out->reset();
   return Status::ok();
 }

@@ -123,12 +123,18 @@ Status prepareAttention(const KernelView &v, std::unique_ptr<PreparedKernel> *ou
 Status prepareAttentionGrad(const KernelView &v, std::unique_ptr<PreparedKernel> *out);
 // NormalizationKernels.cpp
 Status prepareBatchNorm(const KernelView &v, std::unique_ptr<PreparedKernel> *out);
+/// batch_norm / batch_norm_train on channels-last activations, decoded from
+/// the kernel's channels-first form (ChannelsLast.h); the same bits.
+Status prepareBatchNormChannelsLast(const KernelView &first, std::unique_ptr<PreparedKernel> *out);
 Status prepareLayerNorm(const KernelView &v, std::unique_ptr<PreparedKernel> *out);
 Status prepareSoftmax(const KernelView &v, std::unique_ptr<PreparedKernel> *out);
 // NormalizationGradKernels.cpp
 Status prepareSoftmaxGrad(const KernelView &v, std::unique_ptr<PreparedKernel> *out);
 Status prepareLayerNormGrad(const KernelView &v, std::unique_ptr<PreparedKernel> *out);
 Status prepareBatchNormGrad(const KernelView &v, std::unique_ptr<PreparedKernel> *out);
+/// batch_norm_grad on channels-last activations, as above.
+Status prepareBatchNormGradChannelsLast(const KernelView &first,
+                                        std::unique_ptr<PreparedKernel> *out);
 // ReductionKernels.cpp (and the loss gradients)
 Status prepareReduce(const KernelView &v, std::unique_ptr<PreparedKernel> *out);
 Status prepareLoss(const KernelView &v, std::unique_ptr<PreparedKernel> *out);
@@ -184,6 +190,10 @@ bool haveFastNumerics();
 /// *out left null when the kind, dtypes or shapes are not ones the oneDNN
 /// path takes (the reference kernel then runs it).
 Status prepareFast(const KernelView &v, std::unique_ptr<PreparedKernel> *out);
+/// The same for a channels-last conv, conv_grad_input or conv_grad_weight,
+/// decoded from its channels-first form `first` (ChannelsLast.h): oneDNN
+/// reads and writes the activations channels last as they are stored.
+Status prepareFastChannelsLast(const KernelView &first, std::unique_ptr<PreparedKernel> *out);
 
 /// Fills offsets[k][0, m) with input k's element offsets for the output
 /// elements [start, start + m) of a broadcast (row-major walk).

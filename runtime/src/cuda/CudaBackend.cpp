@@ -17,6 +17,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Backend.h"
+#include "ChannelsLast.h"
 #include "KindTable.h"
 #include "cuda/CudaContext.h"
 #include "cuda/CudaKernels.h"
@@ -274,6 +275,45 @@ public:
     }
     return Status::error("the cuda backend has no kernel '" + kernel.kind() +
                          "' yet (docs/runtime.md lists the kinds each backend has)");
+  }
+
+  /// The batch norms (the channels-first kernels' bits), and the
+  /// convolutions through cuDNN with NHWC strides where cuDNN takes them
+  /// (MPTRT_CUDA_CONV `auto`; with `cudnn` a convolution cuDNN does not
+  /// take channels last fails the load, as a channels-first one does); the
+  /// direct convolutions run channels first between transposes.
+  Status prepareChannelsLastKernel(const KernelView &kernel,
+                                   std::unique_ptr<PreparedKernel> *out) override {
+    out->reset();
+    MPTRT_TRY(init_);
+    const std::string &kind = kernel.kind();
+    const bool norm = kind == "batch_norm" || kind == "batch_norm_train";
+    const bool conv = kind == "conv" || kind == "conv_grad_input" || kind == "conv_grad_weight";
+    if (!norm && !conv && kind != "batch_norm_grad")
+      return Status::ok();
+    ConvPath path = ConvPath::Auto;
+    if (conv) {
+      MPTRT_TRY(convPathFromEnvironment(&path));
+      if (path == ConvPath::Direct)
+        return Status::ok();
+    }
+    MPTRT_TRY(kernel.allowSchemaAttributes());
+    ChannelsFirstForm form;
+    MPTRT_TRY(form.build(kernel));
+    if (norm)
+      return prepareBatchNormChannelsLast(ctx_, form.view(), out);
+    if (!conv)
+      return prepareBatchNormGradChannelsLast(ctx_, form.view(), out);
+    std::string whyNot;
+    if (prepareCudnnConv(ctx_, form.view(), out, &whyNot, /*channelsLast=*/true))
+      return Status::ok();
+    out->reset();
+    if (path == ConvPath::Cudnn)
+      return Status::error(kind +
+                           ": MPTRT_CUDA_CONV=cudnn, but cuDNN does not take it channels "
+                           "last: " +
+                           whyNot);
+    return Status::ok();
   }
 
 private:

@@ -119,9 +119,11 @@ Status prepareScaledGemm(const Context &, const KernelView &, std::unique_ptr<Pr
 Status prepareConv(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *);
 Status prepareConvGrad(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *);
 /// A conv kind through cuDNN (CudnnConv.cpp); false, with why not, where
-/// cuDNN does not take it or is absent.
+/// cuDNN does not take it or is absent. With `channelsLast`, the view is a
+/// channels-last kernel's channels-first form (ChannelsLast.h) and the
+/// activations are read and written channels last, as stored.
 bool prepareCudnnConv(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *,
-                      std::string *whyNot);
+                      std::string *whyNot, bool channelsLast = false);
 /// `n` elements of a `dtype` tensor widened exactly into float32 `out`
 /// (ContractionKernels.cu; the contractions' and cuDNN's f32 fallbacks).
 Status widenToF32(const Context &, DType dtype, const void *in, float *out, int64_t n);
@@ -168,10 +170,18 @@ Status prepareUpdateFp8Scale(const Context &, const KernelView &,
 Status prepareSoftmax(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *);
 Status prepareLayerNorm(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *);
 Status prepareBatchNorm(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *);
+/// batch_norm / batch_norm_train on channels-last activations, decoded from
+/// the kernel's channels-first form (ChannelsLast.h): the channels-first
+/// kernel's sums in its order, so its bits (BatchNormStats.cuh).
+Status prepareBatchNormChannelsLast(const Context &, const KernelView &first,
+                                    std::unique_ptr<PreparedKernel> *);
 // Their gradients (NormalizationGradKernels.cu).
 Status prepareSoftmaxGrad(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *);
 Status prepareLayerNormGrad(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *);
 Status prepareBatchNormGrad(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *);
+/// batch_norm_grad on channels-last activations, as above.
+Status prepareBatchNormGradChannelsLast(const Context &, const KernelView &first,
+                                        std::unique_ptr<PreparedKernel> *);
 
 // Reductions, losses and the loss gradients (ReductionKernels.cu).
 Status prepareReduce(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *);

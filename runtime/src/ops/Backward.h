@@ -73,6 +73,7 @@ struct BatchNormGradParams {
   int64_t N = 0, C = 0, inner = 1;
   float epsilon = 1e-5f;
   bool relu = false;
+  bool channelsLast = false; // as BatchNormParams::channelsLast
 };
 Status decodeBatchNormGrad(const KernelView &v, BatchNormGradParams *p);
 

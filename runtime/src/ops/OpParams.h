@@ -210,6 +210,10 @@ struct BatchNormParams {
   // The fused epilogue (mpt-fuse-batch-norm): operand 5, added once the
   // normalised value is rounded to the output's dtype; then relu.
   bool residual = false, relu = false;
+  // The activations (x, y, the residual) stored channels last, [N, inner,
+  // C]: set by a backend's own channels-last kernel, which decodes its
+  // channels-first form (ChannelsLast.h), never by the decoder.
+  bool channelsLast = false;
 };
 Status decodeBatchNorm(const KernelView &v, BatchNormParams *p);
 /// An error unless the kernel's `layout` is nchw (its default): conv and

@@ -4,8 +4,12 @@
 // backend API: a convolution operation of three tensors X, W, Y), built and
 // planned at prepare, executed by run() on the backend's stream. Prepare:
 //
-//   1. the graph with the plan's dtypes (f32, bf16, f16; the tensors NCHW
-//      as the plan stores them; a 1-D convolution as a 2-D one of width 1);
+//   1. the graph with the plan's dtypes (f32, bf16, f16; the tensors as
+//      the plan stores them: NCHW, or for a channels-last kernel (`layout =
+//      nhwc`, prepared from its channels-first form by the backend's
+//      prepareChannelsLastKernel) X and Y with NHWC strides, which cuDNN's
+//      tensor-core engines read without transposes; a 1-D convolution as a
+//      2-D one of width 1);
 //   2. cuDNN's heuristics (mode A, then its fallback list), and the first
 //      engine whose numerical notes allow it: deterministic (no atomics, so
 //      bits repeat run to run), no FFT or Winograd transforms, no inputs
@@ -53,7 +57,7 @@ namespace cuda {
 #ifndef MPTRT_HAVE_CUDNN
 
 bool prepareCudnnConv(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *,
-                      std::string *whyNot) {
+                      std::string *whyNot, bool) {
   *whyNot = "this build has no cuDNN (cudnn.h was not found)";
   return false;
 }
@@ -81,6 +85,7 @@ struct Slot {
   bool staged = false;       // widened input, or the f32 result, in the workspace
   uint64_t wsOffset = 0;     // where, when staged
   std::vector<int64_t> dims; // NCHW, at least four axes
+  bool channelsLast = false; // stored [N, spatial..., C] (an activation of a layout = nhwc kernel)
 };
 
 bool cudnnType(DType t, cudnnDataType_t *out) {
@@ -99,10 +104,22 @@ bool cudnnType(DType t, cudnnDataType_t *out) {
   }
 }
 
-std::vector<int64_t> packedStrides(const std::vector<int64_t> &dims) {
+/// The strides of a tensor of NCHW `dims` stored row-major, or channels
+/// last ([N, spatial..., C]: C innermost; a 1-D convolution's trailing
+/// width of 1 changes nothing).
+std::vector<int64_t> stridesOf(const std::vector<int64_t> &dims, bool channelsLast) {
   std::vector<int64_t> s(dims.size(), 1);
-  for (size_t i = dims.size() - 1; i > 0; --i)
-    s[i - 1] = s[i] * dims[i];
+  if (!channelsLast) {
+    for (size_t i = dims.size() - 1; i > 0; --i)
+      s[i - 1] = s[i] * dims[i];
+    return s;
+  }
+  int64_t stride = dims[1];
+  for (size_t i = dims.size(); i-- > 2;) {
+    s[i] = stride;
+    stride *= dims[i];
+  }
+  s[0] = stride;
   return s;
 }
 
@@ -152,8 +169,8 @@ std::vector<int64_t> dimsOf(int64_t a, int64_t b, const std::vector<int64_t> &sp
 }
 
 Status tensorDescriptor(int64_t uid, cudnnDataType_t type, const std::vector<int64_t> &dims,
-                        CudnnDescriptor *t) {
-  const std::vector<int64_t> strides = packedStrides(dims);
+                        bool channelsLast, CudnnDescriptor *t) {
+  const std::vector<int64_t> strides = stridesOf(dims, channelsLast);
   const int64_t n = static_cast<int64_t>(dims.size()), alignment = 16;
   MPTRT_TRY(t->create(CUDNN_BACKEND_TENSOR_DESCRIPTOR));
   MPTRT_TRY(t->set(CUDNN_ATTR_TENSOR_DATA_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &type));
@@ -230,10 +247,10 @@ Direction directionOf(const std::string &kind) {
 /// The operation graph of one convolution with these tensor dtypes.
 Status buildGraph(cudnnHandle_t handle, const std::string &kind, const Window &win,
                   const std::vector<int64_t> (&dims)[3], const cudnnDataType_t (&types)[3],
-                  CudnnDescriptor *graph) {
+                  bool channelsLast, CudnnDescriptor *graph) {
   CudnnDescriptor tensors[3];
   for (int r = 0; r < 3; ++r)
-    MPTRT_TRY(tensorDescriptor(kUids[r], types[r], dims[r], &tensors[r]));
+    MPTRT_TRY(tensorDescriptor(kUids[r], types[r], dims[r], channelsLast && r != kW, &tensors[r]));
   CudnnDescriptor conv;
   const int64_t spatial = static_cast<int64_t>(win.strides.size());
   const cudnnDataType_t compute = CUDNN_DATA_FLOAT;
@@ -328,9 +345,9 @@ bool allowedEngine(const CudnnDescriptor &config, bool allInputsF32) {
 /// first allowed engine; false with why not.
 bool planGraph(cudnnHandle_t handle, const std::string &kind, const Window &win,
                const std::vector<int64_t> (&dims)[3], const cudnnDataType_t (&types)[3],
-               bool allInputsF32, Planned *out, std::string *whyNot) {
+               bool channelsLast, bool allInputsF32, Planned *out, std::string *whyNot) {
   CudnnDescriptor graph;
-  if (Status s = buildGraph(handle, kind, win, dims, types, &graph); !s) {
+  if (Status s = buildGraph(handle, kind, win, dims, types, channelsLast, &graph); !s) {
     *whyNot = s.message();
     return false;
   }
@@ -372,8 +389,10 @@ class CudnnConvKernel final : public PreparedKernel {
 public:
   CudnnConvKernel(const Context &c, cudnnHandle_t handle) : ctx_(c), handle_(handle) {}
 
-  /// Plans the kernel: the plan's dtypes first, else in f32 (above).
-  bool prepare(const KernelView &v, const ConvParams &p, std::string *whyNot) {
+  /// Plans the kernel: the plan's dtypes first, else in f32 (above); with
+  /// `channelsLast`, `v` is a channels-last kernel's channels-first form
+  /// and X and Y are stated with the strides they are stored with.
+  bool prepare(const KernelView &v, const ConvParams &p, bool channelsLast, std::string *whyNot) {
     Window win;
     if (!cudnnWindow(p, &win, whyNot))
       return false;
@@ -416,7 +435,7 @@ public:
       out_ = kW;
     }
     channels_ = p.M;
-    inner_ = p.outSize;
+    inner_ = channelsLast ? 1 : p.outSize; // the bias index: (e / inner) % channels
 
     cudnnDataType_t types[3];
     bool allF32 = true;
@@ -433,7 +452,7 @@ public:
     std::string nativeWhy = "a bias before a " + std::string(plan::dtypeName(result.dtype)) +
                             " result (added before its one rounding)";
     if ((!hasBias_ || result.dtype == DType::F32) &&
-        planGraph(handle_, kind_, win, dims, types, allF32, &planned_, &nativeWhy)) {
+        planGraph(handle_, kind_, win, dims, types, channelsLast, allF32, &planned_, &nativeWhy)) {
       finish_ = hasBias_; // in place, in f32
       layoutWorkspace();
       return true;
@@ -441,7 +460,8 @@ public:
     // 2. Everything in f32, staged in the workspace.
     const cudnnDataType_t f32[3] = {CUDNN_DATA_FLOAT, CUDNN_DATA_FLOAT, CUDNN_DATA_FLOAT};
     std::string f32Why;
-    if (!planGraph(handle_, kind_, win, dims, f32, /*allInputsF32=*/true, &planned_, &f32Why)) {
+    if (!planGraph(handle_, kind_, win, dims, f32, channelsLast, /*allInputsF32=*/true, &planned_,
+                   &f32Why)) {
       *whyNot = "with its dtypes: " + nativeWhy + "; in f32: " + f32Why;
       return false;
     }
@@ -524,7 +544,7 @@ private:
 } // namespace
 
 bool prepareCudnnConv(const Context &c, const KernelView &v, std::unique_ptr<PreparedKernel> *out,
-                      std::string *whyNot) {
+                      std::string *whyNot, bool channelsLast) {
   ConvParams p;
   const Status decoded = v.kind() == "conv" ? decodeConv(v, &p) : decodeConvGrad(v, &p);
   if (!decoded) {
@@ -541,7 +561,7 @@ bool prepareCudnnConv(const Context &c, const KernelView &v, std::unique_ptr<Pre
     return false;
   }
   auto kernel = std::make_unique<CudnnConvKernel>(c, handle);
-  if (!kernel->prepare(v, p, whyNot))
+  if (!kernel->prepare(v, p, channelsLast, whyNot))
     return false;
   *out = std::move(kernel);
   return true;

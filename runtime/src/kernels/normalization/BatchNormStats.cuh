@@ -18,6 +18,13 @@
 // rounding. Elementwise passes (normalising, dx) are grid-stride loops over
 // the whole tensor, each thread's loads consecutive with its neighbours'.
 //
+// Channels last ([N, inner, C], a `layout = nhwc` kernel), row r's element
+// i is at (n * inner + i) * C + c instead: the same sums in the same order,
+// so the same bits as channels first, at the price of a warp's loads lying
+// C elements apart (the warps of one block take consecutive channels, so
+// they share the memory segments they read). Element e's channel is
+// e % C there, (e / inner) % C channels first (channelOf).
+//
 // Only nvcc includes this file (NormalizationKernels.cu and
 // NormalizationGradKernels.cu); the kernels are `static`, one copy per file.
 //
@@ -45,12 +52,27 @@ __device__ inline double warpSum(double v) {
   return v;
 }
 
-/// The rows of an [N, C, inner] tensor and what is summed over each.
+/// The rows of an [N, C, inner] tensor (stored [N, inner, C] when
+/// `channelsLast`) and what is summed over each.
 struct Rows {
   int64_t N, C, inner;
   DType xt;
   const void *x;
+  bool channelsLast = false;
 };
+
+/// Where row r's element i is stored.
+__device__ inline int64_t elementAt(const Rows &t, int64_t r, int64_t i) {
+  if (!t.channelsLast)
+    return r * t.inner + i;
+  const int64_t n = r / t.C, c = r % t.C;
+  return (n * t.inner + i) * t.C + c;
+}
+
+/// The channel of stored element e of an [N, C, inner] tensor.
+__device__ inline int64_t channelOf(int64_t e, int64_t C, int64_t inner, bool channelsLast) {
+  return channelsLast ? e % C : (e / inner) % C;
+}
 
 /// What a row pass adds per element: x, (x - mean[c])^2, or the gradient
 /// sums g and g * (x - mean[c]) * rstd[c] (g masked by a fused relu's
@@ -76,17 +98,18 @@ static __global__ void rowSumsKernel(Rows t, RowSum what, GradInput g, const dou
   const int64_t rows = t.N * t.C;
   for (int64_t r = blockIdx.x * int64_t(kRowsPerBlock) + threadIdx.x / kWarp; r < rows;
        r += int64_t(gridDim.x) * kRowsPerBlock) {
-    const int64_t c = r % t.C, base = r * t.inner;
+    const int64_t c = r % t.C;
     double s0 = 0, s1 = 0;
     for (int64_t i = lane; i < t.inner; i += kWarp) {
-      const float x = loadF32(t.xt, t.x, base + i);
+      const int64_t at = elementAt(t, r, i);
+      const float x = loadF32(t.xt, t.x, at);
       if (what == RowSum::X) {
         s0 += x;
       } else if (what == RowSum::Squares) {
         const double d = x - mean[c];
         s0 += d * d;
       } else {
-        const float gv = gradAt(g, base + i);
+        const float gv = gradAt(g, at);
         s0 += gv;
         s1 += gv * ((x - mean[c]) * rstd[c]);
       }

@@ -16,6 +16,7 @@
 #include "cpu/CpuKernels.h"
 #include "cpu/Parallel.h"
 #include "cpu/WholeTensor.h"
+#include "kernels/normalization/ChannelRows.h"
 #include "mptrt/Accumulate.h"
 #include "ops/Backward.h"
 
@@ -196,24 +197,37 @@ Status runLayerNormGrad(const LayerNormGradParams &p, const KernelArgs &args) {
 /// (and of the forward output y, with a fused relu).
 struct BatchNormGradScratch {
   float *scale, *dscale, *dbias, *x, *g, *y;
+  // Channels last, per channel: the mean, rstd, the four sums, and one
+  // image's partial sum (sumAsDouble's, added once per image).
+  double *mean, *rstd, *sumG, *sumGX, *sq, *part;
 };
 BatchNormGradScratch batchNormGradScratch(const BatchNormGradParams &p, Scratch &s) {
-  const int64_t row = maxChunks() * p.inner;
-  return {s.take<float>(p.C), s.take<float>(p.C), s.take<float>(p.C),
-          s.take<float>(row), s.take<float>(row), s.take<float>(p.relu ? row : 0)};
+  const int64_t row = maxChunks() * (p.channelsLast ? channelRowsBuffer(p.C) : p.inner);
+  const int64_t perChannel = p.channelsLast ? p.C : 0;
+  BatchNormGradScratch w;
+  w.scale = s.take<float>(p.C);
+  w.dscale = s.take<float>(p.C);
+  w.dbias = s.take<float>(p.C);
+  w.x = s.take<float>(row);
+  w.g = s.take<float>(row);
+  w.y = s.take<float>(p.relu ? row : 0);
+  for (double **d : {&w.mean, &w.rstd, &w.sumG, &w.sumGX, &w.sq, &w.part})
+    *d = s.take<double>(perChannel);
+  return w;
 }
 
-/// A row of the gradient reaching batch_norm: dy, or with a fused relu dy
-/// where the forward output y > 0, else 0 (relu's unary_grad).
-void loadGradRow(const BatchNormGradParams &p, const KernelArgs &args, int64_t at, float *g,
-                 float *y) {
+/// `len` elements of the gradient reaching batch_norm from element `at`:
+/// dy, or with a fused relu dy where the forward output y > 0, else 0
+/// (relu's unary_grad).
+void loadGradRow(const BatchNormGradParams &p, const KernelArgs &args, int64_t at, int64_t len,
+                 float *g, float *y) {
   const TensorArg &dy = args.operands[2];
-  loadF32(dy.desc->dtype, elementPtr(dy.data, dy.desc->dtype, at), p.inner, g);
+  loadF32(dy.desc->dtype, elementPtr(dy.data, dy.desc->dtype, at), len, g);
   if (!p.relu)
     return;
   const TensorArg &out = args.operands[3];
-  loadF32(out.desc->dtype, elementPtr(out.data, out.desc->dtype, at), p.inner, y);
-  for (int64_t i = 0; i < p.inner; ++i)
+  loadF32(out.desc->dtype, elementPtr(out.data, out.desc->dtype, at), len, y);
+  for (int64_t i = 0; i < len; ++i)
     g[i] = y[i] > 0.0f ? g[i] : 0.0f;
 }
 
@@ -249,7 +263,7 @@ Status runBatchNormGrad(const BatchNormGradParams &p, const KernelArgs &args) {
           for (int64_t n = 0; n < p.N; ++n) {
             const int64_t at = (n * p.C + c) * p.inner;
             loadF32(xt, elementPtr(x.data, xt, at), p.inner, xr);
-            loadGradRow(p, args, at, gr, yr);
+            loadGradRow(p, args, at, p.inner, gr, yr);
             sumG += sumAsDouble(gr, p.inner);
             for (int64_t i = 0; i < p.inner; ++i)
               sumGX += gr[i] * ((xr[i] - mean) * rstd);
@@ -262,7 +276,7 @@ Status runBatchNormGrad(const BatchNormGradParams &p, const KernelArgs &args) {
           for (int64_t n = 0; n < p.N; ++n) {
             const int64_t at = (n * p.C + c) * p.inner;
             loadF32(xt, elementPtr(x.data, xt, at), p.inner, xr);
-            loadGradRow(p, args, at, gr, yr);
+            loadGradRow(p, args, at, p.inner, gr, yr);
             for (int64_t i = 0; i < p.inner; ++i)
               gr[i] = static_cast<float>(k * (gr[i] - meanG - (xr[i] - mean) * rstd * meanGX));
             storeF32(gr, p.inner, dxt, elementPtr(dx.data, dxt, at));
@@ -271,6 +285,109 @@ Status runBatchNormGrad(const BatchNormGradParams &p, const KernelArgs &args) {
       });
   storeF32(dscale, p.C, args.results[1].desc->dtype, args.results[1].data);
   storeF32(dbias, p.C, args.results[2].desc->dtype, args.results[2].data);
+  return Status::ok();
+}
+
+/// batch_norm_grad on channels-last activations (x, dy, dx and the fused
+/// relu's forward output [N, inner, C]). Each thread takes a range of
+/// channels and walks the positions in (n, i) order (ChannelRows.h); every
+/// sum adds the terms runBatchNormGrad adds in its order (an image's
+/// partial sum, then the image into the total, where it calls sumAsDouble
+/// per image), so the results have its bits.
+Status runBatchNormGradChannelsLast(const BatchNormGradParams &p, const KernelArgs &args) {
+  const TensorArg &x = args.operands[0], &dx = args.results[0];
+  const DType xt = x.desc->dtype, dxt = dx.desc->dtype;
+  Scratch scratch(args.workspace);
+  const BatchNormGradScratch ws = batchNormGradScratch(p, scratch);
+  const float *scale = widen(args.operands[1], ws.scale);
+  const int64_t count = p.N * p.inner;
+  parallelForChunks(
+      p.C, channelRowsGrain(p.C, grainForCost(12 * count)),
+      [&](int64_t chunk, int64_t cBegin, int64_t cEnd) {
+        const ChannelRows rows(p.C, cBegin, cEnd);
+        const int64_t len = rows.len;
+        const int64_t buffer = channelRowsBuffer(p.C);
+        float *xr = ws.x + chunk * buffer, *gr = ws.g + chunk * buffer;
+        float *yr = p.relu ? ws.y + chunk * buffer : nullptr;
+        double *mean = ws.mean + cBegin, *rstd = ws.rstd + cBegin, *sq = ws.sq + cBegin;
+        double *sumG = ws.sumG + cBegin, *sumGX = ws.sumGX + cBegin, *part = ws.part + cBegin;
+        auto loadX = [&](int64_t pos, int64_t n) {
+          loadF32(xt, elementPtr(x.data, xt, rows.offset(pos)), n * len, xr);
+        };
+        // Calls fn(pos, n) for each tile of image `image`'s positions.
+        auto image = [&](int64_t image, const auto &fn) {
+          rows.forTiles(image * p.inner, (image + 1) * p.inner, fn);
+        };
+        // The statistics, as in batch_norm_train.
+        std::fill(mean, mean + len, 0.0);
+        for (int64_t n = 0; n < p.N; ++n) {
+          std::fill(part, part + len, 0.0);
+          image(n, [&](int64_t pos, int64_t rowsIn) {
+            loadX(pos, rowsIn);
+            for (int64_t t = 0; t < rowsIn; ++t)
+              for (int64_t j = 0; j < len; ++j)
+                part[j] += xr[t * len + j];
+          });
+          for (int64_t j = 0; j < len; ++j)
+            mean[j] += part[j];
+        }
+        for (int64_t j = 0; j < len; ++j)
+          mean[j] = count > 0 ? mean[j] / static_cast<double>(count) : 0.0;
+        std::fill(sq, sq + len, 0.0);
+        rows.forTiles(0, count, [&](int64_t pos, int64_t rowsIn) {
+          loadX(pos, rowsIn);
+          for (int64_t t = 0; t < rowsIn; ++t)
+            for (int64_t j = 0; j < len; ++j) {
+              const float v = xr[t * len + j];
+              sq[j] += (v - mean[j]) * (v - mean[j]);
+            }
+        });
+        for (int64_t j = 0; j < len; ++j) {
+          const double var = count > 0 ? sq[j] / static_cast<double>(count) : 0.0;
+          rstd[j] = 1.0 / std::sqrt(var + static_cast<double>(p.epsilon));
+        }
+        // The two gradient sums.
+        std::fill(sumG, sumG + len, 0.0);
+        std::fill(sumGX, sumGX + len, 0.0);
+        for (int64_t n = 0; n < p.N; ++n) {
+          std::fill(part, part + len, 0.0);
+          image(n, [&](int64_t pos, int64_t rowsIn) {
+            loadX(pos, rowsIn);
+            loadGradRow(p, args, rows.offset(pos), rowsIn * len, gr, yr);
+            for (int64_t t = 0; t < rowsIn; ++t)
+              for (int64_t j = 0; j < len; ++j) {
+                const float g = gr[t * len + j], v = xr[t * len + j];
+                part[j] += g;
+                sumGX[j] += g * ((v - mean[j]) * rstd[j]);
+              }
+          });
+          for (int64_t j = 0; j < len; ++j)
+            sumG[j] += part[j];
+        }
+        const double invCount = count > 0 ? 1.0 / static_cast<double>(count) : 0.0;
+        for (int64_t j = 0; j < len; ++j) {
+          ws.dbias[cBegin + j] = static_cast<float>(sumG[j]);
+          ws.dscale[cBegin + j] = static_cast<float>(sumGX[j]);
+          // From here on: the means of the two sums, and k.
+          sumG[j] = sumG[j] * invCount;
+          sumGX[j] = sumGX[j] * invCount;
+          part[j] = scale[cBegin + j] * rstd[j];
+        }
+        const double *meanG = sumG, *meanGX = sumGX, *k = part;
+        rows.forTiles(0, count, [&](int64_t pos, int64_t rowsIn) {
+          loadX(pos, rowsIn);
+          loadGradRow(p, args, rows.offset(pos), rowsIn * len, gr, yr);
+          for (int64_t t = 0; t < rowsIn; ++t)
+            for (int64_t j = 0; j < len; ++j) {
+              float &g = gr[t * len + j];
+              const float v = xr[t * len + j];
+              g = static_cast<float>(k[j] * (g - meanG[j] - (v - mean[j]) * rstd[j] * meanGX[j]));
+            }
+          storeF32(gr, rowsIn * len, dxt, elementPtr(dx.data, dxt, rows.offset(pos)));
+        });
+      });
+  storeF32(ws.dscale, p.C, args.results[1].desc->dtype, args.results[1].data);
+  storeF32(ws.dbias, p.C, args.results[2].desc->dtype, args.results[2].data);
   return Status::ok();
 }
 
@@ -290,6 +407,16 @@ Status prepareBatchNormGrad(const KernelView &v, std::unique_ptr<PreparedKernel>
   return prepareWith<BatchNormGradParams>(
       v, out, decodeBatchNormGrad, runBatchNormGrad,
       scratchBytes<BatchNormGradParams, BatchNormGradScratch, batchNormGradScratch>);
+}
+Status prepareBatchNormGradChannelsLast(const KernelView &first,
+                                        std::unique_ptr<PreparedKernel> *out) {
+  BatchNormGradParams p;
+  MPTRT_TRY(decodeBatchNormGrad(first, &p));
+  p.channelsLast = true;
+  *out = std::make_unique<ParamsKernel<BatchNormGradParams>>(
+      std::move(p), runBatchNormGradChannelsLast,
+      scratchBytes<BatchNormGradParams, BatchNormGradScratch, batchNormGradScratch>);
+  return Status::ok();
 }
 
 } // namespace cpu

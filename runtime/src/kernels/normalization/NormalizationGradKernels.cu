@@ -231,7 +231,7 @@ __global__ void batchNormGradApplyKernel(BatchNormGradParams p, BatchNormGradTen
                                          const double *k) {
   const int64_t total = p.N * p.C * p.inner;
   MPTRT_FOR_EACH(e, total) {
-    const int64_t c = (e / p.inner) % p.C;
+    const int64_t c = bnstats::channelOf(e, p.C, p.inner, p.channelsLast);
     const float g = bnstats::gradAt(t.grad, e);
     const double xm = loadF32(t.xt, t.x, e) - mean[c];
     storeF32(t.ot, t.dx, e, static_cast<float>(k[c] * (g - meanG[c] - xm * rstd[c] * meanGX[c])));
@@ -261,7 +261,7 @@ Status runBatchNormGrad(const Context &c, const BatchNormGradParams &p, const Ke
   const bnstats::Workspace w = bnstats::workspaceAt(args.workspace, p.N, p.C);
   double *mean = w.channel[0], *rstd = w.channel[1], *meanG = w.channel[2], *meanGX = w.channel[3],
          *k = w.channel[4];
-  const bnstats::Rows rows{p.N, p.C, p.inner, t.xt, t.x};
+  const bnstats::Rows rows{p.N, p.C, p.inner, t.xt, t.x, p.channelsLast};
   using bnstats::RowSum;
   MPTRT_TRY(bnstats::launchRowSums(c, rows, RowSum::X, {}, nullptr, nullptr, w.rowA));
   MPTRT_TRY(bnstats::launchChannelMean(c, w.rowA, p.N, p.C, p.N * p.inner, mean));
@@ -298,6 +298,15 @@ Status prepareBatchNormGrad(const Context &c, const KernelView &v,
                             std::unique_ptr<PreparedKernel> *out) {
   BatchNormGradParams p;
   MPTRT_TRY(decodeBatchNormGrad(v, &p));
+  const uint64_t workspace = bnstats::workspaceBytes(p.N, p.C);
+  *out = std::make_unique<ParamsKernel<BatchNormGradParams>>(c, p, runBatchNormGrad, workspace);
+  return Status::ok();
+}
+Status prepareBatchNormGradChannelsLast(const Context &c, const KernelView &first,
+                                        std::unique_ptr<PreparedKernel> *out) {
+  BatchNormGradParams p;
+  MPTRT_TRY(decodeBatchNormGrad(first, &p));
+  p.channelsLast = true;
   const uint64_t workspace = bnstats::workspaceBytes(p.N, p.C);
   *out = std::make_unique<ParamsKernel<BatchNormGradParams>>(c, p, runBatchNormGrad, workspace);
   return Status::ok();

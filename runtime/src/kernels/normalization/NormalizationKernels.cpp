@@ -12,6 +12,7 @@
 #include "cpu/CpuKernels.h"
 #include "cpu/Parallel.h"
 #include "cpu/WholeTensor.h"
+#include "kernels/normalization/ChannelRows.h"
 
 #include <algorithm>
 #include <cmath>
@@ -40,6 +41,8 @@ namespace {
 /// per chunk.
 struct BatchNormScratch {
   float *scale, *bias, *runningMean, *runningVar, *mean, *var, *unbiasedVar, *newMean, *newVar;
+  float *invStd;          // channels last: per channel
+  double *sums, *squares; // channels last: the statistics' sums per channel
   float *rows, *residualRows;
 };
 BatchNormScratch batchNormScratch(const BatchNormParams &p, Scratch &s) {
@@ -47,31 +50,52 @@ BatchNormScratch batchNormScratch(const BatchNormParams &p, Scratch &s) {
   for (float **f : {&w.scale, &w.bias, &w.runningMean, &w.runningVar, &w.mean, &w.var,
                     &w.unbiasedVar, &w.newMean, &w.newVar})
     *f = s.take<float>(p.C);
-  w.rows = s.take<float>(maxChunks() * p.inner);
-  w.residualRows = s.take<float>(p.residual ? maxChunks() * p.inner : 0);
+  // A row: `inner` elements of one channel, or channels last a tile of
+  // rows (ChannelRows.h).
+  const int64_t row = p.channelsLast ? channelRowsBuffer(p.C) : p.inner;
+  w.invStd = s.take<float>(p.channelsLast ? p.C : 0);
+  w.sums = s.take<double>(p.channelsLast && p.training ? p.C : 0);
+  w.squares = s.take<double>(p.channelsLast && p.training ? p.C : 0);
+  w.rows = s.take<float>(maxChunks() * row);
+  w.residualRows = s.take<float>(p.residual ? maxChunks() * row : 0);
   return w;
 }
 
-/// The fused epilogue on one row of y (normalised, in float32), stored at
-/// `dst`: the rounding, residual add and relu of the unfused kernels.
-void batchNormEpilogue(const BatchNormParams &p, float *row, float *residualRow,
+/// The fused epilogue on `len` elements of y (normalised, in float32),
+/// stored at `dst`: the rounding, residual add and relu of the unfused
+/// kernels.
+void batchNormEpilogue(const BatchNormParams &p, float *row, int64_t len, float *residualRow,
                        const TensorArg *residual, int64_t at, DType yt, void *dst) {
   if (p.residual || p.relu) {
-    storeF32(row, p.inner, yt, dst); // batch_norm's rounding ...
-    loadF32(yt, dst, p.inner, row);
+    storeF32(row, len, yt, dst); // batch_norm's rounding ...
+    loadF32(yt, dst, len, row);
   }
   if (p.residual) {
     const DType rt = residual->desc->dtype;
-    loadF32(rt, elementPtr(residual->data, rt, at), p.inner, residualRow);
-    for (int64_t i = 0; i < p.inner; ++i)
+    loadF32(rt, elementPtr(residual->data, rt, at), len, residualRow);
+    for (int64_t i = 0; i < len; ++i)
       row[i] = row[i] + residualRow[i];
-    storeF32(row, p.inner, yt, dst); // ... add's ...
-    loadF32(yt, dst, p.inner, row);
+    storeF32(row, len, yt, dst); // ... add's ...
+    loadF32(yt, dst, len, row);
   }
   if (p.relu)
-    for (int64_t i = 0; i < p.inner; ++i)
+    for (int64_t i = 0; i < len; ++i)
       row[i] = row[i] < 0.0f ? 0.0f : row[i]; // ... and relu's, exact
-  storeF32(row, p.inner, yt, dst);
+  storeF32(row, len, yt, dst);
+}
+
+/// The running statistics' update (every operand has been read, so the
+/// results may overwrite the running statistics in place: a training
+/// step's state update).
+void updateRunningStats(const BatchNormParams &p, const KernelArgs &args,
+                        const BatchNormScratch &ws, const float *runningMean,
+                        const float *runningVar) {
+  for (int64_t c = 0; c < p.C; ++c) {
+    ws.newMean[c] = runningMean[c] * p.momentum + ws.mean[c] * (1.0f - p.momentum);
+    ws.newVar[c] = runningVar[c] * p.momentum + ws.unbiasedVar[c] * (1.0f - p.momentum);
+  }
+  storeF32(ws.newMean, p.C, args.results[1].desc->dtype, args.results[1].data);
+  storeF32(ws.newVar, p.C, args.results[2].desc->dtype, args.results[2].data);
 }
 
 Status runBatchNorm(const BatchNormParams &p, const KernelArgs &args) {
@@ -121,22 +145,96 @@ Status runBatchNorm(const BatchNormParams &p, const KernelArgs &args) {
             loadF32(xt, elementPtr(x.data, xt, at), p.inner, row);
             for (int64_t i = 0; i < p.inner; ++i)
               row[i] = (row[i] - mean[c]) * invStd * scale[c] + bias[c];
-            batchNormEpilogue(p, row, residualRow, p.residual ? &args.operands[5] : nullptr, at, yt,
+            batchNormEpilogue(p, row, p.inner, residualRow,
+                              p.residual ? &args.operands[5] : nullptr, at, yt,
                               elementPtr(y.data, yt, at));
           }
         }
       });
-  if (p.updateRunningStats) {
-    // Every operand was read above, so the results may be written over the
-    // running statistics in place (a training step's state update).
-    float *newMean = ws.newMean, *newVar = ws.newVar;
-    for (int64_t c = 0; c < p.C; ++c) {
-      newMean[c] = runningMean[c] * p.momentum + mean[c] * (1.0f - p.momentum);
-      newVar[c] = runningVar[c] * p.momentum + unbiasedVar[c] * (1.0f - p.momentum);
-    }
-    storeF32(newMean, p.C, args.results[1].desc->dtype, args.results[1].data);
-    storeF32(newVar, p.C, args.results[2].desc->dtype, args.results[2].data);
-  }
+  if (p.updateRunningStats)
+    updateRunningStats(p, args, ws, runningMean, runningVar);
+  return Status::ok();
+}
+
+/// batch_norm and batch_norm_train on channels-last activations: x, y and
+/// the residual [N, inner, C]. Each thread takes a range of channels and
+/// walks the positions in (n, i) order (ChannelRows.h), so every channel's
+/// sums add the same terms in the same order as runBatchNorm's and every
+/// element is computed by the same expressions: the same bits
+/// (ChannelsLastTest).
+Status runBatchNormChannelsLast(const BatchNormParams &p, const KernelArgs &args) {
+  const TensorArg &x = args.operands[0], &y = args.results[0];
+  const DType xt = x.desc->dtype, yt = y.desc->dtype;
+  Scratch scratch(args.workspace);
+  const BatchNormScratch ws = batchNormScratch(p, scratch);
+  const float *scale = widen(args.operands[1], ws.scale), *bias = widen(args.operands[2], ws.bias);
+  const float *runningMean = widen(args.operands[3], ws.runningMean),
+              *runningVar = widen(args.operands[4], ws.runningVar);
+  float *mean = ws.mean, *var = ws.var, *unbiasedVar = ws.unbiasedVar, *invStd = ws.invStd;
+  const int64_t positions = p.N * p.inner;
+  const double count = static_cast<double>(positions);
+  const TensorArg *residual = p.residual ? &args.operands[5] : nullptr;
+  const int64_t channelCost = positions * (p.training ? 6 : 3);
+  parallelForChunks(p.C, channelRowsGrain(p.C, grainForCost(channelCost)),
+                    [&](int64_t chunk, int64_t cBegin, int64_t cEnd) {
+                      const ChannelRows rows(p.C, cBegin, cEnd);
+                      const int64_t len = rows.len;
+                      float *tile = ws.rows + chunk * channelRowsBuffer(p.C);
+                      float *residualTile =
+                          p.residual ? ws.residualRows + chunk * channelRowsBuffer(p.C) : nullptr;
+                      auto load = [&](int64_t pos, int64_t n) {
+                        loadF32(xt, elementPtr(x.data, xt, rows.offset(pos)), n * len, tile);
+                      };
+                      if (p.training) {
+                        double *sum = ws.sums + cBegin, *sq = ws.squares + cBegin;
+                        std::fill(sum, sum + len, 0.0);
+                        std::fill(sq, sq + len, 0.0);
+                        rows.forTiles(0, positions, [&](int64_t pos, int64_t n) {
+                          load(pos, n);
+                          for (int64_t t = 0; t < n; ++t)
+                            for (int64_t j = 0; j < len; ++j)
+                              sum[j] += tile[t * len + j];
+                        });
+                        for (int64_t j = 0; j < len; ++j)
+                          sum[j] = count > 0 ? sum[j] / count : 0.0; // the mean, in double
+                        rows.forTiles(0, positions, [&](int64_t pos, int64_t n) {
+                          load(pos, n);
+                          for (int64_t t = 0; t < n; ++t)
+                            for (int64_t j = 0; j < len; ++j) {
+                              const float v = tile[t * len + j];
+                              sq[j] += (v - sum[j]) * (v - sum[j]);
+                            }
+                        });
+                        for (int64_t j = 0; j < len; ++j) {
+                          const int64_t c = cBegin + j;
+                          mean[c] = static_cast<float>(sum[j]);
+                          var[c] = static_cast<float>(count > 0 ? sq[j] / count : 0.0);
+                          unbiasedVar[c] =
+                              static_cast<float>(count > 1 ? sq[j] / (count - 1) : var[c]);
+                        }
+                      } else {
+                        for (int64_t c = cBegin; c < cEnd; ++c) {
+                          mean[c] = runningMean[c];
+                          var[c] = runningVar[c];
+                        }
+                      }
+                      for (int64_t c = cBegin; c < cEnd; ++c)
+                        invStd[c] = 1.0f / std::sqrt(var[c] + p.epsilon);
+                      rows.forTiles(0, positions, [&](int64_t pos, int64_t n) {
+                        load(pos, n);
+                        for (int64_t t = 0; t < n; ++t)
+                          for (int64_t j = 0; j < len; ++j) {
+                            const int64_t c = cBegin + j;
+                            float &v = tile[t * len + j];
+                            v = (v - mean[c]) * invStd[c] * scale[c] + bias[c];
+                          }
+                        const int64_t at = rows.offset(pos);
+                        batchNormEpilogue(p, tile, n * len, residualTile, residual, at, yt,
+                                          elementPtr(y.data, yt, at));
+                      });
+                    });
+  if (p.updateRunningStats)
+    updateRunningStats(p, args, ws, runningMean, runningVar);
   return Status::ok();
 }
 
@@ -261,6 +359,15 @@ Status prepareBatchNorm(const KernelView &v, std::unique_ptr<PreparedKernel> *ou
   return prepareWith<BatchNormParams>(
       v, out, decodeBatchNorm, runBatchNorm,
       scratchBytes<BatchNormParams, BatchNormScratch, batchNormScratch>);
+}
+Status prepareBatchNormChannelsLast(const KernelView &first, std::unique_ptr<PreparedKernel> *out) {
+  BatchNormParams p;
+  MPTRT_TRY(decodeBatchNorm(first, &p));
+  p.channelsLast = true;
+  *out = std::make_unique<ParamsKernel<BatchNormParams>>(
+      std::move(p), runBatchNormChannelsLast,
+      scratchBytes<BatchNormParams, BatchNormScratch, batchNormScratch>);
+  return Status::ok();
 }
 Status prepareLayerNorm(const KernelView &v, std::unique_ptr<PreparedKernel> *out) {
   return prepareWith<LayerNormParams>(

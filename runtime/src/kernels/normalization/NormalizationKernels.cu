@@ -197,7 +197,7 @@ __global__ void batchNormApplyKernel(BatchNormParams p, BatchNormTensors t, cons
                                      const float *invStd) {
   const int64_t total = p.N * p.C * p.inner;
   MPTRT_FOR_EACH(e, total) {
-    const int64_t c = (e / p.inner) % p.C;
+    const int64_t c = bnstats::channelOf(e, p.C, p.inner, p.channelsLast);
     float y = (loadF32(t.xt, t.x, e) - mean[c]) * invStd[c] * loadF32(t.st, t.scale, c) +
               loadF32(t.bt, t.bias, c);
     if (p.residual)
@@ -239,7 +239,7 @@ Status runBatchNorm(const Context &c, const BatchNormParams &p, const KernelArgs
   const bnstats::Workspace w = bnstats::workspaceAt(args.workspace, p.N, p.C);
   double *mean = w.channel[0];
   if (p.training) {
-    const bnstats::Rows rows{p.N, p.C, p.inner, t.xt, t.x};
+    const bnstats::Rows rows{p.N, p.C, p.inner, t.xt, t.x, p.channelsLast};
     MPTRT_TRY(bnstats::launchRowSums(c, rows, bnstats::RowSum::X, {}, nullptr, nullptr, w.rowA));
     MPTRT_TRY(bnstats::launchChannelMean(c, w.rowA, p.N, p.C, p.N * p.inner, mean));
     MPTRT_TRY(bnstats::launchRowSums(c, rows, bnstats::RowSum::Squares, {}, mean, nullptr, w.rowA));
@@ -265,6 +265,15 @@ Status prepareBatchNorm(const Context &c, const KernelView &v,
                         std::unique_ptr<PreparedKernel> *out) {
   BatchNormParams p;
   MPTRT_TRY(decodeBatchNorm(v, &p));
+  const uint64_t workspace = bnstats::workspaceBytes(p.N, p.C);
+  *out = std::make_unique<ParamsKernel<BatchNormParams>>(c, p, runBatchNorm, workspace);
+  return Status::ok();
+}
+Status prepareBatchNormChannelsLast(const Context &c, const KernelView &first,
+                                    std::unique_ptr<PreparedKernel> *out) {
+  BatchNormParams p;
+  MPTRT_TRY(decodeBatchNorm(first, &p));
+  p.channelsLast = true;
   const uint64_t workspace = bnstats::workspaceBytes(p.N, p.C);
   *out = std::make_unique<ParamsKernel<BatchNormParams>>(c, p, runBatchNorm, workspace);
   return Status::ok();
