@@ -125,6 +125,7 @@ parity_bad=0
 for plan in .gpu/plans/*.mptp; do
   name=$(basename "$plan" .mptp)
   model=${name%-*}
+  model=${model%-nhwc} # the channels-last plans of a fixture
   precision=${name##*-}
   inputs=()
   for f in test/fixtures/parity/$model/input_*.npy; do

@@ -5,7 +5,9 @@
 #   .gpu/plans/<model>-<precision>.mptp   training plans compiled here from the
 #                                         zoo fixtures (test/fixtures/parity),
 #                                         fp32, bf16 and fp16, AdamW (and
-#                                         fp8 for the matmul-only models)
+#                                         fp8 for the matmul-only models;
+#                                         <model>-nhwc-<precision> for the
+#                                         CNNs channels last)
 #   .gpu/example/charlm-<precision>.mptp the main job's model (bf16, fp8,
 #                                         bf16 with bf16-sr masters) for
 #                                         scripts/gpu-example.sh
@@ -44,6 +46,18 @@ for model in "${MODELS[@]}"; do
            --loss-output=logits --label-input=labels --quiet)
     [ "$precision" = fp32 ] || flags+=(--precision="$precision")
     "$BUILD_DIR/bin/mpt-compile" "$onnx" "${flags[@]}" -o "$OUT/plans/$model-$precision.mptp"
+  done
+done
+# The CNNs with their convolution chains channels last (--conv-layout=nhwc,
+# what --target=sm_90 picks): cuDNN's NHWC convolutions and CUDA's
+# channels-last batch norms against the CPU (<model>-nhwc-<precision>).
+for model in smooth_cnn resnet18 mobilenetv2; do
+  for precision in fp32 bf16; do
+    flags=(--train --optimizer=adamw --lr=1e-3 --loss-kind=cross_entropy
+           --loss-output=logits --label-input=labels --conv-layout=nhwc --quiet)
+    [ "$precision" = fp32 ] || flags+=(--precision="$precision")
+    "$BUILD_DIR/bin/mpt-compile" "test/fixtures/parity/$model/model.onnx" "${flags[@]}" \
+      -o "$OUT/plans/$model-nhwc-$precision.mptp"
   done
 done
 # FP8 (delayed scaling) where every contraction is a matmul: the scaled

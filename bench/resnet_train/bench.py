@@ -8,7 +8,8 @@ inputs), one run:
   1. builds the module (seed 0), exports it to ONNX in training mode (the
      TorchScript exporter, as scripts/gen_parity_fixtures.py does) and
      compiles SGD-momentum training plans with mpt-compile --train, fp32
-     and --precision=bf16;
+     and --precision=bf16, once per --layouts value (--conv-layout: nchw,
+     and nhwc, whose convolution chains' activations are channels last);
   2. times mpt-train on the same batch (--input x=..., labels=...) with
      MPTRT_CPU_NUMERICS=reference and =fast, every thread count variable
      (MPTRT_NUM_THREADS, OMP_NUM_THREADS for oneDNN, OPENBLAS_NUM_THREADS)
@@ -85,10 +86,10 @@ def export_onnx(model, x, path):
                       keep_initializers_as_inputs=False)
 
 
-def compile_plan(args, onnx_path, precision, plan):
+def compile_plan(args, onnx_path, precision, plan, layout="nchw"):
     cmd = [args.mpt_compile, onnx_path, "--train", "--loss-kind=cross_entropy",
            "--loss-output=logits", "--label-input=labels", "--optimizer=momentum",
-           f"--lr={LR}", f"--momentum={MOMENTUM}", "-o", plan]
+           f"--lr={LR}", f"--momentum={MOMENTUM}", f"--conv-layout={layout}", "-o", plan]
     if precision != "fp32":
         cmd.insert(2, f"--precision={precision}")
     subprocess.run(cmd, check=True)
@@ -193,6 +194,8 @@ def main():
     p.add_argument("--warmup", type=int, default=3, help="untimed first steps")
     p.add_argument("--rounds", type=int, default=3, help="interleaved timing rounds")
     p.add_argument("--check-steps", type=int, default=5, help="steps of the float64 check")
+    p.add_argument("--layouts", default="nchw,nhwc",
+                   help="mpt-compile --conv-layout values to time, each a plan of its own")
     p.add_argument("--mpt-compile", default=os.environ.get(
         "MPT_COMPILE", os.path.join(REPO, "build", "bin", "mpt-compile")))
     p.add_argument("--mpt-train", default=os.environ.get(
@@ -205,6 +208,7 @@ def main():
     args = p.parse_args()
     if args.torch_worker:
         return torch_worker(args)
+    layouts = args.layouts.split(",")
 
     if args.omp_wait_policy == "default":
         os.environ.pop("OMP_WAIT_POLICY", None)
@@ -219,7 +223,7 @@ def main():
     results = {"threads": args.threads, "omp_wait_policy": args.omp_wait_policy,
                "rounds": args.rounds, "batch": args.batch, "image": args.image,
                "torch": torch.__version__, "steps": args.steps, "warmup": args.warmup,
-               "rows": []}
+               "layouts": layouts, "rows": []}
     for name in args.models.split(","):
         model = build_model(gf, name)
         gen = torch.Generator().manual_seed(1)
@@ -232,39 +236,52 @@ def main():
         export_onnx(model, x, onnx_path)
         ref64 = float64_losses(build_model(gf, name), x, y, args.check_steps)
         for precision in ("fp32", "bf16"):
-            plan = os.path.join(workdir, f"{name}-{precision}.mptp")
-            compile_plan(args, onnx_path, precision, plan)
-            row = {"model": name, "precision": precision, "float64_losses": ref64}
-            for numerics in ("reference", "fast"):
-                losses, _ = run_mpt(args, plan, x_path, y_path, numerics, args.check_steps, workdir)
-                row[f"mpt_{numerics}_loss_errors"] = loss_errors(losses, ref64)
+            rows, plans = {}, {}
+            for layout in layouts:
+                plans[layout] = os.path.join(workdir, f"{name}-{precision}-{layout}.mptp")
+                compile_plan(args, onnx_path, precision, plans[layout], layout)
+                row = {"model": name, "precision": precision, "layout": layout,
+                       "float64_losses": ref64}
+                for numerics in ("reference", "fast"):
+                    losses, _ = run_mpt(args, plans[layout], x_path, y_path, numerics,
+                                        args.check_steps, workdir)
+                    row[f"mpt_{numerics}_loss_errors"] = loss_errors(losses, ref64)
+                rows[layout] = row
             # Interleaved rounds; each side's figure is its best round median,
             # so a burst of other load on the machine hits one round, not one side.
-            medians = {"reference": [], "fast": [], "torch": []}
+            medians = {(layout, numerics): [] for layout in layouts
+                       for numerics in ("reference", "fast")}
+            torch_medians = []
             for _ in range(args.rounds):
-                for numerics in ("reference", "fast"):
-                    _, times = run_mpt(args, plan, x_path, y_path, numerics,
-                                       args.warmup + args.steps, workdir)
-                    medians[numerics].append(statistics.median(times[args.warmup:]))
-                medians["torch"].append(statistics.median(
+                for layout in layouts:
+                    for numerics in ("reference", "fast"):
+                        _, times = run_mpt(args, plans[layout], x_path, y_path, numerics,
+                                           args.warmup + args.steps, workdir)
+                        medians[(layout, numerics)].append(
+                            statistics.median(times[args.warmup:]))
+                torch_medians.append(statistics.median(
                     run_torch(args, name, precision, workdir)))
-            row["round_medians_ms"] = medians
-            row["mpt_reference_ms"] = min(medians["reference"])
-            row["mpt_fast_ms"] = min(medians["fast"])
-            row["torch_ms"] = min(medians["torch"])
-            results["rows"].append(row)
-            print(f"{name} {precision}: " + json.dumps(row), flush=True)
+            for layout in layouts:
+                row = rows[layout]
+                row["round_medians_ms"] = {
+                    "reference": medians[(layout, "reference")],
+                    "fast": medians[(layout, "fast")], "torch": torch_medians}
+                row["mpt_reference_ms"] = min(medians[(layout, "reference")])
+                row["mpt_fast_ms"] = min(medians[(layout, "fast")])
+                row["torch_ms"] = min(torch_medians)
+                results["rows"].append(row)
+                print(f"{name} {precision} {layout}: " + json.dumps(row), flush=True)
 
     print()
     print(f"threads {args.threads}, batch {args.batch}, {args.image}x{args.image}, "
           f"SGD momentum, OMP_WAIT_POLICY={args.omp_wait_policy}, best median of {args.rounds} "
           f"interleaved rounds of {args.steps} steps, torch {torch.__version__}; MPT / PyTorch = PyTorch ms / MPT ms")
-    print("| model | precision | MPT reference ms | MPT fast ms | PyTorch eager ms "
+    print("| model | precision | layout | MPT reference ms | MPT fast ms | PyTorch eager ms "
           "| reference / PyTorch | fast / PyTorch | loss error vs float64, step 1 / step 2 / "
           "max: reference; fast |")
-    print("| --- | --- | ---: | ---: | ---: | ---: | ---: | --- |")
+    print("| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | --- |")
     for r in results["rows"]:
-        print(f"| {r['model']} | {r['precision']} | {r['mpt_reference_ms']:.1f} | "
+        print(f"| {r['model']} | {r['precision']} | {r['layout']} | {r['mpt_reference_ms']:.1f} | "
               f"{r['mpt_fast_ms']:.1f} | {r['torch_ms']:.1f} | "
               f"{r['torch_ms'] / r['mpt_reference_ms']:.2f}x | "
               f"{r['torch_ms'] / r['mpt_fast_ms']:.2f}x | "

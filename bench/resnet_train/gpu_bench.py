@@ -13,7 +13,9 @@ is reported and the rest go on):
   2. PyTorch eager AMP (bf16 autocast, channels_last), SGD momentum
   3. MPT bf16 (mpt-train, MPTRT_CUDA_CONV=cudnn so that a convolution cuDNN
      refuses fails the run instead of falling back); its step-1 loss and
-     gradient norm against fp32, beside AMP's
+     gradient norm against fp32, beside AMP's; 3b the same with the
+     convolution chains channels last (--conv-layout=nhwc: cuDNN on NHWC
+     activations, the batch norms between transposes)
   4. torch.compile of the AMP channels_last step
   5. the zoo's ResNet-18 plans (scripts/gpu-prepare.sh) on CUDA against the
      host's CPU (issue 27: at least 10x)
@@ -171,23 +173,26 @@ class Bench(Phases):
         times = [r["time_ms"] / 1e3 for r in rows[self.args.warmup:]]
         return times, [r["loss"] for r in rows], extra
 
-    def mpt_main(self):
-        plan = os.path.join(self.args.folder, self.prepared["plan"])
+    def mpt_main(self, layout="nchw"):
+        """MPT's plan compiled with --conv-layout=`layout` (run `mpt_bf16`
+        for nchw, `mpt_bf16_nhwc` for the channels-last chains)."""
+        name = "mpt_bf16" if layout == "nchw" else f"mpt_bf16_{layout}"
+        plan = os.path.join(self.args.folder, self.prepared["plans"][layout])
         env = {"MPTRT_CUDA_CONV": "cudnn"} if self.args.device == "cuda" else {}
         times, losses, extra = self.mpt_run(
-            "mpt_bf16", plan, [("x", self.x_path), ("labels", self.y_path)],
+            name, plan, [("x", self.x_path), ("labels", self.y_path)],
             self.args.warmup + self.args.steps, self.args.device, env)
-        self.record("mpt_bf16", times, losses, extra)
+        self.record(name, times, losses, extra)
         ref = self.results["parity"]
-        ref["mpt_bf16"] = {"loss": losses[0], "grad_norm": extra["grad_norms"][0]}
+        ref[name] = {"loss": losses[0], "grad_norm": extra["grad_norms"][0]}
         want = ref["torch_fp32"]
-        for name in ("torch_amp_bf16", "mpt_bf16"):
+        for run in ("torch_amp_bf16", name):
             for key in ("loss", "grad_norm"):
-                if ref[name][key] is not None:
-                    ref[name][f"{key}_rel_err"] = abs(ref[name][key] - want[key]) / abs(want[key])
-        self.say(f"   step-1 vs fp32: loss {ref['mpt_bf16'].get('loss_rel_err', 0):.2e} (AMP "
+                if ref[run][key] is not None:
+                    ref[run][f"{key}_rel_err"] = abs(ref[run][key] - want[key]) / abs(want[key])
+        self.say(f"   {name} step-1 vs fp32: loss {ref[name].get('loss_rel_err', 0):.2e} (AMP "
                  f"{ref['torch_amp_bf16']['loss_rel_err']:.2e}), grad norm "
-                 f"{ref['mpt_bf16'].get('grad_norm_rel_err', float('nan')):.2e} (AMP "
+                 f"{ref[name].get('grad_norm_rel_err', float('nan')):.2e} (AMP "
                  f"{ref['torch_amp_bf16']['grad_norm_rel_err']:.2e})")
 
     # --- 5 ------------------------------------------------------------------
@@ -225,11 +230,13 @@ class Bench(Phases):
             lines.append(f"| {name} | {run['ms_per_step']} | {run['images_per_s']} | {run['tflops']} | "
                          f"{run.get('peak_mem_gib', '-')} |")
         runs = r["runs"]
-        if "mpt_bf16" in runs:
-            lines += ["", "MPT images/s over:"]
+        for mine in ("mpt_bf16", "mpt_bf16_nhwc"):
+            if mine not in runs:
+                continue
+            lines += ["", f"{mine} images/s over:"]
             for other in ("torch_amp_channels_last", "torch_compile_amp_channels_last"):
                 if other in runs:
-                    lines.append(f"- {other}: {runs['mpt_bf16']['images_per_s'] / runs[other]['images_per_s']:.3f}x")
+                    lines.append(f"- {other}: {runs[mine]['images_per_s'] / runs[other]['images_per_s']:.3f}x")
         lines += ["", "step 1 (batch 0): " + json.dumps(r["parity"])]
         if "resnet18_cuda_vs_cpu" in r:
             lines += ["", "zoo ResNet-18, CUDA vs CPU: " + json.dumps(r["resnet18_cuda_vs_cpu"])]
@@ -260,6 +267,7 @@ def main():
         return 1
     b.phase("2 PyTorch eager AMP channels_last", 20, lambda: b.torch_run("torch_amp_channels_last"))
     b.phase("3 MPT bf16", 30, b.mpt_main)
+    b.phase("3b MPT bf16 channels last", 30, lambda: b.mpt_main("nhwc"))
     b.phase("4 torch.compile AMP channels_last", 90,
             lambda: b.torch_run("torch_compile_amp_channels_last", compiled=True))
     if args.device == "cuda":

@@ -1,6 +1,8 @@
-"""Exports ResNet-50 with its parameters zeroed (the plan then stores no
-weight bytes) and compiles the bf16 SGD-momentum training plan for the GPU
-half of the CNN benchmark (README.md beside this file).
+"""Exports ResNet-50 with its parameters zeroed (the plans then store no
+weight bytes) and compiles the bf16 SGD-momentum training plans for the GPU
+half of the CNN benchmark (README.md beside this file): one with the
+activations channels first (--conv-layout=nchw), one with the convolution
+chains channels last (--conv-layout=nhwc, what --target=sm_90 picks).
 
   python3 prepare_gpu.py --out .gpu/resnet_train --mpt-compile build/bin/mpt-compile [--smoke]
 """
@@ -36,7 +38,8 @@ def main() -> int:
     os.makedirs(os.path.join(args.out, "plans"), exist_ok=True)
     net = rn.build(cfg).train()  # zeroed parameters
     x = torch.zeros(args.batch, 3, cfg["image"], cfg["image"])
-    plan = os.path.join(args.out, "plans", f"resnet50-bf16-b{args.batch}.mptp")
+    plans = {layout: os.path.join(args.out, "plans", f"resnet50-bf16-{layout}-b{args.batch}.mptp")
+             for layout in ("nchw", "nhwc")}
     with tempfile.TemporaryDirectory() as tmp:
         onnx_path = os.path.join(tmp, "resnet50.onnx")
         t0 = time.time()
@@ -48,18 +51,21 @@ def main() -> int:
         with torch.no_grad():  # the tracer's one run keeps no activations
             torch.onnx.export(net, (x,), onnx_path, **kwargs)
         t1 = time.time()
-        subprocess.run([args.mpt_compile, onnx_path, *COMPILE_FLAGS, "-o", plan], check=True)
+        for layout, plan in plans.items():
+            subprocess.run([args.mpt_compile, onnx_path, *COMPILE_FLAGS,
+                            f"--conv-layout={layout}", "-o", plan], check=True)
         t2 = time.time()
         onnx_bytes = os.path.getsize(onnx_path)
     info = {"model": "resnet50-smoke" if args.smoke else "resnet50", "config": cfg,
-            "batch": args.batch, "plan": os.path.relpath(plan, args.out),
+            "batch": args.batch,
+            "plans": {layout: os.path.relpath(plan, args.out) for layout, plan in plans.items()},
             "compile_flags": COMPILE_FLAGS, "torch_export": torch.__version__,
-            "onnx_bytes": onnx_bytes, "plan_bytes": os.path.getsize(plan),
+            "onnx_bytes": onnx_bytes, "plan_bytes": os.path.getsize(plans["nchw"]),
             "export_s": round(t1 - t0, 1), "compile_s": round(t2 - t1, 1)}
     with open(os.path.join(args.out, "prepare.json"), "w") as f:
         json.dump(info, f, indent=1)
     print(f"prepare: ResNet-50 B={args.batch}: ONNX {onnx_bytes / 2**20:.1f} MiB (export "
-          f"{t1 - t0:.1f} s), plan {os.path.getsize(plan) / 2**20:.2f} MiB (mpt-compile "
+          f"{t1 - t0:.1f} s), plans {os.path.getsize(plans['nchw']) / 2**20:.2f} MiB each (mpt-compile "
           f"{t2 - t1:.1f} s)", flush=True)
     return 0
 

@@ -48,10 +48,13 @@ if [ "$MODE" = smoke ]; then
 import json, sys
 r = json.load(open(sys.argv[1]))
 ok = all(r["phases"].get(p, "").startswith("ok") for p in
-         ("1 device, weights, step-1 references", "2 PyTorch eager AMP channels_last", "3 MPT bf16"))
-mpt, amp = r["parity"].get("mpt_bf16", {}), r["parity"].get("torch_amp_bf16", {})
-# MPT's bf16 step 1 within 4x AMP's own error against fp32 (or 1e-2).
-close = "loss_rel_err" in mpt and mpt["loss_rel_err"] <= max(4 * amp["loss_rel_err"], 1e-2)
+         ("1 device, weights, step-1 references", "2 PyTorch eager AMP channels_last", "3 MPT bf16",
+          "3b MPT bf16 channels last"))
+amp = r["parity"].get("torch_amp_bf16", {})
+# MPT's bf16 step 1, both layouts, within 4x AMP's own error against fp32 (or 1e-2).
+close = all("loss_rel_err" in r["parity"].get(run, {}) and
+            r["parity"][run]["loss_rel_err"] <= max(4 * amp["loss_rel_err"], 1e-2)
+            for run in ("mpt_bf16", "mpt_bf16_nhwc"))
 if not (ok and close):
     print(f"prepare: smoke FAILED: phases {r['phases']}, step 1 {r['parity']}", file=sys.stderr)
     sys.exit(1)
