@@ -419,4 +419,96 @@ TEST(ConvKernel, RejectsWrongResultShape) {
   EXPECT_NE(r.error.find("must have shape [1, 1, 3, 3]"), std::string::npos) << r.error;
 }
 
+/// Whether this build has the CPU's fast numerics (oneDNN): a plan loads
+/// in it.
+bool haveFastMode() {
+  CpuNumericsMode fast("fast");
+  HostTensor a(DType::F32, {2, 2});
+  return runKernel("matmul", {a, a}, {HostTensor(DType::F32, {2, 2})}).ok;
+}
+
+/// conv with `activation = relu` and conv then relu on `backend`, in the
+/// current numerics; false (with a failure) when either run fails.
+bool convWithAndWithoutRelu(const std::vector<HostTensor> &ops, const HostTensor &result,
+                            const std::vector<Attribute> &attrs, const char *backend,
+                            HostTensor *fused, HostTensor *unfused) {
+  std::vector<Attribute> withRelu = attrs;
+  withRelu.push_back(Attribute::makeString("activation", "relu"));
+  KernelRun f = runKernel("conv", ops, {result}, withRelu, backend);
+  KernelRun plain = runKernel("conv", ops, {result}, attrs, backend);
+  EXPECT_TRUE(f.ok && plain.ok) << backend << ": " << f.error << plain.error;
+  if (!f.ok || !plain.ok)
+    return false;
+  KernelRun relu = runKernel("relu", {plain.outputs[0]}, {result}, {}, backend);
+  EXPECT_TRUE(relu.ok) << relu.error;
+  if (!relu.ok)
+    return false;
+  *fused = f.outputs[0];
+  *unfused = relu.outputs[0];
+  return true;
+}
+
+// Tests conv with `activation = relu` (mpt-fuse-conv-relu) against conv
+// then relu: the same bits in the CPU's reference numerics, with and
+// without a bias, in f32, bf16 and f16 (the relu applies to the rounded
+// result, so a -0 stays -0); the same values in the fast mode (oneDNN's
+// post-op acts before the rounding: at most the sign of a zero differs;
+// skipped in a build without oneDNN);
+// the same bits on CUDA, direct and through cuDNN, where a GPU is present.
+TEST(ConvFusion, ReluHasTheUnfusedBits) {
+  std::mt19937 rng(17);
+  const ConvCase cases[] = {
+      {{2, 4, 9, 8}, {6, 2, 3, 3}, {2, 1}, {1, 0, 2, 1}, {1, 2}, 2, true},
+      {{3, 5, 6, 6}, {8, 5, 1, 1}, {1, 1}, {0, 0, 0, 0}, {1, 1}, 1, false},
+  };
+  const std::string cudaWhy = cudaUnusableReason();
+  for (const ConvCase &c : cases)
+    for (DType t : {DType::F32, DType::BF16, DType::F16}) {
+      HostTensor x = randomTensor(t, c.x, rng), w = randomTensor(t, c.w, rng);
+      std::vector<HostTensor> ops = {x, w};
+      if (c.bias)
+        ops.push_back(randomTensor(t, {c.w[0]}, rng));
+      const std::vector<Attribute> attrs = {
+          Attribute::makeInts("strides", c.strides), Attribute::makeInts("pads", c.pads),
+          Attribute::makeInts("dilations", c.dilations), Attribute::makeInt("group", c.group)};
+      const HostTensor result(t, convOutShape(c));
+      const std::string label = std::string(plan::dtypeName(t)) + (c.bias ? " with bias" : "");
+      HostTensor fused, unfused;
+      {
+        CpuNumericsMode reference("reference");
+        ASSERT_TRUE(convWithAndWithoutRelu(ops, result, attrs, "cpu", &fused, &unfused));
+        EXPECT_TRUE(fused.bytes == unfused.bytes) << label << ": reference";
+        int zeros = 0;
+        for (int64_t i = 0; i < fused.numel(); ++i)
+          zeros += fused.get(i) == 0.0;
+        EXPECT_GT(zeros, 0) << label << ": the relu did nothing";
+        EXPECT_LT(zeros, fused.numel()) << label;
+      }
+      if (haveFastMode()) {
+        CpuNumericsMode fast("fast");
+        if (convWithAndWithoutRelu(ops, result, attrs, "cpu", &fused, &unfused))
+          for (int64_t i = 0; i < fused.numel(); ++i)
+            ASSERT_EQ(fused.get(i), unfused.get(i)) << label << ": fast, element " << i;
+      }
+      if (!cudaWhy.empty())
+        continue;
+      for (const char *path : {"direct", "auto"}) {
+        ScopedVariable conv("MPTRT_CUDA_CONV", path);
+        ASSERT_TRUE(convWithAndWithoutRelu(ops, result, attrs, "cuda", &fused, &unfused));
+        EXPECT_TRUE(fused.bytes == unfused.bytes) << label << ": CUDA " << path;
+      }
+    }
+}
+
+// Tests that conv refuses an activation its kernels do not have.
+TEST(ConvFusion, RefusesOtherActivations) {
+  HostTensor x(DType::F32, {1, 1, 5, 5}), w(DType::F32, {1, 1, 3, 3});
+  KernelRun r = runKernel("conv", {x, w}, {HostTensor(DType::F32, {1, 1, 3, 3})},
+                          {Attribute::makeString("activation", "gelu")});
+  EXPECT_FALSE(r.ok);
+  EXPECT_NE(r.error.find("activation 'gelu' is not supported here (none or relu)"),
+            std::string::npos)
+      << r.error;
+}
+
 } // namespace

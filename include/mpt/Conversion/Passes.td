@@ -90,6 +90,22 @@ def MPTFuseBatchNorm : Pass<"mpt-fuse-batch-norm", "mlir::func::FuncOp"> {
   let dependentDialects = ["mpt::rt::MPTRTDialect"];
 }
 
+def MPTFuseConvRelu : Pass<"mpt-fuse-conv-relu", "mlir::func::FuncOp"> {
+  let summary = "Fold ReLU into conv kernels (after their bias)";
+  let description = [{
+    Runs on mptrt IR (after `mpt-convert-to-mptrt`, before memory planning):
+    `relu(conv(x, w, b))` becomes the conv with `activation = relu`, when
+    the conv's output has no other use than that relu and the backward's
+    relu `unary_grad`s of it (which then read the relu'd output: `y > 0`
+    where `x > 0`), so a conv + bias + ReLU layer (SqueezeNet's, VGG's) is
+    one pass over its output. The kernel applies the relu to the rounded
+    result (the unfused conv's rounding, then relu's), so the bits are the
+    same (runtime/test's ConvRelu tests). Element types never change. The
+    `fuse-epilogues` pipeline option turns it off with the other fusions.
+  }];
+  let dependentDialects = ["mpt::rt::MPTRTDialect"];
+}
+
 def MPTChannelsLast : Pass<"mpt-channels-last", "mlir::ModuleOp"> {
   let summary = "Store convolution chains' activations channels last (NHWC)";
   let description = [{

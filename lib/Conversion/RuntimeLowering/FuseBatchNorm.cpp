@@ -19,29 +19,6 @@ namespace rtir = mpt::rt;
 
 namespace {
 
-/// Whether `op` is a relu unary_grad taking `v` as its forward input.
-bool isReluGradOf(Operation *op, Value v) {
-  auto grad = dyn_cast<rtir::UnaryGradOp>(op);
-  return grad && grad.getKind() == UnaryGradKind::relu &&
-         grad.getInput() == v && grad.getGrad() != v;
-}
-
-/// The single relu of `v` when every other use of `v` is that relu's
-/// backward (relu unary_grads of v); else null.
-rtir::ReluOp soleRelu(Value v) {
-  rtir::ReluOp relu;
-  for (Operation *user : v.getUsers()) {
-    if (auto r = dyn_cast<rtir::ReluOp>(user)) {
-      if (relu || r.getResult().getType() != v.getType())
-        return nullptr;
-      relu = r;
-    } else if (!isReluGradOf(user, v)) {
-      return nullptr;
-    }
-  }
-  return relu;
-}
-
 /// A kernel's activation (absent: none).
 template <typename Op> Activation activationOf(Op op) {
   return op.getActivation().value_or(Activation::none);

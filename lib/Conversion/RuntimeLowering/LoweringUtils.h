@@ -5,6 +5,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Location.h"
 #include "mpt/Dialect/MPT/IR/MPTDialect.h"
+#include "mpt/Dialect/MPTRT/IR/MPTRTOps.h"
 
 namespace mpt {
 
@@ -20,6 +21,32 @@ inline mlir::Block *loweringBody(mlir::func::FuncOp func, bool &failed) {
     return nullptr;
   }
   return &func.getBody().front();
+}
+
+/// Whether `op` is a relu unary_grad (mptrt) taking `v` as its forward
+/// input.
+inline bool isReluGradOf(mlir::Operation *op, mlir::Value v) {
+  auto grad = mlir::dyn_cast<rt::UnaryGradOp>(op);
+  return grad && grad.getKind() == UnaryGradKind::relu &&
+         grad.getInput() == v && grad.getGrad() != v;
+}
+
+/// The single relu of `v` when every other use of `v` is that relu's
+/// backward (relu unary_grads of v); else null. Folding the relu into the
+/// kernel that makes `v` then leaves those unary_grads reading the relu'd
+/// value, which gives the same mask (y > 0 where x > 0).
+inline rt::ReluOp soleRelu(mlir::Value v) {
+  rt::ReluOp relu;
+  for (mlir::Operation *user : v.getUsers()) {
+    if (auto r = mlir::dyn_cast<rt::ReluOp>(user)) {
+      if (relu || r.getResult().getType() != v.getType())
+        return nullptr;
+      relu = r;
+    } else if (!isReluGradOf(user, v)) {
+      return nullptr;
+    }
+  }
+  return relu;
 }
 
 } // namespace mpt

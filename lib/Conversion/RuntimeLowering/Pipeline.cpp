@@ -21,8 +21,11 @@ void mpt::buildLowerToRuntimePipeline(OpPassManager &pm,
   // The conversion runs on the module, one function after another
   // (ConvertToMPTRT.cpp says why).
   pm.addPass(createMPTConvertToMPTRT());
-  if (options.fuseEpilogues)
-    pm.nest<func::FuncOp>().addPass(createMPTFuseBatchNorm());
+  if (options.fuseEpilogues) {
+    OpPassManager &fusePm = pm.nest<func::FuncOp>();
+    fusePm.addPass(createMPTFuseBatchNorm());
+    fusePm.addPass(createMPTFuseConvRelu());
+  }
   if (options.channelsLast) {
     MPTChannelsLastOptions layout;
     layout.report = options.layoutReport;
@@ -41,7 +44,7 @@ void mpt::registerConversionPasses() {
       "lower-to-runtime",
       "Lower mpt IR to the mptrt execution dialect the plan emitter accepts: "
       "canonicalize, select kernels (gemm epilogues), convert to mptrt, fuse "
-      "batch norm epilogues, "
+      "batch norm and conv epilogues, "
       "assign bindings, plan the arena",
       buildLowerToRuntimePipeline);
 }

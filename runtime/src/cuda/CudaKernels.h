@@ -128,9 +128,11 @@ bool prepareCudnnConv(const Context &, const KernelView &, std::unique_ptr<Prepa
 /// (ContractionKernels.cu; the contractions' and cuDNN's f32 fallbacks).
 Status widenToF32(const Context &, DType dtype, const void *in, float *out, int64_t n);
 /// For CudnnConv.cpp (ConvKernels.cu): out[e] = acc[e] + bias[(e / inner) % channels] (no bias:
-/// null), in f32, rounded once into `outType`; `acc` may be `out` when that is f32.
+/// null), in f32, rounded once into `outType`, then with `relu` conv's fused relu on the rounded
+/// value; `acc` may be `out` when that is f32.
 Status launchConvFinish(const Context &, const float *acc, DType biasType, const void *bias,
-                        int64_t channels, int64_t inner, int64_t n, DType outType, void *out);
+                        int64_t channels, int64_t inner, int64_t n, bool relu, DType outType,
+                        void *out);
 
 // Data movement, dropout, gather_grad and slice_grad (DataMovementKernels.cu).
 Status prepareCopy(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *);

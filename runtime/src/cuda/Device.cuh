@@ -48,6 +48,22 @@ __device__ inline int64_t loadI64(DType dtype, const void *base, int64_t i) {
   });
 }
 
+/// The value of `dtype` nearest v, as float32 (round to nearest even): what
+/// storing v and loading it back gives.
+__device__ inline float roundedTo(DType dtype, float v) {
+  return withDType(dtype, [&](auto d) {
+    constexpr DType D = decltype(d)::value;
+    return Element<D>::toF32(Element<D>::fromF32(v, false));
+  });
+}
+
+/// The fused relu of a kernel whose result has `dtype`: relu of the rounded
+/// value, so the bits are an unfused relu's (x < 0 ? 0 : x; a -0 stays -0).
+__device__ inline float reluRounded(DType dtype, float v) {
+  v = roundedTo(dtype, v);
+  return v < 0.0f ? 0.0f : v;
+}
+
 /// v rounded once into element `i` of a `dtype` tensor.
 __device__ inline void storeF32(DType dtype, void *base, int64_t i, float v,
                                 bool saturate = false) {

@@ -197,9 +197,11 @@ Status decodeGemmShapes(const KernelView &v, bool hasC, GemmParams *p) {
 
 Status decodeConv(const KernelView &v, ConvParams *p) {
   MPTRT_TRY(v.expectCounts(2, 3, 1, 1));
-  MPTRT_TRY(v.allowOnly({"strides", "pads", "dilations", "group", "kernel_shape", "layout"}));
+  MPTRT_TRY(v.allowOnly(
+      {"strides", "pads", "dilations", "group", "kernel_shape", "layout", "activation"}));
   MPTRT_TRY(expectChannelsFirst(v));
   MPTRT_TRY(expectAllFloat(v));
+  MPTRT_TRY(decodeNormActivation(v, &p->relu));
   std::vector<int64_t> expected;
   MPTRT_TRY(decodeConvWindow(v, v.operand(0), operandLabel(v, 0), v.operand(1), operandLabel(v, 1),
                              p, &expected));

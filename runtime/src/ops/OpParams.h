@@ -164,6 +164,9 @@ struct ConvParams {
   int spatialRank = 0;
   std::vector<int64_t> in, out, kernel, strides, padsBegin, dilations;
   bool hasBias = false;
+  // conv's fused epilogue (mpt-fuse-conv-relu): relu after the bias and the
+  // rounding into the result's dtype (x < 0 ? 0 : x, as relu does).
+  bool relu = false;
   int64_t inSize = 1, outSize = 1, kernelSize = 1; // spatial products
 };
 Status decodeConv(const KernelView &v, ConvParams *p);
@@ -220,7 +223,8 @@ Status decodeBatchNorm(const KernelView &v, BatchNormParams *p);
 /// batch norm kernels with layout nhwc are run by the model as their
 /// channels-first kernel between transposes (ChannelsLast.h).
 Status expectChannelsFirst(const KernelView &v);
-/// A batch norm kernel's `activation` epilogue: none, or relu (`*relu`).
+/// A batch norm or conv kernel's `activation` epilogue: none, or relu
+/// (`*relu`).
 Status decodeNormActivation(const KernelView &v, bool *relu);
 
 /// layer_norm: normalise each of `outer` rows of `inner` elements.

@@ -65,6 +65,24 @@ void finishF32(const TensorArg &t, int64_t offset, int64_t n, const float *y) {
   });
 }
 
+/// relu on elements [offset, offset + n) of an output finishF32 has
+/// written: on the rounded values, so the bits are an unfused relu's
+/// (x < 0 ? 0 : x; a -0 stays -0).
+void reluInPlace(const TensorArg &t, int64_t offset, int64_t n) {
+  const DType dtype = t.desc->dtype;
+  parallelFor(n, grainForCost(2), [&](int64_t b, int64_t e) {
+    float block[kBlock];
+    for (int64_t i = b; i < e; i += kBlock) {
+      const int64_t m = std::min<int64_t>(kBlock, e - i);
+      void *at = elementPtr(t.data, dtype, offset + i);
+      loadF32(dtype, at, m, block);
+      for (int64_t j = 0; j < m; ++j)
+        block[j] = block[j] < 0.0f ? 0.0f : block[j];
+      storeF32(block, m, dtype, at);
+    }
+  });
+}
+
 } // namespace
 
 //===----------------------------------------------------------------------===//
@@ -464,6 +482,8 @@ Status runConv(const ConvKernel &k, const KernelArgs &args) {
             Y[r * p.outSize + o] += bias[r % p.M];
       });
     finishF32(y, n0 * ySize, step * ySize, Y);
+    if (p.relu)
+      reluInPlace(y, n0 * ySize, step * ySize);
   }
   return Status::ok();
 }

@@ -9,7 +9,8 @@
 // sum is accumulated in double and rounded once (docs/runtime.md,
 // "Accumulation"), never as a naive float32 sum:
 //
-//   conv             y[n, m, o] = sum over (c, k) of x * w, + bias[m];
+//   conv             y[n, m, o] = sum over (c, k) of x * w, + bias[m] (then
+//                    the fused relu on the rounded value);
 //   conv_grad_input  dx[n, c, i] = sum over (m, k) with i = o s - pad + k d of
 //                    dy[n, m, o] w[m, c, k];
 //   conv_grad_weight dw[m, c, k] = sum over n and o of
@@ -38,6 +39,7 @@ struct DeviceConv {
   int64_t in[kMaxRank], out[kMaxRank], kernel[kMaxRank];
   int64_t stride[kMaxRank], pad[kMaxRank], dilation[kMaxRank];
   int64_t inSize, outSize, kernelSize;
+  bool relu; // conv's fused relu
 };
 
 Status deviceConv(const ConvParams &p, DeviceConv *d) {
@@ -51,6 +53,7 @@ Status deviceConv(const ConvParams &p, DeviceConv *d) {
   d->M = p.M;
   d->Cg = p.C / p.group;
   d->Mg = p.M / p.group;
+  d->relu = p.relu;
   for (int i = 0; i < p.spatialRank; ++i) {
     d->in[i] = p.in[i];
     d->out[i] = p.out[i];
@@ -125,7 +128,8 @@ __global__ void convKernel(DeviceConv p, DType xt, const void *x, DType wt, cons
     }
     if (bias)
       acc += loadF32(bt, bias, m);
-    storeF32(yt, y, e, static_cast<float>(acc));
+    const float v = static_cast<float>(acc);
+    storeF32(yt, y, e, p.relu ? reluRounded(yt, v) : v);
   }
 }
 
@@ -218,12 +222,12 @@ Status decodeRun(const KernelView &v, ConvRun *r) {
 }
 
 __global__ void convFinishKernel(const float *acc, DType bt, const void *bias, int64_t channels,
-                                 int64_t inner, int64_t n, DType yt, void *y) {
+                                 int64_t inner, int64_t n, bool relu, DType yt, void *y) {
   MPTRT_FOR_EACH(e, n) {
     float v = acc[e];
     if (bias)
       v += loadF32(bt, bias, (e / inner) % channels);
-    storeF32(yt, y, e, v);
+    storeF32(yt, y, e, relu ? reluRounded(yt, v) : v);
   }
 }
 
@@ -248,11 +252,12 @@ Status tryCudnn(const Context &c, const KernelView &v, std::unique_ptr<PreparedK
 } // namespace
 
 Status launchConvFinish(const Context &c, const float *acc, DType biasType, const void *bias,
-                        int64_t channels, int64_t inner, int64_t n, DType outType, void *out) {
+                        int64_t channels, int64_t inner, int64_t n, bool relu, DType outType,
+                        void *out) {
   if (n == 0)
     return Status::ok();
   convFinishKernel<<<blocksFor(c, n), kThreads, 0, streamOf(c)>>>(acc, biasType, bias, channels,
-                                                                  inner, n, outType, out);
+                                                                  inner, n, relu, outType, out);
   return launched("conv result kernel");
 }
 

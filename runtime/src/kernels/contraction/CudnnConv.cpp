@@ -22,10 +22,12 @@
 //      into the workspace first (exactly), and the result is computed in f32
 //      in the workspace and rounded once into its dtype afterwards.
 //
-// conv's bias is not in the graph: with an f32 result it is added in place
-// after the convolution (the f32 sum, then + bias, rounded once in f32, as
-// on the CPU); with another result dtype, step 1 is skipped and step 3's
-// finishing kernel adds it before the one rounding. Accumulation is f32
+// conv's bias and fused relu are not in the graph: with an f32 result they
+// are applied in place after the convolution (the f32 sum, then + bias,
+// rounded once in f32, as on the CPU, then relu); with another result
+// dtype, step 1 is skipped and step 3's finishing kernel adds the bias
+// before the one rounding and applies relu to the rounded value. cuDNN's
+// fused conv + bias + activation engines are not used yet. Accumulation is f32
 // (CUDNN_ATTR_CONVOLUTION_COMP_TYPE float) in cuDNN's order.
 //
 // The workspace (cuDNN's, the widened operands, the f32 result) is the
@@ -419,6 +421,7 @@ public:
       slots_[kY] = result;
       out_ = kY;
       hasBias_ = p.hasBias;
+      relu_ = p.relu;
       if (hasBias_)
         biasType_ = v.operand(2).dtype;
     } else if (kind_ == "conv_grad_input") {
@@ -448,12 +451,13 @@ public:
         allF32 = allF32 && slots_[r].dtype == DType::F32;
     }
     const std::vector<int64_t> dims[3] = {slots_[kX].dims, slots_[kW].dims, slots_[kY].dims};
-    // 1. The plan's dtypes (a bias only before an f32 result).
-    std::string nativeWhy = "a bias before a " + std::string(plan::dtypeName(result.dtype)) +
-                            " result (added before its one rounding)";
-    if ((!hasBias_ || result.dtype == DType::F32) &&
+    // 1. The plan's dtypes (a bias or a relu only after an f32 result).
+    const bool epilogue = hasBias_ || relu_;
+    std::string nativeWhy = "a bias or relu after a " + std::string(plan::dtypeName(result.dtype)) +
+                            " result (applied around its one rounding)";
+    if ((!epilogue || result.dtype == DType::F32) &&
         planGraph(handle_, kind_, win, dims, types, channelsLast, allF32, &planned_, &nativeWhy)) {
-      finish_ = hasBias_; // in place, in f32
+      finish_ = epilogue; // in place, in f32
       layoutWorkspace();
       return true;
     }
@@ -467,7 +471,7 @@ public:
     }
     for (int r = 0; r < 3; ++r)
       slots_[r].staged = slots_[r].dtype != DType::F32;
-    finish_ = hasBias_ || slots_[out_].staged;
+    finish_ = hasBias_ || relu_ || slots_[out_].staged;
     layoutWorkspace();
     return true;
   }
@@ -493,7 +497,7 @@ public:
       const TensorArg *bias = hasBias_ ? &args.operands[2] : nullptr;
       MPTRT_TRY(launchConvFinish(ctx_, static_cast<const float *>(ptrs[out_]),
                                  bias ? biasType_ : DType::F32, bias ? bias->data : nullptr,
-                                 channels_, inner_, o.numel, o.dtype, args.results[0].data));
+                                 channels_, inner_, o.numel, relu_, o.dtype, args.results[0].data));
     }
     return Status::ok();
   }
@@ -531,7 +535,7 @@ private:
   std::string kind_;
   Slot slots_[3];
   int out_ = kY;
-  bool hasBias_ = false, finish_ = false;
+  bool hasBias_ = false, relu_ = false, finish_ = false;
   DType biasType_ = DType::F32;
   int64_t channels_ = 1, inner_ = 1;
   Planned planned_;

@@ -367,20 +367,29 @@ dnnl::primitive_attr userScratchpad() {
 }
 
 /// The forward primitive descriptor of a convolution of these types
-/// (layouts `any`), for conv itself and as the hint of its gradients.
+/// (activations in layout `act`), for conv itself and as the hint of its
+/// gradients; with `relu`, conv's fused relu as oneDNN's post-op (on the
+/// f32 sum, before its rounding: a -0 of the unfused relu may come out +0).
 dnnl::convolution_forward::primitive_desc forwardDesc(const ConvShape &s, DnnlType x, DnnlType w,
-                                                      DnnlType y, const DnnlType *bias, Tag act) {
+                                                      DnnlType y, const DnnlType *bias, Tag act,
+                                                      bool relu = false) {
   const dnnl::memory::desc src(s.src, x, act), weights(s.weights, w, Tag::any), dst(s.dst, y, act);
+  dnnl::primitive_attr attr = userScratchpad();
+  if (relu) {
+    dnnl::post_ops ops;
+    ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
+    attr.set_post_ops(ops);
+  }
   if (bias) {
     const dnnl::memory::desc b({s.dst[1]}, *bias, Tag::a);
     return {{dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct, src, weights,
              b, dst, s.strides, s.dilations, s.padsBegin, s.padsEnd},
-            userScratchpad(),
+            attr,
             cpuEngine()};
   }
   return {{dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct, src, weights,
            dst, s.strides, s.dilations, s.padsBegin, s.padsEnd},
-          userScratchpad(),
+          attr,
           cpuEngine()};
 }
 
@@ -407,8 +416,9 @@ Status prepareDnnlConv(const KernelView &v, bool channelsLast,
   auto k = std::make_unique<DnnlKernel>();
   try {
     const DnnlType bc = computeType(b);
-    auto pd = forwardDesc(s, computeType(x), computeType(w), computeType(y),
-                          p.hasBias ? &bc : nullptr, activationTag(s.src.size(), channelsLast));
+    auto pd =
+        forwardDesc(s, computeType(x), computeType(w), computeType(y), p.hasBias ? &bc : nullptr,
+                    activationTag(s.src.size(), channelsLast), p.relu);
     // The plan's weight [M, C/G, k...] has the bytes of oneDNN's grouped
     // [G, M/G, C/G, k...].
     k->addPort(false, 0, activationDesc(v.operand(0), channelsLast), pd.src_desc(), DNNL_ARG_SRC);

@@ -156,14 +156,6 @@ struct BatchNormTensors {
   void *y, *newMean, *newVar;
 };
 
-/// The value of `y`'s dtype nearest v, as float32 (round to nearest even).
-__device__ inline float roundedTo(DType dtype, float v) {
-  return withDType(dtype, [&](auto d) {
-    constexpr DType D = decltype(d)::value;
-    return Element<D>::toF32(Element<D>::fromF32(v, false));
-  });
-}
-
 /// Per channel: the float mean and 1 / sqrt(var + epsilon) that y uses, and
 /// the running statistics' update. `mean` and `rowSquares` are the row
 /// passes' (training only).
@@ -202,10 +194,8 @@ __global__ void batchNormApplyKernel(BatchNormParams p, BatchNormTensors t, cons
               loadF32(t.bt, t.bias, c);
     if (p.residual)
       y = roundedTo(t.yt, roundedTo(t.yt, y) + loadF32(t.rt, t.residual, e));
-    if (p.relu) {
-      y = roundedTo(t.yt, y);
-      y = y < 0.0f ? 0.0f : y;
-    }
+    if (p.relu)
+      y = reluRounded(t.yt, y);
     storeF32(t.yt, t.y, e, y);
   }
 }

@@ -335,11 +335,16 @@ def MPTRT_AttentionOp : MPTRT_KernelOp<"attention",
     (outs MPTRT_Tensor:$output, MPTRT_Tensor:$logsumexp)> {
   let summary = "Scaled dot-product attention";
 }
+// conv takes a fused epilogue (mpt-fuse-conv-relu): `activation` (none or
+// relu) after the bias and the rounding of the result; the unfused conv and
+// relu give the same bits.
 def MPTRT_ConvOp : MPTRT_KernelOp<"conv",
     !con((ins MPTRT_Tensor:$input, MPTRT_Tensor:$weight, Optional<MPTRT_Tensor>:$bias),
-         ConvWindow, (ins MPTRT_Default<MPTRT_LayoutAttr, "nchw">:$layout)),
+         ConvWindow, (ins MPTRT_Default<MPTRT_LayoutAttr, "nchw">:$layout,
+                          MPTRT_Default<MPTRT_ActivationAttr, "none">:$activation)),
     (outs MPTRT_Tensor:$output)> {
-  let summary = "N-d grouped convolution, NCHW (or NHWC activations), explicit pads";
+  let summary = "N-d grouped convolution, NCHW (or NHWC activations), explicit pads, "
+                "optional relu";
 }
 
 //===----------------------------------------------------------------------===//
