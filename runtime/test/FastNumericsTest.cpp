@@ -36,8 +36,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
-#include <cstring>
 #include <iostream>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -178,42 +178,57 @@ ConvRef convRef(const ConvCase &c, const HostTensor &x, const HostTensor &w, con
   return r;
 }
 
+/// The conv cases of the tests below: ResNet's 3x3, a stem, depthwise
+/// (MobileNetV2's, strided), pointwise, grouped and dilated, and a longer
+/// gradient sum.
+const ConvCase kConvCases[] = {
+    {4, 16, 12, 12, 32, 3, 3, 1, 1, 1, 1}, {2, 3, 20, 20, 16, 7, 7, 2, 3, 1, 1},
+    {3, 32, 9, 9, 32, 3, 3, 2, 1, 1, 32},  {2, 24, 8, 8, 48, 1, 1, 1, 0, 1, 1},
+    {2, 12, 10, 11, 18, 3, 2, 1, 2, 2, 3}, {8, 64, 8, 8, 64, 3, 3, 1, 1, 1, 1},
+};
+
+/// One conv case in one dtype: random x, w and dy, their float64 results,
+/// the window attributes and a label.
+struct ConvTensors {
+  HostTensor x, w, dy;
+  ConvRef ref;
+  std::vector<Attribute> attrs;
+  std::string label;
+};
+ConvTensors convTensors(const ConvCase &c, DType t, std::mt19937 &rng) {
+  const int64_t OH = (c.H + 2 * c.pad - c.dilation * (c.kh - 1) - 1) / c.stride + 1;
+  const int64_t OW = (c.W + 2 * c.pad - c.dilation * (c.kw - 1) - 1) / c.stride + 1;
+  ConvTensors r;
+  r.x = randomTensor(t, {c.N, c.C, c.H, c.W}, rng, -1, 1, 0);
+  r.w = randomTensor(t, {c.M, c.C / c.group, c.kh, c.kw}, rng, -1, 1, 0);
+  r.dy = randomTensor(t, {c.N, c.M, OH, OW}, rng, -1, 1, 0);
+  r.ref = convRef(c, r.x, r.w, r.dy, OH, OW);
+  r.attrs = {Attribute::makeInts("strides", {c.stride, c.stride}),
+             Attribute::makeInts("pads", {c.pad, c.pad, c.pad, c.pad}),
+             Attribute::makeInts("dilations", {c.dilation, c.dilation}),
+             Attribute::makeInt("group", c.group)};
+  r.label = std::string(plan::dtypeName(t)) + " conv C=" + std::to_string(c.C) +
+            " M=" + std::to_string(c.M) + " group=" + std::to_string(c.group) +
+            " stride=" + std::to_string(c.stride);
+  return r;
+}
+
 // Tests the fast mode's conv, conv_grad_input and conv_grad_weight against
-// float64, within twice the reference mode's error, in f32 and bf16, over
-// strides, padding, dilation and groups (depthwise as MobileNetV2 has it).
+// float64, within twice the reference mode's error, in f32, bf16 and f16,
+// over strides, padding, dilation and groups.
 TEST(FastNumerics, ConvWithinTwiceReferenceError) {
   SKIP_WITHOUT_FAST_MODE();
-  const ConvCase cases[] = {
-      {4, 16, 12, 12, 32, 3, 3, 1, 1, 1, 1}, // ResNet's 3x3
-      {2, 3, 20, 20, 16, 7, 7, 2, 3, 1, 1},  // a stem
-      {3, 32, 9, 9, 32, 3, 3, 2, 1, 1, 32},  // depthwise, strided
-      {2, 24, 8, 8, 48, 1, 1, 1, 0, 1, 1},   // pointwise
-      {2, 12, 10, 11, 18, 3, 2, 1, 2, 2, 3}, // grouped, dilated
-      {8, 64, 8, 8, 64, 3, 3, 1, 1, 1, 1},   // a longer gradient sum
-  };
   std::mt19937 rng(2711);
   int differing = 0;
-  for (const ConvCase &c : cases)
+  for (const ConvCase &c : kConvCases)
     for (DType t : {DType::F32, DType::BF16, DType::F16}) {
-      const int64_t OH = (c.H + 2 * c.pad - c.dilation * (c.kh - 1) - 1) / c.stride + 1;
-      const int64_t OW = (c.W + 2 * c.pad - c.dilation * (c.kw - 1) - 1) / c.stride + 1;
-      const HostTensor x = randomTensor(t, {c.N, c.C, c.H, c.W}, rng, -1, 1, 0);
-      const HostTensor w = randomTensor(t, {c.M, c.C / c.group, c.kh, c.kw}, rng, -1, 1, 0);
-      const HostTensor dy = randomTensor(t, {c.N, c.M, OH, OW}, rng, -1, 1, 0);
-      const ConvRef ref = convRef(c, x, w, dy, OH, OW);
-      const std::vector<Attribute> attrs = {
-          Attribute::makeInts("strides", {c.stride, c.stride}),
-          Attribute::makeInts("pads", {c.pad, c.pad, c.pad, c.pad}),
-          Attribute::makeInts("dilations", {c.dilation, c.dilation}),
-          Attribute::makeInt("group", c.group)};
-      const std::string label = std::string(plan::dtypeName(t)) + " conv C=" + std::to_string(c.C) +
-                                " M=" + std::to_string(c.M) + " group=" + std::to_string(c.group);
-      checkAgainstReference("conv", {x, w}, HostTensor(t, dy.shape), attrs, ref.y,
-                            label + " forward", &differing);
-      checkAgainstReference("conv_grad_input", {dy, w}, HostTensor(t, x.shape), attrs, ref.dx,
-                            label + " grad input", &differing);
-      checkAgainstReference("conv_grad_weight", {x, dy}, HostTensor(t, w.shape), attrs, ref.dw,
-                            label + " grad weight", &differing);
+      const ConvTensors r = convTensors(c, t, rng);
+      checkAgainstReference("conv", {r.x, r.w}, HostTensor(t, r.dy.shape), r.attrs, r.ref.y,
+                            r.label + " forward", &differing);
+      checkAgainstReference("conv_grad_input", {r.dy, r.w}, HostTensor(t, r.x.shape), r.attrs,
+                            r.ref.dx, r.label + " grad input", &differing);
+      checkAgainstReference("conv_grad_weight", {r.x, r.dy}, HostTensor(t, r.w.shape), r.attrs,
+                            r.ref.dw, r.label + " grad weight", &differing);
     }
   EXPECT_GT(differing, 0) << "every f32 result has the reference's bits: did oneDNN run?";
 }
@@ -221,36 +236,20 @@ TEST(FastNumerics, ConvWithinTwiceReferenceError) {
 // Tests the fast mode's conv, conv_grad_input and conv_grad_weight on
 // channels-last activations (layout = nhwc, which oneDNN reads and writes
 // as stored) against float64, within twice the reference mode's error on
-// the channels-first tensors, over the cases above and in every dtype; and
-// that oneDNN, not the adapter's transposes around it, ran them.
+// the channels-first tensors, over the cases above, a strided 1x1
+// downsample and a 3-channel stem, in every dtype; and that oneDNN, not
+// the adapter's transposes around it, ran them.
 TEST(FastNumerics, ChannelsLastConvWithinTwiceReferenceError) {
   SKIP_WITHOUT_FAST_MODE();
-  const ConvCase cases[] = {
-      {4, 16, 12, 12, 32, 3, 3, 1, 1, 1, 1}, {2, 3, 20, 20, 16, 7, 7, 2, 3, 1, 1},
-      {3, 32, 9, 9, 32, 3, 3, 2, 1, 1, 32},  {2, 24, 8, 8, 48, 1, 1, 1, 0, 1, 1},
-      {2, 12, 10, 11, 18, 3, 2, 1, 2, 2, 3}, {8, 64, 8, 8, 64, 3, 3, 1, 1, 1, 1},
-      {8, 8, 16, 16, 16, 1, 1, 2, 0, 1, 1}, // a strided 1x1 downsample
-      {8, 3, 16, 16, 8, 3, 3, 1, 1, 1, 1},  // a 3-channel stem
-  };
+  std::vector<ConvCase> cases(std::begin(kConvCases), std::end(kConvCases));
+  cases.push_back({8, 8, 16, 16, 16, 1, 1, 2, 0, 1, 1}); // a strided 1x1 downsample
+  cases.push_back({8, 3, 16, 16, 8, 3, 3, 1, 1, 1, 1});  // a 3-channel stem
   std::mt19937 rng(2714);
   for (const ConvCase &c : cases)
     for (DType t : {DType::F32, DType::BF16, DType::F16}) {
-      const int64_t OH = (c.H + 2 * c.pad - c.dilation * (c.kh - 1) - 1) / c.stride + 1;
-      const int64_t OW = (c.W + 2 * c.pad - c.dilation * (c.kw - 1) - 1) / c.stride + 1;
-      const HostTensor x = randomTensor(t, {c.N, c.C, c.H, c.W}, rng, -1, 1, 0);
-      const HostTensor w = randomTensor(t, {c.M, c.C / c.group, c.kh, c.kw}, rng, -1, 1, 0);
-      const HostTensor dy = randomTensor(t, {c.N, c.M, OH, OW}, rng, -1, 1, 0);
-      const ConvRef ref = convRef(c, x, w, dy, OH, OW);
-      const std::vector<Attribute> attrs = {
-          Attribute::makeInts("strides", {c.stride, c.stride}),
-          Attribute::makeInts("pads", {c.pad, c.pad, c.pad, c.pad}),
-          Attribute::makeInts("dilations", {c.dilation, c.dilation}),
-          Attribute::makeInt("group", c.group)};
-      std::vector<Attribute> nhwc = attrs;
+      const ConvTensors r = convTensors(c, t, rng);
+      std::vector<Attribute> nhwc = r.attrs;
       nhwc.push_back(Attribute::makeString("layout", "nhwc"));
-      const std::string label = std::string(plan::dtypeName(t)) +
-                                " channels-last conv C=" + std::to_string(c.C) +
-                                " M=" + std::to_string(c.M) + " group=" + std::to_string(c.group);
       struct Kind {
         const char *kind;
         std::vector<HostTensor> first, last; // operands channels first, stored
@@ -260,32 +259,32 @@ TEST(FastNumerics, ChannelsLastConvWithinTwiceReferenceError) {
       };
       const Kind kinds[] = {
           {"conv",
-           {x, w},
-           {permuteChannels(x, true), w},
-           HostTensor(t, dy.shape),
-           permuteChannels(dy, true),
-           &ref.y,
+           {r.x, r.w},
+           {permuteChannels(r.x, true), r.w},
+           HostTensor(t, r.dy.shape),
+           permuteChannels(r.dy, true),
+           &r.ref.y,
            true},
           {"conv_grad_input",
-           {dy, w},
-           {permuteChannels(dy, true), w},
-           HostTensor(t, x.shape),
-           permuteChannels(x, true),
-           &ref.dx,
+           {r.dy, r.w},
+           {permuteChannels(r.dy, true), r.w},
+           HostTensor(t, r.x.shape),
+           permuteChannels(r.x, true),
+           &r.ref.dx,
            true},
           {"conv_grad_weight",
-           {x, dy},
-           {permuteChannels(x, true), permuteChannels(dy, true)},
-           HostTensor(t, w.shape),
-           HostTensor(t, w.shape),
-           &ref.dw,
+           {r.x, r.dy},
+           {permuteChannels(r.x, true), permuteChannels(r.dy, true)},
+           HostTensor(t, r.w.shape),
+           HostTensor(t, r.w.shape),
+           &r.ref.dw,
            false},
       };
       for (const Kind &k : kinds) {
-        const std::string what = label + " " + k.kind;
-        EXPECT_TRUE(fastPathTakes(k.kind, k.first, k.result, attrs, /*channelsLast=*/true))
+        const std::string what = r.label + " channels last " + k.kind;
+        EXPECT_TRUE(fastPathTakes(k.kind, k.first, k.result, r.attrs, /*channelsLast=*/true))
             << what << ": oneDNN refused it";
-        KernelRun reference = runIn("reference", k.kind, k.first, k.result, attrs);
+        KernelRun reference = runIn("reference", k.kind, k.first, k.result, r.attrs);
         KernelRun fast = runIn("fast", k.kind, k.last, HostTensor(t, k.resultLast.shape), nhwc);
         ASSERT_TRUE(reference.ok) << what << ": " << reference.error;
         ASSERT_TRUE(fast.ok) << what << ": " << fast.error;

@@ -56,14 +56,13 @@ void setEpilogue(Operation *bn, Value residual) {
 
 /// relu(batch_norm(x)) -> batch_norm{relu}(x).
 bool fuseRelu(rtir::ReluOp relu) {
-  Value y = relu.getOperand();
-  Operation *bn = plainBatchNorm(y);
-  if (!bn || soleRelu(y) != relu)
-    return false;
-  setEpilogue(bn, Value());
-  relu.getResult().replaceAllUsesWith(y);
-  relu.erase();
-  return true;
+  return foldRelu(relu, [&](Operation *) {
+    Operation *bn = plainBatchNorm(relu.getOperand());
+    if (!bn)
+      return false;
+    setEpilogue(bn, Value());
+    return true;
+  });
 }
 
 /// relu(add(batch_norm(x), s)) -> batch_norm{residual = s, relu}(x).

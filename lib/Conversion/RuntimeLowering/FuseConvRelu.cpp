@@ -20,16 +20,14 @@ namespace {
 
 /// relu(conv(x, w, b)) -> conv{activation = relu}(x, w, b).
 bool fuseRelu(rtir::ReluOp relu) {
-  Value y = relu.getOperand();
-  auto conv = y.getDefiningOp<rtir::ConvOp>();
-  if (!conv ||
-      conv.getActivation().value_or(Activation::none) != Activation::none ||
-      soleRelu(y) != relu)
-    return false;
-  conv.setActivation(Activation::relu);
-  relu.getResult().replaceAllUsesWith(y);
-  relu.erase();
-  return true;
+  return foldRelu(relu, [](Operation *def) {
+    auto conv = dyn_cast<rtir::ConvOp>(def);
+    if (!conv ||
+        conv.getActivation().value_or(Activation::none) != Activation::none)
+      return false;
+    conv.setActivation(Activation::relu);
+    return true;
+  });
 }
 
 struct FuseConvReluPass

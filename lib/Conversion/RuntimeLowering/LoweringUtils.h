@@ -49,6 +49,20 @@ inline rt::ReluOp soleRelu(mlir::Value v) {
   return relu;
 }
 
+/// Folds `relu` into the kernel that makes its operand, when it is that
+/// value's sole relu (soleRelu) and `take` accepts the kernel (and gives it
+/// its relu epilogue): the relu's uses then read the operand.
+inline bool foldRelu(rt::ReluOp relu,
+                     llvm::function_ref<bool(mlir::Operation *)> take) {
+  mlir::Value y = relu.getOperand();
+  mlir::Operation *def = y.getDefiningOp();
+  if (!def || soleRelu(y) != relu || !take(def))
+    return false;
+  relu.getResult().replaceAllUsesWith(y);
+  relu.erase();
+  return true;
+}
+
 } // namespace mpt
 
 #endif // MPT_LIB_CONVERSION_RUNTIMELOWERING_LOWERINGUTILS_H

@@ -82,6 +82,20 @@ Status prepareWith(const KernelView &v, std::unique_ptr<PreparedKernel> *out,
   return Status::ok();
 }
 
+/// prepareWith for a channels-last kernel: decodes its channels-first form
+/// `first` (ChannelsLast.h) and marks the parameters channels last.
+template <typename Params>
+Status prepareChannelsLastWith(const KernelView &first, std::unique_ptr<PreparedKernel> *out,
+                               Status (*decode)(const KernelView &, Params *),
+                               Status (*run)(const Params &, const KernelArgs &),
+                               uint64_t (*workspace)(const Params &)) {
+  Params params;
+  MPTRT_TRY(decode(first, &params));
+  params.channelsLast = true;
+  *out = std::make_unique<ParamsKernel<Params>>(std::move(params), run, workspace);
+  return Status::ok();
+}
+
 /// A contraction's parameters and, for its operands and first result, the
 /// element count when the tensor is not float32 (0 when it is): those are
 /// widened into (or computed in) float32 scratch.

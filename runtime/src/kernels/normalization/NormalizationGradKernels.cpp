@@ -216,6 +216,16 @@ BatchNormGradScratch batchNormGradScratch(const BatchNormGradParams &p, Scratch 
   return w;
 }
 
+/// A batch_norm_grad run's workspace and its scale as float32.
+struct BatchNormGradInputs {
+  BatchNormGradInputs(const BatchNormGradParams &p, const KernelArgs &args)
+      : scratch(args.workspace), ws(batchNormGradScratch(p, scratch)),
+        scale(widen(args.operands[1], ws.scale)) {}
+  Scratch scratch;
+  BatchNormGradScratch ws;
+  const float *scale;
+};
+
 /// `len` elements of the gradient reaching batch_norm from element `at`:
 /// dy, or with a fused relu dy where the forward output y > 0, else 0
 /// (relu's unary_grad).
@@ -234,9 +244,9 @@ void loadGradRow(const BatchNormGradParams &p, const KernelArgs &args, int64_t a
 Status runBatchNormGrad(const BatchNormGradParams &p, const KernelArgs &args) {
   const TensorArg &x = args.operands[0], &dx = args.results[0];
   const DType xt = x.desc->dtype, dxt = dx.desc->dtype;
-  Scratch scratch(args.workspace);
-  const BatchNormGradScratch ws = batchNormGradScratch(p, scratch);
-  const float *scale = widen(args.operands[1], ws.scale);
+  const BatchNormGradInputs in(p, args);
+  const BatchNormGradScratch &ws = in.ws;
+  const float *scale = in.scale;
   float *dscale = ws.dscale, *dbias = ws.dbias;
   const int64_t count = p.N * p.inner;
   parallelForChunks(
@@ -297,9 +307,9 @@ Status runBatchNormGrad(const BatchNormGradParams &p, const KernelArgs &args) {
 Status runBatchNormGradChannelsLast(const BatchNormGradParams &p, const KernelArgs &args) {
   const TensorArg &x = args.operands[0], &dx = args.results[0];
   const DType xt = x.desc->dtype, dxt = dx.desc->dtype;
-  Scratch scratch(args.workspace);
-  const BatchNormGradScratch ws = batchNormGradScratch(p, scratch);
-  const float *scale = widen(args.operands[1], ws.scale);
+  const BatchNormGradInputs in(p, args);
+  const BatchNormGradScratch &ws = in.ws;
+  const float *scale = in.scale;
   const int64_t count = p.N * p.inner;
   parallelForChunks(
       p.C, channelRowsGrain(p.C, grainForCost(12 * count)),
@@ -410,13 +420,9 @@ Status prepareBatchNormGrad(const KernelView &v, std::unique_ptr<PreparedKernel>
 }
 Status prepareBatchNormGradChannelsLast(const KernelView &first,
                                         std::unique_ptr<PreparedKernel> *out) {
-  BatchNormGradParams p;
-  MPTRT_TRY(decodeBatchNormGrad(first, &p));
-  p.channelsLast = true;
-  *out = std::make_unique<ParamsKernel<BatchNormGradParams>>(
-      std::move(p), runBatchNormGradChannelsLast,
+  return prepareChannelsLastWith<BatchNormGradParams>(
+      first, out, decodeBatchNormGrad, runBatchNormGradChannelsLast,
       scratchBytes<BatchNormGradParams, BatchNormGradScratch, batchNormGradScratch>);
-  return Status::ok();
 }
 
 } // namespace cpu

@@ -294,22 +294,24 @@ Status prepareLayerNormGrad(const Context &c, const KernelView &v,
   *out = std::make_unique<ParamsKernel<LayerNormGradParams>>(c, p, runLayerNormGrad, bytes);
   return Status::ok();
 }
-Status prepareBatchNormGrad(const Context &c, const KernelView &v,
-                            std::unique_ptr<PreparedKernel> *out) {
+/// batch_norm_grad, or with `channelsLast` its channels-last kernel from
+/// the channels-first form `v`.
+static Status prepareBatchNormGradAs(const Context &c, const KernelView &v, bool channelsLast,
+                                     std::unique_ptr<PreparedKernel> *out) {
   BatchNormGradParams p;
   MPTRT_TRY(decodeBatchNormGrad(v, &p));
+  p.channelsLast = channelsLast;
   const uint64_t workspace = bnstats::workspaceBytes(p.N, p.C);
   *out = std::make_unique<ParamsKernel<BatchNormGradParams>>(c, p, runBatchNormGrad, workspace);
   return Status::ok();
 }
+Status prepareBatchNormGrad(const Context &c, const KernelView &v,
+                            std::unique_ptr<PreparedKernel> *out) {
+  return prepareBatchNormGradAs(c, v, false, out);
+}
 Status prepareBatchNormGradChannelsLast(const Context &c, const KernelView &first,
                                         std::unique_ptr<PreparedKernel> *out) {
-  BatchNormGradParams p;
-  MPTRT_TRY(decodeBatchNormGrad(first, &p));
-  p.channelsLast = true;
-  const uint64_t workspace = bnstats::workspaceBytes(p.N, p.C);
-  *out = std::make_unique<ParamsKernel<BatchNormGradParams>>(c, p, runBatchNormGrad, workspace);
-  return Status::ok();
+  return prepareBatchNormGradAs(c, first, true, out);
 }
 
 } // namespace cuda

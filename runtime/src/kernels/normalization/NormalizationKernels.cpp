@@ -84,6 +84,19 @@ void batchNormEpilogue(const BatchNormParams &p, float *row, int64_t len, float 
   storeF32(row, len, yt, dst);
 }
 
+/// A batch norm run's workspace, and its scale, bias and running
+/// statistics as float32 (widened into the workspace when stored lower).
+struct BatchNormInputs {
+  BatchNormInputs(const BatchNormParams &p, const KernelArgs &args)
+      : scratch(args.workspace), ws(batchNormScratch(p, scratch)),
+        scale(widen(args.operands[1], ws.scale)), bias(widen(args.operands[2], ws.bias)),
+        runningMean(widen(args.operands[3], ws.runningMean)),
+        runningVar(widen(args.operands[4], ws.runningVar)) {}
+  Scratch scratch;
+  BatchNormScratch ws;
+  const float *scale, *bias, *runningMean, *runningVar;
+};
+
 /// The running statistics' update (every operand has been read, so the
 /// results may overwrite the running statistics in place: a training
 /// step's state update).
@@ -101,11 +114,10 @@ void updateRunningStats(const BatchNormParams &p, const KernelArgs &args,
 Status runBatchNorm(const BatchNormParams &p, const KernelArgs &args) {
   const TensorArg &x = args.operands[0], &y = args.results[0];
   const DType xt = x.desc->dtype, yt = y.desc->dtype;
-  Scratch scratch(args.workspace);
-  const BatchNormScratch ws = batchNormScratch(p, scratch);
-  const float *scale = widen(args.operands[1], ws.scale), *bias = widen(args.operands[2], ws.bias);
-  const float *runningMean = widen(args.operands[3], ws.runningMean),
-              *runningVar = widen(args.operands[4], ws.runningVar);
+  const BatchNormInputs in(p, args);
+  const BatchNormScratch &ws = in.ws;
+  const float *scale = in.scale, *bias = in.bias, *runningMean = in.runningMean,
+              *runningVar = in.runningVar;
   // mean and var normalise; unbiasedVar (Bessel's correction) goes into the
   // running variance.
   float *mean = ws.mean, *var = ws.var, *unbiasedVar = ws.unbiasedVar;
@@ -165,11 +177,10 @@ Status runBatchNorm(const BatchNormParams &p, const KernelArgs &args) {
 Status runBatchNormChannelsLast(const BatchNormParams &p, const KernelArgs &args) {
   const TensorArg &x = args.operands[0], &y = args.results[0];
   const DType xt = x.desc->dtype, yt = y.desc->dtype;
-  Scratch scratch(args.workspace);
-  const BatchNormScratch ws = batchNormScratch(p, scratch);
-  const float *scale = widen(args.operands[1], ws.scale), *bias = widen(args.operands[2], ws.bias);
-  const float *runningMean = widen(args.operands[3], ws.runningMean),
-              *runningVar = widen(args.operands[4], ws.runningVar);
+  const BatchNormInputs in(p, args);
+  const BatchNormScratch &ws = in.ws;
+  const float *scale = in.scale, *bias = in.bias, *runningMean = in.runningMean,
+              *runningVar = in.runningVar;
   float *mean = ws.mean, *var = ws.var, *unbiasedVar = ws.unbiasedVar, *invStd = ws.invStd;
   const int64_t positions = p.N * p.inner;
   const double count = static_cast<double>(positions);
@@ -361,13 +372,9 @@ Status prepareBatchNorm(const KernelView &v, std::unique_ptr<PreparedKernel> *ou
       scratchBytes<BatchNormParams, BatchNormScratch, batchNormScratch>);
 }
 Status prepareBatchNormChannelsLast(const KernelView &first, std::unique_ptr<PreparedKernel> *out) {
-  BatchNormParams p;
-  MPTRT_TRY(decodeBatchNorm(first, &p));
-  p.channelsLast = true;
-  *out = std::make_unique<ParamsKernel<BatchNormParams>>(
-      std::move(p), runBatchNormChannelsLast,
+  return prepareChannelsLastWith<BatchNormParams>(
+      first, out, decodeBatchNorm, runBatchNormChannelsLast,
       scratchBytes<BatchNormParams, BatchNormScratch, batchNormScratch>);
-  return Status::ok();
 }
 Status prepareLayerNorm(const KernelView &v, std::unique_ptr<PreparedKernel> *out) {
   return prepareWith<LayerNormParams>(

@@ -251,22 +251,24 @@ Status runBatchNorm(const Context &c, const BatchNormParams &p, const KernelArgs
 Status prepareSoftmax(const Context &c, const KernelView &v, std::unique_ptr<PreparedKernel> *out) {
   return prepareWith<SoftmaxParams>(c, v, out, decodeSoftmax, runSoftmax);
 }
-Status prepareBatchNorm(const Context &c, const KernelView &v,
-                        std::unique_ptr<PreparedKernel> *out) {
+/// batch_norm, or with `channelsLast` its channels-last kernel from the
+/// channels-first form `v`.
+static Status prepareBatchNormAs(const Context &c, const KernelView &v, bool channelsLast,
+                                 std::unique_ptr<PreparedKernel> *out) {
   BatchNormParams p;
   MPTRT_TRY(decodeBatchNorm(v, &p));
+  p.channelsLast = channelsLast;
   const uint64_t workspace = bnstats::workspaceBytes(p.N, p.C);
   *out = std::make_unique<ParamsKernel<BatchNormParams>>(c, p, runBatchNorm, workspace);
   return Status::ok();
 }
+Status prepareBatchNorm(const Context &c, const KernelView &v,
+                        std::unique_ptr<PreparedKernel> *out) {
+  return prepareBatchNormAs(c, v, false, out);
+}
 Status prepareBatchNormChannelsLast(const Context &c, const KernelView &first,
                                     std::unique_ptr<PreparedKernel> *out) {
-  BatchNormParams p;
-  MPTRT_TRY(decodeBatchNorm(first, &p));
-  p.channelsLast = true;
-  const uint64_t workspace = bnstats::workspaceBytes(p.N, p.C);
-  *out = std::make_unique<ParamsKernel<BatchNormParams>>(c, p, runBatchNorm, workspace);
-  return Status::ok();
+  return prepareBatchNormAs(c, first, true, out);
 }
 Status prepareLayerNorm(const Context &c, const KernelView &v,
                         std::unique_ptr<PreparedKernel> *out) {
