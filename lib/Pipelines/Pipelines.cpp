@@ -66,7 +66,10 @@ void addLoweringPasses(OpPassManager &pm,
   lowering.channelsLast =
       mpt::resolveConvLayout(options.convLayout, options.target) ==
       mpt::ConvLayout::NHWC;
-  if (options.precision != mpt::PrecisionMode::None)
+  // The layout decisions go into the precision report's file; a report
+  // printed to stdout (`-`) has been written by then and goes without them.
+  if (options.precision != mpt::PrecisionMode::None &&
+      options.precisionReport != "-")
     lowering.layoutReport = options.precisionReport;
   mpt::buildLowerToRuntimePipeline(pm, lowering);
 }

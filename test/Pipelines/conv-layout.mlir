@@ -6,6 +6,7 @@
 // RUN: mpt-opt %s --mpt-inference-pipeline="target=cpu conv-layout=nhwc" | FileCheck %s --check-prefix=NHWC
 // RUN: mpt-opt %s --mpt-inference-pipeline="precision=bf16 target=sm_80 precision-report=%t.json" -o /dev/null
 // RUN: FileCheck %s --check-prefix=REPORT < %t.json
+// RUN: mpt-opt %s --mpt-inference-pipeline="precision=bf16 target=sm_80 precision-report=-" | FileCheck %s --check-prefix=STDOUT
 
 // Tests conv-layout: auto stores convolution chains NHWC for sm_70 and
 // newer (cuDNN's tensor-core engines read NHWC) and NCHW for the CPU, older
@@ -20,6 +21,13 @@
 // NHWC: mptrt.batch_norm {{.*}}layout = #mptrt.layout<nhwc>
 // NHWC: mptrt.conv {{.*}}layout = #mptrt.layout<nhwc>
 // NHWC: mptrt.transpose {{.*}}perm = array<i64: 0, 3, 1, 2>
+// A report printed to stdout comes without the layout section (the
+// lowering runs after it is printed), and the compile succeeds.
+// STDOUT: "mode": "bf16"
+// STDOUT-NOT: "layout"
+// STDOUT: func.func @forward
+// STDOUT: layout = #mptrt.layout<nhwc>
+
 // NCHW-LABEL: func.func @forward
 // NCHW-NOT: nhwc
 // NCHW-NOT: mptrt.transpose
