@@ -384,28 +384,37 @@ TEST(FastNumerics, MatMulWithinTwiceReferenceError) {
 }
 
 // Tests that the fast mode gives the same bits on every run, of one model
-// and of a second model of the same plan, at the process's thread count.
+// and of a second model of the same plan, at the process's thread count,
+// channels first and channels last.
 TEST(FastNumerics, RunToRunBitIdentical) {
   SKIP_WITHOUT_FAST_MODE();
   std::mt19937 rng(2713);
   const HostTensor x = randomTensor(DType::F32, {8, 32, 16, 16}, rng, -1, 1, 0);
   const HostTensor w = randomTensor(DType::F32, {64, 32, 3, 3}, rng, -1, 1, 0);
   const HostTensor dy = randomTensor(DType::F32, {8, 64, 16, 16}, rng, -1, 1, 0);
-  const std::vector<Attribute> attrs = {Attribute::makeInts("pads", {1, 1, 1, 1})};
-  for (const char *kind : {"conv", "conv_grad_input", "conv_grad_weight"}) {
-    const std::string k = kind;
-    const std::vector<HostTensor> ops = k == "conv"              ? std::vector<HostTensor>{x, w}
-                                        : k == "conv_grad_input" ? std::vector<HostTensor>{dy, w}
-                                                                 : std::vector<HostTensor>{x, dy};
-    const HostTensor result(DType::F32, k == "conv"              ? dy.shape
-                                        : k == "conv_grad_input" ? x.shape
-                                                                 : w.shape);
-    KernelRun first = runIn("fast", kind, ops, result, attrs);
-    ASSERT_TRUE(first.ok) << first.error;
-    for (int i = 0; i < 3; ++i) {
-      KernelRun again = runIn("fast", kind, ops, result, attrs);
-      ASSERT_TRUE(again.ok) << again.error;
-      EXPECT_EQ(again.outputs[0].bytes, first.outputs[0].bytes) << kind << ", run " << i + 2;
+  const HostTensor xl = permuteChannels(x, true), dyl = permuteChannels(dy, true);
+  for (const bool last : {false, true}) { // channels first, then last (layout = nhwc)
+    std::vector<Attribute> attrs = {Attribute::makeInts("pads", {1, 1, 1, 1})};
+    if (last)
+      attrs.push_back(Attribute::makeString("layout", "nhwc"));
+    const HostTensor &xs = last ? xl : x, &dys = last ? dyl : dy;
+    for (const char *kind : {"conv", "conv_grad_input", "conv_grad_weight"}) {
+      const std::string k = kind;
+      const std::vector<HostTensor> ops = k == "conv" ? std::vector<HostTensor>{xs, w}
+                                          : k == "conv_grad_input"
+                                              ? std::vector<HostTensor>{dys, w}
+                                              : std::vector<HostTensor>{xs, dys};
+      const HostTensor result(DType::F32, k == "conv"              ? dys.shape
+                                          : k == "conv_grad_input" ? xs.shape
+                                                                   : w.shape);
+      KernelRun first = runIn("fast", kind, ops, result, attrs);
+      ASSERT_TRUE(first.ok) << first.error;
+      for (int i = 0; i < 3; ++i) {
+        KernelRun again = runIn("fast", kind, ops, result, attrs);
+        ASSERT_TRUE(again.ok) << again.error;
+        EXPECT_EQ(again.outputs[0].bytes, first.outputs[0].bytes)
+            << kind << (last ? " nhwc" : "") << ", run " << i + 2;
+      }
     }
   }
 }

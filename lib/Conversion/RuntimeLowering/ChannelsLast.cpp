@@ -9,7 +9,7 @@
 #include "mpt/Dialect/MPTRT/IR/MPTRTOps.h"
 #include "mptrt/ChannelsLastSlots.h"
 
-#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FileSystem.h"
@@ -197,17 +197,25 @@ struct ChannelsLastPass
     if (chain.empty())
       return success();
 
-    // The kernels inside a chain: every activation (or every value, for a
-    // layout-free kernel) is in it. Decided before any type changes.
-    llvm::DenseSet<Operation *> insideOps;
+    // The kernels inside a chain (every activation, or every value of a
+    // layout-free kernel, is in it) and the operands each reads channels
+    // last. Decided before any type changes.
+    struct Inside {
+      bool layoutAware = false;
+      std::vector<size_t> operands;
+    };
+    llvm::DenseMap<Operation *, Inside> insideOps;
     for (Operation &op : *body) {
-      std::vector<size_t> operands, results;
-      if (activationSlots(&op, operands, results)) {
+      Inside in;
+      std::vector<size_t> results;
+      if ((in.layoutAware = activationSlots(&op, in.operands, results))) {
         if (!results.empty() ? chain.contains(op.getResult(results[0]))
-                             : chain.contains(op.getOperand(operands[0])))
-          insideOps.insert(&op);
+                             : chain.contains(op.getOperand(in.operands[0])))
+          insideOps[&op] = std::move(in);
       } else if (isLayoutFree(&op) && chain.contains(op.getResult(0))) {
-        insideOps.insert(&op);
+        for (unsigned i = 0; i < op.getNumOperands(); ++i)
+          in.operands.push_back(i);
+        insideOps[&op] = std::move(in);
       }
     }
     auto inside = [&](Operation *op) { return insideOps.contains(op); };
@@ -220,12 +228,11 @@ struct ChannelsLastPass
       // Who reads v channels first (outside the chain) or channels last.
       SmallVector<OpOperand *> outsideUses, insideUses;
       for (OpOperand &use : v.getUses()) {
-        Operation *user = use.getOwner();
-        std::vector<size_t> operands, results;
-        bool asActivation = inside(user);
-        if (asActivation && activationSlots(user, operands, results))
-          asActivation =
-              llvm::is_contained(operands, size_t(use.getOperandNumber()));
+        auto it = insideOps.find(use.getOwner());
+        const bool asActivation =
+            it != insideOps.end() &&
+            llvm::is_contained(it->second.operands,
+                               size_t(use.getOperandNumber()));
         (asActivation ? insideUses : outsideUses).push_back(&use);
       }
       const std::string node = describeValue(v);
@@ -250,12 +257,12 @@ struct ChannelsLastPass
       }
     }
     for (Operation &op : *body) {
-      if (!inside(&op))
+      auto it = insideOps.find(&op);
+      if (it == insideOps.end())
         continue;
       layout.nhwcKernels.emplace_back(op.getName().stripDialect().str(),
                                       onnxNodeName(op.getLoc()).str());
-      std::vector<size_t> operands, results;
-      if (!activationSlots(&op, operands, results)) {
+      if (!it->second.layoutAware) {
         ++layout.layoutFree;
         continue;
       }

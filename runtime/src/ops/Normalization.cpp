@@ -11,8 +11,9 @@ Status expectChannelsFirst(const KernelView &v) {
   if (layout == "nchw")
     return Status::ok();
   return v.error(v.kind() + ": layout '" + layout +
-                 "' reaches a backend's kernel only as channels first (the model runs "
-                 "channels-last kernels between transposes: ChannelsLast.h)");
+                 "' reaches a backend's channels-first kernel only as channels first (the "
+                 "model gives a channels-last kernel to the backend's own channels-last "
+                 "kernel or runs it between transposes: ChannelsLast.h)");
 }
 
 Status decodeNormActivation(const KernelView &v, bool *relu) {

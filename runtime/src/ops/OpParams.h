@@ -219,9 +219,10 @@ struct BatchNormParams {
   bool channelsLast = false;
 };
 Status decodeBatchNorm(const KernelView &v, BatchNormParams *p);
-/// An error unless the kernel's `layout` is nchw (its default): conv and
-/// batch norm kernels with layout nhwc are run by the model as their
-/// channels-first kernel between transposes (ChannelsLast.h).
+/// An error unless the kernel's `layout` is nchw (its default): the model
+/// gives a conv or batch norm kernel with layout nhwc to the backend's own
+/// channels-last kernel, or runs its channels-first form between
+/// transposes (ChannelsLast.h); never to a channels-first kernel as it is.
 Status expectChannelsFirst(const KernelView &v);
 /// A batch norm or conv kernel's `activation` epilogue: none, or relu
 /// (`*relu`).

@@ -70,6 +70,14 @@ void finishF32(const TensorArg &t, int64_t offset, int64_t n, const float *y) {
 /// (x < 0 ? 0 : x; a -0 stays -0).
 void reluInPlace(const TensorArg &t, int64_t offset, int64_t n) {
   const DType dtype = t.desc->dtype;
+  if (dtype == DType::F32) {
+    float *y = static_cast<float *>(t.data) + offset;
+    parallelFor(n, grainForCost(1), [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i)
+        y[i] = y[i] < 0.0f ? 0.0f : y[i];
+    });
+    return;
+  }
   parallelFor(n, grainForCost(2), [&](int64_t b, int64_t e) {
     float block[kBlock];
     for (int64_t i = b; i < e; i += kBlock) {

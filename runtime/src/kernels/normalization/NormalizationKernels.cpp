@@ -97,15 +97,33 @@ struct BatchNormInputs {
   const float *scale, *bias, *runningMean, *runningVar;
 };
 
+/// Channel c's float statistics in the scratch: with batch statistics
+/// (training) from the channel's double mean `m` and sum of squared
+/// deviations `sq` over `count` elements, else the running ones; returns
+/// the 1 / sqrt(var + epsilon) that y uses.
+float channelStats(const BatchNormParams &p, const BatchNormInputs &in, int64_t c, double m,
+                   double sq, double count) {
+  const BatchNormScratch &ws = in.ws;
+  if (p.training) {
+    ws.mean[c] = static_cast<float>(m);
+    ws.var[c] = static_cast<float>(count > 0 ? sq / count : 0.0);
+    ws.unbiasedVar[c] = static_cast<float>(count > 1 ? sq / (count - 1) : ws.var[c]);
+  } else {
+    ws.mean[c] = in.runningMean[c];
+    ws.var[c] = in.runningVar[c];
+  }
+  return 1.0f / std::sqrt(ws.var[c] + p.epsilon);
+}
+
 /// The running statistics' update (every operand has been read, so the
 /// results may overwrite the running statistics in place: a training
 /// step's state update).
 void updateRunningStats(const BatchNormParams &p, const KernelArgs &args,
-                        const BatchNormScratch &ws, const float *runningMean,
-                        const float *runningVar) {
+                        const BatchNormInputs &in) {
+  const BatchNormScratch &ws = in.ws;
   for (int64_t c = 0; c < p.C; ++c) {
-    ws.newMean[c] = runningMean[c] * p.momentum + ws.mean[c] * (1.0f - p.momentum);
-    ws.newVar[c] = runningVar[c] * p.momentum + ws.unbiasedVar[c] * (1.0f - p.momentum);
+    ws.newMean[c] = in.runningMean[c] * p.momentum + ws.mean[c] * (1.0f - p.momentum);
+    ws.newVar[c] = in.runningVar[c] * p.momentum + ws.unbiasedVar[c] * (1.0f - p.momentum);
   }
   storeF32(ws.newMean, p.C, args.results[1].desc->dtype, args.results[1].data);
   storeF32(ws.newVar, p.C, args.results[2].desc->dtype, args.results[2].data);
@@ -116,11 +134,7 @@ Status runBatchNorm(const BatchNormParams &p, const KernelArgs &args) {
   const DType xt = x.desc->dtype, yt = y.desc->dtype;
   const BatchNormInputs in(p, args);
   const BatchNormScratch &ws = in.ws;
-  const float *scale = in.scale, *bias = in.bias, *runningMean = in.runningMean,
-              *runningVar = in.runningVar;
-  // mean and var normalise; unbiasedVar (Bessel's correction) goes into the
-  // running variance.
-  float *mean = ws.mean, *var = ws.var, *unbiasedVar = ws.unbiasedVar;
+  const float *scale = in.scale, *bias = in.bias, *mean = ws.mean;
   const double count = static_cast<double>(p.N * p.inner);
   // A channel: load, normalise, store its N * inner elements (and, when
   // training, a statistics pass over them first).
@@ -130,28 +144,23 @@ Status runBatchNorm(const BatchNormParams &p, const KernelArgs &args) {
         float *row = ws.rows + chunk * p.inner;
         float *residualRow = p.residual ? ws.residualRows + chunk * p.inner : nullptr;
         for (int64_t c = cBegin; c < cEnd; ++c) {
+          double m = 0, sq = 0;
           if (p.training) {
             // Two passes over channel c: mean, then biased variance.
-            double sum = 0, sq = 0;
+            double sum = 0;
             for (int64_t n = 0; n < p.N; ++n) {
               loadF32(xt, elementPtr(x.data, xt, (n * p.C + c) * p.inner), p.inner, row);
               for (int64_t i = 0; i < p.inner; ++i)
                 sum += row[i];
             }
-            const double m = count > 0 ? sum / count : 0.0;
+            m = count > 0 ? sum / count : 0.0;
             for (int64_t n = 0; n < p.N; ++n) {
               loadF32(xt, elementPtr(x.data, xt, (n * p.C + c) * p.inner), p.inner, row);
               for (int64_t i = 0; i < p.inner; ++i)
                 sq += (row[i] - m) * (row[i] - m);
             }
-            mean[c] = static_cast<float>(m);
-            var[c] = static_cast<float>(count > 0 ? sq / count : 0.0);
-            unbiasedVar[c] = static_cast<float>(count > 1 ? sq / (count - 1) : var[c]);
-          } else {
-            mean[c] = runningMean[c];
-            var[c] = runningVar[c];
           }
-          const float invStd = 1.0f / std::sqrt(var[c] + p.epsilon);
+          const float invStd = channelStats(p, in, c, m, sq, count);
           for (int64_t n = 0; n < p.N; ++n) {
             const int64_t at = (n * p.C + c) * p.inner;
             loadF32(xt, elementPtr(x.data, xt, at), p.inner, row);
@@ -164,8 +173,65 @@ Status runBatchNorm(const BatchNormParams &p, const KernelArgs &args) {
         }
       });
   if (p.updateRunningStats)
-    updateRunningStats(p, args, ws, runningMean, runningVar);
+    updateRunningStats(p, args, in);
   return Status::ok();
+}
+
+/// One thread's channels [cBegin, cEnd) of runBatchNormChannelsLast: their
+/// statistics (training), then y, a tile of rows (ChannelRows.h) at a time.
+void batchNormChannelsLastChunk(const BatchNormParams &p, const KernelArgs &args,
+                                const BatchNormInputs &in, int64_t chunk, int64_t cBegin,
+                                int64_t cEnd) {
+  const TensorArg &x = args.operands[0], &y = args.results[0];
+  const DType xt = x.desc->dtype, yt = y.desc->dtype;
+  const BatchNormScratch &ws = in.ws;
+  const ChannelRows rows(p.C, cBegin, cEnd);
+  const int64_t len = rows.len, positions = p.N * p.inner;
+  const double count = static_cast<double>(positions);
+  float *tile = ws.rows + chunk * channelRowsBuffer(p.C);
+  float *residualTile = p.residual ? ws.residualRows + chunk * channelRowsBuffer(p.C) : nullptr;
+  auto load = [&](int64_t pos, int64_t n) {
+    loadF32(xt, elementPtr(x.data, xt, rows.offset(pos)), n * len, tile);
+  };
+  // Per channel j of the range: the mean (sum[j], in double) and the sum of
+  // squared deviations, as runBatchNorm adds them.
+  double *sum = p.training ? ws.sums + cBegin : nullptr;
+  double *sq = p.training ? ws.squares + cBegin : nullptr;
+  if (p.training) {
+    std::fill(sum, sum + len, 0.0);
+    std::fill(sq, sq + len, 0.0);
+    rows.forTiles(0, positions, [&](int64_t pos, int64_t n) {
+      load(pos, n);
+      for (int64_t t = 0; t < n; ++t)
+        for (int64_t j = 0; j < len; ++j)
+          sum[j] += tile[t * len + j];
+    });
+    for (int64_t j = 0; j < len; ++j)
+      sum[j] = count > 0 ? sum[j] / count : 0.0;
+    rows.forTiles(0, positions, [&](int64_t pos, int64_t n) {
+      load(pos, n);
+      for (int64_t t = 0; t < n; ++t)
+        for (int64_t j = 0; j < len; ++j) {
+          const float v = tile[t * len + j];
+          sq[j] += (v - sum[j]) * (v - sum[j]);
+        }
+    });
+  }
+  for (int64_t j = 0; j < len; ++j)
+    ws.invStd[cBegin + j] =
+        channelStats(p, in, cBegin + j, p.training ? sum[j] : 0.0, p.training ? sq[j] : 0.0, count);
+  const TensorArg *residual = p.residual ? &args.operands[5] : nullptr;
+  rows.forTiles(0, positions, [&](int64_t pos, int64_t n) {
+    load(pos, n);
+    for (int64_t t = 0; t < n; ++t)
+      for (int64_t j = 0; j < len; ++j) {
+        const int64_t c = cBegin + j;
+        float &v = tile[t * len + j];
+        v = (v - ws.mean[c]) * ws.invStd[c] * in.scale[c] + in.bias[c];
+      }
+    const int64_t at = rows.offset(pos);
+    batchNormEpilogue(p, tile, n * len, residualTile, residual, at, yt, elementPtr(y.data, yt, at));
+  });
 }
 
 /// batch_norm and batch_norm_train on channels-last activations: x, y and
@@ -175,77 +241,14 @@ Status runBatchNorm(const BatchNormParams &p, const KernelArgs &args) {
 /// element is computed by the same expressions: the same bits
 /// (ChannelsLastTest).
 Status runBatchNormChannelsLast(const BatchNormParams &p, const KernelArgs &args) {
-  const TensorArg &x = args.operands[0], &y = args.results[0];
-  const DType xt = x.desc->dtype, yt = y.desc->dtype;
   const BatchNormInputs in(p, args);
-  const BatchNormScratch &ws = in.ws;
-  const float *scale = in.scale, *bias = in.bias, *runningMean = in.runningMean,
-              *runningVar = in.runningVar;
-  float *mean = ws.mean, *var = ws.var, *unbiasedVar = ws.unbiasedVar, *invStd = ws.invStd;
-  const int64_t positions = p.N * p.inner;
-  const double count = static_cast<double>(positions);
-  const TensorArg *residual = p.residual ? &args.operands[5] : nullptr;
-  const int64_t channelCost = positions * (p.training ? 6 : 3);
+  const int64_t channelCost = p.N * p.inner * (p.training ? 6 : 3);
   parallelForChunks(p.C, channelRowsGrain(p.C, grainForCost(channelCost)),
                     [&](int64_t chunk, int64_t cBegin, int64_t cEnd) {
-                      const ChannelRows rows(p.C, cBegin, cEnd);
-                      const int64_t len = rows.len;
-                      float *tile = ws.rows + chunk * channelRowsBuffer(p.C);
-                      float *residualTile =
-                          p.residual ? ws.residualRows + chunk * channelRowsBuffer(p.C) : nullptr;
-                      auto load = [&](int64_t pos, int64_t n) {
-                        loadF32(xt, elementPtr(x.data, xt, rows.offset(pos)), n * len, tile);
-                      };
-                      if (p.training) {
-                        double *sum = ws.sums + cBegin, *sq = ws.squares + cBegin;
-                        std::fill(sum, sum + len, 0.0);
-                        std::fill(sq, sq + len, 0.0);
-                        rows.forTiles(0, positions, [&](int64_t pos, int64_t n) {
-                          load(pos, n);
-                          for (int64_t t = 0; t < n; ++t)
-                            for (int64_t j = 0; j < len; ++j)
-                              sum[j] += tile[t * len + j];
-                        });
-                        for (int64_t j = 0; j < len; ++j)
-                          sum[j] = count > 0 ? sum[j] / count : 0.0; // the mean, in double
-                        rows.forTiles(0, positions, [&](int64_t pos, int64_t n) {
-                          load(pos, n);
-                          for (int64_t t = 0; t < n; ++t)
-                            for (int64_t j = 0; j < len; ++j) {
-                              const float v = tile[t * len + j];
-                              sq[j] += (v - sum[j]) * (v - sum[j]);
-                            }
-                        });
-                        for (int64_t j = 0; j < len; ++j) {
-                          const int64_t c = cBegin + j;
-                          mean[c] = static_cast<float>(sum[j]);
-                          var[c] = static_cast<float>(count > 0 ? sq[j] / count : 0.0);
-                          unbiasedVar[c] =
-                              static_cast<float>(count > 1 ? sq[j] / (count - 1) : var[c]);
-                        }
-                      } else {
-                        for (int64_t c = cBegin; c < cEnd; ++c) {
-                          mean[c] = runningMean[c];
-                          var[c] = runningVar[c];
-                        }
-                      }
-                      for (int64_t c = cBegin; c < cEnd; ++c)
-                        invStd[c] = 1.0f / std::sqrt(var[c] + p.epsilon);
-                      rows.forTiles(0, positions, [&](int64_t pos, int64_t n) {
-                        load(pos, n);
-                        for (int64_t t = 0; t < n; ++t)
-                          for (int64_t j = 0; j < len; ++j) {
-                            const int64_t c = cBegin + j;
-                            float &v = tile[t * len + j];
-                            v = (v - mean[c]) * invStd[c] * scale[c] + bias[c];
-                          }
-                        const int64_t at = rows.offset(pos);
-                        batchNormEpilogue(p, tile, n * len, residualTile, residual, at, yt,
-                                          elementPtr(y.data, yt, at));
-                      });
+                      batchNormChannelsLastChunk(p, args, in, chunk, cBegin, cEnd);
                     });
   if (p.updateRunningStats)
-    updateRunningStats(p, args, ws, runningMean, runningVar);
+    updateRunningStats(p, args, in);
   return Status::ok();
 }
 
