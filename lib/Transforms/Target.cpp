@@ -28,7 +28,7 @@ ConvLayout resolveConvLayout(ConvLayout layout, llvm::StringRef target) {
     return layout;
   std::string error;
   FailureOr<Target> t = parseTarget(target, error);
-  if (failed(t) || t->cpu || t->capability < 70)
+  if (failed(t) || (!t->cpu && t->capability < 70))
     return ConvLayout::NCHW;
   return ConvLayout::NHWC;
 }

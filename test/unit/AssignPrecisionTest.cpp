@@ -149,9 +149,9 @@ TEST(Target, ResolvesTheConvLayout) {
   EXPECT_EQ(resolveConvLayout(ConvLayout::Auto, "sm_90a"), ConvLayout::NHWC);
   EXPECT_EQ(resolveConvLayout(ConvLayout::Auto, "sm_70"), ConvLayout::NHWC);
   EXPECT_EQ(resolveConvLayout(ConvLayout::Auto, "sm_61"), ConvLayout::NCHW);
-  EXPECT_EQ(resolveConvLayout(ConvLayout::Auto, "cpu"), ConvLayout::NCHW);
+  EXPECT_EQ(resolveConvLayout(ConvLayout::Auto, "cpu"), ConvLayout::NHWC);
   EXPECT_EQ(resolveConvLayout(ConvLayout::Auto, ""), ConvLayout::NCHW);
-  EXPECT_EQ(resolveConvLayout(ConvLayout::NHWC, "cpu"), ConvLayout::NHWC);
+  EXPECT_EQ(resolveConvLayout(ConvLayout::NCHW, "cpu"), ConvLayout::NCHW);
   EXPECT_EQ(resolveConvLayout(ConvLayout::NCHW, "sm_90"), ConvLayout::NCHW);
   std::string error;
   FailureOr<Target> t = parseTarget("sm_100f", error);

@@ -129,7 +129,14 @@ Status cpuNumericsFromEnvironment(CpuNumerics *out) {
   *out = CpuNumerics::Reference;
   const char *env = std::getenv("MPTRT_CPU_NUMERICS");
   const std::string value = env ? env : "";
-  if (value.empty() || value == "reference")
+  if (value.empty()) {
+    // The default: fast where the build has oneDNN (issue 27: the mode for
+    // training), else the reference kernels, which every build has.
+    if (haveFastNumerics())
+      *out = CpuNumerics::Fast;
+    return Status::ok();
+  }
+  if (value == "reference")
     return Status::ok();
   if (value == "fast") {
     if (!haveFastNumerics())

@@ -193,8 +193,9 @@ Status prepareAdamWUpdate(const KernelView &v, std::unique_ptr<PreparedKernel> *
 /// runs convolutions and matmuls through oneDNN where the build has it.
 enum class CpuNumerics { Reference, Fast };
 
-/// The mode MPTRT_CPU_NUMERICS asks for ("reference", the default when it
-/// is unset or empty, or "fast"); an error for any other value.
+/// The mode MPTRT_CPU_NUMERICS asks for: "reference" or "fast"; unset or
+/// empty, the default: fast in a build with oneDNN, else reference. An
+/// error for any other value.
 Status cpuNumericsFromEnvironment(CpuNumerics *out);
 
 /// Whether this build has the oneDNN fast path (MPTRT_ENABLE_DNNL).
