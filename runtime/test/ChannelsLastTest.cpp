@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -151,6 +152,60 @@ std::vector<Case> wideNormCases() {
   return cs;
 }
 
+/// The pooling kinds and their gradients on 70 channels (the CPU's
+/// channels-last kernels take them in blocks of 16: whole blocks and a
+/// part of one per image): overlapping windows with padding, so that
+/// max_pool_grad and average_pool_grad add several terms into one input,
+/// and max pooling over few distinct values, so that windows tie (the first
+/// maximum, in row-major window order, wins in both layouts).
+std::vector<Case> poolCases() {
+  std::mt19937 rng(47);
+  const DType B = DType::BF16, F = DType::F32, H = DType::F16;
+  const std::vector<int64_t> x = {2, 70, 9, 11}, y = {2, 70, 5, 6};
+  const std::vector<Attribute> window = {Attribute::makeInts("kernel_shape", {3, 3}),
+                                         Attribute::makeInts("strides", {2, 2}),
+                                         Attribute::makeInts("pads", {1, 1, 1, 1})};
+  std::vector<Attribute> included = window;
+  included.push_back(Attribute::makeInt("count_include_pad", 1));
+  // Dilated, with ceil_mode: windows that reach past the padded extent.
+  const std::vector<Attribute> dilated = {
+      Attribute::makeInts("kernel_shape", {2, 3}), Attribute::makeInts("strides", {2, 2}),
+      Attribute::makeInts("dilations", {2, 1}), Attribute::makeInt("ceil_mode", 1)};
+  const std::vector<int64_t> yDilated = {2, 70, 4, 5};
+  HostTensor ties = randomTensor(F, x, rng, -2.0, 2.0, 0.0);
+  for (int64_t i = 0; i < ties.numel(); ++i)
+    ties.set(i, std::round(ties.get(i)));
+  std::vector<Case> cs;
+  cs.push_back({"max_pool", {randomTensor(B, x, rng)}, {HostTensor(B, y)}, window, {0}, {0}});
+  cs.push_back({"max_pool", {ties}, {HostTensor(F, y)}, window, {0}, {0}});
+  cs.push_back({"average_pool", {randomTensor(F, x, rng)}, {HostTensor(F, y)}, included, {0}, {0}});
+  cs.push_back(
+      {"average_pool", {randomTensor(H, x, rng)}, {HostTensor(H, yDilated)}, dilated, {0}, {0}});
+  cs.push_back({"global_average_pool",
+                {randomTensor(B, x, rng)},
+                {HostTensor(B, {2, 70, 1, 1})},
+                {},
+                {0},
+                {0}});
+  cs.push_back(
+      {"max_pool_grad", {ties, randomTensor(F, y, rng)}, {HostTensor(F, x)}, window, {0, 1}, {0}});
+  cs.push_back({"max_pool_grad",
+                {randomTensor(B, x, rng), randomTensor(B, y, rng)},
+                {HostTensor(B, x)},
+                window,
+                {0, 1},
+                {0}});
+  cs.push_back(
+      {"average_pool_grad", {randomTensor(F, y, rng)}, {HostTensor(F, x)}, included, {0}, {0}});
+  cs.push_back({"average_pool_grad",
+                {randomTensor(H, yDilated, rng)},
+                {HostTensor(H, x)},
+                dilated,
+                {0},
+                {0}});
+  return cs;
+}
+
 /// Whether the CPU backend (in the current numerics mode) prepares case
 /// `c` channels last with a kernel of its own rather than the adapter; with
 /// `first`, whether its fast mode takes the channels-first kernel.
@@ -182,13 +237,16 @@ bool cpuHasNativeKernel(const Case &c, bool first = false) {
 }
 
 // Tests every channels-last kind on the CPU: the channels-first kernel's
-// bits, transposed, in the reference numerics (the batch norms by the CPU's
-// own channels-last kernels, the convolutions between transposes).
+// bits, transposed, in the reference numerics (the batch norms and the
+// pooling kinds by the CPU's own channels-last kernels, the convolutions
+// between transposes).
 TEST(ChannelsLast, SameBitsAsChannelsFirstOnTheCpu) {
   CpuNumericsMode reference("reference");
   for (const Case &c : cases())
     expectSameBits(c, "cpu");
   for (const Case &c : wideNormCases())
+    expectSameBits(c, "cpu");
+  for (const Case &c : poolCases())
     expectSameBits(c, "cpu");
 }
 
@@ -212,6 +270,8 @@ TEST(ChannelsLast, CpuNativeKernels) {
       EXPECT_EQ(cpuHasNativeKernel(c), expected) << mode << " " << c.kind;
       fastConvs += fast && !norm && expected;
     }
+    for (const Case &c : poolCases())
+      EXPECT_TRUE(cpuHasNativeKernel(c)) << mode << " " << c.kind;
   }
   if (rt::cpu::haveFastNumerics()) {
     EXPECT_EQ(fastConvs, 2) << "conv and conv_grad_input run natively in the fast mode";
@@ -230,6 +290,8 @@ TEST(ChannelsLast, SameBitsAsChannelsFirstOnCuda) {
   for (const Case &c : cases())
     expectSameBits(c, "cuda");
   for (const Case &c : wideNormCases())
+    expectSameBits(c, "cuda");
+  for (const Case &c : poolCases())
     expectSameBits(c, "cuda");
 }
 

@@ -51,6 +51,8 @@
 // REPORT: "layout_free_kernels": 1,
 // REPORT-NEXT: "name": "forward",
 // REPORT-NEXT: "nhwc_kernels": 4,
+// REPORT-NEXT: "reshapes": [],
+// REPORT-NEXT: "reshapes_inserted": 0,
 // REPORT-NEXT: "transposes": [
 // REPORT-NEXT: {
 // REPORT-NEXT: "into": "nchw",

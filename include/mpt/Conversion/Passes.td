@@ -113,15 +113,20 @@ def MPTChannelsLast : Pass<"mpt-channels-last", "mlir::ModuleOp"> {
     for targets whose convolutions prefer channels-last activations (cuDNN's
     tensor-core engines). A chain is what connects 2-D convolutions through
     activations: the activations of `conv`, `conv_grad_input`,
-    `conv_grad_weight`, `batch_norm`, `batch_norm_train` and
-    `batch_norm_grad` (not their weights, scales or statistics), and the
-    elementwise kernels (relu, clip, add, mul, `unary_grad`, cast, ...)
-    whose operands and results all have one 4-D shape. Every value of a
+    `conv_grad_weight`, `batch_norm`, `batch_norm_train`,
+    `batch_norm_grad`, the 2-D pooling kinds (`max_pool`, `average_pool`,
+    `global_average_pool`) and their gradients (not their weights, scales or
+    statistics), the elementwise kernels (relu, clip, add, mul,
+    `unary_grad`, cast, ...) whose operands and results all have one 4-D
+    shape, and an `expand` from a 4-D tensor to a 4-D shape its type states
+    (a broadcast: the global average pool's gradient). Every value of a
     chain becomes [N, H, W, C], its layout-aware kernels get `layout =
     nhwc`, and a `transpose` is inserted only where a value enters the chain
-    from elsewhere (a function argument, a pooling or a reshape) or leaves
-    it: the chain is maximal, so those are the fewest transposes that keep
-    every other kernel as it is. A kernel with `layout = nhwc` means what
+    from elsewhere (a function argument or a reshape) or leaves it: the
+    chain is maximal, so those are the fewest transposes that keep every
+    other kernel as it is. Where only unit axes move (a pooled [N, C, 1, 1]
+    head), the same bytes serve both layouts and a `reshape`, which the
+    memory planner makes a view, replaces the transpose. A kernel with `layout = nhwc` means what
     its NCHW form means (docs/runtime.md, "Channels-last kernels"), so a
     plan computes the same values either way. Chains without a convolution
     are left alone.
@@ -130,7 +135,7 @@ def MPTChannelsLast : Pass<"mpt-channels-last", "mlir::ModuleOp"> {
     precision report `--assign-precision` wrote, or a new file): each
     reported op of a chain gets `"layout": "nhwc"`, and a `layout` section
     lists per function the kernels it stored channels last and the
-    transposes it inserted, with the ONNX nodes they belong to
+    transposes and reshapes it inserted, with the ONNX nodes they belong to
     (docs/precision.md shows the format).
   }];
   let options = [

@@ -69,9 +69,15 @@ bool isElementwiseKind(StringRef kind) {
   return kinds.contains(kind);
 }
 
-/// An elementwise kernel whose operands and results all have one 4-D shape:
-/// layout does not matter to it.
+/// An elementwise kernel whose operands and results all have one 4-D shape,
+/// or an expand of a 4-D tensor to a 4-D shape stated by its type (a
+/// broadcast, which permuting both shapes alike keeps: the global average
+/// pool's gradient [N, C, 1, 1] -> [N, C, H, W]): layout does not matter to
+/// it.
 bool isLayoutFree(Operation *op) {
+  if (auto expand = dyn_cast<rtir::ExpandOp>(op))
+    return !expand.getShape() && isImage(expand.getInput()) &&
+           isImage(expand.getOutput());
   if (!isa<rtir::KernelOpInterface>(op) || op->getNumResults() != 1 ||
       !isElementwiseKind(op->getName().stripDialect()))
     return false;
@@ -83,6 +89,21 @@ bool isLayoutFree(Operation *op) {
   for (Value v : op->getOperands())
     if (!isImage(v) || shapeOf(v) != shapeOf(op->getResult(0)))
       return false;
+  return true;
+}
+
+/// Whether permuting `shape` by `perm` keeps its elements in order (every
+/// axis it moves past another has extent 1): then the bytes are the same,
+/// and a reshape, which the memory planner makes a view, does it.
+bool permutesUnitAxesOnly(ArrayRef<int64_t> shape, ArrayRef<int64_t> perm) {
+  int64_t last = -1;
+  for (int64_t axis : perm) {
+    if (shape[axis] == 1)
+      continue;
+    if (axis < last)
+      return false;
+    last = axis;
+  }
   return true;
 }
 
@@ -119,6 +140,9 @@ struct FunctionLayout {
   /// The transposes inserted: (into "nhwc" or "nchw", the value's node, or
   /// for an argument its binding: "input x").
   std::vector<std::pair<std::string, std::string>> transposes;
+  /// The same for the layout changes that move only unit axes, done by a
+  /// reshape (a view of the same bytes) instead of a transpose.
+  std::vector<std::pair<std::string, std::string>> reshapes;
 };
 
 struct ChannelsLastPass
@@ -222,6 +246,20 @@ struct ChannelsLastPass
     OpBuilder b(&getContext());
     const auto intoLast = b.getDenseI64ArrayAttr({0, 2, 3, 1});
     const auto intoFirst = b.getDenseI64ArrayAttr({0, 3, 1, 2});
+    // v as `type` in the other layout: a transpose, or a reshape where only
+    // unit axes move.
+    auto relayout = [&](Value v, Type type, DenseI64ArrayAttr perm,
+                        const char *into, const std::string &node) -> Value {
+      b.setInsertionPointAfterValue(v);
+      if (permutesUnitAxesOnly(cast<RankedTensorType>(v.getType()).getShape(),
+                               perm.asArrayRef())) {
+        layout.reshapes.emplace_back(into, node);
+        return rtir::ReshapeOp::create(b, v.getLoc(), type, v, Value(),
+                                       nullptr);
+      }
+      layout.transposes.emplace_back(into, node);
+      return rtir::TransposeOp::create(b, v.getLoc(), type, v, perm, nullptr);
+    };
     for (Value v : chain) {
       Operation *def = v.getDefiningOp();
       const bool madeInside = def && inside(def);
@@ -240,20 +278,16 @@ struct ChannelsLastPass
         const Type first = v.getType();
         v.setType(channelsLastType(first));
         if (!outsideUses.empty()) {
-          b.setInsertionPointAfterValue(v);
-          Value back = rtir::TransposeOp::create(b, v.getLoc(), first, v,
-                                                 intoFirst, nullptr);
+          // (v, channels last by now, is the transpose's source)
+          Value back = relayout(v, first, intoFirst, "nchw", node);
           for (OpOperand *use : outsideUses)
             use->set(back);
-          layout.transposes.emplace_back("nchw", node);
         }
       } else if (!insideUses.empty()) {
-        b.setInsertionPointAfterValue(v);
-        Value last = rtir::TransposeOp::create(
-            b, v.getLoc(), channelsLastType(v.getType()), v, intoLast, nullptr);
+        Value last =
+            relayout(v, channelsLastType(v.getType()), intoLast, "nhwc", node);
         for (OpOperand *use : insideUses)
           use->set(last);
-        layout.transposes.emplace_back("nhwc", node);
       }
     }
     for (Operation &op : *body) {
@@ -313,19 +347,23 @@ struct ChannelsLastPass
                   (*o)["layout"] = "nhwc";
     llvm::json::Array sections;
     for (const FunctionLayout &f : functions) {
-      llvm::json::Array kernels, transposes;
+      llvm::json::Array kernels, transposes, reshapes;
       for (const auto &[kind, node] : f.nhwcKernels)
         kernels.push_back(llvm::json::Object{{"kind", kind}, {"node", node}});
       for (const auto &[into, node] : f.transposes)
         transposes.push_back(
             llvm::json::Object{{"into", into}, {"node", node}});
+      for (const auto &[into, node] : f.reshapes)
+        reshapes.push_back(llvm::json::Object{{"into", into}, {"node", node}});
       sections.push_back(llvm::json::Object{
           {"name", f.name},
           {"nhwc_kernels", static_cast<int64_t>(f.nhwcKernels.size())},
           {"layout_free_kernels", static_cast<int64_t>(f.layoutFree)},
           {"transposes_inserted", static_cast<int64_t>(f.transposes.size())},
+          {"reshapes_inserted", static_cast<int64_t>(f.reshapes.size())},
           {"kernels", std::move(kernels)},
-          {"transposes", std::move(transposes)}});
+          {"transposes", std::move(transposes)},
+          {"reshapes", std::move(reshapes)}});
     }
     root["layout"] = llvm::json::Object{{"pass", "mpt-channels-last"},
                                         {"activations", "nhwc"},

@@ -38,6 +38,13 @@ inline bool channelsLastSlots(std::string_view kind, size_t numOperands,
     if (numOperands == 4)
       operands->push_back(3); // the forward output of a fused relu
     *results = {0};
+  } else if (kind == "max_pool" || kind == "average_pool" || kind == "global_average_pool" ||
+             kind == "average_pool_grad") {
+    *operands = {0};
+    *results = {0};
+  } else if (kind == "max_pool_grad") {
+    *operands = {0, 1}; // the forward input and the output's gradient
+    *results = {0};
   } else {
     return false;
   }

@@ -106,13 +106,20 @@ public:
     const std::string &kind = kernel.kind();
     const bool norm = kind == "batch_norm" || kind == "batch_norm_train";
     const bool conv = kind == "conv" || kind == "conv_grad_input" || kind == "conv_grad_weight";
-    if (!norm && kind != "batch_norm_grad" && !(conv && mode_ == CpuNumerics::Fast))
+    const bool pool = kind == "max_pool" || kind == "average_pool" || kind == "global_average_pool";
+    const bool poolGrad = kind == "max_pool_grad" || kind == "average_pool_grad";
+    if (!norm && kind != "batch_norm_grad" && !pool && !poolGrad &&
+        !(conv && mode_ == CpuNumerics::Fast))
       return Status::ok();
     MPTRT_TRY(kernel.allowSchemaAttributes());
     ChannelsFirstForm form;
     MPTRT_TRY(form.build(kernel));
     if (norm)
       return prepareBatchNormChannelsLast(form.view(), out);
+    if (pool)
+      return preparePoolChannelsLast(form.view(), out);
+    if (poolGrad)
+      return preparePoolGradChannelsLast(form.view(), out);
     if (!conv)
       return prepareBatchNormGradChannelsLast(form.view(), out);
     return prepareFastChannelsLast(form.view(), out);

@@ -132,6 +132,12 @@ Status prepareConv(const KernelView &v, std::unique_ptr<PreparedKernel> *out);
 // PoolingKernels.cpp (and the pooling gradients)
 Status preparePool(const KernelView &v, std::unique_ptr<PreparedKernel> *out);
 Status preparePoolGrad(const KernelView &v, std::unique_ptr<PreparedKernel> *out);
+// PoolingChannelsLast.cpp: the pooling kinds and their gradients on
+// channels-last activations, decoded from the kernel's channels-first form
+// (ChannelsLast.h); the same bits. *out is left null for what they do not
+// take (1-D and 3-D windows, integer max pooling).
+Status preparePoolChannelsLast(const KernelView &first, std::unique_ptr<PreparedKernel> *out);
+Status preparePoolGradChannelsLast(const KernelView &first, std::unique_ptr<PreparedKernel> *out);
 // AttentionKernels.cpp
 Status prepareAttention(const KernelView &v, std::unique_ptr<PreparedKernel> *out);
 Status prepareAttentionGrad(const KernelView &v, std::unique_ptr<PreparedKernel> *out);

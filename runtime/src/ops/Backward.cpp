@@ -222,11 +222,12 @@ Status decodePoolGrad(const KernelView &v, PoolParams *p) {
   const bool isMax = v.kind() == "max_pool_grad";
   // max_pool_grad: x, dy -> dx; average_pool_grad: dy -> dx.
   MPTRT_TRY(v.expectCounts(isMax ? 2 : 1, isMax ? 2 : 1, 1, 1));
+  MPTRT_TRY(expectChannelsFirst(v));
   if (isMax)
-    MPTRT_TRY(v.allowOnly({"kernel_shape", "strides", "pads", "dilations", "ceil_mode"}));
+    MPTRT_TRY(v.allowOnly({"kernel_shape", "strides", "pads", "dilations", "ceil_mode", "layout"}));
   else
-    MPTRT_TRY(v.allowOnly(
-        {"kernel_shape", "strides", "pads", "dilations", "ceil_mode", "count_include_pad"}));
+    MPTRT_TRY(v.allowOnly({"kernel_shape", "strides", "pads", "dilations", "ceil_mode",
+                           "count_include_pad", "layout"}));
   MPTRT_TRY(expectAllFloat(v));
   const TensorDesc &dx = v.result(0);
   std::vector<int64_t> dyShape;

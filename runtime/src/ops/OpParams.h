@@ -191,6 +191,10 @@ struct PoolParams {
   std::vector<int64_t> in, out, kernel, strides, padsBegin, padsEnd, dilations;
   bool countIncludePad = false;
   int64_t inSize = 1, outSize = 1;
+  // The input and result stored channels last, [N, spatial..., C]: set by a
+  // backend's own channels-last kernel, never by the decoder (as
+  // BatchNormParams::channelsLast).
+  bool channelsLast = false;
 };
 Status decodePool(const KernelView &v, PoolParams *p);
 /// The window attributes of a `kind` pool over input `x` (`inputLabel` names

@@ -10,6 +10,7 @@ namespace rt {
 
 Status decodePool(const KernelView &v, PoolParams *p) {
   MPTRT_TRY(v.expectCounts(1, 1, 1, 1));
+  MPTRT_TRY(expectChannelsFirst(v));
   PoolKind kind;
   if (v.kind() == "max_pool")
     kind = PoolKind::Max;
@@ -50,7 +51,7 @@ Status decodePoolWindow(const KernelView &v, PoolKind kind, const TensorDesc &x,
   p->in.assign(x.shape.begin() + 2, x.shape.end());
 
   if (p->kind == PoolKind::GlobalAverage) {
-    MPTRT_TRY(v.allowOnly({}));
+    MPTRT_TRY(v.allowOnly({"layout"}));
     p->kernel = p->in;
     p->strides.assign(nsp, 1);
     p->padsBegin.assign(nsp, 0);
@@ -59,10 +60,11 @@ Status decodePoolWindow(const KernelView &v, PoolKind kind, const TensorDesc &x,
     p->countIncludePad = true;
   } else {
     if (p->kind == PoolKind::Max)
-      MPTRT_TRY(v.allowOnly({"kernel_shape", "strides", "pads", "dilations", "ceil_mode"}));
+      MPTRT_TRY(
+          v.allowOnly({"kernel_shape", "strides", "pads", "dilations", "ceil_mode", "layout"}));
     else
-      MPTRT_TRY(v.allowOnly(
-          {"kernel_shape", "strides", "pads", "dilations", "ceil_mode", "count_include_pad"}));
+      MPTRT_TRY(v.allowOnly({"kernel_shape", "strides", "pads", "dilations", "ceil_mode",
+                             "count_include_pad", "layout"}));
     std::vector<int64_t> pads;
     MPTRT_TRY(v.getRequiredInts("kernel_shape", &p->kernel));
     MPTRT_TRY(v.getInts("strides", std::vector<int64_t>(nsp, 1), &p->strides));

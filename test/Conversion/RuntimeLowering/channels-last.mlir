@@ -42,19 +42,62 @@ func.func @weight_grad(%x: tensor<2x3x8x8xf32>, %w: tensor<4x3x3x3xf32>) -> tens
 
 // -----
 
-// Tests a pooling between two convolutions: it keeps NCHW, so the chain
-// is left before it and entered again after it.
+// Tests a pooling between two convolutions: it joins the chain (layout =
+// nhwc), so no transpose leaves or enters it there.
 // CHECK-LABEL: func.func @pool_between
-// CHECK: mptrt.conv {{.*}}layout = #mptrt.layout<nhwc>
-// CHECK-NEXT: %[[OUT:.*]] = mptrt.transpose %{{.*}} {perm = array<i64: 0, 3, 1, 2>}
-// CHECK-NEXT: %[[P:.*]] = mptrt.max_pool %[[OUT]]
-// CHECK-NEXT: %[[IN:.*]] = mptrt.transpose %[[P]] {perm = array<i64: 0, 2, 3, 1>}
-// CHECK-NEXT: mptrt.conv %[[IN]], {{.*}}layout = #mptrt.layout<nhwc>
+// CHECK: %[[A:.*]] = mptrt.conv {{.*}}layout = #mptrt.layout<nhwc>
+// CHECK-NEXT: %[[P:.*]] = mptrt.max_pool %[[A]] {kernel_shape = array<i64: 2, 2>, layout = #mptrt.layout<nhwc>, strides = array<i64: 2, 2>} : (tensor<1x8x8x2xf32>) -> tensor<1x4x4x2xf32>
+// CHECK-NEXT: mptrt.conv %[[P]], {{.*}}layout = #mptrt.layout<nhwc>
 func.func @pool_between(%x: tensor<1x2x8x8xf32>, %w: tensor<2x2x1x1xf32>) -> tensor<1x2x4x4xf32> {
   %a = mptrt.conv %x, %w : (tensor<1x2x8x8xf32>, tensor<2x2x1x1xf32>) -> tensor<1x2x8x8xf32>
   %p = mptrt.max_pool %a {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>} : (tensor<1x2x8x8xf32>) -> tensor<1x2x4x4xf32>
   %b = mptrt.conv %p, %w : (tensor<1x2x4x4xf32>, tensor<2x2x1x1xf32>) -> tensor<1x2x4x4xf32>
   return %b : tensor<1x2x4x4xf32>
+}
+
+// -----
+
+// Tests a network's head and its gradient: the global average pool joins
+// the chain, and its [N, 1, 1, C] result leaves it by a reshape (only unit
+// axes move: the same bytes); the gradient's expand from [N, C, 1, 1]
+// joins it as a broadcast from [N, 1, 1, C], entered by a reshape too;
+// max_pool_grad takes the forward input and the gradient channels last.
+// CHECK-LABEL: func.func @head
+// CHECK: %[[A:.*]] = mptrt.conv {{.*}} -> tensor<2x4x4x3xf32>
+// CHECK-NEXT: %[[P:.*]] = mptrt.max_pool %[[A]] {{{.*}}layout = #mptrt.layout<nhwc>{{.*}}} : (tensor<2x4x4x3xf32>) -> tensor<2x2x2x3xf32>
+// CHECK-NEXT: %[[G:.*]] = mptrt.global_average_pool %[[P]] {layout = #mptrt.layout<nhwc>} : (tensor<2x2x2x3xf32>) -> tensor<2x1x1x3xf32>
+// CHECK-NEXT: %[[GF:.*]] = mptrt.reshape %[[G]] : (tensor<2x1x1x3xf32>) -> tensor<2x3x1x1xf32>
+// CHECK-NEXT: %[[S:.*]] = mptrt.mul %[[GF]], %arg2
+// CHECK-NEXT: %[[SL:.*]] = mptrt.reshape %[[S]] : (tensor<2x3x1x1xf32>) -> tensor<2x1x1x3xf32>
+// CHECK-NEXT: %[[E:.*]] = mptrt.expand %[[SL]] : (tensor<2x1x1x3xf32>) -> tensor<2x2x2x3xf32>
+// CHECK-NEXT: %[[D:.*]] = mptrt.max_pool_grad %[[A]], %[[E]] {{{.*}}layout = #mptrt.layout<nhwc>{{.*}}} : (tensor<2x4x4x3xf32>, tensor<2x2x2x3xf32>) -> tensor<2x4x4x3xf32>
+// CHECK-NEXT: %[[DF:.*]] = mptrt.transpose %[[D]] {perm = array<i64: 0, 3, 1, 2>}
+// CHECK-NOT: mptrt.transpose
+// CHECK: return %[[DF]]
+func.func @head(%x: tensor<2x3x4x4xf32>, %w: tensor<3x3x1x1xf32>, %k: tensor<f32>) -> tensor<2x3x4x4xf32> {
+  %a = mptrt.conv %x, %w : (tensor<2x3x4x4xf32>, tensor<3x3x1x1xf32>) -> tensor<2x3x4x4xf32>
+  %p = mptrt.max_pool %a {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>} : (tensor<2x3x4x4xf32>) -> tensor<2x3x2x2xf32>
+  %g = mptrt.global_average_pool %p : (tensor<2x3x2x2xf32>) -> tensor<2x3x1x1xf32>
+  %s = mptrt.mul %g, %k : (tensor<2x3x1x1xf32>, tensor<f32>) -> tensor<2x3x1x1xf32>
+  %e = mptrt.expand %s : (tensor<2x3x1x1xf32>) -> tensor<2x3x2x2xf32>
+  %d = mptrt.max_pool_grad %a, %e {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>} : (tensor<2x3x4x4xf32>, tensor<2x3x2x2xf32>) -> tensor<2x3x4x4xf32>
+  return %d : tensor<2x3x4x4xf32>
+}
+
+// -----
+
+// Tests what does not join: a 1-D pooling (its values are not images) and
+// an expand whose shape is an operand (stated channels first).
+// CHECK-LABEL: func.func @not_joining
+// CHECK: mptrt.conv {{.*}}layout = #mptrt.layout<nhwc>
+// CHECK-NEXT: %[[OUT:.*]] = mptrt.transpose %{{.*}} {perm = array<i64: 0, 3, 1, 2>}
+// CHECK: mptrt.expand %[[OUT]], %arg2 : (tensor<1x2x4x4xf32>, tensor<4xi64>) -> tensor<1x2x4x4xf32>
+// CHECK: mptrt.max_pool %arg3 {kernel_shape = array<i64: 2>} : (tensor<1x2x8xf32>) -> tensor<1x2x7xf32>
+func.func @not_joining(%x: tensor<1x2x4x4xf32>, %w: tensor<2x2x1x1xf32>, %shape: tensor<4xi64>, %v: tensor<1x2x8xf32>) -> (tensor<1x2x4x4xf32>, tensor<1x2x7xf32>) {
+  %a = mptrt.conv %x, %w : (tensor<1x2x4x4xf32>, tensor<2x2x1x1xf32>) -> tensor<1x2x4x4xf32>
+  %e = mptrt.expand %a, %shape : (tensor<1x2x4x4xf32>, tensor<4xi64>) -> tensor<1x2x4x4xf32>
+  %p = mptrt.max_pool %v {kernel_shape = array<i64: 2>} : (tensor<1x2x8xf32>) -> tensor<1x2x7xf32>
+  return %e, %p : tensor<1x2x4x4xf32>, tensor<1x2x7xf32>
 }
 
 // -----

@@ -351,21 +351,26 @@ def MPTRT_ConvOp : MPTRT_KernelOp<"conv",
 // Pooling.
 //===----------------------------------------------------------------------===//
 
+// The pooling kernels join convolution chains (mpt-channels-last): with
+// `layout = nhwc` their input and result are channels last.
 def MPTRT_MaxPoolOp : MPTRT_KernelOp<"max_pool",
-    !con((ins MPTRT_Tensor:$input), MPTRT_AttrsOf<MPT_MaxPoolOp, AbsentWindow>.attrs),
+    !con((ins MPTRT_Tensor:$input), MPTRT_AttrsOf<MPT_MaxPoolOp, AbsentWindow>.attrs,
+         (ins MPTRT_Default<MPTRT_LayoutAttr, "nchw">:$layout)),
     (outs MPTRT_Tensor:$output)> {
   let family = "Pool";
   let summary = "N-d max pooling";
 }
 def MPTRT_AveragePoolOp : MPTRT_KernelOp<"average_pool",
     !con((ins MPTRT_Tensor:$input), PoolWindow,
-         (ins MPTRT_Default<BoolAttr, "false">:$count_include_pad)),
+         (ins MPTRT_Default<BoolAttr, "false">:$count_include_pad,
+              MPTRT_Default<MPTRT_LayoutAttr, "nchw">:$layout)),
     (outs MPTRT_Tensor:$output)> {
   let family = "Pool";
   let summary = "N-d average pooling";
 }
 def MPTRT_GlobalAveragePoolOp : MPTRT_KernelOp<"global_average_pool",
-    (ins MPTRT_Tensor:$input), (outs MPTRT_Tensor:$output)> {
+    (ins MPTRT_Tensor:$input, MPTRT_Default<MPTRT_LayoutAttr, "nchw">:$layout),
+    (outs MPTRT_Tensor:$output)> {
   let family = "Pool";
   let summary = "Mean over every spatial axis";
 }
@@ -579,14 +584,16 @@ def MPTRT_SliceGradOp : MPTRT_KernelOp<"slice_grad",
 }
 def MPTRT_MaxPoolGradOp : MPTRT_KernelOp<"max_pool_grad",
     !con((ins MPTRT_Tensor:$input, MPTRT_Tensor:$grad),
-         MPTRT_AttrsOf<MPT_MaxPoolGradOp, AbsentWindow>.attrs),
+         MPTRT_AttrsOf<MPT_MaxPoolGradOp, AbsentWindow>.attrs,
+         (ins MPTRT_Default<MPTRT_LayoutAttr, "nchw">:$layout)),
     (outs MPTRT_Tensor:$input_grad)> {
   let family = "PoolGrad";
   let summary = "Backward of max_pool";
 }
 def MPTRT_AveragePoolGradOp : MPTRT_KernelOp<"average_pool_grad",
     !con((ins MPTRT_Tensor:$grad), PoolWindow,
-         (ins MPTRT_Default<BoolAttr, "false">:$count_include_pad)),
+         (ins MPTRT_Default<BoolAttr, "false">:$count_include_pad,
+              MPTRT_Default<MPTRT_LayoutAttr, "nchw">:$layout)),
     (outs MPTRT_Tensor:$input_grad)> {
   let family = "PoolGrad";
   let summary = "Backward of average_pool";
