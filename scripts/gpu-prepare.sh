@@ -43,7 +43,7 @@ for model in "${MODELS[@]}"; do
   onnx=test/fixtures/parity/$model/model.onnx
   for precision in fp32 bf16 fp16; do
     flags=(--train --optimizer=adamw --lr=1e-3 --loss-kind=cross_entropy
-           --loss-output=logits --label-input=labels --quiet)
+           --loss-output=logits --label-input=labels --conv-layout=nchw --quiet)
     [ "$precision" = fp32 ] || flags+=(--precision="$precision")
     "$BUILD_DIR/bin/mpt-compile" "$onnx" "${flags[@]}" -o "$OUT/plans/$model-$precision.mptp"
   done

@@ -24,11 +24,11 @@ FailureOr<Target> parseTarget(llvm::StringRef target, std::string &error) {
 }
 
 ConvLayout resolveConvLayout(ConvLayout layout, llvm::StringRef target) {
-  if (layout != ConvLayout::Auto)
-    return layout;
+  if (layout != ConvLayout::Auto || target.empty())
+    return layout == ConvLayout::Auto ? ConvLayout::NHWC : layout;
   std::string error;
   FailureOr<Target> t = parseTarget(target, error);
-  if (failed(t) || (!t->cpu && t->capability < 70))
+  if (succeeded(t) && !t->cpu && t->capability < 70)
     return ConvLayout::NCHW;
   return ConvLayout::NHWC;
 }

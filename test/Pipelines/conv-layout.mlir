@@ -2,18 +2,18 @@
 // RUN: mpt-opt %s --mpt-inference-pipeline="precision=bf16 target=sm_90 conv-layout=nchw" | FileCheck %s --check-prefix=NCHW
 // RUN: mpt-opt %s --mpt-inference-pipeline="precision=bf16 target=cpu" | FileCheck %s --check-prefix=NHWC
 // RUN: mpt-opt %s --mpt-inference-pipeline="precision=bf16 target=sm_60" | FileCheck %s --check-prefix=NCHW
-// RUN: mpt-opt %s --mpt-inference-pipeline="precision=bf16" | FileCheck %s --check-prefix=NCHW
+// RUN: mpt-opt %s --mpt-inference-pipeline="precision=bf16" | FileCheck %s --check-prefix=NHWC
 // RUN: mpt-opt %s --mpt-inference-pipeline="target=cpu conv-layout=nchw" | FileCheck %s --check-prefix=NCHW
-// RUN: mpt-opt %s --mpt-inference-pipeline="conv-layout=nhwc" | FileCheck %s --check-prefix=NHWC
+// RUN: mpt-opt %s --mpt-inference-pipeline="conv-layout=nchw" | FileCheck %s --check-prefix=NCHW
 // RUN: mpt-opt %s --mpt-inference-pipeline="precision=bf16 target=sm_80 precision-report=%t.json" -o /dev/null
 // RUN: FileCheck %s --check-prefix=REPORT < %t.json
 // RUN: mpt-opt %s --mpt-inference-pipeline="precision=bf16 target=sm_80 precision-report=-" | FileCheck %s --check-prefix=STDOUT
 
 // Tests conv-layout: auto stores convolution chains NHWC for sm_70 and
-// newer (cuDNN's tensor-core engines read NHWC) and for the CPU (its
-// default fast numerics run oneDNN on NHWC), NCHW for older GPUs and
-// without a target; nchw and nhwc override it, and a target without
-// precision still chooses the layout. The precision report shows
+// newer (cuDNN's tensor-core engines read NHWC), for the CPU (its default
+// fast numerics run oneDNN on NHWC) and without a target, NCHW for older
+// GPUs; nchw and nhwc override it, and a target without precision still
+// chooses the layout. The precision report shows
 // the decision: the chain's ops get "layout": "nhwc", and the layout
 // section lists the kernels stored NHWC and the transposes inserted, with
 // their ONNX nodes.

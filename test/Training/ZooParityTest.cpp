@@ -900,18 +900,22 @@ void ZooFastNumerics::checkTrajectory(const std::string &kind,
             << (bitsDiffer ? "differ" : "bit-identical") << "\n";
 }
 
-// Mode: both, each pinned. fp32, the SGD-momentum trajectory.
+// Mode: both, each pinned. Channels first (--conv-layout=nchw; the default
+// stores convolution chains NHWC, which the ChannelsLast cases below
+// check). fp32, the SGD-momentum trajectory.
 TEST_P(ZooFastNumerics, MomentumTrajectoryFp32) {
   checkTrajectory("momentum", "fp32",
                   {"--optimizer=momentum", flag("lr", hyper("momentum.lr")),
-                   flag("momentum", hyper("momentum.momentum"))});
+                   flag("momentum", hyper("momentum.momentum")),
+                   "--conv-layout=nchw"});
 }
 
 // Mode: both, each pinned. fp32, the AdamW trajectory.
 TEST_P(ZooFastNumerics, AdamWTrajectoryFp32) {
   checkTrajectory("adamw", "fp32",
                   {"--optimizer=adamw", flag("lr", hyper("adamw.lr")),
-                   flag("weight-decay", hyper("adamw.weight_decay"))});
+                   flag("weight-decay", hyper("adamw.weight_decay")),
+                   "--conv-layout=nchw"});
 }
 
 // Mode: both, each pinned. bf16, the AdamW trajectory.
@@ -919,7 +923,8 @@ TEST_P(ZooFastNumerics, AdamWTrajectoryBf16) {
   checkTrajectory("adamw", "bf16",
                   {"--precision=bf16", "--optimizer=adamw",
                    flag("lr", hyper("adamw.lr")),
-                   flag("weight-decay", hyper("adamw.weight_decay"))});
+                   flag("weight-decay", hyper("adamw.weight_decay")),
+                   "--conv-layout=nchw"});
 }
 
 // Mode: both, each pinned. fp16 (dynamic loss scaling), the AdamW
@@ -928,7 +933,8 @@ TEST_P(ZooFastNumerics, AdamWTrajectoryFp16) {
   checkTrajectory("adamw", "fp16",
                   {"--precision=fp16", "--optimizer=adamw",
                    flag("lr", hyper("adamw.lr")),
-                   flag("weight-decay", hyper("adamw.weight_decay"))});
+                   flag("weight-decay", hyper("adamw.weight_decay")),
+                   "--conv-layout=nchw"});
 }
 
 // Mode: both, each pinned. The zoo's CNNs compiled channels last
@@ -952,14 +958,15 @@ TEST_P(ZooFastNumerics, AdamWTrajectoryBf16ChannelsLast) {
       /*channelsLastOnly=*/true);
 }
 
-// Mode: both, each pinned. fp32, one SGD step: each gradient's error (the
-// metric of SgdOneStepFp32, against the same float64 gradients).
+// Mode: both, each pinned. Channels first. fp32, one SGD step: each
+// gradient's error (the metric of SgdOneStepFp32, against the same float64
+// gradients).
 TEST_P(ZooFastNumerics, SgdGradientsFp32) {
   const std::string model = modelOf(GetParam());
   TempDir dir;
   const std::string p =
       plan(dir, {"--optimizer=sgd", flag("lr", hyper("sgd.lr")),
-                 "--emit-gradients=true"});
+                 "--emit-gradients=true", "--conv-layout=nchw"});
   if (!skip_.empty())
     GTEST_SKIP() << skip_;
   std::map<std::string, std::map<std::string, std::vector<float>>> grads;

@@ -150,7 +150,8 @@ TEST(Target, ResolvesTheConvLayout) {
   EXPECT_EQ(resolveConvLayout(ConvLayout::Auto, "sm_70"), ConvLayout::NHWC);
   EXPECT_EQ(resolveConvLayout(ConvLayout::Auto, "sm_61"), ConvLayout::NCHW);
   EXPECT_EQ(resolveConvLayout(ConvLayout::Auto, "cpu"), ConvLayout::NHWC);
-  EXPECT_EQ(resolveConvLayout(ConvLayout::Auto, ""), ConvLayout::NCHW);
+  EXPECT_EQ(resolveConvLayout(ConvLayout::Auto, ""), ConvLayout::NHWC);
+  EXPECT_EQ(resolveConvLayout(ConvLayout::NCHW, ""), ConvLayout::NCHW);
   EXPECT_EQ(resolveConvLayout(ConvLayout::NCHW, "cpu"), ConvLayout::NCHW);
   EXPECT_EQ(resolveConvLayout(ConvLayout::NCHW, "sm_90"), ConvLayout::NCHW);
   std::string error;

@@ -136,7 +136,8 @@ def MPTChannelsLast : Pass<"mpt-channels-last", "mlir::ModuleOp"> {
     reported op of a chain gets `"layout": "nhwc"`, and a `layout` section
     lists per function the kernels it stored channels last and the
     transposes and reshapes it inserted, with the ONNX nodes they belong to
-    (docs/precision.md shows the format).
+    (docs/precision.md shows the format); a module without a chain leaves
+    the file as it is.
   }];
   let options = [
     Option<"report", "report", "std::string", /*default=*/"\"\"",

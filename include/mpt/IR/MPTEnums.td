@@ -88,9 +88,9 @@ def MPT_PrecisionMode : MPT_OptionEnum<"PrecisionMode",
 def MPT_ConvLayout : MPT_OptionEnum<"ConvLayout",
     "the layout of convolution chains' activations", [
     MPT_OptionCase<"auto", "Chosen from `target`: nhwc for sm_70 and newer "
-                   "(cuDNN's tensor-core engines read NHWC) and for cpu "
-                   "(its default fast numerics: oneDNN on NHWC), nchw for "
-                   "older GPUs and no target", "Auto">,
+                   "(cuDNN's tensor-core engines read NHWC), for cpu (its "
+                   "default fast numerics: oneDNN on NHWC) and without a "
+                   "target; nchw for older GPUs", "Auto">,
     MPT_OptionCase<"nchw", "Channels first, as ONNX states them", "NCHW">,
     MPT_OptionCase<"nhwc", "Channels last (mpt-channels-last)", "NHWC">]>;
 

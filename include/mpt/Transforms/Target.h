@@ -31,10 +31,11 @@ llvm::FailureOr<Target> parseTarget(llvm::StringRef target, std::string &error);
 
 /// The layout `conv-layout=auto` picks for `target` (empty: none stated):
 /// NHWC for sm_70 and newer, whose tensor-core convolutions cuDNN runs on
-/// NHWC activations, and for the CPU, whose default `fast` numerics run
+/// NHWC activations, for the CPU, whose default `fast` numerics run
 /// oneDNN's convolutions on NHWC activations as they are stored (the
 /// `reference` mode's run channels first, between transposes:
-/// `conv-layout=nchw` for it); NCHW for older GPUs and without a target. A
+/// `conv-layout=nchw` for it), and without a target (a plan for any
+/// backend: both defaults prefer NHWC); NCHW for GPUs older than sm_70. A
 /// layout other than auto is returned as it is; `target` must parse or be
 /// empty.
 ConvLayout resolveConvLayout(ConvLayout layout, llvm::StringRef target);

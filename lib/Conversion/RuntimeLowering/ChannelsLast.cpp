@@ -150,6 +150,12 @@ struct ChannelsLastPass
   using MPTChannelsLastBase::MPTChannelsLastBase;
 
   void runOnOperation() override {
+    if (report == "-") {
+      getOperation().emitError()
+          << "mpt-channels-last: report must be a file (the layout is added "
+             "to the JSON report there), not '-'";
+      return signalPassFailure();
+    }
     std::vector<FunctionLayout> functions;
     for (auto func : getOperation().getOps<func::FuncOp>()) {
       FunctionLayout layout;
@@ -159,7 +165,8 @@ struct ChannelsLastPass
       if (!layout.nhwcKernels.empty())
         functions.push_back(std::move(layout));
     }
-    if (!report.empty() && failed(writeReport(functions)))
+    // Without a chain the report stays as it was: no layout section.
+    if (!report.empty() && !functions.empty() && failed(writeReport(functions)))
       return signalPassFailure();
   }
 
@@ -310,10 +317,6 @@ struct ChannelsLastPass
   /// kernel inside a chain, and the `layout` section.
   LogicalResult writeReport(const std::vector<FunctionLayout> &functions) {
     ModuleOp module = getOperation();
-    if (report == "-")
-      return module.emitError()
-             << "mpt-channels-last: report must be a file (the layout is "
-                "added to the JSON report there), not '-'";
     llvm::json::Object root;
     if (llvm::sys::fs::exists(report)) {
       auto text = llvm::MemoryBuffer::getFile(report);
