@@ -289,7 +289,9 @@ public:
     const std::string &kind = kernel.kind();
     const bool norm = kind == "batch_norm" || kind == "batch_norm_train";
     const bool conv = kind == "conv" || kind == "conv_grad_input" || kind == "conv_grad_weight";
-    if (!norm && !conv && kind != "batch_norm_grad")
+    const bool pool = kind == "max_pool" || kind == "average_pool" || kind == "global_average_pool";
+    const bool poolGrad = kind == "max_pool_grad" || kind == "average_pool_grad";
+    if (!norm && !conv && !pool && !poolGrad && kind != "batch_norm_grad")
       return Status::ok();
     ConvPath path = ConvPath::Auto;
     if (conv) {
@@ -302,6 +304,10 @@ public:
     MPTRT_TRY(form.build(kernel));
     if (norm)
       return prepareBatchNormChannelsLast(ctx_, form.view(), out);
+    if (pool)
+      return preparePoolChannelsLast(ctx_, form.view(), out);
+    if (poolGrad)
+      return preparePoolGradChannelsLast(ctx_, form.view(), out);
     if (!conv)
       return prepareBatchNormGradChannelsLast(ctx_, form.view(), out);
     std::string whyNot;

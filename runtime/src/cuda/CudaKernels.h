@@ -193,6 +193,13 @@ Status prepareLossGrad(const Context &, const KernelView &, std::unique_ptr<Prep
 // Pooling and its gradients (PoolingKernels.cu).
 Status preparePool(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *);
 Status preparePoolGrad(const Context &, const KernelView &, std::unique_ptr<PreparedKernel> *);
+/// The same on channels-last activations, decoded from the kernel's
+/// channels-first form (ChannelsLast.h): each thread computes what its
+/// channels-first twin does, so the same bits.
+Status preparePoolChannelsLast(const Context &, const KernelView &first,
+                               std::unique_ptr<PreparedKernel> *);
+Status preparePoolGradChannelsLast(const Context &, const KernelView &first,
+                                   std::unique_ptr<PreparedKernel> *);
 
 } // namespace cuda
 } // namespace rt

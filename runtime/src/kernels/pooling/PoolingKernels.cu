@@ -19,6 +19,11 @@
 //            first NaN if there is one); average: dy[o] / count. Bit for bit
 //            the CPU's result, with no atomics.
 //
+// Channels last (`layout = nhwc`, ChannelsLast.h), the same threads take the
+// elements in the activations' storage order, [N, spatial..., C]: each
+// does what the channels-first thread of its (n, c, position) does, so the
+// bits are the same, and neighbouring threads read neighbouring channels.
+//
 //===----------------------------------------------------------------------===//
 #include "cuda/CudaKernels.h"
 #include "cuda/Device.cuh"
@@ -34,11 +39,11 @@ namespace {
 /// PoolParams in a form a kernel takes by value.
 struct DevicePool {
   PoolKind kind;
-  bool integer, countIncludePad;
+  bool integer, countIncludePad, channelsLast;
   int rank; // spatial
   int64_t in[kMaxRank], out[kMaxRank], kernel[kMaxRank], strides[kMaxRank], padsBegin[kMaxRank],
       padsEnd[kMaxRank], dilations[kMaxRank];
-  int64_t planes, inSize, outSize, kernelCount;
+  int64_t planes, channels, inSize, outSize, kernelCount;
 };
 
 DevicePool devicePool(const PoolParams &p) {
@@ -46,6 +51,7 @@ DevicePool devicePool(const PoolParams &p) {
   d.kind = p.kind;
   d.integer = p.integer;
   d.countIncludePad = p.countIncludePad;
+  d.channelsLast = p.channelsLast;
   d.rank = p.spatialRank;
   d.kernelCount = 1;
   for (int i = 0; i < p.spatialRank; ++i) {
@@ -59,9 +65,33 @@ DevicePool devicePool(const PoolParams &p) {
     d.kernelCount *= p.kernel[i];
   }
   d.planes = p.N * p.C;
+  d.channels = p.C;
   d.inSize = p.inSize;
   d.outSize = p.outSize;
   return d;
+}
+
+/// Element e of a tensor of planes of `size` positions, in storage order:
+/// its plane (n * C + c) and its position in the plane.
+__device__ inline void planeAndPosition(const DevicePool &p, int64_t e, int64_t size,
+                                        int64_t *plane, int64_t *position) {
+  if (!p.channelsLast) {
+    *plane = e / size;
+    *position = e % size;
+    return;
+  }
+  const int64_t c = e % p.channels, rest = e / p.channels;
+  *position = rest % size;
+  *plane = rest / size * p.channels + c;
+}
+
+/// Where position `position` of plane `plane` (planes of `size`) is stored.
+__device__ inline int64_t elementOf(const DevicePool &p, int64_t plane, int64_t position,
+                                    int64_t size) {
+  if (!p.channelsLast)
+    return plane * size + position;
+  const int64_t n = plane / p.channels, c = plane % p.channels;
+  return (n * size + position) * p.channels + c;
 }
 
 /// The spatial position of flat index `index` in a row-major `shape`.
@@ -99,8 +129,8 @@ __global__ void poolKernel(DevicePool p, DType xt, const void *x, DType yt, void
   const int64_t n = p.planes * p.outSize;
   for (int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; e < n;
        e += int64_t(gridDim.x) * blockDim.x) {
-    const int64_t plane = e / p.outSize, i = e % p.outSize;
-    const int64_t base = plane * p.inSize;
+    int64_t plane, i;
+    planeAndPosition(p, e, p.outSize, &plane, &i);
     int64_t o[kMaxRank];
     unflatten(p.rank, p.out, i, o);
     double sum = 0;
@@ -114,11 +144,11 @@ __global__ void poolKernel(DevicePool p, DType xt, const void *x, DType yt, void
         continue;
       ++valid;
       if (p.integer) {
-        const int64_t v = loadI64(xt, x, base + at.offset);
+        const int64_t v = loadI64(xt, x, elementOf(p, plane, at.offset, p.inSize));
         if (v > bestInt)
           bestInt = v;
       } else {
-        const float v = loadF32(xt, x, base + at.offset);
+        const float v = loadF32(xt, x, elementOf(p, plane, at.offset, p.inSize));
         sum += static_cast<double>(v);
         if (v > best || v != v) // NaN propagates
           best = v;
@@ -149,9 +179,10 @@ Status runPool(const Context &c, const PoolParams &p, const KernelArgs &args) {
 // Gradients, gathered per input element.
 //===----------------------------------------------------------------------===//
 
-/// The first maximum of output o's window (the CPU's rule: the first NaN
-/// if there is one), as a plane offset; -1 for an all-padding window.
-__device__ inline int64_t windowArgmax(const DevicePool &p, DType xt, const void *x, int64_t base,
+/// The first maximum of output o's window in plane `plane` (the CPU's rule:
+/// the first NaN if there is one), as a plane offset; -1 for an all-padding
+/// window.
+__device__ inline int64_t windowArgmax(const DevicePool &p, DType xt, const void *x, int64_t plane,
                                        const int64_t *o) {
   int64_t argmax = -1;
   float best = 0.0f;
@@ -159,7 +190,7 @@ __device__ inline int64_t windowArgmax(const DevicePool &p, DType xt, const void
     const WindowPos at = windowPos(p, o, w);
     if (!at.inside)
       continue;
-    const float v = loadF32(xt, x, base + at.offset);
+    const float v = loadF32(xt, x, elementOf(p, plane, at.offset, p.inSize));
     if (argmax < 0 || v > best || (v != v && best == best)) {
       argmax = at.offset;
       best = v;
@@ -185,7 +216,8 @@ __global__ void poolGradKernel(DevicePool p, DType xt, const void *x, DType gt, 
   const bool isMax = p.kind == PoolKind::Max;
   for (int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; e < n;
        e += int64_t(gridDim.x) * blockDim.x) {
-    const int64_t plane = e / p.inSize, offset = e % p.inSize;
+    int64_t plane, offset;
+    planeAndPosition(p, e, p.inSize, &plane, &offset);
     int64_t pos[kMaxRank];
     unflatten(p.rank, p.in, offset, pos);
     // Per axis, the outputs whose window can reach pos: o * stride in
@@ -215,9 +247,9 @@ __global__ void poolGradKernel(DevicePool p, DType xt, const void *x, DType gt, 
           oi = oi * p.out[d] + o[d];
         }
         if (hits) {
-          const float g = loadF32(gt, dy, plane * p.outSize + oi);
+          const float g = loadF32(gt, dy, elementOf(p, plane, oi, p.outSize));
           if (isMax) {
-            if (windowArgmax(p, xt, x, plane * p.inSize, o) == offset)
+            if (windowArgmax(p, xt, x, plane, o) == offset)
               acc += g;
           } else {
             acc += g / static_cast<double>(windowCount(p, o));
@@ -258,6 +290,23 @@ Status preparePool(const Context &c, const KernelView &v, std::unique_ptr<Prepar
 Status preparePoolGrad(const Context &c, const KernelView &v,
                        std::unique_ptr<PreparedKernel> *out) {
   return prepareWith<PoolParams>(c, v, out, decodePoolGrad, runPoolGrad);
+}
+
+Status preparePoolChannelsLast(const Context &c, const KernelView &first,
+                               std::unique_ptr<PreparedKernel> *out) {
+  PoolParams p;
+  MPTRT_TRY(decodePool(first, &p));
+  p.channelsLast = true;
+  *out = std::make_unique<ParamsKernel<PoolParams>>(c, std::move(p), runPool);
+  return Status::ok();
+}
+Status preparePoolGradChannelsLast(const Context &c, const KernelView &first,
+                                   std::unique_ptr<PreparedKernel> *out) {
+  PoolParams p;
+  MPTRT_TRY(decodePoolGrad(first, &p));
+  p.channelsLast = true;
+  *out = std::make_unique<ParamsKernel<PoolParams>>(c, std::move(p), runPoolGrad);
+  return Status::ok();
 }
 
 } // namespace cuda
