@@ -4,10 +4,11 @@
 // max_pool, average_pool, global_average_pool, max_pool_grad and
 // average_pool_grad, on [N, H, W, C] activations. They walk the output
 // positions and windows of PoolingKernels.cpp's 2-D planes (poolPlane2d,
-// poolGradPlane2d) in the same order, with a slice of channels side by
-// side instead of one plane: each channel sees the same comparisons and the
-// same additions in the same order, so the bits are the channels-first
-// kernels' (ChannelsLast.CpuNativeKernels checks them). A unit of work is
+// poolGradPlane2d; the windows' positions from Window2d.h) in the same
+// order, with a slice of channels side by side instead of one plane: each
+// channel sees the same comparisons and the same additions in the same
+// order, so the bits are the channels-first kernels'
+// (ChannelsLast.SameBitsAsChannelsFirstOnTheCpu checks them). A unit of work is
 // one image's block of up to kChannelBlock channels, units split over the
 // cores; each reads and writes runs of consecutive channels.
 //
@@ -18,6 +19,7 @@
 #include "cpu/Convert.h"
 #include "cpu/CpuKernels.h"
 #include "cpu/Parallel.h"
+#include "kernels/pooling/Window2d.h"
 #include "ops/Backward.h"
 
 #include <algorithm>
@@ -69,15 +71,14 @@ PoolNhwcScratch poolNhwcScratch(const PoolParams &, Scratch &s) {
 Status runPoolNhwc(const PoolParams &p, const KernelArgs &args) {
   const TensorArg &x = args.operands[0], &y = args.results[0];
   const DType yt = y.desc->dtype;
-  const int64_t H = p.in[0], W = p.in[1], OH = p.out[0], OW = p.out[1], C = p.C;
-  const int64_t KH = p.kernel[0], KW = p.kernel[1], DH = p.dilations[0], DW = p.dilations[1];
-  const int64_t padH = p.padsBegin[0], padW = p.padsBegin[1];
-  const int64_t endH = H + p.padsEnd[0], endW = W + p.padsEnd[1];
+  const int64_t OH = p.out[0], OW = p.out[1], C = p.C;
+  const Window2d window(p);
   const bool isMax = p.kind == PoolKind::Max;
   Scratch scratch(args.workspace);
   const PoolNhwcScratch ws = poolNhwcScratch(p, scratch);
   const int64_t units = p.N * channelBlocks(p);
-  const int64_t unitCost = std::min(C, kChannelBlock) * (p.inSize + 2 * p.outSize * KH * KW);
+  const int64_t unitCost =
+      std::min(C, kChannelBlock) * (p.inSize + 2 * p.outSize * p.kernel[0] * p.kernel[1]);
   parallelForChunks(units, grainForCost(unitCost), [&](int64_t chunk, int64_t begin, int64_t end) {
     float *row = ws.row + chunk * kChannelBlock, *out = ws.out + chunk * kChannelBlock;
     float *best = ws.best + chunk * kChannelBlock;
@@ -87,35 +88,25 @@ Status runPoolNhwc(const PoolParams &p, const KernelArgs &args) {
       unitRange(p, u, &n, &c0, &c1);
       const int64_t cw = c1 - c0;
       for (int64_t oh = 0; oh < OH; ++oh) {
-        const int64_t h0 = oh * p.strides[0] - padH;
         for (int64_t ow = 0; ow < OW; ++ow) {
-          const int64_t w0 = ow * p.strides[1] - padW;
           std::fill(best, best + cw, -std::numeric_limits<float>::infinity());
           std::fill(sum, sum + cw, 0.0);
-          int64_t valid = 0, padded = 0;
-          for (int64_t kh = 0; kh < KH; ++kh) {
-            const int64_t h = h0 + kh * DH;
-            const bool hIn = h >= 0 && h < H, hPadded = h >= -padH && h < endH;
-            for (int64_t kw = 0; kw < KW; ++kw) {
-              const int64_t w = w0 + kw * DW;
-              padded += hPadded && w >= -padW && w < endW;
-              if (!hIn || w < 0 || w >= W)
-                continue;
-              ++valid;
-              const float *v = loadChannels(x, ((n * H + h) * W + w) * C + c0, cw, row);
-              if (isMax) {
-                // As a select, which vectorises; NaN propagates.
-                for (int64_t c = 0; c < cw; ++c)
-                  best[c] = v[c] > best[c] || v[c] != v[c] ? v[c] : best[c];
-              } else {
-                for (int64_t c = 0; c < cw; ++c)
-                  sum[c] += static_cast<double>(v[c]);
-              }
+          window.forInside(oh, ow, [&](int64_t offset) {
+            const float *v = loadChannels(x, (n * p.inSize + offset) * C + c0, cw, row);
+            if (isMax) {
+              // As a select, which vectorises; NaN propagates.
+              for (int64_t c = 0; c < cw; ++c)
+                best[c] = v[c] > best[c] || v[c] != v[c] ? v[c] : best[c];
+            } else {
+              for (int64_t c = 0; c < cw; ++c)
+                sum[c] += static_cast<double>(v[c]);
             }
-          }
+          });
           if (isMax) {
             std::copy(best, best + cw, out);
           } else {
+            int64_t valid, padded;
+            window.count(oh, ow, &valid, &padded);
             const int64_t count = p.countIncludePad ? padded : valid;
             for (int64_t c = 0; c < cw; ++c)
               out[c] = static_cast<float>(count ? sum[c] / static_cast<double>(count) : NAN);
@@ -151,15 +142,13 @@ Status runPoolGradNhwc(const PoolParams &p, const KernelArgs &args) {
   const bool isMax = p.kind == PoolKind::Max;
   const TensorArg &dy = args.operands[isMax ? 1 : 0], &dx = args.results[0];
   const DType dxt = dx.desc->dtype;
-  const int64_t H = p.in[0], W = p.in[1], OH = p.out[0], OW = p.out[1], C = p.C;
-  const int64_t KH = p.kernel[0], KW = p.kernel[1], DH = p.dilations[0], DW = p.dilations[1];
-  const int64_t padH = p.padsBegin[0], padW = p.padsBegin[1];
-  const int64_t endH = H + p.padsEnd[0], endW = W + p.padsEnd[1];
+  const int64_t OH = p.out[0], OW = p.out[1], C = p.C;
+  const Window2d window(p);
   Scratch scratch(args.workspace);
   const PoolGradNhwcScratch ws = poolGradNhwcScratch(p, scratch);
   const int64_t units = p.N * channelBlocks(p);
-  const int64_t unitCost =
-      std::min(C, kChannelBlock) * (3 * p.inSize + p.outSize + 10 * p.outSize * KH * KW);
+  const int64_t unitCost = std::min(C, kChannelBlock) *
+                           (3 * p.inSize + p.outSize + 10 * p.outSize * p.kernel[0] * p.kernel[1]);
   parallelForChunks(units, grainForCost(unitCost), [&](int64_t chunk, int64_t begin, int64_t end) {
     const int64_t at = chunk * kChannelBlock;
     double *acc = ws.acc + at * p.inSize, *share = ws.share + at;
@@ -171,66 +160,39 @@ Status runPoolGradNhwc(const PoolParams &p, const KernelArgs &args) {
       const int64_t cw = c1 - c0;
       std::fill(acc, acc + p.inSize * cw, 0.0);
       for (int64_t oh = 0; oh < OH; ++oh) {
-        const int64_t h0 = oh * p.strides[0] - padH;
         for (int64_t ow = 0; ow < OW; ++ow) {
-          const int64_t w0 = ow * p.strides[1] - padW;
           const float *gy = loadChannels(dy, ((n * OH + oh) * OW + ow) * C + c0, cw, g);
           if (isMax) {
             // The first maximum of each channel's window, row-major.
             std::fill(argmax, argmax + cw, int64_t{-1});
             std::fill(best, best + cw, 0.0f);
-            for (int64_t kh = 0; kh < KH; ++kh) {
-              const int64_t h = h0 + kh * DH;
-              if (h < 0 || h >= H)
-                continue;
-              for (int64_t kw = 0; kw < KW; ++kw) {
-                const int64_t w = w0 + kw * DW;
-                if (w < 0 || w >= W)
-                  continue;
-                const int64_t offset = h * W + w;
-                const float *v =
-                    loadChannels(args.operands[0], ((n * H + h) * W + w) * C + c0, cw, row);
-                for (int64_t c = 0; c < cw; ++c) {
-                  const bool take =
-                      argmax[c] < 0 || v[c] > best[c] || (v[c] != v[c] && best[c] == best[c]);
-                  argmax[c] = take ? offset : argmax[c];
-                  best[c] = take ? v[c] : best[c];
-                }
+            window.forInside(oh, ow, [&](int64_t offset) {
+              const float *v =
+                  loadChannels(args.operands[0], (n * p.inSize + offset) * C + c0, cw, row);
+              for (int64_t c = 0; c < cw; ++c) {
+                const bool take =
+                    argmax[c] < 0 || v[c] > best[c] || (v[c] != v[c] && best[c] == best[c]);
+                argmax[c] = take ? offset : argmax[c];
+                best[c] = take ? v[c] : best[c];
               }
-            }
+            });
             for (int64_t c = 0; c < cw; ++c)
               if (argmax[c] >= 0)
                 acc[argmax[c] * cw + c] += static_cast<double>(gy[c]);
             continue;
           }
-          int64_t valid = 0, padded = 0;
-          for (int64_t kh = 0; kh < KH; ++kh) {
-            const int64_t h = h0 + kh * DH;
-            const bool hIn = h >= 0 && h < H, hPadded = h >= -padH && h < endH;
-            for (int64_t kw = 0; kw < KW; ++kw) {
-              const int64_t w = w0 + kw * DW;
-              padded += hPadded && w >= -padW && w < endW;
-              valid += hIn && w >= 0 && w < W;
-            }
-          }
+          int64_t valid, padded;
+          window.count(oh, ow, &valid, &padded);
           if (!valid)
             continue;
           const double count = static_cast<double>(p.countIncludePad ? padded : valid);
           for (int64_t c = 0; c < cw; ++c)
             share[c] = static_cast<double>(gy[c]) / count;
-          for (int64_t kh = 0; kh < KH; ++kh) {
-            const int64_t h = h0 + kh * DH;
-            if (h < 0 || h >= H)
-              continue;
-            for (int64_t kw = 0; kw < KW; ++kw) {
-              const int64_t w = w0 + kw * DW;
-              if (w < 0 || w >= W)
-                continue;
-              double *into = acc + (h * W + w) * cw;
-              for (int64_t c = 0; c < cw; ++c)
-                into[c] += share[c];
-            }
-          }
+          window.forInside(oh, ow, [&](int64_t offset) {
+            double *into = acc + offset * cw;
+            for (int64_t c = 0; c < cw; ++c)
+              into[c] += share[c];
+          });
         }
       }
       for (int64_t pos = 0; pos < p.inSize; ++pos) {

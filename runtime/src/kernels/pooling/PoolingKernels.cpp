@@ -18,6 +18,7 @@
 #include "cpu/Convert.h"
 #include "cpu/CpuKernels.h"
 #include "cpu/Parallel.h"
+#include "kernels/pooling/Window2d.h"
 #include "ops/Backward.h"
 
 #include <algorithm>
@@ -265,34 +266,17 @@ void poolGradPlane(const PoolParams &p, const float *x, const float *dy, double 
 /// first maximum (row-major window order) and the same additions into dx in
 /// the same order.
 void poolGradPlane2d(const PoolParams &p, const float *x, const float *dy, double *dx) {
-  const int64_t H = p.in[0], W = p.in[1], OW = p.out[1];
-  const int64_t KH = p.kernel[0], KW = p.kernel[1], DH = p.dilations[0], DW = p.dilations[1];
-  const int64_t padH = p.padsBegin[0], padW = p.padsBegin[1];
-  const int64_t endH = H + p.padsEnd[0], endW = W + p.padsEnd[1];
+  const Window2d window(p);
+  const int64_t OW = p.out[1];
   const bool isMax = p.kind == PoolKind::Max;
   std::fill(dx, dx + p.inSize, 0.0);
   for (int64_t oh = 0; oh < p.out[0]; ++oh) {
-    const int64_t h0 = oh * p.strides[0] - padH;
     for (int64_t ow = 0; ow < OW; ++ow) {
-      const int64_t w0 = ow * p.strides[1] - padW;
       const double g = dy[oh * OW + ow];
-      // f(offset) for each window position inside the input, row-major.
-      auto forInside = [&](auto f) {
-        for (int64_t kh = 0; kh < KH; ++kh) {
-          const int64_t h = h0 + kh * DH;
-          if (h < 0 || h >= H)
-            continue;
-          for (int64_t kw = 0; kw < KW; ++kw) {
-            const int64_t w = w0 + kw * DW;
-            if (w >= 0 && w < W)
-              f(h * W + w);
-          }
-        }
-      };
       if (isMax) {
         int64_t argmax = -1;
         float best = 0.0f;
-        forInside([&](int64_t offset) {
+        window.forInside(oh, ow, [&](int64_t offset) {
           const float v = x[offset];
           if (argmax < 0 || v > best || (v != v && best == best)) {
             argmax = offset;
@@ -303,20 +287,12 @@ void poolGradPlane2d(const PoolParams &p, const float *x, const float *dy, doubl
           dx[argmax] += g;
         continue;
       }
-      int64_t valid = 0, padded = 0;
-      for (int64_t kh = 0; kh < KH; ++kh) {
-        const int64_t h = h0 + kh * DH;
-        const bool hIn = h >= 0 && h < H, hPadded = h >= -padH && h < endH;
-        for (int64_t kw = 0; kw < KW; ++kw) {
-          const int64_t w = w0 + kw * DW;
-          padded += hPadded && w >= -padW && w < endW;
-          valid += hIn && w >= 0 && w < W;
-        }
-      }
+      int64_t valid, padded;
+      window.count(oh, ow, &valid, &padded);
       if (!valid)
         continue;
       const double share = g / static_cast<double>(p.countIncludePad ? padded : valid);
-      forInside([&](int64_t offset) { dx[offset] += share; });
+      window.forInside(oh, ow, [&](int64_t offset) { dx[offset] += share; });
     }
   }
 }
