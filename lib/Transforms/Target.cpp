@@ -24,8 +24,9 @@ FailureOr<Target> parseTarget(llvm::StringRef target, std::string &error) {
 }
 
 ConvLayout resolveConvLayout(ConvLayout layout, llvm::StringRef target) {
-  if (layout != ConvLayout::Auto || target.empty())
-    return layout == ConvLayout::Auto ? ConvLayout::NHWC : layout;
+  if (layout != ConvLayout::Auto)
+    return layout;
+  // No target (which does not parse) is a plan for any backend: NHWC too.
   std::string error;
   FailureOr<Target> t = parseTarget(target, error);
   if (succeeded(t) && !t->cpu && t->capability < 70)

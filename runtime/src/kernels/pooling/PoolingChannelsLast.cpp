@@ -57,8 +57,8 @@ const float *loadChannels(const TensorArg &t, int64_t at, int64_t count, float *
   return row;
 }
 
-/// Per chunk: a slice of channels as floats (the input row, the result
-/// row, the window's maximum) and the average's double sums.
+/// Per chunk: a slice of channels as floats (the input row, the average's
+/// result row, the window's maximum) and the average's double sums.
 struct PoolNhwcScratch {
   float *row, *out, *best;
   double *sum;
@@ -102,16 +102,15 @@ Status runPoolNhwc(const PoolParams &p, const KernelArgs &args) {
                 sum[c] += static_cast<double>(v[c]);
             }
           });
-          if (isMax) {
-            std::copy(best, best + cw, out);
-          } else {
+          if (!isMax) {
             int64_t valid, padded;
             window.count(oh, ow, &valid, &padded);
             const int64_t count = p.countIncludePad ? padded : valid;
             for (int64_t c = 0; c < cw; ++c)
               out[c] = static_cast<float>(count ? sum[c] / static_cast<double>(count) : NAN);
           }
-          storeF32(out, cw, yt, elementPtr(y.data, yt, ((n * OH + oh) * OW + ow) * C + c0));
+          storeF32(isMax ? best : out, cw, yt,
+                   elementPtr(y.data, yt, ((n * OH + oh) * OW + ow) * C + c0));
         }
       }
     }
@@ -205,31 +204,33 @@ Status runPoolGradNhwc(const PoolParams &p, const KernelArgs &args) {
   return Status::ok();
 }
 
-/// Whether the channels-last kernels here take `p`: 2-D float pooling.
-bool takesChannelsLast(const PoolParams &p) { return p.spatialRank == 2 && !p.integer; }
+/// The channels-last kernel `run` for `first`, the channels-first form
+/// `decode` reads; *out left null (the form then runs between transposes)
+/// for what the kernels here do not take: all but 2-D float pooling.
+Status prepareNhwc(const KernelView &first, Status (*decode)(const KernelView &, PoolParams *),
+                   Status (*run)(const PoolParams &, const KernelArgs &),
+                   uint64_t (*workspace)(const PoolParams &),
+                   std::unique_ptr<PreparedKernel> *out) {
+  out->reset();
+  PoolParams p;
+  MPTRT_TRY(decode(first, &p));
+  if (p.spatialRank != 2 || p.integer)
+    return Status::ok();
+  p.channelsLast = true;
+  *out = std::make_unique<ParamsKernel<PoolParams>>(std::move(p), run, workspace);
+  return Status::ok();
+}
 
 } // namespace
 
 Status preparePoolChannelsLast(const KernelView &first, std::unique_ptr<PreparedKernel> *out) {
-  out->reset();
-  PoolParams p;
-  MPTRT_TRY(decodePool(first, &p));
-  if (!takesChannelsLast(p))
-    return Status::ok(); // the channels-first form between transposes
-  return prepareChannelsLastWith<PoolParams>(
-      first, out, decodePool, runPoolNhwc,
-      scratchBytes<PoolParams, PoolNhwcScratch, poolNhwcScratch>);
+  return prepareNhwc(first, decodePool, runPoolNhwc,
+                     scratchBytes<PoolParams, PoolNhwcScratch, poolNhwcScratch>, out);
 }
 
 Status preparePoolGradChannelsLast(const KernelView &first, std::unique_ptr<PreparedKernel> *out) {
-  out->reset();
-  PoolParams p;
-  MPTRT_TRY(decodePoolGrad(first, &p));
-  if (!takesChannelsLast(p))
-    return Status::ok();
-  return prepareChannelsLastWith<PoolParams>(
-      first, out, decodePoolGrad, runPoolGradNhwc,
-      scratchBytes<PoolParams, PoolGradNhwcScratch, poolGradNhwcScratch>);
+  return prepareNhwc(first, decodePoolGrad, runPoolGradNhwc,
+                     scratchBytes<PoolParams, PoolGradNhwcScratch, poolGradNhwcScratch>, out);
 }
 
 } // namespace cpu
