@@ -308,6 +308,30 @@ TEST(ChannelsLast, Errors) {
   KernelRun none = runKernel("conv", {}, {}, {Attribute::makeString("layout", "nhwc")});
   EXPECT_FALSE(none.ok);
   EXPECT_NE(none.error.find("too few for its channels-last form"), std::string::npos) << none.error;
+  // The channels-first pooling kernels refuse layout = nhwc themselves, so
+  // a channels-last pool never runs as channels first by mistake.
+  for (const char *kind : {"max_pool", "max_pool_grad"}) {
+    const bool grad = std::string(kind) == "max_pool_grad";
+    const rt::TensorDesc in = rt::makeDesc(DType::F32, {1, 4, 4, 2});
+    const rt::TensorDesc out = rt::makeDesc(DType::F32, {1, 2, 2, 2});
+    std::vector<const rt::TensorDesc *> ops = {&in}, res = {grad ? &in : &out};
+    if (grad)
+      ops.push_back(&out);
+    plan::Kernel kernel;
+    kernel.kind = kind;
+    kernel.attrs = {Attribute::makeInts("kernel_shape", {2, 2}),
+                    Attribute::makeInts("strides", {2, 2}),
+                    Attribute::makeString("layout", "nhwc")};
+    std::unique_ptr<rt::PreparedKernel> prepared;
+    const rt::KernelView view(kernel, ops, res);
+    const rt::Status status =
+        grad ? rt::cpu::preparePoolGrad(view, &prepared) : rt::cpu::preparePool(view, &prepared);
+    EXPECT_FALSE(static_cast<bool>(status)) << kind;
+    EXPECT_NE(status.message().find("reaches a backend's channels-first kernel only as channels "
+                                    "first"),
+              std::string::npos)
+        << status.message();
+  }
 }
 
 } // namespace
